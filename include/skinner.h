@@ -105,12 +105,20 @@ typedef enum sk_space_kind { SK_SPACE_DISCRETE, SK_SPACE_CONTINUOUS } sk_space_k
  * values whose bit is set in relevant_when[h] (0 = always relevant). An
  * irrelevant head contributes nothing to the log-probability or entropy the
  * learner uses. Continuous: dim values, each within [low, high].
+ *
+ * Masks (sk_env_def.mask_size > 0), one byte per choice, 1 = allowed: by
+ * default one block per head, in head order (sk_action_mask_size gives the
+ * size). With masks_by_head0 the allowed choices of heads h > 0 depend on
+ * the head-0 choice: head 0's block, then for each head h > 0 one block of
+ * head_sizes[h] per head-0 value a (the one used when head 0 chose a). A
+ * head irrelevant to the chosen head-0 value is not masked.
  */
 typedef struct sk_action_space {
     sk_space_kind kind;
     int num_heads;
     int head_sizes[SK_MAX_HEADS];
     uint64_t relevant_when[SK_MAX_HEADS];
+    bool masks_by_head0;
     int dim;
     float low[SK_MAX_ACTION_DIM];
     float high[SK_MAX_ACTION_DIM];
@@ -197,6 +205,9 @@ typedef struct sk_env_def {
      * candidate. Reports the index ranges, which can depend on the data. */
     void (*obs_atoms)(const void *state, sk_obs_atoms *out);
 } sk_env_def;
+
+/* The mask bytes per env the action space's layout needs (see above). */
+int sk_action_mask_size(const sk_action_space *space);
 
 /* Finds an env by id or alias, case-insensitively. NULL with a message listing
  * the known envs if there is none. */

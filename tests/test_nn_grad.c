@@ -187,6 +187,90 @@ static void test_categorical(void **state) {
     }
 }
 
+/* Masks that depend on head 0 (masks_by_head0): head 1's allowed choices come
+ * from the block of the row's head-0 choice. Checked against log-softmaxes
+ * computed here over the allowed entries, by finite differences, and by
+ * sampling frequencies. */
+enum { KM = 3 + 3 * 4 };
+typedef struct cond_ctx {
+    sk_action_space space;
+    float logits[CB * CL], a[CB], e[CB], logp[CB], ent[CB];
+    uint8_t mask[CB * KM];
+    int32_t actions[CB * 2];
+} cond_ctx;
+
+static double cond_loss(void *p) {
+    cond_ctx *c = p;
+    sk_categorical_evaluate(&c->space, c->logits, c->mask, c->actions, CB, c->logp, c->ent);
+    double sum = 0.0;
+    for (int i = 0; i < CB; i++) sum += (double)c->a[i] * c->logp[i] + (double)c->e[i] * c->ent[i];
+    return sum;
+}
+
+/* log-softmax of z[j] over the allowed entries of an n-choice head */
+static double masked_log_softmax(const float *z, const uint8_t *m, int n, int j) {
+    double norm = 0.0;
+    for (int k = 0; k < n; k++)
+        if (m[k]) norm += exp((double)z[k]);
+    return (double)z[j] - log(norm);
+}
+
+static void test_categorical_masks_by_head0(void **state) {
+    (void)state;
+    uint64_t rng = 77;
+    cond_ctx c = {.space = {.kind = SK_SPACE_DISCRETE, .num_heads = 2, .head_sizes = {3, 4},
+                            .relevant_when = {0, 0x6}, .masks_by_head0 = true}};
+    assert_int_equal(sk_action_mask_size(&c.space), KM);
+    fill_normal(c.logits, CB * CL, &rng, 1.0);
+    fill_normal(c.a, CB, &rng, 1.0);
+    fill_normal(c.e, CB, &rng, 1.0);
+    for (int row = 0; row < CB; row++) {
+        uint8_t *m = c.mask + row * KM;
+        m[0] = 1, m[1] = 1, m[2] = (uint8_t)(row % 2); /* head 0 */
+        for (int a0 = 0; a0 < 3; a0++)      /* block of head-0 value a0 allows j == a0 and j == 3 */
+            for (int j = 0; j < 4; j++) m[3 + a0 * 4 + j] = (uint8_t)(j == a0 || j == 3);
+        c.actions[2 * row] = 1 + row % 2;
+        c.actions[2 * row + 1] = row % 3 == 0 ? 3 : c.actions[2 * row];
+    }
+    sk_categorical_evaluate(&c.space, c.logits, c.mask, c.actions, CB, c.logp, c.ent);
+    for (int row = 0; row < CB; row++) {
+        const float *z = c.logits + row * CL;
+        const uint8_t *m = c.mask + row * KM;
+        int a0 = c.actions[2 * row], a1 = c.actions[2 * row + 1];
+        double want = masked_log_softmax(z, m, 3, a0) +
+                      masked_log_softmax(z + 3, m + 3 + a0 * 4, 4, a1);
+        assert_true(fabs(c.logp[row] - want) < 1e-5);
+    }
+    float dlogits[CB * CL];
+    sk_categorical_backward(&c.space, c.logits, c.mask, c.actions, CB, c.a, c.e, dlogits);
+    assert_int_equal(check_gradient("categorical by head 0", c.logits, dlogits, CB * CL, cond_loss,
+                                    &c), 0);
+    /* sampling: head 1 follows its block; its frequencies match the masked softmax */
+    int32_t sampled[CB * 2];
+    float logp[CB];
+    static int count[CB][3][4];
+    int draws = 20000;
+    for (int trial = 0; trial < draws; trial++) {
+        sk_categorical_sample(&c.space, c.logits, c.mask, CB, &rng, false, sampled, logp);
+        for (int row = 0; row < CB; row++) {
+            int a0 = sampled[2 * row], a1 = sampled[2 * row + 1];
+            assert_true(c.mask[row * KM + a0]);
+            if (a0 == 0) continue; /* head 1 is relevant for head-0 values 1 and 2 only */
+            assert_true(a1 == a0 || a1 == 3);
+            count[row][a0][a1]++;
+        }
+    }
+    for (int row = 0; row < CB; row++)
+        for (int a0 = 1; a0 < 3; a0++) {
+            int total = count[row][a0][a0] + count[row][a0][3];
+            if (total < 1000) continue;
+            double p = exp(masked_log_softmax(c.logits + row * CL + 3, c.mask + row * KM + 3 + a0 * 4,
+                                              4, a0));
+            double seen = (double)count[row][a0][a0] / total, sd = sqrt(p * (1 - p) / total);
+            assert_true(fabs(seen - p) < 5 * sd);
+        }
+}
+
 /* ---- diagonal Gaussian ---- */
 enum { GB = 5, GD = 3 };
 typedef struct gauss_ctx {
@@ -501,7 +585,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_linear),      cmocka_unit_test(test_activations),
         cmocka_unit_test(test_tanh_accuracy),
-        cmocka_unit_test(test_categorical), cmocka_unit_test(test_gaussian),
+        cmocka_unit_test(test_categorical),
+        cmocka_unit_test(test_categorical_masks_by_head0), cmocka_unit_test(test_gaussian),
         cmocka_unit_test(test_mlp),
         cmocka_unit_test(test_candidates_policy),
         cmocka_unit_test(test_ppo_loss),    cmocka_unit_test(test_orthogonal),

@@ -14,6 +14,27 @@ static inline bool head_relevant(const sk_action_space *space, int head, int32_t
 
 static inline bool allowed(const uint8_t *mask, int j) { return mask == NULL || mask[j] != 0; }
 
+int sk_action_mask_size(const sk_action_space *space) {
+    if (space->kind != SK_SPACE_DISCRETE) return 0;
+    int n0 = space->head_sizes[0], size = n0;
+    for (int h = 1; h < space->num_heads; h++)
+        size += space->masks_by_head0 ? n0 * space->head_sizes[h] : space->head_sizes[h];
+    return size;
+}
+
+/* Head h's mask within a row's mask m_row (NULL: unmasked), given the row's
+ * head-0 choice a0 (ignored for h = 0). `offset` is the head's logit offset,
+ * which is also its mask offset in the plain layout. */
+static inline const uint8_t *head_mask(const sk_action_space *space, const uint8_t *m_row, int h,
+                                       int32_t a0, int offset) {
+    if (!m_row) return NULL;
+    if (!space->masks_by_head0 || h == 0) return m_row + offset;
+    if (!head_relevant(space, h, a0)) return NULL;
+    int n0 = space->head_sizes[0], at = n0;
+    for (int k = 1; k < h; k++) at += n0 * space->head_sizes[k];
+    return m_row + at + (size_t)a0 * space->head_sizes[h];
+}
+
 /* Log of the normaliser over the allowed logits of one head. */
 static inline float head_log_normaliser(const float *z, const uint8_t *mask, int n) {
     float max = -INFINITY;
@@ -28,18 +49,18 @@ static inline float head_log_normaliser(const float *z, const uint8_t *mask, int
 
 void sk_categorical_sample(const sk_action_space *space, const float *logits, const uint8_t *mask,
                            int B, uint64_t *rng, bool greedy, int32_t *actions, float *logp) {
-    int logits_size = 0;
+    int logits_size = 0, mask_size = sk_action_mask_size(space);
     for (int h = 0; h < space->num_heads; h++) logits_size += space->head_sizes[h];
     for (int row = 0; row < B; row++) {
         const float *z_row = logits + (size_t)row * logits_size;
-        const uint8_t *m_row = mask ? mask + (size_t)row * logits_size : NULL;
+        const uint8_t *m_row = mask ? mask + (size_t)row * mask_size : NULL;
         int32_t *a_row = actions + (size_t)row * space->num_heads;
         float row_logp = 0.0f;
         int offset = 0;
         for (int h = 0; h < space->num_heads; h++) {
             int n = space->head_sizes[h];
             const float *z = z_row + offset;
-            const uint8_t *m = m_row ? m_row + offset : NULL;
+            const uint8_t *m = head_mask(space, m_row, h, h ? a_row[0] : 0, offset);
             float lse = head_log_normaliser(z, m, n);
             int chosen = -1;
             if (greedy) {
@@ -65,18 +86,18 @@ void sk_categorical_sample(const sk_action_space *space, const float *logits, co
 void sk_categorical_evaluate(const sk_action_space *space, const float *logits,
                              const uint8_t *mask, const int32_t *actions, int B, float *logp,
                              float *entropy) {
-    int logits_size = 0;
+    int logits_size = 0, mask_size = sk_action_mask_size(space);
     for (int h = 0; h < space->num_heads; h++) logits_size += space->head_sizes[h];
     for (int row = 0; row < B; row++) {
         const float *z_row = logits + (size_t)row * logits_size;
-        const uint8_t *m_row = mask ? mask + (size_t)row * logits_size : NULL;
+        const uint8_t *m_row = mask ? mask + (size_t)row * mask_size : NULL;
         const int32_t *a_row = actions + (size_t)row * space->num_heads;
         float row_logp = 0.0f, row_entropy = 0.0f;
         int offset = 0;
         for (int h = 0; h < space->num_heads; h++) {
             int n = space->head_sizes[h];
             const float *z = z_row + offset;
-            const uint8_t *m = m_row ? m_row + offset : NULL;
+            const uint8_t *m = head_mask(space, m_row, h, a_row[0], offset);
             offset += n;
             if (!head_relevant(space, h, a_row[0])) continue;
             float lse = head_log_normaliser(z, m, n);
@@ -95,18 +116,18 @@ void sk_categorical_evaluate(const sk_action_space *space, const float *logits,
 void sk_categorical_backward(const sk_action_space *space, const float *logits,
                              const uint8_t *mask, const int32_t *actions, int B,
                              const float *dlogp, const float *dentropy, float *dlogits) {
-    int logits_size = 0;
+    int logits_size = 0, mask_size = sk_action_mask_size(space);
     for (int h = 0; h < space->num_heads; h++) logits_size += space->head_sizes[h];
     for (int row = 0; row < B; row++) {
         const float *z_row = logits + (size_t)row * logits_size;
-        const uint8_t *m_row = mask ? mask + (size_t)row * logits_size : NULL;
+        const uint8_t *m_row = mask ? mask + (size_t)row * mask_size : NULL;
         const int32_t *a_row = actions + (size_t)row * space->num_heads;
         float *d_row = dlogits + (size_t)row * logits_size;
         int offset = 0;
         for (int h = 0; h < space->num_heads; h++) {
             int n = space->head_sizes[h];
             const float *z = z_row + offset;
-            const uint8_t *m = m_row ? m_row + offset : NULL;
+            const uint8_t *m = head_mask(space, m_row, h, a_row[0], offset);
             float *d = d_row + offset;
             offset += n;
             if (!head_relevant(space, h, a_row[0])) {

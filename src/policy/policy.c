@@ -39,9 +39,9 @@ sk_status sk_policy_init(sk_policy *policy, int obs_size, const sk_action_space 
     else
         for (int h = 0; h < space->num_heads; h++) policy->logits_size += space->head_sizes[h];
     policy->log_std_tensor = -1;
-    if (mask_size != 0 && mask_size != policy->logits_size)
-        return sk_fail(SK_ERR_INVALID, "mask size %d must be 0 or the sum of head sizes %d",
-                       mask_size, policy->logits_size);
+    if (mask_size != 0 && mask_size != sk_action_mask_size(space))
+        return sk_fail(SK_ERR_INVALID, "mask size %d must be 0 or %d, as the action space's layout needs",
+                       mask_size, sk_action_mask_size(space));
     policy->mask_size = mask_size;
 
     size_t offset = 0;

@@ -47,7 +47,7 @@ typedef struct sk_policy {
     sk_action_space space;
     int logits_size; /* actor outputs: sum of head sizes, or the action dim (means) */
     int log_std_tensor; /* continuous: index of actor.log_std in tensors, else -1 */
-    int mask_size;   /* 0 or logits_size */
+    int mask_size;   /* 0 or sk_action_mask_size(&space) */
     size_t num_params;
     int num_tensors;
     sk_tensor_info tensors[SK_MAX_TENSORS];
