@@ -3,6 +3,10 @@
  * modules, blend operators and the alpha controller. Row-major batches of B
  * rows, as src/nn: forward writes its output and a per-row cache, backward
  * accumulates (+=) into input and parameter gradients from that cache.
+ * A cache is B * cache_floats floats in the block's own layout, valid for the
+ * backward of the same params, inputs and B. Outputs and gradients must not
+ * overlap the inputs. H <= 4096 (backward's temporaries live on the stack).
+ * Reentrant: no allocation, no shared writes.
  *
  * Seeds (each residual and the identity at initialisation, so a new seed
  * changes nothing until it learns):
@@ -25,7 +29,10 @@
  *                so r(0) = 0, r(1) = 1.
  *   GATED        y = h + clamp(a g, 0, 1) (s - h), g = sigmoid(w . h + c) one
  *                gate per row; params w[H], c (init: w = 0, c = 0, so g = 1/2).
- * alpha is a constant here (no gradient to it).
+ * alpha is a constant here (no gradient to it), asserted in [0, 1]. With m the
+ * weight of s (a, r(a) or clamp(a g)): y == h exactly at m = 0 and wherever
+ * s == h (so a seed at its identity init changes nothing at any alpha), and
+ * y == s exactly at m = 1.
  *
  * Alpha curves: f(t) for progress t in [0, 1], f(0) = 0, f(1) = 1, monotone:
  *   LINEAR t; COSINE (1 - cos(pi t)) / 2; SIGMOID6/12/24 the normalised
@@ -84,8 +91,8 @@ void morpho_blend_init(morpho_style style, int H, float *params);
 /* y (B, H) = blend(h, s) at alpha. */
 void morpho_blend_forward(morpho_style style, int H, float alpha, const float *params,
                           const float *h, const float *s, float *y, float *cache, int B);
-/* dh, ds (B, H) += ; dparams += (GATED only; may be NULL otherwise). dh or ds
- * may be NULL when that input is detached. */
+/* dh, ds (B, H) += ; dparams += (GATED only; may be NULL otherwise, or to
+ * freeze the gate). dh or ds may be NULL when that input is detached. */
 void morpho_blend_backward(morpho_style style, int H, float alpha, const float *params,
                            const float *h, const float *s, const float *cache, const float *dy,
                            float *dh, float *ds, float *dparams, int B);
@@ -100,7 +107,7 @@ typedef enum morpho_curve {
 } morpho_curve;
 extern const char *const morpho_curve_names[MORPHO_NUM_CURVES];
 
-/* f(t), t clamped to [0, 1]. */
+/* f(t), t clamped to [0, 1] (NaN gives 0). */
 double morpho_curve_value(morpho_curve curve, double t);
 
 typedef struct morpho_alpha {
@@ -119,7 +126,7 @@ void morpho_alpha_retarget(morpho_alpha *a, float target, int epochs, morpho_cur
 /* One epoch: alpha = start + (target - start) f((tick+1)/epochs), or target
  * once tick + 1 >= epochs. */
 void morpho_alpha_tick(morpho_alpha *a);
-/* The move is over (alpha == target). */
+/* The move is over (alpha == target); a hold is settled. */
 bool morpho_alpha_settled(const morpho_alpha *a);
 
 #endif
