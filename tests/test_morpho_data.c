@@ -11,6 +11,7 @@
 #include "envs/morpho/data.h"
 
 #include <math.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 static char g_dir[64]; /* this run's temp folder, removed at the end */
@@ -176,12 +177,234 @@ static void test_idx_damaged_files(void **unused) {
     expect_idx_error(path, SK_ERR_IO, "No such file");
 }
 
+/* ------------------------------------------------- Fashion-MNIST loader */
+
+#define SIDE 28
+#define TINY_TRAIN 3
+#define TINY_TEST 2
+static const uint8_t k_tiny_train_labels[TINY_TRAIN] = {3, 0, 9};
+static const uint8_t k_tiny_test_labels[TINY_TEST] = {1, 7};
+
+/* Image i's pixel (row, col): a pattern that differs across rows, columns and
+ * images, so a pooling that mixes up any of them shows. */
+static uint8_t tiny_pixel(int i, int row, int col) {
+    return (uint8_t)((row * col + 37 * i + 5 * col + 3 * row * row) % 251);
+}
+
+typedef struct tiny_faults {
+    int cols;              /* image width written (28 when sound) */
+    int train_labels;      /* labels written for the 3 training images */
+    uint8_t bad_label;     /* written as the last test label when non-zero */
+    bool constant;         /* every pixel 17 */
+} tiny_faults;
+
+static const tiny_faults k_sound = {SIDE, TINY_TRAIN, 0, false};
+
+/* Writes the four gzip'd IDX files of a tiny Fashion-MNIST into g_dir/name
+ * and puts that folder's path in dir. */
+static void write_tiny_set(char *dir, size_t size, const char *name, tiny_faults faults) {
+    path_of(dir, size, name);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    const int counts[2] = {TINY_TRAIN, TINY_TEST};
+    const char *prefixes[2] = {"train", "t10k"};
+    for (int split = 0; split < 2; split++) {
+        int n = counts[split];
+        uint8_t images[TINY_TRAIN * SIDE * SIDE];
+        for (int i = 0; i < n; i++)
+            for (int r = 0; r < SIDE; r++)
+                for (int c = 0; c < faults.cols; c++)
+                    images[(i * SIDE + r) * faults.cols + c] =
+                        faults.constant ? 17 : tiny_pixel(i + split * TINY_TRAIN, r, c);
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte.gz", dir, prefixes[split]);
+        const uint32_t image_dims[3] = {(uint32_t)n, SIDE, (uint32_t)faults.cols};
+        write_idx(path, true, 3, image_dims, images, (size_t)(n * SIDE * faults.cols));
+
+        uint8_t labels[TINY_TRAIN + 1];
+        memcpy(labels, split == 0 ? k_tiny_train_labels : k_tiny_test_labels, (size_t)n);
+        if (split == 1 && faults.bad_label) labels[n - 1] = faults.bad_label;
+        uint32_t num_labels = split == 0 ? (uint32_t)faults.train_labels : (uint32_t)n;
+        if (num_labels > TINY_TRAIN) labels[TINY_TRAIN] = 0;
+        snprintf(path, sizeof path, "%s/%s-labels-idx1-ubyte.gz", dir, prefixes[split]);
+        write_idx(path, true, 1, &num_labels, labels, num_labels);
+    }
+}
+
+/* The pooled (mean of the pool x pool square, / 255) features of the tiny
+ * set's image i (0..4: train then test), computed pixel by pixel. */
+static void tiny_pooled(double *out, int i, int pool) {
+    int side = SIDE / pool;
+    for (int oy = 0; oy < side; oy++)
+        for (int ox = 0; ox < side; ox++) {
+            double sum = 0;
+            for (int dy = 0; dy < pool; dy++)
+                for (int dx = 0; dx < pool; dx++)
+                    sum += tiny_pixel(i, oy * pool + dy, ox * pool + dx);
+            out[oy * side + ox] = sum / (255.0 * pool * pool);
+        }
+}
+
+static void expect_close(const float *got, const double *want, int count, const char *what) {
+    double max_diff = 0;
+    int first_bad = -1;
+    for (int k = 0; k < count; k++) {
+        double diff = fabs(got[k] - want[k]);
+        if (diff > max_diff) max_diff = diff;
+        if (diff > 1e-5 && first_bad < 0) first_bad = k;
+    }
+    if (first_bad >= 0)
+        fail_msg("%s: feature %d is %.7f, expected %.7f (max difference %.3g)", what, first_bad,
+                 got[first_bad], want[first_bad], max_diff);
+}
+
+static void test_fashion_pooling_and_standardisation(void **unused) {
+    (void)unused;
+    char dir[256];
+    write_tiny_set(dir, sizeof dir, "tiny", k_sound);
+    const int pools[] = {1, 2, 4, 7};
+    for (size_t p = 0; p < sizeof pools / sizeof pools[0]; p++) {
+        int pool = pools[p], side = SIDE / pool, dim = side * side;
+        morpho_data d;
+        if (morpho_data_load_fashion(&d, dir, pool, 1) != SK_OK)
+            fail_msg("pool %d: %s", pool, sk_last_error());
+        assert_int_equal(d.dim, dim);
+        assert_int_equal(d.classes, 10);
+        assert_int_equal(d.n_train, 2);
+        assert_int_equal(d.n_val, 1);
+        assert_int_equal(d.n_test, 2);
+        assert_non_null(strstr(d.source, dir));
+        assert_int_equal((uintptr_t)d.val_x % 64, 0);
+        assert_int_equal((uintptr_t)d.test_x % 64, 0);
+
+        /* pooled images 0..4; the mean and std are of the 2 training images' */
+        double want[5][SIDE * SIDE];
+        for (int i = 0; i < 5; i++) tiny_pooled(want[i], i, pool);
+        double sum = 0, sq = 0;
+        for (int i = 0; i < 2; i++)
+            for (int k = 0; k < dim; k++) sum += want[i][k];
+        double mean = sum / (2.0 * dim);
+        for (int i = 0; i < 2; i++)
+            for (int k = 0; k < dim; k++) sq += (want[i][k] - mean) * (want[i][k] - mean);
+        double std = sqrt(sq / (2.0 * dim));
+        for (int i = 0; i < 5; i++)
+            for (int k = 0; k < dim; k++) want[i][k] = (want[i][k] - mean) / std;
+
+        char what[64];
+        for (int i = 0; i < 2; i++) {
+            snprintf(what, sizeof what, "pool %d, train image %d", pool, i);
+            expect_close(d.train_x + i * dim, want[i], dim, what);
+        }
+        snprintf(what, sizeof what, "pool %d, validation image", pool);
+        expect_close(d.val_x, want[2], dim, what);
+        for (int i = 0; i < 2; i++) {
+            snprintf(what, sizeof what, "pool %d, test image %d", pool, i);
+            expect_close(d.test_x + i * dim, want[3 + i], dim, what);
+        }
+        assert_memory_equal(d.train_y, k_tiny_train_labels, 2);
+        assert_int_equal(d.val_y[0], k_tiny_train_labels[2]);
+        assert_memory_equal(d.test_y, k_tiny_test_labels, 2);
+        morpho_data_free(&d);
+        assert_null(d.train_x);
+    }
+}
+
+/* load_fashion fails with status and a message saying each needle. */
+static void expect_load_error(const char *dir, int pool, int n_val, sk_status status,
+                              const char *needle, const char *needle2) {
+    morpho_data d;
+    sk_status got = morpho_data_load_fashion(&d, dir, pool, n_val);
+    const char *msg = sk_last_error();
+    if (got != status || !strstr(msg, needle) || !strstr(msg, needle2))
+        fail_msg("%s pool %d n_val %d: got %s '%s', expected %s saying '%s' and '%s'", dir, pool,
+                 n_val, sk_status_name(got), msg, sk_status_name(status), needle, needle2);
+    assert_null(d.train_x);
+}
+
+static void test_fashion_refused(void **unused) {
+    (void)unused;
+    char dir[256];
+    write_tiny_set(dir, sizeof dir, "sound", k_sound);
+    const int bad_pools[] = {0, 3, 14, 28, -4};
+    for (size_t p = 0; p < sizeof bad_pools / sizeof bad_pools[0]; p++) {
+        char needle[32];
+        snprintf(needle, sizeof needle, "pool %d is not accepted", bad_pools[p]);
+        expect_load_error(dir, bad_pools[p], 1, SK_ERR_INVALID, needle, "expected 1, 2, 4 or 7");
+    }
+    expect_load_error(dir, 4, 0, SK_ERR_INVALID, "n_val 0 is out of range", "expected 1 to 2");
+    expect_load_error(dir, 4, 3, SK_ERR_INVALID, "n_val 3 is out of range", "train-images");
+
+    char missing[256];
+    path_of(missing, sizeof missing, "no-such-folder");
+    expect_load_error(missing, 4, 1, SK_ERR_IO, missing, "train-images-idx3-ubyte.gz");
+
+    write_tiny_set(dir, sizeof dir, "narrow", (tiny_faults){27, TINY_TRAIN, 0, false});
+    expect_load_error(dir, 4, 1, SK_ERR_CORRUPT, "train-images-idx3-ubyte.gz' holds 3 x 28 x 27",
+                      "expected images: count x 28 x 28");
+    write_tiny_set(dir, sizeof dir, "few-labels", (tiny_faults){SIDE, 2, 0, false});
+    expect_load_error(dir, 4, 1, SK_ERR_CORRUPT, "train-labels-idx1-ubyte.gz' holds 2 labels",
+                      "one per image");
+    write_tiny_set(dir, sizeof dir, "bad-label", (tiny_faults){SIDE, TINY_TRAIN, 10, false});
+    expect_load_error(dir, 4, 1, SK_ERR_CORRUPT, "t10k-labels-idx1-ubyte.gz': label 10 of example 1",
+                      "expected 0 to 9");
+    write_tiny_set(dir, sizeof dir, "constant", (tiny_faults){SIDE, TINY_TRAIN, 0, true});
+    expect_load_error(dir, 4, 1, SK_ERR_CORRUPT, "train-images-idx3-ubyte.gz", "cannot be standardised");
+}
+
+/* Mean and standard deviation of count floats. */
+static void mean_std(const float *x, size_t count, double *mean, double *std) {
+    double sum = 0, sq = 0;
+    for (size_t i = 0; i < count; i++) sum += x[i];
+    *mean = sum / (double)count;
+    for (size_t i = 0; i < count; i++) sq += (x[i] - *mean) * (x[i] - *mean);
+    *std = sqrt(sq / (double)count);
+}
+
+static bool fashion_installed(void) {
+    if (access(MORPHO_FASHION_DIR "/train-images-idx3-ubyte.gz", R_OK) == 0) return true;
+    print_message("skipped: %s is absent (apt-get install dataset-fashion-mnist)\n",
+                  MORPHO_FASHION_DIR);
+    return false;
+}
+
+static void test_fashion_real(void **unused) {
+    (void)unused;
+    if (!fashion_installed()) skip();
+    const int n_val = 5000;
+    morpho_data d;
+    double start = sk_now();
+    if (morpho_data_load_fashion(&d, MORPHO_FASHION_DIR, 4, n_val) != SK_OK)
+        fail_msg("%s", sk_last_error());
+    print_message("loaded %s at pool 4 in %.3f s\n", d.source, sk_now() - start);
+    assert_int_equal(d.dim, 49);
+    assert_int_equal(d.n_train, 60000 - n_val);
+    assert_int_equal(d.n_val, n_val);
+    assert_int_equal(d.n_test, 10000);
+    int test_counts[10] = {0};
+    for (int i = 0; i < d.n_train; i++) assert_true(d.train_y[i] < 10);
+    for (int i = 0; i < d.n_val; i++) assert_true(d.val_y[i] < 10);
+    for (int i = 0; i < d.n_test; i++) test_counts[d.test_y[i]]++;
+    for (int c = 0; c < 10; c++) assert_int_equal(test_counts[c], 1000); /* balanced by design */
+
+    double mean, std;
+    mean_std(d.train_x, (size_t)d.n_train * 49, &mean, &std);
+    if (fabs(mean) > 1e-4 || fabs(std - 1) > 1e-4)
+        fail_msg("training features: mean %.6f std %.6f, expected 0 and 1", mean, std);
+    /* the other splits share the training pair, so are only close to 0 and 1 */
+    mean_std(d.test_x, (size_t)d.n_test * 49, &mean, &std);
+    if (fabs(mean) > 0.05 || fabs(std - 1) > 0.05)
+        fail_msg("test features: mean %.6f std %.6f, expected near 0 and 1", mean, std);
+    morpho_data_free(&d);
+}
+
 int main(void) {
     snprintf(g_dir, sizeof g_dir, "/tmp/skinner-test-morpho-data-XXXXXX");
     if (!mkdtemp(g_dir)) return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_idx_good_files),
         cmocka_unit_test(test_idx_damaged_files),
+        cmocka_unit_test(test_fashion_pooling_and_standardisation),
+        cmocka_unit_test(test_fashion_refused),
+        cmocka_unit_test(test_fashion_real),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];
