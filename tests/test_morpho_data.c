@@ -8,6 +8,7 @@
 #include "test_util.h"
 
 #include "core/core.h"
+#include "core/rng.h"
 #include "envs/morpho/data.h"
 
 #include <math.h>
@@ -396,6 +397,138 @@ static void test_fashion_real(void **unused) {
     morpho_data_free(&d);
 }
 
+/* ------------------------------------------------------- synthetic task */
+
+/* A classifier trained here by plain SGD on softmax cross-entropy: linear
+ * when hidden is 0, else one ReLU layer of hidden units. Returns its
+ * accuracy on the test split. Written out in full so that the check does not
+ * lean on the library it tests. */
+#define MAX_HIDDEN 64
+static double fit_and_score(const morpho_data *d, int hidden, int epochs, uint64_t seed) {
+    const int dim = d->dim, classes = d->classes, in = hidden ? hidden : dim;
+    float *w1 = calloc((size_t)(dim * MAX_HIDDEN), sizeof(float)); /* (hidden, dim) */
+    float *b1 = calloc(MAX_HIDDEN, sizeof(float));
+    float *w2 = calloc((size_t)(in * classes), sizeof(float)); /* (classes, in) */
+    float b2[10] = {0};
+    assert_true(w1 && b1 && w2 && hidden <= MAX_HIDDEN && classes == 10);
+    uint64_t rng = seed;
+    for (int k = 0; k < dim * hidden; k++)
+        w1[k] = (float)((sk_rng_double(&rng) * 2 - 1) * sqrt(6.0 / dim));
+    const float lr = 0.02f;
+    float h[MAX_HIDDEN], dh[MAX_HIDDEN], logits[10];
+    for (int epoch = 0; epoch <= epochs; epoch++) {
+        bool scoring = epoch == epochs;
+        const float *xs = scoring ? d->test_x : d->train_x;
+        const uint8_t *ys = scoring ? d->test_y : d->train_y;
+        int n = scoring ? d->n_test : d->n_train, correct = 0;
+        for (int step = 0; step < n; step++) {
+            int i = scoring ? step : (int)sk_rng_below(&rng, (uint32_t)n);
+            const float *x = xs + (size_t)i * dim;
+            const float *a = x; /* the output layer's input */
+            if (hidden) {
+                for (int j = 0; j < hidden; j++) {
+                    float z = b1[j];
+                    for (int k = 0; k < dim; k++) z += w1[j * dim + k] * x[k];
+                    h[j] = z > 0 ? z : 0;
+                }
+                a = h;
+            }
+            float max = -1e30f;
+            for (int c = 0; c < classes; c++) {
+                logits[c] = b2[c];
+                for (int k = 0; k < in; k++) logits[c] += w2[c * in + k] * a[k];
+                if (logits[c] > max) max = logits[c];
+            }
+            int best = 0;
+            for (int c = 1; c < classes; c++)
+                if (logits[c] > logits[best]) best = c;
+            correct += best == ys[i];
+            if (scoring) continue;
+            float total = 0;
+            for (int c = 0; c < classes; c++) total += logits[c] = expf(logits[c] - max);
+            for (int j = 0; j < hidden; j++) dh[j] = 0;
+            for (int c = 0; c < classes; c++) {
+                float g = logits[c] / total - (c == ys[i]); /* dloss/dlogit */
+                for (int k = 0; k < hidden; k++) dh[k] += g * w2[c * in + k];
+                for (int k = 0; k < in; k++) w2[c * in + k] -= lr * g * a[k];
+                b2[c] -= lr * g;
+            }
+            for (int j = 0; j < hidden; j++) {
+                if (h[j] <= 0) continue;
+                for (int k = 0; k < dim; k++) w1[j * dim + k] -= lr * dh[j] * x[k];
+                b1[j] -= lr * dh[j];
+            }
+        }
+        if (scoring) {
+            free(w1), free(b1), free(w2);
+            return (double)correct / n;
+        }
+    }
+    return 0;
+}
+
+/* A linear classifier plateaus far below an MLP (the task's reason to be). */
+static void test_synthetic_needs_a_hidden_layer(void **unused) {
+    (void)unused;
+    morpho_data d;
+    if (morpho_data_synthetic(&d, 7, 4000, 100, 2000, 11) != SK_OK) fail_msg("%s", sk_last_error());
+    double linear = fit_and_score(&d, 0, 20, 1), mlp = fit_and_score(&d, 32, 20, 1);
+    print_message("synthetic task, test accuracy after 20 epochs: linear %.3f, MLP (32 ReLU) "
+                  "%.3f\n",
+                  linear, mlp);
+    if (linear > 0.4 || mlp < 0.95)
+        fail_msg("linear %.3f (expected at most 0.4), MLP %.3f (expected at least 0.95)", linear,
+                 mlp);
+    morpho_data_free(&d);
+}
+
+static void test_synthetic_shapes_and_determinism(void **unused) {
+    (void)unused;
+    morpho_data a, b, c;
+    assert_int_equal(morpho_data_synthetic(&a, 4, 3000, 500, 1000, 5), SK_OK);
+    assert_int_equal(morpho_data_synthetic(&b, 4, 3000, 500, 1000, 5), SK_OK);
+    assert_int_equal(morpho_data_synthetic(&c, 4, 2000, 500, 1000, 6), SK_OK);
+    assert_int_equal(a.dim, 49);
+    assert_int_equal(a.classes, 10);
+    assert_int_equal(a.n_train, 3000);
+    assert_int_equal(a.n_val, 500);
+    assert_int_equal(a.n_test, 1000);
+    assert_non_null(strstr(a.source, "synthetic"));
+    /* the same seed, the same bytes; another seed, other data */
+    assert_memory_equal(a.train_x, b.train_x, sizeof(float) * 3000 * 49);
+    assert_memory_equal(a.test_x, b.test_x, sizeof(float) * 1000 * 49);
+    assert_memory_equal(a.val_y, b.val_y, 500);
+    assert_true(memcmp(a.test_y, c.test_y, 1000) != 0);
+
+    int counts[10] = {0};
+    for (int i = 0; i < a.n_train; i++) {
+        assert_true(a.train_y[i] < 10);
+        counts[a.train_y[i]]++;
+    }
+    for (int k = 0; k < 10; k++) assert_in_range(counts[k], 240, 360); /* 300 expected */
+    double mean, std;
+    mean_std(a.train_x, (size_t)a.n_train * 49, &mean, &std);
+    if (fabs(mean) > 1e-4 || fabs(std - 1) > 1e-4)
+        fail_msg("training features: mean %.6f std %.6f, expected 0 and 1", mean, std);
+    morpho_data_free(&a);
+    morpho_data_free(&b);
+    morpho_data_free(&c);
+
+    /* changing n_train leaves the validation and test examples alone */
+    morpho_data d, e;
+    assert_int_equal(morpho_data_synthetic(&d, 7, 100, 50, 50, 9), SK_OK);
+    assert_int_equal(morpho_data_synthetic(&e, 7, 200, 50, 50, 9), SK_OK);
+    assert_memory_equal(d.val_y, e.val_y, 50);
+    assert_memory_equal(d.test_y, e.test_y, 50);
+    morpho_data_free(&d);
+    morpho_data_free(&e);
+
+    assert_int_equal(morpho_data_synthetic(&d, 3, 100, 50, 50, 9), SK_ERR_INVALID);
+    assert_non_null(strstr(sk_last_error(), "pool 3"));
+    assert_int_equal(morpho_data_synthetic(&d, 4, 100, 0, 50, 9), SK_ERR_INVALID);
+    assert_non_null(strstr(sk_last_error(), "100, 0, 50"));
+}
+
 int main(void) {
     snprintf(g_dir, sizeof g_dir, "/tmp/skinner-test-morpho-data-XXXXXX");
     if (!mkdtemp(g_dir)) return 1;
@@ -405,6 +538,8 @@ int main(void) {
         cmocka_unit_test(test_fashion_pooling_and_standardisation),
         cmocka_unit_test(test_fashion_refused),
         cmocka_unit_test(test_fashion_real),
+        cmocka_unit_test(test_synthetic_needs_a_hidden_layer),
+        cmocka_unit_test(test_synthetic_shapes_and_determinism),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];

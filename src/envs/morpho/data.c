@@ -5,6 +5,7 @@
 #include "data.h"
 
 #include "../../core/core.h"
+#include "../../core/rng.h"
 
 #include <errno.h>
 #include <math.h>
@@ -307,5 +308,79 @@ sk_status morpho_data_load_fashion(morpho_data *out, const char *dir, int pool, 
     memset(files, 0, sizeof files);
     sk_status status = load_fashion(out, dir, pool, n_val, files);
     for (int f = 0; f < NUM_FILES; f++) sk_free(files[f].data);
+    return status;
+}
+
+/* ------------------------------------------------------- synthetic task */
+
+/*
+ * Ten classes in a 2-d latent: 20 Gaussian clusters, one at each of 10 angles
+ * on each of 2 rings (radii 1 and 2). Class c owns the inner cluster at angle
+ * c and the outer one at the opposite angle c + 5, so each class is two blobs
+ * on either side of the origin: no convex region holds a class, which caps a
+ * linear classifier (about 20% test accuracy in test_morpho_data) while an
+ * MLP separates the clusters, capacity permitting (one ReLU layer of 4, 8,
+ * 16, 32 units: about 74, 97, 99.6, 99.6% after 20 epochs of SGD). The latent point is spread into dim features by a
+ * fixed random projection P (dim, 2) with N(0, 1) entries, plus N(0, s^2)
+ * noise per feature with s = SYNTH_NOISE * sqrt(dim): P'P ~ dim I, so the
+ * noise left in the latent after the best linear read-out is ~SYNTH_NOISE
+ * whatever the pool, and the task is equally hard at every pool.
+ */
+#define SYNTH_ANGLES 10
+#define SYNTH_RINGS 2
+#define SYNTH_CLUSTER_STD 0.1 /* the clusters' spread in the latent */
+#define SYNTH_NOISE 0.06      /* the features' noise, in latent units */
+#define SYNTH_TWO_PI 6.283185307179586
+/* rng streams of the seed: the projection, then one per split, so that the
+ * validation and test sets do not move when n_train changes */
+enum { STREAM_PROJECTION, STREAM_TRAIN, STREAM_VAL, STREAM_TEST };
+
+static void synth_split(float *x, uint8_t *y, int n, int dim, const double *projection,
+                        uint64_t seed, uint64_t stream) {
+    uint64_t rng = sk_rng_seed(seed, stream);
+    double noise = SYNTH_NOISE * sqrt((double)dim);
+    for (int i = 0; i < n; i++) {
+        int label = (int)sk_rng_below(&rng, SYNTH_ANGLES);
+        int ring = (int)sk_rng_below(&rng, SYNTH_RINGS);
+        int angle = (label + ring * SYNTH_ANGLES / 2) % SYNTH_ANGLES;
+        double theta = SYNTH_TWO_PI * angle / SYNTH_ANGLES, radius = 1.0 + ring;
+        double z0 = radius * cos(theta) + SYNTH_CLUSTER_STD * sk_rng_normal(&rng);
+        double z1 = radius * sin(theta) + SYNTH_CLUSTER_STD * sk_rng_normal(&rng);
+        float *features = x + (size_t)i * (size_t)dim;
+        for (int k = 0; k < dim; k++)
+            features[k] = (float)(projection[2 * k] * z0 + projection[2 * k + 1] * z1 +
+                                  noise * sk_rng_normal(&rng));
+        y[i] = (uint8_t)label;
+    }
+}
+
+sk_status morpho_data_synthetic(morpho_data *out, int pool, int n_train, int n_val, int n_test,
+                                uint64_t seed) {
+    memset(out, 0, sizeof *out);
+    sk_status status = check_pool(pool);
+    if (status != SK_OK) return status;
+    if (n_train < 1 || n_val < 1 || n_test < 1)
+        return sk_fail(SK_ERR_INVALID,
+                       "morpho synthetic split sizes %d, %d, %d (train, validation, test): each "
+                       "must be at least 1",
+                       n_train, n_val, n_test);
+    int side = MORPHO_SIDE / pool, dim = side * side;
+    double projection[2 * MORPHO_SIDE * MORPHO_SIDE]; /* (dim, 2) */
+    uint64_t rng = sk_rng_seed(seed, STREAM_PROJECTION);
+    for (int k = 0; k < 2 * dim; k++) projection[k] = sk_rng_normal(&rng);
+    status = data_alloc(out, dim, n_train, n_val, n_test);
+    if (status != SK_OK) return status;
+    synth_split((float *)out->train_x, (uint8_t *)out->train_y, n_train, dim, projection, seed,
+                STREAM_TRAIN);
+    synth_split((float *)out->val_x, (uint8_t *)out->val_y, n_val, dim, projection, seed,
+                STREAM_VAL);
+    synth_split((float *)out->test_x, (uint8_t *)out->test_y, n_test, dim, projection, seed,
+                STREAM_TEST);
+    snprintf(out->source, sizeof out->source,
+             "synthetic (seed %llu: 10 classes of 2 clusters on 2 rings in a 2-d latent, "
+             "projected to %d features)",
+             (unsigned long long)seed, dim);
+    status = standardise(out, "morpho synthetic data");
+    if (status != SK_OK) morpho_data_free(out);
     return status;
 }
