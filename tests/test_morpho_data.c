@@ -12,6 +12,7 @@
 #include "envs/morpho/data.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <zlib.h>
 
@@ -529,6 +530,120 @@ static void test_synthetic_shapes_and_determinism(void **unused) {
     assert_non_null(strstr(sk_last_error(), "100, 0, 50"));
 }
 
+/* ------------------------------------------------------- the shared copy */
+
+static int g_warnings;
+static char g_warning[1024];
+
+static void catch_log(int level, const char *message, void *user) {
+    (void)user;
+    if (level < 1) return;
+    g_warnings++;
+    snprintf(g_warning, sizeof g_warning, "%s", message);
+}
+
+static void test_shared_copy_counted(void **unused) {
+    (void)unused;
+    const morpho_data *a = NULL, *b = NULL, *c = NULL;
+    assert_int_equal(morpho_data_acquire(&a, "synthetic", 7, 1000), SK_OK);
+    assert_int_equal(morpho_data_acquire(&b, "synthetic", 7, 1000), SK_OK);
+    assert_ptr_equal(a, b);
+    assert_int_equal(morpho_data_acquire(&c, "synthetic", 7, 2000), SK_OK); /* another key */
+    assert_ptr_not_equal(a, c);
+    /* Fashion-MNIST's shapes, and the documented seed */
+    assert_int_equal(a->n_train, 59000);
+    assert_int_equal(a->n_val, 1000);
+    assert_int_equal(a->n_test, 10000);
+    assert_int_equal(a->dim, 16);
+    morpho_data direct;
+    assert_int_equal(morpho_data_synthetic(&direct, 7, 59000, 1000, 10000, MORPHO_SYNTHETIC_SEED),
+                     SK_OK);
+    assert_memory_equal(direct.test_x, a->test_x, sizeof(float) * 10000 * 16);
+    morpho_data_free(&direct);
+    morpho_data_release(a);
+    assert_int_equal(b->n_val, 1000); /* still held once */
+    morpho_data_release(b);           /* freed: the sanitizer build checks no leak is left */
+    morpho_data_release(c);
+    morpho_data_release(NULL);
+
+    /* a folder of IDX files */
+    char dir[256];
+    write_tiny_set(dir, sizeof dir, "shared", k_sound);
+    assert_int_equal(morpho_data_acquire(&a, dir, 2, 1), SK_OK);
+    assert_int_equal(a->n_train, 2);
+    assert_int_equal(a->dim, 196);
+    assert_non_null(strstr(a->source, dir));
+    morpho_data_release(a);
+
+    /* refusals leave nothing held */
+    assert_int_equal(morpho_data_acquire(&a, "synthetic", 5, 1000), SK_ERR_INVALID);
+    assert_null(a);
+    assert_non_null(strstr(sk_last_error(), "pool 5"));
+    assert_int_equal(morpho_data_acquire(&a, "synthetic", 7, 60000), SK_ERR_INVALID);
+    assert_non_null(strstr(sk_last_error(), "n_val 60000"));
+    assert_int_equal(morpho_data_acquire(&a, "mnist-digits", 4, 1000), SK_ERR_INVALID);
+    assert_non_null(strstr(sk_last_error(), "'mnist-digits' is not 'fashion', 'synthetic', 'auto'"));
+    assert_int_equal(morpho_data_acquire(&a, "", 4, 1000), SK_ERR_INVALID);
+    path_of(dir, sizeof dir, "empty-folder");
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(morpho_data_acquire(&a, dir, 4, 1), SK_ERR_IO);
+    assert_non_null(strstr(sk_last_error(), "train-images-idx3-ubyte.gz"));
+}
+
+/* "auto" is the package when installed, else the synthetic task and a warning
+ * saying how to install it; "fashion" without the package is an error naming it. */
+static void test_shared_auto_and_fashion(void **unused) {
+    (void)unused;
+    bool installed = access(MORPHO_FASHION_DIR "/train-images-idx3-ubyte.gz", R_OK) == 0;
+    const morpho_data *a = NULL, *f = NULL;
+    g_warnings = 0;
+    sk_set_log_callback(catch_log, NULL);
+    sk_status auto_status = morpho_data_acquire(&a, "auto", 4, 5000);
+    sk_status fashion_status = morpho_data_acquire(&f, "fashion", 4, 5000);
+    sk_set_log_callback(NULL, NULL);
+    assert_int_equal(auto_status, SK_OK);
+    if (installed) {
+        assert_int_equal(fashion_status, SK_OK);
+        assert_ptr_equal(a, f);
+        assert_non_null(strstr(a->source, "fashion-mnist"));
+        assert_int_equal(g_warnings, 0);
+        morpho_data_release(f);
+    } else {
+        print_message("dataset-fashion-mnist is absent: checking the fallback\n");
+        assert_non_null(strstr(a->source, "synthetic"));
+        assert_int_equal(g_warnings, 1);
+        assert_non_null(strstr(g_warning, "apt-get install dataset-fashion-mnist"));
+        assert_int_equal(fashion_status, SK_ERR_IO);
+        assert_null(f);
+        assert_non_null(strstr(sk_last_error(), "dataset-fashion-mnist"));
+    }
+    morpho_data_release(a);
+}
+
+typedef struct racer {
+    pthread_t thread;
+    const morpho_data *data;
+    sk_status status;
+} racer;
+
+static void *race_acquire(void *arg) {
+    racer *r = arg;
+    r->status = morpho_data_acquire(&r->data, "synthetic", 4, 500);
+    return NULL;
+}
+
+static void test_shared_copy_across_threads(void **unused) {
+    (void)unused;
+    racer racers[4];
+    for (int t = 0; t < 4; t++) assert_int_equal(pthread_create(&racers[t].thread, NULL, race_acquire, &racers[t]), 0);
+    for (int t = 0; t < 4; t++) assert_int_equal(pthread_join(racers[t].thread, NULL), 0);
+    for (int t = 0; t < 4; t++) {
+        assert_int_equal(racers[t].status, SK_OK);
+        assert_ptr_equal(racers[t].data, racers[0].data);
+    }
+    for (int t = 0; t < 4; t++) morpho_data_release(racers[t].data);
+}
+
 int main(void) {
     snprintf(g_dir, sizeof g_dir, "/tmp/skinner-test-morpho-data-XXXXXX");
     if (!mkdtemp(g_dir)) return 1;
@@ -540,6 +655,9 @@ int main(void) {
         cmocka_unit_test(test_fashion_real),
         cmocka_unit_test(test_synthetic_needs_a_hidden_layer),
         cmocka_unit_test(test_synthetic_shapes_and_determinism),
+        cmocka_unit_test(test_shared_copy_counted),
+        cmocka_unit_test(test_shared_auto_and_fashion),
+        cmocka_unit_test(test_shared_copy_across_threads),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];

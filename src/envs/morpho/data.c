@@ -9,7 +9,10 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 /* IDX (LeCun's MNIST format): 0x00 0x00, a type byte, the number of
@@ -124,6 +127,9 @@ sk_status morpho_idx_read(const char *path, uint8_t **data, int *ndim, int dims[
 
 #define MORPHO_SIDE 28 /* Fashion-MNIST images are 28 x 28 */
 #define MORPHO_CLASSES 10
+/* The shapes the synthetic task copies when it stands in for Fashion-MNIST. */
+#define MORPHO_FASHION_TRAIN 60000
+#define MORPHO_FASHION_TEST 10000
 /* Each split's features start on a 64-byte boundary (16 floats) for SIMD. */
 #define SPLIT_ALIGN_FLOATS 16
 
@@ -383,4 +389,133 @@ sk_status morpho_data_synthetic(morpho_data *out, int pool, int n_train, int n_v
     status = standardise(out, "morpho synthetic data");
     if (status != SK_OK) morpho_data_free(out);
     return status;
+}
+
+/* --------------------------------------------------------- the shared copy */
+
+/* One loaded copy per (resolved source, pool, n_val), counted. Loading holds
+ * the lock: an env that asks for data being loaded waits for it anyway. */
+typedef struct shared_copy {
+    struct shared_copy *next;
+    char dir[4096]; /* the Fashion-MNIST folder, or "" for the synthetic task */
+    int pool, n_val, refs;
+    morpho_data data;
+} shared_copy;
+
+static pthread_mutex_t g_shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static shared_copy *g_shared;
+
+/* The first of the four files missing from dir, or NULL if all are there. */
+static const char *fashion_missing(const char *dir) {
+    for (int f = 0; f < NUM_FILES; f++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, k_fashion_files[f]);
+        if (access(path, R_OK) != 0) return k_fashion_files[f];
+    }
+    return NULL;
+}
+
+/* Turns source into a folder (dir) or the synthetic task (dir ""); when
+ * "auto" falls back to it, *fallback_why names the package file missing. */
+static sk_status resolve_source(const char *source, char dir[4096], const char **fallback_why) {
+    *fallback_why = NULL;
+    dir[0] = '\0';
+    if (!source || !*source)
+        return sk_fail(SK_ERR_INVALID, "morpho data source is empty (expected 'fashion', "
+                                       "'synthetic', 'auto' or a folder of Fashion-MNIST IDX "
+                                       "files)");
+    if (strcmp(source, "synthetic") == 0) return SK_OK;
+    if (strcmp(source, "fashion") == 0 || strcmp(source, "auto") == 0) {
+        const char *missing = fashion_missing(MORPHO_FASHION_DIR);
+        if (!missing) {
+            snprintf(dir, 4096, "%s", MORPHO_FASHION_DIR);
+            return SK_OK;
+        }
+        if (strcmp(source, "auto") == 0) {
+            *fallback_why = missing;
+            return SK_OK;
+        }
+        return sk_fail(SK_ERR_IO,
+                       "morpho data source 'fashion': %s/%s is missing; install Debian's "
+                       "dataset-fashion-mnist package (apt-get install dataset-fashion-mnist), "
+                       "or use source 'synthetic'",
+                       MORPHO_FASHION_DIR, missing);
+    }
+    if (strlen(source) >= 4096)
+        return sk_fail(SK_ERR_INVALID, "morpho data folder path too long: '%.64s...'", source);
+    struct stat info;
+    if (stat(source, &info) != 0 || !S_ISDIR(info.st_mode))
+        return sk_fail(SK_ERR_INVALID,
+                       "morpho data source '%s' is not 'fashion', 'synthetic', 'auto' or a folder "
+                       "(expected one of those; a folder must hold %s and the three other "
+                       "Fashion-MNIST IDX files)",
+                       source, k_fashion_files[FILE_TRAIN_IMAGES]);
+    snprintf(dir, 4096, "%s", source);
+    return SK_OK;
+}
+
+static sk_status load_copy(shared_copy *copy, const char *fallback_why) {
+    if (copy->dir[0]) return morpho_data_load_fashion(&copy->data, copy->dir, copy->pool, copy->n_val);
+    if (fallback_why)
+        sk_log(1,
+               "Morpho-v0: Fashion-MNIST is not installed (no %s/%s, which Debian's package "
+               "dataset-fashion-mnist provides), so it trains on its synthetic task instead; for "
+               "the real data: apt-get install dataset-fashion-mnist",
+               MORPHO_FASHION_DIR, fallback_why);
+    if (copy->n_val < 1 || copy->n_val >= MORPHO_FASHION_TRAIN)
+        return sk_fail(SK_ERR_INVALID, "morpho n_val %d is out of range (expected 1 to %d)",
+                       copy->n_val, MORPHO_FASHION_TRAIN - 1);
+    return morpho_data_synthetic(&copy->data, copy->pool, MORPHO_FASHION_TRAIN - copy->n_val,
+                                 copy->n_val, MORPHO_FASHION_TEST, MORPHO_SYNTHETIC_SEED);
+}
+
+sk_status morpho_data_acquire(const morpho_data **out, const char *source, int pool, int n_val) {
+    *out = NULL;
+    char dir[4096];
+    const char *fallback_why;
+    sk_status status = resolve_source(source, dir, &fallback_why);
+    if (status != SK_OK) return status;
+    pthread_mutex_lock(&g_shared_lock);
+    shared_copy *copy = g_shared;
+    while (copy && (strcmp(copy->dir, dir) != 0 || copy->pool != pool || copy->n_val != n_val))
+        copy = copy->next;
+    if (!copy) {
+        copy = calloc(1, sizeof *copy);
+        if (!copy) {
+            status = sk_fail(SK_ERR_NOMEM, "out of memory for Morpho's data");
+        } else {
+            snprintf(copy->dir, sizeof copy->dir, "%s", dir);
+            copy->pool = pool;
+            copy->n_val = n_val;
+            status = load_copy(copy, fallback_why);
+            if (status == SK_OK) {
+                copy->next = g_shared;
+                g_shared = copy;
+            } else {
+                free(copy);
+                copy = NULL;
+            }
+        }
+    }
+    if (copy) {
+        copy->refs++;
+        *out = &copy->data;
+    }
+    pthread_mutex_unlock(&g_shared_lock);
+    return status;
+}
+
+void morpho_data_release(const morpho_data *d) {
+    if (!d) return;
+    pthread_mutex_lock(&g_shared_lock);
+    shared_copy **link = &g_shared;
+    while (*link && &(*link)->data != d) link = &(*link)->next;
+    SK_ASSERT(*link); /* d came from morpho_data_acquire and is still held */
+    shared_copy *copy = *link;
+    if (--copy->refs == 0) {
+        *link = copy->next;
+        morpho_data_free(&copy->data);
+        free(copy);
+    }
+    pthread_mutex_unlock(&g_shared_lock);
 }
