@@ -89,6 +89,21 @@ void sk_events_update(sk_trainer *tr, const sk_update_stats *st) {
                       num(d, sizeof d, st->entropy), num(e, sizeof e, st->approx_kl),
                       num(f, sizeof f, st->clip_fraction), num(g, sizeof g, st->explained_variance),
                       st->learning_rate, st->restored ? "true" : "false");
+    /* the env's own episode scores (e.g. Morpho-v0's test accuracy and Shapley
+     * values), averaged over the episodes that ended in this update */
+    if (tr->env->num_log_fields > 2 && tr->log_count > 0) {
+        char fields[600] = "", part[96], value[32];
+        size_t used = 0;
+        for (int k = 2; k < tr->env->num_log_fields; k++) {
+            int n = snprintf(part, sizeof part, ", \"%s\": %s", tr->env->log_names[k],
+                             num(value, sizeof value, tr->log_sum[k] / tr->log_count));
+            if (n < 0 || used + (size_t)n >= sizeof fields) break;
+            memcpy(fields + used, part, (size_t)n + 1);
+            used += (size_t)n;
+        }
+        sk_telemetry_emit(tr->telemetry, "episodes", "\"update\": %lld, \"count\": %d%s",
+                          (long long)st->update, tr->log_count, fields);
+    }
     if (tr->s.grad_stats_every > 0 && st->update % tr->s.grad_stats_every == 0) {
         char fields[900] = "", part[96];
         size_t used = 0;

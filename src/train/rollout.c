@@ -39,10 +39,9 @@ static void record_episodes_and_truncations(sk_trainer *tr, sk_worker *wk, int t
         bool terminated = tr->terminated[row + (size_t)i], truncated = tr->truncated[row + (size_t)i];
         if (!terminated && !truncated) continue;
         const float *log = tr->episode_log + (size_t)i * (size_t)L;
-        wk->episodes[3 * wk->num_episodes + 0] = log[0];
-        wk->episodes[3 * wk->num_episodes + 1] = log[1];
-        wk->episodes[3 * wk->num_episodes + 2] = (float)t; /* exact: t < 2^24 */
-        wk->num_episodes++;
+        float *record = wk->episodes + (size_t)(L + 1) * (size_t)wk->num_episodes++;
+        memcpy(record, log, (size_t)L * sizeof(float));
+        record[L] = (float)t; /* exact: t < 2^24 */
         if (truncated && !terminated) {
             float *copy = wk->trunc_obs + (size_t)num_truncated * (size_t)O;
             memcpy(copy, tr->final_obs + (size_t)i * (size_t)O, (size_t)O * sizeof(float));

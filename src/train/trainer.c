@@ -109,7 +109,8 @@ static sk_status alloc_worker(sk_trainer *tr, sk_worker *wk, int w) {
     CHECK(alloc_bytes((void **)&wk->mb_masks, (size_t)block * (size_t)tr->mask_size + 1));
     CHECK(alloc_floats(&wk->trunc_obs, (size_t)slice * O + 1));
     CHECK(alloc_bytes((void **)&wk->trunc_index, ((size_t)slice + 1) * sizeof(int)));
-    CHECK(alloc_floats(&wk->episodes, 3 * (size_t)tr->s.horizon * (size_t)slice + 3));
+    size_t record = (size_t)tr->env->num_log_fields + 1;
+    CHECK(alloc_floats(&wk->episodes, record * ((size_t)tr->s.horizon * (size_t)slice + 1)));
     return SK_OK;
 }
 
@@ -284,11 +285,17 @@ static void merge_statistics(sk_trainer *tr) {
  * they ended (step, then env), whatever the worker split. */
 static void merge_episodes(sk_trainer *tr) {
     int cursor[SK_MAX_WORKERS] = {0};
+    int L = tr->env->num_log_fields;
+    size_t record = (size_t)L + 1;
+    memset(tr->log_sum, 0, sizeof tr->log_sum);
+    tr->log_count = 0;
     for (int t = 0; t < tr->s.horizon; t++) {
         for (int w = 0; w < tr->num_workers; w++) {
             const sk_worker *wk = &tr->workers[w];
-            while (cursor[w] < wk->num_episodes && (int)wk->episodes[3 * cursor[w] + 2] == t) {
-                const float *episode = wk->episodes + 3 * cursor[w]++;
+            while (cursor[w] < wk->num_episodes && (int)wk->episodes[record * cursor[w] + L] == t) {
+                const float *episode = wk->episodes + record * cursor[w]++;
+                for (int f = 2; f < L; f++) tr->log_sum[f] += episode[f];
+                tr->log_count++;
                 tr->window_return[tr->window_pos] = episode[0];
                 tr->window_length[tr->window_pos] = episode[1];
                 tr->window_pos = (tr->window_pos + 1) % SK_WINDOW;

@@ -64,8 +64,9 @@ typedef struct sk_worker {
     int *trunc_index;       /* (slice) */
     float *mb_actions_f;    /* (block, action_dim) */
     sk_welford obs_acc, return_acc; /* what this worker saw, for the running statistics */
-    /* episodes finished in this rollout, in order: (return, length, step) */
-    float *episodes;        /* (horizon * slice, 3) */
+    /* episodes finished in this rollout, in order: the env's episode_log
+     * fields (return, length, ...) then the step */
+    float *episodes;        /* (horizon * slice, num_log_fields + 1) */
     int num_episodes;
 } sk_worker;
 
@@ -97,6 +98,9 @@ struct sk_trainer {
     sk_worker *workers;
     /* progress */
     int64_t update, steps, episodes;
+    /* the env's extra episode_log fields (2..) summed over this update's episodes */
+    double log_sum[SK_MAX_LOG_FIELDS];
+    int log_count;
     float window_return[SK_WINDOW], window_length[SK_WINDOW];
     int window_count, window_pos;
     double start_time, elapsed_before; /* wall seconds */
