@@ -185,9 +185,11 @@ typedef struct sk_env_def {
     sk_action_space action_space;
     int mask_size;
     int max_episode_steps;
-    double solved_threshold; /* mean return over 100 episodes that counts as solved */
+    double solved_threshold; /* mean return over 100 episodes that counts as solved; NAN: none */
     int num_log_fields;
     const char *log_names[SK_MAX_LOG_FIELDS];
+    int bench_num_envs; /* envs `skinner bench env` steps by default; 0: 4096 */
+    const char *const *action_names; /* names of head 0's choices for reports, or NULL */
     /* Allocates state for num_envs envs; reads env.* keys from cfg. */
     sk_status (*create)(void **state, int num_envs, const sk_config *cfg);
     void (*destroy)(void *state);
@@ -204,6 +206,10 @@ typedef struct sk_env_def {
      * [predicate, arg0, arg1] indices each, and the action picks a
      * candidate. Reports the index ranges, which can depend on the data. */
     void (*obs_atoms)(const void *state, sk_obs_atoms *out);
+    /* A hand-written baseline controller, NULL if the env has none (`skinner
+     * eval ENV --policy heuristic`): writes actions (num_envs, num_heads) for
+     * envs lo..hi-1 from their current state, within their masks. */
+    void (*heuristic)(const void *state, int lo, int hi, int32_t *actions);
 } sk_env_def;
 
 /* The mask bytes per env the action space's layout needs (see above). */
@@ -282,11 +288,21 @@ sk_status sk_trainer_resume(sk_trainer *trainer, const char *path);
 
 /* ------------------------------------------------------------- evaluation */
 
+#define SK_EVAL_MAX_OPS 64
+
 typedef struct sk_eval_result {
     int episodes;
     double mean_return, std_return;
     double mean_length;
     double min_return, max_return;
+    /* every episode_log field (0 return, 1 length, then the env's log_names):
+     * mean and standard deviation over the episodes */
+    int num_log_fields;
+    double log_mean[SK_MAX_LOG_FIELDS], log_std[SK_MAX_LOG_FIELDS];
+    /* discrete envs: how often each head-0 action was taken in the counted
+     * episodes (num_ops = head 0's size, at most SK_EVAL_MAX_OPS) */
+    int num_ops;
+    int64_t op_counts[SK_EVAL_MAX_OPS];
 } sk_eval_result;
 
 /*
@@ -296,6 +312,16 @@ typedef struct sk_eval_result {
  */
 sk_status sk_evaluate(const char *checkpoint, const char *env_name, int episodes, bool greedy,
                       uint64_t seed, sk_eval_result *out);
+
+/* Baselines without a policy: the env's hand-written heuristic
+ * (sk_env_def.heuristic), or action 0 on every head (for Morpho-v0: WAIT,
+ * the host alone). */
+typedef enum sk_controller { SK_CONTROLLER_HEURISTIC, SK_CONTROLLER_ZERO } sk_controller;
+/* Runs `episodes` episodes of env_name, created from cfg's env.* keys, with a
+ * controller; as sk_evaluate otherwise. */
+sk_status sk_evaluate_controller(const char *env_name, const sk_config *cfg,
+                                 sk_controller controller, int episodes, uint64_t seed,
+                                 sk_eval_result *out);
 
 #ifdef __cplusplus
 }

@@ -13,8 +13,11 @@ static const char *g_bench_usage =
     "usage: skinner bench env ENV [--num-envs N] [--threads N] [--seconds S] [--env.KEY VALUE ...] [--json]\n"
     "       skinner bench train ENV [--seconds S] [--threads N] [--SECTION.KEY VALUE ...] [--json]\n"
     "\n"
-    "bench env    raw env stepping with uniformly random actions, autoreset on;\n"
-    "             prints env steps per second summed over threads\n"
+    "bench env    raw env stepping with uniformly random actions (among the allowed\n"
+    "             ones where the env's masks depend on head 0, as Morpho-v0's),\n"
+    "             autoreset on; prints env steps per second summed over threads.\n"
+    "             --num-envs defaults to 4096, or the env's own default (Morpho-v0: 8,\n"
+    "             whose steps are host epochs); --threads to 1\n"
     "bench train  the whole PPO loop (rollout, advantages, update) with the env's\n"
     "             preset, for S seconds (any --total-steps is ignored: the learning\n"
     "             rate stays at its configured value); prints env steps per second\n";
@@ -31,7 +34,33 @@ typedef struct env_bench {
     uint64_t seed;
     atomic_llong total; /* all workers' steps so far, for the progress line */
     bool show_progress;
+    bool masked; /* the env masks choices and wants them honoured (masks_by_head0) */
+    bool slow;   /* steps take milliseconds: check the clock after each */
 } env_bench;
+
+/* A uniformly random allowed action for env i, head 0 first. */
+static void masked_random_action(env_bench *b, int i, uint64_t *rng) {
+    const sk_action_space *space = &b->env->action_space;
+    int H = space->num_heads, M = b->env->mask_size;
+    const uint8_t *mask = b->io.masks + (size_t)i * M;
+    int32_t *a = b->actions + (size_t)i * H;
+    int at = 0;
+    for (int h = 0; h < H; h++) {
+        int n = space->head_sizes[h];
+        const uint8_t *m = mask + at;
+        if (h > 0) m += (size_t)a[0] * n; /* the block of head 0's choice */
+        int allowed = 0;
+        for (int j = 0; j < n; j++) allowed += m[j] != 0;
+        int pick = allowed ? (int)sk_rng_below(rng, (uint32_t)allowed) : 0;
+        a[h] = 0;
+        for (int j = 0; j < n; j++)
+            if (m[j] && pick-- == 0) {
+                a[h] = j;
+                break;
+            }
+        at += h == 0 ? n : space->head_sizes[0] * n;
+    }
+}
 
 #define STEPS_PER_CHECK 64
 
@@ -54,13 +83,16 @@ static void env_bench_job(void *ctx, int w, int num_workers) {
                     b->env->id, (double)total, (double)total / elapsed, elapsed, b->seconds,
                     b->seconds - elapsed);
         }
-        for (int k = 0; k < STEPS_PER_CHECK; k++) {
+        int k = 0;
+        for (; k < STEPS_PER_CHECK; k++) {
             if (space->kind == SK_SPACE_CONTINUOUS) {
                 int D = space->dim;
                 for (int i = lo; i < hi; i++)
                     for (int d = 0; d < D; d++)
                         b->actions_continuous[(size_t)i * D + d] =
                             space->low[d] + (space->high[d] - space->low[d]) * sk_rng_float(&rng);
+            } else if (b->masked) {
+                for (int i = lo; i < hi; i++) masked_random_action(b, i, &rng);
             } else {
                 /* counter-based (hash of step and env), so the loop vectorises */
                 uint64_t key = sk_rng_next(&rng);
@@ -73,10 +105,13 @@ static void env_bench_job(void *ctx, int w, int num_workers) {
                 }
             }
             b->env->step(b->state, &b->io, lo, hi);
+            if (b->slow && sk_now() - start >= b->seconds) {
+                k++;
+                break;
+            }
         }
-        steps += (long long)STEPS_PER_CHECK * (hi - lo);
-        atomic_fetch_add_explicit(&b->total, (long long)STEPS_PER_CHECK * (hi - lo),
-                                  memory_order_relaxed);
+        steps += (long long)k * (hi - lo);
+        atomic_fetch_add_explicit(&b->total, (long long)k * (hi - lo), memory_order_relaxed);
     }
     if (w == 0 && b->show_progress) fputs("\r\033[K", stderr);
     b->steps[w] = steps;
@@ -90,7 +125,7 @@ static int bench_env(int argc, char **argv) {
     }
     const sk_env_def *env = sk_env_find(argv[0]);
     if (!env) return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
-    long long num_envs = 4096, threads = 1;
+    long long num_envs = env->bench_num_envs ? env->bench_num_envs : 4096, threads = 1;
     double seconds = 3.0;
     bool json = false;
     int rc = SK_EXIT_OK;
@@ -99,21 +134,7 @@ static int bench_env(int argc, char **argv) {
     while (args.index < argc) {
         const char *value = NULL, *arg = argv[args.index];
         bool missing = false;
-        if (strncmp(arg, "--env.", 6) == 0) {
-            const char *eq = strchr(arg, '=');
-            char key[256];
-            size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
-            if (len >= sizeof key) rc = cli_error(SK_EXIT_USAGE, "option '%s' is too long", arg);
-            args.index++;
-            if (rc == SK_EXIT_OK) {
-                memcpy(key, arg + 2, len);
-                key[len] = '\0';
-                if (eq) value = eq + 1;
-                else if (args.index < argc) value = argv[args.index++];
-                else rc = cli_error(SK_EXIT_USAGE, "option '--%s' needs a value", key);
-            }
-            if (rc == SK_EXIT_OK && sk_config_set(cfg, key, value) != SK_OK)
-                rc = cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
+        if (cli_env_flag(&args, cfg, &rc)) {
             if (rc != SK_EXIT_OK) {
                 sk_config_free(cfg);
                 return rc;
@@ -143,7 +164,9 @@ static int bench_env(int argc, char **argv) {
     }
     if (threads > num_envs) threads = num_envs;
     env_bench b = {.env = env, .num_envs = (int)num_envs, .seconds = seconds, .seed = 1,
-                   .show_progress = isatty(STDERR_FILENO) != 0};
+                   .show_progress = isatty(STDERR_FILENO) != 0,
+                   .masked = env->mask_size > 0 && env->action_space.masks_by_head0,
+                   .slow = env->bench_num_envs > 0};
     size_t n = (size_t)num_envs;
     sk_pool *pool = NULL;
     float *obs = sk_alloc(n * env->obs_size * sizeof(float));

@@ -23,6 +23,10 @@ typedef struct cli_args {
  * value (inline or the next argument) goes to *value, which must then exist,
  * else *missing is set. Pass value NULL for a switch. */
 bool cli_flag(cli_args *args, const char *name, const char **value, bool *missing);
+/* If argv[index] is --env.KEY VALUE or --env.KEY=VALUE, consumes it, sets
+ * env.KEY in cfg and returns true; *exit_code is SK_EXIT_USAGE (reported)
+ * when the value is missing or refused, else SK_EXIT_OK. */
+bool cli_env_flag(cli_args *args, sk_config *cfg, int *exit_code);
 bool cli_parse_int(const char *flag, const char *text, long long lo, long long hi, long long *out,
                    int *exit_code);
 bool cli_parse_double(const char *flag, const char *text, double lo, double hi, double *out,

@@ -1,18 +1,26 @@
 /* skinner eval and skinner envs. */
 #include "cli.h"
 
+#include "core/config.h"
 #include "core/core.h"
 #include "envs/prover/prover.h"
 #include "train/rank.h"
 
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
 static const char *g_eval_usage =
     "usage: skinner eval ENV --checkpoint FILE [options]\n"
+    "       skinner eval ENV --policy heuristic|zero [--config FILE] [--env.KEY VALUE ...] [options]\n"
     "\n"
-    "Runs a saved policy for N whole episodes and prints the mean and standard\n"
-    "deviation of the return.\n"
+    "Runs a saved policy, or a baseline controller, for N whole episodes and\n"
+    "prints the mean and standard deviation of the return and of the env's other\n"
+    "episode scores (Morpho-v0: test accuracy, extra parameters, fossils,\n"
+    "Shapley values), and how often each head-0 action was taken.\n"
+    "Baselines: 'heuristic' is the env's hand-written controller (Morpho-v0 has\n"
+    "one); 'zero' takes action 0 on every head (Morpho-v0: WAIT, the host alone).\n"
+    "They create the env from its preset (or --config) and --env.KEY overrides.\n"
     "\n"
     "Prover-v0 is ranked instead, unless --episodes is given: each query of a\n"
     "split and its head and tail corruptions (filtered: known true facts left\n"
@@ -23,6 +31,8 @@ static const char *g_eval_usage =
     "\n"
     "options:\n"
     "  --checkpoint FILE   a policy.safetensors written by 'skinner train'\n"
+    "  --policy NAME       checkpoint (default, needs --checkpoint), heuristic or zero\n"
+    "  --config FILE       baselines: INI to create the env from (default: its preset)\n"
     "  --episodes N        episodes to run (default 100); for Prover-v0, run N\n"
     "                      episodes and report returns instead of ranking\n"
     "  --greedy            take the most likely action instead of sampling\n"
@@ -102,7 +112,54 @@ static int eval_rank(const sk_env_def *env, const char *checkpoint, sk_kb_split 
     return SK_EXIT_OK;
 }
 
-int cmd_eval(int argc, char **argv) {
+static const char *action_name(const sk_env_def *env, int a, char *buf, size_t size) {
+    for (int k = 0; env->action_names && env->action_names[k]; k++)
+        if (k == a) return env->action_names[k];
+    snprintf(buf, size, "%d", a);
+    return buf;
+}
+
+/* The return, the env's other episode scores, and the head-0 actions taken. */
+static void print_eval(const sk_env_def *env, const char *who, bool greedy,
+                       const sk_eval_result *r, bool json) {
+    int64_t steps = 0;
+    for (int a = 0; a < r->num_ops; a++) steps += r->op_counts[a];
+    char buf[32];
+    if (json) {
+        printf("{\"env\": \"%s\", \"policy\": \"%s\", \"episodes\": %d, \"mean_return\": %.6g, "
+               "\"std_return\": %.6g, \"min_return\": %.6g, \"max_return\": %.6g, "
+               "\"mean_length\": %.6g, \"greedy\": %s",
+               env->id, who, r->episodes, r->mean_return, r->std_return, r->min_return,
+               r->max_return, r->mean_length, greedy ? "true" : "false");
+        for (int f = 2; f < r->num_log_fields; f++)
+            printf(", \"%s\": %.6g, \"%s_std\": %.6g", env->log_names[f], r->log_mean[f],
+                   env->log_names[f], r->log_std[f]);
+        if (r->num_ops) {
+            printf(", \"actions\": {");
+            for (int a = 0; a < r->num_ops; a++)
+                printf("%s\"%s\": %lld", a ? ", " : "", action_name(env, a, buf, sizeof buf),
+                       (long long)r->op_counts[a]);
+            printf("}");
+        }
+        printf("}\n");
+        return;
+    }
+    printf("%s: %d episodes, return %.2f +- %.2f (min %.2f, max %.2f), length %.1f\n", env->id,
+           r->episodes, r->mean_return, r->std_return, r->min_return, r->max_return,
+           r->mean_length);
+    for (int f = 2; f < r->num_log_fields; f++)
+        printf("  %-14s %10.4f +- %.4f\n", env->log_names[f], r->log_mean[f], r->log_std[f]);
+    if (r->num_ops && steps > 0 && env->action_names) {
+        printf("  actions:");
+        for (int a = 0; a < r->num_ops; a++)
+            printf(" %s %.1f%%", action_name(env, a, buf, sizeof buf),
+                   100.0 * (double)r->op_counts[a] / (double)steps);
+        printf("\n");
+    }
+}
+
+/* cfg collects --env.KEY overrides; the caller frees it. */
+static int eval_with(int argc, char **argv, sk_config *cfg) {
     if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
         fputs(g_eval_usage, stdout);
         return SK_EXIT_OK;
@@ -113,7 +170,7 @@ int cmd_eval(int argc, char **argv) {
     }
     const sk_env_def *env = sk_env_find(argv[0]);
     if (!env) return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
-    const char *checkpoint = NULL;
+    const char *checkpoint = NULL, *policy = "checkpoint", *config_path = NULL;
     sk_kb_split split = SK_KB_TEST;
     bool explicit_split = false;
     long long episodes = 100, seed = 1, queries = 0, threads = -1;
@@ -123,11 +180,19 @@ int cmd_eval(int argc, char **argv) {
     while (args.index < argc) {
         const char *value = NULL, *arg = argv[args.index];
         bool missing = false;
+        if (cli_env_flag(&args, cfg, &rc)) {
+            if (rc != SK_EXIT_OK) return rc;
+            continue;
+        }
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             fputs(g_eval_usage, stdout);
             return SK_EXIT_OK;
         } else if (cli_flag(&args, "--checkpoint", &value, &missing)) {
             checkpoint = value;
+        } else if (cli_flag(&args, "--policy", &value, &missing)) {
+            if (!missing) policy = value;
+        } else if (cli_flag(&args, "--config", &value, &missing)) {
+            config_path = value;
         } else if (cli_flag(&args, "--episodes", &value, &missing)) {
             if (!missing && !cli_parse_int("--episodes", value, 1, 10000000, &episodes, &rc))
                 return rc;
@@ -153,8 +218,22 @@ int cmd_eval(int argc, char **argv) {
         }
         if (missing) return cli_error(SK_EXIT_USAGE, "option '%s' needs a value", arg);
     }
-    if (!checkpoint) return cli_error(SK_EXIT_USAGE, "eval needs --checkpoint FILE");
-    bool rank = env == &sk_env_prover && !explicit_episodes;
+    bool baseline = strcmp(policy, "checkpoint") != 0;
+    sk_controller controller = SK_CONTROLLER_ZERO;
+    if (strcmp(policy, "heuristic") == 0) controller = SK_CONTROLLER_HEURISTIC;
+    else if (baseline && strcmp(policy, "zero") != 0)
+        return cli_error(SK_EXIT_USAGE, "--policy '%s' (expected checkpoint, heuristic or zero)",
+                         policy);
+    if (baseline && checkpoint)
+        return cli_error(SK_EXIT_USAGE, "--policy %s runs without a checkpoint; drop --checkpoint",
+                         policy);
+    if (!baseline && !checkpoint)
+        return cli_error(SK_EXIT_USAGE, "eval needs --checkpoint FILE (or --policy heuristic|zero)");
+    const char *key, *value;
+    if (!baseline && (config_path || sk_config_entry_at(cfg, 0, &key, &value)))
+        return cli_error(SK_EXIT_USAGE,
+                         "--config and --env.KEY are for baselines; a checkpoint carries its config");
+    bool rank = env == &sk_env_prover && !explicit_episodes && !baseline;
     if (!rank && (explicit_split || queries || threads >= 0))
         return cli_error(SK_EXIT_USAGE,
                          "--split, --queries and --threads rank Prover-v0 queries; %s is "
@@ -164,19 +243,34 @@ int cmd_eval(int argc, char **argv) {
         return eval_rank(env, checkpoint, split, queries, threads < 0 ? 0 : threads,
                          (uint64_t)seed, json);
     sk_eval_result result;
-    if (sk_evaluate(checkpoint, env->id, (int)episodes, greedy, (uint64_t)seed, &result) != SK_OK)
-        return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-    if (json) {
-        printf("{\"env\": \"%s\", \"episodes\": %d, \"mean_return\": %.6g, \"std_return\": %.6g, "
-               "\"min_return\": %.6g, \"max_return\": %.6g, \"mean_length\": %.6g, \"greedy\": %s}\n",
-               env->id, result.episodes, result.mean_return, result.std_return, result.min_return,
-               result.max_return, result.mean_length, greedy ? "true" : "false");
+    sk_status status;
+    if (baseline) {
+        sk_config *base = sk_config_new();
+        if ((rc = cli_load_config(base, env, config_path, NULL)) != SK_EXIT_OK) {
+            sk_config_free(base);
+            return rc;
+        }
+        for (int k = 0; sk_config_entry_at(cfg, k, &key, &value); k++) sk_config_set(base, key, value);
+        int64_t training_envs; /* the preset's, for training: eval runs one env per episode */
+        sk_cfg_int(base, "env.num_envs", 1, 1, INT32_MAX, &training_envs);
+        status = sk_evaluate_controller(env->id, base, controller, (int)episodes, (uint64_t)seed,
+                                        &result);
+        if (status == SK_OK) status = sk_cfg_check_unused(base, "env");
+        sk_config_free(base);
     } else {
-        printf("%s: %d episodes, return %.2f +- %.2f (min %.2f, max %.2f), length %.1f\n", env->id,
-               result.episodes, result.mean_return, result.std_return, result.min_return,
-               result.max_return, result.mean_length);
+        status = sk_evaluate(checkpoint, env->id, (int)episodes, greedy, (uint64_t)seed, &result);
     }
+    if (status != SK_OK) return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
+    print_eval(env, baseline ? policy : checkpoint, greedy, &result, json);
     return SK_EXIT_OK;
+}
+
+int cmd_eval(int argc, char **argv) {
+    sk_config *cfg = sk_config_new();
+    if (!cfg) return cli_error(SK_EXIT_FAILURE, "out of memory");
+    int rc = eval_with(argc, argv, cfg);
+    sk_config_free(cfg);
+    return rc;
 }
 
 static void describe_actions(char *buf, size_t size, const sk_action_space *space) {
@@ -207,16 +301,19 @@ int cmd_envs(int argc, char **argv) {
                "max steps", "solved at", "summary");
     for (int i = 0; envs[i]; i++) {
         const sk_env_def *env = envs[i];
-        char actions[64];
+        char actions[64], threshold[32] = "null";
         describe_actions(actions, sizeof actions, &env->action_space);
+        if (isfinite(env->solved_threshold))
+            snprintf(threshold, sizeof threshold, "%g", env->solved_threshold);
         if (json)
             printf("{\"id\": \"%s\", \"alias\": \"%s\", \"obs_size\": %d, \"actions\": \"%s\", "
-                   "\"max_episode_steps\": %d, \"solved_threshold\": %g}\n",
+                   "\"max_episode_steps\": %d, \"solved_threshold\": %s}\n",
                    env->id, env->alias, env->obs_size, actions, env->max_episode_steps,
-                   env->solved_threshold);
+                   threshold);
         else
-            printf("%-25s %-23s %4d  %-15s %9d %9g  %s\n", env->id, env->alias, env->obs_size,
-                   actions, env->max_episode_steps, env->solved_threshold, env->summary);
+            printf("%-25s %-23s %4d  %-15s %9d %9s  %s\n", env->id, env->alias, env->obs_size,
+                   actions, env->max_episode_steps, isfinite(env->solved_threshold) ? threshold : "-",
+                   env->summary);
     }
     return SK_EXIT_OK;
 }

@@ -99,6 +99,31 @@ bool cli_parse_double(const char *flag, const char *text, double lo, double hi, 
 
 static bool file_exists(const char *path) { return access(path, R_OK) == 0; }
 
+bool cli_env_flag(cli_args *args, sk_config *cfg, int *exit_code) {
+    const char *arg = args->argv[args->index];
+    if (strncmp(arg, "--env.", 6) != 0) return false;
+    *exit_code = SK_EXIT_OK;
+    const char *eq = strchr(arg, '='), *value = NULL;
+    char key[256];
+    size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+    args->index++;
+    if (len >= sizeof key) {
+        *exit_code = cli_error(SK_EXIT_USAGE, "option '%s' is too long", arg);
+        return true;
+    }
+    memcpy(key, arg + 2, len);
+    key[len] = '\0';
+    if (eq) value = eq + 1;
+    else if (args->index < args->argc) value = args->argv[args->index++];
+    else {
+        *exit_code = cli_error(SK_EXIT_USAGE, "option '--%s' needs a value", key);
+        return true;
+    }
+    if (sk_config_set(cfg, key, value) != SK_OK)
+        *exit_code = cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
+    return true;
+}
+
 int cli_load_config(sk_config *cfg, const sk_env_def *env, const char *explicit_path,
                     const char *argv0) {
     char path[4096];

@@ -246,6 +246,9 @@ int cmd_train(int argc, char **argv) {
         printf("solved %s: mean return over 100 episodes reached %g after %lld steps, %.2f s\n",
                extra.env->id, extra.env->solved_threshold, (long long)r.solved_at_steps,
                r.solved_at_seconds);
+    else if (!isfinite(extra.env->solved_threshold))
+        printf("finished: final mean return %.3f after %lld steps, %.2f s\n", r.final_mean_return,
+               (long long)r.total_steps, r.wall_seconds);
     else
         printf("not solved: final mean return %.1f (threshold %g) after %lld steps, %.2f s\n",
                r.final_mean_return, extra.env->solved_threshold, (long long)r.total_steps,

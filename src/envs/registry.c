@@ -5,6 +5,7 @@
 #include "cartpole.h"
 #include "mountaincar.h"
 #include "pendulum.h"
+#include "morpho/morpho.h"
 #include "prover/prover.h"
 
 #include <string.h>
@@ -17,6 +18,7 @@ static const sk_env_def *const g_envs[] = {
     &sk_env_mountaincar_continuous,
     &sk_env_pendulum,
     &sk_env_prover,
+    &sk_env_morpho,
     NULL,
 };
 

@@ -86,11 +86,39 @@ static sk_status load_params(const sk_st_file *file, const char *path, const sk_
     return SK_OK;
 }
 
-static sk_status run_episodes(const sk_env_def *env, void *state, const sk_policy *policy,
-                              eval_buffers *b, int num_envs, int episodes, bool greedy,
-                              uint64_t seed, sk_policy_work *work, sk_eval_result *out) {
-    int O = env->obs_size, H = env->action_space.num_heads, M = env->mask_size;
-    int L = env->num_log_fields;
+/* Who picks the actions: a loaded policy, or a controller of the env's. */
+typedef struct actor {
+    const sk_policy *policy; /* NULL: controller */
+    sk_controller controller;
+    bool greedy;
+    sk_policy_work *work;
+} actor;
+
+static void act(const sk_env_def *env, void *state, const actor *who, eval_buffers *b,
+                int num_envs, uint64_t *rng) {
+    int M = env->mask_size;
+    if (!who->policy) {
+        if (who->controller == SK_CONTROLLER_HEURISTIC) env->heuristic(state, 0, num_envs, b->actions);
+        else memset(b->actions, 0, (size_t)num_envs * env->action_space.num_heads * sizeof(int32_t));
+        return;
+    }
+    const float *policy_obs = b->obs;
+    if (b->obs_map.size) {
+        int O = env->obs_size;
+        memcpy(b->policy_obs, b->obs, (size_t)num_envs * (size_t)O * sizeof(float));
+        for (int i = 0; i < num_envs; i++) sk_norm_apply(&b->obs_map, b->policy_obs + (size_t)i * O);
+        policy_obs = b->policy_obs;
+    }
+    sk_policy_forward(who->policy, SK_NET_ACTOR, b->params, policy_obs, num_envs, who->work);
+    sk_policy_sample(who->policy, b->params, who->work->out[SK_NET_ACTOR], M ? b->masks : NULL,
+                     num_envs, rng, who->greedy, b->actions, b->actions_f, b->logp);
+}
+
+static sk_status run_episodes(const sk_env_def *env, void *state, const actor *who,
+                              eval_buffers *b, int num_envs, int episodes, uint64_t seed,
+                              sk_eval_result *out) {
+    int M = env->mask_size, L = env->num_log_fields, H = env->action_space.num_heads;
+    bool discrete = env->action_space.kind == SK_SPACE_DISCRETE;
     for (int i = 0; i < num_envs; i++) b->quota[i] = episodes / num_envs + (i < episodes % num_envs);
     sk_env_io io = {
         .obs = b->obs, .final_obs = b->final_obs, .actions = b->actions,
@@ -98,39 +126,44 @@ static sk_status run_episodes(const sk_env_def *env, void *state, const sk_polic
         .terminated = b->terminated, .truncated = b->truncated, .masks = M ? b->masks : NULL,
         .episode_log = b->episode_log,
     };
+    memset(out, 0, sizeof *out);
     env->reset(state, &io, 0, num_envs, seed);
     uint64_t rng = sk_rng_seed(seed, 0xe7a1ULL);
     int done = 0;
-    double sum = 0.0, sum_sq = 0.0, sum_len = 0.0, min = INFINITY, max = -INFINITY;
+    double sum[SK_MAX_LOG_FIELDS] = {0}, sum_sq[SK_MAX_LOG_FIELDS] = {0};
+    double min = INFINITY, max = -INFINITY;
     while (done < episodes) {
-        const float *policy_obs = b->obs;
-        if (b->obs_map.size) {
-            memcpy(b->policy_obs, b->obs, (size_t)num_envs * (size_t)O * sizeof(float));
-            for (int i = 0; i < num_envs; i++) sk_norm_apply(&b->obs_map, b->policy_obs + (size_t)i * O);
-            policy_obs = b->policy_obs;
-        }
-        sk_policy_forward(policy, SK_NET_ACTOR, b->params, policy_obs, num_envs, work);
-        sk_policy_sample(policy, b->params, work->out[SK_NET_ACTOR], M ? b->masks : NULL,
-                         num_envs, &rng, greedy, b->actions, b->actions_f, b->logp);
+        act(env, state, who, b, num_envs, &rng);
+        if (discrete)
+            for (int i = 0; i < num_envs; i++) {
+                int32_t a0 = b->actions[(size_t)i * H];
+                if (b->quota[i] > 0 && a0 >= 0 && a0 < SK_EVAL_MAX_OPS) out->op_counts[a0]++;
+            }
         env->step(state, &io, 0, num_envs);
         for (int i = 0; i < num_envs; i++) {
             if (!(b->terminated[i] || b->truncated[i]) || b->quota[i] == 0) continue;
             b->quota[i]--;
-            double ret = b->episode_log[(size_t)i * L], len = b->episode_log[(size_t)i * L + 1];
-            sum += ret;
-            sum_sq += ret * ret;
-            sum_len += len;
-            min = fmin(min, ret);
-            max = fmax(max, ret);
+            const float *log = b->episode_log + (size_t)i * L;
+            for (int f = 0; f < L; f++) {
+                sum[f] += log[f];
+                sum_sq[f] += (double)log[f] * log[f];
+            }
+            min = fmin(min, log[0]);
+            max = fmax(max, log[0]);
             done++;
         }
-        (void)H;
     }
     out->episodes = episodes;
-    out->mean_return = sum / episodes;
-    double var = sum_sq / episodes - out->mean_return * out->mean_return;
-    out->std_return = var > 0.0 ? sqrt(var) : 0.0;
-    out->mean_length = sum_len / episodes;
+    out->num_log_fields = L;
+    for (int f = 0; f < L; f++) {
+        out->log_mean[f] = sum[f] / episodes;
+        double var = sum_sq[f] / episodes - out->log_mean[f] * out->log_mean[f];
+        out->log_std[f] = var > 0.0 ? sqrt(var) : 0.0;
+    }
+    out->num_ops = discrete ? SK_MIN(env->action_space.head_sizes[0], SK_EVAL_MAX_OPS) : 0;
+    out->mean_return = out->log_mean[0];
+    out->std_return = out->log_std[0];
+    out->mean_length = out->log_mean[1];
     out->min_return = min;
     out->max_return = max;
     return SK_OK;
@@ -191,6 +224,26 @@ void sk_loaded_policy_free(sk_loaded_policy *lp) {
     memset(lp, 0, sizeof *lp);
 }
 
+static sk_status alloc_buffers(eval_buffers *b, const sk_env_def *env, int num_envs) {
+    size_t n = (size_t)num_envs;
+    b->obs = sk_alloc(n * env->obs_size * sizeof(float));
+    b->final_obs = sk_alloc(n * env->obs_size * sizeof(float));
+    b->rewards = sk_alloc(n * sizeof(float));
+    b->episode_log = sk_alloc(n * env->num_log_fields * sizeof(float));
+    b->logp = sk_alloc(n * sizeof(float));
+    b->actions = sk_alloc((n * env->action_space.num_heads + 1) * sizeof(int32_t));
+    b->terminated = sk_alloc(n);
+    b->truncated = sk_alloc(n);
+    b->masks = sk_alloc(n * (size_t)env->mask_size + 1);
+    b->quota = sk_alloc(n * sizeof(int));
+    b->actions_f = sk_alloc((n * (size_t)env->action_space.dim + 1) * sizeof(float));
+    b->policy_obs = sk_alloc(n * env->obs_size * sizeof(float));
+    if (!b->obs || !b->final_obs || !b->rewards || !b->episode_log || !b->logp || !b->actions ||
+        !b->terminated || !b->truncated || !b->masks || !b->quota || !b->actions_f || !b->policy_obs)
+        return sk_fail(SK_ERR_NOMEM, "out of memory");
+    return SK_OK;
+}
+
 sk_status sk_evaluate(const char *checkpoint, const char *env_name, int episodes, bool greedy,
                       uint64_t seed, sk_eval_result *out) {
     if (episodes < 1) return sk_fail(SK_ERR_INVALID, "episodes = %d (expected at least 1)", episodes);
@@ -202,29 +255,13 @@ sk_status sk_evaluate(const char *checkpoint, const char *env_name, int episodes
     sk_policy_work work = {0};
     eval_buffers b = {0};
     int num_envs = SK_MIN(episodes, EVAL_MAX_ENVS);
-    size_t n = (size_t)num_envs;
-    b.obs = sk_alloc(n * env->obs_size * sizeof(float));
-    b.final_obs = sk_alloc(n * env->obs_size * sizeof(float));
-    b.rewards = sk_alloc(n * sizeof(float));
-    b.episode_log = sk_alloc(n * env->num_log_fields * sizeof(float));
-    b.logp = sk_alloc(n * sizeof(float));
-    b.actions = sk_alloc((n * env->action_space.num_heads + 1) * sizeof(int32_t));
-    b.terminated = sk_alloc(n);
-    b.truncated = sk_alloc(n);
-    b.masks = sk_alloc(n * (size_t)env->mask_size + 1);
-    b.quota = sk_alloc(n * sizeof(int));
-    b.actions_f = sk_alloc((n * (size_t)env->action_space.dim + 1) * sizeof(float));
-    b.policy_obs = sk_alloc(n * env->obs_size * sizeof(float));
-    if (!b.obs || !b.final_obs || !b.rewards || !b.episode_log || !b.logp || !b.actions ||
-        !b.terminated || !b.truncated || !b.masks || !b.quota || !b.actions_f || !b.policy_obs) {
-        status = sk_fail(SK_ERR_NOMEM, "out of memory");
-        goto done;
-    }
+    actor who = {.policy = &lp.policy, .greedy = greedy, .work = &work};
+    if ((status = alloc_buffers(&b, env, num_envs)) != SK_OK) goto done;
     b.params = lp.params;
     b.obs_map = lp.obs_map;
     if ((status = sk_policy_work_alloc(&work, &lp.policy, num_envs)) != SK_OK) goto done;
     if ((status = env->create(&state, num_envs, lp.cfg)) != SK_OK) goto done;
-    status = run_episodes(env, state, &lp.policy, &b, num_envs, episodes, greedy, seed, &work, out);
+    status = run_episodes(env, state, &who, &b, num_envs, episodes, seed, out);
 done:
     if (state) env->destroy(state);
     sk_policy_work_free(&work);
@@ -232,5 +269,27 @@ done:
     b.obs_map = (sk_norm_map){0};
     free_buffers(&b);
     sk_loaded_policy_free(&lp);
+    return status;
+}
+
+sk_status sk_evaluate_controller(const char *env_name, const sk_config *cfg, sk_controller controller,
+                                 int episodes, uint64_t seed, sk_eval_result *out) {
+    if (episodes < 1) return sk_fail(SK_ERR_INVALID, "episodes = %d (expected at least 1)", episodes);
+    const sk_env_def *env = sk_env_find(env_name);
+    if (!env) return SK_ERR_UNKNOWN_ENV;
+    if (controller == SK_CONTROLLER_HEURISTIC && !env->heuristic)
+        return sk_fail(SK_ERR_INVALID, "%s has no heuristic controller", env->id);
+    if (controller == SK_CONTROLLER_ZERO && env->action_space.kind != SK_SPACE_DISCRETE)
+        return sk_fail(SK_ERR_INVALID, "the zero controller needs discrete actions; %s's are continuous",
+                       env->id);
+    void *state = NULL;
+    eval_buffers b = {0};
+    int num_envs = SK_MIN(episodes, EVAL_MAX_ENVS);
+    actor who = {.controller = controller};
+    sk_status status = alloc_buffers(&b, env, num_envs);
+    if (status == SK_OK) status = env->create(&state, num_envs, cfg);
+    if (status == SK_OK) status = run_episodes(env, state, &who, &b, num_envs, episodes, seed, out);
+    if (state) env->destroy(state);
+    free_buffers(&b);
     return status;
 }

@@ -113,7 +113,7 @@ sk_status sk_run_end(sk_trainer *tr, sk_status run_status) {
     json_number(f, "wall_seconds", r->wall_seconds, false);
     json_number(f, "sps", r->sps, false);
     fprintf(f, "  \"solved\": %s,\n", r->solved ? "true" : "false");
-    fprintf(f, "  \"solved_threshold\": %.10g,\n", tr->env->solved_threshold);
+    json_number(f, "solved_threshold", tr->env->solved_threshold, false);
     if (r->solved) fprintf(f, "  \"solved_at_steps\": %lld,\n", (long long)r->solved_at_steps);
     else fprintf(f, "  \"solved_at_steps\": null,\n");
     json_number(f, "solved_at_seconds", r->solved_at_seconds, false);

@@ -1,0 +1,772 @@
+/*
+ * Morpho-v0, the environment: the host and its epoch, the counterfactual
+ * validation, observations, rewards, the heuristic controller and the
+ * checkpointed state. What the agent may do is lifecycle.c; the seed and
+ * blend numerics are blocks.c; the data is data.c. See morpho.h.
+ */
+#include "morpho.h"
+
+#include "../../core/config.h"
+#include "../../core/core.h"
+#include "../../core/rng.h"
+#include "../../nn/nn.h"
+#include "morpho_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+extern void openblas_set_num_threads(int num_threads);
+
+#define H_DEFAULT 32
+#define POOL 4
+#define CLASSES MORPHO_CLASSES
+#define HISTORY MORPHO_HISTORY
+#define SUBSETS MORPHO_SUBSETS
+#define N_VAL_POOL 5000 /* the last 5,000 training images are the validation split */
+
+/* ---- reward constants (shaped mode), in units where 1 = one accuracy point x 0.05 ----
+ * ATTRIBUTION   per epoch, W_ATTR x the sum of the blending seeds' contributions
+ *               c_i (accuracy as a fraction; a seed worth 2 points earns 0.1 a step)
+ * POTENTIAL     PBRS F = gamma Phi(s') - Phi(s), Phi = W_STAGE x sum over slots of
+ *               the stage's value (0 empty/pruned/embargoed/resetting, 1 germinated,
+ *               2 training, 3 blending, 4 holding, 5 fossilized); gamma 0.995 as the
+ *               preset's ppo.gamma; Phi of the end of an episode is 0
+ * RENT          per epoch, W_RENT x min(0.5 ln(1 + extra / max(host, 200)), 1.5),
+ *               extra = the parameters of every existing seed and its blend
+ * ACTION COSTS  germinate 0.05, set alpha target 0.01, prune 0.02; an action
+ *               outside the mask FAILED_COST and no effect
+ * FOSSILIZE     W_FOSSIL x the seed's last contribution (negative if it hurt)
+ * PRUNE         -W_PRUNE x the seed's last contribution (pruning a harmful seed pays)
+ * GOVERNOR      a rolled-back epoch costs GOVERNOR_PENALTY
+ * TERMINAL      W_TERMINAL x the final validation accuracy (a fraction)
+ * Sparse mode: only at the end, W_TERMINAL x accuracy - the rent term unweighted. */
+#define W_ATTR 5.0
+#define W_STAGE 0.2
+#define PBRS_GAMMA 0.995
+#define W_RENT 0.05
+#define COST_GERMINATE 0.05
+#define COST_SET_ALPHA 0.01
+#define COST_PRUNE 0.02
+#define FAILED_COST 0.1
+#define W_FOSSIL 20.0
+#define W_PRUNE 10.0
+#define GOVERNOR_PENALTY 1.0
+#define W_TERMINAL 10.0
+/* governor: an epoch loss above this multiple of the last one (and above 1) */
+#define EXPLOSION_FACTOR 3.0
+/* seed gradients are healthy when finite with a mean norm in this range */
+#define HEALTHY_MIN 1e-7
+#define HEALTHY_MAX 1e3
+
+static const float g_stage_value[MORPHO_NUM_STAGES] = {0, 1, 2, 3, 4, 5, 0, 0, 0};
+
+/* ------------------------------------------------------------------ layout */
+
+/* Host tensors in the arena: W0 (H, D), b0, W1 (H, H), b1, W2, b2, Wout (C, H), bout. */
+typedef struct host_view {
+    float *w[4], *b[4];
+} host_view;
+
+static const int g_layer_in_is_d[4] = {1, 0, 0, 0};
+
+static host_view host_at(const morpho_state *m, float *base) {
+    host_view v;
+    float *p = base;
+    for (int l = 0; l < 4; l++) {
+        int in = g_layer_in_is_d[l] ? m->D : m->H, out = l == 3 ? CLASSES : m->H;
+        v.w[l] = p;
+        p += (size_t)in * out;
+        v.b[l] = p;
+        p += out;
+    }
+    return v;
+}
+
+size_t morpho_host_params(int D, int H) {
+    return (size_t)H * D + H + 2 * ((size_t)H * H + H) + (size_t)CLASSES * H + CLASSES;
+}
+
+static float *env_arena(const morpho_state *m, int i) { return m->arena_all + (size_t)i * m->arena; }
+/* Slot s's group: seed params, blend params (contiguous, one clipping group), then momentum. */
+static float *slot_params(const morpho_state *m, float *arena, int s) { return arena + m->off_slot[s]; }
+static float *slot_momentum(const morpho_state *m, float *arena, int s) {
+    return arena + m->off_slot[s] + m->seed_params + m->blend_params;
+}
+static size_t slot_group(const morpho_state *m) { return m->seed_params + m->blend_params; }
+float *morpho_slot_params(const morpho_state *m, int i, int k) {
+    return slot_params(m, env_arena(m, i), k);
+}
+
+static size_t seed_extra_params(const morpho_slot *slot, int H) {
+    return morpho_seed_num_params((morpho_blueprint)slot->blueprint, H) +
+           morpho_blend_num_params((morpho_style)slot->style, H);
+}
+
+/* ------------------------------------------------------------------ init */
+
+static void host_init(const morpho_state *m, float *arena, uint64_t *rng) {
+    host_view v = host_at(m, arena + m->off_host);
+    for (int l = 0; l < 4; l++) {
+        int in = g_layer_in_is_d[l] ? m->D : m->H, out = l == 3 ? CLASSES : m->H;
+        double bound = 1.0 / sqrt((double)in); /* torch.nn.Linear's default */
+        for (size_t k = 0; k < (size_t)in * out; k++)
+            v.w[l][k] = (float)sk_rng_uniform(rng, -bound, bound);
+        for (int k = 0; k < out; k++) v.b[l][k] = (float)sk_rng_uniform(rng, -bound, bound);
+    }
+    memset(arena + m->off_host_mom, 0, m->host_params * sizeof(float));
+}
+
+static void seed_create(const morpho_state *m, float *arena, int s, const morpho_slot *slot,
+                        uint64_t *rng) {
+    float *p = slot_params(m, arena, s);
+    memset(p, 0, 2 * slot_group(m) * sizeof(float)); /* params and momentum */
+    morpho_seed_init((morpho_blueprint)slot->blueprint, m->H, p, rng);
+    morpho_blend_init((morpho_style)slot->style, m->H, p + m->seed_params);
+}
+
+/* ------------------------------------------------------------------ forward / backward */
+
+/* Which slots take part in the forward: blending seeds in `on`; TRAINING seeds
+ * also compute their output when training (for their own update). */
+static const float *forward(const morpho_state *m, int i, const float *x, int B, unsigned on,
+                            bool train) {
+    morpho_work *w = &m->work[i];
+    const morpho_meta *meta = &m->meta[i];
+    float *arena = env_arena(m, i);
+    host_view v = host_at(m, arena + m->off_host);
+    int H = m->H;
+    const float *in = x;
+    for (int k = 0; k < MORPHO_SLOTS; k++) {
+        sk_linear_forward(w->h[k], in, v.w[k], v.b[k], B, k == 0 ? m->D : H, H);
+        const morpho_slot *slot = &meta->slots[k];
+        morpho_stage st = (morpho_stage)slot->stage;
+        const float *p = slot_params(m, arena, k);
+        in = w->h[k];
+        if (morpho_stage_blends(st) && ((on >> k) & 1u)) {
+            morpho_seed_forward((morpho_blueprint)slot->blueprint, H, p, w->h[k], w->s[k],
+                                w->seed_cache[k], B);
+            morpho_blend_forward((morpho_style)slot->style, H, slot->alpha.alpha,
+                                 p + m->seed_params, w->h[k], w->s[k], w->y[k], w->blend_cache[k],
+                                 B);
+            in = w->y[k];
+        } else if (train && st == MORPHO_TRAINING) {
+            morpho_seed_forward((morpho_blueprint)slot->blueprint, H, p, w->h[k], w->s[k],
+                                w->seed_cache[k], B);
+        }
+    }
+    sk_linear_forward(w->logits, in, v.w[3], v.b[3], B, H, CLASSES);
+    return in;
+}
+
+/* Mean cross-entropy and correct count of logits (B, C); dlogits if asked. */
+static double cross_entropy(const float *logits, const uint8_t *labels, int B, float *dlogits,
+                            int *correct) {
+    double loss = 0.0;
+    int hits = 0;
+    for (int r = 0; r < B; r++) {
+        const float *z = logits + (size_t)r * CLASSES;
+        float max = z[0];
+        int arg = 0;
+        for (int c = 1; c < CLASSES; c++)
+            if (z[c] > max) max = z[c], arg = c;
+        float sum = 0.0f;
+        for (int c = 0; c < CLASSES; c++) sum += expf(z[c] - max);
+        float lse = max + logf(sum);
+        loss += (double)(lse - z[labels[r]]);
+        hits += arg == labels[r];
+        if (dlogits)
+            for (int c = 0; c < CLASSES; c++)
+                dlogits[(size_t)r * CLASSES + c] =
+                    (expf(z[c] - lse) - (c == labels[r] ? 1.0f : 0.0f)) / (float)B;
+    }
+    if (correct) *correct = hits;
+    return loss / B;
+}
+
+/* Gradients into w->grads (host group, then one group per slot), from the
+ * forward's activations. */
+static void backward(const morpho_state *m, int i, const float *x, const float *last, int B) {
+    morpho_work *w = &m->work[i];
+    const morpho_meta *meta = &m->meta[i];
+    float *arena = env_arena(m, i);
+    host_view v = host_at(m, arena + m->off_host);
+    host_view g = host_at(m, w->grads);
+    int H = m->H;
+    size_t BH = (size_t)B * H;
+    memset(w->dy, 0, BH * sizeof(float));
+    sk_linear_backward(w->dy, g.w[3], g.b[3], w->dlogits, last, v.w[3], B, H, CLASSES);
+    for (int k = MORPHO_SLOTS - 1; k >= 0; k--) {
+        const morpho_slot *slot = &meta->slots[k];
+        morpho_stage st = (morpho_stage)slot->stage;
+        const float *p = slot_params(m, arena, k);
+        float *gp = w->grads + m->host_params + (size_t)k * slot_group(m);
+        morpho_blueprint bp = (morpho_blueprint)slot->blueprint;
+        if (morpho_stage_blends(st)) {
+            memset(w->dh, 0, BH * sizeof(float));
+            memset(w->ds, 0, BH * sizeof(float));
+            morpho_blend_backward((morpho_style)slot->style, H, slot->alpha.alpha,
+                                  p + m->seed_params, w->h[k], w->s[k], w->blend_cache[k], w->dy,
+                                  w->dh, w->ds, gp + m->seed_params, B);
+            morpho_seed_backward(bp, H, p, w->h[k], w->seed_cache[k], w->ds, w->dh, gp, B);
+        } else {
+            /* identity for the host; a TRAINING seed learns from the slot's
+             * output gradient on the detached input (straight-through) */
+            if (st == MORPHO_TRAINING)
+                morpho_seed_backward(bp, H, p, w->h[k], w->seed_cache[k], w->dy, NULL, gp, B);
+            memcpy(w->dh, w->dy, BH * sizeof(float));
+        }
+        if (k > 0) {
+            const float *prev = morpho_stage_blends((morpho_stage)meta->slots[k - 1].stage)
+                                    ? w->y[k - 1]
+                                    : w->h[k - 1];
+            memset(w->dy, 0, BH * sizeof(float));
+            sk_linear_backward(w->dy, g.w[k], g.b[k], w->dh, prev, v.w[k], B, H, H);
+        } else {
+            sk_linear_backward(NULL, g.w[0], g.b[0], w->dh, x, v.w[0], B, m->D, H);
+        }
+    }
+}
+
+/* SGD with momentum 0.9 (torch.optim.SGD: buf = 0.9 buf + g; p -= lr buf). */
+static void sgd(float *params, float *momentum, const float *grads, size_t n, float lr) {
+    for (size_t k = 0; k < n; k++) {
+        momentum[k] = 0.9f * momentum[k] + grads[k];
+        params[k] -= lr * momentum[k];
+    }
+}
+
+static unsigned blending_mask(const morpho_meta *meta) {
+    unsigned mask = 0;
+    for (int k = 0; k < MORPHO_SLOTS; k++)
+        if (morpho_stage_blends((morpho_stage)meta->slots[k].stage)) mask |= 1u << k;
+    return mask;
+}
+
+/* One epoch of training. Returns false when the governor rolled it back. */
+static bool train_epoch(morpho_state *m, int i) {
+    morpho_work *w = &m->work[i];
+    morpho_meta *meta = &m->meta[i];
+    float *arena = env_arena(m, i);
+    const morpho_data *d = m->data;
+    int B = m->cfg.batch_size, D = m->D;
+    int32_t *perm = m->perm + (size_t)i * d->n_train;
+    unsigned on = blending_mask(meta);
+    size_t grad_floats = m->host_params + MORPHO_SLOTS * slot_group(m);
+    double loss_sum = 0.0, norm_sum[MORPHO_SLOTS] = {0};
+    bool finite = true;
+    memcpy(m->snapshot_all + (size_t)i * m->arena, arena, m->arena * sizeof(float));
+    for (int b = 0; b < m->cfg.batches && finite; b++) {
+        for (int r = 0; r < B; r++) {
+            if (meta->perm_pos >= d->n_train) { /* a fresh pass: reshuffle (Fisher-Yates) */
+                for (int k = d->n_train - 1; k > 0; k--) {
+                    int j = (int)sk_rng_below(&meta->rng, (uint32_t)(k + 1));
+                    int32_t t = perm[k];
+                    perm[k] = perm[j], perm[j] = t;
+                }
+                meta->perm_pos = 0;
+            }
+            int32_t idx = perm[meta->perm_pos++];
+            memcpy(w->x + (size_t)r * D, d->train_x + (size_t)idx * D, (size_t)D * sizeof(float));
+            w->labels[r] = d->train_y[idx];
+        }
+        const float *last = forward(m, i, w->x, B, on, true);
+        double loss = cross_entropy(w->logits, w->labels, B, w->dlogits, NULL);
+        if (!isfinite(loss)) {
+            finite = false;
+            break;
+        }
+        loss_sum += loss;
+        memset(w->grads, 0, grad_floats * sizeof(float));
+        backward(m, i, w->x, last, B);
+        sk_clip_grad_norm(w->grads, m->host_params, m->cfg.clip);
+        sgd(arena + m->off_host, arena + m->off_host_mom, w->grads, m->host_params, m->cfg.lr);
+        for (int k = 0; k < MORPHO_SLOTS; k++) {
+            morpho_stage st = (morpho_stage)meta->slots[k].stage;
+            if (st != MORPHO_TRAINING && !morpho_stage_blends(st)) continue;
+            float *g = w->grads + m->host_params + (size_t)k * slot_group(m);
+            double norm = sk_clip_grad_norm(g, slot_group(m), m->cfg.clip);
+            norm_sum[k] += norm;
+            if (!isfinite(norm)) finite = false;
+            sgd(slot_params(m, arena, k), slot_momentum(m, arena, k), g, slot_group(m),
+                m->cfg.seed_lr);
+        }
+    }
+    double epoch_loss = finite ? loss_sum / m->cfg.batches : INFINITY;
+    bool exploded = !finite || (meta->epoch > 0 && epoch_loss > 1.0 &&
+                                epoch_loss > EXPLOSION_FACTOR * meta->train_loss);
+    for (int k = 0; k < MORPHO_SLOTS; k++) {
+        morpho_slot *slot = &meta->slots[k];
+        double mean = norm_sum[k] / m->cfg.batches;
+        slot->grad_norm = (float)mean;
+        slot->healthy = finite && isfinite(mean) && mean >= HEALTHY_MIN && mean <= HEALTHY_MAX;
+    }
+    if (exploded) {
+        memcpy(arena, m->snapshot_all + (size_t)i * m->arena, m->arena * sizeof(float));
+        return false;
+    }
+    meta->train_loss = (float)epoch_loss;
+    return true;
+}
+
+/* Accuracy and loss over `n` examples with the blending seeds in `on`. */
+static double evaluate(const morpho_state *m, int i, const float *xs, const uint8_t *ys, int n,
+                       unsigned on, double *loss_out) {
+    const morpho_work *w = &m->work[i];
+    int B = m->cfg.batch_size, correct = 0;
+    double loss = 0.0;
+    for (int lo = 0; lo < n; lo += B) {
+        int rows = SK_MIN(B, n - lo), hits;
+        forward(m, i, xs + (size_t)lo * m->D, rows, on, false);
+        loss += cross_entropy(w->logits, ys + lo, rows, NULL, &hits) * rows;
+        correct += hits;
+    }
+    if (loss_out) *loss_out = loss / n;
+    return (double)correct / n;
+}
+
+/* Every subset of the blending seeds on the validation shard; the main one
+ * gives val_acc and val_loss; contributions follow. */
+void morpho_validate(morpho_state *m, int i) {
+    morpho_meta *meta = &m->meta[i];
+    const morpho_data *d = m->data;
+    unsigned main_on = blending_mask(meta);
+    for (unsigned sub = 0; sub < SUBSETS; sub++) {
+        if ((sub & ~main_on) != 0) {
+            meta->subset_acc[sub] = NAN;
+            continue;
+        }
+        double loss;
+        meta->subset_acc[sub] =
+            (float)evaluate(m, i, d->val_x, d->val_y, m->cfg.val_size, sub, &loss);
+        if (sub == main_on) meta->val_loss = (float)loss;
+    }
+    meta->val_acc = meta->subset_acc[main_on];
+    for (int k = 0; k < MORPHO_SLOTS; k++) {
+        morpho_slot *slot = &meta->slots[k];
+        slot->contribution_prev = slot->contribution;
+        if ((main_on >> k) & 1u) {
+            slot->contribution = meta->val_acc - meta->subset_acc[main_on & ~(1u << k)];
+            if (slot->stage == MORPHO_HOLDING) slot->measured = 1;
+        } else {
+            slot->contribution = 0.0f;
+        }
+    }
+}
+
+void morpho_shapley(const float subset_acc[SUBSETS], unsigned present, float out[MORPHO_SLOTS]) {
+    int n = __builtin_popcount(present);
+    static const double fact[MORPHO_SLOTS + 1] = {1, 1, 2, 6};
+    for (int k = 0; k < MORPHO_SLOTS; k++) {
+        out[k] = 0.0f;
+        if (!((present >> k) & 1u)) continue;
+        double value = 0.0;
+        for (unsigned sub = 0; sub < SUBSETS; sub++) {
+            if ((sub & ~present) || ((sub >> k) & 1u)) continue;
+            int size = __builtin_popcount(sub);
+            double weight = fact[size] * fact[n - size - 1] / fact[n];
+            value += weight * ((double)subset_acc[sub | (1u << k)] - (double)subset_acc[sub]);
+        }
+        out[k] = (float)value;
+    }
+}
+
+/* ------------------------------------------------------------------ observation and reward */
+
+static float symlog(double x) { return (float)(x < 0 ? -log1p(-x) : log1p(x)); }
+
+static double potential(const morpho_meta *meta) {
+    double phi = 0.0;
+    for (int k = 0; k < MORPHO_SLOTS; k++) phi += g_stage_value[meta->slots[k].stage];
+    return W_STAGE * phi;
+}
+
+static double extra_params(const morpho_state *m, const morpho_meta *meta) {
+    double extra = 0.0;
+    for (int k = 0; k < MORPHO_SLOTS; k++)
+        if (morpho_stage_has_seed((morpho_stage)meta->slots[k].stage))
+            extra += (double)seed_extra_params(&meta->slots[k], m->H);
+    return extra;
+}
+
+static double rent(const morpho_state *m, const morpho_meta *meta) {
+    double host = fmax((double)m->host_params, 200.0);
+    return fmin(0.5 * log1p(extra_params(m, meta) / host), 1.5);
+}
+
+static void write_obs(const morpho_state *m, int i, float *o) {
+    const morpho_meta *meta = &m->meta[i];
+    memset(o, 0, MORPHO_OBS_SIZE * sizeof(float));
+    float *g = o;
+    *g++ = (float)meta->epoch / (float)m->cfg.epochs;
+    *g++ = symlog(meta->val_loss);
+    *g++ = meta->val_acc;
+    for (int k = 0; k < HISTORY; k++) *g++ = symlog(meta->loss_hist[k]);
+    for (int k = 0; k < HISTORY; k++) *g++ = meta->acc_hist[k];
+    for (int k = 0; k < MORPHO_SLOTS; k++) g[meta->slots[k].stage] += 1.0f / MORPHO_SLOTS;
+    g += MORPHO_NUM_STAGES;
+    g[meta->last_op] = 1.0f;
+    g += MORPHO_NUM_OPS;
+    *g++ = (float)meta->last_success;
+    SK_ASSERT(g - o == MORPHO_GLOBAL_FEATURES);
+    for (int k = 0; k < MORPHO_SLOTS; k++) {
+        const morpho_slot *slot = &meta->slots[k];
+        float *p = o + MORPHO_GLOBAL_FEATURES + k * MORPHO_SLOT_FEATURES;
+        bool seed = morpho_stage_has_seed((morpho_stage)slot->stage);
+        *p++ = seed ? 1.0f : 0.0f;
+        p[slot->stage] = 1.0f;
+        p += MORPHO_NUM_STAGES;
+        *p++ = slot->alpha.alpha;
+        *p++ = slot->alpha.target;
+        *p++ = (float)SK_MAX(slot->alpha.epochs - slot->alpha.tick, 0) / 8.0f;
+        *p++ = (float)slot->pruning;
+        *p++ = 10.0f * slot->contribution;
+        *p++ = 10.0f * (slot->contribution - slot->contribution_prev);
+        *p++ = symlog(slot->grad_norm);
+        *p++ = (float)slot->healthy;
+        *p++ = (float)slot->epochs_in_stage / 10.0f;
+        *p++ = (float)slot->age / 50.0f;
+        if (seed) {
+            p[slot->blueprint] = 1.0f;
+            p[MORPHO_NUM_BLUEPRINTS + slot->style] = 1.0f;
+        }
+        p += MORPHO_NUM_BLUEPRINTS + MORPHO_NUM_STYLES;
+        *p++ = seed ? (float)slot->tempo / 8.0f : 0.0f;
+        SK_ASSERT(p - (o + MORPHO_GLOBAL_FEATURES + k * MORPHO_SLOT_FEATURES) ==
+                  MORPHO_SLOT_FEATURES);
+    }
+}
+
+static void push_history(morpho_meta *meta) {
+    memmove(meta->loss_hist, meta->loss_hist + 1, (HISTORY - 1) * sizeof(float));
+    memmove(meta->acc_hist, meta->acc_hist + 1, (HISTORY - 1) * sizeof(float));
+    meta->loss_hist[HISTORY - 1] = meta->val_loss;
+    meta->acc_hist[HISTORY - 1] = meta->val_acc;
+}
+
+/* A fresh episode: a new host, empty slots, a measured starting point. */
+static void reset_env(morpho_state *m, int i) {
+    morpho_meta *meta = &m->meta[i];
+    uint64_t rng = meta->rng, seed_rng = meta->seed_rng;
+    memset(meta, 0, sizeof *meta);
+    meta->rng = rng;
+    meta->seed_rng = seed_rng;
+    meta->perm_pos = m->data->n_train; /* reshuffle at the first draw */
+    host_init(m, env_arena(m, i), &meta->rng);
+    morpho_validate(m, i);
+    for (int k = 0; k < HISTORY; k++) push_history(meta);
+    meta->train_loss = meta->val_loss;
+    meta->potential = (float)potential(meta);
+}
+
+static void write_mask(const morpho_state *m, int i, const sk_env_io *io) {
+    if (io->masks) morpho_masks(m->meta[i].slots, io->masks + (size_t)i * morpho_mask_size());
+}
+
+/* ------------------------------------------------------------------ the env interface */
+
+static void morpho_reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t seed) {
+    morpho_state *m = state;
+    for (int i = lo; i < hi; i++) {
+        int32_t *perm = m->perm + (size_t)i * m->data->n_train;
+        for (int k = 0; k < m->data->n_train; k++) perm[k] = k;
+        m->meta[i].rng = sk_rng_seed(seed, (uint64_t)i);
+        m->meta[i].seed_rng = sk_rng_seed(seed ^ 0x5eed5eed5eedULL, (uint64_t)i);
+        reset_env(m, i);
+        write_obs(m, i, io->obs + (size_t)i * MORPHO_OBS_SIZE);
+        write_mask(m, i, io);
+    }
+}
+
+static double apply_action(morpho_state *m, int i, const int32_t *action) {
+    morpho_meta *meta = &m->meta[i];
+    float *arena = env_arena(m, i);
+    morpho_effect effects[MORPHO_SLOTS];
+    int op = action[MORPHO_HEAD_OP];
+    int s = action[MORPHO_HEAD_SLOT];
+    /* what a prune or fossilize is worth is read before the action changes the slot */
+    float contribution = (s >= 0 && s < MORPHO_SLOTS) ? meta->slots[s].contribution : 0.0f;
+    bool ok = morpho_apply(meta->slots, action, effects);
+    meta->last_op = (op >= 0 && op < MORPHO_NUM_OPS) ? op : MORPHO_WAIT;
+    meta->last_success = ok;
+    if (!ok) return -FAILED_COST;
+    for (int k = 0; k < MORPHO_SLOTS; k++)
+        if (effects[k] == MORPHO_EFFECT_CREATE) seed_create(m, arena, k, &meta->slots[k], &meta->seed_rng);
+    if (m->cfg.sparse) return 0.0;
+    switch (op) {
+    case MORPHO_GERMINATE: return -COST_GERMINATE;
+    case MORPHO_SET_ALPHA_TARGET: return -COST_SET_ALPHA;
+    case MORPHO_PRUNE: return -COST_PRUNE - W_PRUNE * contribution;
+    case MORPHO_FOSSILIZE: return W_FOSSIL * contribution;
+    default: return 0.0;
+    }
+}
+
+static void end_episode(morpho_state *m, int i, const sk_env_io *io, double *reward) {
+    morpho_meta *meta = &m->meta[i];
+    const morpho_data *d = m->data;
+    if (m->cfg.sparse) *reward += W_TERMINAL * meta->val_acc - rent(m, meta);
+    else *reward += W_TERMINAL * meta->val_acc;
+    float *log = io->episode_log + (size_t)i * MORPHO_NUM_LOG_FIELDS;
+    float values[MORPHO_SLOTS];
+    morpho_shapley(meta->subset_acc, blending_mask(meta), values);
+    int fossils = 0;
+    for (int k = 0; k < MORPHO_SLOTS; k++) fossils += meta->slots[k].stage == MORPHO_FOSSILIZED;
+    log[0] = meta->episode_return + (float)*reward;
+    log[1] = (float)meta->epoch;
+    log[MORPHO_LOG_TEST_ACC] =
+        (float)evaluate(m, i, d->test_x, d->test_y, d->n_test, blending_mask(meta), NULL);
+    log[MORPHO_LOG_EXTRA_PARAMS] = (float)extra_params(m, meta);
+    log[MORPHO_LOG_FOSSILS] = (float)fossils;
+    for (int k = 0; k < MORPHO_SLOTS; k++) log[MORPHO_LOG_SHAPLEY + k] = values[k];
+}
+
+static void morpho_step(void *state, const sk_env_io *io, int lo, int hi) {
+    morpho_state *m = state;
+    for (int i = lo; i < hi; i++) {
+        morpho_meta *meta = &m->meta[i];
+        io->terminated[i] = 0;
+        io->truncated[i] = 0;
+        double reward = apply_action(m, i, io->actions + (size_t)i * MORPHO_HEADS);
+        if (!train_epoch(m, i)) reward -= GOVERNOR_PENALTY;
+        morpho_validate(m, i);
+        morpho_effect effects[MORPHO_SLOTS];
+        morpho_tick(meta->slots, effects);
+        meta->epoch++;
+        push_history(meta);
+        double phi = potential(meta);
+        bool done = meta->epoch >= m->cfg.epochs;
+        if (!m->cfg.sparse) {
+            double attribution = 0.0;
+            for (int k = 0; k < MORPHO_SLOTS; k++)
+                if (morpho_stage_blends((morpho_stage)meta->slots[k].stage) &&
+                    !meta->slots[k].pruning)
+                    attribution += meta->slots[k].contribution;
+            reward += W_ATTR * attribution - W_RENT * rent(m, meta);
+            reward += PBRS_GAMMA * (done ? 0.0 : phi) - meta->potential;
+        }
+        meta->potential = (float)phi;
+        float *obs = io->obs + (size_t)i * MORPHO_OBS_SIZE;
+        if (done) {
+            end_episode(m, i, io, &reward);
+            io->terminated[i] = 1;
+            write_obs(m, i, io->final_obs + (size_t)i * MORPHO_OBS_SIZE);
+            reset_env(m, i);
+        } else {
+            meta->episode_return += (float)reward;
+        }
+        io->rewards[i] = (float)reward;
+        write_obs(m, i, obs);
+        write_mask(m, i, io);
+    }
+}
+
+/* ------------------------------------------------------------------ the heuristic */
+
+/* Germinate a large MLP seed (add, tempo 5) when validation accuracy has
+ * gained less than half a point over the last five epochs; advance a seed
+ * whenever its gate allows; fossilize a holding seed whose contribution is
+ * positive and prune one whose contribution is not; prune a blending seed
+ * that hurts by more than half a point. */
+static void morpho_heuristic(const void *state, int lo, int hi, int32_t *actions) {
+    const morpho_state *m = state;
+    for (int i = lo; i < hi; i++) {
+        const morpho_meta *meta = &m->meta[i];
+        int32_t *a = actions + (size_t)i * MORPHO_HEADS;
+        memset(a, 0, MORPHO_HEADS * sizeof(int32_t));
+        a[MORPHO_HEAD_BLUEPRINT] = MORPHO_BP_MLP_LARGE;
+        a[MORPHO_HEAD_STYLE] = MORPHO_BLEND_ADD;
+        a[MORPHO_HEAD_TEMPO] = 1;
+        int32_t choice[MORPHO_HEADS];
+        bool chosen = false;
+        for (int k = 0; k < MORPHO_SLOTS && !chosen; k++) {
+            const morpho_slot *slot = &meta->slots[k];
+            int op = -1;
+            if (slot->stage == MORPHO_HOLDING && slot->measured)
+                op = slot->contribution > 0.0f ? MORPHO_FOSSILIZE : MORPHO_PRUNE;
+            else if (slot->stage == MORPHO_BLENDING && slot->contribution < -0.005f)
+                op = MORPHO_PRUNE;
+            else if (slot->stage == MORPHO_TRAINING || slot->stage == MORPHO_BLENDING)
+                op = MORPHO_ADVANCE;
+            if (op < 0) continue;
+            memcpy(choice, a, sizeof choice);
+            choice[MORPHO_HEAD_OP] = op;
+            choice[MORPHO_HEAD_SLOT] = k;
+            if (morpho_allowed(meta->slots, choice)) chosen = true;
+        }
+        bool plateau = meta->epoch >= HISTORY &&
+                       meta->acc_hist[HISTORY - 1] - meta->acc_hist[0] < 0.005f;
+        for (int k = 0; k < MORPHO_SLOTS && !chosen && plateau; k++) {
+            memcpy(choice, a, sizeof choice);
+            choice[MORPHO_HEAD_OP] = MORPHO_GERMINATE;
+            choice[MORPHO_HEAD_SLOT] = k;
+            if (morpho_allowed(meta->slots, choice)) chosen = true;
+        }
+        if (chosen) memcpy(a, choice, sizeof choice);
+    }
+}
+
+/* ------------------------------------------------------------------ create / destroy / state */
+
+static void work_free(morpho_work *w) {
+    sk_free(w->x);
+    sk_free(w->labels);
+    sk_free(w->grads);
+}
+
+static void morpho_destroy(void *state) {
+    morpho_state *m = state;
+    if (!m) return;
+    if (m->work)
+        for (int i = 0; i < m->num_envs; i++) work_free(&m->work[i]);
+    sk_free(m->work);
+    sk_free(m->arena_all);
+    sk_free(m->snapshot_all);
+    sk_free(m->meta);
+    sk_free(m->perm);
+    if (m->data) morpho_data_release(m->data);
+    sk_free(m);
+}
+
+static sk_status work_alloc(morpho_state *m, morpho_work *w) {
+    size_t B = (size_t)m->cfg.batch_size, H = (size_t)m->H;
+    size_t seed_cache = morpho_seed_max_cache_floats(m->H), blend_cache = 0;
+    for (int st = 0; st < MORPHO_NUM_STYLES; st++)
+        blend_cache = SK_MAX(blend_cache, morpho_blend_cache_floats((morpho_style)st, m->H));
+    size_t per_slot = 3 * B * H + B * (seed_cache + blend_cache);
+    size_t floats = B * (size_t)m->D + MORPHO_SLOTS * per_slot + 2 * B * CLASSES + 3 * B * H;
+    w->x = sk_alloc(floats * sizeof(float));
+    w->labels = sk_alloc(B);
+    w->grads = sk_alloc((m->host_params + MORPHO_SLOTS * slot_group(m)) * sizeof(float));
+    if (!w->x || !w->labels || !w->grads) return sk_fail(SK_ERR_NOMEM, "out of memory");
+    float *p = w->x + B * (size_t)m->D;
+    for (int k = 0; k < MORPHO_SLOTS; k++) {
+        w->h[k] = p, p += B * H;
+        w->s[k] = p, p += B * H;
+        w->y[k] = p, p += B * H;
+        w->seed_cache[k] = p, p += B * seed_cache;
+        w->blend_cache[k] = p, p += B * blend_cache;
+    }
+    w->logits = p, p += B * CLASSES;
+    w->dlogits = p, p += B * CLASSES;
+    w->dy = p, p += B * H;
+    w->dh = p, p += B * H;
+    w->ds = p;
+    return SK_OK;
+}
+
+static sk_status read_config(const sk_config *cfg, morpho_cfg *c, const char **source) {
+    int64_t v;
+    double f;
+    sk_status st;
+#define INT_KEY(key, def, lo, hi, field)                                                          \
+    if ((st = sk_cfg_int(cfg, key, def, lo, hi, &v)) != SK_OK) return st;                        \
+    c->field = (int)v;
+#define REAL_KEY(key, def, lo, hi, field)                                                         \
+    if ((st = sk_cfg_double(cfg, key, def, lo, hi, &f)) != SK_OK) return st;                    \
+    c->field = (float)f;
+    INT_KEY("env.epochs", 150, 1, 100000, epochs)
+    INT_KEY("env.batches", 24, 1, 100000, batches)
+    INT_KEY("env.batch_size", 512, 1, 65536, batch_size)
+    INT_KEY("env.val_size", 1000, 1, N_VAL_POOL, val_size)
+    INT_KEY("env.hidden", H_DEFAULT, 2, 1024, hidden)
+    REAL_KEY("env.lr", 0.02, 0.0, 10.0, lr)
+    REAL_KEY("env.seed_lr", 0.02, 0.0, 10.0, seed_lr)
+    REAL_KEY("env.clip", 5.0, 1e-6, 1e9, clip)
+#undef INT_KEY
+#undef REAL_KEY
+    static const char *const rewards[] = {"shaped", "sparse", NULL};
+    int reward;
+    if ((st = sk_cfg_choice(cfg, "env.reward", "shaped", rewards, &reward)) != SK_OK) return st;
+    c->sparse = reward == 1;
+    *source = sk_cfg_string(cfg, "env.data", "auto");
+    return SK_OK;
+}
+
+static sk_status morpho_create(void **out, int num_envs, const sk_config *cfg) {
+    *out = NULL;
+    morpho_state *m = sk_alloc(sizeof *m);
+    if (!m) return sk_fail(SK_ERR_NOMEM, "out of memory");
+    memset(m, 0, sizeof *m);
+    m->num_envs = num_envs;
+    const char *source;
+    sk_status st = read_config(cfg, &m->cfg, &source);
+    if (st == SK_OK) st = morpho_data_acquire(&m->data, source, POOL, N_VAL_POOL);
+    if (st != SK_OK) {
+        morpho_destroy(m);
+        return st;
+    }
+    openblas_set_num_threads(1); /* each env's epoch runs on one worker thread */
+    m->D = m->data->dim;
+    m->H = m->cfg.hidden;
+    m->host_params = morpho_host_params(m->D, m->H);
+    m->seed_params = morpho_seed_max_params(m->H);
+    m->blend_params = 0;
+    for (int s = 0; s < MORPHO_NUM_STYLES; s++)
+        m->blend_params = SK_MAX(m->blend_params, morpho_blend_num_params((morpho_style)s, m->H));
+    m->off_host = 0;
+    m->off_host_mom = m->host_params;
+    size_t off = 2 * m->host_params;
+    for (int k = 0; k < MORPHO_SLOTS; k++) {
+        m->off_slot[k] = off;
+        off += 2 * slot_group(m);
+    }
+    m->arena = off;
+    size_t n = (size_t)num_envs;
+    m->arena_all = sk_alloc(n * m->arena * sizeof(float));
+    m->snapshot_all = sk_alloc(n * m->arena * sizeof(float));
+    m->meta = sk_alloc(n * sizeof(morpho_meta));
+    m->perm = sk_alloc(n * (size_t)m->data->n_train * sizeof(int32_t));
+    m->work = sk_alloc(n * sizeof(morpho_work));
+    if (!m->arena_all || !m->snapshot_all || !m->meta || !m->perm || !m->work) {
+        morpho_destroy(m);
+        return sk_fail(SK_ERR_NOMEM, "out of memory");
+    }
+    memset(m->arena_all, 0, n * m->arena * sizeof(float));
+    memset(m->meta, 0, n * sizeof(morpho_meta));
+    memset(m->work, 0, n * sizeof(morpho_work));
+    for (int i = 0; i < num_envs; i++)
+        if ((st = work_alloc(m, &m->work[i])) != SK_OK) {
+            morpho_destroy(m);
+            return st;
+        }
+    *out = m;
+    return SK_OK;
+}
+
+static int morpho_state_arrays(void *state, sk_env_array *arrays) {
+    morpho_state *m = state;
+    arrays[0] = (sk_env_array){"arena", SK_ARRAY_F32, (int)m->arena, m->arena_all};
+    arrays[1] = (sk_env_array){"meta", SK_ARRAY_U8, (int)sizeof(morpho_meta), m->meta};
+    arrays[2] = (sk_env_array){"perm", SK_ARRAY_I32, m->data->n_train, m->perm};
+    return 3;
+}
+
+const sk_env_def sk_env_morpho = {
+    .id = "Morpho-v0",
+    .alias = "morpho",
+    .summary = "grow a host network while it trains: graft, blend, keep or prune seed modules",
+    .preset = "morpho",
+    .obs_size = MORPHO_OBS_SIZE,
+    .action_space = {.kind = SK_SPACE_DISCRETE,
+                     .num_heads = MORPHO_HEADS,
+                     .head_sizes = {MORPHO_NUM_OPS, MORPHO_SLOTS, MORPHO_NUM_BLUEPRINTS,
+                                    MORPHO_NUM_STYLES, 3, 3, 4, MORPHO_NUM_CURVES},
+                     /* bit op: the head matters for that op (lifecycle.h) */
+                     .relevant_when = {0, 0x3e, 0x2, 0x2, 0x2, 0x4, 0x4, 0x4},
+                     .masks_by_head0 = true},
+    .mask_size = MORPHO_NUM_OPS * (1 + MORPHO_SLOTS + MORPHO_NUM_BLUEPRINTS + MORPHO_NUM_STYLES +
+                                   3 + 3 + 4 + MORPHO_NUM_CURVES),
+    .max_episode_steps = 150,
+    .solved_threshold = NAN, /* no return counts as solved */
+    .num_log_fields = MORPHO_NUM_LOG_FIELDS,
+    .log_names = {"return", "length", "test_acc", "extra_params", "fossils", "shapley_0",
+                  "shapley_1", "shapley_2"},
+    .action_names = morpho_op_names,
+    .bench_num_envs = 8, /* each env is a host network with its own scratch */
+    .create = morpho_create,
+    .destroy = morpho_destroy,
+    .reset = morpho_reset,
+    .step = morpho_step,
+    .state_arrays = morpho_state_arrays,
+    .heuristic = morpho_heuristic,
+};

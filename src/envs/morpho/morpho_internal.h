@@ -1,0 +1,67 @@
+/*
+ * Morpho-v0's internals, shared by morpho.c and its tests: the per-env state
+ * and the measurements a test can check by hand.
+ */
+#ifndef SK_MORPHO_INTERNAL_H
+#define SK_MORPHO_INTERNAL_H
+
+#include "data.h"
+#include "morpho.h"
+
+#define MORPHO_CLASSES 10
+#define MORPHO_HISTORY 5
+#define MORPHO_SUBSETS (1 << MORPHO_SLOTS)
+
+typedef struct morpho_cfg {
+    int epochs, batches, batch_size, val_size, hidden;
+    float lr, seed_lr, clip;
+    bool sparse;
+} morpho_cfg;
+
+/* Everything about an env but its parameters, checkpointed as bytes. */
+typedef struct morpho_meta {
+    morpho_slot slots[MORPHO_SLOTS];
+    uint64_t rng;      /* data order, host init */
+    uint64_t seed_rng; /* seed init: its own stream, so a seed leaves the host's draws alone */
+    int32_t epoch, perm_pos, last_op, last_success;
+    float loss_hist[MORPHO_HISTORY], acc_hist[MORPHO_HISTORY]; /* most recent last */
+    float train_loss, val_loss, val_acc;
+    float subset_acc[MORPHO_SUBSETS]; /* validation accuracy with exactly these blending seeds on */
+    float potential;
+    float episode_return;
+} morpho_meta;
+
+/* Scratch of one env's epoch (not state). */
+typedef struct morpho_work {
+    float *x, *h[MORPHO_SLOTS], *s[MORPHO_SLOTS], *y[MORPHO_SLOTS], *seed_cache[MORPHO_SLOTS];
+    float *blend_cache[MORPHO_SLOTS], *logits, *dlogits, *dy, *dh, *ds, *grads;
+    uint8_t *labels;
+} morpho_work;
+
+typedef struct morpho_state {
+    morpho_cfg cfg;
+    const morpho_data *data;
+    int num_envs, D, H;
+    /* arena layout, in floats */
+    size_t host_params, seed_params, blend_params, slot_stride, arena;
+    size_t off_host, off_host_mom, off_slot[MORPHO_SLOTS];
+    float *arena_all, *snapshot_all;
+    morpho_meta *meta;
+    int32_t *perm; /* (num_envs, n_train) */
+    morpho_work *work;
+} morpho_state;
+
+/* Validation accuracy of every subset of env i's blending seeds, contributions
+ * (morpho.c's validate). */
+void morpho_validate(morpho_state *m, int i);
+/* Exact Shapley values of the seeds in `present` (bit k = slot k) from the
+ * accuracy of every subset of them (subset_acc[subset]); 0 for the others. */
+void morpho_shapley(const float subset_acc[MORPHO_SUBSETS], unsigned present,
+                    float out[MORPHO_SLOTS]);
+/* Host parameter count: W0 (H, D), b0, W1 (H, H), b1, W2, b2, Wout (10, H), bout,
+ * at the start of each env's arena; momentum follows. */
+size_t morpho_host_params(int D, int H);
+/* Slot k's seed parameters (then its blend's) in env i's arena. */
+float *morpho_slot_params(const morpho_state *m, int i, int k);
+
+#endif
