@@ -4,7 +4,10 @@
  * 4 ulp of a multiple of pi/2 in it (where the reduction cancels most), tiny and subnormal
  * arguments, and the ends of the range; sk_vangle_normalize equal bit for bit to the fmod
  * formula it replaces; sk_vrange_ok's answers. Each sweep prints the largest distance it found
- * and how many results differ from libm's at all.
+ * and how many results differ from libm's at all. The float kernels sk_vsinf_kernel and
+ * sk_vcosf_kernel against glibc's sinf and cosf on |x| <= pi/4 (every float there was checked
+ * once, 2.1e9 of them: at most 1 ulp, 0.04% of sines and 0.12% of cosines differ; the test
+ * sweeps every 32nd), and sk_vrangef_ok.
  *
  * These run the scalar compilation of the header's functions; the env loops run the same
  * IEEE operations on SIMD lanes (no contraction, no reassociation), so their results are the
@@ -268,6 +271,69 @@ static void test_range_check(void **unused) {
     assert_true(sk_vrange_ok(x, 0, 19, 9.0));
 }
 
+/* ------------------------------------------------------------ float kernels */
+
+static int ulps_f(float a, float b) {
+    if (a == b) return 0;
+    if (isnan(a) || isnan(b)) return INT32_MAX;
+    int32_t ia, ib;
+    memcpy(&ia, &a, sizeof ia);
+    memcpy(&ib, &b, sizeof ib);
+    if (ia < 0) ia = INT32_MIN - ia;
+    if (ib < 0) ib = INT32_MIN - ib;
+    int64_t d = (int64_t)ia - (int64_t)ib;
+    return (int)(d < 0 ? -d : d);
+}
+
+static void test_float_kernels(void **unused) {
+    (void)unused;
+    /* every 32nd float from 0 up to the bound, both signs, and the bound itself */
+    int sin_ulp = 0, cos_ulp = 0;
+    float sin_worst = 0.0f, cos_worst = 0.0f;
+    long points = 0, sin_differ = 0, cos_differ = 0;
+    uint32_t last;
+    float bound = SK_VMATHF_KERNEL_BOUND;
+    memcpy(&last, &bound, sizeof last);
+    for (uint32_t bits = 0;; bits += 32) {
+        if (bits > last) bits = last;
+        float magnitude;
+        memcpy(&magnitude, &bits, sizeof magnitude);
+        for (int sign = 0; sign < 2; sign++) {
+            float x = sign ? -magnitude : magnitude;
+            int us = ulps_f(sk_vsinf_kernel(x), sinf(x)), uc = ulps_f(sk_vcosf_kernel(x), cosf(x));
+            points++;
+            sin_differ += us != 0;
+            cos_differ += uc != 0;
+            if (us > sin_ulp) sin_ulp = us, sin_worst = x;
+            if (uc > cos_ulp) cos_ulp = uc, cos_worst = x;
+        }
+        if (bits == last) break;
+    }
+    print_message("float kernels, |x| <= pi/4 %9ld points: sinf max %d ulp (at %.9g; %.3f%% "
+                  "differ), cosf max %d ulp (at %.9g; %.3f%% differ)\n",
+                  points, sin_ulp, (double)sin_worst, 100.0 * (double)sin_differ / (double)points,
+                  cos_ulp, (double)cos_worst, 100.0 * (double)cos_differ / (double)points);
+    assert_true(sin_ulp <= SK_VMATHF_KERNEL_MAX_ULP);
+    assert_true(cos_ulp <= SK_VMATHF_KERNEL_MAX_ULP);
+    /* exact at 0 (the sign of a zero sine is not kept: -0 gives +0) */
+    assert_true(sk_vsinf_kernel(0.0f) == 0.0f && sk_vcosf_kernel(0.0f) == 1.0f);
+    /* the bound is below pi/4, and the next float is not */
+    assert_true((double)bound < M_PI / 4 && (double)nextafterf(bound, 1.0f) > M_PI / 4);
+}
+
+static void test_float_range_check(void **unused) {
+    (void)unused;
+    float x[19];
+    for (int i = 0; i < 19; i++) x[i] = -0.9f + 0.1f * (float)i;
+    assert_false(sk_vrangef_ok(x, 0, 19, SK_VMATHF_KERNEL_BOUND));
+    assert_true(sk_vrangef_ok(x, 2, 17, SK_VMATHF_KERNEL_BOUND)); /* -0.7 .. 0.7 */
+    assert_true(sk_vrangef_ok(x, 5, 5, 0.0f));                    /* an empty range */
+    x[9] = NAN;
+    assert_false(sk_vrangef_ok(x, 2, 17, SK_VMATHF_KERNEL_BOUND)); /* NaN is never in range */
+    x[9] = INFINITY;
+    assert_false(sk_vrangef_ok(x, 2, 17, FLT_MAX));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dense_sweep),
@@ -277,6 +343,8 @@ int main(void) {
         cmocka_unit_test(test_angle_normalize_is_the_fmod_formula),
         cmocka_unit_test(test_constants),
         cmocka_unit_test(test_range_check),
+        cmocka_unit_test(test_float_kernels),
+        cmocka_unit_test(test_float_range_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -175,4 +175,36 @@ SK_VMATH_INLINE double sk_vangle_normalize(double x) {
     return wrapped - M_PI;
 }
 
+/*
+ * Float sin and cos on |x| <= pi/4, for float32 env paths (16 lanes of AVX-512): no reduction,
+ * just the single-precision minimax polynomials of Cephes' sinf.c and cosf.c (S. L. Moshier,
+ * public domain), evaluated in float in Cephes' order. Within SK_VMATHF_KERNEL_MAX_ULP of
+ * glibc's sinf and cosf on that range (tests/test_vmath.c sweeps every 16th float in it). A
+ * caller checks its arguments with sk_vrangef_ok and falls back to libm when any is outside.
+ */
+#define SK_VMATHF_KERNEL_BOUND 0x1.921fb4p-1f /* the float just below pi/4 */
+#define SK_VMATHF_KERNEL_MAX_ULP 1
+
+/* sin x for |x| <= SK_VMATHF_KERNEL_BOUND. */
+SK_VMATH_INLINE float sk_vsinf_kernel(float x) {
+    const float S1 = -1.6666654611e-1f, S2 = 8.3321608736e-3f, S3 = -1.9515295891e-4f;
+    float z = x * x;
+    return ((S3 * z + S2) * z + S1) * z * x + x;
+}
+
+/* cos x for |x| <= SK_VMATHF_KERNEL_BOUND. */
+SK_VMATH_INLINE float sk_vcosf_kernel(float x) {
+    const float C1 = 4.166664568298827e-2f, C2 = -1.388731625493765e-3f,
+                C3 = 2.443315711809948e-5f;
+    float z = x * x;
+    return ((C3 * z + C2) * z + C1) * z * z - 0.5f * z + 1.0f;
+}
+
+/* Whether every |x[i]|, lo <= i < hi, is at most bound (false if any is NaN). */
+SK_VMATH_INLINE bool sk_vrangef_ok(const float *x, int lo, int hi, float bound) {
+    int32_t outside = 0;
+    for (int i = lo; i < hi; i++) outside |= (int32_t)!(fabsf(x[i]) <= bound);
+    return outside == 0;
+}
+
 #endif

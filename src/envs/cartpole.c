@@ -9,6 +9,7 @@
 
 #include "../core/config.h"
 #include "../core/rng.h"
+#include "../core/vmath.h"
 
 #include <math.h>
 #include <string.h>
@@ -28,7 +29,24 @@
 #define MAX_EPISODE_STEPS 500
 #define OBS_SIZE 4
 
-/* The per-env arrays of the state, for allocation and checkpoints. */
+/* The same constants in float, for env.precision = float32: the floats nearest them, and the
+ * division by the total mass as a multiplication by its reciprocal. */
+#define GRAVITY_F ((float)GRAVITY)
+#define POLE_MASS_LENGTH_F ((float)POLE_MASS_LENGTH)
+#define INV_TOTAL_MASS_F ((float)(1.0 / TOTAL_MASS))
+#define MASS_POLE_F ((float)MASS_POLE)
+#define HALF_POLE_LENGTH_F ((float)HALF_POLE_LENGTH)
+#define FOUR_THIRDS_F ((float)(4.0 / 3.0))
+#define FORCE_MAG_F ((float)FORCE_MAG)
+#define TAU_F ((float)TAU)
+#define THETA_THRESHOLD_F ((float)THETA_THRESHOLD)
+#define X_THRESHOLD_F ((float)X_THRESHOLD)
+/* A uniform 24-bit integer k, centred, times this is in [-0.05, 0.05) with one rounding. */
+#define RESET_SCALE_F ((float)(2.0 * RESET_BOUND) * 0x1.0p-24f)
+
+/* The per-env arrays of the state, for allocation and checkpoints: one table per precision.
+ * Both name the coordinates x, x_dot, theta, theta_dot, so resuming a checkpoint at the other
+ * precision fails on the arrays' dtype. */
 static const sk_soa_field g_fields[] = {
     SK_SOA_FIELD(sk_cartpole_state, x, SK_ARRAY_F64),
     SK_SOA_FIELD(sk_cartpole_state, x_dot, SK_ARRAY_F64),
@@ -40,16 +58,44 @@ static const sk_soa_field g_fields[] = {
 };
 #define NUM_FIELDS ((int)(sizeof g_fields / sizeof g_fields[0]))
 
+/* float32 has no episode_return: every reward is 1, so the return is the step count. */
+static const sk_soa_field g_fields32[] = {
+    {"x", SK_ARRAY_F32, offsetof(sk_cartpole_state, x32)},
+    {"x_dot", SK_ARRAY_F32, offsetof(sk_cartpole_state, x_dot32)},
+    {"theta", SK_ARRAY_F32, offsetof(sk_cartpole_state, theta32)},
+    {"theta_dot", SK_ARRAY_F32, offsetof(sk_cartpole_state, theta_dot32)},
+    SK_SOA_FIELD(sk_cartpole_state, elapsed, SK_ARRAY_I32),
+    SK_SOA_FIELD(sk_cartpole_state, rng, SK_ARRAY_U64),
+};
+#define NUM_FIELDS32 ((int)(sizeof g_fields32 / sizeof g_fields32[0]))
+
+static const char *const g_precision_names[] = {"float64", "float32", NULL};
+
+static const sk_soa_field *fields_of(sk_cartpole_precision precision, int *num_fields) {
+    *num_fields = precision == SK_CARTPOLE_FLOAT32 ? NUM_FIELDS32 : NUM_FIELDS;
+    return precision == SK_CARTPOLE_FLOAT32 ? g_fields32 : g_fields;
+}
+
 static sk_status cartpole_create(void **out, int num_envs, const sk_config *cfg) {
-    (void)cfg;
-    sk_cartpole_state *s = sk_soa_create(sizeof *s, g_fields, NUM_FIELDS, num_envs, "CartPole");
+    int precision;
+    sk_status status = sk_cfg_choice(cfg, "env.precision", "float64", g_precision_names, &precision);
+    if (status != SK_OK) return status;
+    int num_fields;
+    const sk_soa_field *fields = fields_of((sk_cartpole_precision)precision, &num_fields);
+    sk_cartpole_state *s = sk_soa_create(sizeof *s, fields, num_fields, num_envs, "CartPole");
     if (!s) return SK_ERR_NOMEM;
     s->num_envs = num_envs;
+    s->precision = (sk_cartpole_precision)precision;
     *out = s;
     return SK_OK;
 }
 
-static void cartpole_destroy(void *state) { sk_soa_destroy(state, g_fields, NUM_FIELDS); }
+static void cartpole_destroy(void *state) {
+    if (!state) return;
+    int num_fields;
+    const sk_soa_field *fields = fields_of(((sk_cartpole_state *)state)->precision, &num_fields);
+    sk_soa_destroy(state, fields, num_fields);
+}
 
 static inline void write_obs(const sk_cartpole_state *s, float *obs, int i) {
     obs[0] = (float)s->x[i];
@@ -67,12 +113,81 @@ static inline void reset_one(sk_cartpole_state *s, int i) {
     s->episode_return[i] = 0.0f;
 }
 
+static inline void write_obs32(const sk_cartpole_state *s, float *obs, int i) {
+    obs[0] = s->x32[i];
+    obs[1] = s->x_dot32[i];
+    obs[2] = s->theta32[i];
+    obs[3] = s->theta_dot32[i];
+}
+
+/* Two draws of the env's splitmix64 stream give four 24-bit uniforms, one per coordinate. */
+static inline float reset_coordinate(uint64_t bits) {
+    return (float)((int32_t)(bits & 0xffffff) - (1 << 23)) * RESET_SCALE_F;
+}
+
+static inline void reset_one32(sk_cartpole_state *s, int i) {
+    uint64_t a = sk_rng_next(&s->rng[i]), b = sk_rng_next(&s->rng[i]);
+    s->x32[i] = reset_coordinate(a);
+    s->x_dot32[i] = reset_coordinate(a >> 32);
+    s->theta32[i] = reset_coordinate(b);
+    s->theta_dot32[i] = reset_coordinate(b >> 32);
+    s->elapsed[i] = 0;
+}
+
+/* Bit k set where env base + k (k < count <= 64) ended its episode this step. Eight flags at a
+ * time: a u64 of 0/1 bytes times 0x0102040810204080 gathers byte k's bit at bit 56 + k. */
+static inline uint64_t ended_mask(const sk_env_io *io, int base, int count) {
+    uint64_t mask = 0;
+    int k = 0;
+    for (; k + 8 <= count; k += 8) {
+        uint64_t term8, trunc8;
+        memcpy(&term8, io->terminated + base + k, 8);
+        memcpy(&trunc8, io->truncated + base + k, 8);
+        mask |= (((term8 | trunc8) * 0x0102040810204080ULL) >> 56) << k;
+    }
+    for (; k < count; k++)
+        mask |= (uint64_t)(io->terminated[base + k] | io->truncated[base + k]) << k;
+    return mask;
+}
+
+/* Logs and resets the envs that ended, visiting only them: a branch per 64 envs and one per
+ * ended env, where testing each env's flags mispredicts on every end. */
+static void finish_episodes(sk_cartpole_state *s, const sk_env_io *io, int lo, int hi) {
+    bool f32 = s->precision == SK_CARTPOLE_FLOAT32;
+    for (int base = lo; base < hi; base += 64) {
+        uint64_t ended = ended_mask(io, base, hi - base < 64 ? hi - base : 64);
+        while (ended) {
+            int i = base + __builtin_ctzll(ended);
+            ended &= ended - 1;
+            float *obs = io->obs + (size_t)i * OBS_SIZE;
+            memcpy(io->final_obs + (size_t)i * OBS_SIZE, obs, OBS_SIZE * sizeof(float));
+            /* float32 keeps no return: every reward is 1, so it is the length */
+            io->episode_log[2 * i + 0] = f32 ? (float)s->elapsed[i] : s->episode_return[i];
+            io->episode_log[2 * i + 1] = (float)s->elapsed[i];
+            if (f32) {
+                reset_one32(s, i);
+                write_obs32(s, obs, i);
+            } else {
+                reset_one(s, i);
+                write_obs(s, obs, i);
+            }
+        }
+    }
+}
+
 static void cartpole_reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t seed) {
     sk_cartpole_state *s = state;
+    bool f32 = s->precision == SK_CARTPOLE_FLOAT32;
     for (int i = lo; i < hi; i++) {
         s->rng[i] = sk_rng_seed(seed, (uint64_t)i);
-        reset_one(s, i);
-        write_obs(s, io->obs + (size_t)i * OBS_SIZE, i);
+        float *obs = io->obs + (size_t)i * OBS_SIZE;
+        if (f32) {
+            reset_one32(s, i);
+            write_obs32(s, obs, i);
+        } else {
+            reset_one(s, i);
+            write_obs(s, obs, i);
+        }
     }
 }
 
@@ -91,32 +206,15 @@ static inline void advance(double force, double sintheta, double costheta, doubl
     *theta_dot = *theta_dot + TAU * thetaacc;
 }
 
-/* Ends, logs and resets the episodes that step just finished in lo..hi-1,
- * skipping eight envs at a time where none ended. */
-static void finish_episodes(sk_cartpole_state *s, const sk_env_io *io, int lo, int hi) {
-    for (int i = lo; i < hi; i++) {
-        if (((i - lo) & 7) == 0 && i + 8 <= hi) {
-            uint64_t term8, trunc8;
-            memcpy(&term8, io->terminated + i, 8);
-            memcpy(&trunc8, io->truncated + i, 8);
-            if ((term8 | trunc8) == 0) {
-                i += 7;
-                continue;
-            }
-        }
-        if (!io->terminated[i] && !io->truncated[i]) continue;
-        float *obs = io->obs + (size_t)i * OBS_SIZE;
-        memcpy(io->final_obs + (size_t)i * OBS_SIZE, obs, OBS_SIZE * sizeof(float));
-        io->episode_log[2 * i + 0] = s->episode_return[i];
-        io->episode_log[2 * i + 1] = (float)s->elapsed[i];
-        reset_one(s, i);
-        write_obs(s, obs, i);
-    }
-}
+static void step32_libm(sk_cartpole_state *s, const sk_env_io *io, int lo, int hi);
 
 /* The readable reference: libm's sin and cos, one env at a time. */
 void sk_cartpole_step_reference(void *state, const sk_env_io *io, int lo, int hi) {
     sk_cartpole_state *s = state;
+    if (s->precision == SK_CARTPOLE_FLOAT32) {
+        step32_libm(s, io, lo, hi);
+        return;
+    }
     for (int i = lo; i < hi; i++) {
         double force = io->actions[i] == 1 ? FORCE_MAG : -FORCE_MAG;
         double x = s->x[i], x_dot = s->x_dot[i], theta = s->theta[i], theta_dot = s->theta_dot[i];
@@ -217,14 +315,86 @@ static void step_vector(sk_cartpole_state *s, const sk_env_io *io, int lo, int h
     if (ended) finish_episodes(s, io, lo, hi);
 }
 
+/*
+ * float32 precision (env.precision = float32): the same equations in float, 16 envs to an
+ * AVX-512 vector. Constants are the floats nearest Gymnasium's, the divisions by the total mass
+ * are multiplications by its reciprocal, and sin and cos are Cephes' float polynomials
+ * (core/vmath.h, within 1 ulp of libm's sinf and cosf for |theta| <= pi/4). The step, the
+ * observation, the flags and the counters are one branch-free loop; the few envs whose
+ * episode ended are then reset by a pass that skips 8 envs at a time where none did.
+ * tests/test_cartpole_f32.c bounds the difference from Gymnasium's float64 transitions.
+ */
+/* One float32 step of envs lo..hi-1; libm's sinf and cosf when `libm`, else the kernels.
+ * Inlined into its two callers so that the kernel one is a single vector loop. */
+static inline __attribute__((always_inline)) void step32(sk_cartpole_state *s,
+                                                         const sk_env_io *io, int lo, int hi,
+                                                         bool libm) {
+    float *restrict xs = s->x32, *restrict x_dots = s->x_dot32;
+    float *restrict thetas = s->theta32, *restrict theta_dots = s->theta_dot32;
+    int32_t *restrict elapsed = s->elapsed;
+    const int32_t *restrict actions = io->actions;
+    float *restrict obs = io->obs, *restrict rewards = io->rewards;
+    uint8_t *restrict terminated = io->terminated, *restrict truncated = io->truncated;
+    for (int i = lo; i < hi; i++) {
+        float force = actions[i] == 1 ? FORCE_MAG_F : -FORCE_MAG_F;
+        float x = xs[i], x_dot = x_dots[i], theta = thetas[i], theta_dot = theta_dots[i];
+        float sintheta = libm ? sinf(theta) : sk_vsinf_kernel(theta);
+        float costheta = libm ? cosf(theta) : sk_vcosf_kernel(theta);
+        float temp = (force + POLE_MASS_LENGTH_F * theta_dot * theta_dot * sintheta) *
+                     INV_TOTAL_MASS_F;
+        float thetaacc = (GRAVITY_F * sintheta - costheta * temp) /
+                         (HALF_POLE_LENGTH_F * (FOUR_THIRDS_F - MASS_POLE_F * costheta *
+                                                                   costheta * INV_TOTAL_MASS_F));
+        float xacc = temp - POLE_MASS_LENGTH_F * thetaacc * costheta * INV_TOTAL_MASS_F;
+        x = x + TAU_F * x_dot;
+        x_dot = x_dot + TAU_F * xacc;
+        theta = theta + TAU_F * theta_dot;
+        theta_dot = theta_dot + TAU_F * thetaacc;
+        xs[i] = x;
+        x_dots[i] = x_dot;
+        thetas[i] = theta;
+        theta_dots[i] = theta_dot;
+        obs[(size_t)i * OBS_SIZE + 0] = x;
+        obs[(size_t)i * OBS_SIZE + 1] = x_dot;
+        obs[(size_t)i * OBS_SIZE + 2] = theta;
+        obs[(size_t)i * OBS_SIZE + 3] = theta_dot;
+    }
+    /* GCC 12 leaves the step loop scalar ("no vectype for stmt") if it also stores the
+     * counters, rewards or byte flags, so those are passes of their own over cached arrays. */
+    for (int i = lo; i < hi; i++) {
+        elapsed[i] += 1;
+        rewards[i] = 1.0f;
+    }
+    for (int i = lo; i < hi; i++) {
+        float x = xs[i], theta = thetas[i];
+        int term = (x < -X_THRESHOLD_F) | (x > X_THRESHOLD_F) | (theta < -THETA_THRESHOLD_F) |
+                   (theta > THETA_THRESHOLD_F);
+        terminated[i] = (uint8_t)term;
+        truncated[i] = (uint8_t)(!term & (elapsed[i] >= MAX_EPISODE_STEPS));
+    }
+    finish_episodes(s, io, lo, hi);
+}
+
+static void step32_libm(sk_cartpole_state *s, const sk_env_io *io, int lo, int hi) {
+    step32(s, io, lo, hi, true);
+}
+
 static void cartpole_step(void *state, const sk_env_io *io, int lo, int hi) {
     sk_cartpole_state *s = state;
-    if (thetas_in_vector_range(s->theta, lo, hi)) step_vector(s, io, lo, hi);
-    else sk_cartpole_step_reference(state, io, lo, hi);
+    if (s->precision == SK_CARTPOLE_FLOAT32) {
+        if (sk_vrangef_ok(s->theta32, lo, hi, SK_VMATHF_KERNEL_BOUND)) step32(s, io, lo, hi, false);
+        else step32_libm(s, io, lo, hi);
+    } else if (thetas_in_vector_range(s->theta, lo, hi)) {
+        step_vector(s, io, lo, hi);
+    } else {
+        sk_cartpole_step_reference(state, io, lo, hi);
+    }
 }
 
 static int cartpole_state_arrays(void *state, sk_env_array *arrays) {
-    return sk_soa_arrays(state, g_fields, NUM_FIELDS, arrays);
+    int num_fields;
+    const sk_soa_field *fields = fields_of(((sk_cartpole_state *)state)->precision, &num_fields);
+    return sk_soa_arrays(state, fields, num_fields, arrays);
 }
 
 const sk_env_def sk_env_cartpole = {

@@ -4,19 +4,28 @@
 
 #include "skinner.h"
 
-/* Struct-of-arrays state; double precision, as Gymnasium keeps it. */
+/* env.precision: float64 (the default) keeps the state in double as Gymnasium does and
+ * follows it to the last bits; float32 keeps it in float, 16 envs to an AVX-512 vector. */
+typedef enum sk_cartpole_precision { SK_CARTPOLE_FLOAT64, SK_CARTPOLE_FLOAT32 } sk_cartpole_precision;
+
+/* Struct-of-arrays state. Only the arrays of the chosen precision are allocated; the others
+ * are NULL. */
 typedef struct sk_cartpole_state {
     int num_envs;
-    double *x, *x_dot, *theta, *theta_dot; /* (num_envs) */
-    int32_t *elapsed;                      /* (num_envs) steps in the current episode */
-    float *episode_return;                 /* (num_envs) */
-    uint64_t *rng;                         /* (num_envs) one stream per env */
+    sk_cartpole_precision precision;
+    double *x, *x_dot, *theta, *theta_dot;     /* (num_envs) float64 */
+    float *episode_return;                     /* (num_envs) float64 */
+    float *x32, *x_dot32, *theta32, *theta_dot32; /* (num_envs) float32 */
+    int32_t *elapsed;                          /* (num_envs) steps in the current episode */
+    uint64_t *rng;                             /* (num_envs) one stream per env */
 } sk_cartpole_state;
 
 extern const sk_env_def sk_env_cartpole;
 
 /* The scalar reference step (libm sin/cos, one env at a time) that the vector
- * path of sk_env_cartpole.step is tested against. */
+ * path of sk_env_cartpole.step is tested against. At env.precision = float32 it
+ * is the float32 step with libm's sinf/cosf, which the vector path also falls
+ * back to when some |theta| exceeds its kernels' range. */
 void sk_cartpole_step_reference(void *state, const sk_env_io *io, int lo, int hi);
 
 #endif
