@@ -29,6 +29,7 @@
 #endif
 
 #include "core/rng.h"
+#include "gym_reference.h" /* ulp_distance */
 #include "core/vmath.h"
 
 #define BOUND SK_VMATH_BOUND
@@ -273,18 +274,6 @@ static void test_range_check(void **unused) {
 
 /* ------------------------------------------------------------ float kernels */
 
-static int ulps_f(float a, float b) {
-    if (a == b) return 0;
-    if (isnan(a) || isnan(b)) return INT32_MAX;
-    int32_t ia, ib;
-    memcpy(&ia, &a, sizeof ia);
-    memcpy(&ib, &b, sizeof ib);
-    if (ia < 0) ia = INT32_MIN - ia;
-    if (ib < 0) ib = INT32_MIN - ib;
-    int64_t d = (int64_t)ia - (int64_t)ib;
-    return (int)(d < 0 ? -d : d);
-}
-
 static void test_float_kernels(void **unused) {
     (void)unused;
     /* every 32nd float from 0 up to the bound, both signs, and the bound itself */
@@ -300,7 +289,7 @@ static void test_float_kernels(void **unused) {
         memcpy(&magnitude, &bits, sizeof magnitude);
         for (int sign = 0; sign < 2; sign++) {
             float x = sign ? -magnitude : magnitude;
-            int us = ulps_f(sk_vsinf_kernel(x), sinf(x)), uc = ulps_f(sk_vcosf_kernel(x), cosf(x));
+            int us = ulp_distance(sk_vsinf_kernel(x), sinf(x)), uc = ulp_distance(sk_vcosf_kernel(x), cosf(x));
             points++;
             sin_differ += us != 0;
             cos_differ += uc != 0;

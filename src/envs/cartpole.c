@@ -134,6 +134,17 @@ static inline void reset_one32(sk_cartpole_state *s, int i) {
     s->elapsed[i] = 0;
 }
 
+/* Starts env i's next episode from its own stream and writes its first observation. */
+static inline void reset_env(sk_cartpole_state *s, int i, float *obs) {
+    if (s->precision == SK_CARTPOLE_FLOAT32) {
+        reset_one32(s, i);
+        write_obs32(s, obs, i);
+    } else {
+        reset_one(s, i);
+        write_obs(s, obs, i);
+    }
+}
+
 /* Bit k set where env base + k (k < count <= 64) ended its episode this step. Eight flags at a
  * time: a u64 of 0/1 bytes times 0x0102040810204080 gathers byte k's bit at bit 56 + k. */
 static inline uint64_t ended_mask(const sk_env_io *io, int base, int count) {
@@ -164,30 +175,16 @@ static void finish_episodes(sk_cartpole_state *s, const sk_env_io *io, int lo, i
             /* float32 keeps no return: every reward is 1, so it is the length */
             io->episode_log[2 * i + 0] = f32 ? (float)s->elapsed[i] : s->episode_return[i];
             io->episode_log[2 * i + 1] = (float)s->elapsed[i];
-            if (f32) {
-                reset_one32(s, i);
-                write_obs32(s, obs, i);
-            } else {
-                reset_one(s, i);
-                write_obs(s, obs, i);
-            }
+            reset_env(s, i, obs);
         }
     }
 }
 
 static void cartpole_reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t seed) {
     sk_cartpole_state *s = state;
-    bool f32 = s->precision == SK_CARTPOLE_FLOAT32;
     for (int i = lo; i < hi; i++) {
         s->rng[i] = sk_rng_seed(seed, (uint64_t)i);
-        float *obs = io->obs + (size_t)i * OBS_SIZE;
-        if (f32) {
-            reset_one32(s, i);
-            write_obs32(s, obs, i);
-        } else {
-            reset_one(s, i);
-            write_obs(s, obs, i);
-        }
+        reset_env(s, i, io->obs + (size_t)i * OBS_SIZE);
     }
 }
 
