@@ -1,9 +1,10 @@
 /* Learning: the CartPole-v1 preset solves the task (mean return >= 475 over
- * the last 100 episodes) for three seeds, and the saved policy scores as
- * solved when evaluated on fresh episodes. */
+ * the last 100 episodes) for three seeds, and with env.precision = float32 for
+ * one, and the saved policy scores as solved when evaluated on fresh
+ * (float64) episodes. */
 #include "test_util.h"
 
-static void solve(const char *seed) {
+static void solve(const char *seed, const char *precision) {
     char preset[4096];
     snprintf(preset, sizeof preset, "%s/configs/cartpole.ini", SKINNER_SOURCE_DIR);
     sk_config *cfg = sk_config_new();
@@ -11,12 +12,13 @@ static void solve(const char *seed) {
     sk_config_set(cfg, "env.id", "CartPole-v1");
     sk_config_set(cfg, "train.seed", seed);
     sk_config_set(cfg, "train.stop_when_solved", "true");
+    sk_config_set(cfg, "env.precision", precision);
     sk_trainer *trainer = NULL;
     assert_int_equal(sk_trainer_create(&trainer, cfg), SK_OK);
     assert_int_equal(sk_trainer_run(trainer), SK_OK);
     sk_train_result r = sk_trainer_result(trainer);
-    print_message("seed %s: solved=%d at %lld steps, %.2f s (final mean return %.1f)\n", seed,
-                  r.solved, (long long)r.solved_at_steps, r.solved_at_seconds, r.final_mean_return);
+    print_message("seed %s, %s: solved=%d at %lld steps, %.2f s (final mean return %.1f)\n",
+                  seed, precision, r.solved, (long long)r.solved_at_steps, r.solved_at_seconds, r.final_mean_return);
     assert_true(r.solved);
     assert_true(r.final_mean_return >= 475.0);
 
@@ -36,15 +38,17 @@ static void solve(const char *seed) {
     sk_config_free(cfg);
 }
 
-static void test_seed_1(void **state) { (void)state; solve("1"); }
-static void test_seed_2(void **state) { (void)state; solve("2"); }
-static void test_seed_3(void **state) { (void)state; solve("3"); }
+static void test_seed_1(void **state) { (void)state; solve("1", "float64"); }
+static void test_seed_2(void **state) { (void)state; solve("2", "float64"); }
+static void test_seed_3(void **state) { (void)state; solve("3", "float64"); }
+static void test_seed_1_float32(void **state) { (void)state; solve("1", "float32"); }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed_1),
         cmocka_unit_test(test_seed_2),
         cmocka_unit_test(test_seed_3),
+        cmocka_unit_test(test_seed_1_float32),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
