@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark table of ../shared/BENCHMARKS.md: raw env steps/s on one core at
-# N = 1, 64, 1024, 8192 for every env, the scalar-loop yardstick in the same
+# N = 1, 64, 1024, 8192 for every env (default precision), the scalar-loop
+# yardstick beside CartPole at env.precision float64 and float32 in the same
 # run, PPO training steps/s on all cores, and CartPole's time to solve.
 # Medians of REPEATS runs. Writes bench/results/DATE-COMMIT.md.
 # usage: bench/run.sh [SECONDS_PER_RUN=1] [REPEATS=3]
@@ -21,6 +22,8 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 flags=$(grep -o 'avx512f\|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')
 out=$root/bench/results/$date-$commit.md
 mkdir -p "$root/bench/results"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
 {
 echo "# skinner benchmarks, $date, commit $commit"
@@ -41,10 +44,24 @@ for env in $("$skinner" envs --json | python3 -c 'import json,sys; [print(json.l
     echo "$row"
 done
 echo
-scalar_sps=$(for r in $(seq "$repeats"); do "$scalar" 4096 "$seconds"; done | median)
-skinner_sps=$(for r in $(seq "$repeats"); do "$skinner" bench env CartPole-v1 --threads 1 --num-envs 4096 --seconds "$seconds" --json; done | median)
-echo "Yardstick, same run: plain scalar C CartPole loop (struct per env, double, libm), 4096 envs: $(fmt "$scalar_sps") steps/s;"
-echo "skinner CartPole-v1 at 4096 envs: $(fmt "$skinner_sps") steps/s, ratio $(python3 -c "print(f'{$skinner_sps/$scalar_sps:.2f}')")x."
+# The yardstick and both CartPole precisions, interleaved so that all three see the same load.
+cartpole() { "$skinner" bench env CartPole-v1 --threads 1 --num-envs 4096 --seconds "$seconds" --env.precision "$1" --json; }
+for r in $(seq "$repeats"); do
+    "$scalar" 4096 "$seconds" >> "$tmp/scalar"
+    cartpole float64 >> "$tmp/float64"
+    cartpole float32 >> "$tmp/float32"
+done
+scalar_sps=$(median < "$tmp/scalar")
+ratio() { python3 -c "print(f'{$1/$scalar_sps:.2f}')"; }
+echo "CartPole-v1 at 4096 envs, one core, same run (interleaved):"
+echo
+echo "| program | steps/s | / yardstick |"
+echo "| --- | --- | --- |"
+echo "| yardstick: plain scalar C loop (struct per env, double, libm) | $(fmt "$scalar_sps") | 1.00x |"
+for precision in float64 float32; do
+    sps=$(median < "$tmp/$precision")
+    echo "| skinner, env.precision = $precision | $(fmt "$sps") | $(ratio "$sps")x |"
+done
 echo
 echo "## Training (skinner bench train ENV, preset, all cores), env steps/s"
 echo

@@ -30,8 +30,8 @@
 #define OBS_SIZE 4
 
 /* The float32 step's constants: Gymnasium's equations with the constant factors folded, each
- * product rounded once to float, which takes 26 multiplications a step down to 20 (the vector
- * loop is bound by its multiplications):
+ * product rounded once to float, which takes 27 multiplications a step down to 23 (the vector
+ * loop leans on its multiplications: one 512-bit multiply a cycle on Zen 4):
  *   temp     = F/M + (ml/M) thetadot^2 sin
  *   thetaacc = (g sin - cos temp) / (4l/3 - (l m/M) cos^2)
  *   xacc     = temp - (ml/M) thetaacc cos                          (m pole mass, l half length) */
@@ -318,11 +318,10 @@ static void step_vector(sk_cartpole_state *s, const sk_env_io *io, int lo, int h
 /*
  * float32 precision (env.precision = float32): the same equations in float, 16 envs to an
  * AVX-512 vector, with the constant factors folded (see FORCE_PER_MASS_F), and sin and cos from
- * Cephes' float polynomials
- * (core/vmath.h, within 1 ulp of libm's sinf and cosf for |theta| <= pi/4). The step, the
- * observation, the flags and the counters are one branch-free loop; the few envs whose
- * episode ended are then reset by a pass that skips 8 envs at a time where none did.
- * tests/test_cartpole_f32.c bounds the difference from Gymnasium's float64 transitions.
+ * Cephes' float polynomials (core/vmath.h, within 1 ulp of libm's sinf and cosf for
+ * |theta| <= pi/4). The step is branch-free passes over the lanes (physics and observations,
+ * counters, flags); the few envs whose episode ended are then found through a bitmask and
+ * reset. tests/test_cartpole_f32.c bounds the difference from Gymnasium's float64 transitions.
  */
 /* One float32 step of envs lo..hi-1; libm's sinf and cosf when `libm`, else the kernels.
  * Inlined into its two callers so that the kernel one is a single vector loop. */
