@@ -28,4 +28,8 @@ extern const sk_env_def sk_env_cartpole;
  * back to when some |theta| exceeds its kernels' range. */
 void sk_cartpole_step_reference(void *state, const sk_env_io *io, int lo, int hi);
 
+/* The step as a build without AVX-512 runs it: at float32, the portable vector loops that the
+ * AVX-512 kernel must match bit for bit (tests/test_cartpole_f32.c checks it). */
+void sk_cartpole_step_portable(void *state, const sk_env_io *io, int lo, int hi);
+
 #endif
