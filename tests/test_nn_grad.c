@@ -187,6 +187,69 @@ static void test_categorical(void **state) {
     }
 }
 
+/* Two actions, one head, no mask takes categorical.c's vectorised path (Cephes exp and log); an
+ * all-ones mask takes the general path (libm) for the same distribution. They must agree to a
+ * few ulp in log-probabilities, entropies and gradients (including logits far apart, where one
+ * probability underflows), sample the same actions from the same stream and leave it in the
+ * same place; and the fast backward must pass finite differences. */
+enum { BB = 67 };
+typedef struct bin_ctx {
+    sk_action_space space;
+    float logits[BB * 2], a[BB], e[BB], logp[BB], ent[BB];
+    int32_t actions[BB];
+} bin_ctx;
+
+static double bin_loss(void *p) {
+    bin_ctx *c = p;
+    sk_categorical_evaluate(&c->space, c->logits, NULL, c->actions, BB, c->logp, c->ent);
+    double sum = 0.0;
+    for (int i = 0; i < BB; i++) sum += (double)c->a[i] * c->logp[i] + (double)c->e[i] * c->ent[i];
+    return sum;
+}
+
+static void test_categorical_binary_fast(void **state) {
+    (void)state;
+    uint64_t rng = 77;
+    bin_ctx c = {.space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {2}}};
+    fill_normal(c.logits, BB * 2, &rng, 3.0);
+    c.logits[0] = 60.0f, c.logits[1] = -45.0f; /* p1 = e^-105 underflows */
+    c.logits[2] = -0.25f, c.logits[3] = -0.25f;
+    fill_normal(c.a, BB, &rng, 1.0);
+    fill_normal(c.e, BB, &rng, 1.0);
+    for (int i = 0; i < BB; i++) c.actions[i] = (int32_t)(sk_rng_next(&rng) & 1);
+    uint8_t ones[BB * 2];
+    memset(ones, 1, sizeof ones);
+    float logp_f[BB], ent_f[BB], logp_g[BB], ent_g[BB], d_f[BB * 2], d_g[BB * 2];
+    sk_categorical_evaluate(&c.space, c.logits, NULL, c.actions, BB, logp_f, ent_f);
+    sk_categorical_evaluate(&c.space, c.logits, ones, c.actions, BB, logp_g, ent_g);
+    sk_categorical_backward(&c.space, c.logits, NULL, c.actions, BB, c.a, c.e, d_f);
+    sk_categorical_backward(&c.space, c.logits, ones, c.actions, BB, c.a, c.e, d_g);
+    double worst = 0.0;
+    for (int i = 0; i < BB; i++) {
+        double errs[] = {test_rel_err(logp_f[i], logp_g[i], 1e-6),
+                         test_rel_err(ent_f[i], ent_g[i], 1e-6),
+                         test_rel_err(d_f[2 * i], d_g[2 * i], 1e-6),
+                         test_rel_err(d_f[2 * i + 1], d_g[2 * i + 1], 1e-6)};
+        for (int k = 0; k < 4; k++) worst = errs[k] > worst ? errs[k] : worst;
+    }
+    print_message("binary fast path vs general: worst relative error %.3g\n", worst);
+    assert_true(worst < 1e-5);
+    assert_int_equal(check_gradient("binary categorical", c.logits, d_f, BB * 2, bin_loss, &c), 0);
+    int32_t a_f[BB], a_g[BB];
+    for (int trial = 0; trial < 50; trial++) {
+        uint64_t rng_f = rng, rng_g = rng;
+        sk_categorical_sample(&c.space, c.logits, NULL, BB, &rng_f, false, a_f, logp_f);
+        sk_categorical_sample(&c.space, c.logits, ones, BB, &rng_g, false, a_g, logp_g);
+        assert_memory_equal(a_f, a_g, sizeof a_f);
+        assert_true(rng_f == rng_g);
+        for (int i = 0; i < BB; i++) assert_true(test_rel_err(logp_f[i], logp_g[i], 1e-6) < 1e-5);
+        rng = rng_f;
+        sk_categorical_sample(&c.space, c.logits, NULL, BB, &rng_f, true, a_f, logp_f);
+        sk_categorical_sample(&c.space, c.logits, ones, BB, &rng_g, true, a_g, logp_g);
+        assert_memory_equal(a_f, a_g, sizeof a_f);
+    }
+}
+
 /* Masks that depend on head 0 (masks_by_head0): head 1's allowed choices come
  * from the block of the row's head-0 choice. Checked against log-softmaxes
  * computed here over the allowed entries, by finite differences, and by
@@ -586,6 +649,7 @@ int main(void) {
         cmocka_unit_test(test_linear),      cmocka_unit_test(test_activations),
         cmocka_unit_test(test_tanh_accuracy),
         cmocka_unit_test(test_categorical),
+        cmocka_unit_test(test_categorical_binary_fast),
         cmocka_unit_test(test_categorical_masks_by_head0), cmocka_unit_test(test_gaussian),
         cmocka_unit_test(test_mlp),
         cmocka_unit_test(test_candidates_policy),

@@ -35,33 +35,13 @@ void sk_linear_backward(float *dinp, float *dw, float *db, const float *dout, co
  * reduction to [-ln2/2, ln2/2] and a degree-6 polynomial. */
 #define TANH_SMALL 0.625f
 #define TANH_SATURATE 10.0f /* tanh(x) rounds to 1 in float from x = 9.01 */
-#define LOG2E 1.44269504088896341f
-#define LN2_HI 0.693359375f
-#define LN2_LO (-2.12194440e-4f)
-
-static inline float exp_reduced(float x) { /* x in [-18, 18] */
-    float n = rintf(x * LOG2E); /* nearest, ties to even: one vroundps */
-    float r = x - n * LN2_HI - n * LN2_LO;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    int32_t bits = ((int32_t)n + 127) << 23; /* 2^n */
-    float scale;
-    memcpy(&scale, &bits, sizeof scale);
-    return p * scale;
-}
-
 static inline float tanh_inline(float x) {
     float ax = fabsf(x);
     float z = x * x;
     float small = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z +
                     1.33314422036e-1f) * z - 3.33332819422e-1f) * z * x + x;
     float clamped = ax < TANH_SATURATE ? ax : TANH_SATURATE; /* fminf would not vectorise */
-    float large = 1.0f - 2.0f / (exp_reduced(2.0f * clamped) + 1.0f);
+    float large = 1.0f - 2.0f / (sk_exp_poly(2.0f * clamped) + 1.0f);
     large = copysignf(large, x);
     float result = ax < TANH_SMALL ? small : large;
     return x != x ? x : result; /* NaN stays NaN, so the governor sees it */

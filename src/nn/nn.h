@@ -8,9 +8,30 @@
 #define SK_NN_H
 
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 /* out (B, OC) = inp (B, C) @ w^T + b; w (OC, C) as torch.nn.Linear. */
+/* Cephes' single-precision expf (S. L. Moshier): range reduction by ln 2 to [-ln2/2, ln2/2] and a
+ * degree-6 polynomial, within a few ulp of libm for x in [-87, 88] (2^n stays a normal float),
+ * branch-free so that loops over it vectorise. The caller keeps x in that range. */
+static inline float sk_exp_poly(float x) {
+    float n = rintf(x * 1.44269504088896341f); /* nearest, ties to even: one vroundps */
+    float r = x - n * 0.693359375f - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    int32_t bits = ((int32_t)n + 127) << 23; /* 2^n */
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return p * scale;
+}
+
 void sk_linear_forward(float *out, const float *inp, const float *w, const float *b, int B, int C,
                        int OC);
 /* dinp (B, C) += dout @ w; dw (OC, C) += dout^T @ inp; db (OC) += sum over rows.
