@@ -15,6 +15,37 @@ void sk_linear_forward(float *out, const float *inp, const float *w, const float
                 OC);
 }
 
+/* db (OC) += the column sums of dout (B, OC). Summing straight into db makes each row's add wait
+ * on the previous row's store (db may alias dout as far as the compiler knows): that took a tenth
+ * of a small network's training step. Local accumulators, two rows apart, keep the sums in
+ * registers; a narrow layer (a 1- or 2-wide head) gets eight independent sums per column. */
+static void bias_grad(float *db, const float *dout, int B, int OC) {
+    enum { W = 16 };
+    if (OC % W == 0) {
+        for (int o0 = 0; o0 < OC; o0 += W) {
+            float even[W] = {0}, odd[W] = {0};
+            int row = 0;
+            for (; row + 2 <= B; row += 2)
+                for (int k = 0; k < W; k++) {
+                    even[k] += dout[(size_t)row * OC + o0 + k];
+                    odd[k] += dout[(size_t)(row + 1) * OC + o0 + k];
+                }
+            for (; row < B; row++)
+                for (int k = 0; k < W; k++) even[k] += dout[(size_t)row * OC + o0 + k];
+            for (int k = 0; k < W; k++) db[o0 + k] += even[k] + odd[k];
+        }
+        return;
+    }
+    for (int o = 0; o < OC; o++) {
+        float part[8] = {0};
+        int row = 0;
+        for (; row + 8 <= B; row += 8)
+            for (int k = 0; k < 8; k++) part[k] += dout[(size_t)(row + k) * OC + o];
+        for (; row < B; row++) part[0] += dout[(size_t)row * OC + o];
+        db[o] += ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+    }
+}
+
 void sk_linear_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
                         const float *w, int B, int C, int OC) {
     if (dinp)
@@ -22,12 +53,7 @@ void sk_linear_backward(float *dinp, float *dw, float *db, const float *dout, co
                     1.0f, dinp, C);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, B, 1.0f, dout, OC, inp, C, 1.0f,
                 dw, C);
-    if (db) {
-        for (int row = 0; row < B; row++) {
-            const float *dout_row = dout + (size_t)row * OC;
-            for (int o = 0; o < OC; o++) db[o] += dout_row[o];
-        }
-    }
+    if (db) bias_grad(db, dout, B, OC);
 }
 
 /* Cephes' single-precision tanhf and expf (S. L. Moshier): an odd polynomial
