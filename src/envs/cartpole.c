@@ -380,6 +380,12 @@ static void step32_kernels(sk_cartpole_state *s, const sk_env_io *io, int lo, in
     step32(s, io, lo, hi, false);
 }
 
+/* Envs per chunk: all of a chunk's arrays (~60 B an env) stay in L1 from its step to its resets. */
+#define CHUNK32 512
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+
 /* Logs and resets the float32 envs listed in ended[0..count-1]: a loop with a known trip count,
  * so no branch per env or per mask word; the chunk it works on is in L1. */
 static void finish_listed32(sk_cartpole_state *s, const sk_env_io *io, const int32_t *ended,
@@ -395,12 +401,6 @@ static void finish_listed32(sk_cartpole_state *s, const sk_env_io *io, const int
         write_obs32(s, obs, i);
     }
 }
-
-/* Envs per chunk: all of a chunk's arrays (~60 B an env) stay in L1 from its step to its resets. */
-#define CHUNK32 512
-
-#if defined(__AVX512F__)
-#include <immintrin.h>
 
 /* The float32 step of envs lo..lo+16*groups-1 on 16 AVX-512 lanes, everything in one pass: the
  * physics in step32's operation order (no contraction, so every lane rounds as the portable
