@@ -95,6 +95,7 @@ sk_status sk_config_write(const sk_config *cfg, const char *path);
 
 #define SK_MAX_HEADS 8
 #define SK_MAX_ACTION_DIM 16
+#define SK_MAX_HEAD0_PRIOR 8
 #define SK_MAX_LOG_FIELDS 8
 
 typedef enum sk_space_kind { SK_SPACE_DISCRETE, SK_SPACE_CONTINUOUS } sk_space_kind;
@@ -119,6 +120,10 @@ typedef struct sk_action_space {
     int head_sizes[SK_MAX_HEADS];
     uint64_t relevant_when[SK_MAX_HEADS];
     bool masks_by_head0;
+    /* An exploration prior: added to the actor's initial logits of head 0's
+     * first SK_MAX_HEAD0_PRIOR choices (all 0: uniform). Morpho-v0 favours
+     * WAIT at the start, so that exploring seeds are not pruned at once. */
+    float head0_prior[SK_MAX_HEAD0_PRIOR];
     int dim;
     float low[SK_MAX_ACTION_DIM];
     float high[SK_MAX_ACTION_DIM];

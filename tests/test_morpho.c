@@ -8,6 +8,7 @@
 #include "core/core.h"
 #include "core/rng.h"
 #include "envs/morpho/morpho_internal.h"
+#include "policy/policy.h"
 
 #include <math.h>
 #include <string.h>
@@ -352,7 +353,8 @@ static void test_straight_through(void **state) {
  * coordinate c to class c, and each seed (MLP_SMALL with only b2 set) moves
  * the stream's mass to another coordinate. The accuracy of a configuration
  * is then the share of validation labels of the class it ends on, counted
- * here from the labels. */
+ * here from the labels. A TRAINING seed stays out of every configuration
+ * but has its prospect measured. */
 static void test_counterfactuals_by_hand(void **state) {
     (void)state;
     env_run r;
@@ -388,6 +390,13 @@ static void test_counterfactuals_by_hand(void **state) {
     for (int k = 0; k < H; k++) s2_w1[(size_t)k * H + k] = 1.0f;
     s2_w2[(size_t)0 * H + 0] = -1.0f, s2_w2[(size_t)5 * H + 0] = 1.0f;
     s2_w2[(size_t)3 * H + 3] = -1.0f, s2_w2[(size_t)7 * H + 3] = 1.0f;
+    /* slot 1 holds a TRAINING seed whose output would move e3 -> e9: not in
+     * any configuration, but its prospect is measured */
+    meta->slots[1].stage = MORPHO_TRAINING;
+    meta->slots[1].blueprint = MORPHO_BP_MLP_SMALL;
+    float *s1 = morpho_slot_params(m, 0, 1);
+    memset(s1, 0, small * sizeof(float));
+    s1[small - H + 3] = -1.0f, s1[small - H + 9] = 1.0f;
     morpho_validate(m, 0);
     int count[MORPHO_CLASSES] = {0};
     for (int e = 0; e < m->cfg.val_size; e++) count[m->data->val_y[e]]++;
@@ -403,6 +412,8 @@ static void test_counterfactuals_by_hand(void **state) {
     assert_near(meta->slots[0].contribution, share[7] - share[5], 1e-6);
     assert_near(meta->slots[2].contribution, share[7] - share[3], 1e-6);
     assert_true(meta->slots[0].measured && meta->slots[2].measured);
+    assert_near(meta->slots[1].prospect, share[9] - share[7], 1e-6);
+    assert_near(meta->slots[1].contribution, 0.0, 0.0);
     float phi[MORPHO_SLOTS];
     morpho_shapley(meta->subset_acc, 0x5, phi);
     assert_near(phi[0], 0.5 * ((share[3] - share[0]) + (share[7] - share[5])), 1e-6);
@@ -481,6 +492,31 @@ static void test_bad_config(void **state) {
     }
 }
 
+/* The exploration prior: a fresh policy prefers WAIT by e^3 over each other op
+ * (the actor's last layer starts near 0, so the logits are near the prior). */
+static void test_wait_prior(void **state) {
+    (void)state;
+    sk_config *cfg = sk_config_new();
+    sk_policy policy;
+    assert_int_equal(sk_policy_configure(&policy, cfg, &sk_env_morpho, NULL), SK_OK);
+    float *params = malloc(policy.num_params * sizeof(float));
+    uint64_t rng = 5;
+    sk_policy_init_params(&policy, params, &rng);
+    sk_policy_work work;
+    assert_int_equal(sk_policy_work_alloc(&work, &policy, 4), SK_OK);
+    float obs[4 * MORPHO_OBS_SIZE];
+    for (int k = 0; k < 4 * MORPHO_OBS_SIZE; k++) obs[k] = (float)sk_rng_normal(&rng);
+    sk_policy_forward(&policy, SK_NET_ACTOR, params, obs, 4, &work);
+    for (int r = 0; r < 4; r++) {
+        const float *z = work.out[SK_NET_ACTOR] + (size_t)r * policy.logits_size;
+        for (int op = 1; op < MORPHO_NUM_OPS; op++) assert_near(z[0] - z[op], 3.0, 0.2);
+        assert_near(z[MORPHO_NUM_OPS], z[MORPHO_NUM_OPS + 1], 0.2); /* other heads: no prior */
+    }
+    sk_policy_work_free(&work);
+    free(params);
+    sk_config_free(cfg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gates),
@@ -492,6 +528,7 @@ int main(void) {
         cmocka_unit_test(test_governor),
         cmocka_unit_test(test_episode_end),
         cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_wait_prior),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -117,6 +117,13 @@ void sk_policy_init_params(const sk_policy *policy, float *params, uint64_t *rng
             sk_orthogonal_init(params + w->offset, w->rows, w->cols, gain, rng);
         }
     }
+    if (policy->space.kind == SK_SPACE_DISCRETE) {
+        /* the output bias follows the last weight */
+        const sk_tensor_info *bias =
+            &policy->tensors[policy->weight_tensor[SK_NET_ACTOR][policy->layers] + 1];
+        int n = SK_MIN(policy->space.head_sizes[0], SK_MAX_HEAD0_PRIOR);
+        for (int j = 0; j < n; j++) params[bias->offset + j] += policy->space.head0_prior[j];
+    }
 }
 
 sk_status sk_policy_work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity) {

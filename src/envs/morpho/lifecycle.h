@@ -102,6 +102,7 @@ typedef struct morpho_slot {
     float grad_norm;         /* mean seed gradient norm over the last epoch */
     float contribution;      /* acc(all) - acc(without this seed), last epoch */
     float contribution_prev;
+    float prospect;          /* TRAINING: acc(with the seed as the slot's output) - acc(main) */
     morpho_alpha alpha;
 } morpho_slot;
 

@@ -24,9 +24,13 @@ extern void openblas_set_num_threads(int num_threads);
 #define SUBSETS MORPHO_SUBSETS
 #define N_VAL_POOL 5000 /* the last 5,000 training images are the validation split */
 
-/* ---- reward constants (shaped mode), in units where 1 = one accuracy point x 0.05 ----
+/* ---- reward constants (shaped mode) ----
  * ATTRIBUTION   per epoch, W_ATTR x the sum of the blending seeds' contributions
- *               c_i (accuracy as a fraction; a seed worth 2 points earns 0.1 a step)
+ *               c_i (accuracy as a fraction; a seed worth 2 points earns 0.1 a step).
+ *               A TRAINING seed's prospect (what it would add as the slot's
+ *               output) is observed, not rewarded: straight-through training
+ *               follows the loss's gradient at the host's output, so the seed's
+ *               raw output is no estimate of what it adds once blended
  * POTENTIAL     PBRS F = gamma Phi(s') - Phi(s), Phi = W_STAGE x sum over slots of
  *               the stage's value (0 empty/pruned/embargoed/resetting, 1 germinated,
  *               2 training, 3 blending, 4 holding, 5 fossilized); gamma 0.995 as the
@@ -41,7 +45,7 @@ extern void openblas_set_num_threads(int num_threads);
  * TERMINAL      W_TERMINAL x the final validation accuracy (a fraction)
  * Sparse mode: only at the end, W_TERMINAL x accuracy - the rent term unweighted. */
 #define W_ATTR 5.0
-#define W_STAGE 0.2
+#define W_STAGE 0.05
 #define PBRS_GAMMA 0.995
 #define W_RENT 0.05
 #define COST_GERMINATE 0.05
@@ -126,8 +130,10 @@ static void seed_create(const morpho_state *m, float *arena, int s, const morpho
 
 /* ------------------------------------------------------------------ forward / backward */
 
-/* Which slots take part in the forward: blending seeds in `on`; TRAINING seeds
- * also compute their output when training (for their own update). */
+/* Which slots take part in the forward: blending seeds in `on`; a TRAINING
+ * seed in `on` replaces the slot's output (its prospect, as if blended at
+ * alpha 1); TRAINING seeds also compute their output when training (for
+ * their own update; `on` then holds blending seeds only). */
 static const float *forward(const morpho_state *m, int i, const float *x, int B, unsigned on,
                             bool train) {
     morpho_work *w = &m->work[i];
@@ -149,9 +155,10 @@ static const float *forward(const morpho_state *m, int i, const float *x, int B,
                                  p + m->seed_params, w->h[k], w->s[k], w->y[k], w->blend_cache[k],
                                  B);
             in = w->y[k];
-        } else if (train && st == MORPHO_TRAINING) {
+        } else if (st == MORPHO_TRAINING && (train || ((on >> k) & 1u))) {
             morpho_seed_forward((morpho_blueprint)slot->blueprint, H, p, w->h[k], w->s[k],
                                 w->seed_cache[k], B);
+            if (!train) in = w->s[k];
         }
     }
     sk_linear_forward(w->logits, in, v.w[3], v.b[3], B, H, CLASSES);
@@ -343,6 +350,11 @@ void morpho_validate(morpho_state *m, int i) {
     meta->val_acc = meta->subset_acc[main_on];
     for (int k = 0; k < MORPHO_SLOTS; k++) {
         morpho_slot *slot = &meta->slots[k];
+        slot->prospect = 0.0f;
+        if (slot->stage == MORPHO_TRAINING)
+            slot->prospect = (float)evaluate(m, i, d->val_x, d->val_y, m->cfg.val_size,
+                                             main_on | (1u << k), NULL) -
+                             meta->val_acc;
         slot->contribution_prev = slot->contribution;
         if ((main_on >> k) & 1u) {
             slot->contribution = meta->val_acc - meta->subset_acc[main_on & ~(1u << k)];
@@ -421,6 +433,7 @@ static void write_obs(const morpho_state *m, int i, float *o) {
         *p++ = (float)slot->pruning;
         *p++ = 10.0f * slot->contribution;
         *p++ = 10.0f * (slot->contribution - slot->contribution_prev);
+        *p++ = 10.0f * slot->prospect;
         *p++ = symlog(slot->grad_norm);
         *p++ = (float)slot->healthy;
         *p++ = (float)slot->epochs_in_stage / 10.0f;
@@ -537,10 +550,11 @@ static void morpho_step(void *state, const sk_env_io *io, int lo, int hi) {
         bool done = meta->epoch >= m->cfg.epochs;
         if (!m->cfg.sparse) {
             double attribution = 0.0;
-            for (int k = 0; k < MORPHO_SLOTS; k++)
-                if (morpho_stage_blends((morpho_stage)meta->slots[k].stage) &&
-                    !meta->slots[k].pruning)
-                    attribution += meta->slots[k].contribution;
+            for (int k = 0; k < MORPHO_SLOTS; k++) {
+                const morpho_slot *slot = &meta->slots[k];
+                if (morpho_stage_blends((morpho_stage)slot->stage) && !slot->pruning)
+                    attribution += slot->contribution;
+            }
             reward += W_ATTR * attribution - W_RENT * rent(m, meta);
             reward += PBRS_GAMMA * (done ? 0.0 : phi) - meta->potential;
         }
@@ -753,7 +767,11 @@ const sk_env_def sk_env_morpho = {
                                     MORPHO_NUM_STYLES, 3, 3, 4, MORPHO_NUM_CURVES},
                      /* bit op: the head matters for that op (lifecycle.h) */
                      .relevant_when = {0, 0x3e, 0x2, 0x2, 0x2, 0x4, 0x4, 0x4},
-                     .masks_by_head0 = true},
+                     .masks_by_head0 = true,
+                     /* WAIT starts e^3 times likelier than any other allowed op: a
+                      * uniform start prunes ~97% of new seeds before they may blend
+                      * and learns only to wait (docs/morpho.md) */
+                     .head0_prior = {3.0f}},
     .mask_size = MORPHO_NUM_OPS * (1 + MORPHO_SLOTS + MORPHO_NUM_BLUEPRINTS + MORPHO_NUM_STYLES +
                                    3 + 3 + 4 + MORPHO_NUM_CURVES),
     .max_episode_steps = 150,

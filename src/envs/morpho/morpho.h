@@ -47,7 +47,7 @@
 #include "lifecycle.h"
 
 #define MORPHO_GLOBAL_FEATURES 29
-#define MORPHO_SLOT_FEATURES 31
+#define MORPHO_SLOT_FEATURES 32
 #define MORPHO_OBS_SIZE (MORPHO_GLOBAL_FEATURES + MORPHO_SLOTS * MORPHO_SLOT_FEATURES)
 #define MORPHO_NUM_LOG_FIELDS 8
 /* episode_log fields after return and length */
