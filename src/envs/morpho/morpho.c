@@ -25,8 +25,14 @@ extern void openblas_set_num_threads(int num_threads);
 #define N_VAL_POOL 5000 /* the last 5,000 training images are the validation split */
 
 /* ---- reward constants (shaped mode) ----
+ * ACCURACY      per epoch, W_ACCURACY x the validation accuracy (a fraction): the
+ *               area under the accuracy curve, so a seed that helps sooner pays more
  * ATTRIBUTION   per epoch, W_ATTR x the sum of the blending seeds' contributions
- *               c_i (accuracy as a fraction; a seed worth 2 points earns 0.1 a step).
+ *               c_i (accuracy as a fraction; a seed worth 10 points earns 0.1 a step).
+ *               Kept small: with the host co-adapted to its seeds, removing one
+ *               costs more than it ever added, so c_i overstates a seed's worth and
+ *               a controller paid by it keeps one big contributor rather than
+ *               the most accurate network.
  *               A TRAINING seed's prospect (what it would add as the slot's
  *               output) is observed, not rewarded: straight-through training
  *               follows the loss's gradient at the host's output, so the seed's
@@ -44,7 +50,8 @@ extern void openblas_set_num_threads(int num_threads);
  * GOVERNOR      a rolled-back epoch costs GOVERNOR_PENALTY
  * TERMINAL      W_TERMINAL x the final validation accuracy (a fraction)
  * Sparse mode: only at the end, W_TERMINAL x accuracy - the rent term unweighted. */
-#define W_ATTR 5.0
+#define W_ATTR 1.0
+#define W_ACCURACY 5.0
 #define W_STAGE 0.05
 #define PBRS_GAMMA 0.995
 #define W_RENT 0.05
@@ -555,7 +562,7 @@ static void morpho_step(void *state, const sk_env_io *io, int lo, int hi) {
                 if (morpho_stage_blends((morpho_stage)slot->stage) && !slot->pruning)
                     attribution += slot->contribution;
             }
-            reward += W_ATTR * attribution - W_RENT * rent(m, meta);
+            reward += W_ACCURACY * meta->val_acc + W_ATTR * attribution - W_RENT * rent(m, meta);
             reward += PBRS_GAMMA * (done ? 0.0 : phi) - meta->potential;
         }
         meta->potential = (float)phi;
