@@ -495,6 +495,43 @@ static void test_bad_config(void **state) {
     }
 }
 
+/* state_arrays hold the whole state: an env restored from them into a fresh
+ * instance continues bit for bit like the original (what resume relies on). */
+static void test_state_arrays_restore(void **state) {
+    (void)state;
+    env_run a, b;
+    env_open(&a, 2, "");
+    env_open(&b, 2, "");
+    for (int epoch = 0; epoch < 3; epoch++) {
+        set_action(&a, 0, epoch == 0 ? MORPHO_GERMINATE : MORPHO_WAIT, 2, MORPHO_BP_GATE);
+        set_action(&a, 1, MORPHO_WAIT, 0, 0);
+        a.env->step(a.state, &a.io, 0, 2);
+    }
+    sk_env_array from[SK_MAX_ENV_ARRAYS], to[SK_MAX_ENV_ARRAYS];
+    int n = a.env->state_arrays(a.state, from);
+    assert_int_equal(b.env->state_arrays(b.state, to), n);
+    static const size_t size_of[] = {[SK_ARRAY_F32] = 4, [SK_ARRAY_F64] = 8, [SK_ARRAY_I32] = 4,
+                                     [SK_ARRAY_I64] = 8, [SK_ARRAY_U8] = 1, [SK_ARRAY_U64] = 8};
+    for (int k = 0; k < n; k++) {
+        assert_string_equal(from[k].name, to[k].name);
+        memcpy(to[k].data, from[k].data, 2 * (size_t)from[k].count * size_of[from[k].type]);
+    }
+    morpho_state *ma = a.state, *mb = b.state;
+    for (int epoch = 0; epoch < 3; epoch++) {
+        for (int i = 0; i < 2; i++) {
+            set_action(&a, i, MORPHO_WAIT, 0, 0);
+            set_action(&b, i, MORPHO_WAIT, 0, 0);
+        }
+        a.env->step(a.state, &a.io, 0, 2);
+        b.env->step(b.state, &b.io, 0, 2);
+        assert_memory_equal(ma->arena_all, mb->arena_all, 2 * ma->arena * sizeof(float));
+        assert_memory_equal(a.obs, b.obs, 2 * MORPHO_OBS_SIZE * sizeof(float));
+        assert_memory_equal(a.rewards, b.rewards, 2 * sizeof(float));
+    }
+    env_close(&a);
+    env_close(&b);
+}
+
 /* The exploration prior: a fresh policy prefers WAIT by e^3 over each other op
  * (the actor's last layer starts near 0, so the logits are near the prior). */
 static void test_wait_prior(void **state) {
@@ -532,6 +569,7 @@ int main(void) {
         cmocka_unit_test(test_episode_end),
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_wait_prior),
+        cmocka_unit_test(test_state_arrays_restore),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
