@@ -495,6 +495,83 @@ static void test_bad_config(void **state) {
     }
 }
 
+/* The epoch's gradient (host and blending seeds together, through three blend
+ * styles) against central differences of the loss; a TRAINING seed moves
+ * nothing in the loss (straight-through) yet gets a gradient. */
+static void test_epoch_gradient(void **state) {
+    (void)state;
+    env_run r;
+    env_open(&r, 1, "");
+    morpho_state *m = r.state;
+    morpho_meta *meta = &m->meta[0];
+    const morpho_blueprint bp[3] = {MORPHO_BP_MLP_SMALL, MORPHO_BP_LORA4, MORPHO_BP_NORM};
+    const morpho_style style[3] = {MORPHO_BLEND_GATED, MORPHO_BLEND_ADD, MORPHO_BLEND_MULTIPLY};
+    const morpho_stage stage[3] = {MORPHO_BLENDING, MORPHO_TRAINING, MORPHO_HOLDING};
+    const float alpha[3] = {0.6f, 0.0f, 1.0f};
+    uint64_t rng = 123;
+    for (int k = 0; k < 3; k++) {
+        meta->slots[k].stage = stage[k];
+        meta->slots[k].blueprint = bp[k];
+        meta->slots[k].style = style[k];
+        meta->slots[k].alpha = morpho_alpha_hold(alpha[k]);
+        float *p = morpho_slot_params(m, 0, k);
+        size_t n = morpho_seed_num_params(bp[k], m->H) + morpho_blend_num_params(style[k], m->H);
+        for (size_t j = 0; j < n; j++) p[j] = (float)(0.3 * sk_rng_normal(&rng));
+    }
+    enum { B = 16 };
+    const float *x = m->data->train_x;
+    const uint8_t *y = m->data->train_y;
+    size_t n = morpho_grad_floats(m);
+    float *grads = malloc(n * sizeof(float)), *scratch = malloc(n * sizeof(float));
+    morpho_loss_grad(m, 0, x, y, B, grads);
+    size_t host = morpho_host_params(m->D, m->H), group = (n - host) / MORPHO_SLOTS;
+    double worst = 0.0, eps = 5e-3;
+    int checked = 0;
+    for (int trial = 0; trial < 120; trial++) {
+        /* a host parameter, or one of a slot's seed/blend parameters */
+        int where = (int)sk_rng_below(&rng, 4);
+        size_t index;
+        float *param;
+        if (where == 0) {
+            index = sk_rng_below(&rng, (uint32_t)host);
+            param = m->arena_all + index;
+        } else {
+            int k = where - 1;
+            size_t used = morpho_seed_num_params(bp[k], m->H);
+            size_t j = sk_rng_below(&rng, (uint32_t)used);
+            if (style[k] == MORPHO_BLEND_GATED && sk_rng_below(&rng, 2))
+                j = morpho_seed_max_params(m->H) + sk_rng_below(&rng, (uint32_t)(m->H + 1));
+            index = host + (size_t)k * group + j;
+            param = morpho_slot_params(m, 0, k) + j;
+        }
+        float saved = *param;
+        *param = saved + (float)eps;
+        double up = morpho_loss_grad(m, 0, x, y, B, scratch);
+        *param = saved - (float)eps;
+        double down = morpho_loss_grad(m, 0, x, y, B, scratch);
+        *param = saved;
+        double fd = (up - down) / (2 * eps);
+        if (where == 2) { /* the TRAINING seed: invisible to the loss */
+            assert_true(up == down);
+            continue;
+        }
+        double err = fabs(grads[index] - fd) / (1e-2 + fabs(fd));
+        if (err > worst) worst = err;
+        checked++;
+    }
+    print_message("epoch gradient: %d parameters, worst error %.2e (relative, floor 1e-2)\n",
+                  checked, worst);
+    assert_true(checked > 60);
+    assert_true(worst < 2e-2);
+    /* the TRAINING seed still learns */
+    double norm = 0.0;
+    for (size_t j = 0; j < group; j++) norm += fabs(grads[host + group + j]);
+    assert_true(norm > 0.0);
+    free(grads);
+    free(scratch);
+    env_close(&r);
+}
+
 /* state_arrays hold the whole state: an env restored from them into a fresh
  * instance continues bit for bit like the original (what resume relies on). */
 static void test_state_arrays_restore(void **state) {
@@ -570,6 +647,7 @@ int main(void) {
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_wait_prior),
         cmocka_unit_test(test_state_arrays_restore),
+        cmocka_unit_test(test_epoch_gradient),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -172,9 +172,11 @@ static const float *forward(const morpho_state *m, int i, const float *x, int B,
     return in;
 }
 
-/* Mean cross-entropy and correct count of logits (B, C); dlogits if asked. */
+/* Mean cross-entropy of logits (B, C) and the count of rows whose largest
+ * logit is the label; dlogits (the loss's gradient) if asked. With want_loss
+ * false (accuracy only) no exponentials are taken. */
 static double cross_entropy(const float *logits, const uint8_t *labels, int B, float *dlogits,
-                            int *correct) {
+                            bool want_loss, int *correct) {
     double loss = 0.0;
     int hits = 0;
     for (int r = 0; r < B; r++) {
@@ -183,15 +185,17 @@ static double cross_entropy(const float *logits, const uint8_t *labels, int B, f
         int arg = 0;
         for (int c = 1; c < CLASSES; c++)
             if (z[c] > max) max = z[c], arg = c;
-        float sum = 0.0f;
-        for (int c = 0; c < CLASSES; c++) sum += expf(z[c] - max);
-        float lse = max + logf(sum);
-        loss += (double)(lse - z[labels[r]]);
         hits += arg == labels[r];
-        if (dlogits)
+        if (!want_loss && !dlogits) continue;
+        float e[CLASSES], sum = 0.0f;
+        for (int c = 0; c < CLASSES; c++) sum += e[c] = expf(z[c] - max);
+        loss += (double)(max + logf(sum) - z[labels[r]]);
+        if (dlogits) {
+            float scale = 1.0f / (sum * (float)B);
             for (int c = 0; c < CLASSES; c++)
                 dlogits[(size_t)r * CLASSES + c] =
-                    (expf(z[c] - lse) - (c == labels[r] ? 1.0f : 0.0f)) / (float)B;
+                    e[c] * scale - (c == labels[r] ? 1.0f / (float)B : 0.0f);
+        }
     }
     if (correct) *correct = hits;
     return loss / B;
@@ -256,6 +260,22 @@ static unsigned blending_mask(const morpho_meta *meta) {
     return mask;
 }
 
+double morpho_loss_grad(morpho_state *m, int i, const float *x, const uint8_t *labels, int B,
+                        float *grads) {
+    morpho_work *w = &m->work[i];
+    const float *last = forward(m, i, x, B, blending_mask(&m->meta[i]), true);
+    double loss = cross_entropy(w->logits, labels, B, w->dlogits, true, NULL);
+    size_t n = morpho_grad_floats(m);
+    memset(w->grads, 0, n * sizeof(float));
+    backward(m, i, x, last, B);
+    memcpy(grads, w->grads, n * sizeof(float));
+    return loss;
+}
+
+size_t morpho_grad_floats(const morpho_state *m) {
+    return m->host_params + MORPHO_SLOTS * slot_group(m);
+}
+
 /* One epoch of training. Returns false when the governor rolled it back. */
 static bool train_epoch(morpho_state *m, int i) {
     morpho_work *w = &m->work[i];
@@ -284,7 +304,7 @@ static bool train_epoch(morpho_state *m, int i) {
             w->labels[r] = d->train_y[idx];
         }
         const float *last = forward(m, i, w->x, B, on, true);
-        double loss = cross_entropy(w->logits, w->labels, B, w->dlogits, NULL);
+        double loss = cross_entropy(w->logits, w->labels, B, w->dlogits, true, NULL);
         if (!isfinite(loss)) {
             finite = false;
             break;
@@ -331,7 +351,7 @@ static double evaluate(const morpho_state *m, int i, const float *xs, const uint
     for (int lo = 0; lo < n; lo += B) {
         int rows = SK_MIN(B, n - lo), hits;
         forward(m, i, xs + (size_t)lo * m->D, rows, on, false);
-        loss += cross_entropy(w->logits, ys + lo, rows, NULL, &hits) * rows;
+        loss += cross_entropy(w->logits, ys + lo, rows, NULL, loss_out != NULL, &hits) * rows;
         correct += hits;
     }
     if (loss_out) *loss_out = loss / n;
@@ -350,8 +370,8 @@ void morpho_validate(morpho_state *m, int i) {
             continue;
         }
         double loss;
-        meta->subset_acc[sub] =
-            (float)evaluate(m, i, d->val_x, d->val_y, m->cfg.val_size, sub, &loss);
+        meta->subset_acc[sub] = (float)evaluate(m, i, d->val_x, d->val_y, m->cfg.val_size, sub,
+                                                sub == main_on ? &loss : NULL);
         if (sub == main_on) meta->val_loss = (float)loss;
     }
     meta->val_acc = meta->subset_acc[main_on];

@@ -61,6 +61,12 @@ void morpho_shapley(const float subset_acc[MORPHO_SUBSETS], unsigned present,
 /* Host parameter count: W0 (H, D), b0, W1 (H, H), b1, W2, b2, Wout (10, H), bout,
  * at the start of each env's arena; momentum follows. */
 size_t morpho_host_params(int D, int H);
+/* The training loss of env i on (x, labels) and its gradient (host, then each
+ * slot's seed and blend parameters, morpho_grad_floats in all) as one
+ * minibatch of the epoch computes them; B <= env.batch_size. */
+double morpho_loss_grad(morpho_state *m, int i, const float *x, const uint8_t *labels, int B,
+                        float *grads);
+size_t morpho_grad_floats(const morpho_state *m);
 /* Slot k's seed parameters (then its blend's) in env i's arena. */
 float *morpho_slot_params(const morpho_state *m, int i, int k);
 
