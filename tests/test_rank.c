@@ -307,6 +307,31 @@ static void test_ranking_end_to_end(void **st) {
         expect_metrics("valid head", r.head, (sk_rank_metrics){0.5, 0, 1, 1});
         expect_metrics("valid tail", r.tail, perfect);
         expect_metrics("valid overall", r.overall, (sk_rank_metrics){0.75, 0.5, 1, 1});
+        assert_int_equal(r.sides, SK_PROVER_CORRUPT_BOTH); /* env.corrupt's default */
+        /* one side only: the other is neither proved nor counted, overall is that side */
+        options.sides = SK_PROVER_CORRUPT_TAIL;
+        assert_int_equal(sk_rank_policy(&lp, &options, &r), SK_OK);
+        assert_int_equal(r.sides, SK_PROVER_CORRUPT_TAIL);
+        assert_int_equal(r.candidates, 2);
+        assert_int_equal(r.head_corruptions, 0);
+        assert_int_equal(r.tail_corruptions, 1);
+        expect_metrics("valid tail only: head", r.head, (sk_rank_metrics){0});
+        expect_metrics("valid tail only: tail", r.tail, perfect);
+        expect_metrics("valid tail only: overall", r.overall, perfect);
+        options.sides = SK_PROVER_CORRUPT_HEAD;
+        assert_int_equal(sk_rank_policy(&lp, &options, &r), SK_OK);
+        assert_int_equal(r.candidates, 2);
+        assert_int_equal(r.tail_corruptions, 0);
+        expect_metrics("valid head only: tail", r.tail, (sk_rank_metrics){0});
+        expect_metrics("valid head only: overall", r.overall, (sk_rank_metrics){0.5, 0, 1, 1});
+        /* test, tail only: c2 and c4 each against the other region */
+        options =
+            (sk_rank_options){.split = SK_KB_TEST, .seed = 3, .sides = SK_PROVER_CORRUPT_TAIL};
+        assert_int_equal(sk_rank_policy(&lp, &options, &r), SK_OK);
+        assert_int_equal(r.candidates, 2 + 2);
+        expect_metrics("test tail only", r.overall, perfect);
+        options.sides = 4;
+        assert_int_equal(sk_rank_policy(&lp, &options, &r), SK_ERR_INVALID);
         sk_loaded_policy_free(&lp);
     }
 }
@@ -513,12 +538,31 @@ static void test_cli_eval_ranks_prover(void **st) {
     }
     assert_true(json_number(json, "queries") == 2);
     assert_true(json_number(json, "candidates") == 11);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(json, "corrupt")), "both");
     cJSON_Delete(json);
+
+    /* --corrupt tail: the tail side only, and it is the overall figure */
+    const char *tail_args[] = {"eval", "Prover-v0", "--checkpoint", checkpoint, "--corrupt",
+                               "tail", "--json", NULL};
+    assert_int_equal(run_skinner(out, sizeof out, tail_args), 0);
+    json = cJSON_Parse(out);
+    if (!json) fail_msg("eval --corrupt tail --json printed no JSON object: %s", out);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(json, "corrupt")), "tail");
+    assert_null(cJSON_GetObjectItem(json, "head"));
+    for (int k = 0; k < 4; k++)
+        assert_true(json_number(json, keys[k]) ==
+                    json_number(cJSON_GetObjectItem(json, "tail"), keys[k]));
+    assert_true(json_number(json, "candidates") == 4);
+    assert_true(json_number(json, "head_corruptions") == 0);
+    cJSON_Delete(json);
+    const char *bad_side[] = {"eval", "Prover-v0", "--checkpoint", checkpoint, "--corrupt",
+                              "relation", NULL};
+    assert_int_equal(run_skinner(out, sizeof out, bad_side), 2);
 
     const char *table[] = {"eval", "prover", "--checkpoint", checkpoint, "--split", "valid",
                            "--queries", "1", NULL};
     assert_int_equal(run_skinner(out, sizeof out, table), 0);
-    assert_non_null(strstr(out, "valid split: 1 queries, 3 candidates"));
+    assert_non_null(strstr(out, "valid split, both corruptions: 1 queries, 3 candidates"));
     assert_non_null(strstr(out, "overall"));
     assert_non_null(strstr(out, "Hits@10"));
 

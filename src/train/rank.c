@@ -137,21 +137,27 @@ static sk_status chunk_alloc(rank_chunk *c, int cap) {
 }
 
 /* Room a query of pred needs at most: itself and every candidate constant on
- * both sides. */
-static int room_for(const sk_kb *kb, int32_t pred) {
+ * the ranked sides. */
+static int room_for(const sk_kb *kb, int32_t pred, int sides) {
     const int32_t *s = kb->cand_start + pred * 2;
-    return 1 + (s[1] - s[0]) + (s[2] - s[1]);
+    return 1 + (sides & SK_PROVER_CORRUPT_HEAD ? s[1] - s[0] : 0) +
+           (sides & SK_PROVER_CORRUPT_TAIL ? s[2] - s[1] : 0);
 }
 
-/* Appends a query and its corruptions; the caller made room_for it. */
-static void chunk_add(rank_chunk *c, const sk_kb *kb, const int32_t query[3]) {
+/* Appends a query and its corruptions on the ranked sides; the caller made
+ * room_for it. */
+static void chunk_add(rank_chunk *c, const sk_kb *kb, const int32_t query[3], int sides) {
     int q = c->num_queries++, at = c->count;
     c->start[q] = at;
     memcpy(c->atoms[at], query, sizeof c->atoms[0]);
     int room = c->cap - at - 1;
-    c->num_head[q] = sk_rank_corruptions(kb, query, 0, c->atoms + at + 1, room);
-    c->num_tail[q] = sk_rank_corruptions(kb, query, 1, c->atoms + at + 1 + c->num_head[q],
-                                         room - c->num_head[q]);
+    c->num_head[q] = sides & SK_PROVER_CORRUPT_HEAD
+                         ? sk_rank_corruptions(kb, query, 0, c->atoms + at + 1, room)
+                         : 0;
+    c->num_tail[q] = sides & SK_PROVER_CORRUPT_TAIL
+                         ? sk_rank_corruptions(kb, query, 1, c->atoms + at + 1 + c->num_head[q],
+                                               room - c->num_head[q])
+                         : 0;
     c->count = at + 1 + c->num_head[q] + c->num_tail[q];
     c->positive[at] = 1;
     memset(c->positive + at + 1, 0, (size_t)(c->count - at - 1));
@@ -337,16 +343,19 @@ static void workers_score(rank_workers *w, rank_jobs *jobs) {
     w->jobs = NULL;
 }
 
-/* Ranks the chunk's queries into the running sums. */
-static void rank_chunk_queries(const rank_chunk *c, uint64_t seed, sk_rank_metrics *head,
-                               sk_rank_metrics *tail, int *proved) {
+/* Ranks the chunk's queries into the running sums of the ranked sides. */
+static void rank_chunk_queries(const rank_chunk *c, uint64_t seed, int sides,
+                               sk_rank_metrics *head, sk_rank_metrics *tail, int *proved) {
     for (int q = 0; q < c->num_queries; q++) {
         const double *score = c->score + c->start[q];
         /* one stream per query: the draws do not depend on how queries were chunked */
         uint64_t rng = sk_rng_seed(seed, (uint64_t)(c->first_query + q));
-        sk_rank_metrics_add(head, sk_rank_position(score[0], score + 1, c->num_head[q], &rng));
-        sk_rank_metrics_add(tail, sk_rank_position(score[0], score + 1 + c->num_head[q],
-                                                   c->num_tail[q], &rng));
+        if (sides & SK_PROVER_CORRUPT_HEAD)
+            sk_rank_metrics_add(head,
+                                sk_rank_position(score[0], score + 1, c->num_head[q], &rng));
+        if (sides & SK_PROVER_CORRUPT_TAIL)
+            sk_rank_metrics_add(tail, sk_rank_position(score[0], score + 1 + c->num_head[q],
+                                                       c->num_tail[q], &rng));
         *proved += score[0] != SK_RANK_FAILED;
     }
 }
@@ -364,7 +373,14 @@ sk_status sk_rank_policy(const sk_loaded_policy *lp, const sk_rank_options *opti
     rank_workers w;
     sk_status status = workers_alloc(&w, lp, options->threads, options->batch, options->seed);
     if (status != SK_OK) return status;
-    const sk_kb *kb = ((const sk_prover_state *)w.batches[0].state)->kb;
+    const sk_prover_state *env = w.batches[0].state;
+    const sk_kb *kb = env->kb;
+    int sides = options->sides ? options->sides : env->corrupt_sides;
+    if (sides < SK_PROVER_CORRUPT_HEAD || sides > SK_PROVER_CORRUPT_BOTH) {
+        workers_free(&w);
+        return sk_fail(SK_ERR_INVALID, "sides = %d (expected 0 for env.corrupt, or 1..3)",
+                       sides);
+    }
     const sk_kb_atoms *queries = &kb->queries[options->split];
     int total = queries->count;
     if (options->max_queries && options->max_queries < total) total = options->max_queries;
@@ -375,7 +391,7 @@ sk_status sk_rank_policy(const sk_loaded_policy *lp, const sk_rank_options *opti
     }
     int cap = CHUNK_CANDIDATES;
     for (int32_t pred = SK_KB_FIRST_PRED; pred < kb->num_preds; pred++)
-        cap = SK_MAX(cap, room_for(kb, pred));
+        cap = SK_MAX(cap, room_for(kb, pred, sides));
     rank_chunk c;
     if ((status = chunk_alloc(&c, cap)) != SK_OK) {
         workers_free(&w);
@@ -386,12 +402,12 @@ sk_status sk_rank_policy(const sk_loaded_policy *lp, const sk_rank_options *opti
     for (int q = 0; q < total;) {
         c.count = c.num_queries = 0;
         c.first_query = q;
-        while (q < total && c.count + room_for(kb, queries->atoms[q][0]) <= c.cap)
-            chunk_add(&c, kb, queries->atoms[q++]);
+        while (q < total && c.count + room_for(kb, queries->atoms[q][0], sides) <= c.cap)
+            chunk_add(&c, kb, queries->atoms[q++], sides);
         rank_jobs jobs = {.atoms = (const int32_t(*)[3])c.atoms, .positive = c.positive,
                           .score = c.score, .count = c.count};
         workers_score(&w, &jobs);
-        rank_chunk_queries(&c, options->seed, &head, &tail, &proved);
+        rank_chunk_queries(&c, options->seed, sides, &head, &tail, &proved);
         out->candidates += c.count;
         for (int k = 0; k < c.num_queries; k++) {
             out->head_corruptions += c.num_head[k];
@@ -400,12 +416,13 @@ sk_status sk_rank_policy(const sk_loaded_policy *lp, const sk_rank_options *opti
         if (options->progress) options->progress(q, total, options->progress_user);
     }
     out->queries = total;
-    out->head = sk_rank_mean(head, total);
-    out->tail = sk_rank_mean(tail, total);
-    out->overall = (sk_rank_metrics){(out->head.mrr + out->tail.mrr) / 2,
-                                     (out->head.hits1 + out->tail.hits1) / 2,
-                                     (out->head.hits3 + out->tail.hits3) / 2,
-                                     (out->head.hits10 + out->tail.hits10) / 2};
+    out->sides = sides;
+    if (sides & SK_PROVER_CORRUPT_HEAD) out->head = sk_rank_mean(head, total);
+    if (sides & SK_PROVER_CORRUPT_TAIL) out->tail = sk_rank_mean(tail, total);
+    /* the mean over the ranked sides: the sums of one side, or of both over 2 * total */
+    sk_rank_metrics both = {head.mrr + tail.mrr, head.hits1 + tail.hits1,
+                            head.hits3 + tail.hits3, head.hits10 + tail.hits10};
+    out->overall = sk_rank_mean(both, sides == SK_PROVER_CORRUPT_BOTH ? 2 * total : total);
     out->proved_rate = (double)proved / total;
     out->seconds = sk_now() - started;
     chunk_free(&c);
