@@ -948,6 +948,49 @@ static void test_loader_errors(void **st) {
     rmdir(g_tmpdir);
 }
 
+/* The fact sets (a Bloom filter in front of a hash table) against a linear
+ * scan of the facts: every (pred, a, b) over family's first 60 people and
+ * every predicate, and every fact of every split. */
+static bool scan_has(const sk_kb_atoms *atoms, const int32_t want[3]) {
+    for (int k = 0; k < atoms->count; k++)
+        if (memcmp(atoms->atoms[k], want, 3 * sizeof(int32_t)) == 0) return true;
+    return false;
+}
+
+static void test_fact_sets_match_a_scan(void **st) {
+    (void)st;
+    REQUIRE_SHARED(shared);
+    char dataset[4096 + 64];
+    snprintf(dataset, sizeof dataset, "%s/datasets/family", shared);
+    sk_kb *kb = NULL;
+    assert_int_equal(sk_kb_load(&kb, dataset), SK_OK);
+    int facts = 0, known = 0;
+    for (int32_t p = SK_KB_FIRST_PRED; p < kb->num_preds; p++)
+        for (int32_t a = 1; a <= 60; a++)
+            for (int32_t b = 1; b <= 60; b++) {
+                int32_t atom[3] = {p, a, b};
+                uint64_t key = sk_kb_key(p, a, b);
+                bool fact = scan_has(&kb->facts[SK_KB_TRAIN], atom);
+                bool any = fact || scan_has(&kb->facts[SK_KB_VALID], atom) ||
+                           scan_has(&kb->facts[SK_KB_TEST], atom);
+                assert_int_equal(sk_kb_is_fact(kb, key), fact);
+                assert_int_equal(sk_kb_is_known(kb, key), any);
+                facts += fact;
+                known += any;
+            }
+    for (int split = 0; split < SK_KB_NUM_SPLITS; split++)
+        for (int k = 0; k < kb->facts[split].count; k++) {
+            const int32_t *f = kb->facts[split].atoms[k];
+            uint64_t key = sk_kb_key(f[0], f[1], f[2]);
+            assert_true(sk_kb_is_known(kb, key));
+            assert_int_equal(sk_kb_is_fact(kb, key), split == SK_KB_TRAIN);
+        }
+    print_message("%d train facts and %d known among %d atoms\n", facts, known,
+                  (kb->num_preds - SK_KB_FIRST_PRED) * 60 * 60);
+    assert_true(facts > 0 && known > facts);
+    sk_kb_free(kb);
+}
+
 static void test_real_datasets_load(void **st) {
     (void)st;
     REQUIRE_SHARED(shared);
@@ -989,6 +1032,7 @@ int main(void) {
         cmocka_unit_test(test_countries_recorded_depths),
         cmocka_unit_test(test_synthetic_queries_are_provable),
         cmocka_unit_test(test_negatives_are_corruptions),
+        cmocka_unit_test(test_fact_sets_match_a_scan),
         cmocka_unit_test(test_reset_determinism_and_checkpoint_arrays),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -52,7 +52,11 @@
  * thread per core by default, 256 slots each): every step runs one policy
  * forward over a worker's whole batch, and a slot whose episode ended claims
  * the next candidate at once. A candidate's score does not depend on which
- * worker or slot proved it, nor the ranks on how many there were.
+ * worker or slot proved it, nor the ranks on how many there were. The true
+ * queries are proved first; a corruption of a proved query stops as soon as
+ * its running log-probability (which only falls) is below the query's
+ * score, since from there it can only rank below it: the ranks are those of
+ * proving everything to the end (tested against that).
  */
 #ifndef SK_RANK_H
 #define SK_RANK_H
