@@ -552,6 +552,7 @@ static void test_config_validation(void **st) {
     static const char *const bad[][2] = {
         {"env.max_atoms", "12"}, {"env.max_successors", "10"}, {"env.reward_type", "5"},
         {"env.split", "holdout"}, {"env.max_depth", "0"}, {"env.negative_ratio", "-1"},
+        {"env.corrupt", "relation"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         sk_config *cfg = sk_config_new();
@@ -723,59 +724,74 @@ static void test_synthetic_queries_are_provable(void **st) {
     }
 }
 
+/*
+ * Negatives corrupt the side env.corrupt names. On countries_s3 the train
+ * queries are locatedInCR(country, region), one per country, 33 of the 243
+ * countries: a tail corruption keeps a pool country as the head (always), a
+ * head corruption draws any country (a pool one 33/243 = 14% of the time),
+ * both sides at even odds give 57% on average.
+ */
 static void test_negatives_are_corruptions(void **st) {
     (void)st;
     REQUIRE_SHARED(shared);
     char dataset[4096 + 64];
     snprintf(dataset, sizeof dataset, "%s/datasets/countries_s3", shared);
-    const char *const cfg[] = {"env.negative_ratio", "2", NULL};
-    harness h;
-    harness_dataset(&h, dataset, 64, cfg);
-    const sk_kb *kb = h.s->kb;
-    int32_t country_type = kb->const_type[sk_kb_find_const(kb, "spain")];
-    int32_t region_type = kb->const_type[sk_kb_find_const(kb, "europe")];
-    assert_true(country_type > 0 && region_type > 0 && country_type != region_type);
-    int32_t located = sk_kb_find_pred(kb, "locatedInCR");
-    sk_env_prover.reset(h.s, &h.io, 0, 64, 5);
-    int positives = 0, negatives = 0, heads = 0, tails = 0;
-    for (int round = 0; round < 30; round++) {
-        for (int i = 0; i < 64; i++) {
-            const int32_t *q = h.s->query + 3 * i;
-            /* one positive then two negatives, per env */
-            assert_int_equal(h.s->positive[i], (h.s->episodes[i] - 1) % 3 == 0);
-            assert_int_equal(q[0], located); /* train queries: the depths file's */
-            assert_int_equal(kb->const_type[q[1]], country_type);
-            assert_int_equal(kb->const_type[q[2]], region_type);
-            bool known = sk_kb_is_known(kb, sk_kb_key(q[0], q[1], q[2]));
-            assert_int_equal(known, h.s->positive[i]);
-            if (h.s->positive[i]) {
-                positives++;
-                continue;
+    static const struct {
+        const char *corrupt;
+        double lo, hi; /* bounds on the fraction of negatives whose head is a pool country */
+    } modes[] = {{"both", 0.45, 0.70}, {"tail", 1.0, 1.0}, {"head", 0.05, 0.25}};
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        const char *const cfg[] = {"env.negative_ratio", "2", "env.corrupt", modes[m].corrupt,
+                                   NULL};
+        harness h;
+        harness_dataset(&h, dataset, 64, cfg);
+        const sk_kb *kb = h.s->kb;
+        int32_t country_type = kb->const_type[sk_kb_find_const(kb, "spain")];
+        int32_t region_type = kb->const_type[sk_kb_find_const(kb, "europe")];
+        assert_true(country_type > 0 && region_type > 0 && country_type != region_type);
+        int32_t located = sk_kb_find_pred(kb, "locatedInCR");
+        assert_int_equal(h.s->pool_count, 33);
+        sk_env_prover.reset(h.s, &h.io, 0, 64, 5);
+        int positives = 0, negatives = 0, pool_heads = 0;
+        for (int round = 0; round < 30; round++) {
+            for (int i = 0; i < 64; i++) {
+                const int32_t *q = h.s->query + 3 * i;
+                /* one positive then two negatives, per env */
+                assert_int_equal(h.s->positive[i], (h.s->episodes[i] - 1) % 3 == 0);
+                assert_int_equal(q[0], located); /* train queries: the depths file's */
+                assert_int_equal(kb->const_type[q[1]], country_type);
+                assert_int_equal(kb->const_type[q[2]], region_type);
+                bool known = sk_kb_is_known(kb, sk_kb_key(q[0], q[1], q[2]));
+                assert_int_equal(known, h.s->positive[i]);
+                if (h.s->positive[i]) {
+                    positives++;
+                    continue;
+                }
+                negatives++;
+                for (int k = 0; k < h.s->pool_count; k++)
+                    if (h.s->pool[k][1] == q[1]) {
+                        pool_heads++;
+                        /* the pool query of this country is a fact, the negative is not */
+                        assert_int_not_equal(h.s->pool[k][2], q[2]);
+                        break;
+                    }
             }
-            negatives++;
-            /* a corruption of one side: the other side is a pool query's */
-            bool head = false, tail = false;
-            for (int k = 0; k < h.s->pool_count; k++) {
-                const int32_t *p = h.s->pool[k];
-                head |= p[2] == q[2] && p[1] != q[1];
-                tail |= p[1] == q[1] && p[2] != q[2];
+            /* end every episode: pick False/End or True, whatever comes first */
+            for (int i = 0; i < 64; i++) {
+                int guard = 0;
+                while (!h.io.terminated[i] && !h.io.truncated[i] && guard++ < 100)
+                    step_one(&h, i, 0);
+                h.io.terminated[i] = h.io.truncated[i] = 0;
             }
-            assert_true(head || tail);
-            heads += head;
-            tails += tail;
         }
-        /* end every episode: pick False/End or True, whatever comes first */
-        for (int i = 0; i < 64; i++) {
-            int guard = 0;
-            while (!h.io.terminated[i] && !h.io.truncated[i] && guard++ < 100) step_one(&h, i, 0);
-            h.io.terminated[i] = h.io.truncated[i] = 0;
-        }
+        double frac = (double)pool_heads / negatives;
+        print_message("corrupt = %s: %d positives, %d negatives, %.3f with a pool country's "
+                      "head\n",
+                      modes[m].corrupt, positives, negatives, frac);
+        assert_true(negatives > positives);
+        assert_true(frac >= modes[m].lo && frac <= modes[m].hi);
+        harness_free(&h);
     }
-    print_message("%d positives, %d negatives (%d could be head, %d tail corruptions)\n", positives,
-                  negatives, heads, tails);
-    assert_true(negatives > positives);
-    assert_true(heads > 0 && tails > 0);
-    harness_free(&h);
 }
 
 static void test_reset_determinism_and_checkpoint_arrays(void **st) {
@@ -932,6 +948,49 @@ static void test_loader_errors(void **st) {
     rmdir(g_tmpdir);
 }
 
+/* The fact sets (a Bloom filter in front of a hash table) against a linear
+ * scan of the facts: every (pred, a, b) over family's first 60 people and
+ * every predicate, and every fact of every split. */
+static bool scan_has(const sk_kb_atoms *atoms, const int32_t want[3]) {
+    for (int k = 0; k < atoms->count; k++)
+        if (memcmp(atoms->atoms[k], want, 3 * sizeof(int32_t)) == 0) return true;
+    return false;
+}
+
+static void test_fact_sets_match_a_scan(void **st) {
+    (void)st;
+    REQUIRE_SHARED(shared);
+    char dataset[4096 + 64];
+    snprintf(dataset, sizeof dataset, "%s/datasets/family", shared);
+    sk_kb *kb = NULL;
+    assert_int_equal(sk_kb_load(&kb, dataset), SK_OK);
+    int facts = 0, known = 0;
+    for (int32_t p = SK_KB_FIRST_PRED; p < kb->num_preds; p++)
+        for (int32_t a = 1; a <= 60; a++)
+            for (int32_t b = 1; b <= 60; b++) {
+                int32_t atom[3] = {p, a, b};
+                uint64_t key = sk_kb_key(p, a, b);
+                bool fact = scan_has(&kb->facts[SK_KB_TRAIN], atom);
+                bool any = fact || scan_has(&kb->facts[SK_KB_VALID], atom) ||
+                           scan_has(&kb->facts[SK_KB_TEST], atom);
+                assert_int_equal(sk_kb_is_fact(kb, key), fact);
+                assert_int_equal(sk_kb_is_known(kb, key), any);
+                facts += fact;
+                known += any;
+            }
+    for (int split = 0; split < SK_KB_NUM_SPLITS; split++)
+        for (int k = 0; k < kb->facts[split].count; k++) {
+            const int32_t *f = kb->facts[split].atoms[k];
+            uint64_t key = sk_kb_key(f[0], f[1], f[2]);
+            assert_true(sk_kb_is_known(kb, key));
+            assert_int_equal(sk_kb_is_fact(kb, key), split == SK_KB_TRAIN);
+        }
+    print_message("%d train facts and %d known among %d atoms\n", facts, known,
+                  (kb->num_preds - SK_KB_FIRST_PRED) * 60 * 60);
+    assert_true(facts > 0 && known > facts);
+    sk_kb_free(kb);
+}
+
 static void test_real_datasets_load(void **st) {
     (void)st;
     REQUIRE_SHARED(shared);
@@ -973,6 +1032,7 @@ int main(void) {
         cmocka_unit_test(test_countries_recorded_depths),
         cmocka_unit_test(test_synthetic_queries_are_provable),
         cmocka_unit_test(test_negatives_are_corruptions),
+        cmocka_unit_test(test_fact_sets_match_a_scan),
         cmocka_unit_test(test_reset_determinism_and_checkpoint_arrays),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -307,6 +307,31 @@ static void test_ranking_end_to_end(void **st) {
         expect_metrics("valid head", r.head, (sk_rank_metrics){0.5, 0, 1, 1});
         expect_metrics("valid tail", r.tail, perfect);
         expect_metrics("valid overall", r.overall, (sk_rank_metrics){0.75, 0.5, 1, 1});
+        assert_int_equal(r.sides, SK_PROVER_CORRUPT_BOTH); /* env.corrupt's default */
+        /* one side only: the other is neither proved nor counted, overall is that side */
+        options.sides = SK_PROVER_CORRUPT_TAIL;
+        assert_int_equal(sk_rank_policy(&lp, &options, &r), SK_OK);
+        assert_int_equal(r.sides, SK_PROVER_CORRUPT_TAIL);
+        assert_int_equal(r.candidates, 2);
+        assert_int_equal(r.head_corruptions, 0);
+        assert_int_equal(r.tail_corruptions, 1);
+        expect_metrics("valid tail only: head", r.head, (sk_rank_metrics){0});
+        expect_metrics("valid tail only: tail", r.tail, perfect);
+        expect_metrics("valid tail only: overall", r.overall, perfect);
+        options.sides = SK_PROVER_CORRUPT_HEAD;
+        assert_int_equal(sk_rank_policy(&lp, &options, &r), SK_OK);
+        assert_int_equal(r.candidates, 2);
+        assert_int_equal(r.tail_corruptions, 0);
+        expect_metrics("valid head only: tail", r.tail, (sk_rank_metrics){0});
+        expect_metrics("valid head only: overall", r.overall, (sk_rank_metrics){0.5, 0, 1, 1});
+        /* test, tail only: c2 and c4 each against the other region */
+        options =
+            (sk_rank_options){.split = SK_KB_TEST, .seed = 3, .sides = SK_PROVER_CORRUPT_TAIL};
+        assert_int_equal(sk_rank_policy(&lp, &options, &r), SK_OK);
+        assert_int_equal(r.candidates, 2 + 2);
+        expect_metrics("test tail only", r.overall, perfect);
+        options.sides = 4;
+        assert_int_equal(sk_rank_policy(&lp, &options, &r), SK_ERR_INVALID);
         sk_loaded_policy_free(&lp);
     }
 }
@@ -367,6 +392,87 @@ static void test_batch_size_does_not_change_results(void **st) {
             }
         }
         sk_loaded_policy_free(&lp);
+    }
+}
+
+/* The ranking of sk_rank_policy, recomputed the long way: every candidate
+ * proved to the end (sk_rank_score, no bound), ranked with the same draws.
+ * Returns how many corruptions were proved with a lower score than their true
+ * query (sk_rank_policy must cut those short, at the last step at the latest). */
+static int reference_ranking(const sk_loaded_policy *lp, const sk_kb *kb, sk_kb_split split,
+                             uint64_t seed, sk_rank_result *out) {
+    memset(out, 0, sizeof *out);
+    const sk_kb_atoms *queries = &kb->queries[split];
+    enum { CAP = 4096 };
+    int32_t(*atoms)[3] = malloc(CAP * sizeof *atoms);
+    uint8_t *positive = calloc(CAP, 1);
+    double *scores = malloc(CAP * sizeof *scores);
+    assert_true(atoms && positive && scores);
+    sk_rank_metrics head = {0}, tail = {0};
+    int below = 0;
+    for (int q = 0; q < queries->count; q++) {
+        memcpy(atoms[0], queries->atoms[q], sizeof atoms[0]);
+        positive[0] = 1;
+        int n_head = sk_rank_corruptions(kb, atoms[0], 0, atoms + 1, CAP - 1);
+        int n_tail = sk_rank_corruptions(kb, atoms[0], 1, atoms + 1 + n_head, CAP - 1 - n_head);
+        int count = 1 + n_head + n_tail;
+        assert_int_equal(sk_rank_score(lp, (const int32_t(*)[3])atoms, positive, count, 1, 64,
+                                       scores),
+                         SK_OK);
+        for (int k = 1; k < count; k++) /* proved, but less likely: cut by the bound */
+            below += scores[k] > SK_RANK_FAILED && scores[k] < scores[0];
+        uint64_t rng = sk_rng_seed(seed, (uint64_t)q);
+        sk_rank_metrics_add(&head, sk_rank_position(scores[0], scores + 1, n_head, &rng));
+        sk_rank_metrics_add(&tail, sk_rank_position(scores[0], scores + 1 + n_head, n_tail, &rng));
+        out->proved_rate += scores[0] > SK_RANK_FAILED;
+    }
+    out->head = sk_rank_mean(head, queries->count);
+    out->tail = sk_rank_mean(tail, queries->count);
+    out->proved_rate /= queries->count;
+    free(atoms);
+    free(positive);
+    free(scores);
+    return below;
+}
+
+/* Corruptions are proved only as far as needed to tell them from the true
+ * query's score; the ranks are those of proving every one to the end. With
+ * random, moderately sharp weights, proofs have log-probabilities well below
+ * 0, so many corruptions fall below their true query on the way. */
+static void test_cut_proofs_rank_the_same(void **st) {
+    (void)st;
+    REQUIRE_SHARED(shared);
+    char countries[4200];
+    snprintf(countries, sizeof countries, "%s/datasets/countries_s3", shared);
+    const char *datasets[] = {g_dataset, countries};
+    for (size_t d = 0; d < 2; d++) {
+        sk_kb *kb = NULL;
+        assert_int_equal(sk_kb_load(&kb, datasets[d]), SK_OK);
+        for (uint64_t init = 0; init < 3; init++) {
+            sk_loaded_policy lp;
+            zero_policy_on(&lp, "candidates", datasets[d]);
+            uint64_t rng = sk_rng_seed(21, init);
+            sk_policy_init_params(&lp.policy, lp.params, &rng);
+            for (size_t k = 0; k < lp.policy.num_params; k++) lp.params[k] *= 5.0f;
+            for (int split = SK_KB_VALID; split <= SK_KB_TEST; split++) {
+                sk_rank_result want, got;
+                int below = reference_ranking(&lp, kb, (sk_kb_split)split, 9, &want);
+                sk_rank_options options = {.split = (sk_kb_split)split, .seed = 9, .threads = 2,
+                                           .batch = 16};
+                assert_int_equal(sk_rank_policy(&lp, &options, &got), SK_OK);
+                print_message("%s, init %llu, %s: MRR head %.4f tail %.4f, proved %.3f, %d "
+                              "corruptions proved below their query\n",
+                              d ? "countries_s3" : "hand-made", (unsigned long long)init,
+                              sk_rank_split_name((sk_kb_split)split), got.head.mrr, got.tail.mrr,
+                              got.proved_rate, below);
+                assert_memory_equal(&want.head, &got.head, sizeof want.head);
+                assert_memory_equal(&want.tail, &got.tail, sizeof want.tail);
+                assert_true(want.proved_rate == got.proved_rate);
+                if (d == 1) assert_true(below > 0); /* the cut was exercised */
+            }
+            sk_loaded_policy_free(&lp);
+        }
+        sk_kb_free(kb);
     }
 }
 
@@ -513,12 +619,31 @@ static void test_cli_eval_ranks_prover(void **st) {
     }
     assert_true(json_number(json, "queries") == 2);
     assert_true(json_number(json, "candidates") == 11);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(json, "corrupt")), "both");
     cJSON_Delete(json);
+
+    /* --corrupt tail: the tail side only, and it is the overall figure */
+    const char *tail_args[] = {"eval", "Prover-v0", "--checkpoint", checkpoint, "--corrupt",
+                               "tail", "--json", NULL};
+    assert_int_equal(run_skinner(out, sizeof out, tail_args), 0);
+    json = cJSON_Parse(out);
+    if (!json) fail_msg("eval --corrupt tail --json printed no JSON object: %s", out);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(json, "corrupt")), "tail");
+    assert_null(cJSON_GetObjectItem(json, "head"));
+    for (int k = 0; k < 4; k++)
+        assert_true(json_number(json, keys[k]) ==
+                    json_number(cJSON_GetObjectItem(json, "tail"), keys[k]));
+    assert_true(json_number(json, "candidates") == 4);
+    assert_true(json_number(json, "head_corruptions") == 0);
+    cJSON_Delete(json);
+    const char *bad_side[] = {"eval", "Prover-v0", "--checkpoint", checkpoint, "--corrupt",
+                              "relation", NULL};
+    assert_int_equal(run_skinner(out, sizeof out, bad_side), 2);
 
     const char *table[] = {"eval", "prover", "--checkpoint", checkpoint, "--split", "valid",
                            "--queries", "1", NULL};
     assert_int_equal(run_skinner(out, sizeof out, table), 0);
-    assert_non_null(strstr(out, "valid split: 1 queries, 3 candidates"));
+    assert_non_null(strstr(out, "valid split, both corruptions: 1 queries, 3 candidates"));
     assert_non_null(strstr(out, "overall"));
     assert_non_null(strstr(out, "Hits@10"));
 
@@ -554,6 +679,7 @@ int main(void) {
         cmocka_unit_test(test_ranking_ties_by_seed),
         cmocka_unit_test(test_batch_size_does_not_change_results),
         cmocka_unit_test(test_countries_batches_agree),
+        cmocka_unit_test(test_cut_proofs_rank_the_same),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_cli_eval_ranks_prover),
     };

@@ -23,11 +23,11 @@ static const char *g_eval_usage =
     "They create the env from its preset (or --config) and --env.KEY overrides.\n"
     "\n"
     "Prover-v0 is ranked instead, unless --episodes is given: each query of a\n"
-    "split and its head and tail corruptions (filtered: known true facts left\n"
+    "split and its head and/or tail corruptions (filtered: known true facts left\n"
     "out) are proved with greedy actions and scored by the log-probability of\n"
     "the proof found, a failed proof below any success, ties broken at random;\n"
-    "prints MRR and Hits@1/3/10 of the true query for head corruptions, tail\n"
-    "corruptions and overall (the mean of the two). Progress goes to stderr.\n"
+    "prints MRR and Hits@1/3/10 of the true query for each ranked side and\n"
+    "overall (their mean). Progress goes to stderr.\n"
     "\n"
     "options:\n"
     "  --checkpoint FILE   a policy.safetensors written by 'skinner train'\n"
@@ -43,7 +43,9 @@ static const char *g_eval_usage =
     "  --split NAME        Prover-v0 ranking: train, valid or test (default test)\n"
     "  --queries N         Prover-v0 ranking: the first N queries of the split\n"
     "                      (default: all)\n"
-    "  --threads N         Prover-v0 ranking: worker threads (default 0: all cores)\n";
+    "  --threads N         Prover-v0 ranking: worker threads (default 0: all cores)\n"
+    "  --corrupt SIDE      Prover-v0 ranking: head, tail or both (default: the\n"
+    "                      run's env.corrupt; Countries' protocol is tail)\n";
 
 typedef struct rank_progress {
     bool tty;
@@ -71,9 +73,10 @@ static void print_rank_json(const char *name, const sk_rank_metrics *m, const ch
 }
 
 static int eval_rank(const sk_env_def *env, const char *checkpoint, sk_kb_split split,
-                     long long queries, long long threads, uint64_t seed, bool json) {
+                     long long queries, long long threads, int sides, uint64_t seed,
+                     bool json) {
     sk_rank_options options = {.split = split, .max_queries = (int)queries,
-                               .threads = (int)threads, .seed = seed};
+                               .threads = (int)threads, .sides = sides, .seed = seed};
     rank_progress progress = {.tty = isatty(STDERR_FILENO), .started = sk_now()};
     progress.last_print = progress.started;
     options.progress = rank_progress_update;
@@ -86,29 +89,35 @@ static int eval_rank(const sk_env_def *env, const char *checkpoint, sk_kb_split 
     sk_loaded_policy_free(&lp);
     if (status != SK_OK) return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
     const char *split_name = sk_rank_split_name(split);
+    bool head = r.sides & SK_PROVER_CORRUPT_HEAD, tail = r.sides & SK_PROVER_CORRUPT_TAIL;
     if (json) {
-        printf("{\"env\": \"%s\", \"split\": \"%s\", \"queries\": %d, \"candidates\": %lld, "
+        printf("{\"env\": \"%s\", \"split\": \"%s\", \"corrupt\": \"%s\", "
+               "\"queries\": %d, \"candidates\": %lld, "
                "\"head_corruptions\": %lld, \"tail_corruptions\": %lld, \"proved_rate\": %.6g, "
                "\"seconds\": %.3f, \"seed\": %llu, \"mrr\": %.6g, \"hits1\": %.6g, "
                "\"hits3\": %.6g, \"hits10\": %.6g, ",
-               env->id, split_name, r.queries, (long long)r.candidates,
+               env->id, split_name, sk_prover_corrupt_name(r.sides), r.queries,
+               (long long)r.candidates,
                (long long)r.head_corruptions, (long long)r.tail_corruptions, r.proved_rate,
                r.seconds, (unsigned long long)seed, r.overall.mrr, r.overall.hits1,
                r.overall.hits3, r.overall.hits10);
-        print_rank_json("head", &r.head, ", ");
-        print_rank_json("tail", &r.tail, "}\n");
+        /* a side that was not ranked has no entry */
+        if (head) print_rank_json("head", &r.head, tail ? ", " : "}\n");
+        if (tail) print_rank_json("tail", &r.tail, "}\n");
         return SK_EXIT_OK;
     }
-    printf("%s ranking, %s split: %d queries, %lld candidates, %.1f s; true queries proved: "
-           "%.1f%%\n",
-           env->id, split_name, r.queries, (long long)r.candidates, r.seconds,
-           100.0 * r.proved_rate);
+    printf("%s ranking, %s split, %s corruptions: %d queries, %lld candidates, %.1f s; true "
+           "queries proved: %.1f%%\n",
+           env->id, split_name, sk_prover_corrupt_name(r.sides), r.queries,
+           (long long)r.candidates, r.seconds, 100.0 * r.proved_rate);
     printf("%-8s %7s %7s %7s %7s\n", "", "MRR", "Hits@1", "Hits@3", "Hits@10");
     const char *names[3] = {"head", "tail", "overall"};
     const sk_rank_metrics *rows[3] = {&r.head, &r.tail, &r.overall};
+    const bool shown[3] = {head, tail, true};
     for (int k = 0; k < 3; k++)
-        printf("%-8s %7.3f %7.3f %7.3f %7.3f\n", names[k], rows[k]->mrr, rows[k]->hits1,
-               rows[k]->hits3, rows[k]->hits10);
+        if (shown[k])
+            printf("%-8s %7.3f %7.3f %7.3f %7.3f\n", names[k], rows[k]->mrr, rows[k]->hits1,
+                   rows[k]->hits3, rows[k]->hits10);
     return SK_EXIT_OK;
 }
 
@@ -174,6 +183,7 @@ static int eval_with(int argc, char **argv, sk_config *cfg) {
     sk_kb_split split = SK_KB_TEST;
     bool explicit_split = false;
     long long episodes = 100, seed = 1, queries = 0, threads = -1;
+    int sides = 0; /* 0: the run's env.corrupt */
     bool greedy = false, json = false, explicit_episodes = false;
     int rc = SK_EXIT_OK;
     cli_args args = {argc, 1, argv};
@@ -207,6 +217,10 @@ static int eval_with(int argc, char **argv, sk_config *cfg) {
                 return rc;
         } else if (cli_flag(&args, "--threads", &value, &missing)) {
             if (!missing && !cli_parse_int("--threads", value, 0, 4096, &threads, &rc)) return rc;
+        } else if (cli_flag(&args, "--corrupt", &value, &missing)) {
+            if (!missing && !sk_prover_corrupt_parse(value, &sides))
+                return cli_error(SK_EXIT_USAGE, "--corrupt '%s' (expected head, tail or both)",
+                                 value);
         } else if (cli_flag(&args, "--seed", &value, &missing)) {
             if (!missing && !cli_parse_int("--seed", value, 0, INT64_MAX, &seed, &rc)) return rc;
         } else if (cli_flag(&args, "--greedy", NULL, NULL)) {
@@ -234,13 +248,13 @@ static int eval_with(int argc, char **argv, sk_config *cfg) {
         return cli_error(SK_EXIT_USAGE,
                          "--config and --env.KEY are for baselines; a checkpoint carries its config");
     bool rank = env == &sk_env_prover && !explicit_episodes && !baseline;
-    if (!rank && (explicit_split || queries || threads >= 0))
+    if (!rank && (explicit_split || queries || threads >= 0 || sides))
         return cli_error(SK_EXIT_USAGE,
-                         "--split, --queries and --threads rank Prover-v0 queries; %s is "
-                         "evaluated by return over --episodes",
+                         "--split, --queries, --threads and --corrupt rank Prover-v0 queries; "
+                         "%s is evaluated by return over --episodes",
                          env->id);
     if (rank)
-        return eval_rank(env, checkpoint, split, queries, threads < 0 ? 0 : threads,
+        return eval_rank(env, checkpoint, split, queries, threads < 0 ? 0 : threads, sides,
                          (uint64_t)seed, json);
     sk_eval_result result;
     sk_status status;

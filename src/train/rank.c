@@ -83,17 +83,17 @@ sk_rank_metrics sk_rank_mean(sk_rank_metrics sum, int count) {
 
 /* ------------------------------------------------------------ candidates */
 
-/* The candidates of consecutive queries: for each, the query itself, then
- * its head corruptions, then its tail corruptions. */
+/* The corruptions of consecutive queries: for each, its head corruptions,
+ * then its tail corruptions. */
 typedef struct rank_chunk {
     int cap;                /* candidates */
     int count;              /* candidates used */
     int32_t (*atoms)[3];    /* (cap) */
-    uint8_t *positive;      /* (cap) 1 for a query, 0 for a corruption */
     double *score;          /* (cap) */
+    double *bound;          /* (cap) the score of the candidate's true query */
     int num_queries;        /* queries in the chunk */
     int first_query;        /* index of the first in the split */
-    int *start;             /* (cap) each query's first candidate (the query) */
+    int *start;             /* (cap) each query's first corruption */
     int *num_head, *num_tail; /* (cap) its corruptions */
 } rank_chunk;
 
@@ -112,8 +112,8 @@ typedef struct rank_batch {
 
 static void chunk_free(rank_chunk *c) {
     free(c->atoms);
-    free(c->positive);
     free(c->score);
+    free(c->bound);
     free(c->start);
     free(c->num_head);
     free(c->num_tail);
@@ -124,37 +124,42 @@ static sk_status chunk_alloc(rank_chunk *c, int cap) {
     c->cap = cap;
     size_t n = (size_t)cap;
     c->atoms = malloc(n * sizeof *c->atoms);
-    c->positive = malloc(n);
     c->score = malloc(n * sizeof *c->score);
+    c->bound = malloc(n * sizeof *c->bound);
     c->start = malloc(n * sizeof *c->start);
     c->num_head = malloc(n * sizeof *c->num_head);
     c->num_tail = malloc(n * sizeof *c->num_tail);
-    if (!c->atoms || !c->positive || !c->score || !c->start || !c->num_head || !c->num_tail) {
+    if (!c->atoms || !c->score || !c->bound || !c->start || !c->num_head || !c->num_tail) {
         chunk_free(c);
         return sk_fail(SK_ERR_NOMEM, "out of memory for %d ranking candidates", cap);
     }
     return SK_OK;
 }
 
-/* Room a query of pred needs at most: itself and every candidate constant on
- * both sides. */
-static int room_for(const sk_kb *kb, int32_t pred) {
+/* Room a query of pred needs at most: every candidate constant on the ranked
+ * sides (at least 1, so that a chunk always takes a query). */
+static int room_for(const sk_kb *kb, int32_t pred, int sides) {
     const int32_t *s = kb->cand_start + pred * 2;
-    return 1 + (s[1] - s[0]) + (s[2] - s[1]);
+    return 1 + (sides & SK_PROVER_CORRUPT_HEAD ? s[1] - s[0] : 0) +
+           (sides & SK_PROVER_CORRUPT_TAIL ? s[2] - s[1] : 0);
 }
 
-/* Appends a query and its corruptions; the caller made room_for it. */
-static void chunk_add(rank_chunk *c, const sk_kb *kb, const int32_t query[3]) {
+/* Appends the corruptions of a query on the ranked sides, each bounded by the
+ * query's score; the caller made room_for it. */
+static void chunk_add(rank_chunk *c, const sk_kb *kb, const int32_t query[3], double score,
+                      int sides) {
     int q = c->num_queries++, at = c->count;
     c->start[q] = at;
-    memcpy(c->atoms[at], query, sizeof c->atoms[0]);
-    int room = c->cap - at - 1;
-    c->num_head[q] = sk_rank_corruptions(kb, query, 0, c->atoms + at + 1, room);
-    c->num_tail[q] = sk_rank_corruptions(kb, query, 1, c->atoms + at + 1 + c->num_head[q],
-                                         room - c->num_head[q]);
-    c->count = at + 1 + c->num_head[q] + c->num_tail[q];
-    c->positive[at] = 1;
-    memset(c->positive + at + 1, 0, (size_t)(c->count - at - 1));
+    int room = c->cap - at;
+    c->num_head[q] = sides & SK_PROVER_CORRUPT_HEAD
+                         ? sk_rank_corruptions(kb, query, 0, c->atoms + at, room)
+                         : 0;
+    c->num_tail[q] = sides & SK_PROVER_CORRUPT_TAIL
+                         ? sk_rank_corruptions(kb, query, 1, c->atoms + at + c->num_head[q],
+                                               room - c->num_head[q])
+                         : 0;
+    c->count = at + c->num_head[q] + c->num_tail[q];
+    for (int k = at; k < c->count; k++) c->bound[k] = score;
 }
 
 /* ------------------------------------------------------------ the batch */
@@ -213,10 +218,20 @@ static sk_status batch_alloc(rank_batch *b, const sk_loaded_policy *lp, int slot
 }
 
 /* The candidates one run of score_candidates proves. Workers claim them one
- * at a time through next, so a worker whose proofs are short takes more. */
+ * at a time through next, so a worker whose proofs are short takes more.
+ *
+ * A candidate with a bound only has to be told apart from a score of bound:
+ * a proof's log-probability only falls as it goes on (every step adds the
+ * log of a probability, <= 0 also in float: the greedy action's logit minus
+ * a log-sum-exp that includes it), so once the running sum is below the
+ * bound the candidate will score below it, and its proof stops there with
+ * the score SK_RANK_FAILED, which is below it too. A corruption ranks the
+ * same either way; when the true query failed (bound -infinity) nothing is
+ * cut. */
 typedef struct rank_jobs {
     const int32_t (*atoms)[3]; /* (count) */
-    const uint8_t *positive;   /* (count) */
+    const uint8_t *positive;   /* (count) NULL: all negatives */
+    const double *bound;       /* (count) NULL: no bounds */
     double *score;             /* (count) written, each by the worker that claimed it */
     int count;
     atomic_int next;           /* the first unclaimed */
@@ -230,7 +245,8 @@ static int claim(rank_jobs *jobs) {
 static void start_candidate(rank_batch *b, const rank_jobs *jobs, int slot, int job) {
     b->job[slot] = job;
     b->logp_sum[slot] = 0.0;
-    sk_prover_set_query(b->state, &b->io, slot, jobs->atoms[job], jobs->positive[job]);
+    sk_prover_set_query(b->state, &b->io, slot, jobs->atoms[job],
+                        jobs->positive && jobs->positive[job]);
 }
 
 /* Proves every candidate with greedy actions and scores it. */
@@ -264,8 +280,9 @@ static void score_candidates(rank_batch *b, const sk_loaded_policy *lp, rank_job
         for (int i = 0; i < rows; i++) {
             if (b->job[i] < 0) continue;
             b->logp_sum[i] += b->logp[i];
-            if (!b->terminated[i] && !b->truncated[i]) continue;
-            bool proved = b->terminated[i] &&
+            bool below = jobs->bound && b->logp_sum[i] < jobs->bound[b->job[i]];
+            if (!b->terminated[i] && !b->truncated[i] && !below) continue;
+            bool proved = !below && b->terminated[i] &&
                           b->episode_log[(size_t)i * (size_t)log_fields + LOG_PROVED] > 0.5f;
             jobs->score[b->job[i]] = proved ? b->logp_sum[i] : SK_RANK_FAILED;
             int job = claim(jobs);
@@ -337,17 +354,20 @@ static void workers_score(rank_workers *w, rank_jobs *jobs) {
     w->jobs = NULL;
 }
 
-/* Ranks the chunk's queries into the running sums. */
-static void rank_chunk_queries(const rank_chunk *c, uint64_t seed, sk_rank_metrics *head,
-                               sk_rank_metrics *tail, int *proved) {
+/* Ranks the chunk's queries (scored query_score) into the running sums of
+ * the ranked sides. */
+static void rank_chunk_queries(const rank_chunk *c, const double *query_score, uint64_t seed,
+                               int sides, sk_rank_metrics *head, sk_rank_metrics *tail) {
     for (int q = 0; q < c->num_queries; q++) {
         const double *score = c->score + c->start[q];
+        double truth = query_score[c->first_query + q];
         /* one stream per query: the draws do not depend on how queries were chunked */
         uint64_t rng = sk_rng_seed(seed, (uint64_t)(c->first_query + q));
-        sk_rank_metrics_add(head, sk_rank_position(score[0], score + 1, c->num_head[q], &rng));
-        sk_rank_metrics_add(tail, sk_rank_position(score[0], score + 1 + c->num_head[q],
-                                                   c->num_tail[q], &rng));
-        *proved += score[0] != SK_RANK_FAILED;
+        if (sides & SK_PROVER_CORRUPT_HEAD)
+            sk_rank_metrics_add(head, sk_rank_position(truth, score, c->num_head[q], &rng));
+        if (sides & SK_PROVER_CORRUPT_TAIL)
+            sk_rank_metrics_add(tail, sk_rank_position(truth, score + c->num_head[q],
+                                                       c->num_tail[q], &rng));
     }
 }
 
@@ -364,7 +384,14 @@ sk_status sk_rank_policy(const sk_loaded_policy *lp, const sk_rank_options *opti
     rank_workers w;
     sk_status status = workers_alloc(&w, lp, options->threads, options->batch, options->seed);
     if (status != SK_OK) return status;
-    const sk_kb *kb = ((const sk_prover_state *)w.batches[0].state)->kb;
+    const sk_prover_state *env = w.batches[0].state;
+    const sk_kb *kb = env->kb;
+    int sides = options->sides ? options->sides : env->corrupt_sides;
+    if (sides < SK_PROVER_CORRUPT_HEAD || sides > SK_PROVER_CORRUPT_BOTH) {
+        workers_free(&w);
+        return sk_fail(SK_ERR_INVALID, "sides = %d (expected 0 for env.corrupt, or 1..3)",
+                       sides);
+    }
     const sk_kb_atoms *queries = &kb->queries[options->split];
     int total = queries->count;
     if (options->max_queries && options->max_queries < total) total = options->max_queries;
@@ -375,23 +402,39 @@ sk_status sk_rank_policy(const sk_loaded_policy *lp, const sk_rank_options *opti
     }
     int cap = CHUNK_CANDIDATES;
     for (int32_t pred = SK_KB_FIRST_PRED; pred < kb->num_preds; pred++)
-        cap = SK_MAX(cap, room_for(kb, pred));
+        cap = SK_MAX(cap, room_for(kb, pred, sides));
     rank_chunk c;
-    if ((status = chunk_alloc(&c, cap)) != SK_OK) {
+    double *query_score = malloc((size_t)total * sizeof *query_score);
+    uint8_t *positive = malloc((size_t)total);
+    if (!query_score || !positive || (status = chunk_alloc(&c, cap)) != SK_OK) {
+        free(query_score);
+        free(positive);
         workers_free(&w);
-        return status;
+        return query_score && positive ? status
+                                       : sk_fail(SK_ERR_NOMEM, "out of memory for %d queries",
+                                                 total);
     }
-    sk_rank_metrics head = {0}, tail = {0};
+    /* the true queries first (as positives), so that their scores bound
+     * their corruptions' proofs */
+    memset(positive, 1, (size_t)total);
+    rank_jobs truths = {.atoms = (const int32_t(*)[3])queries->atoms, .positive = positive,
+                        .score = query_score, .count = total};
+    workers_score(&w, &truths);
     int proved = 0;
+    for (int q = 0; q < total; q++) proved += query_score[q] != SK_RANK_FAILED;
+    out->candidates = total;
+    sk_rank_metrics head = {0}, tail = {0};
     for (int q = 0; q < total;) {
         c.count = c.num_queries = 0;
         c.first_query = q;
-        while (q < total && c.count + room_for(kb, queries->atoms[q][0]) <= c.cap)
-            chunk_add(&c, kb, queries->atoms[q++]);
-        rank_jobs jobs = {.atoms = (const int32_t(*)[3])c.atoms, .positive = c.positive,
+        while (q < total && c.count + room_for(kb, queries->atoms[q][0], sides) <= c.cap) {
+            chunk_add(&c, kb, queries->atoms[q], query_score[q], sides);
+            q++;
+        }
+        rank_jobs jobs = {.atoms = (const int32_t(*)[3])c.atoms, .bound = c.bound,
                           .score = c.score, .count = c.count};
         workers_score(&w, &jobs);
-        rank_chunk_queries(&c, options->seed, &head, &tail, &proved);
+        rank_chunk_queries(&c, query_score, options->seed, sides, &head, &tail);
         out->candidates += c.count;
         for (int k = 0; k < c.num_queries; k++) {
             out->head_corruptions += c.num_head[k];
@@ -400,14 +443,17 @@ sk_status sk_rank_policy(const sk_loaded_policy *lp, const sk_rank_options *opti
         if (options->progress) options->progress(q, total, options->progress_user);
     }
     out->queries = total;
-    out->head = sk_rank_mean(head, total);
-    out->tail = sk_rank_mean(tail, total);
-    out->overall = (sk_rank_metrics){(out->head.mrr + out->tail.mrr) / 2,
-                                     (out->head.hits1 + out->tail.hits1) / 2,
-                                     (out->head.hits3 + out->tail.hits3) / 2,
-                                     (out->head.hits10 + out->tail.hits10) / 2};
+    out->sides = sides;
+    if (sides & SK_PROVER_CORRUPT_HEAD) out->head = sk_rank_mean(head, total);
+    if (sides & SK_PROVER_CORRUPT_TAIL) out->tail = sk_rank_mean(tail, total);
+    /* the mean over the ranked sides: the sums of one side, or of both over 2 * total */
+    sk_rank_metrics both = {head.mrr + tail.mrr, head.hits1 + tail.hits1,
+                            head.hits3 + tail.hits3, head.hits10 + tail.hits10};
+    out->overall = sk_rank_mean(both, sides == SK_PROVER_CORRUPT_BOTH ? 2 * total : total);
     out->proved_rate = (double)proved / total;
     out->seconds = sk_now() - started;
+    free(query_score);
+    free(positive);
     chunk_free(&c);
     workers_free(&w);
     return SK_OK;

@@ -32,20 +32,36 @@
  * counts the corruptions scoring exactly the same: its position among them is
  * uniformly random (a seeded stream per query), so a policy that fails every
  * proof gets the expected rank of a random guess, not rank 1. Each query is
- * ranked twice, against its head and its tail corruptions; MRR is the mean of
- * 1 / rank and Hits@k the fraction of ranks <= k, per side, and overall as the
- * mean of the two sides.
+ * ranked against its head and its tail corruptions separately, or against one
+ * side only (sk_rank_options.sides, by default the run's env.corrupt); MRR is
+ * the mean of 1 / rank and Hits@k the fraction of ranks <= k, per side, and
+ * overall as the mean over the ranked sides.
+ *
+ * DeepProofLog's protocol (its eval_corruptions and samplers): Countries
+ * ranks tail corruptions only, the true region among the other regions (the
+ * constants of the true tail's domain in domain2constants.txt, which for
+ * locatedInCR are exactly the regions, as kb->cand gives them: 4 per query),
+ * the benchmark's protocol since Bouchard et al. 2015; family ranks head and
+ * tail corruptions over every constant and averages the two sides. Both
+ * enumerate all corruptions, filtered against train, valid and test facts,
+ * and break ties at random. One difference: DeepProofLog scores a failed
+ * proof as its log-probability - 100, so failed proofs are ordered by how
+ * likely the failing path was; here they tie (see Score).
  *
  * Speed. Candidates of many queries share the env slots of the workers (one
  * thread per core by default, 256 slots each): every step runs one policy
  * forward over a worker's whole batch, and a slot whose episode ended claims
  * the next candidate at once. A candidate's score does not depend on which
- * worker or slot proved it, nor the ranks on how many there were.
+ * worker or slot proved it, nor the ranks on how many there were. The true
+ * queries are proved first; a corruption of a proved query stops as soon as
+ * its running log-probability (which only falls) is below the query's
+ * score, since from there it can only rank below it: the ranks are those of
+ * proving everything to the end (tested against that).
  */
 #ifndef SK_RANK_H
 #define SK_RANK_H
 
-#include "../envs/prover/kb.h"
+#include "../envs/prover/prover.h"
 #include "eval.h"
 
 #include <math.h>
@@ -58,8 +74,10 @@ typedef struct sk_rank_metrics {
 } sk_rank_metrics;
 
 typedef struct sk_rank_result {
-    sk_rank_metrics head, tail; /* the true query against its head / tail corruptions */
-    sk_rank_metrics overall;    /* the mean of head and tail */
+    sk_rank_metrics head, tail; /* the true query against its head / tail corruptions
+                                   (zero for a side not ranked) */
+    sk_rank_metrics overall;    /* the mean over the ranked sides */
+    int sides;                  /* SK_PROVER_CORRUPT_*: the sides ranked */
     int queries;                /* queries ranked */
     int64_t candidates;         /* proofs attempted: the queries and all their corruptions */
     int64_t head_corruptions, tail_corruptions;
@@ -73,6 +91,7 @@ typedef void (*sk_rank_progress_fn)(int queries_done, int queries_total, void *u
 typedef struct sk_rank_options {
     sk_kb_split split;   /* whose queries (kb->queries[split]), all of them, in file order */
     int max_queries;     /* the first max_queries of them; 0 = all */
+    int sides;           /* SK_PROVER_CORRUPT_* to rank; 0 = the run's env.corrupt */
     uint64_t seed;       /* of the tie-breaking draws, the only randomness */
     int threads;         /* workers, each with its own env slots; 0 = one per core */
     int batch;           /* env slots per worker; 0 = SK_RANK_DEFAULT_BATCH */

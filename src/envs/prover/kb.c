@@ -119,7 +119,9 @@ void sk_kb_free(sk_kb *kb) {
     free(kb->rules);
     free(kb->const_type);
     free(kb->train_set.keys);
+    free(kb->train_set.filter);
     free(kb->known_set.keys);
+    free(kb->known_set.filter);
     free(kb->by0_start);
     free(kb->by0);
     free(kb->by1_start);
@@ -491,17 +493,25 @@ sk_status sk_kb_parse_domains(sk_kb *kb, const char *text, const char *file) {
 
 /* ------------------------------------------------------------ indexes */
 
+#define FILTER_BITS_PER_ATOM 16
+
 static bool set_init(sk_kb_atom_set *set, int64_t count) {
     uint64_t capacity = 16;
     while (capacity < (uint64_t)count * 2) capacity *= 2;
     set->keys = calloc(capacity, sizeof *set->keys);
     set->mask = capacity - 1;
-    return set->keys != NULL;
+    uint64_t bits = 64;
+    while (bits < (uint64_t)count * FILTER_BITS_PER_ATOM) bits *= 2;
+    set->filter = calloc(bits / 64, sizeof *set->filter);
+    set->filter_mask = bits - 1;
+    return set->keys && set->filter;
 }
 
 /* Inserts key; false if it was already there. */
 static bool set_insert(sk_kb_atom_set *set, uint64_t key) {
-    uint64_t slot = sk_mix64(key) & set->mask;
+    uint64_t hash = sk_mix64(key), bit = (hash >> 32) & set->filter_mask;
+    set->filter[bit >> 6] |= (uint64_t)1 << (bit & 63);
+    uint64_t slot = hash & set->mask;
     while (set->keys[slot]) {
         if (set->keys[slot] == key) return false;
         slot = (slot + 1) & set->mask;

@@ -26,6 +26,22 @@
 #define CORRUPTION_TRIES 32
 
 static const char *const g_split_names[] = {"train", "valid", "test", NULL};
+/* env.corrupt, indexed by SK_PROVER_CORRUPT_* - 1 */
+static const char *const g_corrupt_names[] = {"head", "tail", "both", NULL};
+
+bool sk_prover_corrupt_parse(const char *name, int *sides) {
+    for (int k = 0; g_corrupt_names[k]; k++)
+        if (strcmp(name, g_corrupt_names[k]) == 0) {
+            *sides = k + 1;
+            return true;
+        }
+    return false;
+}
+
+const char *sk_prover_corrupt_name(int sides) {
+    SK_ASSERT(sides >= SK_PROVER_CORRUPT_HEAD && sides <= SK_PROVER_CORRUPT_BOTH);
+    return g_corrupt_names[sides - 1];
+}
 
 static void prover_destroy(void *state) {
     sk_prover_state *s = state;
@@ -51,7 +67,7 @@ static void prover_destroy(void *state) {
 
 /* The env.* keys besides env.dataset. */
 typedef struct prover_config {
-    int max_depth, negative_ratio, reward_type, split;
+    int max_depth, negative_ratio, reward_type, split, corrupt_sides;
     bool end_action, provable_only;
 } prover_config;
 
@@ -77,6 +93,10 @@ static sk_status read_config(const sk_config *cfg, prover_config *pc) {
     pc->max_depth = (int)v;
     if ((status = sk_cfg_int(cfg, "env.negative_ratio", 1, 0, 1000, &v)) != SK_OK) return status;
     pc->negative_ratio = (int)v;
+    int corrupt;
+    if ((status = sk_cfg_choice(cfg, "env.corrupt", "both", g_corrupt_names, &corrupt)) != SK_OK)
+        return status;
+    pc->corrupt_sides = corrupt + 1;
     if ((status = sk_cfg_int(cfg, "env.reward_type", DEFAULT_REWARD_TYPE, 0, 4, &v)) != SK_OK)
         return status;
     pc->reward_type = (int)v;
@@ -126,6 +146,7 @@ sk_status sk_prover_create_with_kb(void **out, int num_envs, const sk_config *cf
     s->kb = kb;
     s->max_depth = pc.max_depth;
     s->negative_ratio = pc.negative_ratio;
+    s->corrupt_sides = pc.corrupt_sides;
     s->reward_type = pc.reward_type;
     s->end_action = pc.end_action;
     s->first_var = kb->num_consts + 1;
@@ -224,13 +245,15 @@ static void start_episode(sk_prover_state *s, int i, const int32_t query[3], boo
     expand(s, i);
 }
 
-/* A corruption of query: head or tail replaced by a type-consistent constant,
- * filtered against every known fact. False if none was found. */
+/* A corruption of query: head or tail (even odds, or the one env.corrupt
+ * allows) replaced by a type-consistent constant, filtered against every
+ * known fact. False if none was found. */
 static bool corrupt(const sk_prover_state *s, uint64_t *rng, const int32_t query[3],
                     int32_t out[3]) {
     const sk_kb *kb = s->kb;
     for (int t = 0; t < CORRUPTION_TRIES; t++) {
-        int pos = (int)sk_rng_below(rng, 2);
+        int pos = s->corrupt_sides == SK_PROVER_CORRUPT_BOTH ? (int)sk_rng_below(rng, 2)
+                                                             : s->corrupt_sides - 1;
         int32_t lo = kb->cand_start[query[0] * 2 + pos];
         int32_t hi = kb->cand_start[query[0] * 2 + pos + 1];
         if (hi == lo) continue;

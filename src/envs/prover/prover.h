@@ -51,7 +51,8 @@
  * Queries: positives are drawn uniformly from the split's queries (its
  * *_depths.txt when the dataset has one, else its facts). Every env starts
  * with a positive, then negative_ratio negatives, and repeats. A negative
- * corrupts the head or the tail (even odds) of a drawn positive with a
+ * corrupts the head or the tail (even odds; only the one env.corrupt names,
+ * if it names one) of a drawn positive with a
  * constant of a type seen at that position (all constants when the dataset
  * has no types), redrawn while it is a known fact of any split (after 32
  * tries the positive is used instead).
@@ -62,6 +63,10 @@
  *   split            train | valid | test: where positives come from (train)
  *   provable_only    skip queries *_depths.txt records as unprovable (-1) (true)
  *   negative_ratio   negatives per positive (1)
+ *   corrupt          both | head | tail: the side a negative corrupts, in
+ *                    training and in ranking (rank.h) (both). DeepProofLog
+ *                    corrupts only the tail on Countries (the region of a
+ *                    country, the benchmark's protocol) and both on family
  *   reward_type      0..4, see below (4)
  *   max_depth        actions before truncation (20)
  *   end_action       offer End, which ends the proof as failed, in the last
@@ -96,10 +101,18 @@
  *   3      +1      -0.5     -1.5     +1
  *   4      +1      -1       -1       +1     (default)
  */
+/* env.corrupt: which arguments negatives replace, as a bit set. */
+enum { SK_PROVER_CORRUPT_HEAD = 1, SK_PROVER_CORRUPT_TAIL = 2, SK_PROVER_CORRUPT_BOTH = 3 };
+
+/* "head", "tail" or "both" to a bit set: false for any other name. */
+bool sk_prover_corrupt_parse(const char *name, int *sides);
+const char *sk_prover_corrupt_name(int sides);
+
 typedef struct sk_prover_state {
     int num_envs;
     sk_kb *kb; /* owned */
     int max_depth, negative_ratio, reward_type;
+    int corrupt_sides; /* SK_PROVER_CORRUPT_* */
     bool end_action;
     const int32_t (*pool)[3]; /* (pool_count) positive queries of the split */
     int32_t (*pool_storage)[3];

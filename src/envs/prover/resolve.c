@@ -77,6 +77,10 @@ typedef struct derive_ctx {
     int count;
     int longest; /* the length of the longest kept successor, once count is full */
     bool proved;
+    /* whether each goal after the first, as it is, is a ground fact to drop:
+     * looked up once per derivation rather than once per successor, since
+     * most successors leave most of those goals as they were */
+    bool rest_is_fact[SK_PROVER_MAX_ATOMS];
 } derive_ctx;
 
 static inline bool key_in(const uint64_t *keys, int count, uint64_t key) {
@@ -125,7 +129,9 @@ static void emit(derive_ctx *c, const subst *s, const int32_t (*body)[3], int bo
     for (int k = 0; k < body_len + rest_len; k++) {
         const int32_t *atom = k < body_len ? body[k] : rest[k - body_len];
         int32_t a0 = deref(s, atom[1], first_var), a1 = deref(s, atom[2], first_var);
-        if (a0 < first_var && a1 < first_var) {
+        if (k >= body_len && a0 == atom[1] && a1 == atom[2]) {
+            if (c->rest_is_fact[k - body_len]) continue; /* untouched by s: known */
+        } else if (a0 < first_var && a1 < first_var) {
             uint64_t key = sk_kb_key(atom[0], a0, a1);
             if (key != c->excluded && sk_kb_is_fact(c->kb, key)) continue;
         }
@@ -224,6 +230,11 @@ int sk_prover_derive(const sk_kb *kb, int32_t first_var, const int32_t *goals, i
             num_state_vars = SK_MAX(num_state_vars, goals[k] - first_var + 1);
     SK_ASSERT(num_state_vars <= SK_PROVER_MAX_VARS);
     const int32_t(*rest)[3] = (const int32_t(*)[3])(goals + 3);
+    for (int k = 0; k < num_goals - 1; k++) {
+        uint64_t key = sk_kb_key(rest[k][0], rest[k][1], rest[k][2]);
+        c.rest_is_fact[k] = rest[k][1] < first_var && rest[k][2] < first_var &&
+                            key != excluded && sk_kb_is_fact(kb, key);
+    }
     resolve_with_facts(&c, goals, rest, num_goals - 1);
     if (!c.proved) resolve_with_rules(&c, goals, num_state_vars, rest, num_goals - 1);
     if (c.proved) return terminal(out_atoms, out_len, out_key, SK_KB_TRUE);
