@@ -330,8 +330,8 @@ static void test_straight_through(void **state) {
         r.env->step(r.state, &r.io, 0, 2);
         assert_int_equal(m->meta[0].slots[1].stage, MORPHO_TRAINING);
         assert_memory_equal(m->arena_all, m->arena_all + m->arena, host * sizeof(float));
-        /* a host without seeds earns the accuracy term alone: 5 x validation accuracy */
-        assert_near(r.rewards[1], 5.0 * m->meta[1].val_acc, 1e-5);
+        /* a host without seeds earns the accuracy term alone: 5 x (accuracy - 0.8) */
+        assert_near(r.rewards[1], 5.0 * (m->meta[1].val_acc - 0.8), 1e-5);
     }
     /* the seed did learn */
     const float *p = morpho_slot_params(m, 0, 1);
@@ -437,8 +437,8 @@ static void test_governor(void **state) {
         r.env->step(r.state, &r.io, 0, 1);
         if (memcmp(before, m->arena_all, m->arena * sizeof(float)) == 0) {
             rolled_back++;
-            /* the penalty, beside the accuracy term (5 x validation accuracy) */
-            assert_true(r.rewards[0] - 5.0f * m->meta[0].val_acc <= -0.9f);
+            /* the penalty, beside the accuracy term (5 x (accuracy - 0.8)) */
+            assert_true(r.rewards[0] - 5.0f * (m->meta[0].val_acc - 0.8f) <= -0.9f);
         }
         for (size_t k = 0; k < m->arena; k++) assert_true(isfinite(m->arena_all[k]));
     }
