@@ -35,7 +35,11 @@ echo "## Raw env stepping, one core (skinner bench env ENV --threads 1 --num-env
 echo
 echo "| env | N=1 | N=64 | N=1024 | N=8192 |"
 echo "| --- | --- | --- | --- | --- |"
-for env in $("$skinner" envs --json | python3 -c 'import json,sys; [print(json.loads(l)["id"]) for l in sys.stdin]'); do
+# envs whose steps are heavy (a default bench size of their own, e.g. Morpho-v0's
+# host epochs) are benched apart, at that size on all cores
+light=$("$skinner" envs --json | python3 -c 'import json,sys; [print(e["id"]) for e in map(json.loads, sys.stdin) if e["bench_num_envs"] == 4096]')
+heavy=$("$skinner" envs --json | python3 -c 'import json,sys; [print(e["id"]) for e in map(json.loads, sys.stdin) if e["bench_num_envs"] != 4096]')
+for env in $light; do
     row="| $env |"
     for n in 1 64 1024 8192; do
         sps=$(for r in $(seq "$repeats"); do "$skinner" bench env "$env" --threads 1 --num-envs "$n" --seconds "$seconds" --json; done | median)
@@ -44,6 +48,11 @@ for env in $("$skinner" envs --json | python3 -c 'import json,sys; [print(json.l
     echo "$row"
 done
 echo
+for env in $heavy; do
+    sps=$(for r in $(seq "$repeats"); do "$skinner" bench env "$env" --threads "$(nproc)" --seconds $((seconds * 5)) --json; done | median)
+    echo "$env (its default number of envs, $(nproc) threads): $(python3 -c "print(f'{$sps:.0f}')") env steps/s"
+    echo
+done
 # The yardstick and both CartPole precisions, interleaved so that all three see the same load.
 cartpole() { "$skinner" bench env CartPole-v1 --threads 1 --num-envs 4096 --seconds "$seconds" --env.precision "$1" --json; }
 for r in $(seq "$repeats"); do
@@ -71,6 +80,8 @@ for env in CartPole-v1 Acrobot-v1 Pendulum-v1; do
     sps=$(for r in $(seq "$repeats"); do "$skinner" bench train "$env" --seconds $((seconds * 3)) --json; done | median)
     echo "| $env | $(fmt "$sps") |"
 done
+sps=$(for r in $(seq "$repeats"); do "$skinner" bench train CartPole-v1 --config "$root/configs/cartpole_fast.ini" --seconds $((seconds * 3)) --json; done | median)
+echo "| CartPole-v1, configs/cartpole_fast.ini | $(fmt "$sps") |"
 echo
 echo "## Time to solve CartPole-v1 (bench/solve.sh CartPole-v1 5)"
 echo

@@ -321,9 +321,9 @@ int cmd_envs(int argc, char **argv) {
             snprintf(threshold, sizeof threshold, "%g", env->solved_threshold);
         if (json)
             printf("{\"id\": \"%s\", \"alias\": \"%s\", \"obs_size\": %d, \"actions\": \"%s\", "
-                   "\"max_episode_steps\": %d, \"solved_threshold\": %s}\n",
+                   "\"max_episode_steps\": %d, \"solved_threshold\": %s, \"bench_num_envs\": %d}\n",
                    env->id, env->alias, env->obs_size, actions, env->max_episode_steps,
-                   threshold);
+                   threshold, env->bench_num_envs ? env->bench_num_envs : 4096);
         else
             printf("%-25s %-23s %4d  %-15s %9d %9s  %s\n", env->id, env->alias, env->obs_size,
                    actions, env->max_episode_steps, isfinite(env->solved_threshold) ? threshold : "-",
