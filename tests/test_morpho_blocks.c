@@ -10,33 +10,13 @@
 #include <math.h>
 
 #define FD_EPS 1e-2f  /* float32 central differences, as test_nn_grad.c */
-#define FD_TOL 2e-2   /* ~1e-4 truncation + rounding, relative */
-#define FD_FLOOR 5e-3 /* ~1e-5 absolute noise in a float difference quotient */
 #define KINK_MARGIN 0.05 /* no ReLU pre-activation closer to 0: a step of FD_EPS moves it < 0.03 */
 
-typedef double (*loss_fn)(void *ctx);
+typedef test_loss_fn loss_fn;
 
-/* Compares analytic gradient `grad` of loss(ctx) wrt x[0..n) with central
- * differences in double; prints the first mismatches. */
 static int check_gradient(const char *what, float *x, const float *grad, size_t n, loss_fn loss,
                           void *ctx) {
-    int failures = 0;
-    double worst = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        float saved = x[i];
-        x[i] = saved + FD_EPS;
-        double up = loss(ctx);
-        x[i] = saved - FD_EPS;
-        double down = loss(ctx);
-        x[i] = saved;
-        double numeric = (up - down) / (2.0 * (double)FD_EPS);
-        double err = test_rel_err(grad[i], numeric, FD_FLOOR);
-        if (err > worst) worst = err;
-        if (err > FD_TOL && failures++ < 5)
-            print_error("%s[%zu]: analytic %.6g, numeric %.6g\n", what, i, (double)grad[i], numeric);
-    }
-    print_message("%s: %zu entries, worst relative error %.2e\n", what, n, worst);
-    return failures;
+    return test_check_gradient(what, x, grad, n, loss, ctx, FD_EPS);
 }
 
 static void fill_normal(float *x, size_t n, uint64_t *rng, double scale) {

@@ -10,38 +10,17 @@
 
 #include <math.h>
 
-#define FD_TOL 2e-2 /* float32 central differences: ~1e-4 truncation + rounding */
-#define FD_FLOOR 5e-3 /* float32 forward passes: ~1e-5 absolute noise in a difference quotient */
 #ifndef FD_EPS_PPO
 #define FD_EPS_PPO 3e-3f /* the loss curves enough through exp(logratio) that 1e-2 truncates */
 #endif
 
-typedef double (*loss_fn)(void *ctx);
+typedef test_loss_fn loss_fn;
 
-/* Compares analytic gradient `grad` of loss(ctx) wrt x[0..n) with central
- * differences; prints the first mismatches. */
 static float g_fd_eps = 1e-2f; /* smaller where a ReLU kink could fall inside the step */
 
 static int check_gradient(const char *what, float *x, const float *grad, size_t n, loss_fn loss,
                           void *ctx) {
-    const float FD_EPS = g_fd_eps;
-    int failures = 0;
-    double worst = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        float saved = x[i];
-        x[i] = saved + FD_EPS;
-        double up = loss(ctx);
-        x[i] = saved - FD_EPS;
-        double down = loss(ctx);
-        x[i] = saved;
-        double numeric = (up - down) / (2.0 * FD_EPS);
-        double err = test_rel_err(grad[i], numeric, FD_FLOOR);
-        if (err > worst) worst = err;
-        if (err > FD_TOL && failures++ < 5)
-            print_error("%s[%zu]: analytic %.6g, numeric %.6g\n", what, i, (double)grad[i], numeric);
-    }
-    print_message("%s: %zu entries, worst relative error %.2e\n", what, n, worst);
-    return failures;
+    return test_check_gradient(what, x, grad, n, loss, ctx, g_fd_eps);
 }
 
 static void fill_normal(float *x, size_t n, uint64_t *rng, double scale) {
