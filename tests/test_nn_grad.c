@@ -113,10 +113,11 @@ static void test_tanh_accuracy(void **state) {
 
 /* ---- factored masked categorical ---- */
 enum { CB = 6, CL = 7 }; /* heads 3 and 4 */
+enum { KM = 3 + 3 * 4 };  /* the masks_by_head0 layout of the same heads */
 typedef struct cat_ctx {
     sk_action_space space;
     float logits[CB * CL], a[CB], e[CB], logp[CB], ent[CB];
-    uint8_t mask[CB * CL];
+    uint8_t mask[CB * KM]; /* rows of CL bytes, or of KM with masks_by_head0 */
     int32_t actions[CB * 2];
 } cat_ctx;
 
@@ -233,22 +234,6 @@ static void test_categorical_binary_fast(void **state) {
  * from the block of the row's head-0 choice. Checked against log-softmaxes
  * computed here over the allowed entries, by finite differences, and by
  * sampling frequencies. */
-enum { KM = 3 + 3 * 4 };
-typedef struct cond_ctx {
-    sk_action_space space;
-    float logits[CB * CL], a[CB], e[CB], logp[CB], ent[CB];
-    uint8_t mask[CB * KM];
-    int32_t actions[CB * 2];
-} cond_ctx;
-
-static double cond_loss(void *p) {
-    cond_ctx *c = p;
-    sk_categorical_evaluate(&c->space, c->logits, c->mask, c->actions, CB, c->logp, c->ent);
-    double sum = 0.0;
-    for (int i = 0; i < CB; i++) sum += (double)c->a[i] * c->logp[i] + (double)c->e[i] * c->ent[i];
-    return sum;
-}
-
 /* log-softmax of z[j] over the allowed entries of an n-choice head */
 static double masked_log_softmax(const float *z, const uint8_t *m, int n, int j) {
     double norm = 0.0;
@@ -260,7 +245,7 @@ static double masked_log_softmax(const float *z, const uint8_t *m, int n, int j)
 static void test_categorical_masks_by_head0(void **state) {
     (void)state;
     uint64_t rng = 77;
-    cond_ctx c = {.space = {.kind = SK_SPACE_DISCRETE, .num_heads = 2, .head_sizes = {3, 4},
+    cat_ctx c = {.space = {.kind = SK_SPACE_DISCRETE, .num_heads = 2, .head_sizes = {3, 4},
                             .relevant_when = {0, 0x6}, .masks_by_head0 = true}};
     assert_int_equal(sk_action_mask_size(&c.space), KM);
     fill_normal(c.logits, CB * CL, &rng, 1.0);
@@ -285,7 +270,7 @@ static void test_categorical_masks_by_head0(void **state) {
     }
     float dlogits[CB * CL];
     sk_categorical_backward(&c.space, c.logits, c.mask, c.actions, CB, c.a, c.e, dlogits);
-    assert_int_equal(check_gradient("categorical by head 0", c.logits, dlogits, CB * CL, cond_loss,
+    assert_int_equal(check_gradient("categorical by head 0", c.logits, dlogits, CB * CL, cat_loss,
                                     &c), 0);
     /* sampling: head 1 follows its block; its frequencies match the masked softmax */
     int32_t sampled[CB * 2];

@@ -215,8 +215,12 @@ static void backward(const morpho_state *m, int i, const float *x, const float *
     host_view g = host_at(m, w->grads);
     int H = m->H;
     size_t BH = (size_t)B * H;
-    memset(w->dy, 0, BH * sizeof(float));
-    sk_linear_backward(w->dy, g.w[3], g.b[3], w->dlogits, last, v.w[3], B, H, CLASSES);
+    /* dy: the gradient at a slot's output; dh: at its input. An empty or
+     * TRAINING slot passes the gradient through, so the two swap instead of
+     * copying. */
+    float *dy = w->dy, *dh = w->dh;
+    memset(dy, 0, BH * sizeof(float));
+    sk_linear_backward(dy, g.w[3], g.b[3], w->dlogits, last, v.w[3], B, H, CLASSES);
     for (int k = MORPHO_SLOTS - 1; k >= 0; k--) {
         const morpho_slot *slot = &meta->slots[k];
         morpho_stage st = (morpho_stage)slot->stage;
@@ -224,27 +228,29 @@ static void backward(const morpho_state *m, int i, const float *x, const float *
         float *gp = w->grads + m->host_params + (size_t)k * slot_group(m);
         morpho_blueprint bp = (morpho_blueprint)slot->blueprint;
         if (morpho_stage_blends(st)) {
-            memset(w->dh, 0, BH * sizeof(float));
+            memset(dh, 0, BH * sizeof(float));
             memset(w->ds, 0, BH * sizeof(float));
             morpho_blend_backward((morpho_style)slot->style, H, slot->alpha.alpha,
-                                  p + m->seed_params, w->h[k], w->s[k], w->blend_cache[k], w->dy,
-                                  w->dh, w->ds, gp + m->seed_params, B);
-            morpho_seed_backward(bp, H, p, w->h[k], w->seed_cache[k], w->ds, w->dh, gp, B);
+                                  p + m->seed_params, w->h[k], w->s[k], w->blend_cache[k], dy, dh,
+                                  w->ds, gp + m->seed_params, B);
+            morpho_seed_backward(bp, H, p, w->h[k], w->seed_cache[k], w->ds, dh, gp, B);
         } else {
             /* identity for the host; a TRAINING seed learns from the slot's
              * output gradient on the detached input (straight-through) */
             if (st == MORPHO_TRAINING)
-                morpho_seed_backward(bp, H, p, w->h[k], w->seed_cache[k], w->dy, NULL, gp, B);
-            memcpy(w->dh, w->dy, BH * sizeof(float));
+                morpho_seed_backward(bp, H, p, w->h[k], w->seed_cache[k], dy, NULL, gp, B);
+            float *t = dh;
+            dh = dy;
+            dy = t;
         }
         if (k > 0) {
             const float *prev = morpho_stage_blends((morpho_stage)meta->slots[k - 1].stage)
                                     ? w->y[k - 1]
                                     : w->h[k - 1];
-            memset(w->dy, 0, BH * sizeof(float));
-            sk_linear_backward(w->dy, g.w[k], g.b[k], w->dh, prev, v.w[k], B, H, H);
+            memset(dy, 0, BH * sizeof(float));
+            sk_linear_backward(dy, g.w[k], g.b[k], dh, prev, v.w[k], B, H, H);
         } else {
-            sk_linear_backward(NULL, g.w[0], g.b[0], w->dh, x, v.w[0], B, m->D, H);
+            sk_linear_backward(NULL, g.w[0], g.b[0], dh, x, v.w[0], B, m->D, H);
         }
     }
 }
@@ -289,7 +295,6 @@ static bool train_epoch(morpho_state *m, int i) {
     int B = m->cfg.batch_size, D = m->D;
     int32_t *perm = m->perm + (size_t)i * d->n_train;
     unsigned on = blending_mask(meta);
-    size_t grad_floats = m->host_params + MORPHO_SLOTS * slot_group(m);
     double loss_sum = 0.0, norm_sum[MORPHO_SLOTS] = {0};
     bool finite = true;
     memcpy(m->snapshot_all + (size_t)i * m->arena, arena, m->arena * sizeof(float));
@@ -314,7 +319,7 @@ static bool train_epoch(morpho_state *m, int i) {
             break;
         }
         loss_sum += loss;
-        memset(w->grads, 0, grad_floats * sizeof(float));
+        memset(w->grads, 0, morpho_grad_floats(m) * sizeof(float));
         backward(m, i, w->x, last, B);
         sk_clip_grad_norm(w->grads, m->host_params, m->cfg.clip);
         sgd(arena + m->off_host, arena + m->off_host_mom, w->grads, m->host_params, m->cfg.lr);
@@ -682,7 +687,7 @@ static sk_status work_alloc(morpho_state *m, morpho_work *w) {
     size_t floats = B * (size_t)m->D + MORPHO_SLOTS * per_slot + 2 * B * CLASSES + 3 * B * H;
     w->x = sk_alloc(floats * sizeof(float));
     w->labels = sk_alloc(B);
-    w->grads = sk_alloc((m->host_params + MORPHO_SLOTS * slot_group(m)) * sizeof(float));
+    w->grads = sk_alloc(morpho_grad_floats(m) * sizeof(float));
     if (!w->x || !w->labels || !w->grads) return sk_fail(SK_ERR_NOMEM, "out of memory");
     float *p = w->x + B * (size_t)m->D;
     for (int k = 0; k < MORPHO_SLOTS; k++) {
