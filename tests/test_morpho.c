@@ -478,10 +478,37 @@ static void test_episode_end(void **state) {
     env_close(&r);
 }
 
+/* The shaped reward is the documented sum with the configured weights: germinate
+ * a LoRA-4 seed, then wait while it trains (no seed blends, so attribution is
+ * zero), and rebuild each epoch's reward from the state and the formulas. */
+static void test_reward_weights(void **state) {
+    (void)state;
+    env_run r;
+    env_open(&r, 1, "w_accuracy = 2\nw_attr = 7\nw_rent = 3\nw_terminal = 0\n");
+    morpho_state *m = r.state;
+    double host = (double)morpho_host_params(m->D, m->H);
+    double extra = (double)(morpho_seed_num_params(MORPHO_BP_LORA4, m->H) +
+                            morpho_blend_num_params(MORPHO_BLEND_ADD, m->H));
+    double rent = fmin(0.5 * log1p(extra / host), 1.5);
+    double phi_training = 0.05 * 2.0; /* W_STAGE x the TRAINING stage's value */
+    for (int epoch = 0; epoch < 3; epoch++) {
+        set_action(&r, 0, epoch == 0 ? MORPHO_GERMINATE : MORPHO_WAIT, 0, MORPHO_BP_LORA4);
+        r.env->step(r.state, &r.io, 0, 1);
+        assert_int_equal(m->meta[0].slots[0].stage, MORPHO_TRAINING);
+        double want = 2.0 * (m->meta[0].val_acc - 0.8) - 3.0 * rent +
+                      0.995 * phi_training - (epoch == 0 ? 0.0 : phi_training) -
+                      (epoch == 0 ? 0.05 : 0.0);
+        if (fabs(r.rewards[0] - want) > 1e-5)
+            fail_msg("epoch %d: reward %.6f, want %.6f", epoch, r.rewards[0], want);
+    }
+    env_close(&r);
+}
+
 static void test_bad_config(void **state) {
     (void)state;
     const char *bad[] = {"[env]\nreward = dense\n", "[env]\nbatches = 0\n",
-                         "[env]\nval_size = 999999\n", "[env]\ndata = /nonexistent/folder\n"};
+                         "[env]\nval_size = 999999\n", "[env]\ndata = /nonexistent/folder\n",
+                         "[env]\nw_rent = -1\n"};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         sk_config *cfg = sk_config_new();
         assert_int_equal(sk_config_load_string(cfg, bad[k]), SK_OK);
@@ -645,6 +672,7 @@ int main(void) {
         cmocka_unit_test(test_governor),
         cmocka_unit_test(test_episode_end),
         cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_reward_weights),
         cmocka_unit_test(test_wait_prior),
         cmocka_unit_test(test_state_arrays_restore),
         cmocka_unit_test(test_epoch_gradient),

@@ -52,7 +52,9 @@ extern void openblas_set_num_threads(int num_threads);
  * PRUNE         -W_PRUNE x the seed's last contribution (pruning a harmful seed pays)
  * GOVERNOR      a rolled-back epoch costs GOVERNOR_PENALTY
  * TERMINAL      W_TERMINAL x the final validation accuracy (a fraction)
- * Sparse mode: only at the end, W_TERMINAL x accuracy - the rent term unweighted. */
+ * Sparse mode: only at the end, W_TERMINAL x accuracy - the rent term unweighted.
+ * The W_* weights are defaults; env.w_accuracy, env.w_attr, env.w_rent,
+ * env.w_fossil, env.w_prune and env.w_terminal override them. */
 #define W_ATTR 2.0
 #define W_ACCURACY 5.0
 #define ACCURACY_BASELINE 0.8
@@ -544,8 +546,8 @@ static double apply_action(morpho_state *m, int i, const int32_t *action) {
     switch (op) {
     case MORPHO_GERMINATE: return -COST_GERMINATE;
     case MORPHO_SET_ALPHA_TARGET: return -COST_SET_ALPHA;
-    case MORPHO_PRUNE: return -COST_PRUNE - W_PRUNE * contribution;
-    case MORPHO_FOSSILIZE: return W_FOSSIL * contribution;
+    case MORPHO_PRUNE: return -COST_PRUNE - m->cfg.w_prune * contribution;
+    case MORPHO_FOSSILIZE: return m->cfg.w_fossil * contribution;
     default: return 0.0;
     }
 }
@@ -553,8 +555,8 @@ static double apply_action(morpho_state *m, int i, const int32_t *action) {
 static void end_episode(morpho_state *m, int i, const sk_env_io *io, double *reward) {
     morpho_meta *meta = &m->meta[i];
     const morpho_data *d = m->data;
-    if (m->cfg.sparse) *reward += W_TERMINAL * meta->val_acc - rent(m, meta);
-    else *reward += W_TERMINAL * meta->val_acc;
+    *reward += m->cfg.w_terminal * meta->val_acc;
+    if (m->cfg.sparse) *reward -= rent(m, meta);
     float *log = io->episode_log + (size_t)i * MORPHO_NUM_LOG_FIELDS;
     float values[MORPHO_SLOTS];
     morpho_shapley(meta->subset_acc, blending_mask(meta), values);
@@ -591,8 +593,8 @@ static void morpho_step(void *state, const sk_env_io *io, int lo, int hi) {
                 if (morpho_stage_blends((morpho_stage)slot->stage) && !slot->pruning)
                     attribution += slot->contribution;
             }
-            reward += W_ACCURACY * (meta->val_acc - ACCURACY_BASELINE) + W_ATTR * attribution -
-                      W_RENT * rent(m, meta);
+            reward += m->cfg.w_accuracy * (meta->val_acc - ACCURACY_BASELINE) +
+                      m->cfg.w_attr * attribution - m->cfg.w_rent * rent(m, meta);
             reward += PBRS_GAMMA * (done ? 0.0 : phi) - meta->potential;
         }
         meta->potential = (float)phi;
@@ -723,6 +725,12 @@ static sk_status read_config(const sk_config *cfg, morpho_cfg *c, const char **s
     REAL_KEY("env.lr", 0.02, 0.0, 10.0, lr)
     REAL_KEY("env.seed_lr", 0.02, 0.0, 10.0, seed_lr)
     REAL_KEY("env.clip", 5.0, 1e-6, 1e9, clip)
+    REAL_KEY("env.w_accuracy", W_ACCURACY, 0.0, 1e6, w_accuracy)
+    REAL_KEY("env.w_attr", W_ATTR, 0.0, 1e6, w_attr)
+    REAL_KEY("env.w_rent", W_RENT, 0.0, 1e6, w_rent)
+    REAL_KEY("env.w_fossil", W_FOSSIL, 0.0, 1e6, w_fossil)
+    REAL_KEY("env.w_prune", W_PRUNE, 0.0, 1e6, w_prune)
+    REAL_KEY("env.w_terminal", W_TERMINAL, 0.0, 1e6, w_terminal)
 #undef INT_KEY
 #undef REAL_KEY
     static const char *const rewards[] = {"shaped", "sparse", NULL};

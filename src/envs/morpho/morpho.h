@@ -37,7 +37,9 @@
  *
  * Config (env.*): data (auto | fashion | synthetic | FOLDER; auto), epochs
  * (episode length, 150), batches (24), batch_size (512), lr (host, 0.02),
- * seed_lr (0.02), clip (5.0), val_size (1000), reward (shaped | sparse).
+ * seed_lr (0.02), clip (5.0), val_size (1000), reward (shaped | sparse), and
+ * the shaped reward's weights w_accuracy, w_attr, w_rent, w_fossil, w_prune and
+ * w_terminal (defaults: the W_* constants in morpho.c).
  */
 #ifndef SK_MORPHO_H
 #define SK_MORPHO_H

@@ -15,6 +15,8 @@
 typedef struct morpho_cfg {
     int epochs, batches, batch_size, val_size, hidden;
     float lr, seed_lr, clip;
+    /* shaped-reward weights (env.w_*), defaults and meaning in morpho.c */
+    float w_accuracy, w_attr, w_rent, w_fossil, w_prune, w_terminal;
     bool sparse;
 } morpho_cfg;
 
