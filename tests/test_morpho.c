@@ -478,29 +478,59 @@ static void test_episode_end(void **state) {
     env_close(&r);
 }
 
-/* The shaped reward is the documented sum with the configured weights: germinate
- * a LoRA-4 seed, then wait while it trains (no seed blends, so attribution is
- * zero), and rebuild each epoch's reward from the state and the formulas. */
+/* The shaped reward is the documented sum with the configured weights: one
+ * LoRA-4 seed is germinated, trained, advanced to BLENDING and HOLDING and
+ * fossilized, and each epoch's reward is rebuilt from the state before and
+ * after the step and the formulas in docs/morpho.md. */
 static void test_reward_weights(void **state) {
     (void)state;
+    static const double stage_value[] = {
+        [MORPHO_GERMINATED] = 1, [MORPHO_TRAINING] = 2, [MORPHO_BLENDING] = 3,
+        [MORPHO_HOLDING] = 4,    [MORPHO_FOSSILIZED] = 5,
+    };
     env_run r;
-    env_open(&r, 1, "w_accuracy = 2\nw_attr = 7\nw_rent = 3\nw_terminal = 0\n");
+    env_open(&r, 1,
+             "w_accuracy = 2\nw_attr = 7\nw_rent = 3\nw_fossil = 11\nw_terminal = 0\n");
     morpho_state *m = r.state;
+    morpho_slot *slot = &m->meta[0].slots[0];
     double host = (double)morpho_host_params(m->D, m->H);
     double extra = (double)(morpho_seed_num_params(MORPHO_BP_LORA4, m->H) +
                             morpho_blend_num_params(MORPHO_BLEND_ADD, m->H));
     double rent = fmin(0.5 * log1p(extra / host), 1.5);
-    double phi_training = 0.05 * 2.0; /* W_STAGE x the TRAINING stage's value */
-    for (int epoch = 0; epoch < 3; epoch++) {
-        set_action(&r, 0, epoch == 0 ? MORPHO_GERMINATE : MORPHO_WAIT, 0, MORPHO_BP_LORA4);
+    bool blended = false, fossilized = false;
+    for (int epoch = 0; epoch < 60 && !fossilized; epoch++) {
+        int op = MORPHO_WAIT;
+        if (epoch == 0) op = MORPHO_GERMINATE;
+        else if (slot->stage == MORPHO_TRAINING && slot->epochs_in_stage >= 10)
+            op = MORPHO_ADVANCE;
+        else if (slot->stage == MORPHO_BLENDING && morpho_alpha_settled(&slot->alpha))
+            op = MORPHO_ADVANCE;
+        else if (slot->stage == MORPHO_HOLDING && slot->measured && slot->contribution != 0.0f)
+            op = MORPHO_FOSSILIZE; /* once the bonus is not zero, so the test sees it */
+        double phi_before = 0.05 * (epoch == 0 ? 0.0 : stage_value[slot->stage]);
+        double action_term = op == MORPHO_GERMINATE ? -0.05
+                             : op == MORPHO_FOSSILIZE ? 11.0 * slot->contribution
+                                                      : 0.0;
+        set_action(&r, 0, op, 0, MORPHO_BP_LORA4);
         r.env->step(r.state, &r.io, 0, 1);
-        assert_int_equal(m->meta[0].slots[0].stage, MORPHO_TRAINING);
-        double want = 2.0 * (m->meta[0].val_acc - 0.8) - 3.0 * rent +
-                      0.995 * phi_training - (epoch == 0 ? 0.0 : phi_training) -
-                      (epoch == 0 ? 0.05 : 0.0);
+        assert_int_equal(m->meta[0].last_success, 1);
+        const morpho_meta *meta = &m->meta[0];
+        /* the contribution is the main accuracy minus the accuracy without the seed */
+        double attribution = 0.0;
+        if (morpho_stage_blends((morpho_stage)slot->stage)) {
+            assert_near(slot->contribution, meta->subset_acc[1] - meta->subset_acc[0], 1e-6);
+            attribution = slot->contribution;
+            blended |= attribution != 0.0;
+        }
+        fossilized = slot->stage == MORPHO_FOSSILIZED;
+        double want = action_term + 2.0 * (meta->val_acc - 0.8) + 7.0 * attribution - 3.0 * rent +
+                      0.995 * 0.05 * stage_value[slot->stage] - phi_before;
         if (fabs(r.rewards[0] - want) > 1e-5)
-            fail_msg("epoch %d: reward %.6f, want %.6f", epoch, r.rewards[0], want);
+            fail_msg("epoch %d (%s): reward %.6f, want %.6f", epoch, morpho_op_names[op],
+                     r.rewards[0], want);
     }
+    assert_true(blended);
+    assert_true(fossilized);
     env_close(&r);
 }
 

@@ -31,11 +31,12 @@ extern void openblas_set_num_threads(int num_threads);
  *               The baseline only keeps returns centred (episodes have a fixed
  *               length, so it shifts every policy's return alike).
  * ATTRIBUTION   per epoch, W_ATTR x the sum of the blending seeds' contributions
- *               c_i (a seed worth 5 points earns 0.1 a step). Kept below the
- *               accuracy term: with the host co-adapted to its seeds, removing one
- *               costs more than it ever added, so c_i overstates a seed's worth, and
- *               a controller paid mainly by it kept one large seed at 84.5% test
- *               accuracy rather than growing the most accurate network.
+ *               c_i (a seed worth 5 points earns 0.0125 a step). Kept well below
+ *               the accuracy term: the host co-adapts to its seeds, so removing
+ *               one costs far more than it ever added (a first seed's c_i reaches
+ *               20-30 points while the whole network gains 5), and at W_ATTR 2 the
+ *               term outweighed accuracy: PPO grew one or two heavily co-adapted
+ *               seeds instead of the most accurate network.
  *               A TRAINING seed's prospect (what it would add as the slot's
  *               output) is observed, not rewarded: straight-through training
  *               follows the loss's gradient at the host's output, so the seed's
@@ -48,14 +49,15 @@ extern void openblas_set_num_threads(int num_threads);
  *               extra = the parameters of every existing seed and its blend
  * ACTION COSTS  germinate 0.05, set alpha target 0.01, prune 0.02; an action
  *               outside the mask FAILED_COST and no effect
- * FOSSILIZE     W_FOSSIL x the seed's last contribution (negative if it hurt)
+ * FOSSILIZE     W_FOSSIL x the seed's last contribution (negative if it hurt);
+ *               small for the same reason as W_ATTR
  * PRUNE         -W_PRUNE x the seed's last contribution (pruning a harmful seed pays)
  * GOVERNOR      a rolled-back epoch costs GOVERNOR_PENALTY
  * TERMINAL      W_TERMINAL x the final validation accuracy (a fraction)
  * Sparse mode: only at the end, W_TERMINAL x accuracy - the rent term unweighted.
  * The W_* weights are defaults; env.w_accuracy, env.w_attr, env.w_rent,
  * env.w_fossil, env.w_prune and env.w_terminal override them. */
-#define W_ATTR 2.0
+#define W_ATTR 0.25
 #define W_ACCURACY 5.0
 #define ACCURACY_BASELINE 0.8
 #define W_STAGE 0.05
@@ -65,8 +67,8 @@ extern void openblas_set_num_threads(int num_threads);
 #define COST_SET_ALPHA 0.01
 #define COST_PRUNE 0.02
 #define FAILED_COST 0.1
-#define W_FOSSIL 20.0
-#define W_PRUNE 10.0
+#define W_FOSSIL 2.0
+#define W_PRUNE 2.0
 #define GOVERNOR_PENALTY 1.0
 #define W_TERMINAL 10.0
 /* governor: an epoch loss above this multiple of the last one (and above 1) */
