@@ -44,7 +44,9 @@ extern void openblas_set_num_threads(int num_threads);
  * POTENTIAL     PBRS F = gamma Phi(s') - Phi(s), Phi = W_STAGE x sum over slots of
  *               the stage's value (0 empty/pruned/embargoed/resetting, 1 germinated,
  *               2 training, 3 blending, 4 holding, 5 fossilized); gamma 0.995 as the
- *               preset's ppo.gamma; Phi of the end of an episode is 0
+ *               issue gives it (the preset trains at ppo.gamma 0.99, under which
+ *               the term pays up to 0.004 an epoch for seeds in later stages);
+ *               Phi of the end of an episode is 0
  * RENT          per epoch, W_RENT x min(0.5 ln(1 + extra / max(host, 200)), 1.5),
  *               extra = the parameters of every existing seed and its blend
  * ACTION COSTS  germinate 0.05, set alpha target 0.01, prune 0.02; an action
