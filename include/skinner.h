@@ -314,9 +314,14 @@ typedef struct sk_eval_result {
  * Loads a checkpoint written by sk_trainer_save and runs `episodes` episodes
  * (each env contributes a fixed quota, so short episodes are not favoured).
  * greedy picks the most likely action instead of sampling.
+ * trace_path, if not NULL, is written as JSON lines: one object per counted
+ * step {"env", "episode" (the env's k-th), "step", "action": [...], "op"
+ * (head 0's name, where the env names them), "reward"}, and one per episode
+ * end {"env", "episode", "end": true, "return", "length", and each of the
+ * env's log_names}.
  */
 sk_status sk_evaluate(const char *checkpoint, const char *env_name, int episodes, bool greedy,
-                      uint64_t seed, sk_eval_result *out);
+                      uint64_t seed, const char *trace_path, sk_eval_result *out);
 
 /* Baselines without a policy: the env's hand-written heuristic
  * (sk_env_def.heuristic), or action 0 on every head (for Morpho-v0: WAIT,
@@ -326,7 +331,7 @@ typedef enum sk_controller { SK_CONTROLLER_HEURISTIC, SK_CONTROLLER_ZERO } sk_co
  * controller; as sk_evaluate otherwise. */
 sk_status sk_evaluate_controller(const char *env_name, const sk_config *cfg,
                                  sk_controller controller, int episodes, uint64_t seed,
-                                 sk_eval_result *out);
+                                 const char *trace_path, sk_eval_result *out);
 
 #ifdef __cplusplus
 }

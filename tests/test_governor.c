@@ -86,7 +86,7 @@ static void test_repeated_trouble_stops_with_a_usable_checkpoint(void **state) {
     char path[128];
     snprintf(path, sizeof path, "%s/policy.safetensors", dir);
     sk_eval_result eval;
-    assert_int_equal(sk_evaluate(path, NULL, 3, true, 1, &eval), SK_OK); /* finite, loadable */
+    assert_int_equal(sk_evaluate(path, NULL, 3, true, 1, NULL, &eval), SK_OK); /* finite, loadable */
     /* the event log tells the same story, one JSON object a line */
     snprintf(path, sizeof path, "%s/events.jsonl", dir);
     FILE *events = fopen(path, "r");

@@ -28,7 +28,7 @@ static void solve(const char *seed, const char *precision) {
     snprintf(path, sizeof path, "%s/policy.safetensors", dir);
     assert_int_equal(sk_trainer_save(trainer, path), SK_OK);
     sk_eval_result eval;
-    assert_int_equal(sk_evaluate(path, "cartpole", 20, false, 99, &eval), SK_OK);
+    assert_int_equal(sk_evaluate(path, "cartpole", 20, false, 99, NULL, &eval), SK_OK);
     print_message("seed %s: evaluation over 20 episodes %.1f +- %.1f\n", seed, eval.mean_return,
                   eval.std_return);
     assert_true(eval.mean_return >= 400.0);

@@ -173,7 +173,7 @@ static void test_sigkill_during_write_keeps_previous(void **state) {
         waitpid(child, &status, 0);
         assert_true(WIFSIGNALED(status));
         sk_eval_result eval;
-        if (sk_evaluate(path, "CartPole-v1", 1, true, 1, &eval) != SK_OK)
+        if (sk_evaluate(path, "CartPole-v1", 1, true, 1, NULL, &eval) != SK_OK)
             fail_msg("round %d: checkpoint unreadable after SIGKILL: %s", round, sk_last_error());
     }
     sk_trainer_destroy(tr);

@@ -40,6 +40,8 @@ static const char *g_eval_usage =
     "  --seed N            seed of the env resets and action sampling, or of the\n"
     "                      ranking's tie-breaking (default 1)\n"
     "  --json              print one JSON object\n"
+    "  --trace FILE        write every evaluated step (actions, op name, reward) and\n"
+    "                      every episode's scores to FILE as JSON lines\n"
     "  --split NAME        Prover-v0 ranking: train, valid or test (default test)\n"
     "  --queries N         Prover-v0 ranking: the first N queries of the split\n"
     "                      (default: all)\n"
@@ -179,7 +181,7 @@ static int eval_with(int argc, char **argv, sk_config *cfg) {
     }
     const sk_env_def *env = sk_env_find(argv[0]);
     if (!env) return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
-    const char *checkpoint = NULL, *policy = "checkpoint", *config_path = NULL;
+    const char *checkpoint = NULL, *policy = "checkpoint", *config_path = NULL, *trace = NULL;
     sk_kb_split split = SK_KB_TEST;
     bool explicit_split = false;
     long long episodes = 100, seed = 1, queries = 0, threads = -1;
@@ -227,6 +229,8 @@ static int eval_with(int argc, char **argv, sk_config *cfg) {
             greedy = true;
         } else if (cli_flag(&args, "--json", NULL, NULL)) {
             json = true;
+        } else if (cli_flag(&args, "--trace", &value, &missing)) {
+            trace = value;
         } else {
             return cli_error(SK_EXIT_USAGE, "unknown option '%s' (see 'skinner eval --help')", arg);
         }
@@ -253,6 +257,9 @@ static int eval_with(int argc, char **argv, sk_config *cfg) {
                          "--split, --queries, --threads and --corrupt rank Prover-v0 queries; "
                          "%s is evaluated by return over --episodes",
                          env->id);
+    if (rank && trace)
+        return cli_error(SK_EXIT_USAGE,
+                         "--trace follows episodes; Prover-v0 ranking runs none (add --episodes N)");
     if (rank)
         return eval_rank(env, checkpoint, split, queries, threads < 0 ? 0 : threads, sides,
                          (uint64_t)seed, json);
@@ -268,11 +275,12 @@ static int eval_with(int argc, char **argv, sk_config *cfg) {
         int64_t training_envs; /* the preset's, for training: eval runs one env per episode */
         sk_cfg_int(base, "env.num_envs", 1, 1, INT32_MAX, &training_envs);
         status = sk_evaluate_controller(env->id, base, controller, (int)episodes, (uint64_t)seed,
-                                        &result);
+                                        trace, &result);
         if (status == SK_OK) status = sk_cfg_check_unused(base, "env");
         sk_config_free(base);
     } else {
-        status = sk_evaluate(checkpoint, env->id, (int)episodes, greedy, (uint64_t)seed, &result);
+        status = sk_evaluate(checkpoint, env->id, (int)episodes, greedy, (uint64_t)seed, trace,
+                             &result);
     }
     if (status != SK_OK) return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
     print_eval(env, baseline ? policy : checkpoint, greedy, &result, json);

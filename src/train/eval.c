@@ -7,7 +7,9 @@
 #include "eval.h"
 #include "normalize.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #define EVAL_MAX_ENVS 64
@@ -114,12 +116,60 @@ static void act(const sk_env_def *env, void *state, const actor *who, eval_buffe
                      num_envs, rng, who->greedy, b->actions, b->actions_f, b->logp);
 }
 
+/* ---- the trace: JSON lines, one per counted step and one per episode end ---- */
+
+static void trace_step(FILE *f, const sk_env_def *env, const eval_buffers *b, int i, int episode,
+                       int step) {
+    const sk_action_space *space = &env->action_space;
+    fprintf(f, "{\"env\": %d, \"episode\": %d, \"step\": %d, \"action\": [", i, episode, step);
+    if (space->kind == SK_SPACE_DISCRETE) {
+        const int32_t *a = b->actions + (size_t)i * space->num_heads;
+        for (int h = 0; h < space->num_heads; h++) fprintf(f, "%s%d", h ? ", " : "", (int)a[h]);
+        fputc(']', f);
+        if (env->action_names && a[0] >= 0 && a[0] < space->head_sizes[0])
+            fprintf(f, ", \"op\": \"%s\"", env->action_names[a[0]]);
+    } else {
+        const float *u = b->actions_f + (size_t)i * space->dim;
+        for (int d = 0; d < space->dim; d++) fprintf(f, "%s%.9g", d ? ", " : "", (double)u[d]);
+        fputc(']', f);
+    }
+    fprintf(f, ", \"reward\": %.9g}\n", (double)b->rewards[i]);
+}
+
+static void trace_end(FILE *f, const sk_env_def *env, const float *log, int i, int episode) {
+    fprintf(f, "{\"env\": %d, \"episode\": %d, \"end\": true, \"return\": %.9g, \"length\": %.9g",
+            i, episode, (double)log[0], (double)log[1]);
+    for (int k = 2; k < env->num_log_fields; k++)
+        fprintf(f, ", \"%s\": %.9g", env->log_names[k], (double)log[k]);
+    fputs("}\n", f);
+}
+
+static sk_status open_trace(const char *path, FILE **out) {
+    *out = NULL;
+    if (!path) return SK_OK;
+    if (!(*out = fopen(path, "w")))
+        return sk_fail(SK_ERR_IO, "cannot write the trace '%s': %s (expected a writable file path)",
+                       path, strerror(errno));
+    return SK_OK;
+}
+
+static sk_status close_trace(FILE *f, const char *path, sk_status status) {
+    if (!f) return status;
+    bool failed = ferror(f) != 0;
+    if (fclose(f) != 0) failed = true;
+    if (failed && status == SK_OK)
+        return sk_fail(SK_ERR_IO, "writing the trace '%s' failed (disk full?)", path);
+    return status;
+}
+
 static sk_status run_episodes(const sk_env_def *env, void *state, const actor *who,
                               eval_buffers *b, int num_envs, int episodes, uint64_t seed,
-                              sk_eval_result *out) {
+                              FILE *trace, sk_eval_result *out) {
     int M = env->mask_size, L = env->num_log_fields, H = env->action_space.num_heads;
     bool discrete = env->action_space.kind == SK_SPACE_DISCRETE;
     for (int i = 0; i < num_envs; i++) b->quota[i] = episodes / num_envs + (i < episodes % num_envs);
+    int *episode_of = b->quota + num_envs, *step_of = b->quota + 2 * num_envs; /* trace only */
+    memset(episode_of, 0, 2 * (size_t)num_envs * sizeof(int));
     sk_env_io io = {
         .obs = b->obs, .final_obs = b->final_obs, .actions = b->actions,
         .actions_continuous = b->actions_f, .rewards = b->rewards,
@@ -140,10 +190,15 @@ static sk_status run_episodes(const sk_env_def *env, void *state, const actor *w
                 if (b->quota[i] > 0 && a0 >= 0 && a0 < SK_EVAL_MAX_OPS) out->op_counts[a0]++;
             }
         env->step(state, &io, 0, num_envs);
+        if (trace)
+            for (int i = 0; i < num_envs; i++)
+                if (b->quota[i] > 0) trace_step(trace, env, b, i, episode_of[i], step_of[i]++);
         for (int i = 0; i < num_envs; i++) {
             if (!(b->terminated[i] || b->truncated[i]) || b->quota[i] == 0) continue;
             b->quota[i]--;
             const float *log = b->episode_log + (size_t)i * L;
+            if (trace) trace_end(trace, env, log, i, episode_of[i]++);
+            step_of[i] = 0;
             for (int f = 0; f < L; f++) {
                 sum[f] += log[f];
                 sum_sq[f] += (double)log[f] * log[f];
@@ -235,7 +290,7 @@ static sk_status alloc_buffers(eval_buffers *b, const sk_env_def *env, int num_e
     b->terminated = sk_alloc(n);
     b->truncated = sk_alloc(n);
     b->masks = sk_alloc(n * (size_t)env->mask_size + 1);
-    b->quota = sk_alloc(n * sizeof(int));
+    b->quota = sk_alloc(3 * n * sizeof(int)); /* quota, and the trace's episode and step */
     b->actions_f = sk_alloc((n * (size_t)env->action_space.dim + 1) * sizeof(float));
     b->policy_obs = sk_alloc(n * env->obs_size * sizeof(float));
     if (!b->obs || !b->final_obs || !b->rewards || !b->episode_log || !b->logp || !b->actions ||
@@ -245,7 +300,7 @@ static sk_status alloc_buffers(eval_buffers *b, const sk_env_def *env, int num_e
 }
 
 sk_status sk_evaluate(const char *checkpoint, const char *env_name, int episodes, bool greedy,
-                      uint64_t seed, sk_eval_result *out) {
+                      uint64_t seed, const char *trace_path, sk_eval_result *out) {
     if (episodes < 1) return sk_fail(SK_ERR_INVALID, "episodes = %d (expected at least 1)", episodes);
     sk_loaded_policy lp;
     sk_status status = sk_policy_load(&lp, checkpoint, env_name);
@@ -261,7 +316,10 @@ sk_status sk_evaluate(const char *checkpoint, const char *env_name, int episodes
     b.obs_map = lp.obs_map;
     if ((status = sk_policy_work_alloc(&work, &lp.policy, num_envs)) != SK_OK) goto done;
     if ((status = env->create(&state, num_envs, lp.cfg)) != SK_OK) goto done;
-    status = run_episodes(env, state, &who, &b, num_envs, episodes, seed, out);
+    FILE *trace;
+    if ((status = open_trace(trace_path, &trace)) != SK_OK) goto done;
+    status = run_episodes(env, state, &who, &b, num_envs, episodes, seed, trace, out);
+    status = close_trace(trace, trace_path, status);
 done:
     if (state) env->destroy(state);
     sk_policy_work_free(&work);
@@ -273,7 +331,8 @@ done:
 }
 
 sk_status sk_evaluate_controller(const char *env_name, const sk_config *cfg, sk_controller controller,
-                                 int episodes, uint64_t seed, sk_eval_result *out) {
+                                 int episodes, uint64_t seed, const char *trace_path,
+                                 sk_eval_result *out) {
     if (episodes < 1) return sk_fail(SK_ERR_INVALID, "episodes = %d (expected at least 1)", episodes);
     const sk_env_def *env = sk_env_find(env_name);
     if (!env) return SK_ERR_UNKNOWN_ENV;
@@ -288,7 +347,12 @@ sk_status sk_evaluate_controller(const char *env_name, const sk_config *cfg, sk_
     actor who = {.controller = controller};
     sk_status status = alloc_buffers(&b, env, num_envs);
     if (status == SK_OK) status = env->create(&state, num_envs, cfg);
-    if (status == SK_OK) status = run_episodes(env, state, &who, &b, num_envs, episodes, seed, out);
+    FILE *trace = NULL;
+    if (status == SK_OK) status = open_trace(trace_path, &trace);
+    if (status == SK_OK) {
+        status = run_episodes(env, state, &who, &b, num_envs, episodes, seed, trace, out);
+        status = close_trace(trace, trace_path, status);
+    }
     if (state) env->destroy(state);
     free_buffers(&b);
     return status;
