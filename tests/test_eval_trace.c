@@ -2,11 +2,10 @@
  * JSON lines. Read back with cJSON, it must add up to what the evaluation
  * reports: step rows per episode = its length, their rewards = its return,
  * their head-0 actions = the op counts, the end rows' scores = the means. */
-#include "test_util.h"
+#include "test_json.h"
 
 #include "core/config.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 
 #define EPISODES 3
@@ -14,12 +13,6 @@
 
 static const char *g_config = "[env]\ndata = synthetic\nepochs = 40\nbatches = 2\nbatch_size = 64\n"
                               "val_size = 200\n";
-
-static double number(const cJSON *row, const char *key) {
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(row, key);
-    if (!cJSON_IsNumber(item)) fail_msg("trace row lacks the number '%s'", key);
-    return item->valuedouble;
-}
 
 static void test_trace_adds_up(void **state) {
     (void)state;
@@ -45,17 +38,18 @@ static void test_trace_adds_up(void **state) {
     while (fgets(line, sizeof line, f)) {
         cJSON *row = cJSON_Parse(line);
         if (!row) fail_msg("not JSON: %s", line);
-        int i = (int)number(row, "env");
+        int i = (int)test_json_number(row, "env");
         assert_true(i >= 0 && i < MAX_ENVS);
-        assert_int_equal((int)number(row, "episode"), episode[i]);
+        assert_int_equal((int)test_json_number(row, "episode"), episode[i]);
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "end"))) {
-            assert_int_equal((int)number(row, "length"), steps[i]);
-            assert_true(fabs(number(row, "return") - rewards[i]) <= 1e-3 * (1.0 + fabs(rewards[i])));
-            return_sum += number(row, "return");
-            acc_sum += number(row, "test_acc");
+            assert_int_equal((int)test_json_number(row, "length"), steps[i]);
+            double ret = test_json_number(row, "return");
+            assert_true(fabs(ret - rewards[i]) <= 1e-3 * (1.0 + fabs(rewards[i])));
+            return_sum += ret;
+            acc_sum += test_json_number(row, "test_acc");
             episode[i]++, steps[i] = 0, rewards[i] = 0.0, ends++;
         } else {
-            assert_int_equal((int)number(row, "step"), steps[i]);
+            assert_int_equal((int)test_json_number(row, "step"), steps[i]);
             const cJSON *action = cJSON_GetObjectItemCaseSensitive(row, "action");
             assert_int_equal(cJSON_GetArraySize(action), env->action_space.num_heads);
             int op = cJSON_GetArrayItem(action, 0)->valueint;
@@ -64,7 +58,7 @@ static void test_trace_adds_up(void **state) {
             const cJSON *name = cJSON_GetObjectItemCaseSensitive(row, "op");
             assert_true(cJSON_IsString(name));
             assert_string_equal(name->valuestring, env->action_names[op]);
-            rewards[i] += number(row, "reward");
+            rewards[i] += test_json_number(row, "reward");
             steps[i]++;
         }
         cJSON_Delete(row);

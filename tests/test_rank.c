@@ -22,14 +22,13 @@
  *          corruption worksIn(p4,k1) (both -log 2): head rank 1 or 2 at even
  *          odds.
  */
-#include "test_util.h"
+#include "test_json.h"
 
 #include "core/core.h"
 #include "core/rng.h"
 #include "envs/prover/prover.h"
 #include "train/rank.h"
 
-#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <math.h>
 #include <sys/stat.h>
@@ -589,12 +588,6 @@ static void remove_run(const char *dir) {
     rmdir(dir);
 }
 
-static double json_number(const cJSON *object, const char *key) {
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(object, key);
-    if (!cJSON_IsNumber(item)) fail_msg("no number \"%s\" in the JSON", key);
-    return item->valuedouble;
-}
-
 static void test_cli_eval_ranks_prover(void **st) {
     (void)st;
     setenv("SKINNER_CONFIG_DIR", SKINNER_SOURCE_DIR "/configs", 1);
@@ -611,14 +604,14 @@ static void test_cli_eval_ranks_prover(void **st) {
     if (!json) fail_msg("eval --json printed no JSON object: %s", out);
     const char *keys[] = {"mrr", "hits1", "hits3", "hits10"};
     for (int k = 0; k < 4; k++) {
-        double v = json_number(json, keys[k]);
+        double v = test_json_number(json, keys[k]);
         assert_true(v >= 0.0 && v <= 1.0);
-        double head = json_number(cJSON_GetObjectItem(json, "head"), keys[k]);
-        double tail = json_number(cJSON_GetObjectItem(json, "tail"), keys[k]);
+        double head = test_json_number(cJSON_GetObjectItem(json, "head"), keys[k]);
+        double tail = test_json_number(cJSON_GetObjectItem(json, "tail"), keys[k]);
         assert_true(fabs(v - (head + tail) / 2) < 1e-5);
     }
-    assert_true(json_number(json, "queries") == 2);
-    assert_true(json_number(json, "candidates") == 11);
+    assert_true(test_json_number(json, "queries") == 2);
+    assert_true(test_json_number(json, "candidates") == 11);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(json, "corrupt")), "both");
     cJSON_Delete(json);
 
@@ -631,10 +624,10 @@ static void test_cli_eval_ranks_prover(void **st) {
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(json, "corrupt")), "tail");
     assert_null(cJSON_GetObjectItem(json, "head"));
     for (int k = 0; k < 4; k++)
-        assert_true(json_number(json, keys[k]) ==
-                    json_number(cJSON_GetObjectItem(json, "tail"), keys[k]));
-    assert_true(json_number(json, "candidates") == 4);
-    assert_true(json_number(json, "head_corruptions") == 0);
+        assert_true(test_json_number(json, keys[k]) ==
+                    test_json_number(cJSON_GetObjectItem(json, "tail"), keys[k]));
+    assert_true(test_json_number(json, "candidates") == 4);
+    assert_true(test_json_number(json, "head_corruptions") == 0);
     cJSON_Delete(json);
     const char *bad_side[] = {"eval", "Prover-v0", "--checkpoint", checkpoint, "--corrupt",
                               "relation", NULL};
@@ -652,7 +645,7 @@ static void test_cli_eval_ranks_prover(void **st) {
     assert_int_equal(run_skinner(out, sizeof out, episodes), 0);
     json = cJSON_Parse(out);
     if (!json) fail_msg("eval --episodes --json printed no JSON object: %s", out);
-    assert_true(json_number(json, "episodes") == 6);
+    assert_true(test_json_number(json, "episodes") == 6);
     assert_null(cJSON_GetObjectItem(json, "mrr"));
     cJSON_Delete(json);
 

@@ -20,13 +20,14 @@ typedef struct eval_buffers {
     sk_norm_map obs_map; /* size 0 when the policy was trained without normalisation */
     int32_t *actions;
     uint8_t *terminated, *truncated, *masks;
-    int *quota;
+    int *quota;              /* episodes each env still counts */
+    int *episode_of, *step_of; /* the trace's numbering: each env's episode and step */
 } eval_buffers;
 
 static void free_buffers(eval_buffers *b) {
     void *all[] = {b->params,  b->obs,        b->final_obs,  b->rewards,   b->episode_log,
                    b->logp,    b->returns,    b->actions,    b->terminated, b->truncated,
-                   b->masks,   b->quota};
+                   b->masks,   b->quota,      b->episode_of, b->step_of};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sk_free(all[i]);
     sk_free(b->actions_f);
     sk_free(b->policy_obs);
@@ -168,8 +169,9 @@ static sk_status run_episodes(const sk_env_def *env, void *state, const actor *w
     int M = env->mask_size, L = env->num_log_fields, H = env->action_space.num_heads;
     bool discrete = env->action_space.kind == SK_SPACE_DISCRETE;
     for (int i = 0; i < num_envs; i++) b->quota[i] = episodes / num_envs + (i < episodes % num_envs);
-    int *episode_of = b->quota + num_envs, *step_of = b->quota + 2 * num_envs; /* trace only */
-    memset(episode_of, 0, 2 * (size_t)num_envs * sizeof(int));
+    int *episode_of = b->episode_of, *step_of = b->step_of;
+    memset(episode_of, 0, (size_t)num_envs * sizeof(int));
+    memset(step_of, 0, (size_t)num_envs * sizeof(int));
     sk_env_io io = {
         .obs = b->obs, .final_obs = b->final_obs, .actions = b->actions,
         .actions_continuous = b->actions_f, .rewards = b->rewards,
@@ -290,11 +292,14 @@ static sk_status alloc_buffers(eval_buffers *b, const sk_env_def *env, int num_e
     b->terminated = sk_alloc(n);
     b->truncated = sk_alloc(n);
     b->masks = sk_alloc(n * (size_t)env->mask_size + 1);
-    b->quota = sk_alloc(3 * n * sizeof(int)); /* quota, and the trace's episode and step */
+    b->quota = sk_alloc(n * sizeof(int));
+    b->episode_of = sk_alloc(n * sizeof(int));
+    b->step_of = sk_alloc(n * sizeof(int));
     b->actions_f = sk_alloc((n * (size_t)env->action_space.dim + 1) * sizeof(float));
     b->policy_obs = sk_alloc(n * env->obs_size * sizeof(float));
     if (!b->obs || !b->final_obs || !b->rewards || !b->episode_log || !b->logp || !b->actions ||
-        !b->terminated || !b->truncated || !b->masks || !b->quota || !b->actions_f || !b->policy_obs)
+        !b->terminated || !b->truncated || !b->masks || !b->quota || !b->episode_of ||
+        !b->step_of || !b->actions_f || !b->policy_obs)
         return sk_fail(SK_ERR_NOMEM, "out of memory");
     return SK_OK;
 }
