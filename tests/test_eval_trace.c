@@ -57,7 +57,7 @@ static void test_trace_adds_up(void **state) {
             ops[op]++;
             const cJSON *name = cJSON_GetObjectItemCaseSensitive(row, "op");
             assert_true(cJSON_IsString(name));
-            assert_string_equal(name->valuestring, env->action_names[op]);
+            assert_string_equal(name->valuestring, sk_env_extras_of(env)->action_names[op]);
             rewards[i] += test_json_number(row, "reward");
             steps[i]++;
         }

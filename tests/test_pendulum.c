@@ -193,7 +193,7 @@ static void test_definition(void **unused) {
     const sk_env_def *env = &sk_env_pendulum;
     assert_string_equal(env->id, "Pendulum-v1");
     assert_string_equal(env->alias, "pendulum");
-    assert_string_equal(env->preset, "pendulum");
+    assert_string_equal(sk_env_extras_of(env)->preset, "pendulum");
     assert_int_equal(env->obs_size, OBS_SIZE);
     assert_int_equal(env->action_space.kind, SK_SPACE_CONTINUOUS);
     assert_int_equal(env->action_space.dim, 1);

@@ -144,7 +144,7 @@ static int bench_env(int argc, char **argv) {
     }
     const sk_env_def *env = sk_env_find(argv[0]);
     if (!env) return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
-    long long num_envs = env->bench_num_envs ? env->bench_num_envs : 4096, threads = 1;
+    long long num_envs = sk_env_extras_of(env)->bench_num_envs ? sk_env_extras_of(env)->bench_num_envs : 4096, threads = 1;
     double seconds = 3.0;
     bool json = false;
     int rc = SK_EXIT_OK;
@@ -185,7 +185,7 @@ static int bench_env(int argc, char **argv) {
     env_bench b = {.env = env, .num_envs = (int)num_envs, .seconds = seconds, .seed = 1,
                    .show_progress = isatty(STDERR_FILENO) != 0,
                    .masked = env->mask_size > 0 && env->action_space.masks_by_head0,
-                   .slow = env->bench_num_envs > 0};
+                   .slow = sk_env_extras_of(env)->bench_num_envs > 0};
     size_t n = (size_t)num_envs;
     sk_pool *pool = NULL;
     float *obs = sk_alloc(n * env->obs_size * sizeof(float));

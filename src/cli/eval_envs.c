@@ -124,8 +124,8 @@ static int eval_rank(const sk_env_def *env, const char *checkpoint, sk_kb_split 
 }
 
 static const char *action_name(const sk_env_def *env, int a, char *buf, size_t size) {
-    for (int k = 0; env->action_names && env->action_names[k]; k++)
-        if (k == a) return env->action_names[k];
+    for (int k = 0; sk_env_extras_of(env)->action_names && sk_env_extras_of(env)->action_names[k]; k++)
+        if (k == a) return sk_env_extras_of(env)->action_names[k];
     snprintf(buf, size, "%d", a);
     return buf;
 }
@@ -160,7 +160,7 @@ static void print_eval(const sk_env_def *env, const char *who, bool greedy,
            r->mean_length);
     for (int f = 2; f < r->num_log_fields; f++)
         printf("  %-14s %10.4f +- %.4f\n", env->log_names[f], r->log_mean[f], r->log_std[f]);
-    if (r->num_ops && steps > 0 && env->action_names) {
+    if (r->num_ops && steps > 0 && sk_env_extras_of(env)->action_names) {
         printf("  actions:");
         for (int a = 0; a < r->num_ops; a++)
             printf(" %s %.1f%%", action_name(env, a, buf, sizeof buf),
@@ -331,7 +331,7 @@ int cmd_envs(int argc, char **argv) {
             printf("{\"id\": \"%s\", \"alias\": \"%s\", \"obs_size\": %d, \"actions\": \"%s\", "
                    "\"max_episode_steps\": %d, \"solved_threshold\": %s, \"bench_num_envs\": %d}\n",
                    env->id, env->alias, env->obs_size, actions, env->max_episode_steps,
-                   threshold, env->bench_num_envs ? env->bench_num_envs : 4096);
+                   threshold, sk_env_extras_of(env)->bench_num_envs ? sk_env_extras_of(env)->bench_num_envs : 4096);
         else
             printf("%-25s %-23s %4d  %-15s %9d %9s  %s\n", env->id, env->alias, env->obs_size,
                    actions, env->max_episode_steps, isfinite(env->solved_threshold) ? threshold : "-",

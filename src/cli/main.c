@@ -128,6 +128,8 @@ int cli_load_config(sk_config *cfg, const sk_env_def *env, const char *explicit_
                     const char *argv0) {
     char path[4096];
     const char *chosen = explicit_path;
+    const char *preset = sk_env_extras_of(env)->preset;
+    if (!chosen && !preset) return SK_EXIT_OK; /* an env without a preset: its defaults */
     if (!chosen) {
         const char *env_dir = getenv("SKINNER_CONFIG_DIR");
         char exe_dir[4096] = "";
@@ -146,14 +148,14 @@ int cli_load_config(sk_config *cfg, const sk_env_def *env, const char *explicit_
         const char *suffixes[4] = {"", "/../configs", "/../share/skinner/configs", ""};
         for (int i = 0; i < 4 && !chosen; i++) {
             if (!candidates[i]) continue;
-            snprintf(path, sizeof path, "%s%s/%s.ini", candidates[i], suffixes[i], env->preset);
+            snprintf(path, sizeof path, "%s%s/%s.ini", candidates[i], suffixes[i], preset);
             if (file_exists(path)) chosen = path;
         }
         if (!chosen) {
             fprintf(stderr,
                     "skinner: warning: no preset %s.ini found (set SKINNER_CONFIG_DIR); using "
                     "built-in defaults\n",
-                    env->preset);
+                    preset);
             return SK_EXIT_OK;
         }
     }

@@ -6,16 +6,8 @@
 
 #include "core.h"
 
-sk_status sk_cfg_int(const sk_config *cfg, const char *key, int64_t def, int64_t lo, int64_t hi,
-                     int64_t *out);
-sk_status sk_cfg_double(const sk_config *cfg, const char *key, double def, double lo, double hi,
-                        double *out);
-sk_status sk_cfg_bool(const sk_config *cfg, const char *key, bool def, bool *out);
-/* choices: NULL-terminated list of accepted values; *out is the index. */
-sk_status sk_cfg_choice(const sk_config *cfg, const char *key, const char *def,
-                        const char *const *choices, int *out);
-/* A string value; the default when absent. */
-const char *sk_cfg_string(const sk_config *cfg, const char *key, const char *def);
+/* The typed reads (sk_cfg_int, sk_cfg_double, sk_cfg_bool, sk_cfg_choice,
+ * sk_cfg_string) are public, in skinner/env.h. */
 
 /* Fails naming the first key in `section` that was set but never read. */
 sk_status sk_cfg_check_unused(const sk_config *cfg, const char *section);

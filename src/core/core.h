@@ -7,9 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Records a formatted message for sk_last_error() and returns status. */
-sk_status sk_fail(sk_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void sk_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* sk_fail, sk_log, sk_alloc and sk_free are public, in skinner/env.h. */
 
 /* A broken contract: a bug, not bad input. */
 _Noreturn void sk_panic(const char *file, int line, const char *msg);
@@ -18,9 +16,6 @@ _Noreturn void sk_panic(const char *file, int line, const char *msg);
         if (!(cond)) sk_panic(__FILE__, __LINE__, #cond);                                          \
     } while (0)
 
-/* 64-byte aligned, zeroed allocation; NULL on failure. Free with sk_free. */
-void *sk_alloc(size_t bytes);
-void sk_free(void *ptr);
 
 /* Monotonic seconds. */
 double sk_now(void);

@@ -324,11 +324,14 @@ static int acrobot_state_arrays(void *state, sk_env_array *arrays) {
     return sk_soa_arrays(state, g_fields, NUM_FIELDS, arrays);
 }
 
+static const sk_env_extras acrobot_extras = {
+    .preset = "acrobot",
+};
+
 const sk_env_def sk_env_acrobot = {
     .id = "Acrobot-v1",
     .alias = "acrobot",
     .summary = "swing a two-link pendulum's tip above a line by torquing its middle joint",
-    .preset = "acrobot",
     .obs_size = OBS_SIZE,
     .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {NUM_ACTIONS}},
     .mask_size = 0,
@@ -341,4 +344,5 @@ const sk_env_def sk_env_acrobot = {
     .destroy = acrobot_destroy,
     .reset = acrobot_reset,
     .step = acrobot_step,
+    .extras = &acrobot_extras,
 };

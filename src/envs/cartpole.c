@@ -63,10 +63,10 @@ static const sk_soa_field g_fields[] = {
 
 /* float32 has no episode_return: every reward is 1, so the return is the step count. */
 static const sk_soa_field g_fields32[] = {
-    {"x", SK_ARRAY_F32, offsetof(sk_cartpole_state, x32)},
-    {"x_dot", SK_ARRAY_F32, offsetof(sk_cartpole_state, x_dot32)},
-    {"theta", SK_ARRAY_F32, offsetof(sk_cartpole_state, theta32)},
-    {"theta_dot", SK_ARRAY_F32, offsetof(sk_cartpole_state, theta_dot32)},
+    SK_SOA_FIELD_NAMED("x", sk_cartpole_state, x32, SK_ARRAY_F32),
+    SK_SOA_FIELD_NAMED("x_dot", sk_cartpole_state, x_dot32, SK_ARRAY_F32),
+    SK_SOA_FIELD_NAMED("theta", sk_cartpole_state, theta32, SK_ARRAY_F32),
+    SK_SOA_FIELD_NAMED("theta_dot", sk_cartpole_state, theta_dot32, SK_ARRAY_F32),
     SK_SOA_FIELD(sk_cartpole_state, elapsed, SK_ARRAY_I32),
     SK_SOA_FIELD(sk_cartpole_state, rng, SK_ARRAY_U64),
 };
@@ -557,11 +557,14 @@ static int cartpole_state_arrays(void *state, sk_env_array *arrays) {
     return sk_soa_arrays(state, fields, num_fields, arrays);
 }
 
+static const sk_env_extras cartpole_extras = {
+    .preset = "cartpole",
+};
+
 const sk_env_def sk_env_cartpole = {
     .id = "CartPole-v1",
     .alias = "cartpole",
     .summary = "balance a pole on a cart by pushing it left or right",
-    .preset = "cartpole",
     .obs_size = OBS_SIZE,
     .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {2}},
     .mask_size = 0,
@@ -574,4 +577,5 @@ const sk_env_def sk_env_cartpole = {
     .destroy = cartpole_destroy,
     .reset = cartpole_reset,
     .step = cartpole_step,
+    .extras = &cartpole_extras,
 };

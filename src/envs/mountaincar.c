@@ -311,11 +311,14 @@ static int mountaincar_state_arrays(void *state, sk_env_array *arrays) {
     return sk_soa_arrays(state, g_fields, NUM_FIELDS, arrays);
 }
 
+static const sk_env_extras mountaincar_extras = {
+    .preset = "mountaincar",
+};
+
 const sk_env_def sk_env_mountaincar = {
     .id = "MountainCar-v0",
     .alias = "mountaincar",
     .summary = "drive an underpowered car up a hill by rocking it (3 discrete pushes)",
-    .preset = "mountaincar",
     .obs_size = OBS_SIZE,
     .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {3}},
     .mask_size = 0,
@@ -328,13 +331,17 @@ const sk_env_def sk_env_mountaincar = {
     .destroy = mountaincar_destroy,
     .reset = mountaincar_reset,
     .step = mountaincar_step,
+    .extras = &mountaincar_extras,
+};
+
+static const sk_env_extras mountaincar_continuous_extras = {
+    .preset = "mountaincar_continuous",
 };
 
 const sk_env_def sk_env_mountaincar_continuous = {
     .id = "MountainCarContinuous-v0",
     .alias = "mountaincar_continuous",
     .summary = "drive an underpowered car up a hill with a continuous force, paying for effort",
-    .preset = "mountaincar_continuous",
     .obs_size = OBS_SIZE,
     .action_space = {.kind = SK_SPACE_CONTINUOUS,
                      .dim = 1,
@@ -350,4 +357,5 @@ const sk_env_def sk_env_mountaincar_continuous = {
     .destroy = mountaincar_destroy,
     .reset = mountaincar_reset,
     .step = mountaincar_continuous_step,
+    .extras = &mountaincar_continuous_extras,
 };

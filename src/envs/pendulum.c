@@ -201,11 +201,14 @@ static int pendulum_state_arrays(void *state, sk_env_array *arrays) {
     return sk_soa_arrays(state, g_fields, NUM_FIELDS, arrays);
 }
 
+static const sk_env_extras pendulum_extras = {
+    .preset = "pendulum",
+};
+
 const sk_env_def sk_env_pendulum = {
     .id = "Pendulum-v1",
     .alias = "pendulum",
     .summary = "swing a torque-limited pendulum upright and hold it there",
-    .preset = "pendulum",
     .obs_size = OBS_SIZE,
     .action_space = {.kind = SK_SPACE_CONTINUOUS,
                      .dim = 1,
@@ -221,4 +224,5 @@ const sk_env_def sk_env_pendulum = {
     .destroy = pendulum_destroy,
     .reset = pendulum_reset,
     .step = pendulum_step,
+    .extras = &pendulum_extras,
 };

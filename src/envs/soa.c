@@ -44,6 +44,8 @@ void sk_soa_destroy(void *state, const sk_soa_field *fields, int num_fields) {
 int sk_soa_arrays(void *state, const sk_soa_field *fields, int num_fields, sk_env_array *arrays) {
     SK_ASSERT(num_fields <= SK_MAX_ENV_ARRAYS);
     for (int f = 0; f < num_fields; f++)
-        arrays[f] = (sk_env_array){fields[f].name, fields[f].type, 1, get_field(state, &fields[f])};
+        arrays[f] = (sk_env_array){fields[f].name,      fields[f].type,      1,
+                                   get_field(state, &fields[f]), fields[f].has_range, fields[f].lo,
+                                   fields[f].hi};
     return num_fields;
 }

@@ -85,13 +85,13 @@ sk_status sk_policy_configure(sk_policy *policy, const sk_config *cfg, const sk_
     if (type == SK_POLICY_CANDIDATES) {
         int64_t embed;
         if ((status = sk_cfg_int(cfg, "policy.embed", 32, 1, 4096, &embed)) != SK_OK) return status;
-        if (!env->obs_atoms)
+        if (!sk_env_extras_of(env)->obs_atoms)
             return sk_fail(SK_ERR_CONFIG,
                            "policy.type = candidates needs symbolic observations; %s has numeric ones "
                            "(use policy.type = mlp)",
                            env->id);
         sk_obs_atoms atoms;
-        env->obs_atoms(env_state, &atoms);
+        sk_env_extras_of(env)->obs_atoms(env_state, &atoms);
         return sk_policy_init_candidates(policy, &env->action_space, env->mask_size, &atoms,
                                          (int)embed);
     }

@@ -101,7 +101,7 @@ static void act(const sk_env_def *env, void *state, const actor *who, eval_buffe
                 int num_envs, uint64_t *rng) {
     int M = env->mask_size;
     if (!who->policy) {
-        if (who->controller == SK_CONTROLLER_HEURISTIC) env->heuristic(state, 0, num_envs, b->actions);
+        if (who->controller == SK_CONTROLLER_HEURISTIC) sk_env_extras_of(env)->heuristic(state, 0, num_envs, b->actions);
         else memset(b->actions, 0, (size_t)num_envs * env->action_space.num_heads * sizeof(int32_t));
         return;
     }
@@ -127,8 +127,8 @@ static void trace_step(FILE *f, const sk_env_def *env, const eval_buffers *b, in
         const int32_t *a = b->actions + (size_t)i * space->num_heads;
         for (int h = 0; h < space->num_heads; h++) fprintf(f, "%s%d", h ? ", " : "", (int)a[h]);
         fputc(']', f);
-        if (env->action_names && a[0] >= 0 && a[0] < space->head_sizes[0])
-            fprintf(f, ", \"op\": \"%s\"", env->action_names[a[0]]);
+        if (sk_env_extras_of(env)->action_names && a[0] >= 0 && a[0] < space->head_sizes[0])
+            fprintf(f, ", \"op\": \"%s\"", sk_env_extras_of(env)->action_names[a[0]]);
     } else {
         const float *u = b->actions_f + (size_t)i * space->dim;
         for (int d = 0; d < space->dim; d++) fprintf(f, "%s%.9g", d ? ", " : "", (double)u[d]);
@@ -341,7 +341,7 @@ sk_status sk_evaluate_controller(const char *env_name, const sk_config *cfg, sk_
     if (episodes < 1) return sk_fail(SK_ERR_INVALID, "episodes = %d (expected at least 1)", episodes);
     const sk_env_def *env = sk_env_find(env_name);
     if (!env) return SK_ERR_UNKNOWN_ENV;
-    if (controller == SK_CONTROLLER_HEURISTIC && !env->heuristic)
+    if (controller == SK_CONTROLLER_HEURISTIC && !sk_env_extras_of(env)->heuristic)
         return sk_fail(SK_ERR_INVALID, "%s has no heuristic controller", env->id);
     if (controller == SK_CONTROLLER_ZERO && env->action_space.kind != SK_SPACE_DISCRETE)
         return sk_fail(SK_ERR_INVALID, "the zero controller needs discrete actions; %s's are continuous",

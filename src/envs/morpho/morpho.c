@@ -798,17 +798,23 @@ static sk_status morpho_create(void **out, int num_envs, const sk_config *cfg) {
 
 static int morpho_state_arrays(void *state, sk_env_array *arrays) {
     morpho_state *m = state;
-    arrays[0] = (sk_env_array){"arena", SK_ARRAY_F32, (int)m->arena, m->arena_all};
-    arrays[1] = (sk_env_array){"meta", SK_ARRAY_U8, (int)sizeof(morpho_meta), m->meta};
-    arrays[2] = (sk_env_array){"perm", SK_ARRAY_I32, m->data->n_train, m->perm};
+    arrays[0] = (sk_env_array){.name = "arena", .type = SK_ARRAY_F32, .count = (int)m->arena, .data = m->arena_all};
+    arrays[1] = (sk_env_array){.name = "meta", .type = SK_ARRAY_U8, .count = (int)sizeof(morpho_meta), .data = m->meta};
+    arrays[2] = (sk_env_array){.name = "perm", .type = SK_ARRAY_I32, .count = m->data->n_train, .data = m->perm};
     return 3;
 }
+
+static const sk_env_extras morpho_extras = {
+    .preset = "morpho",
+    .action_names = morpho_op_names,
+    .bench_num_envs = 8, /* each env is a host network with its own scratch */
+    .heuristic = morpho_heuristic,
+};
 
 const sk_env_def sk_env_morpho = {
     .id = "Morpho-v0",
     .alias = "morpho",
     .summary = "grow a host network while it trains: graft, blend, keep or prune seed modules",
-    .preset = "morpho",
     .obs_size = MORPHO_OBS_SIZE,
     .action_space = {.kind = SK_SPACE_DISCRETE,
                      .num_heads = MORPHO_HEADS,
@@ -828,12 +834,10 @@ const sk_env_def sk_env_morpho = {
     .num_log_fields = MORPHO_NUM_LOG_FIELDS,
     .log_names = {"return", "length", "test_acc", "extra_params", "fossils", "shapley_0",
                   "shapley_1", "shapley_2"},
-    .action_names = morpho_op_names,
-    .bench_num_envs = 8, /* each env is a host network with its own scratch */
     .create = morpho_create,
     .destroy = morpho_destroy,
     .reset = morpho_reset,
     .step = morpho_step,
     .state_arrays = morpho_state_arrays,
-    .heuristic = morpho_heuristic,
+    .extras = &morpho_extras,
 };

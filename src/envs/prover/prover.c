@@ -385,20 +385,20 @@ static void prover_step(void *state, const sk_env_io *io, int lo, int hi) {
 static int prover_state_arrays(void *state, sk_env_array *arrays) {
     sk_prover_state *s = state;
     const sk_env_array list[] = {
-        {"goals", SK_ARRAY_I32, ATOM_INTS, s->goals},
-        {"num_goals", SK_ARRAY_I32, 1, s->num_goals},
-        {"successors", SK_ARRAY_I32, S * ATOM_INTS, s->succ},
-        {"successor_len", SK_ARRAY_I32, S, s->succ_len},
-        {"successor_key", SK_ARRAY_U64, S, s->succ_key},
-        {"num_successors", SK_ARRAY_I32, 1, s->num_succ},
-        {"visited", SK_ARRAY_U64, s->visited_cap, s->visited},
-        {"num_visited", SK_ARRAY_I32, 1, s->num_visited},
-        {"depth", SK_ARRAY_I32, 1, s->depth},
-        {"query", SK_ARRAY_I32, 3, s->query},
-        {"positive", SK_ARRAY_U8, 1, s->positive},
-        {"episode_return", SK_ARRAY_F32, 1, s->episode_return},
-        {"episodes", SK_ARRAY_I64, 1, s->episodes},
-        {"rng", SK_ARRAY_U64, 1, s->rng},
+        {.name = "goals", .type = SK_ARRAY_I32, .count = ATOM_INTS, .data = s->goals},
+        {.name = "num_goals", .type = SK_ARRAY_I32, .count = 1, .data = s->num_goals},
+        {.name = "successors", .type = SK_ARRAY_I32, .count = S * ATOM_INTS, .data = s->succ},
+        {.name = "successor_len", .type = SK_ARRAY_I32, .count = S, .data = s->succ_len},
+        {.name = "successor_key", .type = SK_ARRAY_U64, .count = S, .data = s->succ_key},
+        {.name = "num_successors", .type = SK_ARRAY_I32, .count = 1, .data = s->num_succ},
+        {.name = "visited", .type = SK_ARRAY_U64, .count = s->visited_cap, .data = s->visited},
+        {.name = "num_visited", .type = SK_ARRAY_I32, .count = 1, .data = s->num_visited},
+        {.name = "depth", .type = SK_ARRAY_I32, .count = 1, .data = s->depth},
+        {.name = "query", .type = SK_ARRAY_I32, .count = 3, .data = s->query},
+        {.name = "positive", .type = SK_ARRAY_U8, .count = 1, .data = s->positive},
+        {.name = "episode_return", .type = SK_ARRAY_F32, .count = 1, .data = s->episode_return},
+        {.name = "episodes", .type = SK_ARRAY_I64, .count = 1, .data = s->episodes},
+        {.name = "rng", .type = SK_ARRAY_U64, .count = 1, .data = s->rng},
     };
     int n = (int)(sizeof list / sizeof list[0]);
     _Static_assert(sizeof list / sizeof list[0] <= SK_MAX_ENV_ARRAYS, "too many state arrays");
@@ -406,11 +406,15 @@ static int prover_state_arrays(void *state, sk_env_array *arrays) {
     return n;
 }
 
+static const sk_env_extras prover_extras = {
+    .preset = "prover",
+    .obs_atoms = prover_obs_atoms,
+};
+
 const sk_env_def sk_env_prover = {
     .id = "Prover-v0",
     .alias = "prover",
     .summary = "prove a query in a knowledge base by choosing resolution steps",
-    .preset = "prover",
     .obs_size = OBS_SIZE,
     .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {S}},
     .mask_size = S,
@@ -424,5 +428,5 @@ const sk_env_def sk_env_prover = {
     .reset = prover_reset,
     .step = prover_step,
     .state_arrays = prover_state_arrays,
-    .obs_atoms = prover_obs_atoms,
+    .extras = &prover_extras,
 };

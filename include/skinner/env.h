@@ -1,0 +1,431 @@
+/*
+ * skinner/env.h: the environment author kit. Everything an environment needs,
+ * in the tree or built outside it as a plugin, and nothing else: the status
+ * codes and errors, typed config reads, the RNG, action spaces, the I/O of a
+ * batch, the struct-of-arrays field table and the env table itself.
+ *
+ * A minimal env, outside skinner's tree (examples/plugin holds a whole one):
+ *
+ *     #include <skinner/env.h>
+ *
+ *     typedef struct coin { int32_t *elapsed; uint64_t *rng; } coin;
+ *     static const sk_soa_field fields[] = {
+ *         SK_SOA_FIELD_RANGE(coin, elapsed, SK_ARRAY_I32, 0, 10),
+ *         SK_SOA_FIELD(coin, rng, SK_ARRAY_U64),
+ *     };
+ *     ... create: *state = sk_soa_create(sizeof(coin), fields, 2, num_envs, "Coin-v0");
+ *     ... reset, step: read io->actions[i], write io->obs, rewards, flags ...
+ *     const sk_env_def coin_env = {.id = "Coin-v0", .obs_size = 1, ...};
+ *     SK_PLUGIN_EXPORT(&coin_env)
+ *
+ * Built with: cc -shared -fPIC coin.c -o libcoin.so $(pkg-config --cflags skinner)
+ * Trained with: skinner train ./libcoin.so:Coin-v0
+ */
+#ifndef SKINNER_ENV_H
+#define SKINNER_ENV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What the shared library exports; everything else in it is hidden. */
+#if defined(__GNUC__)
+#define SK_API __attribute__((visibility("default")))
+#else
+#define SK_API
+#endif
+
+/* ------------------------------------------------------------------ errors */
+
+typedef enum sk_status {
+    SK_OK = 0,
+    SK_ERR_INVALID,     /* a value out of range or of the wrong type */
+    SK_ERR_CONFIG,      /* a malformed config file or an unknown key */
+    SK_ERR_UNKNOWN_ENV, /* no environment with that name */
+    SK_ERR_IO,          /* a file could not be read or written */
+    SK_ERR_CORRUPT,     /* a checkpoint or data file that fails validation */
+    SK_ERR_NOMEM,       /* an allocation failed */
+    SK_ERR_NUMERIC,     /* training diverged (non-finite values) */
+    SK_ERR_INTERRUPTED, /* stopped by a signal or a callback */
+} sk_status;
+
+/* The message of the last failure on this thread; never NULL. */
+SK_API const char *sk_last_error(void);
+/* A short name for a status ("invalid value", ...). */
+SK_API const char *sk_status_name(sk_status status);
+/* Records a formatted message for sk_last_error() and returns status: how an
+ * env's create reports bad config or unreadable data. */
+SK_API sk_status sk_fail(sk_status status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* A log line (level 0 info, 1 warning) through the host's log callback. */
+SK_API void sk_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* 64-byte aligned, zeroed allocation; NULL on failure. Free with sk_free. */
+SK_API void *sk_alloc(size_t bytes);
+SK_API void sk_free(void *ptr);
+
+/* ------------------------------------------------------------------ config */
+
+/*
+ * A config is a flat table of "section.key" -> string. An env reads its own
+ * keys (env.*) with the typed reads below, which validate, name the key on
+ * failure, mark it as used (a key set but never read is reported as unknown)
+ * and record the default when it was absent.
+ */
+typedef struct sk_config sk_config;
+
+SK_API sk_status sk_cfg_int(const sk_config *cfg, const char *key, int64_t def, int64_t lo,
+                            int64_t hi, int64_t *out);
+SK_API sk_status sk_cfg_double(const sk_config *cfg, const char *key, double def, double lo,
+                               double hi, double *out);
+SK_API sk_status sk_cfg_bool(const sk_config *cfg, const char *key, bool def, bool *out);
+/* choices: NULL-terminated list of accepted values; *out is the index. */
+SK_API sk_status sk_cfg_choice(const sk_config *cfg, const char *key, const char *def,
+                               const char *const *choices, int *out);
+/* A string value; the default when absent. */
+SK_API const char *sk_cfg_string(const sk_config *cfg, const char *key, const char *def);
+
+/* --------------------------------------------------------------------- rng */
+
+/*
+ * splitmix64 (Steele, Lea, Flood 2014): one 64-bit word of state, passes
+ * BigCrush, and any (seed, stream) pair gives an independent start by
+ * hashing, which is what per-env streams need: seed env i's stream with
+ * sk_rng_seed(seed, i) and keep the word in the env's state (a U64 field),
+ * so checkpoints carry it.
+ */
+static inline uint64_t sk_mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+#define SK_GOLDEN_GAMMA 0x9e3779b97f4a7c15ULL
+
+static inline uint64_t sk_rng_next(uint64_t *state) {
+    *state += SK_GOLDEN_GAMMA;
+    return sk_mix64(*state);
+}
+
+/* The start of stream `stream` of `seed`. */
+static inline uint64_t sk_rng_seed(uint64_t seed, uint64_t stream) {
+    return sk_mix64(seed * SK_GOLDEN_GAMMA + sk_mix64(stream + 0x632be59bd9b4e019ULL));
+}
+
+/* Uniform in [0, 1) with 24 random bits. */
+static inline float sk_rng_float(uint64_t *state) {
+    return (float)(sk_rng_next(state) >> 40) * 0x1.0p-24f;
+}
+
+/* Uniform in [0, 1) with 53 random bits. */
+static inline double sk_rng_double(uint64_t *state) {
+    return (double)(sk_rng_next(state) >> 11) * 0x1.0p-53;
+}
+
+/* Uniform in [lo, hi). */
+static inline double sk_rng_uniform(uint64_t *state, double lo, double hi) {
+    return lo + (hi - lo) * sk_rng_double(state);
+}
+
+/* Uniform integer in [0, n). */
+static inline uint32_t sk_rng_below(uint64_t *state, uint32_t n) {
+    return (uint32_t)(((sk_rng_next(state) >> 32) * (uint64_t)n) >> 32);
+}
+
+/* ------------------------------------------------------------ action space */
+
+#define SK_MAX_HEADS 8
+#define SK_MAX_ACTION_DIM 16
+#define SK_MAX_HEAD0_PRIOR 8
+#define SK_MAX_LOG_FIELDS 8
+
+typedef enum sk_space_kind { SK_SPACE_DISCRETE, SK_SPACE_CONTINUOUS } sk_space_kind;
+
+/*
+ * Discrete: num_heads factored categorical heads of head_sizes[h] choices.
+ * Head 0 is always relevant; head h > 0 is relevant only for the head-0
+ * values whose bit is set in relevant_when[h] (0 = always relevant). An
+ * irrelevant head contributes nothing to the log-probability or entropy the
+ * learner uses. Continuous: dim values, each within [low, high].
+ *
+ * Masks (sk_env_def.mask_size > 0), one byte per choice, 1 = allowed: by
+ * default one block per head, in head order (sk_action_mask_size gives the
+ * size). With masks_by_head0 the allowed choices of heads h > 0 depend on
+ * the head-0 choice: head 0's block, then for each head h > 0 one block of
+ * head_sizes[h] per head-0 value a (the one used when head 0 chose a). A
+ * head irrelevant to the chosen head-0 value is not masked.
+ */
+typedef struct sk_action_space {
+    sk_space_kind kind;
+    int num_heads;
+    int head_sizes[SK_MAX_HEADS];
+    uint64_t relevant_when[SK_MAX_HEADS];
+    bool masks_by_head0;
+    /* An exploration prior: added to the actor's initial logits of head 0's
+     * first SK_MAX_HEAD0_PRIOR choices (all 0: uniform). */
+    float head0_prior[SK_MAX_HEAD0_PRIOR];
+    int dim;
+    float low[SK_MAX_ACTION_DIM];
+    float high[SK_MAX_ACTION_DIM];
+} sk_action_space;
+
+/* The mask bytes per env the action space's layout needs (see above). */
+SK_API int sk_action_mask_size(const sk_action_space *space);
+
+/* -------------------------------------------------------------- batch I/O */
+
+/*
+ * The I/O buffers of a batch of envs, owned by the caller (sk_vec),
+ * struct-of-arrays, indexed by the absolute env index i. An env reads actions
+ * and writes everything else for the indices it is asked to step.
+ */
+typedef struct sk_env_io {
+    float *obs;                      /* (num_envs, obs_size) after the step, after autoreset */
+    float *final_obs;                /* (num_envs, obs_size) the observation that ended an episode */
+    const int32_t *actions;          /* (num_envs, num_heads) discrete actions */
+    const float *actions_continuous; /* (num_envs, dim) continuous actions */
+    float *rewards;                  /* (num_envs) */
+    uint8_t *terminated;             /* (num_envs) the episode reached a terminal state */
+    uint8_t *truncated;              /* (num_envs) the episode hit its time limit (and not terminated) */
+    uint8_t *masks;                  /* (num_envs, mask_size) 1 = allowed; NULL if mask_size is 0 */
+    float *episode_log;              /* (num_envs, num_log_fields) written where an episode ended */
+} sk_env_io;
+
+/* ------------------------------------------------------------- state arrays */
+
+/* The element types of state arrays. The values are those of the safetensors
+ * dtypes skinner writes them as (checked at compile time in src/io). */
+typedef enum sk_array_type {
+    SK_ARRAY_F32, SK_ARRAY_F64, SK_ARRAY_I32, SK_ARRAY_I64, SK_ARRAY_U8, SK_ARRAY_U64
+} sk_array_type;
+
+/*
+ * One struct-of-arrays field of an env's state, for checkpoints: `count`
+ * elements of `type` per env, num_envs x count in all, at data. When
+ * has_range, every element must lie in [lo, hi] (integers) or be finite and
+ * in [lo, hi] (floats); a checkpoint whose array breaks its range is refused
+ * before any of it is used.
+ */
+typedef struct sk_env_array {
+    const char *name;
+    sk_array_type type;
+    int count;
+    void *data;
+    bool has_range;
+    double lo, hi;
+} sk_env_array;
+
+#define SK_MAX_ENV_ARRAYS 16
+
+/*
+ * The SoA field table: an env describes each per-env array once, and the
+ * table allocates, frees and lists (for checkpoints) them, so no field is
+ * forgotten in one place. offset is offsetof the field's pointer member.
+ */
+typedef struct sk_soa_field {
+    const char *name;
+    sk_array_type type;
+    size_t offset;
+    bool has_range;
+    double lo, hi;
+} sk_soa_field;
+
+#define SK_SOA_FIELD(state_type, member, array_type)                                               \
+    {#member, array_type, offsetof(state_type, member), false, 0.0, 0.0}
+/* A field saved under another name than its member's. */
+#define SK_SOA_FIELD_NAMED(name, state_type, member, array_type)                                   \
+    {name, array_type, offsetof(state_type, member), false, 0.0, 0.0}
+/* A field whose every restored value must lie in [lo, hi]. */
+#define SK_SOA_FIELD_RANGE(state_type, member, array_type, lo, hi)                                 \
+    {#member, array_type, offsetof(state_type, member), true, (double)(lo), (double)(hi)}
+
+/* Allocates a zeroed state struct of `size` bytes and every field's array of
+ * num_envs elements. NULL (with a message naming env_id) when out of memory. */
+SK_API void *sk_soa_create(size_t size, const sk_soa_field *fields, int num_fields, int num_envs,
+                           const char *env_id);
+/* Frees every field's array and the struct; NULL-safe. */
+SK_API void sk_soa_destroy(void *state, const sk_soa_field *fields, int num_fields);
+/* The fields as checkpoint arrays (one element per env each, ranges kept). */
+SK_API int sk_soa_arrays(void *state, const sk_soa_field *fields, int num_fields,
+                         sk_env_array *arrays);
+
+/* -------------------------------------------------------------- the table */
+
+typedef struct sk_env_extras sk_env_extras;
+
+/*
+ * An environment is a table of functions over a batch of envs. State is
+ * struct-of-arrays so the step loop vectorises. step(state, io, lo, hi)
+ * advances envs lo..hi-1: it clears reward and flags, advances the state,
+ * and for an episode that ended writes final_obs and episode_log, then resets
+ * that env in place and writes its first observation to obs. Different
+ * threads may step disjoint ranges at once. The env owns only its state: no
+ * process-wide side effects (thread counts, signals, globals).
+ *
+ * episode_log fields: 0 is the episode return, 1 its length; more are
+ * env-specific scores named by log_names. All floats, so a runner can sum,
+ * average and zero them without knowing the env.
+ */
+typedef struct sk_env_def {
+    const char *id;      /* Gymnasium-style id with version, e.g. "CartPole-v1" */
+    const char *alias;   /* short name, e.g. "cartpole"; may be NULL */
+    const char *summary; /* one line; may be NULL */
+    int obs_size;
+    sk_action_space action_space;
+    int mask_size;
+    int max_episode_steps;
+    double solved_threshold; /* mean return over 100 episodes that counts as solved; NAN: none */
+    int num_log_fields;      /* at least 2 (return, length) */
+    const char *log_names[SK_MAX_LOG_FIELDS];
+    /* Allocates state for num_envs envs; reads env.* keys from cfg. */
+    sk_status (*create)(void **state, int num_envs, const sk_config *cfg);
+    void (*destroy)(void *state);
+    /* Seeds each env i in lo..hi-1 with its own stream from (seed, i), resets it
+     * and writes its observation (and mask). */
+    void (*reset)(void *state, const sk_env_io *io, int lo, int hi, uint64_t seed);
+    void (*step)(void *state, const sk_env_io *io, int lo, int hi);
+    /* Lists the arrays that make up the whole state (RNG streams included), so a
+     * checkpoint can save and restore it exactly; returns how many (at most
+     * SK_MAX_ENV_ARRAYS). */
+    int (*state_arrays)(void *state, sk_env_array *arrays);
+    /* What single consumers need (see sk_env_extras); NULL for none. */
+    const sk_env_extras *extras;
+} sk_env_def;
+
+/* ----------------------------------------------------------------- extras */
+
+/* How a symbolic observation is laid out (see sk_env_extras.obs_atoms). */
+typedef struct sk_obs_atoms {
+    int atoms;        /* atoms per state, padded with predicate 0 */
+    int candidates;   /* candidate states after the current one */
+    int num_preds;    /* predicate indices are < num_preds */
+    int num_args;     /* argument indices are < num_args */
+} sk_obs_atoms;
+
+/*
+ * A policy lent to an env's own evaluation: worker w (0 <= w < num_workers)
+ * may call act at the same time as other workers, on up to max_rows rows.
+ * act writes each row's actions (rows, num_heads) and the log-probability of
+ * the actions taken; greedy picks the most likely allowed action.
+ */
+typedef struct sk_actor {
+    void *ctx;
+    int num_workers, max_rows;
+    void (*act)(void *ctx, int worker, const float *obs, const uint8_t *masks, int rows,
+                bool greedy, int32_t *actions, float *logp);
+} sk_actor;
+
+/* Runs job(ctx, worker, num_workers) on every worker at once and returns
+ * when all are done (the host's threads). */
+typedef void (*sk_parallel_job)(void *ctx, int worker, int num_workers);
+typedef struct sk_parallel {
+    void *ctx;
+    void (*run)(void *ctx, sk_parallel_job job, void *job_ctx);
+} sk_parallel;
+
+/* One figure of an env's own evaluation, for reports: name and value. */
+typedef struct sk_metric {
+    char name[48];
+    double value;
+} sk_metric;
+
+#define SK_MAX_METRICS 64
+
+/* What an env's own evaluation reports: its figures and a text summary. */
+typedef struct sk_env_report {
+    int num_metrics;
+    sk_metric metrics[SK_MAX_METRICS];
+    char text[2048];  /* the human-readable report, lines ending in '\n' */
+} sk_env_report;
+
+/* Called as an env's evaluation progresses (done of total units). */
+typedef void (*sk_progress_fn)(int done, int total, const char *unit, void *user);
+
+/*
+ * An env's own evaluation (Prover-v0's ranking), run in place of episodes by
+ * `skinner eval`: options holds eval.* keys (eval.split, ...) that it reads
+ * with the typed reads (an unread key is reported as unknown); env_cfg is the
+ * run's config (env.* keys create its envs).
+ */
+typedef struct sk_env_evaluation {
+    const char *name;        /* "ranking" */
+    const char *description; /* one line for --help */
+    sk_status (*run)(const sk_env_def *env, const sk_config *env_cfg, const sk_config *options,
+                     const sk_actor *actor, const sk_parallel *parallel, sk_progress_fn progress,
+                     void *progress_user, sk_env_report *out);
+} sk_env_evaluation;
+
+/*
+ * Everything only one consumer needs, kept out of the contract: all optional.
+ */
+struct sk_env_extras {
+    /* basename of its config preset in configs/ ("cartpole"); NULL: defaults */
+    const char *preset;
+    /* envs `skinner bench env` steps by default (0: 4096); a nonzero value
+     * also says a step is slow (milliseconds): the bench checks its clock
+     * after every step */
+    int bench_num_envs;
+    /* names of head 0's choices for reports, NULL-terminated, or NULL */
+    const char *const *action_names;
+    /* Symbolic observations only: the observation is the current state's
+     * atoms then each candidate's, `atoms` atoms of [predicate, arg0, arg1]
+     * indices each, and the action picks a candidate. Reports the index
+     * ranges, which can depend on the data. */
+    void (*obs_atoms)(const void *state, sk_obs_atoms *out);
+    /* A hand-written baseline controller (`skinner eval ENV --policy
+     * heuristic`): writes actions (num_envs, num_heads) for envs lo..hi-1
+     * from their current state, within their masks. */
+    void (*heuristic)(const void *state, int lo, int hi, int32_t *actions);
+    /* An evaluation of its own, or NULL. */
+    const sk_env_evaluation *evaluation;
+};
+
+/* The env's extras, or an empty table when it has none: never NULL. */
+static inline const sk_env_extras *sk_env_extras_of(const sk_env_def *env) {
+    static const sk_env_extras none = {0};
+    return env->extras ? env->extras : &none;
+}
+
+/* ------------------------------------------------------------- registry */
+
+/* Finds an env by id or alias, case-insensitively. "FILE.so:Id" loads the
+ * plugin FILE first (see sk_env_load_plugin). NULL with a message listing the
+ * known envs if there is none. */
+SK_API const sk_env_def *sk_env_find(const char *name);
+/* The registered envs (built-in, then registered), NULL-terminated. */
+SK_API const sk_env_def *const *sk_env_list(void);
+/* Checks a table (id, sizes, functions, action space) and adds it to the
+ * registry, for a host program that defines envs itself. The table must
+ * outlive every use. SK_ERR_INVALID naming the problem for a bad table or an
+ * id already taken. */
+SK_API sk_status sk_env_register(const sk_env_def *env);
+
+/* ----------------------------------------------------------------- plugins */
+
+/*
+ * A plugin is a shared object that exports
+ *     int sk_plugin_abi_version;                 = SK_ENV_ABI_VERSION
+ *     const sk_env_def *const *sk_plugin_envs;   NULL-terminated tables
+ * which SK_PLUGIN_EXPORT(...) defines. sk_env_load_plugin dlopens it, checks
+ * the version and every table, and registers them.
+ */
+#define SK_ENV_ABI_VERSION 1
+
+#define SK_PLUGIN_EXPORT(...)                                                                      \
+    SK_API const int sk_plugin_abi_version = SK_ENV_ABI_VERSION;                                    \
+    static const sk_env_def *const sk_plugin_envs_list_[] = {__VA_ARGS__, NULL};                    \
+    SK_API const sk_env_def *const *const sk_plugin_envs = sk_plugin_envs_list_;
+
+/* Loads a plugin and registers its envs; SK_ERR_INVALID naming the file and
+ * the problem (not a shared object, missing symbol, ABI version, bad table).
+ * Loading the same file twice is a no-op. */
+SK_API sk_status sk_env_load_plugin(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SKINNER_ENV_H */
