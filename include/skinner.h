@@ -78,6 +78,8 @@ SK_API sk_status sk_config_load_file(sk_config *cfg, const char *path);
 SK_API sk_status sk_config_set(sk_config *cfg, const char *key, const char *value);
 /* The value of key, or NULL. The returned string lives as long as cfg. */
 SK_API const char *sk_config_get(const sk_config *cfg, const char *key);
+/* A copy of cfg, or NULL when out of memory. */
+SK_API sk_config *sk_config_copy(const sk_config *cfg);
 /* Writes the table as INI, sorted by section then key. */
 SK_API sk_status sk_config_write(const sk_config *cfg, const char *path);
 
@@ -124,9 +126,16 @@ typedef bool (*sk_update_fn)(const sk_update_stats *stats, void *user);
  * Builds a trainer from cfg (env.id, env.num_envs, ppo.*, policy.*, train.*).
  * Reads every key it knows; an unknown key in those sections, a malformed or
  * out-of-range value, or an unknown env fails with a message naming it.
- * cfg must outlive the trainer.
+ * The trainer keeps its own copy of cfg: cfg is not changed and may be freed
+ * after the call.
  */
-SK_API sk_status sk_trainer_create(sk_trainer **out, sk_config *cfg);
+SK_API sk_status sk_trainer_create(sk_trainer **out, const sk_config *cfg);
+/* The trainer's resolved config: every key it read, with the defaults it
+ * used for those not given. Lives as long as the trainer. */
+SK_API const sk_config *sk_trainer_config(const sk_trainer *trainer);
+/* The message of this trainer's last failure, whichever thread it happened
+ * on ("no error" if none); lives as long as the trainer. */
+SK_API const char *sk_trainer_last_error(const sk_trainer *trainer);
 SK_API void sk_trainer_destroy(sk_trainer *trainer);
 SK_API void sk_trainer_set_callback(sk_trainer *trainer, sk_update_fn fn, void *user);
 /* Writes the run folder (config.ini, metrics.csv, checkpoints, summary.json)

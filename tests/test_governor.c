@@ -20,7 +20,7 @@ static bool poison(const sk_update_stats *st, void *user) {
     probe *p = user;
     if (p->count < MAX_ROWS) p->rows[p->count++] = *st;
     if (st->update >= p->poison_from && st->update <= p->poison_until)
-        p->trainer->params[3] = NAN;
+        p->trainer->learner.params[3] = NAN;
     return true;
 }
 
@@ -61,8 +61,8 @@ static void test_nan_restores_last_good_weights(void **state) {
         x.anomalies = y.anomalies = 0;
         assert_memory_equal(&x, &y, sizeof x);
     }
-    for (size_t k = 0; k < hit.trainer->policy.num_params; k++)
-        assert_true(isfinite(hit.trainer->params[k]));
+    for (size_t k = 0; k < hit.trainer->learner.policy.num_params; k++)
+        assert_true(isfinite(hit.trainer->learner.params[k]));
     sk_trainer_destroy(clean.trainer);
     sk_trainer_destroy(hit.trainer);
     sk_config_free(a);
@@ -123,9 +123,9 @@ static void test_kl_explosion_rolls_back(void **state) {
     run(&p, cfg, SK_ERR_NUMERIC);
     assert_non_null(strstr(sk_last_error(), "approx KL"));
     /* every update was rolled back: the weights are still the initial ones */
-    assert_memory_equal(p.trainer->params, p.trainer->governor.params,
-                        p.trainer->policy.num_params * sizeof(float));
-    assert_int_equal(p.trainer->adam_step, 0);
+    assert_memory_equal(p.trainer->learner.params, p.trainer->learner.governor.params,
+                        p.trainer->learner.policy.num_params * sizeof(float));
+    assert_int_equal(p.trainer->learner.adam_step, 0);
     assert_true(p.rows[0].restored);
     sk_trainer_destroy(p.trainer);
     sk_config_free(cfg);

@@ -275,3 +275,15 @@ sk_status sk_cfg_check_sections(const sk_config *cfg, const char *const *section
     }
     return SK_OK;
 }
+
+sk_config *sk_config_copy(const sk_config *cfg) {
+    sk_config *copy = sk_config_new();
+    const char *key, *value;
+    for (int i = 0; copy && sk_config_entry_at(cfg, i, &key, &value); i++) {
+        if (sk_config_set(copy, key, value) != SK_OK) {
+            sk_config_free(copy);
+            return NULL;
+        }
+    }
+    return copy;
+}

@@ -1,14 +1,23 @@
 /*
  * Checkpoints: one safetensors file holding the policy under plain names
  * (actor.0.weight, ..., loadable by PyTorch and by `skinner eval`) and, under
- * state.* and env.*, everything needed to continue the run exactly: Adam
- * moments, counters, RNG streams, normalisation statistics, the episode
- * window, the current observations and every env's state arrays. Resuming at
- * the same thread count reproduces the run that was never stopped.
+ * state.* and env.*, everything needed to continue the run exactly: the
+ * arrays of the trainer's table (trainer_state.c) that carry a checkpoint
+ * name, the counters, RNG streams, normalisation statistics, the episode
+ * window and every env's state arrays. Resuming at the same thread count
+ * reproduces the run that was never stopped.
+ *
+ * A checkpoint is input: on resume every tensor's dtype and size, every
+ * counter and every element with a declared range (the trainer's table, the
+ * env's state arrays) is checked before the trainer uses any of it, and a
+ * bad value is refused naming the tensor, the index and the allowed range.
+ * The format ("skinner-policy-1", training state "1") is unchanged since
+ * before the table existed: older checkpoints load.
  */
-#include "checkpoint.h"
+#include "trainer_state.h"
 
 #include "../io/safetensors.h"
+#include "skinner/vec.h"
 
 #include <math.h>
 #include <string.h>
@@ -17,8 +26,18 @@
 #define STATE_VERSION "1"
 #define MAX_CHECKPOINT_TENSORS (SK_MAX_TENSORS + SK_MAX_ENV_ARRAYS + 24)
 
+_Static_assert((int)SK_ST_F32 == (int)SK_ARRAY_F32 && (int)SK_ST_F64 == (int)SK_ARRAY_F64 &&
+                   (int)SK_ST_I32 == (int)SK_ARRAY_I32 && (int)SK_ST_I64 == (int)SK_ARRAY_I64 &&
+                   (int)SK_ST_U8 == (int)SK_ARRAY_U8 && (int)SK_ST_U64 == (int)SK_ARRAY_U64,
+               "state arrays are written as the safetensors dtype of the same value");
+
+/* The scalars packed into state.counters, in the file's order. */
 enum { C_UPDATE, C_STEPS, C_EPISODES, C_ADAM_STEP, C_WINDOW_COUNT, C_WINDOW_POS, C_ANOMALIES,
        C_WORKERS, C_ENVS, C_SOLVED, C_SOLVED_AT, NUM_COUNTERS };
+
+static const char *const g_counter_names[NUM_COUNTERS] = {
+    "update", "steps", "episodes", "adam_step", "window_count", "window_pos", "anomalies",
+    "workers", "envs", "solved", "solved_at_steps"};
 
 typedef struct tensor_list {
     sk_st_tensor items[MAX_CHECKPOINT_TENSORS];
@@ -34,39 +53,65 @@ static void add(tensor_list *list, const char *name, sk_st_dtype dtype, const vo
                         .data = data, .dtype = dtype};
 }
 
-/* Where the current observations live: row T once a rollout has run. */
-static size_t current_row(const sk_trainer *tr) {
-    return tr->update > 0 ? (size_t)tr->s.horizon * (size_t)tr->s.num_envs : 0;
+/* A table row's saved part: the storage arrays of (T + 1) rows keep only the
+ * current row (N x width), the rest all of it. */
+static void saved_part(sk_trainer *tr, const sk_trainer_array *row, void **data, int64_t *rows,
+                       int64_t *cols) {
+    char *base = *sk_trainer_array_slot(tr, row);
+    size_t N = (size_t)tr->s.num_envs, width = 0;
+    if (row->size == SK_SIZE_ROWS1_OBS) width = (size_t)tr->obs_size;
+    if (row->size == SK_SIZE_ROWS1_MASK) width = (size_t)tr->mask_size;
+    if (width) {
+        *data = base + sk_trainer_current_row(tr) * width * sk_array_type_size(row->type);
+        *rows = (int64_t)N;
+        *cols = (int64_t)width;
+    } else {
+        *data = base;
+        *rows = (int64_t)sk_trainer_array_count(tr, row->size);
+        *cols = 0;
+    }
 }
 
-sk_status sk_trainer_save(const sk_trainer *tr, const char *path) {
+/* Whether a table row is in this run's checkpoints (masks only for masked envs). */
+static bool saved(const sk_trainer *tr, const sk_trainer_array *row) {
+    return row->checkpoint_name && (row->size != SK_SIZE_ROWS1_MASK || tr->mask_size > 0);
+}
+
+sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
     static _Thread_local tensor_list list; /* ~10 KB: keep it off the stack */
+    sk_trainer *tr = (sk_trainer *)tr_const; /* the table hands out writable slots; nothing is written */
     list.count = 0;
-    const sk_policy *policy = &tr->policy;
+    const sk_learner *ln = &tr->learner;
+    const sk_policy *policy = &ln->policy;
     for (int i = 0; i < policy->num_tensors; i++) {
         const sk_tensor_info *info = &policy->tensors[i];
-        add(&list, info->name, SK_ST_F32, tr->params + info->offset, info->rows,
+        add(&list, info->name, SK_ST_F32, ln->params + info->offset, info->rows,
             sk_policy_tensor_ndim(info) == 1 ? 0 : info->cols);
     }
-    int O = tr->obs_size, N = tr->s.num_envs, W = tr->num_workers;
+    int O = tr->obs_size, W = tr->num_workers;
     float obs_mean[SK_MAX_OBS_NORM], obs_var[SK_MAX_OBS_NORM];
     if (tr->s.norm_obs) { /* float copies for eval and for PyTorch users */
         SK_ASSERT(O <= SK_MAX_OBS_NORM);
         for (int j = 0; j < O; j++) {
-            obs_mean[j] = (float)tr->obs_stats.mean[j];
-            obs_var[j] = (float)tr->obs_stats.var[j];
+            obs_mean[j] = (float)ln->obs_stats.mean[j];
+            obs_var[j] = (float)ln->obs_stats.var[j];
         }
         add(&list, "obs_norm.mean", SK_ST_F32, obs_mean, O, 0);
         add(&list, "obs_norm.var", SK_ST_F32, obs_var, O, 0);
     }
-    size_t P = policy->num_params;
-    add(&list, "state.adam_m", SK_ST_F32, tr->adam_m, (int64_t)P, 0);
-    add(&list, "state.adam_v", SK_ST_F32, tr->adam_v, (int64_t)P, 0);
+    for (int i = 0; i < g_sk_num_trainer_arrays; i++) {
+        const sk_trainer_array *row = &g_sk_trainer_arrays[i];
+        if (!saved(tr, row)) continue;
+        void *data;
+        int64_t rows, cols;
+        saved_part(tr, row, &data, &rows, &cols);
+        add(&list, row->checkpoint_name, (sk_st_dtype)row->type, data, rows, cols);
+    }
     int64_t counters[NUM_COUNTERS] = {
         [C_UPDATE] = tr->update, [C_STEPS] = tr->steps, [C_EPISODES] = tr->episodes,
-        [C_ADAM_STEP] = tr->adam_step, [C_WINDOW_COUNT] = tr->window_count,
-        [C_WINDOW_POS] = tr->window_pos, [C_ANOMALIES] = tr->governor.anomalies,
-        [C_WORKERS] = W, [C_ENVS] = N, [C_SOLVED] = tr->result.solved,
+        [C_ADAM_STEP] = ln->adam_step, [C_WINDOW_COUNT] = tr->window_count,
+        [C_WINDOW_POS] = tr->window_pos, [C_ANOMALIES] = ln->governor.anomalies,
+        [C_WORKERS] = W, [C_ENVS] = tr->s.num_envs, [C_SOLVED] = tr->result.solved,
         [C_SOLVED_AT] = tr->result.solved_at_steps,
     };
     add(&list, "state.counters", SK_ST_I64, counters, NUM_COUNTERS, 0);
@@ -75,33 +120,30 @@ sk_status sk_trainer_save(const sk_trainer *tr, const char *path) {
     add(&list, "state.seconds", SK_ST_F64, seconds, 2, 0);
     add(&list, "state.window_return", SK_ST_F32, tr->window_return, SK_WINDOW, 0);
     add(&list, "state.window_length", SK_ST_F32, tr->window_length, SK_WINDOW, 0);
-    add(&list, "state.governor_recent", SK_ST_I64, tr->governor.recent,
+    add(&list, "state.governor_recent", SK_ST_I64, ln->governor.recent,
         SK_GOVERNOR_MAX_ANOMALIES + 1, 0);
     uint64_t rngs[1 + SK_MAX_WORKERS];
     SK_ASSERT(W <= SK_MAX_WORKERS);
-    rngs[0] = tr->rng;
+    rngs[0] = ln->rng;
     for (int w = 0; w < W; w++) rngs[1 + w] = tr->workers[w].rng;
     add(&list, "state.rng", SK_ST_U64, rngs, 1 + W, 0);
-    double obs_count = tr->obs_stats.count;
-    double return_stats[3] = {tr->return_stats.count, tr->return_stats.mean[0], tr->return_stats.var[0]};
-    add(&list, "state.obs_mean", SK_ST_F64, tr->obs_stats.mean, O, 0);
-    add(&list, "state.obs_var", SK_ST_F64, tr->obs_stats.var, O, 0);
+    double obs_count = ln->obs_stats.count;
+    double return_stats[3] = {ln->return_stats.count, ln->return_stats.mean[0],
+                              ln->return_stats.var[0]};
+    add(&list, "state.obs_mean", SK_ST_F64, ln->obs_stats.mean, O, 0);
+    add(&list, "state.obs_var", SK_ST_F64, ln->obs_stats.var, O, 0);
     add(&list, "state.obs_count", SK_ST_F64, &obs_count, 1, 0);
     add(&list, "state.return_stats", SK_ST_F64, return_stats, 3, 0);
-    add(&list, "state.discounted_return", SK_ST_F64, tr->discounted_return, N, 0);
-    add(&list, "state.obs", SK_ST_F32, tr->obs + current_row(tr) * (size_t)O, N, O);
-    if (tr->mask_size)
-        add(&list, "state.masks", SK_ST_U8, tr->masks + current_row(tr) * (size_t)tr->mask_size, N,
-            tr->mask_size);
     sk_env_array arrays[SK_MAX_ENV_ARRAYS];
-    int num_arrays = tr->env->state_arrays(tr->env_state, arrays);
+    int num_arrays = sk_vec_state_arrays(tr->vec, arrays);
     for (int a = 0; a < num_arrays; a++) {
         snprintf(list.names[a], sizeof list.names[a], "env.%s", arrays[a].name);
-        add(&list, list.names[a], (sk_st_dtype)arrays[a].type, arrays[a].data, N, arrays[a].count);
+        add(&list, list.names[a], (sk_st_dtype)arrays[a].type, arrays[a].data, tr->s.num_envs,
+            arrays[a].count);
     }
 
     char *config_text = sk_config_to_string(tr->cfg);
-    if (!config_text) return sk_fail(SK_ERR_NOMEM, "out of memory");
+    if (!config_text) return sk_trainer_fail(tr, sk_fail(SK_ERR_NOMEM, "out of memory"));
     char steps[32];
     snprintf(steps, sizeof steps, "%lld", (long long)tr->steps);
     sk_st_meta meta[] = {
@@ -113,12 +155,14 @@ sk_status sk_trainer_save(const sk_trainer *tr, const char *path) {
     };
     sk_status status = sk_st_write(path, list.items, list.count, meta, 5);
     free(config_text);
-    return status;
+    return sk_trainer_fail(tr, status);
 }
 
-/* Copies tensor `name` into dst after checking its dtype and element count. */
-static sk_status restore(const sk_st_file *file, const char *path, const char *name,
-                         sk_st_dtype dtype, void *dst, int64_t count) {
+/* ---- resume ---- */
+
+/* Tensor `name`, after checking its dtype and element count. */
+static sk_status find(const sk_st_file *file, const char *path, const char *name, sk_st_dtype dtype,
+                      int64_t count, const sk_st_tensor **out) {
     const sk_st_tensor *t = sk_st_find(file, name);
     if (!t) return sk_fail(SK_ERR_CORRUPT, "checkpoint '%s' has no tensor '%s'", path, name);
     int64_t elements = 1;
@@ -129,104 +173,201 @@ static sk_status restore(const sk_st_file *file, const char *path, const char *n
                        "%lld: a different env, config or thread count?)",
                        path, name, sk_st_dtype_name(t->dtype), (long long)elements,
                        sk_st_dtype_name(dtype), (long long)count);
-    memcpy(dst, t->data, (size_t)count * sk_st_dtype_size(dtype));
+    *out = t;
     return SK_OK;
 }
 
-#define RESTORE(name, dtype, dst, count)                                                           \
+/* Element k of a tensor as a double (integers beyond 2^53 round, which no
+ * range checked here comes near). */
+static double element(const sk_st_tensor *t, int64_t k) {
+    const char *base = t->data;
+    switch (t->dtype) {
+    case SK_ST_F32: { float v; memcpy(&v, base + 4 * k, 4); return v; }
+    case SK_ST_F64: { double v; memcpy(&v, base + 8 * k, 8); return v; }
+    case SK_ST_I32: { int32_t v; memcpy(&v, base + 4 * k, 4); return v; }
+    case SK_ST_I64: { int64_t v; memcpy(&v, base + 8 * k, 8); return (double)v; }
+    case SK_ST_U8: return (unsigned char)base[k];
+    case SK_ST_U64: { uint64_t v; memcpy(&v, base + 8 * k, 8); return (double)v; }
+    }
+    return NAN;
+}
+
+/* Every element of t in [lo, hi] (NaN fails). */
+static sk_status check_range(const sk_st_tensor *t, const char *path, int64_t count, double lo,
+                             double hi) {
+    for (int64_t k = 0; k < count; k++) {
+        double v = element(t, k);
+        if (v >= lo && v <= hi) continue;
+        return sk_fail(SK_ERR_CORRUPT,
+                       "checkpoint '%s': %s[%lld] = %.17g is outside its allowed range [%.17g, "
+                       "%.17g]",
+                       path, t->name, (long long)k, v, lo, hi);
+    }
+    return SK_OK;
+}
+
+/* Finds, checks and copies a tensor of count elements with a range. */
+static sk_status restore(const sk_st_file *file, const char *path, const char *name,
+                         sk_st_dtype dtype, void *dst, int64_t count, bool has_range, double lo,
+                         double hi) {
+    const sk_st_tensor *t = NULL;
+    sk_status status = find(file, path, name, dtype, count, &t);
+    if (status == SK_OK && has_range) status = check_range(t, path, count, lo, hi);
+    if (status == SK_OK) memcpy(dst, t->data, (size_t)count * sk_st_dtype_size(dtype));
+    return status;
+}
+
+#define TRY(expr)                                                                                  \
     do {                                                                                           \
-        status = restore(file, path, name, dtype, dst, count);                                     \
+        status = (expr);                                                                           \
         if (status != SK_OK) goto done;                                                            \
     } while (0)
+
+/* The counters' allowed ranges, from this trainer's config. */
+static void counter_ranges(const sk_trainer *tr, const int64_t *c, double lo[NUM_COUNTERS],
+                           double hi[NUM_COUNTERS]) {
+    double batch = (double)tr->batch_size, huge = 0x1p62;
+    double update = (double)c[C_UPDATE];
+    double per_update = (double)tr->s.update_epochs * tr->s.num_minibatches;
+    double bounds[NUM_COUNTERS][2] = {
+        [C_UPDATE] = {1, huge / batch},
+        [C_STEPS] = {update * batch, update * batch}, /* every update steps one batch */
+        [C_EPISODES] = {0, update * batch},
+        [C_ADAM_STEP] = {0, update * per_update},
+        [C_WINDOW_COUNT] = {0, SK_WINDOW},
+        [C_WINDOW_POS] = {0, SK_WINDOW - 1},
+        [C_ANOMALIES] = {0, update + 1},
+        [C_WORKERS] = {tr->num_workers, tr->num_workers},
+        [C_ENVS] = {tr->s.num_envs, tr->s.num_envs},
+        [C_SOLVED] = {0, 1},
+        [C_SOLVED_AT] = {-1, update * batch},
+    };
+    for (int k = 0; k < NUM_COUNTERS; k++) {
+        lo[k] = bounds[k][0];
+        hi[k] = bounds[k][1];
+    }
+}
+
+static sk_status check_counters(const sk_trainer *tr, const char *path, const int64_t *c) {
+    if (c[C_WORKERS] != tr->num_workers || c[C_ENVS] != tr->s.num_envs)
+        return sk_fail(SK_ERR_INVALID,
+                       "checkpoint '%s' was written by %lld worker threads over %lld envs; "
+                       "resume with --threads %lld (and env.num_envs %lld) to continue the "
+                       "same run",
+                       path, (long long)c[C_WORKERS], (long long)c[C_ENVS],
+                       (long long)c[C_WORKERS], (long long)c[C_ENVS]);
+    double lo[NUM_COUNTERS], hi[NUM_COUNTERS];
+    counter_ranges(tr, c, lo, hi);
+    for (int k = 0; k < NUM_COUNTERS; k++)
+        if (!((double)c[k] >= lo[k] && (double)c[k] <= hi[k]))
+            return sk_fail(SK_ERR_CORRUPT,
+                           "checkpoint '%s': state.counters[%d] (%s) = %lld is outside its allowed "
+                           "range [%.0f, %.0f]",
+                           path, k, g_counter_names[k], (long long)c[k], lo[k], hi[k]);
+    /* the window fills before it wraps */
+    if (c[C_WINDOW_COUNT] < SK_WINDOW && c[C_WINDOW_POS] != c[C_WINDOW_COUNT])
+        return sk_fail(SK_ERR_CORRUPT,
+                       "checkpoint '%s': state.counters window_pos = %lld must equal window_count "
+                       "= %lld until the window is full",
+                       path, (long long)c[C_WINDOW_POS], (long long)c[C_WINDOW_COUNT]);
+    if (c[C_WINDOW_COUNT] > c[C_EPISODES])
+        return sk_fail(SK_ERR_CORRUPT,
+                       "checkpoint '%s': state.counters window_count = %lld exceeds episodes = "
+                       "%lld",
+                       path, (long long)c[C_WINDOW_COUNT], (long long)c[C_EPISODES]);
+    return SK_OK;
+}
 
 sk_status sk_trainer_resume(sk_trainer *tr, const char *path) {
     sk_st_file *file = NULL;
     sk_status status = sk_st_open(&file, path);
-    if (status != SK_OK) return status;
+    if (status != SK_OK) return sk_trainer_fail(tr, status);
+    sk_learner *ln = &tr->learner;
     const char *env = sk_st_meta_get(file, "env");
     const char *version = sk_st_meta_get(file, "training_state");
     int O = tr->obs_size, N = tr->s.num_envs, W = tr->num_workers;
     int64_t counters[NUM_COUNTERS];
-    double seconds[2], return_stats[3];
+    double seconds[2], return_stats[3], obs_count;
     uint64_t rngs[1 + SK_MAX_WORKERS];
-    if (!version || strcmp(version, STATE_VERSION) != 0) {
-        status = sk_fail(SK_ERR_CORRUPT, "'%s' holds no training state to resume from", path);
-        goto done;
+    const double inf = INFINITY;
+    if (!version || strcmp(version, STATE_VERSION) != 0)
+        TRY(sk_fail(SK_ERR_CORRUPT, "'%s' holds no training state to resume from", path));
+    if (!env || strcmp(env, tr->env->id) != 0)
+        TRY(sk_fail(SK_ERR_INVALID, "checkpoint '%s' was trained on %s, not on %s", path,
+                    env ? env : "(unknown)", tr->env->id));
+    TRY(restore(file, path, "state.counters", SK_ST_I64, counters, NUM_COUNTERS, false, 0, 0));
+    if (counters[C_UPDATE] < 1)
+        TRY(sk_fail(SK_ERR_INVALID,
+                    "checkpoint '%s' was saved before any training: there is nothing to "
+                    "resume (start a new run)",
+                    path));
+    if (tr->ran) TRY(sk_fail(SK_ERR_INVALID, "resume into a fresh trainer, not one that has run"));
+    TRY(check_counters(tr, path, counters));
+    tr->update = counters[C_UPDATE]; /* where the current observations go (row T) */
+    /* everything is checked into the trainer's own arrays; a failure leaves
+     * a trainer to destroy (as documented), never one that runs */
+    for (int i = 0; i < ln->policy.num_tensors; i++) {
+        const sk_tensor_info *info = &ln->policy.tensors[i];
+        TRY(restore(file, path, info->name, SK_ST_F32, ln->params + info->offset,
+                    (int64_t)info->rows * info->cols, true, -inf, inf));
     }
-    if (!env || strcmp(env, tr->env->id) != 0) {
-        status = sk_fail(SK_ERR_INVALID, "checkpoint '%s' was trained on %s, not on %s", path,
-                         env ? env : "(unknown)", tr->env->id);
-        goto done;
+    for (int i = 0; i < g_sk_num_trainer_arrays; i++) {
+        const sk_trainer_array *row = &g_sk_trainer_arrays[i];
+        if (!saved(tr, row)) continue;
+        void *data;
+        int64_t rows, cols;
+        saved_part(tr, row, &data, &rows, &cols);
+        TRY(restore(file, path, row->checkpoint_name, (sk_st_dtype)row->type, data,
+                    rows * (cols > 0 ? cols : 1), row->has_range, row->lo, row->hi));
     }
-    RESTORE("state.counters", SK_ST_I64, counters, NUM_COUNTERS);
-    if (counters[C_UPDATE] < 1) {
-        status = sk_fail(SK_ERR_INVALID,
-                         "checkpoint '%s' was saved before any training: there is nothing to "
-                         "resume (start a new run)",
-                         path);
-        goto done;
-    }
-    if (tr->ran) {
-        status = sk_fail(SK_ERR_INVALID, "resume into a fresh trainer, not one that has run");
-        goto done;
-    }
-    if (counters[C_WORKERS] != W || counters[C_ENVS] != N) {
-        status = sk_fail(SK_ERR_INVALID,
-                         "checkpoint '%s' was written by %lld worker threads over %lld envs; "
-                         "resume with --threads %lld (and env.num_envs %lld) to continue the "
-                         "same run",
-                         path, (long long)counters[C_WORKERS], (long long)counters[C_ENVS],
-                         (long long)counters[C_WORKERS], (long long)counters[C_ENVS]);
-        goto done;
-    }
-    for (int i = 0; i < tr->policy.num_tensors; i++) {
-        const sk_tensor_info *info = &tr->policy.tensors[i];
-        RESTORE(info->name, SK_ST_F32, tr->params + info->offset, (int64_t)info->rows * info->cols);
-    }
-    int64_t P = (int64_t)tr->policy.num_params;
-    RESTORE("state.adam_m", SK_ST_F32, tr->adam_m, P);
-    RESTORE("state.adam_v", SK_ST_F32, tr->adam_v, P);
-    RESTORE("state.seconds", SK_ST_F64, seconds, 2);
-    RESTORE("state.window_return", SK_ST_F32, tr->window_return, SK_WINDOW);
-    RESTORE("state.window_length", SK_ST_F32, tr->window_length, SK_WINDOW);
-    RESTORE("state.governor_recent", SK_ST_I64, tr->governor.recent, SK_GOVERNOR_MAX_ANOMALIES + 1);
-    RESTORE("state.rng", SK_ST_U64, rngs, 1 + W);
-    RESTORE("state.obs_mean", SK_ST_F64, tr->obs_stats.mean, O);
-    RESTORE("state.obs_var", SK_ST_F64, tr->obs_stats.var, O);
-    RESTORE("state.obs_count", SK_ST_F64, &tr->obs_stats.count, 1);
-    RESTORE("state.return_stats", SK_ST_F64, return_stats, 3);
-    RESTORE("state.discounted_return", SK_ST_F64, tr->discounted_return, N);
-    tr->update = counters[C_UPDATE];
-    RESTORE("state.obs", SK_ST_F32, tr->obs + current_row(tr) * (size_t)O, (int64_t)N * O);
-    if (tr->mask_size)
-        RESTORE("state.masks", SK_ST_U8, tr->masks + current_row(tr) * (size_t)tr->mask_size,
-                (int64_t)N * tr->mask_size);
+    TRY(restore(file, path, "state.seconds", SK_ST_F64, seconds, 2, false, 0, 0));
+    if (!(seconds[0] >= 0.0 && seconds[0] < inf))
+        TRY(sk_fail(SK_ERR_CORRUPT, "checkpoint '%s': state.seconds[0] = %g is not a duration",
+                    path, seconds[0]));
+    TRY(restore(file, path, "state.window_return", SK_ST_F32, tr->window_return, SK_WINDOW, true,
+                -inf, inf));
+    TRY(restore(file, path, "state.window_length", SK_ST_F32, tr->window_length, SK_WINDOW, true,
+                0, inf));
+    TRY(restore(file, path, "state.governor_recent", SK_ST_I64, ln->governor.recent,
+                SK_GOVERNOR_MAX_ANOMALIES + 1, true, 0, (double)counters[C_UPDATE]));
+    TRY(restore(file, path, "state.rng", SK_ST_U64, rngs, 1 + W, false, 0, 0));
+    TRY(restore(file, path, "state.obs_mean", SK_ST_F64, ln->obs_stats.mean, O, true, -inf, inf));
+    TRY(restore(file, path, "state.obs_var", SK_ST_F64, ln->obs_stats.var, O, true, 0, inf));
+    TRY(restore(file, path, "state.obs_count", SK_ST_F64, &obs_count, 1, true, 0, inf));
+    TRY(restore(file, path, "state.return_stats", SK_ST_F64, return_stats, 3, true, -inf, inf));
+    if (!(return_stats[0] >= 0.0 && return_stats[2] >= 0.0))
+        TRY(sk_fail(SK_ERR_CORRUPT,
+                    "checkpoint '%s': state.return_stats holds a negative count or variance",
+                    path));
     sk_env_array arrays[SK_MAX_ENV_ARRAYS];
-    int num_arrays = tr->env->state_arrays(tr->env_state, arrays);
+    int num_arrays = sk_vec_state_arrays(tr->vec, arrays);
     for (int a = 0; a < num_arrays; a++) {
         char name[80];
         snprintf(name, sizeof name, "env.%s", arrays[a].name);
-        RESTORE(name, (sk_st_dtype)arrays[a].type, arrays[a].data, (int64_t)N * arrays[a].count);
+        TRY(restore(file, path, name, (sk_st_dtype)arrays[a].type, arrays[a].data,
+                    (int64_t)N * arrays[a].count, false, 0, 0));
     }
+    TRY(sk_vec_check_state(tr->vec, path));
     tr->steps = counters[C_STEPS];
     tr->episodes = counters[C_EPISODES];
-    tr->adam_step = counters[C_ADAM_STEP];
+    ln->adam_step = counters[C_ADAM_STEP];
     tr->window_count = (int)counters[C_WINDOW_COUNT];
     tr->window_pos = (int)counters[C_WINDOW_POS];
-    tr->governor.anomalies = counters[C_ANOMALIES];
+    ln->governor.anomalies = counters[C_ANOMALIES];
     tr->result.solved = counters[C_SOLVED] != 0;
     tr->result.solved_at_steps = counters[C_SOLVED_AT];
     tr->result.solved_at_seconds = seconds[1];
     tr->elapsed_before = seconds[0];
-    tr->rng = rngs[0];
+    ln->rng = rngs[0];
     for (int w = 0; w < W; w++) tr->workers[w].rng = rngs[1 + w];
-    tr->return_stats.count = return_stats[0];
-    tr->return_stats.mean[0] = return_stats[1];
-    tr->return_stats.var[0] = return_stats[2];
-    if (tr->s.norm_obs) sk_norm_map_update(&tr->obs_map, &tr->obs_stats, true);
-    if (tr->s.norm_reward) sk_norm_map_update(&tr->reward_map, &tr->return_stats, false);
+    ln->obs_stats.count = obs_count;
+    ln->return_stats.count = return_stats[0];
+    ln->return_stats.mean[0] = return_stats[1];
+    ln->return_stats.var[0] = return_stats[2];
+    if (tr->s.norm_obs) sk_norm_map_update(&ln->obs_map, &ln->obs_stats, true);
+    if (tr->s.norm_reward) sk_norm_map_update(&ln->reward_map, &ln->return_stats, false);
     tr->resumed = true;
 done:
     sk_st_close(file);
-    return status;
+    return sk_trainer_fail(tr, status);
 }

@@ -107,10 +107,10 @@ void sk_events_update(sk_trainer *tr, const sk_update_stats *st) {
     if (tr->s.grad_stats_every > 0 && st->update % tr->s.grad_stats_every == 0) {
         char fields[900] = "", part[96];
         size_t used = 0;
-        for (int i = 0; i < tr->policy.num_tensors; i++) {
+        for (int i = 0; i < tr->learner.policy.num_tensors; i++) {
             char value[32];
             int n = snprintf(part, sizeof part, "%s\"%s\": %s", i ? ", " : "",
-                             tr->policy.tensors[i].name, num(value, sizeof value, tr->grad_norms[i]));
+                             tr->learner.policy.tensors[i].name, num(value, sizeof value, tr->learner.grad_norms[i]));
             if (n < 0 || used + (size_t)n >= sizeof fields) break;
             memcpy(fields + used, part, (size_t)n + 1);
             used += (size_t)n;
@@ -125,7 +125,7 @@ void sk_events_anomaly(sk_trainer *tr, const char *text) {
     char escaped[400];
     json_escape(escaped, sizeof escaped, text);
     sk_telemetry_emit(tr->telemetry, "anomaly", "\"update\": %lld, \"what\": \"%s\", \"anomalies\": %lld",
-                      (long long)tr->update, escaped, (long long)tr->governor.anomalies);
+                      (long long)tr->update, escaped, (long long)tr->learner.governor.anomalies);
 }
 
 void sk_events_checkpoint(sk_trainer *tr, const char *path) {

@@ -1,19 +1,17 @@
-/* The PPO trainer: settings, buffers, the iteration loop and the run folder. */
+/* The PPO trainer: settings, composing the parts (sk_vec, sk_rollout,
+ * sk_learner, sk_comm), the iteration loop. */
 #include "../io/live.h"
-#include "checkpoint.h"
 #include "events.h"
 #include "run_files.h"
-#include "rollout.h"
+#include "trainer_state.h"
 
 #include "../core/rng.h"
 #include "../nn/nn.h"
+#include "skinner/vec.h"
 
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
-
-/* OpenBLAS's own thread count; skinner's workers split the rows instead. */
-extern void openblas_set_num_threads(int num_threads);
 
 #define CHECK(expr)                                                                                \
     do {                                                                                           \
@@ -95,8 +93,8 @@ static sk_status alloc_worker(sk_trainer *tr, sk_worker *wk, int w) {
     int capacity = SK_MAX(SK_MAX(slice, block), 1);
     size_t O = (size_t)tr->obs_size;
     wk->rng = sk_rng_seed(tr->s.seed ^ 0x5eed5eed5eedULL, (uint64_t)w);
-    CHECK(sk_policy_work_alloc(&wk->work, &tr->policy, capacity));
-    CHECK(alloc_floats(&wk->grads, tr->policy.num_params));
+    CHECK(sk_policy_work_alloc(&wk->work, &tr->learner.policy, capacity));
+    CHECK(alloc_floats(&wk->grads, tr->learner.policy.num_params));
     CHECK(alloc_floats(&wk->mb_obs, (size_t)block * O + 1));
     CHECK(alloc_floats(&wk->mb_logp, (size_t)block + 1));
     CHECK(alloc_floats(&wk->mb_adv, (size_t)block + 1));
@@ -114,14 +112,48 @@ static sk_status alloc_worker(sk_trainer *tr, sk_worker *wk, int w) {
     return SK_OK;
 }
 
+static void free_worker(sk_worker *wk) {
+    sk_policy_work_free(&wk->work);
+    void *all[] = {wk->grads,   wk->mb_obs,     wk->mb_logp,    wk->mb_adv,
+                   wk->mb_returns, wk->mb_values, wk->mb_actions, wk->mb_masks,
+                   wk->trunc_obs, wk->trunc_index, wk->episodes, wk->mb_actions_f};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sk_free(all[i]);
+    sk_welford_free(&wk->obs_acc);
+    sk_welford_free(&wk->return_acc);
+}
+
+static sk_status learner_init(sk_trainer *tr) {
+    sk_learner *ln = &tr->learner;
+    uint64_t init_rng = sk_rng_seed(tr->s.seed, 0x1417ULL);
+    sk_policy_init_params(&ln->policy, ln->params, &init_rng);
+    ln->governor.max_kl = tr->s.governor_max_kl;
+    ln->governor.max_anomalies = tr->s.governor_max_anomalies;
+    ln->governor.window = tr->s.governor_window;
+    ln->rng = sk_rng_seed(tr->s.seed, 0x5417ULL);
+    CHECK(sk_running_stats_init(&ln->obs_stats, tr->obs_size));
+    CHECK(sk_running_stats_init(&ln->return_stats, 1));
+    CHECK(sk_norm_map_init(&ln->obs_map, tr->obs_size, (float)tr->s.clip_obs));
+    CHECK(sk_norm_map_init(&ln->reward_map, 1, (float)tr->s.clip_reward));
+    return SK_OK;
+}
+
+static void learner_free(sk_learner *ln) {
+    sk_running_stats_free(&ln->obs_stats);
+    sk_running_stats_free(&ln->return_stats);
+    sk_norm_map_free(&ln->obs_map);
+    sk_norm_map_free(&ln->reward_map);
+}
+
 static sk_status trainer_build(sk_trainer *tr) {
     const char *env_name = sk_cfg_string(tr->cfg, "env.id", NULL);
     if (!env_name) return sk_fail(SK_ERR_CONFIG, "no environment given (set env.id)");
     tr->env = sk_env_find(env_name);
     if (!tr->env) return SK_ERR_UNKNOWN_ENV;
     CHECK(sk_settings_resolve(&tr->s, tr->cfg, tr->env));
-    CHECK(tr->env->create(&tr->env_state, tr->s.num_envs, tr->cfg));
-    CHECK(sk_policy_configure(&tr->policy, tr->cfg, tr->env, tr->env_state));
+    CHECK(sk_vec_create(&tr->vec, tr->env, tr->s.num_envs,
+                        tr->s.threads > 0 ? tr->s.threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
+                        tr->cfg));
+    CHECK(sk_policy_configure(&tr->learner.policy, tr->cfg, tr->env, sk_vec_state(tr->vec)));
     for (int i = 0; g_sections[i]; i++) CHECK(sk_cfg_check_unused(tr->cfg, g_sections[i]));
     CHECK(sk_cfg_check_sections(tr->cfg, g_sections));
 
@@ -137,68 +169,39 @@ static sk_status trainer_build(sk_trainer *tr) {
     int N = tr->s.num_envs, T = tr->s.horizon;
     tr->batch_size = N * T;
     tr->minibatch_size = tr->batch_size / tr->s.num_minibatches;
-    int threads = tr->s.threads > 0 ? tr->s.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    tr->num_workers = SK_MAX(1, SK_MIN(threads, N));
-
-    size_t P = tr->policy.num_params;
-    CHECK(alloc_floats(&tr->params, P));
-    CHECK(alloc_floats(&tr->grads, P));
-    CHECK(alloc_floats(&tr->adam_m, P));
-    CHECK(alloc_floats(&tr->adam_v, P));
-    uint64_t init_rng = sk_rng_seed(tr->s.seed, 0x1417ULL);
-    sk_policy_init_params(&tr->policy, tr->params, &init_rng);
-    CHECK(alloc_floats(&tr->governor.params, P));
-    CHECK(alloc_floats(&tr->governor.adam_m, P));
-    CHECK(alloc_floats(&tr->governor.adam_v, P));
-    tr->governor.max_kl = tr->s.governor_max_kl;
-    tr->governor.max_anomalies = tr->s.governor_max_anomalies;
-    tr->governor.window = tr->s.governor_window;
-    tr->rng = sk_rng_seed(tr->s.seed, 0x5417ULL);
-
-    size_t rows = (size_t)N * (size_t)T, rows1 = rows + (size_t)N;
-    size_t O = (size_t)tr->obs_size;
-    CHECK(alloc_floats(&tr->obs, rows1 * O));
-    CHECK(alloc_floats(&tr->logp, rows));
-    CHECK(alloc_floats(&tr->values, rows1));
-    CHECK(alloc_floats(&tr->rewards, rows));
-    CHECK(alloc_floats(&tr->bootstrap, rows));
-    CHECK(alloc_floats(&tr->advantages, rows));
-    CHECK(alloc_floats(&tr->returns, rows));
-    CHECK(alloc_bytes((void **)&tr->actions, (rows * (size_t)tr->num_heads + 1) * sizeof(int32_t)));
-    CHECK(alloc_floats(&tr->actions_f, rows * (size_t)tr->action_dim + 1));
-    CHECK(sk_running_stats_init(&tr->obs_stats, tr->obs_size));
-    CHECK(sk_running_stats_init(&tr->return_stats, 1));
-    CHECK(sk_norm_map_init(&tr->obs_map, tr->obs_size, (float)tr->s.clip_obs));
-    CHECK(sk_norm_map_init(&tr->reward_map, 1, (float)tr->s.clip_reward));
-    tr->discounted_return = sk_alloc((size_t)N * sizeof(double));
-    if (!tr->discounted_return) return sk_fail(SK_ERR_NOMEM, "out of memory");
-    CHECK(alloc_bytes((void **)&tr->masks, rows1 * (size_t)tr->mask_size + 1));
-    CHECK(alloc_bytes((void **)&tr->terminated, rows));
-    CHECK(alloc_bytes((void **)&tr->truncated, rows));
-    CHECK(alloc_floats(&tr->final_obs, (size_t)N * O));
-    CHECK(alloc_floats(&tr->episode_log, (size_t)N * (size_t)env->num_log_fields));
-    CHECK(alloc_floats(&tr->mb_adv_norm, (size_t)tr->minibatch_size));
-    CHECK(alloc_bytes((void **)&tr->perm, rows * sizeof(int32_t)));
-
+    tr->num_workers = sk_vec_num_workers(tr->vec);
+    tr->rollout = (sk_rollout){.num_envs = N, .horizon = T, .obs_size = tr->obs_size,
+                               .num_heads = tr->num_heads, .action_dim = tr->action_dim,
+                               .mask_size = tr->mask_size};
+    tr->comm = sk_comm_single();
+    CHECK(sk_trainer_state_alloc(tr));
+    CHECK(learner_init(tr));
     tr->workers = calloc((size_t)tr->num_workers, sizeof(sk_worker));
     if (!tr->workers) return sk_fail(SK_ERR_NOMEM, "out of memory");
     for (int w = 0; w < tr->num_workers; w++) {
-        sk_slice(N, w, tr->num_workers, &tr->workers[w].lo, &tr->workers[w].hi);
+        sk_vec_slice(tr->vec, w, &tr->workers[w].lo, &tr->workers[w].hi);
         CHECK(alloc_worker(tr, &tr->workers[w], w));
     }
-    CHECK(sk_pool_create(&tr->pool, tr->num_workers));
-    openblas_set_num_threads(1);
     tr->result.solved_at_steps = -1;
     tr->result.solved_at_seconds = NAN;
     return SK_OK;
 }
 
-sk_status sk_trainer_create(sk_trainer **out, sk_config *cfg) {
+sk_status sk_trainer_fail(sk_trainer *tr, sk_status status) {
+    if (status != SK_OK) snprintf(tr->last_error, sizeof tr->last_error, "%s", sk_last_error());
+    return status;
+}
+
+const char *sk_trainer_last_error(const sk_trainer *tr) {
+    return tr->last_error[0] ? tr->last_error : "no error";
+}
+
+sk_status sk_trainer_create(sk_trainer **out, const sk_config *cfg) {
     *out = NULL;
     sk_trainer *tr = calloc(1, sizeof *tr);
     if (!tr) return sk_fail(SK_ERR_NOMEM, "out of memory");
-    tr->cfg = cfg;
-    sk_status status = trainer_build(tr);
+    tr->cfg = sk_config_copy(cfg);
+    sk_status status = tr->cfg ? trainer_build(tr) : sk_fail(SK_ERR_NOMEM, "out of memory");
     if (status != SK_OK) {
         sk_trainer_destroy(tr);
         return status;
@@ -209,47 +212,15 @@ sk_status sk_trainer_create(sk_trainer **out, sk_config *cfg) {
 
 void sk_trainer_destroy(sk_trainer *tr) {
     if (!tr) return;
-    if (tr->pool) sk_pool_destroy(tr->pool);
-    for (int w = 0; tr->workers && w < tr->num_workers; w++) {
-        sk_worker *wk = &tr->workers[w];
-        sk_policy_work_free(&wk->work);
-        sk_free(wk->grads);
-        sk_free(wk->mb_obs);
-        sk_free(wk->mb_logp);
-        sk_free(wk->mb_adv);
-        sk_free(wk->mb_returns);
-        sk_free(wk->mb_values);
-        sk_free(wk->mb_actions);
-        sk_free(wk->mb_masks);
-        sk_free(wk->trunc_obs);
-        sk_free(wk->trunc_index);
-        sk_free(wk->episodes);
-        sk_free(wk->mb_actions_f);
-        sk_welford_free(&wk->obs_acc);
-        sk_welford_free(&wk->return_acc);
-    }
+    for (int w = 0; tr->workers && w < tr->num_workers; w++) free_worker(&tr->workers[w]);
     free(tr->workers);
-    if (tr->env && tr->env_state) tr->env->destroy(tr->env_state);
-    float *floats[] = {tr->governor.params, tr->governor.adam_m, tr->governor.adam_v,
-                       tr->params,     tr->grads,     tr->adam_m,     tr->adam_v,
-                       tr->obs,        tr->logp,      tr->values,     tr->rewards,
-                       tr->bootstrap,  tr->advantages, tr->returns,   tr->final_obs,
-                       tr->episode_log, tr->mb_adv_norm};
-    for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++) sk_free(floats[i]);
-    sk_free(tr->actions);
-    sk_free(tr->actions_f);
-    sk_free(tr->discounted_return);
-    sk_running_stats_free(&tr->obs_stats);
-    sk_running_stats_free(&tr->return_stats);
-    sk_norm_map_free(&tr->obs_map);
-    sk_norm_map_free(&tr->reward_map);
-    sk_free(tr->masks);
-    sk_free(tr->terminated);
-    sk_free(tr->truncated);
-    sk_free(tr->perm);
+    sk_vec_destroy(tr->vec);
+    sk_trainer_state_free(tr);
+    learner_free(&tr->learner);
     if (tr->metrics) fclose(tr->metrics);
     if (tr->telemetry) sk_events_end(tr, SK_OK);
     sk_live_close(tr->live);
+    sk_config_free(tr->cfg);
     free(tr);
 }
 
@@ -260,8 +231,9 @@ void sk_trainer_set_callback(sk_trainer *tr, sk_update_fn fn, void *user) {
 
 sk_status sk_trainer_set_run_dir(sk_trainer *tr, const char *dir) {
     if (strlen(dir) >= sizeof tr->run_dir - 64)
-        return sk_fail(SK_ERR_INVALID, "run directory path is too long");
-    CHECK(sk_mkdirs(dir));
+        return sk_trainer_fail(tr, sk_fail(SK_ERR_INVALID, "run directory path is too long"));
+    sk_status status = sk_mkdirs(dir);
+    if (status != SK_OK) return sk_trainer_fail(tr, status);
     snprintf(tr->run_dir, sizeof tr->run_dir, "%s", dir);
     return SK_OK;
 }
@@ -270,16 +242,7 @@ sk_train_result sk_trainer_result(const sk_trainer *tr) { return tr->result; }
 
 int sk_trainer_threads(const sk_trainer *tr) { return tr->num_workers; }
 
-/* Folds what the workers saw into the running statistics, in worker order,
- * and freezes the maps for the next rollout. */
-static void merge_statistics(sk_trainer *tr) {
-    for (int w = 0; w < tr->num_workers; w++) {
-        if (tr->s.norm_obs) sk_running_stats_merge(&tr->obs_stats, &tr->workers[w].obs_acc);
-        if (tr->s.norm_reward) sk_running_stats_merge(&tr->return_stats, &tr->workers[w].return_acc);
-    }
-    if (tr->s.norm_obs) sk_norm_map_update(&tr->obs_map, &tr->obs_stats, true);
-    if (tr->s.norm_reward) sk_norm_map_update(&tr->reward_map, &tr->return_stats, false);
-}
+const sk_config *sk_trainer_config(const sk_trainer *tr) { return tr->cfg; }
 
 /* Adds the rollout's finished episodes to the 100-episode window in the order
  * they ended (step, then env), whatever the worker split. */
@@ -330,132 +293,18 @@ static double explained_variance(const float *predicted, const float *target, si
     return var_t == 0.0 ? NAN : 1.0 - var_r / var_t;
 }
 
-static bool all_finite(const float *x, size_t n) {
-    float acc = 0.0f;
-    for (size_t i = 0; i < n; i++) acc += x[i] * 0.0f; /* NaN or inf poisons the sum */
-    return acc == 0.0f;
-}
-
-static void governor_save(sk_trainer *tr) {
-    size_t bytes = tr->policy.num_params * sizeof(float);
-    memcpy(tr->governor.params, tr->params, bytes);
-    memcpy(tr->governor.adam_m, tr->adam_m, bytes);
-    memcpy(tr->governor.adam_v, tr->adam_v, bytes);
-    tr->governor.adam_step = tr->adam_step;
-}
-
-static void governor_restore(sk_trainer *tr) {
-    size_t bytes = tr->policy.num_params * sizeof(float);
-    memcpy(tr->params, tr->governor.params, bytes);
-    memcpy(tr->adam_m, tr->governor.adam_m, bytes);
-    memcpy(tr->adam_v, tr->governor.adam_v, bytes);
-    tr->adam_step = tr->governor.adam_step;
-}
-
-/* Records an anomaly and rolls back to the last good state. Fails the run
- * when more than max_anomalies fall within `window` updates. */
-static sk_status governor_trouble(sk_trainer *tr, const char *what) {
-    sk_governor *g = &tr->governor;
-    int slots = g->max_anomalies + 1;
-    g->recent[g->anomalies % slots] = tr->update;
-    g->anomalies++;
-    snprintf(g->last_event, sizeof g->last_event, "update %lld: %s; restored the last good weights",
-             (long long)tr->update, what);
-    governor_restore(tr);
-    sk_log(1, "governor: %s", g->last_event);
-    sk_events_anomaly(tr, g->last_event);
-    sk_live_governor(tr->live, true, g->last_event);
-    if (g->anomalies >= slots) {
-        int64_t oldest = g->recent[g->anomalies % slots]; /* the slot written next */
-        if (tr->update - oldest < g->window)
-            return sk_fail(SK_ERR_NUMERIC,
-                           "training diverged: %d anomalies within %d updates (last: %s); the "
-                           "last good policy is kept; try a lower ppo.learning_rate or "
-                           "ppo.max_grad_norm",
-                           slots, g->window, what);
-    }
-    return SK_OK;
-}
-
-/* One epoch-by-minibatch pass of gradient steps; fills the loss statistics.
- * A non-finite loss or gradient stops the pass and is reported in *anomaly. */
-static sk_status update_policy(sk_trainer *tr, float lr, sk_update_stats *stats,
-                               const char **anomaly) {
-    size_t P = tr->policy.num_params;
-    sk_adam adam = {0.9f, 0.999f, (float)tr->s.adam_eps};
-    sk_ppo_loss_sums total = {0};
-    int steps_taken = 0;
-    double last_kl = 0.0;
-    for (int epoch = 0; epoch < tr->s.update_epochs; epoch++) {
-        for (int i = 0; i < tr->batch_size; i++) tr->perm[i] = i;
-        for (int i = tr->batch_size - 1; i > 0; i--) { /* Fisher-Yates */
-            int j = (int)sk_rng_below(&tr->rng, (uint32_t)(i + 1));
-            int32_t tmp = tr->perm[i];
-            tr->perm[i] = tr->perm[j];
-            tr->perm[j] = tmp;
-        }
-        for (int start = 0; start < tr->batch_size; start += tr->minibatch_size) {
-            tr->current_minibatch = start;
-            for (int r = 0; r < tr->minibatch_size; r++)
-                tr->mb_adv_norm[r] = tr->advantages[tr->perm[start + r]];
-            if (tr->s.norm_adv) sk_normalize(tr->mb_adv_norm, tr->mb_adv_norm, tr->minibatch_size);
-            sk_pool_run(tr->pool, sk_minibatch_job, tr);
-            memcpy(tr->grads, tr->workers[0].grads, P * sizeof(float));
-            sk_ppo_loss_sums sums = tr->workers[0].sums;
-            for (int w = 1; w < tr->num_workers; w++) {
-                const sk_worker *wk = &tr->workers[w];
-                for (size_t p = 0; p < P; p++) tr->grads[p] += wk->grads[p];
-                sums.policy_loss += wk->sums.policy_loss;
-                sums.value_loss += wk->sums.value_loss;
-                sums.entropy += wk->sums.entropy;
-                sums.approx_kl += wk->sums.approx_kl;
-                sums.clip_fraction += wk->sums.clip_fraction;
-            }
-            bool last = epoch == tr->s.update_epochs - 1 && start + tr->minibatch_size >= tr->batch_size;
-            if (last && tr->s.grad_stats_every > 0 && (tr->update % tr->s.grad_stats_every) == 0)
-                for (int t = 0; t < tr->policy.num_tensors; t++) {
-                    const sk_tensor_info *info = &tr->policy.tensors[t];
-                    tr->grad_norms[t] = sk_grad_norm(tr->grads + info->offset,
-                                                     (size_t)info->rows * (size_t)info->cols);
-                }
-            double norm = sk_clip_grad_norm(tr->grads, P, tr->s.max_grad_norm);
-            if (!isfinite(norm) || !isfinite(sums.policy_loss) || !isfinite(sums.value_loss)) {
-                *anomaly = "non-finite loss or gradient";
-                return SK_OK;
-            }
-            sk_adam_update(tr->params, tr->grads, tr->adam_m, tr->adam_v, P, lr, adam,
-                           ++tr->adam_step);
-            total.policy_loss += sums.policy_loss;
-            total.value_loss += sums.value_loss;
-            total.entropy += sums.entropy;
-            total.approx_kl += sums.approx_kl;
-            total.clip_fraction += sums.clip_fraction;
-            last_kl = sums.approx_kl / tr->minibatch_size;
-            steps_taken++;
-        }
-        if (tr->s.target_kl > 0.0 && last_kl > tr->s.target_kl) break;
-    }
-    double rows = (double)steps_taken * tr->minibatch_size;
-    stats->policy_loss = total.policy_loss / rows;
-    stats->value_loss = total.value_loss / rows;
-    stats->entropy = total.entropy / rows;
-    stats->approx_kl = total.approx_kl / rows;
-    stats->clip_fraction = total.clip_fraction / rows;
-    if (!(stats->approx_kl <= tr->governor.max_kl)) *anomaly = "approx KL above governor.max_kl";
-    else if (!all_finite(tr->params, P)) *anomaly = "non-finite weights after the update";
-    return SK_OK;
-}
-
 sk_status sk_trainer_run(sk_trainer *tr) {
     if (tr->ran)
-        return sk_fail(SK_ERR_INVALID, "sk_trainer_run was already called on this trainer; create a "
-                                       "new one (sk_trainer_resume continues from a checkpoint)");
+        return sk_trainer_fail(tr, sk_fail(SK_ERR_INVALID,
+                                           "sk_trainer_run was already called on this trainer; "
+                                           "create a new one (sk_trainer_resume continues from a "
+                                           "checkpoint)"));
     tr->ran = true;
     int64_t num_updates = SK_MAX(1, tr->s.total_steps / tr->batch_size);
-    if (tr->run_dir[0]) CHECK(sk_run_begin(tr));
+    if (tr->run_dir[0]) CHECK(sk_trainer_fail(tr, sk_run_begin(tr)));
     tr->start_time = sk_now();
-    if (!tr->resumed) sk_pool_run(tr->pool, sk_reset_job, tr);
-    governor_save(tr);
+    if (!tr->resumed) sk_vec_parallel(tr->vec, sk_reset_job, tr);
+    sk_governor_save(&tr->learner);
     sk_status status = SK_OK;
     /* the reset observations were normalised with the initial statistics
      * (identity up to eps); they count toward the first update of them */
@@ -463,29 +312,28 @@ sk_status sk_trainer_run(sk_trainer *tr) {
     while (tr->update < num_updates && !stop) {
         double frac = 1.0 - (double)tr->update / (double)num_updates;
         float lr = (float)(tr->s.anneal_lr ? frac * tr->s.learning_rate : tr->s.learning_rate);
-        if (!all_finite(tr->params, tr->policy.num_params)) { /* corrupted between updates */
-            status = governor_trouble(tr, "non-finite weights before the rollout");
+        if (!sk_all_finite(tr->learner.params, tr->learner.policy.num_params)) { /* corrupted between updates */
+            status = sk_governor_trouble(tr, "non-finite weights before the rollout");
             if (status != SK_OK) break;
         }
-        sk_pool_run(tr->pool, sk_rollout_job, tr);
+        sk_vec_parallel(tr->vec, sk_rollout_job, tr);
         tr->update++;
         tr->steps += tr->batch_size;
         merge_episodes(tr);
-        merge_statistics(tr);
+        sk_learner_merge_statistics(tr);
 
         sk_update_stats *st = &tr->last;
         memset(st, 0, sizeof *st);
         const char *anomaly = NULL;
-        status = update_policy(tr, lr, st, &anomaly);
-        if (status != SK_OK) break;
+        sk_learner_update(tr, lr, st, &anomaly);
         if (anomaly) {
-            status = governor_trouble(tr, anomaly);
+            status = sk_governor_trouble(tr, anomaly);
             st->restored = true;
             if (status != SK_OK) break;
         } else {
-            governor_save(tr);
+            sk_governor_save(&tr->learner);
         }
-        st->anomalies = tr->governor.anomalies;
+        st->anomalies = tr->learner.governor.anomalies;
         st->update = tr->update;
         st->steps = tr->steps;
         st->wall_seconds = tr->elapsed_before + sk_now() - tr->start_time;
@@ -494,7 +342,7 @@ sk_status sk_trainer_run(sk_trainer *tr) {
         st->mean_length = window_mean(tr->window_length, tr->window_count);
         st->episodes = tr->episodes;
         st->explained_variance =
-            explained_variance(tr->values, tr->returns, (size_t)tr->batch_size);
+            explained_variance(tr->rollout.values, tr->rollout.returns, (size_t)tr->batch_size);
         st->learning_rate = lr;
 
         bool solved = tr->window_count == SK_WINDOW &&
@@ -521,10 +369,10 @@ sk_status sk_trainer_run(sk_trainer *tr) {
     tr->result.wall_seconds = tr->elapsed_before + sk_now() - tr->start_time;
     tr->result.sps = tr->steps > 0 ? (double)tr->steps / tr->result.wall_seconds : 0.0;
     tr->result.final_mean_return = window_mean(tr->window_return, tr->window_count);
-    tr->result.anomalies = tr->governor.anomalies;
+    tr->result.anomalies = tr->learner.governor.anomalies;
     if (tr->run_dir[0]) {
         sk_status end_status = sk_run_end(tr, status);
         if (status == SK_OK) status = end_status;
     }
-    return status;
+    return sk_trainer_fail(tr, status);
 }

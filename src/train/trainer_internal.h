@@ -1,18 +1,32 @@
-/* The trainer's state, shared by its files (trainer.c, rollout.c, update.c,
- * run_files.c). Not part of the public API. */
+/*
+ * The trainer's parts, shared by its files. Not part of the public API.
+ *
+ *   sk_vec      the envs and their I/O buffers (src/vec)
+ *   sk_rollout  rollout storage [T, N] and GAE (rollout.c)
+ *   sk_learner  parameters, gradients, Adam, the governor, normalisation
+ *               statistics, the minibatch update (learner.c)
+ *   sk_comm     every cross-worker and cross-rank reduction (comm.c)
+ *   sk_trainer  composes them: settings, workers, progress, the run folder
+ *               (trainer.c, run_files.c, events.c, checkpoint.c)
+ *
+ * Every array the trainer owns is listed once, in trainer_state.c's table,
+ * from which allocation, freeing, checkpoint writing, restoring and range
+ * validation follow: a new persistent array is one row there.
+ */
 #ifndef SK_TRAINER_INTERNAL_H
 #define SK_TRAINER_INTERNAL_H
 
 #include "../core/config.h"
 #include "../policy/policy.h"
-#include "../vec/pool.h"
+#include "comm.h"
 #include "normalize.h"
 #include "ppo.h"
 
 #include <stdio.h>
 
-#define SK_WINDOW 100
-#define SK_MAX_WORKERS 1024 /* train.threads is at most this */ /* episodes in the moving mean that decides "solved" */
+#define SK_WINDOW 100       /* episodes in the moving mean that decides "solved" */
+#define SK_MAX_WORKERS 1024 /* train.threads is at most this */
+#define SK_MAX_OBS_NORM 4096 /* observation sizes the float copy of the normaliser covers */
 
 typedef struct sk_ppo_settings {
     int num_envs, horizon, num_minibatches, update_epochs, threads;
@@ -47,6 +61,42 @@ typedef struct sk_governor {
     char last_event[192];
 } sk_governor;
 
+/* Rollout storage, rows of N envs; obs, masks and values have T + 1 rows
+ * (row T: the observations after the last step, which start the next
+ * rollout). Observations are stored as the policy sees them (normalised). */
+typedef struct sk_rollout {
+    int num_envs, horizon, obs_size, num_heads, action_dim, mask_size;
+    float *obs;              /* (T + 1, N, obs_size) */
+    float *logp, *rewards;   /* (T, N) */
+    float *values;           /* (T + 1, N) */
+    float *bootstrap;        /* (T, N) value of the final observation where an episode was truncated */
+    float *advantages, *returns; /* (T, N) */
+    int32_t *actions;        /* (T, N, num_heads) discrete */
+    float *actions_f;        /* (T, N, action_dim) continuous, as sampled (unclipped) */
+    uint8_t *masks;          /* (T + 1, N, mask_size) */
+    uint8_t *terminated, *truncated; /* (T, N) */
+    double *discounted_return; /* (N) per env, for reward scaling */
+} sk_rollout;
+
+/* Advantages and returns of envs lo..hi-1 (GAE, truncation bootstrapped). */
+void sk_rollout_gae(sk_rollout *ro, bool bootstrap_truncated, float gamma, float gae_lambda,
+                    int lo, int hi);
+
+/* The learner: what the update changes and what it keeps between updates. */
+typedef struct sk_learner {
+    sk_policy policy;
+    float *params, *grads, *adam_m, *adam_v; /* (num_params) each, one layout */
+    int64_t adam_step;
+    sk_governor governor;
+    sk_running_stats obs_stats, return_stats;
+    sk_norm_map obs_map, reward_map; /* frozen for a rollout */
+    uint64_t rng;                    /* shuffling stream */
+    float *mb_adv_norm;              /* (minibatch_size) */
+    int32_t *perm;                   /* (batch_size) */
+    int current_minibatch;           /* start index into perm for the dispatched minibatch */
+    double grad_norms[SK_MAX_TENSORS]; /* per tensor, last minibatch of a stats update */
+} sk_learner;
+
 /* What one worker owns: its slice of envs, its RNG, its scratch. */
 typedef struct sk_worker {
     int lo, hi;             /* env slice */
@@ -55,14 +105,13 @@ typedef struct sk_worker {
     float *grads;           /* (num_params) this worker's share of a minibatch gradient */
     sk_ppo_loss_sums sums;
     /* gathered minibatch block */
-    int mb_lo, mb_hi;
     float *mb_obs, *mb_logp, *mb_adv, *mb_returns, *mb_values;
     int32_t *mb_actions;
     uint8_t *mb_masks;
+    float *mb_actions_f;    /* (block, action_dim) */
     /* truncation bootstrap scratch */
     float *trunc_obs;       /* (slice, obs_size) */
     int *trunc_index;       /* (slice) */
-    float *mb_actions_f;    /* (block, action_dim) */
     sk_welford obs_acc, return_acc; /* what this worker saw, for the running statistics */
     /* episodes finished in this rollout, in order: the env's episode_log
      * fields (return, length, ...) then the step */
@@ -71,29 +120,14 @@ typedef struct sk_worker {
 } sk_worker;
 
 struct sk_trainer {
-    sk_config *cfg;
+    sk_config *cfg; /* the trainer's own copy, resolved (defaults recorded) */
     const sk_env_def *env;
-    void *env_state;
+    struct sk_vec *vec;
     sk_ppo_settings s;
-    sk_policy policy;
+    sk_rollout rollout;
+    sk_learner learner;
+    sk_comm comm;
     int obs_size, num_heads, action_dim, mask_size, batch_size, minibatch_size;
-    /* parameters, gradients, Adam moments: one layout */
-    float *params, *grads, *adam_m, *adam_v;
-    int64_t adam_step;
-    /* rollout storage, rows of N envs; obs, masks and values have T + 1 rows */
-    float *obs, *logp, *values, *rewards, *bootstrap, *advantages, *returns;
-    int32_t *actions;        /* (T, N, num_heads) discrete */
-    float *actions_f;        /* (T, N, action_dim) continuous, as sampled (unclipped) */
-    uint8_t *masks, *terminated, *truncated;
-    /* normalisation: statistics, the maps frozen for a rollout, per-env discounted returns */
-    sk_running_stats obs_stats, return_stats;
-    sk_norm_map obs_map, reward_map;
-    double *discounted_return; /* (N) */
-    float *final_obs, *episode_log;
-    float *mb_adv_norm;     /* (minibatch_size) */
-    int32_t *perm;          /* (batch_size) */
-    uint64_t rng;           /* shuffling stream */
-    sk_pool *pool;
     int num_workers;
     sk_worker *workers;
     /* progress */
@@ -110,15 +144,46 @@ struct sk_trainer {
     void *callback_user;
     char run_dir[4096];
     FILE *metrics;
-    int current_minibatch; /* start index into perm for the dispatched minibatch */
-    sk_governor governor;
     bool resumed; /* state restored from a checkpoint: no reset at the start */
     bool ran;     /* sk_trainer_run was called: a trainer runs once */
     struct sk_telemetry *telemetry;      /* RUN_DIR/events.jsonl, when a run folder is set */
     struct sk_live *live;                /* RUN_DIR/live.bin for skinner monitor */
-    double grad_norms[SK_MAX_TENSORS];   /* per tensor, last minibatch of a stats update */
+    char last_error[1024];               /* this trainer's last failure (sk_trainer_last_error) */
 };
 
 sk_status sk_settings_resolve(sk_ppo_settings *s, const sk_config *cfg, const sk_env_def *env);
+
+/* ---- the table of the trainer's arrays (trainer_state.c) ---- */
+
+/* Allocates every array of the table, sized from the trainer's settings. */
+sk_status sk_trainer_state_alloc(sk_trainer *tr);
+void sk_trainer_state_free(sk_trainer *tr);
+
+/* Where the current observations live: row T once a rollout has run. */
+size_t sk_trainer_current_row(const sk_trainer *tr);
+
+/* ---- the learner (learner.c) ---- */
+
+void sk_governor_save(sk_learner *ln);
+/* Records an anomaly at `update` and rolls back to the last good state.
+ * Fails the run when more than max_anomalies fall within `window` updates. */
+sk_status sk_governor_trouble(sk_trainer *tr, const char *what);
+/* Folds what the workers saw into the running statistics, in worker order,
+ * and freezes the maps for the next rollout. */
+void sk_learner_merge_statistics(sk_trainer *tr);
+/* The epochs x minibatches of gradient steps of one update; fills the loss
+ * statistics. An anomaly (non-finite loss, gradient or weights, KL above the
+ * governor's limit) is reported in *anomaly. */
+void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const char **anomaly);
+bool sk_all_finite(const float *x, size_t n);
+
+/* ---- the rollout (rollout.c): sk_vec_parallel jobs over a trainer ---- */
+
+void sk_reset_job(void *ctx, int w, int num_workers);
+void sk_rollout_job(void *ctx, int w, int num_workers);
+
+/* Records this trainer's failure: the status, with sk_last_error()'s message
+ * kept in the trainer too (sk_trainer_last_error). */
+sk_status sk_trainer_fail(sk_trainer *tr, sk_status status);
 
 #endif

@@ -12,6 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
+/* OpenBLAS's own thread count (process-wide). */
+extern void openblas_set_num_threads(int num_threads);
+
 struct sk_vec {
     const sk_env_def *env;
     void *state;
@@ -64,6 +67,9 @@ static sk_status vec_build(sk_vec *vec, int threads, const sk_config *cfg) {
     int workers = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     workers = SK_MAX(1, SK_MIN(workers, vec->num_envs));
     CHECK(sk_pool_create(&vec->pool, workers));
+    /* skinner's workers are the parallelism: a BLAS call inside an env's step
+     * (Morpho-v0's host training) or a policy runs on its worker's core */
+    openblas_set_num_threads(1);
     return env->create(&vec->state, vec->num_envs, cfg);
 }
 

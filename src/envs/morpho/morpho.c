@@ -15,7 +15,6 @@
 #include <math.h>
 #include <string.h>
 
-extern void openblas_set_num_threads(int num_threads);
 
 #define H_DEFAULT 32
 #define POOL 4
@@ -758,7 +757,6 @@ static sk_status morpho_create(void **out, int num_envs, const sk_config *cfg) {
         morpho_destroy(m);
         return st;
     }
-    openblas_set_num_threads(1); /* each env's epoch runs on one worker thread */
     m->D = m->data->dim;
     m->H = m->cfg.hidden;
     m->host_params = morpho_host_params(m->D, m->H);

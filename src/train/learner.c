@@ -1,0 +1,217 @@
+/*
+ * The learner: the minibatch update (epochs x minibatches of PPO gradient
+ * steps over the rollout), the governor that rolls back numerically bad
+ * updates, and the normalisation statistics. Every sum over workers goes
+ * through sk_comm in worker order.
+ */
+#include "../core/rng.h"
+#include "../io/live.h"
+#include "../nn/nn.h"
+#include "../vec/pool.h"
+#include "events.h"
+#include "trainer_internal.h"
+
+#include "skinner/vec.h"
+
+#include <math.h>
+#include <string.h>
+
+bool sk_all_finite(const float *x, size_t n) {
+    float acc = 0.0f;
+    for (size_t i = 0; i < n; i++) acc += x[i] * 0.0f; /* NaN or inf poisons the sum */
+    return acc == 0.0f;
+}
+
+void sk_governor_save(sk_learner *ln) {
+    size_t bytes = ln->policy.num_params * sizeof(float);
+    memcpy(ln->governor.params, ln->params, bytes);
+    memcpy(ln->governor.adam_m, ln->adam_m, bytes);
+    memcpy(ln->governor.adam_v, ln->adam_v, bytes);
+    ln->governor.adam_step = ln->adam_step;
+}
+
+static void governor_restore(sk_learner *ln) {
+    size_t bytes = ln->policy.num_params * sizeof(float);
+    memcpy(ln->params, ln->governor.params, bytes);
+    memcpy(ln->adam_m, ln->governor.adam_m, bytes);
+    memcpy(ln->adam_v, ln->governor.adam_v, bytes);
+    ln->adam_step = ln->governor.adam_step;
+}
+
+sk_status sk_governor_trouble(sk_trainer *tr, const char *what) {
+    sk_governor *g = &tr->learner.governor;
+    int slots = g->max_anomalies + 1;
+    g->recent[g->anomalies % slots] = tr->update;
+    g->anomalies++;
+    snprintf(g->last_event, sizeof g->last_event, "update %lld: %s; restored the last good weights",
+             (long long)tr->update, what);
+    governor_restore(&tr->learner);
+    sk_log(1, "governor: %s", g->last_event);
+    sk_events_anomaly(tr, g->last_event);
+    sk_live_governor(tr->live, true, g->last_event);
+    if (g->anomalies >= slots) {
+        int64_t oldest = g->recent[g->anomalies % slots]; /* the slot written next */
+        if (tr->update - oldest < g->window)
+            return sk_fail(SK_ERR_NUMERIC,
+                           "training diverged: %d anomalies within %d updates (last: %s); the "
+                           "last good policy is kept; try a lower ppo.learning_rate or "
+                           "ppo.max_grad_norm",
+                           slots, g->window, what);
+    }
+    return SK_OK;
+}
+
+void sk_learner_merge_statistics(sk_trainer *tr) {
+    sk_learner *ln = &tr->learner;
+    for (int w = 0; w < tr->num_workers; w++) {
+        if (tr->s.norm_obs) sk_running_stats_merge(&ln->obs_stats, &tr->workers[w].obs_acc);
+        if (tr->s.norm_reward) sk_running_stats_merge(&ln->return_stats, &tr->workers[w].return_acc);
+    }
+    if (tr->s.norm_obs) sk_norm_map_update(&ln->obs_map, &ln->obs_stats, true);
+    if (tr->s.norm_reward) sk_norm_map_update(&ln->reward_map, &ln->return_stats, false);
+}
+
+/* Normalises the minibatch's advantages in place (mean 0, unbiased std 1),
+ * with the two moments summed through sk_comm, so every rank of a
+ * distributed run normalises with the global minibatch's moments. */
+static void normalize_advantages(const sk_comm *comm, float *adv, int n) {
+    double moment[2] = {0.0, (double)n};
+    for (int i = 0; i < n; i++) moment[0] += adv[i];
+    sk_comm_allreduce_f64(comm, moment, 2);
+    double mean = moment[0] / moment[1];
+    double spread[1] = {0.0};
+    for (int i = 0; i < n; i++) spread[0] += (adv[i] - mean) * (adv[i] - mean);
+    sk_comm_allreduce_f64(comm, spread, 1);
+    double count = moment[1];
+    double std = count > 1 ? sqrt(spread[0] / (count - 1)) : 0.0;
+    for (int i = 0; i < n; i++) adv[i] = (float)((adv[i] - mean) / (std + 1e-8));
+}
+
+/* Worker w's block of the dispatched minibatch: gathers its rows and adds
+ * their loss gradient to its own gradient buffer. */
+static void minibatch_job(void *ctx, int w, int num_workers) {
+    sk_trainer *tr = ctx;
+    const sk_rollout *ro = &tr->rollout;
+    sk_learner *ln = &tr->learner;
+    sk_worker *wk = &tr->workers[w];
+    int O = tr->obs_size, H = tr->num_heads, D = tr->action_dim, M = tr->mask_size;
+    int lo, hi;
+    sk_slice(tr->minibatch_size, w, num_workers, &lo, &hi);
+    memset(wk->grads, 0, ln->policy.num_params * sizeof(float));
+    memset(&wk->sums, 0, sizeof wk->sums);
+    int rows = hi - lo;
+    if (rows == 0) return;
+    const int32_t *indices = ln->perm + ln->current_minibatch + lo;
+    for (int r = 0; r < rows; r++) {
+        size_t k = (size_t)indices[r];
+        memcpy(wk->mb_obs + (size_t)r * O, ro->obs + k * O, (size_t)O * sizeof(float));
+        memcpy(wk->mb_actions + (size_t)r * H, ro->actions + k * H, (size_t)H * sizeof(int32_t));
+        memcpy(wk->mb_actions_f + (size_t)r * D, ro->actions_f + k * D, (size_t)D * sizeof(float));
+        if (M) memcpy(wk->mb_masks + (size_t)r * M, ro->masks + k * M, (size_t)M);
+        wk->mb_logp[r] = ro->logp[k];
+        wk->mb_returns[r] = ro->returns[k];
+        wk->mb_values[r] = ro->values[k];
+        wk->mb_adv[r] = ln->mb_adv_norm[lo + r];
+    }
+    sk_ppo_rows block = {
+        .rows = rows,
+        .obs = wk->mb_obs,
+        .actions = H ? wk->mb_actions : NULL,
+        .actions_continuous = D ? wk->mb_actions_f : NULL,
+        .masks = M ? wk->mb_masks : NULL,
+        .old_logp = wk->mb_logp,
+        .advantages = wk->mb_adv,
+        .returns = wk->mb_returns,
+        .old_values = wk->mb_values,
+    };
+    sk_ppo_loss_config loss = {
+        .clip_coef = (float)tr->s.clip_coef,
+        .ent_coef = (float)tr->s.ent_coef,
+        .vf_coef = (float)tr->s.vf_coef,
+        .clip_vloss = tr->s.clip_vloss,
+    };
+    sk_ppo_loss_grad(&ln->policy, ln->params, wk->grads, &wk->work, &block,
+                     1.0f / (float)tr->minibatch_size, &loss, &wk->sums);
+}
+
+/* The minibatch gradient and loss sums over all workers (then all ranks),
+ * in order, into ln->grads and *sums. */
+static void reduce_minibatch(sk_trainer *tr, sk_ppo_loss_sums *sums) {
+    sk_learner *ln = &tr->learner;
+    size_t P = ln->policy.num_params;
+    const float *parts[SK_MAX_WORKERS];
+    for (int w = 0; w < tr->num_workers; w++) parts[w] = tr->workers[w].grads;
+    sk_comm_sum_workers_f32(ln->grads, parts, tr->num_workers, P);
+    sk_comm_allreduce_f32(&tr->comm, ln->grads, P);
+    double total[5] = {0};
+    for (int w = 0; w < tr->num_workers; w++) {
+        const sk_ppo_loss_sums *s = &tr->workers[w].sums;
+        double part[5] = {s->policy_loss, s->value_loss, s->entropy, s->approx_kl, s->clip_fraction};
+        for (int k = 0; k < 5; k++) total[k] = w == 0 ? part[k] : total[k] + part[k];
+    }
+    sk_comm_allreduce_f64(&tr->comm, total, 5);
+    *sums = (sk_ppo_loss_sums){.policy_loss = total[0], .value_loss = total[1],
+                               .entropy = total[2], .approx_kl = total[3],
+                               .clip_fraction = total[4]};
+}
+
+static void shuffle(sk_learner *ln, int batch_size) {
+    for (int i = 0; i < batch_size; i++) ln->perm[i] = i;
+    for (int i = batch_size - 1; i > 0; i--) { /* Fisher-Yates */
+        int j = (int)sk_rng_below(&ln->rng, (uint32_t)(i + 1));
+        int32_t tmp = ln->perm[i];
+        ln->perm[i] = ln->perm[j];
+        ln->perm[j] = tmp;
+    }
+}
+
+void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const char **anomaly) {
+    sk_learner *ln = &tr->learner;
+    size_t P = ln->policy.num_params;
+    sk_adam adam = {0.9f, 0.999f, (float)tr->s.adam_eps};
+    sk_ppo_loss_sums total = {0};
+    int steps_taken = 0;
+    double last_kl = 0.0;
+    for (int epoch = 0; epoch < tr->s.update_epochs; epoch++) {
+        shuffle(ln, tr->batch_size);
+        for (int start = 0; start < tr->batch_size; start += tr->minibatch_size) {
+            ln->current_minibatch = start;
+            for (int r = 0; r < tr->minibatch_size; r++)
+                ln->mb_adv_norm[r] = tr->rollout.advantages[ln->perm[start + r]];
+            if (tr->s.norm_adv) normalize_advantages(&tr->comm, ln->mb_adv_norm, tr->minibatch_size);
+            sk_vec_parallel(tr->vec, minibatch_job, tr);
+            sk_ppo_loss_sums sums;
+            reduce_minibatch(tr, &sums);
+            bool last = epoch == tr->s.update_epochs - 1 && start + tr->minibatch_size >= tr->batch_size;
+            if (last && tr->s.grad_stats_every > 0 && (tr->update % tr->s.grad_stats_every) == 0)
+                for (int t = 0; t < ln->policy.num_tensors; t++) {
+                    const sk_tensor_info *info = &ln->policy.tensors[t];
+                    ln->grad_norms[t] = sk_grad_norm(ln->grads + info->offset,
+                                                     (size_t)info->rows * (size_t)info->cols);
+                }
+            double norm = sk_clip_grad_norm(ln->grads, P, tr->s.max_grad_norm);
+            if (!isfinite(norm) || !isfinite(sums.policy_loss) || !isfinite(sums.value_loss)) {
+                *anomaly = "non-finite loss or gradient";
+                return;
+            }
+            sk_adam_update(ln->params, ln->grads, ln->adam_m, ln->adam_v, P, lr, adam,
+                           ++ln->adam_step);
+            total.policy_loss += sums.policy_loss;
+            total.value_loss += sums.value_loss;
+            total.entropy += sums.entropy;
+            total.approx_kl += sums.approx_kl;
+            total.clip_fraction += sums.clip_fraction;
+            last_kl = sums.approx_kl / tr->minibatch_size;
+            steps_taken++;
+        }
+        if (tr->s.target_kl > 0.0 && last_kl > tr->s.target_kl) break;
+    }
+    double rows = (double)steps_taken * tr->minibatch_size;
+    stats->policy_loss = total.policy_loss / rows;
+    stats->value_loss = total.value_loss / rows;
+    stats->entropy = total.entropy / rows;
+    stats->approx_kl = total.approx_kl / rows;
+    stats->clip_fraction = total.clip_fraction / rows;
+    if (!(stats->approx_kl <= ln->governor.max_kl)) *anomaly = "approx KL above governor.max_kl";
+    else if (!sk_all_finite(ln->params, P)) *anomaly = "non-finite weights after the update";
+}

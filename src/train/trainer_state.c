@@ -1,0 +1,98 @@
+/*
+ * The trainer's arrays, each described once: where it lives, its element
+ * type, its size (from the settings), and, for what a checkpoint carries,
+ * its tensor name and the range every restored element must lie in. Alloc,
+ * free, save, restore and validation all read this table (checkpoint.c
+ * walks the rows with a name).
+ */
+#include "trainer_state.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#define NO_RANGE false, 0.0, 0.0
+#define RANGE(lo, hi) true, (double)(lo), (double)(hi)
+#define AT(member) offsetof(sk_trainer, member)
+
+/* Elements per row kind; see sk_trainer_array_count. */
+const sk_trainer_array g_sk_trainer_arrays[] = {
+    /* learner: parameters (saved under the policy's tensor names, not here) and Adam */
+    {NULL, SK_ARRAY_F32, AT(learner.params), SK_SIZE_PARAMS, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(learner.grads), SK_SIZE_PARAMS, NO_RANGE},
+    {"state.adam_m", SK_ARRAY_F32, AT(learner.adam_m), SK_SIZE_PARAMS, RANGE(-INFINITY, INFINITY)},
+    {"state.adam_v", SK_ARRAY_F32, AT(learner.adam_v), SK_SIZE_PARAMS, RANGE(0.0, INFINITY)},
+    {NULL, SK_ARRAY_F32, AT(learner.governor.params), SK_SIZE_PARAMS, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(learner.governor.adam_m), SK_SIZE_PARAMS, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(learner.governor.adam_v), SK_SIZE_PARAMS, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(learner.mb_adv_norm), SK_SIZE_MINIBATCH, NO_RANGE},
+    {NULL, SK_ARRAY_I32, AT(learner.perm), SK_SIZE_BATCH, NO_RANGE},
+    /* rollout storage */
+    {"state.obs", SK_ARRAY_F32, AT(rollout.obs), SK_SIZE_ROWS1_OBS, RANGE(-INFINITY, INFINITY)},
+    {NULL, SK_ARRAY_F32, AT(rollout.logp), SK_SIZE_ROWS, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(rollout.values), SK_SIZE_ROWS1, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(rollout.rewards), SK_SIZE_ROWS, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(rollout.bootstrap), SK_SIZE_ROWS, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(rollout.advantages), SK_SIZE_ROWS, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(rollout.returns), SK_SIZE_ROWS, NO_RANGE},
+    {NULL, SK_ARRAY_I32, AT(rollout.actions), SK_SIZE_ROWS_HEADS, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(rollout.actions_f), SK_SIZE_ROWS_DIM, NO_RANGE},
+    {"state.masks", SK_ARRAY_U8, AT(rollout.masks), SK_SIZE_ROWS1_MASK, RANGE(0, 1)},
+    {NULL, SK_ARRAY_U8, AT(rollout.terminated), SK_SIZE_ROWS, NO_RANGE},
+    {NULL, SK_ARRAY_U8, AT(rollout.truncated), SK_SIZE_ROWS, NO_RANGE},
+    {"state.discounted_return", SK_ARRAY_F64, AT(rollout.discounted_return), SK_SIZE_ENVS,
+     RANGE(-INFINITY, INFINITY)},
+};
+const int g_sk_num_trainer_arrays = (int)(sizeof g_sk_trainer_arrays / sizeof g_sk_trainer_arrays[0]);
+
+static const size_t g_type_sizes[] = {
+    [SK_ARRAY_F32] = 4, [SK_ARRAY_F64] = 8, [SK_ARRAY_I32] = 4,
+    [SK_ARRAY_I64] = 8, [SK_ARRAY_U8] = 1,  [SK_ARRAY_U64] = 8,
+};
+
+size_t sk_array_type_size(sk_array_type type) { return g_type_sizes[type]; }
+
+size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
+    size_t envs = (size_t)tr->s.num_envs, rows = envs * (size_t)tr->s.horizon, rows1 = rows + envs;
+    switch (kind) {
+    case SK_SIZE_PARAMS: return tr->learner.policy.num_params;
+    case SK_SIZE_ENVS: return envs;
+    case SK_SIZE_ROWS: return rows;
+    case SK_SIZE_ROWS1: return rows1;
+    case SK_SIZE_ROWS1_OBS: return rows1 * (size_t)tr->obs_size;
+    case SK_SIZE_ROWS_HEADS: return rows * (size_t)tr->num_heads;
+    case SK_SIZE_ROWS_DIM: return rows * (size_t)tr->action_dim;
+    case SK_SIZE_ROWS1_MASK: return rows1 * (size_t)tr->mask_size;
+    case SK_SIZE_BATCH: return (size_t)tr->batch_size;
+    case SK_SIZE_MINIBATCH: return (size_t)tr->minibatch_size;
+    }
+    SK_ASSERT(!"unknown size kind");
+    return 0;
+}
+
+void **sk_trainer_array_slot(sk_trainer *tr, const sk_trainer_array *row) {
+    return (void **)((char *)tr + row->offset);
+}
+
+sk_status sk_trainer_state_alloc(sk_trainer *tr) {
+    for (int i = 0; i < g_sk_num_trainer_arrays; i++) {
+        const sk_trainer_array *row = &g_sk_trainer_arrays[i];
+        size_t bytes = sk_trainer_array_count(tr, row->size) * g_type_sizes[row->type];
+        void *data = sk_alloc(bytes + 1); /* + 1: empty arrays (no masks) are still distinct */
+        if (!data) return sk_fail(SK_ERR_NOMEM, "out of memory (%zu bytes for the trainer)", bytes);
+        *sk_trainer_array_slot(tr, row) = data;
+    }
+    return SK_OK;
+}
+
+void sk_trainer_state_free(sk_trainer *tr) {
+    for (int i = 0; i < g_sk_num_trainer_arrays; i++) {
+        void **slot = sk_trainer_array_slot(tr, &g_sk_trainer_arrays[i]);
+        sk_free(*slot);
+        *slot = NULL;
+    }
+}
+
+size_t sk_trainer_current_row(const sk_trainer *tr) {
+    return tr->update > 0 ? (size_t)tr->s.horizon * (size_t)tr->s.num_envs : 0;
+}

@@ -1,0 +1,37 @@
+/* The table of the trainer's arrays (trainer_state.c). */
+#ifndef SK_TRAINER_STATE_H
+#define SK_TRAINER_STATE_H
+
+#include "trainer_internal.h"
+
+/* How many elements an array has, from the settings. */
+typedef enum sk_size_kind {
+    SK_SIZE_PARAMS,     /* the policy's parameters */
+    SK_SIZE_ENVS,       /* N */
+    SK_SIZE_ROWS,       /* T x N */
+    SK_SIZE_ROWS1,      /* (T + 1) x N */
+    SK_SIZE_ROWS1_OBS,  /* (T + 1) x N x obs_size */
+    SK_SIZE_ROWS_HEADS, /* T x N x num_heads */
+    SK_SIZE_ROWS_DIM,   /* T x N x action_dim */
+    SK_SIZE_ROWS1_MASK, /* (T + 1) x N x mask_size */
+    SK_SIZE_BATCH,      /* T x N */
+    SK_SIZE_MINIBATCH,
+} sk_size_kind;
+
+typedef struct sk_trainer_array {
+    const char *checkpoint_name; /* NULL: scratch, not saved */
+    sk_array_type type;
+    size_t offset;               /* offsetof the pointer in sk_trainer */
+    sk_size_kind size;
+    bool has_range;              /* a restored element must lie in [lo, hi] (floats: and be finite) */
+    double lo, hi;
+} sk_trainer_array;
+
+extern const sk_trainer_array g_sk_trainer_arrays[];
+extern const int g_sk_num_trainer_arrays;
+
+size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind);
+void **sk_trainer_array_slot(sk_trainer *tr, const sk_trainer_array *row);
+size_t sk_array_type_size(sk_array_type type);
+
+#endif
