@@ -4,8 +4,12 @@
  * previous one loadable. */
 #include "test_util.h"
 
+#include "io/safetensors.h"
+
+#include <math.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <zlib.h>
 
 #define MAX_ROWS 128
 
@@ -180,6 +184,204 @@ static void test_sigkill_during_write_keeps_previous(void **state) {
     sk_config_free(cfg);
 }
 
+
+#define FIXTURES SKINNER_SOURCE_DIR "/tests/fixtures/checkpoint_v0.1"
+
+/* A checkpoint written before the trainer was split into its parts (commit
+ * f4c4021) resumes, and continues with the very rows that commit wrote when
+ * it resumed the same file: the format users have still loads. */
+static void test_old_checkpoint_resumes(void **state) {
+    (void)state;
+    sk_config *cfg = sk_config_new();
+    assert_int_equal(sk_config_load_file(cfg, FIXTURES "/cartpole_config.ini"), SK_OK);
+    sk_config_set(cfg, "train.total_steps", "512");
+    recorder rec = {0};
+    train(cfg, &rec, FIXTURES "/cartpole_v0.1.safetensors", NULL);
+    FILE *f = fopen(FIXTURES "/cartpole_resumed_metrics.csv", "r");
+    assert_non_null(f);
+    char expected[512], got[512];
+    assert_non_null(fgets(expected, sizeof expected, f)); /* the header */
+    int compared = 0;
+    while (fgets(expected, sizeof expected, f)) {
+        long long update = atoll(expected);
+        if (update <= 2) continue; /* before the checkpoint */
+        assert_true(compared < rec.count);
+        const sk_update_stats *st = &rec.rows[compared++];
+        /* metrics.csv's format, wall-clock columns left out as in the fixture */
+        snprintf(got, sizeof got, "%lld,%lld,%.6g,%.6g,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
+                 (long long)st->update, (long long)st->steps, st->mean_return, st->mean_length,
+                 (long long)st->episodes, st->policy_loss, st->value_loss, st->entropy,
+                 st->approx_kl, st->clip_fraction, st->explained_variance, st->learning_rate);
+        if (strcmp(got, expected) != 0) fail_msg("update %lld:\n got  %s want %s", update, got, expected);
+    }
+    fclose(f);
+    assert_int_equal(compared, 2);
+    assert_int_equal(rec.count, 2);
+    sk_config_free(cfg);
+}
+
+/* ---- tampered checkpoints: each is refused before any of it is used ---- */
+
+static char *read_file(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *size = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *bytes = malloc(*size);
+    assert_non_null(bytes);
+    assert_int_equal(fread(bytes, 1, *size, f), *size);
+    fclose(f);
+    return bytes;
+}
+
+static void write_file(const char *path, const char *bytes, size_t size) {
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, size, f), size);
+    fclose(f);
+}
+
+/* Rewrites both checksums after an edit, as a deliberate tamperer would, so
+ * that only the validation of the values can catch it. */
+static void reseal(char *bytes, size_t size) {
+    uint64_t header_len = 0;
+    for (int b = 0; b < 8; b++) header_len |= (uint64_t)(uint8_t)bytes[b] << (8 * b);
+    char *header = bytes + 8, *data = header + header_len;
+    size_t data_size = size - 8 - header_len;
+    char *crc = strstr(header, "\"skinner.crc32\":\"") + strlen("\"skinner.crc32\":\"");
+    char *whole = strstr(header, "\"skinner.checksum\":\"") + strlen("\"skinner.checksum\":\"");
+    char text[16];
+    snprintf(text, sizeof text, "%08lx", crc32(0L, (const Bytef *)data, (uInt)data_size));
+    memcpy(crc, text, 8);
+    memcpy(whole, "00000000", 8);
+    snprintf(text, sizeof text, "%08lx", crc32(0L, (const Bytef *)bytes, (uInt)size));
+    memcpy(whole, text, 8);
+}
+
+/* Sets element `index` of tensor `name` (int64 or int32 or float, by its
+ * dtype) to value in a copy of src written to dst, resealed. */
+static void tamper(const char *src, const char *dst, const char *name, int64_t index, double value) {
+    sk_st_file *file = NULL;
+    assert_int_equal(sk_st_open(&file, src), SK_OK);
+    const sk_st_tensor *t = sk_st_find(file, name);
+    assert_non_null(t);
+    size_t size, at;
+    char *bytes = read_file(src, &size);
+    uint64_t header_len = 0;
+    for (int b = 0; b < 8; b++) header_len |= (uint64_t)(uint8_t)bytes[b] << (8 * b);
+    at = 8 + header_len + t->offset;
+    if (t->dtype == SK_ST_I64) {
+        int64_t v = (int64_t)value;
+        memcpy(bytes + at + 8 * (size_t)index, &v, 8);
+    } else if (t->dtype == SK_ST_I32) {
+        int32_t v = (int32_t)value;
+        memcpy(bytes + at + 4 * (size_t)index, &v, 4);
+    } else {
+        assert_int_equal(t->dtype, SK_ST_F32);
+        float v = (float)value;
+        memcpy(bytes + at + 4 * (size_t)index, &v, 4);
+    }
+    sk_st_close(file);
+    reseal(bytes, size);
+    write_file(dst, bytes, size);
+    free(bytes);
+}
+
+/* Resume and eval of path fail with SK_ERR_CORRUPT (resume) and a message
+ * holding every needle. */
+static void expect_refused(sk_config *cfg, const char *path, const char *needle1,
+                           const char *needle2) {
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    sk_status status = sk_trainer_resume(tr, path);
+    if (status == SK_OK) fail_msg("a tampered checkpoint resumed: %s", path);
+    const char *message = sk_trainer_last_error(tr);
+    print_message("refused: %s\n", message);
+    if (!strstr(message, needle1) || (needle2 && !strstr(message, needle2)))
+        fail_msg("message lacks '%s'/'%s': %s", needle1, needle2 ? needle2 : "", message);
+    sk_trainer_destroy(tr);
+}
+
+static void test_tampered_checkpoints_refused(void **state) {
+    (void)state;
+    char good[128], bad[128];
+    snprintf(good, sizeof good, "%s/good.safetensors", g_dir);
+    snprintf(bad, sizeof bad, "%s/bad.safetensors", g_dir);
+    sk_config *cfg = config("CartPole-v1", "1024", "2", true);
+    recorder rec = {0};
+    train(cfg, &rec, NULL, good);
+    /* counters: the return window position, its count, the anomaly count */
+    tamper(good, bad, "state.counters", 5, 100000);
+    expect_refused(cfg, bad, "state.counters[5] (window_pos)", "[0, 99]");
+    tamper(good, bad, "state.counters", 4, -7);
+    expect_refused(cfg, bad, "window_count", "[0, 100]");
+    tamper(good, bad, "state.counters", 6, -3);
+    expect_refused(cfg, bad, "anomalies", "outside its allowed range");
+    tamper(good, bad, "state.counters", 1, 12345);
+    expect_refused(cfg, bad, "(steps)", NULL);
+    /* the governor's ring of anomaly updates */
+    tamper(good, bad, "state.governor_recent", 0, -1);
+    expect_refused(cfg, bad, "state.governor_recent[0]", NULL);
+    /* env state: CartPole's step counter past its limit */
+    tamper(good, bad, "env.elapsed", 3, 501);
+    expect_refused(cfg, bad, "env.elapsed[3]", "[0, 500]");
+    /* a non-finite weight and a negative second moment */
+    tamper(good, bad, "actor.0.weight", 0, NAN);
+    expect_refused(cfg, bad, "actor.0.weight[0]", NULL);
+    tamper(good, bad, "state.adam_v", 2, -1.0);
+    expect_refused(cfg, bad, "state.adam_v[2]", NULL);
+
+    /* a flipped header byte, checksums left as they were */
+    size_t size;
+    char *bytes = read_file(good, &size);
+    char *steps = strstr(bytes + 8, "\"steps\":\"");
+    assert_non_null(steps);
+    steps[9] = steps[9] == '9' ? '8' : '9';
+    write_file(bad, bytes, size);
+    expect_refused(cfg, bad, "checksum mismatch over its header", NULL);
+    sk_eval_result eval;
+    assert_int_equal(sk_evaluate(bad, "CartPole-v1", 1, true, 1, NULL, &eval), SK_ERR_CORRUPT);
+    assert_non_null(strstr(sk_last_error(), "checksum"));
+    /* both checksum keys renamed away: refused, not silently unchecked */
+    char *fresh = read_file(good, &size);
+    memcpy(bytes, fresh, size);
+    free(fresh);
+    char *key = strstr(bytes + 8, "skinner.crc32");
+    key[0] = 'x';
+    key = strstr(bytes + 8, "skinner.checksum");
+    key[0] = 'x';
+    write_file(bad, bytes, size);
+    expect_refused(cfg, bad, "has no checksum", NULL);
+    free(bytes);
+    sk_config_free(cfg);
+}
+
+/* Prover-v0's state: a successor length past the atoms it holds (a 12 MB
+ * memcpy before), a goal atom whose predicate is not in the knowledge base. */
+static void test_tampered_prover_state_refused(void **state) {
+    (void)state;
+    char good[128], bad[128];
+    snprintf(good, sizeof good, "%s/prover.safetensors", g_dir);
+    snprintf(bad, sizeof bad, "%s/prover-bad.safetensors", g_dir);
+    sk_config *cfg = sk_config_new();
+    sk_config_set(cfg, "env.id", "Prover-v0"); /* the built-in synthetic knowledge base */
+    sk_config_set(cfg, "env.num_envs", "8");
+    sk_config_set(cfg, "ppo.horizon", "16");
+    sk_config_set(cfg, "policy.type", "candidates");
+    sk_config_set(cfg, "train.total_steps", "128");
+    sk_config_set(cfg, "train.threads", "1");
+    recorder rec = {0};
+    train(cfg, &rec, NULL, good);
+    tamper(good, bad, "env.successor_len", 0, 3000000);
+    expect_refused(cfg, bad, "env.successor_len[0]", "outside its allowed range");
+    tamper(good, bad, "env.num_successors", 2, 0);
+    expect_refused(cfg, bad, "env.num_successors[2]", NULL);
+    tamper(good, bad, "env.goals", 0, 1 << 20);
+    expect_refused(cfg, bad, "env.goals of env 0", "outside the knowledge base");
+    sk_config_free(cfg);
+}
+
 int main(void) {
     snprintf(g_dir, sizeof g_dir, "/tmp/skinner-test-resume-XXXXXX");
     if (!mkdtemp(g_dir)) return 1;
@@ -188,6 +390,9 @@ int main(void) {
         cmocka_unit_test(test_interrupt_and_resume),
         cmocka_unit_test(test_mismatches_refused),
         cmocka_unit_test(test_sigkill_during_write_keeps_previous),
+        cmocka_unit_test(test_old_checkpoint_resumes),
+        cmocka_unit_test(test_tampered_checkpoints_refused),
+        cmocka_unit_test(test_tampered_prover_state_refused),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];

@@ -292,6 +292,11 @@ typedef struct sk_env_def {
      * checkpoint can save and restore it exactly; returns how many (at most
      * SK_MAX_ENV_ARRAYS). */
     int (*state_arrays)(void *state, sk_env_array *arrays);
+    /* Optional (NULL: the arrays' ranges suffice): checks what ranges cannot
+     * express in a restored state (indices that must agree with each other
+     * or with the env's data) before the state is stepped; SK_ERR_CORRUPT
+     * naming the array, the env and the value. */
+    sk_status (*check_state)(const void *state, int num_envs);
     /* What single consumers need (see sk_env_extras); NULL for none. */
     const sk_env_extras *extras;
 } sk_env_def;

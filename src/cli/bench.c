@@ -278,9 +278,9 @@ static int bench_train(int argc, char **argv) {
     } else {
         sk_train_result r = sk_trainer_result(trainer);
         if (extra.json)
-            printf("{\"bench\": \"train\", \"env\": \"%s\", \"threads\": \"%s\", \"seconds\": %.3f, "
+            printf("{\"bench\": \"train\", \"env\": \"%s\", \"threads\": %d, \"seconds\": %.3f, "
                    "\"steps\": %lld, \"sps\": %.0f, \"mean_return\": %.4g}\n",
-                   extra.env->id, sk_config_get(cfg, "train.threads"), r.wall_seconds,
+                   extra.env->id, sk_trainer_threads(trainer), r.wall_seconds,
                    (long long)r.total_steps, r.sps, r.final_mean_return);
         else
             printf("%s: PPO loop %.2f s, %lld env steps: %.3g env steps/s (mean return %.1f)\n",

@@ -216,14 +216,16 @@ int cmd_train(int argc, char **argv) {
         }
         snprintf(run_dir, sizeof run_dir, "%s", extra.resume_dir);
     } else if (extra.run_dir) snprintf(run_dir, sizeof run_dir, "%s", extra.run_dir);
-    else default_run_dir(run_dir, sizeof run_dir, extra.env, sk_config_get(cfg, "train.seed"));
+    else default_run_dir(run_dir, sizeof run_dir, extra.env,
+                         sk_config_get(sk_trainer_config(trainer), "train.seed"));
     if (sk_trainer_set_run_dir(trainer, run_dir) != SK_OK) {
         rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
         goto done;
     }
     long long total = 0;
     int ignored;
-    cli_parse_int("train.total_steps", sk_config_get(cfg, "train.total_steps"), 1, INT64_MAX,
+    cli_parse_int("train.total_steps", sk_config_get(sk_trainer_config(trainer), "train.total_steps"),
+                  1, INT64_MAX,
                   &total, &ignored);
     cli_progress p = {.tty = isatty(STDERR_FILENO), .quiet = extra.quiet, .total_steps = total};
     sk_trainer_set_callback(trainer, cli_progress_update, &p);

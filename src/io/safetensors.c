@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* memmem */
 #include "safetensors.h"
 
 #include "../core/core.h"
@@ -31,6 +32,24 @@ static size_t tensor_bytes(const sk_st_tensor *t) {
     size_t count = 1;
     for (int d = 0; d < t->ndim; d++) count *= (size_t)t->shape[d];
     return count * sk_st_dtype_size(t->dtype);
+}
+
+/* The whole-file checksum covers the length, the header (with its own value
+ * read as CHECKSUM_PLACEHOLDER) and the data, so an edited header is caught
+ * as surely as a flipped data bit. */
+#define CHECKSUM_PLACEHOLDER "00000000"
+
+/* Where the 8 hex digits of the checksum entry `"KEY":"value"` start in the
+ * header text, or NULL if it does not hold that entry exactly once. */
+static char *find_checksum(char *header, size_t size, const char *value) {
+    char needle[64];
+    int n = snprintf(needle, sizeof needle, "\"%s\":\"%s\"", SK_ST_CHECKSUM_KEY, value);
+    if (n < 0 || (size_t)n >= sizeof needle || strlen(value) != 8) return NULL;
+    char *found = memmem(header, size, needle, (size_t)n);
+    if (!found) return NULL;
+    size_t rest = size - (size_t)(found - header) - 1;
+    if (memmem(found + 1, rest, needle, (size_t)n)) return NULL;
+    return found + n - 9;
 }
 
 static sk_status write_sorted(const char *path, const sk_st_tensor *tensors, int num_tensors,
@@ -76,6 +95,8 @@ static sk_status write_sorted(const char *path, const sk_st_tensor *tensors, int
     char crc_text[16];
     snprintf(crc_text, sizeof crc_text, "%08lx", (unsigned long)crc);
     cJSON_AddStringToObject(metadata, SK_ST_CRC_KEY, crc_text);
+    /* the whole file's checksum: filled in below, once the header is text */
+    cJSON_AddStringToObject(metadata, SK_ST_CHECKSUM_KEY, CHECKSUM_PLACEHOLDER);
     size_t offset = 0;
     for (int i = 0; i < num_tensors; i++) {
         cJSON *entry = cJSON_AddObjectToObject(header, tensors[i].name);
@@ -102,6 +123,17 @@ static sk_status write_sorted(const char *path, const sk_st_tensor *tensors, int
     memcpy(header_bytes, json, json_len);
     memset(header_bytes + json_len, ' ', padded - json_len);
     free(json);
+    uint8_t len_bytes[8];
+    for (int b = 0; b < 8; b++) len_bytes[b] = (uint8_t)((uint64_t)padded >> (8 * b));
+    char *checksum_value = find_checksum(header_bytes, padded, CHECKSUM_PLACEHOLDER);
+    SK_ASSERT(checksum_value);
+    uLong whole = crc32_z(crc32(0L, Z_NULL, 0), len_bytes, 8);
+    whole = crc32_z(whole, (const Bytef *)header_bytes, padded);
+    for (int i = 0; i < num_tensors; i++)
+        whole = crc32_z(whole, (const Bytef *)tensors[i].data, tensor_bytes(&tensors[i]));
+    char whole_text[16];
+    snprintf(whole_text, sizeof whole_text, "%08lx", (unsigned long)whole);
+    memcpy(checksum_value, whole_text, 8);
 
     char tmp_path[4096];
     snprintf(tmp_path, sizeof tmp_path, "%s.tmp.%d", path, (int)getpid());
@@ -110,8 +142,6 @@ static sk_status write_sorted(const char *path, const sk_st_tensor *tensors, int
         free(header_bytes);
         return sk_fail(SK_ERR_IO, "cannot create '%s': %s", tmp_path, strerror(errno));
     }
-    uint8_t len_bytes[8];
-    for (int b = 0; b < 8; b++) len_bytes[b] = (uint8_t)((uint64_t)padded >> (8 * b));
     bool ok = sk_write_all(fd, len_bytes, 8) && sk_write_all(fd, header_bytes, padded);
     free(header_bytes);
     for (int i = 0; ok && i < num_tensors; i++) /* x86-64 is little-endian, as the format */
@@ -186,6 +216,62 @@ static sk_status read_whole(const char *path, char **bytes, size_t *size) {
 static int compare_offset(const void *a, const void *b) {
     size_t x = ((const sk_st_tensor *)a)->offset, y = ((const sk_st_tensor *)b)->offset;
     return x < y ? -1 : (x > y);
+}
+
+/* Checks whichever checksums the file carries (the whole-file one, the
+ * data's); sk_st_require_checksum says whether it must carry one. */
+static sk_status check_checksums(const sk_st_file *file, const char *path, size_t data_start,
+                                 size_t data_size) {
+    const Bytef *data = (const Bytef *)file->bytes + data_start;
+    const char *whole = sk_st_meta_get(file, SK_ST_CHECKSUM_KEY);
+    if (whole) {
+        size_t header_size = data_start - 8;
+        char *copy = malloc(header_size + 1);
+        if (!copy) return sk_fail(SK_ERR_NOMEM, "out of memory");
+        memcpy(copy, file->bytes + 8, header_size);
+        char *value = find_checksum(copy, header_size, whole);
+        bool ok = value != NULL;
+        if (ok) {
+            memcpy(value, CHECKSUM_PLACEHOLDER, 8);
+            uLong crc = crc32_z(crc32(0L, Z_NULL, 0), (const Bytef *)file->bytes, 8);
+            crc = crc32_z(crc, (const Bytef *)copy, header_size);
+            crc = crc32_z(crc, data, data_size);
+            char text[16];
+            snprintf(text, sizeof text, "%08lx", (unsigned long)crc);
+            ok = strcmp(text, whole) == 0;
+        }
+        free(copy);
+        if (!ok)
+            return sk_fail(SK_ERR_CORRUPT,
+                           "checkpoint '%s' is corrupt: checksum mismatch over its header and data "
+                           "(the file was altered or damaged)",
+                           path);
+    }
+    const char *stored_crc = sk_st_meta_get(file, SK_ST_CRC_KEY);
+    if (stored_crc) {
+        uLong crc = crc32_z(crc32(0L, Z_NULL, 0), data, data_size);
+        char text[16];
+        snprintf(text, sizeof text, "%08lx", (unsigned long)crc);
+        if (strcmp(text, stored_crc) != 0)
+            return sk_fail(SK_ERR_CORRUPT,
+                           "checkpoint '%s' is corrupt: data checksum mismatch (the file was "
+                           "altered or damaged)",
+                           path);
+    }
+    return SK_OK;
+}
+
+sk_status sk_st_require_checksum(const sk_st_file *file, const char *path) {
+    if (sk_st_meta_get(file, SK_ST_CHECKSUM_KEY)) return SK_OK;
+    if (!sk_st_meta_get(file, SK_ST_CRC_KEY))
+        return sk_fail(SK_ERR_CORRUPT,
+                       "checkpoint '%s' has no checksum (metadata %s or %s): skinner writes one "
+                       "into every checkpoint, so the file was edited or not written by skinner",
+                       path, SK_ST_CHECKSUM_KEY, SK_ST_CRC_KEY);
+    sk_log(1, "checkpoint '%s' was written before skinner checked whole files: its data "
+              "checksum matches, its header is not verified",
+           path);
+    return SK_OK;
 }
 
 sk_status sk_st_open(sk_st_file **out, const char *path) {
@@ -283,13 +369,10 @@ sk_status sk_st_open(sk_st_file **out, const char *path) {
                  expected_offset, data_size);
         return corrupt(file, path, what);
     }
-    const char *stored_crc = sk_st_meta_get(file, SK_ST_CRC_KEY);
-    if (stored_crc) {
-        uLong crc = crc32_z(crc32(0L, Z_NULL, 0), (const Bytef *)file->bytes + data_start, data_size);
-        char crc_text[16];
-        snprintf(crc_text, sizeof crc_text, "%08lx", (unsigned long)crc);
-        if (strcmp(crc_text, stored_crc) != 0)
-            return corrupt(file, path, "data checksum mismatch (the file was altered or damaged)");
+    status = check_checksums(file, path, data_start, data_size);
+    if (status != SK_OK) {
+        sk_st_close(file);
+        return status;
     }
     *out = file;
     return SK_OK;

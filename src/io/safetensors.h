@@ -13,6 +13,9 @@
 
 #define SK_ST_MAX_DIMS 4
 #define SK_ST_CRC_KEY "skinner.crc32" /* metadata: CRC-32 of the data section, hex */
+/* metadata: CRC-32 of the whole file (length, header with this value read as
+ * "00000000", data), hex; required with SK_ST_CRC_KEY on load (see sk_st_open) */
+#define SK_ST_CHECKSUM_KEY "skinner.checksum"
 
 typedef enum sk_st_dtype {
     SK_ST_F32 = 0, /* the default of a zero-initialised tensor */
@@ -49,9 +52,15 @@ sk_status sk_st_write(const char *path, const sk_st_tensor *tensors, int num_ten
 typedef struct sk_st_file sk_st_file;
 
 /* Validates the whole layout (header JSON, dtypes, shapes against byte ranges,
- * ranges inside the file, no overlap); SK_ERR_CORRUPT names the problem. */
+ * ranges inside the file, no overlap) and the checksums it carries.
+ * SK_ERR_CORRUPT names the problem. */
 sk_status sk_st_open(sk_st_file **out, const char *path);
 void sk_st_close(sk_st_file *file);
+/* A skinner checkpoint must carry a checksum, or deleting the key would
+ * switch the check off: SK_OK with the whole-file one; SK_OK with a warning
+ * for a file written before it (the data's only: its header is unverified);
+ * SK_ERR_CORRUPT with neither. */
+sk_status sk_st_require_checksum(const sk_st_file *file, const char *path);
 /* The tensor called name, or NULL. */
 const sk_st_tensor *sk_st_find(const sk_st_file *file, const char *name);
 /* A metadata value, or NULL. */

@@ -292,6 +292,7 @@ sk_status sk_trainer_resume(sk_trainer *tr, const char *path) {
     const double inf = INFINITY;
     if (!version || strcmp(version, STATE_VERSION) != 0)
         TRY(sk_fail(SK_ERR_CORRUPT, "'%s' holds no training state to resume from", path));
+    TRY(sk_st_require_checksum(file, path));
     if (!env || strcmp(env, tr->env->id) != 0)
         TRY(sk_fail(SK_ERR_INVALID, "checkpoint '%s' was trained on %s, not on %s", path,
                     env ? env : "(unknown)", tr->env->id));

@@ -252,6 +252,7 @@ sk_status sk_policy_load(sk_loaded_policy *out, const char *checkpoint, const ch
             status = sk_fail(SK_ERR_INVALID, "checkpoint '%s' was trained on %s, not on %s",
                              checkpoint, out->env->id, asked->id);
     }
+    if (status == SK_OK) status = sk_st_require_checksum(file, checkpoint);
     if (status == SK_OK) status = sk_config_load_string(out->cfg, config_text);
     if (status == SK_OK) {
         /* symbolic envs size the policy from their data: ask one instance */

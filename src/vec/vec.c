@@ -9,6 +9,7 @@
 #include "pool.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -207,6 +208,12 @@ sk_status sk_vec_check_state(sk_vec *vec, const char *source) {
                            source, array->name, k, k / (size_t)array->count, value, array->lo,
                            array->hi);
         }
+    }
+    sk_status status = vec->env->check_state ? vec->env->check_state(vec->state, vec->num_envs) : SK_OK;
+    if (status != SK_OK) {
+        char message[1024]; /* sk_last_error's buffer is the one written next */
+        snprintf(message, sizeof message, "%s", sk_last_error());
+        return sk_fail(status, "%s: %s", source, message);
     }
     return SK_OK;
 }

@@ -384,26 +384,77 @@ static void prover_step(void *state, const sk_env_io *io, int lo, int hi) {
 
 static int prover_state_arrays(void *state, sk_env_array *arrays) {
     sk_prover_state *s = state;
+    /* ranges that keep a restored state's counts inside the arrays they
+     * count; prover_check_state checks the atoms themselves */
+#define RANGED(min, max) .has_range = true, .lo = (min), .hi = (max)
     const sk_env_array list[] = {
         {.name = "goals", .type = SK_ARRAY_I32, .count = ATOM_INTS, .data = s->goals},
-        {.name = "num_goals", .type = SK_ARRAY_I32, .count = 1, .data = s->num_goals},
+        {.name = "num_goals", .type = SK_ARRAY_I32, .count = 1, .data = s->num_goals, RANGED(1, A)},
         {.name = "successors", .type = SK_ARRAY_I32, .count = S * ATOM_INTS, .data = s->succ},
-        {.name = "successor_len", .type = SK_ARRAY_I32, .count = S, .data = s->succ_len},
+        {.name = "successor_len", .type = SK_ARRAY_I32, .count = S, .data = s->succ_len,
+         RANGED(0, A)},
         {.name = "successor_key", .type = SK_ARRAY_U64, .count = S, .data = s->succ_key},
-        {.name = "num_successors", .type = SK_ARRAY_I32, .count = 1, .data = s->num_succ},
+        {.name = "num_successors", .type = SK_ARRAY_I32, .count = 1, .data = s->num_succ,
+         RANGED(1, S)},
         {.name = "visited", .type = SK_ARRAY_U64, .count = s->visited_cap, .data = s->visited},
-        {.name = "num_visited", .type = SK_ARRAY_I32, .count = 1, .data = s->num_visited},
-        {.name = "depth", .type = SK_ARRAY_I32, .count = 1, .data = s->depth},
+        {.name = "num_visited", .type = SK_ARRAY_I32, .count = 1, .data = s->num_visited,
+         RANGED(0, s->visited_cap - 1)},
+        {.name = "depth", .type = SK_ARRAY_I32, .count = 1, .data = s->depth,
+         RANGED(0, s->max_depth)},
         {.name = "query", .type = SK_ARRAY_I32, .count = 3, .data = s->query},
-        {.name = "positive", .type = SK_ARRAY_U8, .count = 1, .data = s->positive},
-        {.name = "episode_return", .type = SK_ARRAY_F32, .count = 1, .data = s->episode_return},
-        {.name = "episodes", .type = SK_ARRAY_I64, .count = 1, .data = s->episodes},
+        {.name = "positive", .type = SK_ARRAY_U8, .count = 1, .data = s->positive, RANGED(0, 1)},
+        {.name = "episode_return", .type = SK_ARRAY_F32, .count = 1, .data = s->episode_return,
+         RANGED(-INFINITY, INFINITY)},
+        {.name = "episodes", .type = SK_ARRAY_I64, .count = 1, .data = s->episodes,
+         RANGED(0, 0x1p62)},
         {.name = "rng", .type = SK_ARRAY_U64, .count = 1, .data = s->rng},
     };
+#undef RANGED
     int n = (int)(sizeof list / sizeof list[0]);
     _Static_assert(sizeof list / sizeof list[0] <= SK_MAX_ENV_ARRAYS, "too many state arrays");
     for (int k = 0; k < n; k++) arrays[k] = list[k];
     return n;
+}
+
+/* Every atom a restored state holds must index the knowledge base: a
+ * predicate below num_preds, arguments up to the last variable a proof can
+ * number; and the query must be a ground atom of it. */
+static sk_status check_atoms(const sk_prover_state *s, const char *name, int env,
+                             const int32_t *atoms, int count) {
+    int32_t max_arg = s->first_var + SK_PROVER_MAX_VARS;
+    for (int k = 0; k < count; k++) {
+        const int32_t *atom = atoms + 3 * k;
+        if (atom[0] >= 0 && atom[0] < s->kb->num_preds && atom[1] >= 0 && atom[1] <= max_arg &&
+            atom[2] >= 0 && atom[2] <= max_arg)
+            continue;
+        return sk_fail(SK_ERR_CORRUPT,
+                       "env.%s of env %d: atom %d = (%d, %d, %d) is outside the knowledge base "
+                       "(predicates 0..%d, arguments 0..%d)",
+                       name, env, k, (int)atom[0], (int)atom[1], (int)atom[2],
+                       s->kb->num_preds - 1, (int)max_arg);
+    }
+    return SK_OK;
+}
+
+static sk_status prover_check_state(const void *state, int num_envs) {
+    const sk_prover_state *s = state;
+    for (int i = 0; i < num_envs; i++) {
+        size_t si = (size_t)i;
+        sk_status status = check_atoms(s, "goals", i, s->goals + si * ATOM_INTS, s->num_goals[i]);
+        for (int j = 0; status == SK_OK && j < s->num_succ[i]; j++)
+            status = check_atoms(s, "successors", i, s->succ + (si * S + (size_t)j) * ATOM_INTS,
+                                 s->succ_len[si * S + (size_t)j]);
+        if (status == SK_OK) status = check_atoms(s, "query", i, s->query + 3 * si, 1);
+        const int32_t *query = s->query + 3 * si;
+        if (status == SK_OK && (query[1] < 1 || query[1] > s->kb->num_consts || query[2] < 1 ||
+                                query[2] > s->kb->num_consts))
+            status = sk_fail(SK_ERR_CORRUPT,
+                             "env.query of env %d = (%d, %d, %d): arguments must be constants "
+                             "1..%d",
+                             i, (int)query[0], (int)query[1], (int)query[2], s->kb->num_consts);
+        if (status != SK_OK) return status;
+    }
+    return SK_OK;
 }
 
 static const sk_env_extras prover_extras = {
@@ -428,5 +479,6 @@ const sk_env_def sk_env_prover = {
     .reset = prover_reset,
     .step = prover_step,
     .state_arrays = prover_state_arrays,
+    .check_state = prover_check_state,
     .extras = &prover_extras,
 };
