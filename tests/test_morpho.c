@@ -651,6 +651,18 @@ static void test_state_arrays_restore(void **state) {
         memcpy(to[k].data, from[k].data, 2 * (size_t)from[k].count * size_of[from[k].type]);
     }
     morpho_state *ma = a.state, *mb = b.state;
+    /* a restored mid-episode state passes the checks; a tampered one does not */
+    assert_int_equal(b.env->check_state(b.state, 2), SK_OK);
+    int32_t stage = mb->meta[1].slots[2].stage;
+    mb->meta[1].slots[2].stage = 99;
+    assert_int_equal(b.env->check_state(b.state, 2), SK_ERR_CORRUPT);
+    assert_non_null(strstr(sk_last_error(), "env 1: slot stage = 99"));
+    mb->meta[1].slots[2].stage = stage;
+    float loss = mb->meta[0].train_loss;
+    mb->meta[0].train_loss = NAN;
+    assert_int_equal(b.env->check_state(b.state, 2), SK_ERR_CORRUPT);
+    mb->meta[0].train_loss = loss;
+    assert_true(from[2].has_range && from[2].lo == 0 && from[2].hi == mb->data->n_train - 1);
     for (int epoch = 0; epoch < 3; epoch++) {
         for (int i = 0; i < 2; i++) {
             set_action(&a, i, MORPHO_WAIT, 0, 0);

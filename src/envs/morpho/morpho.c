@@ -796,10 +796,63 @@ static sk_status morpho_create(void **out, int num_envs, const sk_config *cfg) {
 
 static int morpho_state_arrays(void *state, sk_env_array *arrays) {
     morpho_state *m = state;
-    arrays[0] = (sk_env_array){.name = "arena", .type = SK_ARRAY_F32, .count = (int)m->arena, .data = m->arena_all};
-    arrays[1] = (sk_env_array){.name = "meta", .type = SK_ARRAY_U8, .count = (int)sizeof(morpho_meta), .data = m->meta};
-    arrays[2] = (sk_env_array){.name = "perm", .type = SK_ARRAY_I32, .count = m->data->n_train, .data = m->perm};
+    arrays[0] = (sk_env_array){.name = "arena", .type = SK_ARRAY_F32, .count = (int)m->arena,
+                               .data = m->arena_all, .has_range = true, .lo = -INFINITY,
+                               .hi = INFINITY};
+    arrays[1] = (sk_env_array){.name = "meta", .type = SK_ARRAY_U8,
+                               .count = (int)sizeof(morpho_meta), .data = m->meta};
+    arrays[2] = (sk_env_array){.name = "perm", .type = SK_ARRAY_I32, .count = m->data->n_train,
+                               .data = m->perm, .has_range = true, .lo = 0,
+                               .hi = m->data->n_train - 1};
     return 3;
+}
+
+/* An int field of a restored env in [lo, hi], or a message naming it. */
+static sk_status check_field(int env, const char *field, int64_t value, int64_t lo, int64_t hi) {
+    if (value >= lo && value <= hi) return SK_OK;
+    return sk_fail(SK_ERR_CORRUPT, "env.meta of env %d: %s = %lld is outside its allowed range "
+                   "[%lld, %lld]", env, field, (long long)value, (long long)lo, (long long)hi);
+}
+
+static bool finite_all(const float *x, int n) {
+    for (int k = 0; k < n; k++)
+        if (!isfinite(x[k])) return false;
+    return true;
+}
+
+/* The fields of env.meta that index tables or bound loops, and the floats
+ * the observation is made of, must be what a running env can hold. */
+static sk_status morpho_check_state(const void *state, int num_envs) {
+    const morpho_state *m = state;
+    for (int i = 0; i < num_envs; i++) {
+        const morpho_meta *meta = &m->meta[i];
+        sk_status st = check_field(i, "epoch", meta->epoch, 0, m->cfg.epochs);
+        if (st == SK_OK) st = check_field(i, "perm_pos", meta->perm_pos, 0, m->data->n_train);
+        if (st == SK_OK) st = check_field(i, "last_op", meta->last_op, 0, MORPHO_NUM_OPS - 1);
+        if (st == SK_OK) st = check_field(i, "last_success", meta->last_success, 0, 1);
+        for (int k = 0; st == SK_OK && k < MORPHO_SLOTS; k++) {
+            const morpho_slot *slot = &meta->slots[k];
+            st = check_field(i, "slot stage", slot->stage, 0, MORPHO_NUM_STAGES - 1);
+            if (st == SK_OK) st = check_field(i, "slot blueprint", slot->blueprint, 0, MORPHO_NUM_BLUEPRINTS - 1);
+            if (st == SK_OK) st = check_field(i, "slot style", slot->style, 0, MORPHO_NUM_STYLES - 1);
+            if (st == SK_OK) st = check_field(i, "slot tempo", slot->tempo, 0, 1 << 20);
+            if (st == SK_OK) st = check_field(i, "slot alpha curve", slot->alpha.curve, 0, MORPHO_NUM_CURVES - 1);
+            if (st == SK_OK) st = check_field(i, "slot alpha epochs", slot->alpha.epochs, 0, 1 << 20);
+            if (st == SK_OK) st = check_field(i, "slot alpha tick", slot->alpha.tick, 0, 1 << 20);
+            float values[] = {slot->grad_norm, slot->contribution, slot->contribution_prev,
+                              slot->prospect, slot->alpha.alpha, slot->alpha.start, slot->alpha.target};
+            if (st == SK_OK && !finite_all(values, (int)(sizeof values / sizeof values[0])))
+                st = sk_fail(SK_ERR_CORRUPT, "env.meta of env %d: slot %d holds a non-finite value", i, k);
+        }
+        float scores[] = {meta->train_loss, meta->val_loss, meta->val_acc, meta->potential,
+                          meta->episode_return};
+        if (st == SK_OK &&
+            !(finite_all(scores, 5) && finite_all(meta->loss_hist, MORPHO_HISTORY) &&
+              finite_all(meta->acc_hist, MORPHO_HISTORY) && finite_all(meta->subset_acc, MORPHO_SUBSETS)))
+            st = sk_fail(SK_ERR_CORRUPT, "env.meta of env %d holds a non-finite score", i);
+        if (st != SK_OK) return st;
+    }
+    return SK_OK;
 }
 
 static const sk_env_extras morpho_extras = {
@@ -837,5 +890,6 @@ const sk_env_def sk_env_morpho = {
     .reset = morpho_reset,
     .step = morpho_step,
     .state_arrays = morpho_state_arrays,
+    .check_state = morpho_check_state,
     .extras = &morpho_extras,
 };

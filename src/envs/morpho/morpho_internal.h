@@ -20,9 +20,14 @@ typedef struct morpho_cfg {
     bool sparse;
 } morpho_cfg;
 
-/* Everything about an env but its parameters, checkpointed as bytes. */
+/* Everything about an env but its parameters, checkpointed as bytes (the
+ * env.meta array): no implicit padding (the reserved words are where the
+ * compiler padded before they were named, so older checkpoints read the
+ * same), and morpho_check_state validates every field before a restored
+ * env steps. */
 typedef struct morpho_meta {
     morpho_slot slots[MORPHO_SLOTS];
+    int32_t reserved0; /* 0; aligns rng */
     uint64_t rng;      /* data order, host init */
     uint64_t seed_rng; /* seed init: its own stream, so a seed leaves the host's draws alone */
     int32_t epoch, perm_pos, last_op, last_success;
@@ -31,7 +36,15 @@ typedef struct morpho_meta {
     float subset_acc[MORPHO_SUBSETS]; /* validation accuracy with exactly these blending seeds on */
     float potential;
     float episode_return;
+    int32_t reserved1; /* 0; rounds the size to rng's alignment */
 } morpho_meta;
+
+_Static_assert(sizeof(morpho_meta) ==
+                   MORPHO_SLOTS * sizeof(morpho_slot) + 2 * sizeof(int32_t) + 2 * sizeof(uint64_t) +
+                       4 * sizeof(int32_t) + (2 * MORPHO_HISTORY + 3 + MORPHO_SUBSETS + 2) * sizeof(float),
+               "morpho_meta is written as bytes: every byte must be a named field");
+_Static_assert(sizeof(morpho_slot) == 13 * 4 + sizeof(morpho_alpha) && sizeof(morpho_alpha) == 6 * 4,
+               "morpho_slot is written as bytes: every byte must be a named field");
 
 /* Scratch of one env's epoch (not state). */
 typedef struct morpho_work {
