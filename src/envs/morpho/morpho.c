@@ -814,14 +814,15 @@ static sk_status check_field(int env, const char *field, int64_t value, int64_t 
                    "[%lld, %lld]", env, field, (long long)value, (long long)lo, (long long)hi);
 }
 
-static bool finite_all(const float *x, int n) {
+/* No NaN among x[0..n) (an exploded epoch's loss may be infinite). */
+static bool numbers_all(const float *x, int n) {
     for (int k = 0; k < n; k++)
-        if (!isfinite(x[k])) return false;
+        if (isnan(x[k])) return false;
     return true;
 }
 
-/* The fields of env.meta that index tables or bound loops, and the floats
- * the observation is made of, must be what a running env can hold. */
+/* The fields of env.meta that index tables or bound loops must be what a
+ * running env can hold, and the scores the observation is made of numbers. */
 static sk_status morpho_check_state(const void *state, int num_envs) {
     const morpho_state *m = state;
     for (int i = 0; i < num_envs; i++) {
@@ -841,15 +842,15 @@ static sk_status morpho_check_state(const void *state, int num_envs) {
             if (st == SK_OK) st = check_field(i, "slot alpha tick", slot->alpha.tick, 0, 1 << 20);
             float values[] = {slot->grad_norm, slot->contribution, slot->contribution_prev,
                               slot->prospect, slot->alpha.alpha, slot->alpha.start, slot->alpha.target};
-            if (st == SK_OK && !finite_all(values, (int)(sizeof values / sizeof values[0])))
-                st = sk_fail(SK_ERR_CORRUPT, "env.meta of env %d: slot %d holds a non-finite value", i, k);
+            if (st == SK_OK && !numbers_all(values, (int)(sizeof values / sizeof values[0])))
+                st = sk_fail(SK_ERR_CORRUPT, "env.meta of env %d: slot %d holds a NaN", i, k);
         }
         float scores[] = {meta->train_loss, meta->val_loss, meta->val_acc, meta->potential,
                           meta->episode_return};
-        if (st == SK_OK &&
-            !(finite_all(scores, 5) && finite_all(meta->loss_hist, MORPHO_HISTORY) &&
-              finite_all(meta->acc_hist, MORPHO_HISTORY) && finite_all(meta->subset_acc, MORPHO_SUBSETS)))
-            st = sk_fail(SK_ERR_CORRUPT, "env.meta of env %d holds a non-finite score", i);
+        /* subset_acc holds NaN for the subsets not measured */
+        if (st == SK_OK && !(numbers_all(scores, 5) && numbers_all(meta->loss_hist, MORPHO_HISTORY) &&
+                             numbers_all(meta->acc_hist, MORPHO_HISTORY)))
+            st = sk_fail(SK_ERR_CORRUPT, "env.meta of env %d holds a NaN score", i);
         if (st != SK_OK) return st;
     }
     return SK_OK;
