@@ -114,6 +114,65 @@ static void test_interrupt_and_resume(void **state) {
     sk_config_free(b);
 }
 
+/* metrics.csv without its wall-clock columns (2: wall_seconds, 3: sps). */
+static void read_rows(const char *run_dir, char *out, size_t size) {
+    char path[256], line[1024];
+    snprintf(path, sizeof path, "%s/metrics.csv", run_dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    out[0] = '\0';
+    while (fgets(line, sizeof line, f)) {
+        char *second = strchr(line, ',');
+        char *third = second ? strchr(second + 1, ',') : NULL;
+        char *fourth = third ? strchr(third + 1, ',') : NULL;
+        char *fifth = fourth ? strchr(fourth + 1, ',') : NULL;
+        assert_non_null(fifth);
+        strncat(out, line, (size_t)(third - line));
+        strncat(out, fifth, size - strlen(out) - 1);
+    }
+    fclose(f);
+}
+
+/* train.log_every thins the run folder's rows to every k-th update, the last
+ * update kept, and a run stopped and resumed writes the same rows. */
+static void test_log_every_thins_and_resumes(void **state) {
+    (void)state;
+    char straight_dir[128], split_dir[128], path[200];
+    snprintf(straight_dir, sizeof straight_dir, "%s/thin-straight", g_dir);
+    snprintf(split_dir, sizeof split_dir, "%s/thin-split", g_dir);
+    sk_config *cfg = config("CartPole-v1", "4096", "2", true); /* 8 updates of 512 */
+    sk_config_set(cfg, "train.log_every", "3");
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    assert_int_equal(sk_trainer_set_run_dir(tr, straight_dir), SK_OK);
+    assert_int_equal(sk_trainer_run(tr), SK_OK);
+    sk_trainer_destroy(tr);
+    static char straight[8192], split[8192];
+    read_rows(straight_dir, straight, sizeof straight);
+    int rows = 0;
+    long long updates[8];
+    for (const char *line = strchr(straight, '\n'); line && line[1]; line = strchr(line + 1, '\n'))
+        updates[rows++] = atoll(line + 1);
+    assert_int_equal(rows, 3);
+    assert_true(updates[0] == 3 && updates[1] == 6 && updates[2] == 8);
+
+    recorder first = {.stop_after = 4};
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    assert_int_equal(sk_trainer_set_run_dir(tr, split_dir), SK_OK);
+    sk_trainer_set_callback(tr, record, &first);
+    assert_int_equal(sk_trainer_run(tr), SK_OK);
+    sk_trainer_destroy(tr);
+    snprintf(path, sizeof path, "%s/policy.safetensors", split_dir);
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    assert_int_equal(sk_trainer_resume(tr, path), SK_OK);
+    assert_int_equal(sk_trainer_set_run_dir(tr, split_dir), SK_OK);
+    assert_int_equal(sk_trainer_run(tr), SK_OK);
+    sk_trainer_destroy(tr);
+    read_rows(split_dir, split, sizeof split);
+    assert_string_equal(split, straight);
+    sk_config_free(cfg);
+}
+
 static void test_mismatches_refused(void **state) {
     (void)state;
     char path[128];
@@ -391,6 +450,7 @@ int main(void) {
         cmocka_unit_test(test_mismatches_refused),
         cmocka_unit_test(test_sigkill_during_write_keeps_previous),
         cmocka_unit_test(test_old_checkpoint_resumes),
+        cmocka_unit_test(test_log_every_thins_and_resumes),
         cmocka_unit_test(test_tampered_checkpoints_refused),
         cmocka_unit_test(test_tampered_prover_state_refused),
     };

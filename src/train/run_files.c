@@ -69,7 +69,6 @@ sk_status sk_run_checkpoint(sk_trainer *tr) {
 }
 
 void sk_run_metrics_row(sk_trainer *tr, const sk_update_stats *st) {
-    sk_live_update(tr->live, st, tr->result.solved, tr->result.solved_at_steps);
     fprintf(tr->metrics,
             "%lld,%lld,%.3f,%.0f,%.6g,%.6g,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
             (long long)st->update, (long long)st->steps, st->wall_seconds, st->sps,

@@ -63,6 +63,8 @@ sk_status sk_settings_resolve(sk_ppo_settings *s, const sk_config *cfg, const sk
     s->checkpoint_every = (int)v;
     CHECK(sk_cfg_int(cfg, "train.grad_stats_every", 10, 0, INT32_MAX, &v));
     s->grad_stats_every = (int)v;
+    CHECK(sk_cfg_int(cfg, "train.log_every", 1, 1, INT32_MAX, &v));
+    s->log_every = (int)v;
     int64_t batch = (int64_t)s->num_envs * s->horizon;
     if (batch > (1 << 26))
         return sk_fail(SK_ERR_INVALID, "env.num_envs x ppo.horizon = %lld is too large (max %d)",
@@ -347,14 +349,20 @@ sk_status sk_trainer_run(sk_trainer *tr) {
 
         bool solved = tr->window_count == SK_WINDOW &&
                       st->mean_return >= tr->env->solved_threshold;
+        /* train.log_every thins metrics.csv and events.jsonl; an anomaly,
+         * the update that solved and the last update are always kept, so
+         * the rows do not depend on where a run was stopped and resumed */
+        bool logged = tr->update % tr->s.log_every == 0 || anomaly != NULL ||
+                      (solved && !tr->result.solved) || tr->update == num_updates;
         if (solved && !tr->result.solved) {
             tr->result.solved = true;
             tr->result.solved_at_steps = tr->steps;
             tr->result.solved_at_seconds = st->wall_seconds;
             sk_events_solved(tr);
         }
-        if (tr->metrics) sk_run_metrics_row(tr, st);
-        sk_events_update(tr, st);
+        sk_live_update(tr->live, st, tr->result.solved, tr->result.solved_at_steps);
+        if (logged && tr->metrics) sk_run_metrics_row(tr, st);
+        if (logged) sk_events_update(tr, st);
         if (tr->run_dir[0] && tr->s.checkpoint_every > 0 && tr->update % tr->s.checkpoint_every == 0) {
             status = sk_run_checkpoint(tr);
             if (status != SK_OK) break;
