@@ -28,3 +28,17 @@ void sk_comm_bcast_f32(const sk_comm *comm, float *data, size_t count, int root)
 void sk_comm_bcast_f64(const sk_comm *comm, double *data, size_t count, int root) {
     if (comm->ops) comm->ops->bcast_f64(comm->impl, data, count, root);
 }
+
+void sk_comm_allgather_f64(const sk_comm *comm, const double *mine, size_t count, double *all) {
+    if (comm->ops) comm->ops->allgather_f64(comm->impl, mine, count, all);
+    else if (all != mine) memcpy(all, mine, count * sizeof(double));
+}
+
+size_t sk_comm_allgatherv_f32(const sk_comm *comm, const float *mine, size_t count, float *all,
+                              size_t capacity, size_t *counts) {
+    if (comm->ops) return comm->ops->allgatherv_f32(comm->impl, mine, count, all, capacity, counts);
+    SK_ASSERT(count <= capacity);
+    if (all != mine) memcpy(all, mine, count * sizeof(float));
+    counts[0] = count;
+    return count;
+}

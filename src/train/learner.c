@@ -61,14 +61,39 @@ sk_status sk_governor_trouble(sk_trainer *tr, const char *what) {
     return SK_OK;
 }
 
+/* Merges every worker's accumulation (of every rank, through sk_comm) into
+ * stats in (rank, worker) order, and clears them; `which` picks the
+ * worker's accumulator. */
+static void merge_moments(sk_trainer *tr, sk_running_stats *stats,
+                          sk_welford *(*which)(sk_worker *wk)) {
+    sk_learner *ln = &tr->learner;
+    int W = tr->num_workers, size = stats->size;
+    size_t part = 1 + 2 * (size_t)size;
+    for (int w = 0; w < W; w++) {
+        sk_welford *acc = which(&tr->workers[w]);
+        sk_welford_pack(acc, ln->moments + (size_t)w * part);
+        sk_welford_clear(acc);
+    }
+    sk_comm_allgather_f64(&tr->comm, ln->moments, (size_t)W * part, ln->moments_all);
+    for (int k = 0; k < tr->comm.size * W; k++) {
+        const double *p = ln->moments_all + (size_t)k * part;
+        sk_running_stats_merge_moments(stats, p[0], p + 1, p + 1 + size);
+    }
+}
+
+static sk_welford *obs_acc_of(sk_worker *wk) { return &wk->obs_acc; }
+static sk_welford *return_acc_of(sk_worker *wk) { return &wk->return_acc; }
+
 void sk_learner_merge_statistics(sk_trainer *tr) {
     sk_learner *ln = &tr->learner;
-    for (int w = 0; w < tr->num_workers; w++) {
-        if (tr->s.norm_obs) sk_running_stats_merge(&ln->obs_stats, &tr->workers[w].obs_acc);
-        if (tr->s.norm_reward) sk_running_stats_merge(&ln->return_stats, &tr->workers[w].return_acc);
+    if (tr->s.norm_obs) {
+        merge_moments(tr, &ln->obs_stats, obs_acc_of);
+        sk_norm_map_update(&ln->obs_map, &ln->obs_stats, true);
     }
-    if (tr->s.norm_obs) sk_norm_map_update(&ln->obs_map, &ln->obs_stats, true);
-    if (tr->s.norm_reward) sk_norm_map_update(&ln->reward_map, &ln->return_stats, false);
+    if (tr->s.norm_reward) {
+        merge_moments(tr, &ln->return_stats, return_acc_of);
+        sk_norm_map_update(&ln->reward_map, &ln->return_stats, false);
+    }
 }
 
 /* Normalises the minibatch's advantages in place (mean 0, unbiased std 1),

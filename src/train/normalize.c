@@ -21,22 +21,36 @@ void sk_running_stats_free(sk_running_stats *stats) {
     memset(stats, 0, sizeof *stats);
 }
 
-void sk_running_stats_merge(sk_running_stats *stats, sk_welford *batch) {
-    if (batch->n > 0.0) {
-        double total = stats->count + batch->n;
-        for (int j = 0; j < stats->size; j++) {
-            double batch_var = batch->m2[j] / batch->n;
-            double delta = batch->mean[j] - stats->mean[j];
-            double m2 = stats->var[j] * stats->count + batch_var * batch->n +
-                        delta * delta * stats->count * batch->n / total;
-            stats->mean[j] += delta * batch->n / total;
-            stats->var[j] = m2 / total;
-        }
-        stats->count = total;
+void sk_running_stats_merge_moments(sk_running_stats *stats, double n, const double *mean,
+                                    const double *m2_batch) {
+    if (!(n > 0.0)) return;
+    double total = stats->count + n;
+    for (int j = 0; j < stats->size; j++) {
+        double batch_var = m2_batch[j] / n;
+        double delta = mean[j] - stats->mean[j];
+        double m2 = stats->var[j] * stats->count + batch_var * n +
+                    delta * delta * stats->count * n / total;
+        stats->mean[j] += delta * n / total;
+        stats->var[j] = m2 / total;
     }
+    stats->count = total;
+}
+
+void sk_welford_pack(const sk_welford *acc, double *out) {
+    out[0] = acc->n;
+    memcpy(out + 1, acc->mean, (size_t)acc->size * sizeof(double));
+    memcpy(out + 1 + acc->size, acc->m2, (size_t)acc->size * sizeof(double));
+}
+
+void sk_welford_clear(sk_welford *batch) {
     batch->n = 0.0;
     memset(batch->mean, 0, (size_t)batch->size * sizeof(double));
     memset(batch->m2, 0, (size_t)batch->size * sizeof(double));
+}
+
+void sk_running_stats_merge(sk_running_stats *stats, sk_welford *batch) {
+    sk_running_stats_merge_moments(stats, batch->n, batch->mean, batch->m2);
+    sk_welford_clear(batch);
 }
 
 sk_status sk_welford_init(sk_welford *acc, int size) {

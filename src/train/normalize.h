@@ -35,6 +35,13 @@ sk_status sk_running_stats_init(sk_running_stats *stats, int size);
 void sk_running_stats_free(sk_running_stats *stats);
 /* Merges a worker's accumulation and clears it. */
 void sk_running_stats_merge(sk_running_stats *stats, sk_welford *batch);
+/* Merges n values of the given mean and sum of squared deviations m2 (Chan
+ * et al.); nothing when n is 0. */
+void sk_running_stats_merge_moments(sk_running_stats *stats, double n, const double *mean,
+                                    const double *m2);
+/* An accumulation as 1 + 2 size doubles: n, mean, m2 (what sk_comm gathers). */
+void sk_welford_pack(const sk_welford *acc, double *out);
+void sk_welford_clear(sk_welford *acc);
 
 sk_status sk_welford_init(sk_welford *acc, int size);
 void sk_welford_free(sk_welford *acc);

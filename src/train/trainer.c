@@ -246,19 +246,40 @@ int sk_trainer_threads(const sk_trainer *tr) { return tr->num_workers; }
 
 const sk_config *sk_trainer_config(const sk_trainer *tr) { return tr->cfg; }
 
-/* Adds the rollout's finished episodes to the 100-episode window in the order
- * they ended (step, then env), whatever the worker split. */
+/* Adds the rollout's finished episodes of every worker (of every rank,
+ * through sk_comm) to the 100-episode window in the order they ended (step,
+ * then rank and worker), whatever the split. */
 static void merge_episodes(sk_trainer *tr) {
-    int cursor[SK_MAX_WORKERS] = {0};
-    int L = tr->env->num_log_fields;
+    int L = tr->env->num_log_fields, W = tr->num_workers, parts = tr->comm.size * W;
     size_t record = (size_t)L + 1;
+    /* this rank's records, worker after worker, and how many each has */
+    size_t local = 0;
+    for (int w = 0; w < W; w++) {
+        const sk_worker *wk = &tr->workers[w];
+        size_t floats = (size_t)wk->num_episodes * record;
+        memcpy(tr->episodes_local + local, wk->episodes, floats * sizeof(float));
+        local += floats;
+        tr->episode_counts[w] = wk->num_episodes;
+    }
+    size_t rank_floats[SK_MAX_RANKS];
+    sk_comm_allgatherv_f32(&tr->comm, tr->episodes_local, local, tr->episodes_all,
+                           sk_trainer_array_count(tr, SK_SIZE_EPISODES_ALL), rank_floats);
+    sk_comm_allgather_f64(&tr->comm, tr->episode_counts, (size_t)W, tr->episode_counts_all);
+    const float *start[SK_MAX_WORKERS * SK_MAX_RANKS];
+    int count[SK_MAX_WORKERS * SK_MAX_RANKS], cursor[SK_MAX_WORKERS * SK_MAX_RANKS];
+    size_t at = 0;
+    for (int k = 0; k < parts; k++) {
+        start[k] = tr->episodes_all + at;
+        count[k] = (int)tr->episode_counts_all[k];
+        cursor[k] = 0;
+        at += (size_t)count[k] * record;
+    }
     memset(tr->log_sum, 0, sizeof tr->log_sum);
     tr->log_count = 0;
     for (int t = 0; t < tr->s.horizon; t++) {
-        for (int w = 0; w < tr->num_workers; w++) {
-            const sk_worker *wk = &tr->workers[w];
-            while (cursor[w] < wk->num_episodes && (int)wk->episodes[record * cursor[w] + L] == t) {
-                const float *episode = wk->episodes + record * cursor[w]++;
+        for (int k = 0; k < parts; k++) {
+            while (cursor[k] < count[k] && (int)start[k][record * (size_t)cursor[k] + (size_t)L] == t) {
+                const float *episode = start[k] + record * (size_t)cursor[k]++;
                 for (int f = 2; f < L; f++) tr->log_sum[f] += episode[f];
                 tr->log_count++;
                 tr->window_return[tr->window_pos] = episode[0];

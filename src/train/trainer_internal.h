@@ -26,6 +26,7 @@
 
 #define SK_WINDOW 100       /* episodes in the moving mean that decides "solved" */
 #define SK_MAX_WORKERS 1024 /* train.threads is at most this */
+#define SK_MAX_RANKS 1      /* processes of a run: 1 until a distributed sk_comm exists */
 #define SK_MAX_OBS_NORM 4096 /* observation sizes the float copy of the normaliser covers */
 
 typedef struct sk_ppo_settings {
@@ -95,6 +96,8 @@ typedef struct sk_learner {
     float *mb_adv_norm;              /* (minibatch_size) */
     int32_t *perm;                   /* (batch_size) */
     int current_minibatch;           /* start index into perm for the dispatched minibatch */
+    double *moments;                 /* (workers, 1 + 2 obs_size) packed accumulations to merge */
+    double *moments_all;             /* (ranks, workers, 1 + 2 obs_size) every rank's, gathered */
     double grad_norms[SK_MAX_TENSORS]; /* per tensor, last minibatch of a stats update */
 } sk_learner;
 
@@ -131,6 +134,11 @@ struct sk_trainer {
     int obs_size, num_heads, action_dim, mask_size, batch_size, minibatch_size;
     int num_workers;
     sk_worker *workers;
+    /* finished episodes of a rollout, gathered for the merge */
+    float *episodes_local;         /* this rank's workers' records, one after another */
+    float *episodes_all;           /* every rank's */
+    double *episode_counts;        /* (workers) records each worker has */
+    double *episode_counts_all;    /* (ranks, workers) */
     /* progress */
     int64_t update, steps, episodes;
     /* the env's extra episode_log fields (2..) summed over this update's episodes */

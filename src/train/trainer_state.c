@@ -27,6 +27,8 @@ const sk_trainer_array g_sk_trainer_arrays[] = {
     {NULL, SK_ARRAY_F32, AT(learner.governor.adam_v), SK_SIZE_PARAMS, NO_RANGE},
     {NULL, SK_ARRAY_F32, AT(learner.mb_adv_norm), SK_SIZE_MINIBATCH, NO_RANGE},
     {NULL, SK_ARRAY_I32, AT(learner.perm), SK_SIZE_BATCH, NO_RANGE},
+    {NULL, SK_ARRAY_F64, AT(learner.moments), SK_SIZE_MOMENTS, NO_RANGE},
+    {NULL, SK_ARRAY_F64, AT(learner.moments_all), SK_SIZE_MOMENTS_ALL, NO_RANGE},
     /* rollout storage */
     {"state.obs", SK_ARRAY_F32, AT(rollout.obs), SK_SIZE_ROWS1_OBS, RANGE(-INFINITY, INFINITY)},
     {NULL, SK_ARRAY_F32, AT(rollout.logp), SK_SIZE_ROWS, NO_RANGE},
@@ -40,6 +42,11 @@ const sk_trainer_array g_sk_trainer_arrays[] = {
     {"state.masks", SK_ARRAY_U8, AT(rollout.masks), SK_SIZE_ROWS1_MASK, RANGE(0, 1)},
     {NULL, SK_ARRAY_U8, AT(rollout.terminated), SK_SIZE_ROWS, NO_RANGE},
     {NULL, SK_ARRAY_U8, AT(rollout.truncated), SK_SIZE_ROWS, NO_RANGE},
+    /* the episode merge's gathering */
+    {NULL, SK_ARRAY_F32, AT(episodes_local), SK_SIZE_EPISODES, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(episodes_all), SK_SIZE_EPISODES_ALL, NO_RANGE},
+    {NULL, SK_ARRAY_F64, AT(episode_counts), SK_SIZE_WORKERS, NO_RANGE},
+    {NULL, SK_ARRAY_F64, AT(episode_counts_all), SK_SIZE_WORKERS_ALL, NO_RANGE},
     {"state.discounted_return", SK_ARRAY_F64, AT(rollout.discounted_return), SK_SIZE_ENVS,
      RANGE(-INFINITY, INFINITY)},
 };
@@ -65,6 +72,14 @@ size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
     case SK_SIZE_ROWS1_MASK: return rows1 * (size_t)tr->mask_size;
     case SK_SIZE_BATCH: return (size_t)tr->batch_size;
     case SK_SIZE_MINIBATCH: return (size_t)tr->minibatch_size;
+    case SK_SIZE_MOMENTS: return (size_t)tr->num_workers * (1 + 2 * (size_t)tr->obs_size);
+    case SK_SIZE_EPISODES: return rows * ((size_t)tr->env->num_log_fields + 1);
+    case SK_SIZE_EPISODES_ALL:
+        return (size_t)tr->comm.size * sk_trainer_array_count(tr, SK_SIZE_EPISODES);
+    case SK_SIZE_WORKERS: return (size_t)tr->num_workers;
+    case SK_SIZE_WORKERS_ALL: return (size_t)tr->comm.size * (size_t)tr->num_workers;
+    case SK_SIZE_MOMENTS_ALL:
+        return (size_t)tr->comm.size * sk_trainer_array_count(tr, SK_SIZE_MOMENTS);
     }
     SK_ASSERT(!"unknown size kind");
     return 0;

@@ -16,6 +16,12 @@ typedef enum sk_size_kind {
     SK_SIZE_ROWS1_MASK, /* (T + 1) x N x mask_size */
     SK_SIZE_BATCH,      /* T x N */
     SK_SIZE_MINIBATCH,
+    SK_SIZE_MOMENTS,     /* workers x (1 + 2 obs_size): packed running-statistics accumulations */
+    SK_SIZE_MOMENTS_ALL, /* ranks x the above */
+    SK_SIZE_EPISODES,    /* T x N x (num_log_fields + 1): every env's episodes of a rollout */
+    SK_SIZE_EPISODES_ALL,
+    SK_SIZE_WORKERS,
+    SK_SIZE_WORKERS_ALL,
 } sk_size_kind;
 
 typedef struct sk_trainer_array {
