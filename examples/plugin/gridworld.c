@@ -149,7 +149,7 @@ static void grid_step(void *state, const sk_env_io *io, int lo, int hi) {
 static const sk_env_def gridworld_env = {
     .id = "GridWorld-v0",
     .alias = "gridworld",
-    .summary = "walk a 5x5 grid to the goal; moves into the border are masked",
+    .summary = "walk a grid (5x5 by default) to the goal; moves off the grid are masked",
     .obs_size = OBS_SIZE,
     .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {NUM_MOVES}},
     .mask_size = NUM_MOVES,
