@@ -16,7 +16,9 @@ pc_dir=$(dirname "$(find "$prefix" -name skinner.pc | head -1)")
 export PKG_CONFIG_PATH=$pc_dir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 cc -std=c17 -Wall -Wextra -Werror "$source_dir/examples/train_cartpole.c" -o "$prefix/example" \
     $(pkg-config --cflags --libs skinner)
-out=$("$prefix/example")
+# -lskinner links libskinner.so, installed beside the .pc file's folder; a prefix
+# outside the loader's search path needs LD_LIBRARY_PATH
+out=$(LD_LIBRARY_PATH=$(dirname "$pc_dir")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$prefix/example")
 echo "$out"
 [[ $out == solved=1* ]] || { echo "install_check: the example did not solve CartPole-v1"; exit 1; }
 # the installed program finds its installed presets (no warning about a missing preset)

@@ -37,6 +37,10 @@ bool cli_parse_double(const char *flag, const char *text, double lo, double hi, 
 int cli_load_config(sk_config *cfg, const sk_env_def *env, const char *explicit_path,
                     const char *argv0);
 
+/* How to name env on a later command line: its id, or FILE.so:ID for an env
+ * of a plugin (which a later run must load again); in buf if not the id. */
+const char *cli_env_name(const sk_env_def *env, char *buf, size_t size);
+
 int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_envs(int argc, char **argv);

@@ -1,5 +1,8 @@
 /* skinner: the command-line front end. */
+#define _GNU_SOURCE /* dladdr */
 #include "cli.h"
+
+#include <dlfcn.h>
 
 #include <errno.h>
 #include <math.h>
@@ -21,8 +24,13 @@ static const char *g_usage =
     "  monitor DIR watch a run live: progress, returns, losses, the return curve\n"
     "  plot RUN_DIR [RUN_DIR ...]  draw learning curves of run folders (PNG or SVG)\n"
     "\n"
-    "'skinner COMMAND --help' describes each. ENV is a Gymnasium id such as CartPole-v1\n"
-    "or its short alias (cartpole).\n";
+    "global options (before or after COMMAND):\n"
+    "  --env-lib FILE  load an env plugin (a .so built against <skinner/env.h>) and\n"
+    "                  register its envs; repeatable\n"
+    "\n"
+    "'skinner COMMAND --help' describes each. ENV is a Gymnasium id such as CartPole-v1,\n"
+    "its short alias (cartpole), or FILE.so:ID for an env of a plugin. A run or a\n"
+    "checkpoint of a plugin env needs the plugin again (--env-lib or FILE.so:ID).\n";
 
 int cli_error(int code, const char *fmt, ...) {
     va_list args;
@@ -164,7 +172,46 @@ int cli_load_config(sk_config *cfg, const sk_env_def *env, const char *explicit_
     return SK_EXIT_OK;
 }
 
+const char *cli_env_name(const sk_env_def *env, char *buf, size_t size) {
+    Dl_info table = {0}, program = {0};
+    if (!dladdr(env, &table) || !dladdr((void *)cli_error, &program) || !table.dli_fname ||
+        table.dli_fbase == program.dli_fbase)
+        return env->id;
+    size_t len = strlen(table.dli_fname);
+    if (len >= 3 && strcmp(table.dli_fname + len - 3, ".so") == 0)
+        snprintf(buf, size, "%s:%s", table.dli_fname, env->id);
+    else snprintf(buf, size, "%s --env-lib %s", env->id, table.dli_fname);
+    return buf;
+}
+
+/* Removes every --env-lib FILE / --env-lib=FILE from argv (whichever command
+ * follows) and loads each plugin, so that every command sees its envs.
+ * SK_EXIT_USAGE for a missing FILE, SK_EXIT_FAILURE for a refused plugin. */
+static int load_env_libs(int *argc, char **argv) {
+    int kept = 1;
+    for (int i = 1; i < *argc; i++) {
+        const char *path = NULL;
+        if (strcmp(argv[i], "--env-lib") == 0) {
+            if (i + 1 >= *argc)
+                return cli_error(SK_EXIT_USAGE, "option '--env-lib' needs a value (a plugin .so)");
+            path = argv[++i];
+        } else if (strncmp(argv[i], "--env-lib=", 10) == 0) {
+            path = argv[i] + 10;
+        } else {
+            argv[kept++] = argv[i];
+            continue;
+        }
+        if (sk_env_load_plugin(path) != SK_OK)
+            return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
+    }
+    argv[kept] = NULL;
+    *argc = kept;
+    return SK_EXIT_OK;
+}
+
 int main(int argc, char **argv) {
+    int rc = load_env_libs(&argc, argv);
+    if (rc != SK_EXIT_OK) return rc;
     if (argc < 2) {
         fputs(g_usage, stderr);
         return SK_EXIT_USAGE;

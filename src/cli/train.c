@@ -255,12 +255,13 @@ int cmd_train(int argc, char **argv) {
         printf("not solved: final mean return %.1f (threshold %g) after %lld steps, %.2f s\n",
                r.final_mean_return, extra.env->solved_threshold, (long long)r.total_steps,
                r.wall_seconds);
+    char env_name[4200];
     if (r.interrupted)
         printf("interrupted: the run so far is saved; continue it with\n  skinner train %s --resume %s\n",
-               extra.env->id, run_dir);
+               cli_env_name(extra.env, env_name, sizeof env_name), run_dir);
     printf("run folder: %s\n", run_dir);
-    printf("evaluate: skinner eval %s --checkpoint %s/policy.safetensors\n", extra.env->id,
-           run_dir);
+    printf("evaluate: skinner eval %s --checkpoint %s/policy.safetensors\n",
+           cli_env_name(extra.env, env_name, sizeof env_name), run_dir);
 done:
     sk_trainer_destroy(trainer);
     sk_config_free(cfg);

@@ -1,6 +1,11 @@
-/* The list of environments. Adding one: write src/envs/NAME.c exporting an
- * sk_env_def, declare it here and add it to the table. */
-#include "../core/core.h"
+/*
+ * The list of environments: the built-ins first, in a fixed order, then the
+ * envs a host program registered (sk_env_register) or a plugin brought
+ * (sk_env_load_plugin, plugin.c), in the order they came. Adding a built-in:
+ * write src/envs/NAME.c exporting an sk_env_def, declare it here and add it to
+ * g_envs. Every table, built-in or not, passes sk_env_validate.
+ */
+#include "registry.h"
 #include "acrobot.h"
 #include "cartpole.h"
 #include "mountaincar.h"
@@ -8,10 +13,18 @@
 #include "morpho/morpho.h"
 #include "prover/prover.h"
 
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <string.h>
 #include <strings.h>
 
-static const sk_env_def *const g_envs[] = {
+#define NUM_BUILTIN_ENVS 7
+#define PLUGIN_SEPARATOR ".so:"
+
+/* Entries are only ever appended, under g_lock, into slots that were NULL, so
+ * a list read by sk_env_list stays NULL-terminated. */
+static const sk_env_def *g_envs[NUM_BUILTIN_ENVS + SK_MAX_REGISTERED_ENVS + 1] = {
     &sk_env_cartpole,
     &sk_env_acrobot,
     &sk_env_mountaincar,
@@ -19,23 +32,188 @@ static const sk_env_def *const g_envs[] = {
     &sk_env_pendulum,
     &sk_env_prover,
     &sk_env_morpho,
-    NULL,
 };
+static int g_num_envs = NUM_BUILTIN_ENVS;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 const sk_env_def *const *sk_env_list(void) { return g_envs; }
 
-const sk_env_def *sk_env_find(const char *name) {
-    if (name) {
-        for (int i = 0; g_envs[i]; i++)
-            if (strcasecmp(g_envs[i]->id, name) == 0 || strcasecmp(g_envs[i]->alias, name) == 0)
-                return g_envs[i];
+/* Writes a formatted reason into why; returns false so callers can `return invalid(...)`. */
+static bool invalid(char *why, size_t why_size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static bool invalid(char *why, size_t why_size, const char *fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(why, why_size, fmt, args);
+    va_end(args);
+    return false;
+}
+
+static bool validate_space(const sk_env_def *env, char *why, size_t why_size) {
+    const sk_action_space *space = &env->action_space;
+    if (space->kind == SK_SPACE_DISCRETE) {
+        if (space->num_heads < 1 || space->num_heads > SK_MAX_HEADS)
+            return invalid(why, why_size, "action_space.num_heads = %d (expected 1..%d)",
+                           space->num_heads, SK_MAX_HEADS);
+        for (int h = 0; h < space->num_heads; h++)
+            if (space->head_sizes[h] < 1)
+                return invalid(why, why_size, "action_space.head_sizes[%d] = %d (expected >= 1)",
+                               h, space->head_sizes[h]);
+    } else if (space->kind == SK_SPACE_CONTINUOUS) {
+        if (space->dim < 1 || space->dim > SK_MAX_ACTION_DIM)
+            return invalid(why, why_size, "action_space.dim = %d (expected 1..%d)", space->dim,
+                           SK_MAX_ACTION_DIM);
+        for (int d = 0; d < space->dim; d++)
+            if (!isfinite(space->low[d]) || !isfinite(space->high[d]) ||
+                !(space->low[d] < space->high[d]))
+                return invalid(why, why_size,
+                               "action_space.low[%d] = %g, high[%d] = %g (expected finite bounds "
+                               "with low < high)",
+                               d, (double)space->low[d], d, (double)space->high[d]);
+    } else {
+        return invalid(why, why_size,
+                       "action_space.kind = %d (expected SK_SPACE_DISCRETE or SK_SPACE_CONTINUOUS)",
+                       (int)space->kind);
     }
-    char known[512] = "";
-    for (int i = 0; g_envs[i]; i++) {
-        strncat(known, i ? ", " : "", sizeof known - strlen(known) - 1);
-        strncat(known, g_envs[i]->id, sizeof known - strlen(known) - 1);
+    int expected_mask = sk_action_mask_size(space);
+    if (env->mask_size != 0 && env->mask_size != expected_mask) {
+        if (expected_mask == 0)
+            return invalid(why, why_size, "mask_size = %d (expected 0: a continuous action "
+                                          "space has no masks)", env->mask_size);
+        return invalid(why, why_size, "mask_size = %d (expected 0 for no masks, or %d, what "
+                                      "sk_action_mask_size gives for this action space)",
+                       env->mask_size, expected_mask);
     }
-    sk_fail(SK_ERR_UNKNOWN_ENV, "unknown environment '%s' (known: %s; see 'skinner envs')",
-            name ? name : "(none)", known);
+    return true;
+}
+
+bool sk_env_validate(const sk_env_def *env, char *why, size_t why_size) {
+    if (!env) return invalid(why, why_size, "the table is NULL");
+    if (!env->id || !env->id[0])
+        return invalid(why, why_size, "id is empty (expected a name with a version, e.g. "
+                                      "\"GridWorld-v0\")");
+    if (strchr(env->id, ':'))
+        return invalid(why, why_size, "id \"%s\" contains ':' (which separates FILE.so:ID)",
+                       env->id);
+    if (env->alias && (!env->alias[0] || strchr(env->alias, ':')))
+        return invalid(why, why_size, "alias \"%s\" is empty or contains ':' (expected NULL or a "
+                                      "short name)", env->alias);
+    if (env->obs_size < 1)
+        return invalid(why, why_size, "obs_size = %d (expected >= 1)", env->obs_size);
+    if (env->max_episode_steps < 1)
+        return invalid(why, why_size, "max_episode_steps = %d (expected >= 1)",
+                       env->max_episode_steps);
+    if (isinf(env->solved_threshold))
+        return invalid(why, why_size, "solved_threshold = %g (expected a finite number, or NAN "
+                                      "for none)", env->solved_threshold);
+    if (env->num_log_fields < 2 || env->num_log_fields > SK_MAX_LOG_FIELDS)
+        return invalid(why, why_size, "num_log_fields = %d (expected 2..%d: return, length, then "
+                                      "the env's own)", env->num_log_fields, SK_MAX_LOG_FIELDS);
+    for (int k = 0; k < env->num_log_fields; k++)
+        if (!env->log_names[k] || !env->log_names[k][0])
+            return invalid(why, why_size, "log_names[%d] is empty (expected a name for each of "
+                                          "the %d log fields)", k, env->num_log_fields);
+    const struct {
+        const char *name;
+        bool present;
+    } functions[] = {
+        {"create", env->create != NULL}, {"destroy", env->destroy != NULL},
+        {"reset", env->reset != NULL},   {"step", env->step != NULL},
+        {"state_arrays", env->state_arrays != NULL},
+    };
+    for (size_t f = 0; f < sizeof functions / sizeof functions[0]; f++)
+        if (!functions[f].present)
+            return invalid(why, why_size, "%s is NULL (expected a function)", functions[f].name);
+    return validate_space(env, why, why_size);
+}
+
+/* The env among the first count of envs whose id or alias is name, case-insensitively. */
+static const sk_env_def *holder_of(const char *name, const sk_env_def *const *envs, int count) {
+    for (int i = 0; name && i < count; i++)
+        if (strcasecmp(envs[i]->id, name) == 0 ||
+            (envs[i]->alias && strcasecmp(envs[i]->alias, name) == 0))
+            return envs[i];
     return NULL;
+}
+
+/* "plugin 'x.so': env table 1 (\"Grid-v0\")" or "cannot register env \"Grid-v0\"". */
+static void describe(char *out, size_t size, const char *source, int index, const sk_env_def *env) {
+    const char *id = env && env->id ? env->id : "(no id)";
+    if (source) snprintf(out, size, "%s: env table %d (\"%s\")", source, index, id);
+    else snprintf(out, size, "cannot register env \"%s\"", id);
+}
+
+/* Checks tables for sk_env_register_all under g_lock. */
+static sk_status check_tables(const sk_env_def *const *envs, int count, const char *source) {
+    char what[512], why[512];
+    if (g_num_envs + count > NUM_BUILTIN_ENVS + SK_MAX_REGISTERED_ENVS)
+        return sk_fail(SK_ERR_INVALID, "%s: %d more envs would pass the limit of %d registered "
+                                       "envs (%d are registered)",
+                       source ? source : "cannot register env", count, SK_MAX_REGISTERED_ENVS,
+                       g_num_envs - NUM_BUILTIN_ENVS);
+    for (int i = 0; i < count; i++) {
+        describe(what, sizeof what, source, i, envs[i]);
+        if (!sk_env_validate(envs[i], why, sizeof why))
+            return sk_fail(SK_ERR_INVALID, "%s: %s", what, why);
+        const char *names[2] = {envs[i]->id, envs[i]->alias};
+        for (int n = 0; n < 2; n++) {
+            const sk_env_def *holder = holder_of(names[n], g_envs, g_num_envs);
+            if (!holder) holder = holder_of(names[n], envs, i);
+            if (holder)
+                return sk_fail(SK_ERR_INVALID, "%s: %s \"%s\" is already taken by %s (expected a "
+                                               "name no registered env uses as id or alias)",
+                               what, n ? "alias" : "id", names[n], holder->id);
+        }
+    }
+    return SK_OK;
+}
+
+sk_status sk_env_register_all(const sk_env_def *const *envs, int count, const char *source) {
+    pthread_mutex_lock(&g_lock);
+    sk_status status = check_tables(envs, count, source);
+    if (status == SK_OK)
+        for (int i = 0; i < count; i++) g_envs[g_num_envs++] = envs[i];
+    pthread_mutex_unlock(&g_lock);
+    return status;
+}
+
+sk_status sk_env_register(const sk_env_def *env) { return sk_env_register_all(&env, 1, NULL); }
+
+/* Splits "FILE.so:ID" at its last ".so:" and loads FILE; *id points into name. */
+static bool load_plugin_of(const char *name, const char **id) {
+    const char *sep = NULL;
+    for (const char *at = strstr(name, PLUGIN_SEPARATOR); at; at = strstr(at + 1, PLUGIN_SEPARATOR))
+        sep = at;
+    if (!sep) return true;
+    char path[4096];
+    size_t path_len = (size_t)(sep - name) + strlen(".so");
+    if (path_len >= sizeof path) {
+        sk_fail(SK_ERR_INVALID, "plugin path in '%s' is too long (at most %zu bytes)", name,
+                sizeof path - 1);
+        return false;
+    }
+    memcpy(path, name, path_len);
+    path[path_len] = '\0';
+    *id = sep + strlen(PLUGIN_SEPARATOR);
+    return sk_env_load_plugin(path) == SK_OK;
+}
+
+const sk_env_def *sk_env_find(const char *name) {
+    const char *id = name;
+    if (name && !load_plugin_of(name, &id)) return NULL;
+    pthread_mutex_lock(&g_lock);
+    const sk_env_def *found = holder_of(id, g_envs, g_num_envs);
+    if (!found) {
+        char known[2048] = "";
+        for (int i = 0; i < g_num_envs; i++) {
+            strncat(known, i ? ", " : "", sizeof known - strlen(known) - 1);
+            strncat(known, g_envs[i]->id, sizeof known - strlen(known) - 1);
+        }
+        sk_fail(SK_ERR_UNKNOWN_ENV,
+                "unknown environment '%s' (known: %s; see 'skinner envs'; an env from a plugin "
+                "needs its library loaded first: FILE.so:ID, or --env-lib FILE.so)",
+                id ? id : "(none)", known);
+    }
+    pthread_mutex_unlock(&g_lock);
+    return found;
 }

@@ -13,6 +13,15 @@
 
 #define MAX_HEADER_BYTES (100u << 20) /* the format's own limit */
 
+/* Env state arrays are written with their sk_array_type cast to the dtype
+ * (src/train/checkpoint.c), so the two enums must agree value for value. */
+_Static_assert((int)SK_ARRAY_F32 == (int)SK_ST_F32, "sk_array_type F32 != sk_st_dtype F32");
+_Static_assert((int)SK_ARRAY_F64 == (int)SK_ST_F64, "sk_array_type F64 != sk_st_dtype F64");
+_Static_assert((int)SK_ARRAY_I32 == (int)SK_ST_I32, "sk_array_type I32 != sk_st_dtype I32");
+_Static_assert((int)SK_ARRAY_I64 == (int)SK_ST_I64, "sk_array_type I64 != sk_st_dtype I64");
+_Static_assert((int)SK_ARRAY_U8 == (int)SK_ST_U8, "sk_array_type U8 != sk_st_dtype U8");
+_Static_assert((int)SK_ARRAY_U64 == (int)SK_ST_U64, "sk_array_type U64 != sk_st_dtype U64");
+
 struct sk_st_file {
     char *bytes;
     size_t size;

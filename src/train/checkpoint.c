@@ -26,10 +26,7 @@
 #define STATE_VERSION "1"
 #define MAX_CHECKPOINT_TENSORS (SK_MAX_TENSORS + SK_MAX_ENV_ARRAYS + 24)
 
-_Static_assert((int)SK_ST_F32 == (int)SK_ARRAY_F32 && (int)SK_ST_F64 == (int)SK_ARRAY_F64 &&
-                   (int)SK_ST_I32 == (int)SK_ARRAY_I32 && (int)SK_ST_I64 == (int)SK_ARRAY_I64 &&
-                   (int)SK_ST_U8 == (int)SK_ARRAY_U8 && (int)SK_ST_U64 == (int)SK_ARRAY_U64,
-               "state arrays are written as the safetensors dtype of the same value");
+/* sk_array_type and sk_st_dtype agree value for value (asserted in src/io/safetensors.c). */
 
 /* The scalars packed into state.counters, in the file's order. */
 enum { C_UPDATE, C_STEPS, C_EPISODES, C_ADAM_STEP, C_WINDOW_COUNT, C_WINDOW_POS, C_ANOMALIES,

@@ -1,0 +1,106 @@
+/*
+ * Env plugins: a shared object that exports sk_plugin_abi_version and
+ * sk_plugin_envs (SK_PLUGIN_EXPORT in skinner/env.h). It is built without
+ * -lskinner: its sk_* calls resolve to the program that loads it, which must
+ * export them (the skinner program is linked with --export-dynamic; a host
+ * program linked with libskinner.so exports them through it). Every table is
+ * checked before any is registered; a refused plugin is closed again. A loaded
+ * plugin stays loaded for the life of the process (its tables are in it).
+ */
+#include "registry.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_PLUGINS SK_MAX_REGISTERED_ENVS
+#define MAX_ENVS_PER_PLUGIN SK_MAX_REGISTERED_ENVS
+
+static void *g_handles[MAX_PLUGINS];
+static int g_num_handles;
+static pthread_mutex_t g_plugins_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool already_loaded(void *handle) {
+    for (int i = 0; i < g_num_handles; i++)
+        if (g_handles[i] == handle) return true;
+    return false;
+}
+
+/* Checks the loaded object's symbols and tables and registers them; under g_plugins_lock. */
+static sk_status register_plugin(void *handle, const char *path) {
+    const int *version = dlsym(handle, "sk_plugin_abi_version");
+    if (!version)
+        return sk_fail(SK_ERR_INVALID,
+                       "plugin '%s' does not export 'sk_plugin_abi_version' (expected a shared "
+                       "object that ends with SK_PLUGIN_EXPORT(...) from <skinner/env.h>)",
+                       path);
+    if (*version != SK_ENV_ABI_VERSION)
+        return sk_fail(SK_ERR_INVALID,
+                       "plugin '%s' was built for env ABI version %d, but this skinner has "
+                       "version %d (rebuild it against this skinner's <skinner/env.h>)",
+                       path, *version, SK_ENV_ABI_VERSION);
+    const sk_env_def *const *const *envs_symbol = dlsym(handle, "sk_plugin_envs");
+    if (!envs_symbol)
+        return sk_fail(SK_ERR_INVALID,
+                       "plugin '%s' does not export 'sk_plugin_envs' (expected a shared object "
+                       "that ends with SK_PLUGIN_EXPORT(...) from <skinner/env.h>)",
+                       path);
+    const sk_env_def *const *envs = *envs_symbol;
+    int count = 0;
+    while (envs && envs[count] && count <= MAX_ENVS_PER_PLUGIN) count++;
+    if (count == 0)
+        return sk_fail(SK_ERR_INVALID,
+                       "plugin '%s' exports no env tables (expected sk_plugin_envs to list at "
+                       "least one before its NULL)",
+                       path);
+    if (count > MAX_ENVS_PER_PLUGIN)
+        return sk_fail(SK_ERR_INVALID, "plugin '%s' exports more than %d env tables", path,
+                       MAX_ENVS_PER_PLUGIN);
+    if (g_num_handles == MAX_PLUGINS)
+        return sk_fail(SK_ERR_INVALID, "plugin '%s': %d plugins are loaded already (the limit)",
+                       path, MAX_PLUGINS);
+    char source[4200];
+    snprintf(source, sizeof source, "plugin '%s'", path);
+    sk_status status = sk_env_register_all(envs, count, source);
+    if (status == SK_OK) g_handles[g_num_handles++] = handle;
+    return status;
+}
+
+sk_status sk_env_load_plugin(const char *path) {
+    if (!path || !path[0])
+        return sk_fail(SK_ERR_INVALID, "no plugin file given (expected the path of a .so)");
+    struct stat info;
+    if (stat(path, &info) != 0)
+        return sk_fail(SK_ERR_INVALID, "plugin '%s' cannot be opened: %s", path, strerror(errno));
+    if (!S_ISREG(info.st_mode))
+        return sk_fail(SK_ERR_INVALID, "plugin '%s' is not a regular file (expected a .so)", path);
+    /* dlopen searches the library path for a name without a '/': ask for this file. */
+    char local[4200];
+    const char *file = path;
+    if (!strchr(path, '/')) {
+        snprintf(local, sizeof local, "./%s", path);
+        file = local;
+    }
+    dlerror();
+    void *handle = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        const char *reason = dlerror();
+        bool undefined = reason && strstr(reason, "undefined symbol");
+        return sk_fail(SK_ERR_INVALID, "plugin '%s' is not a loadable shared object: %s%s", path,
+                       reason ? reason : "dlopen failed",
+                       undefined ? " (a plugin takes its sk_* functions from the program that "
+                                   "loads it, which must export them: link it with "
+                                   "-Wl,--export-dynamic or against libskinner.so)"
+                                 : "");
+    }
+    pthread_mutex_lock(&g_plugins_lock);
+    bool seen = already_loaded(handle);
+    sk_status status = seen ? SK_OK : register_plugin(handle, path);
+    /* a refused plugin is closed; a file loaded before (under any name) gives back the
+     * reference this dlopen counted */
+    if (seen || status != SK_OK) dlclose(handle);
+    pthread_mutex_unlock(&g_plugins_lock);
+    return status;
+}

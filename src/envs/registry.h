@@ -1,0 +1,26 @@
+/* The registry's internals shared with the plugin loader (plugin.c). */
+#ifndef SK_ENVS_REGISTRY_H
+#define SK_ENVS_REGISTRY_H
+
+#include "../core/core.h"
+
+/* Envs that sk_env_register and plugins may add beside the built-ins. */
+#define SK_MAX_REGISTERED_ENVS 64
+
+/*
+ * Checks one table on its own (not against the registry): id, sizes, log
+ * names, functions and action space. True when it is usable; otherwise false
+ * with why (a NUL-terminated message of at most why_size bytes) naming the
+ * field, its value and what was expected.
+ */
+bool sk_env_validate(const sk_env_def *env, char *why, size_t why_size);
+
+/*
+ * Validates count tables, checks that no id or alias is taken (by a
+ * registered env or by another of the tables) and registers all of them, or
+ * none: SK_ERR_INVALID with a message that starts with `source` (e.g.
+ * "plugin 'libx.so'") and names the table by index and id.
+ */
+sk_status sk_env_register_all(const sk_env_def *const *envs, int count, const char *source);
+
+#endif
