@@ -86,6 +86,11 @@ updates=$(cut -d, -f1 short/metrics.csv | tail -n +2 | tr '\n' ' ')
 [[ $updates == "$(seq -s ' ' 1 "$rows_after") " ]] ||
     fail "the resumed run's updates do not continue: $updates"
 echo "resume: $rows_before updates, then $rows_after ($updates)"
+# the run recorded its plugin (env.plugin, absolute): resuming needs no --env-lib
+grep -q "^plugin = /.*libgridworld.so" short/config.ini || fail "config.ini does not record env.plugin"
+"$skinner" train GridWorld-v0 --resume short --total-steps 16384 --quiet > /dev/null ||
+    fail "resuming a plugin run without --env-lib failed"
+(( $(wc -l < short/metrics.csv) - 1 > rows_after )) || fail "the second resume wrote no rows"
 
 # programs linked with the installed libskinner.so: the header's example, and a host
 # that loads the plugin itself (its sk_* calls resolve to libskinner.so)

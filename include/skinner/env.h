@@ -429,6 +429,10 @@ SK_API sk_status sk_env_register(const sk_env_def *env);
  * the problem (not a shared object, missing symbol, ABI version, bad table).
  * Loading the same file twice is a no-op. */
 SK_API sk_status sk_env_load_plugin(const char *path);
+/* The absolute path of the plugin that registered env, or NULL for a
+ * built-in env or one registered by sk_env_register. A run records it as
+ * env.plugin, so that resuming or evaluating it loads the plugin again. */
+SK_API const char *sk_env_plugin_path(const sk_env_def *env);
 
 #ifdef __cplusplus
 }

@@ -45,9 +45,6 @@ int cli_train_config(int argc, char **argv, const char *argv0, sk_config *cfg,
         fputs(usage, stderr);
         return cli_error(SK_EXIT_USAGE, "missing ENV (see 'skinner envs')");
     }
-    const sk_env_def *env = sk_env_find(argv[0]);
-    if (!env) return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
-    extra->env = env;
     /* first pass: --config or --resume, which the overrides apply on top of */
     const char *config_path = NULL, *resume_dir = NULL;
     for (int i = 1; i < argc; i++) {
@@ -59,6 +56,7 @@ int cli_train_config(int argc, char **argv, const char *argv0, sk_config *cfg,
             resume_dir = argv[i] + 9;
     }
     int rc;
+    const char *run_plugin = NULL;
     if (resume_dir) {
         if (config_path)
             return cli_error(SK_EXIT_USAGE, "--resume continues a run with its own config.ini; "
@@ -68,6 +66,16 @@ int cli_train_config(int argc, char **argv, const char *argv0, sk_config *cfg,
         if (sk_config_load_file(cfg, resume_config) != SK_OK)
             return cli_error(SK_EXIT_FAILURE, "cannot resume '%s': %s", resume_dir,
                              sk_last_error());
+        /* a run of a plugin env names its plugin: load it before finding ENV */
+        run_plugin = sk_config_get(cfg, "env.plugin");
+        if (run_plugin && run_plugin[0] && sk_env_load_plugin(run_plugin) != SK_OK)
+            return cli_error(SK_EXIT_FAILURE, "cannot resume '%s': %s", resume_dir,
+                             sk_last_error());
+    }
+    const sk_env_def *env = sk_env_find(argv[0]);
+    if (!env) return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
+    extra->env = env;
+    if (resume_dir) {
         const char *run_env = sk_config_get(cfg, "env.id");
         if (!run_env || sk_env_find(run_env) != env)
             return cli_error(SK_EXIT_FAILURE, "cannot resume '%s': it is a run of %s, not of %s",

@@ -10,6 +10,7 @@
 #include "registry.h"
 
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -19,6 +20,9 @@
 #define MAX_ENVS_PER_PLUGIN SK_MAX_REGISTERED_ENVS
 
 static void *g_handles[MAX_PLUGINS];
+static char *g_paths[MAX_PLUGINS]; /* each plugin's absolute path */
+static const sk_env_def *const *g_tables[MAX_PLUGINS];
+static int g_num_tables[MAX_PLUGINS];
 static int g_num_handles;
 static pthread_mutex_t g_plugins_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -63,9 +67,18 @@ static sk_status register_plugin(void *handle, const char *path) {
                        path, MAX_PLUGINS);
     char source[4200];
     snprintf(source, sizeof source, "plugin '%s'", path);
+    char *absolute = realpath(path, NULL);
+    if (!absolute) return sk_fail(SK_ERR_NOMEM, "plugin '%s': %s", path, strerror(errno));
     sk_status status = sk_env_register_all(envs, count, source);
-    if (status == SK_OK) g_handles[g_num_handles++] = handle;
-    return status;
+    if (status != SK_OK) {
+        free(absolute);
+        return status;
+    }
+    g_paths[g_num_handles] = absolute;
+    g_tables[g_num_handles] = envs;
+    g_num_tables[g_num_handles] = count;
+    g_handles[g_num_handles++] = handle;
+    return SK_OK;
 }
 
 sk_status sk_env_load_plugin(const char *path) {
@@ -103,4 +116,14 @@ sk_status sk_env_load_plugin(const char *path) {
     if (seen || status != SK_OK) dlclose(handle);
     pthread_mutex_unlock(&g_plugins_lock);
     return status;
+}
+
+const char *sk_env_plugin_path(const sk_env_def *env) {
+    const char *found = NULL;
+    pthread_mutex_lock(&g_plugins_lock);
+    for (int p = 0; p < g_num_handles && !found; p++)
+        for (int k = 0; k < g_num_tables[p]; k++)
+            if (g_tables[p][k] == env) found = g_paths[p];
+    pthread_mutex_unlock(&g_plugins_lock);
+    return found;
 }

@@ -217,3 +217,17 @@ const sk_env_def *sk_env_find(const char *name) {
     pthread_mutex_unlock(&g_lock);
     return found;
 }
+
+const sk_env_def *sk_env_of_config(const sk_config *cfg, const char *name) {
+    const char *plugin = sk_cfg_string(cfg, "env.plugin", "");
+    if (plugin[0] && sk_env_load_plugin(plugin) != SK_OK) return NULL;
+    return sk_env_find(name);
+}
+
+sk_status sk_env_record_plugin(sk_config *cfg, const sk_env_def *env) {
+    const char *path = sk_env_plugin_path(env);
+    if (!path) return SK_OK;
+    sk_status status = sk_config_set(cfg, "env.plugin", path);
+    if (status == SK_OK) sk_cfg_string(cfg, "env.plugin", ""); /* read: not an unknown key */
+    return status;
+}

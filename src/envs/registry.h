@@ -23,4 +23,14 @@ bool sk_env_validate(const sk_env_def *env, char *why, size_t why_size);
  */
 sk_status sk_env_register_all(const sk_env_def *const *envs, int count, const char *source);
 
+/*
+ * The env a run's config names: the plugin recorded as env.plugin (if any)
+ * is loaded first, then `name` (env.id, or the id a checkpoint recorded) is
+ * found. The key is marked as read. NULL with a message on failure.
+ */
+const sk_env_def *sk_env_of_config(const sk_config *cfg, const char *name);
+/* Records the plugin env came from as env.plugin in cfg (nothing for a
+ * built-in env), so that a resumed or evaluated run loads it again. */
+sk_status sk_env_record_plugin(sk_config *cfg, const sk_env_def *env);
+
 #endif

@@ -1,6 +1,7 @@
 /* The PPO trainer: settings, composing the parts (sk_vec, sk_rollout,
  * sk_learner, sk_comm), the iteration loop. */
 #include "../io/live.h"
+#include "../envs/registry.h"
 #include "events.h"
 #include "run_files.h"
 #include "trainer_state.h"
@@ -149,8 +150,9 @@ static void learner_free(sk_learner *ln) {
 static sk_status trainer_build(sk_trainer *tr) {
     const char *env_name = sk_cfg_string(tr->cfg, "env.id", NULL);
     if (!env_name) return sk_fail(SK_ERR_CONFIG, "no environment given (set env.id)");
-    tr->env = sk_env_find(env_name);
+    tr->env = sk_env_of_config(tr->cfg, env_name);
     if (!tr->env) return SK_ERR_UNKNOWN_ENV;
+    CHECK(sk_env_record_plugin(tr->cfg, tr->env));
     CHECK(sk_settings_resolve(&tr->s, tr->cfg, tr->env));
     CHECK(sk_vec_create(&tr->vec, tr->env, tr->s.num_envs,
                         tr->s.threads > 0 ? tr->s.threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
