@@ -5,6 +5,11 @@
 #include "../core/rng.h"
 
 #include <string.h>
+#include <unistd.h>
+
+/* OpenBLAS's own threads would compete with the workers, and at an
+ * evaluation's sizes (256 rows) gain nothing even alone. */
+extern void openblas_set_num_threads(int num_threads);
 
 static void act_discrete(void *ctx, int worker, const float *obs, const uint8_t *masks, int rows,
                          bool greedy, int32_t *actions, float *logp) {
@@ -66,4 +71,33 @@ void sk_policy_actor_act(sk_policy_actor *pa, int worker, const float *obs, cons
     sk_policy_sample(&lp->policy, lp->params, work->out[SK_NET_ACTOR], masks, rows,
                      &pa->rng[worker], greedy, actions, actions_continuous,
                      logp ? logp : work->logp);
+}
+
+static void pool_parallel(void *ctx, sk_parallel_job job, void *job_ctx) {
+    sk_pool_run(ctx, job, job_ctx);
+}
+
+sk_status sk_eval_host_init(sk_eval_host *host, const sk_loaded_policy *lp, int threads) {
+    memset(host, 0, sizeof *host);
+    if (threads < 0)
+        return sk_fail(SK_ERR_INVALID, "threads = %d (expected 0 for one per core, or more)",
+                       threads);
+    int workers = threads ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    sk_status status = sk_pool_create(&host->pool, workers > 0 ? workers : 1);
+    if (status == SK_OK)
+        status = sk_policy_actor_init(&host->policy, lp, sk_pool_size(host->pool),
+                                      SK_ACTOR_DEFAULT_ROWS, 0);
+    if (status != SK_OK) {
+        sk_eval_host_free(host);
+        return status;
+    }
+    host->parallel = (sk_parallel){.ctx = host->pool, .run = pool_parallel};
+    openblas_set_num_threads(1);
+    return SK_OK;
+}
+
+void sk_eval_host_free(sk_eval_host *host) {
+    sk_policy_actor_free(&host->policy);
+    if (host->pool) sk_pool_destroy(host->pool);
+    memset(host, 0, sizeof *host);
 }

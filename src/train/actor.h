@@ -5,6 +5,7 @@
 #ifndef SK_ACTOR_H
 #define SK_ACTOR_H
 
+#include "../vec/pool.h"
 #include "eval.h"
 
 /* Rows an evaluation's actor takes per call unless told otherwise. */
@@ -36,5 +37,19 @@ void sk_policy_actor_free(sk_policy_actor *pa);
 void sk_policy_actor_act(sk_policy_actor *pa, int worker, const float *obs, const uint8_t *masks,
                          int rows, bool greedy, int32_t *actions, float *actions_continuous,
                          float *logp);
+
+/* What an env's own evaluation borrows from its host: workers (a pool of
+ * threads) and the loaded policy acting on each of them. */
+typedef struct sk_eval_host {
+    sk_pool *pool;
+    sk_policy_actor policy; /* policy.actor: the sk_actor to lend */
+    sk_parallel parallel;   /* runs a job on every worker of pool */
+} sk_eval_host;
+
+/* threads workers (0: one per core), each acting on up to
+ * SK_ACTOR_DEFAULT_ROWS rows. Sets OpenBLAS to one thread, as the trainer
+ * does: the workers are the parallelism. */
+sk_status sk_eval_host_init(sk_eval_host *host, const sk_loaded_policy *lp, int threads);
+void sk_eval_host_free(sk_eval_host *host);
 
 #endif

@@ -323,3 +323,22 @@ sk_status sk_evaluate_controller(const char *env_name, const sk_config *cfg, sk_
     actor who = {.controller = controller};
     return evaluate_with(env, cfg, &who, episodes, seed, trace_path, out);
 }
+
+sk_status sk_evaluate_env(const sk_loaded_policy *lp, const sk_config *options, int threads,
+                          sk_progress_fn progress, void *progress_user, sk_env_report *out) {
+    memset(out, 0, sizeof *out);
+    const sk_env_evaluation *evaluation = sk_env_extras_of(lp->env)->evaluation;
+    if (!evaluation)
+        return sk_fail(SK_ERR_INVALID,
+                       "%s has no evaluation of its own (expected an env whose extras name one); "
+                       "evaluate it by episodes",
+                       lp->env->id);
+    sk_eval_host host;
+    sk_status status = sk_eval_host_init(&host, lp, threads);
+    if (status != SK_OK) return status;
+    status = evaluation->run(lp->env, lp->cfg, options, &host.policy.actor, &host.parallel,
+                             progress, progress_user, out);
+    if (status == SK_OK) status = sk_cfg_check_unused(options, "eval");
+    sk_eval_host_free(&host);
+    return status;
+}

@@ -3,6 +3,7 @@
  * rewards and the checkpointed state. The transition itself is resolve.c.
  */
 #include "prover.h"
+#include "rank.h"
 
 #include "../../core/config.h"
 #include "../../core/core.h"
@@ -409,6 +410,7 @@ static int prover_state_arrays(void *state, sk_env_array *arrays) {
 static const sk_env_extras prover_extras = {
     .preset = "prover",
     .obs_atoms = prover_obs_atoms,
+    .evaluation = &sk_prover_ranking,
 };
 
 const sk_env_def sk_env_prover = {
