@@ -55,7 +55,7 @@ static const sk_soa_field g_fields[] = {
     SK_SOA_FIELD(sk_cartpole_state, x_dot, SK_ARRAY_F64),
     SK_SOA_FIELD(sk_cartpole_state, theta, SK_ARRAY_F64),
     SK_SOA_FIELD(sk_cartpole_state, theta_dot, SK_ARRAY_F64),
-    SK_SOA_FIELD(sk_cartpole_state, elapsed, SK_ARRAY_I32),
+    SK_SOA_FIELD_RANGE(sk_cartpole_state, elapsed, SK_ARRAY_I32, 0, MAX_EPISODE_STEPS),
     SK_SOA_FIELD(sk_cartpole_state, episode_return, SK_ARRAY_F32),
     SK_SOA_FIELD(sk_cartpole_state, rng, SK_ARRAY_U64),
 };
@@ -67,7 +67,7 @@ static const sk_soa_field g_fields32[] = {
     SK_SOA_FIELD_NAMED("x_dot", sk_cartpole_state, x_dot32, SK_ARRAY_F32),
     SK_SOA_FIELD_NAMED("theta", sk_cartpole_state, theta32, SK_ARRAY_F32),
     SK_SOA_FIELD_NAMED("theta_dot", sk_cartpole_state, theta_dot32, SK_ARRAY_F32),
-    SK_SOA_FIELD(sk_cartpole_state, elapsed, SK_ARRAY_I32),
+    SK_SOA_FIELD_RANGE(sk_cartpole_state, elapsed, SK_ARRAY_I32, 0, MAX_EPISODE_STEPS),
     SK_SOA_FIELD(sk_cartpole_state, rng, SK_ARRAY_U64),
 };
 #define NUM_FIELDS32 ((int)(sizeof g_fields32 / sizeof g_fields32[0]))
