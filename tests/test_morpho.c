@@ -4,6 +4,8 @@
  * by hand. */
 #include "test_util.h"
 
+#include "skinner/vec.h"
+
 #include "core/config.h"
 #include "core/core.h"
 #include "core/rng.h"
@@ -260,15 +262,16 @@ static void test_shapley(void **state) {
 
 /* ------------------------------------------------------------------ the env */
 
+/* n Morpho envs on an sk_vec; the pointers are the vec's buffers. */
 typedef struct env_run {
     const sk_env_def *env;
+    sk_vec *vec;
     void *state;
     sk_config *cfg;
     int n;
     float *obs, *final_obs, *rewards, *log;
     int32_t *actions;
     uint8_t *terminated, *truncated, *masks;
-    sk_env_io io;
 } env_run;
 
 static void env_open(env_run *r, int n, const char *extra) {
@@ -280,27 +283,18 @@ static void env_open(env_run *r, int n, const char *extra) {
     snprintf(text, sizeof text,
              "[env]\ndata = synthetic\nbatches = 4\nbatch_size = 64\nval_size = 300\n%s", extra);
     assert_int_equal(sk_config_load_string(r->cfg, text), SK_OK);
-    if (r->env->create(&r->state, n, r->cfg) != SK_OK) fail_msg("create: %s", sk_last_error());
-    size_t N = (size_t)n;
-    r->obs = calloc(N * MORPHO_OBS_SIZE, sizeof(float));
-    r->final_obs = calloc(N * MORPHO_OBS_SIZE, sizeof(float));
-    r->rewards = calloc(N, sizeof(float));
-    r->log = calloc(N * MORPHO_NUM_LOG_FIELDS, sizeof(float));
-    r->actions = calloc(N * MORPHO_HEADS, sizeof(int32_t));
-    r->terminated = calloc(N, 1);
-    r->truncated = calloc(N, 1);
-    r->masks = calloc(N * (size_t)r->env->mask_size, 1);
-    r->io = (sk_env_io){.obs = r->obs, .final_obs = r->final_obs, .actions = r->actions,
-                        .rewards = r->rewards, .terminated = r->terminated,
-                        .truncated = r->truncated, .masks = r->masks, .episode_log = r->log};
-    r->env->reset(r->state, &r->io, 0, n, 7);
+    if (sk_vec_create(&r->vec, r->env, n, 1, r->cfg) != SK_OK) fail_msg("create: %s", sk_last_error());
+    const sk_vec_buffers *b = sk_vec_buffers_of(r->vec);
+    r->state = sk_vec_state(r->vec);
+    r->obs = b->obs, r->final_obs = b->final_obs, r->rewards = b->rewards, r->log = b->episode_log;
+    r->actions = b->actions, r->masks = b->masks;
+    r->terminated = b->terminated, r->truncated = b->truncated;
+    sk_vec_reset(r->vec, 7);
 }
 
 static void env_close(env_run *r) {
-    r->env->destroy(r->state);
+    sk_vec_destroy(r->vec);
     sk_config_free(r->cfg);
-    free(r->obs), free(r->final_obs), free(r->rewards), free(r->log), free(r->actions);
-    free(r->terminated), free(r->truncated), free(r->masks);
 }
 
 static void set_action(env_run *r, int i, int op, int slot, int blueprint) {
@@ -327,7 +321,7 @@ static void test_straight_through(void **state) {
     for (int epoch = 0; epoch < 12; epoch++) {
         set_action(&r, 0, epoch == 0 ? MORPHO_GERMINATE : MORPHO_WAIT, 1, MORPHO_BP_MLP_SMALL);
         set_action(&r, 1, MORPHO_WAIT, 0, 0);
-        r.env->step(r.state, &r.io, 0, 2);
+        sk_vec_step_range(r.vec, 0, 2);
         assert_int_equal(m->meta[0].slots[1].stage, MORPHO_TRAINING);
         assert_memory_equal(m->arena_all, m->arena_all + m->arena, host * sizeof(float));
         /* a host without seeds earns the accuracy term alone: 5 x (accuracy - 0.8) */
@@ -343,8 +337,8 @@ static void test_straight_through(void **state) {
     /* advance: now the seed shapes the output, and the hosts part */
     set_action(&r, 0, MORPHO_ADVANCE, 1, 0);
     set_action(&r, 1, MORPHO_WAIT, 0, 0);
-    r.env->step(r.state, &r.io, 0, 2);
-    r.env->step(r.state, &r.io, 0, 2);
+    sk_vec_step_range(r.vec, 0, 2);
+    sk_vec_step_range(r.vec, 0, 2);
     assert_int_equal(m->meta[0].slots[1].stage, MORPHO_BLENDING);
     assert_true(memcmp(m->arena_all, m->arena_all + m->arena, host * sizeof(float)) != 0);
     env_close(&r);
@@ -434,7 +428,7 @@ static void test_governor(void **state) {
     for (int epoch = 0; epoch < 6; epoch++) {
         memcpy(before, m->arena_all, m->arena * sizeof(float));
         set_action(&r, 0, MORPHO_WAIT, 0, 0);
-        r.env->step(r.state, &r.io, 0, 1);
+        sk_vec_step_range(r.vec, 0, 1);
         if (memcmp(before, m->arena_all, m->arena * sizeof(float)) == 0) {
             rolled_back++;
             /* the penalty, beside the accuracy term (5 x (accuracy - 0.8)) */
@@ -455,7 +449,7 @@ static void test_episode_end(void **state) {
     morpho_state *m = r.state;
     for (int epoch = 0; epoch < 3; epoch++) {
         set_action(&r, 0, epoch == 0 ? MORPHO_GERMINATE : MORPHO_WAIT, 0, MORPHO_BP_LORA4);
-        r.env->step(r.state, &r.io, 0, 1);
+        sk_vec_step_range(r.vec, 0, 1);
         assert_int_equal(r.terminated[0], epoch == 2);
         assert_int_equal(r.truncated[0], 0);
     }
@@ -512,7 +506,7 @@ static void test_reward_weights(void **state) {
                              : op == MORPHO_FOSSILIZE ? 11.0 * slot->contribution
                                                       : 0.0;
         set_action(&r, 0, op, 0, MORPHO_BP_LORA4);
-        r.env->step(r.state, &r.io, 0, 1);
+        sk_vec_step_range(r.vec, 0, 1);
         assert_int_equal(m->meta[0].last_success, 1);
         const morpho_meta *meta = &m->meta[0];
         /* the contribution is the main accuracy minus the accuracy without the seed */
@@ -639,7 +633,7 @@ static void test_state_arrays_restore(void **state) {
     for (int epoch = 0; epoch < 3; epoch++) {
         set_action(&a, 0, epoch == 0 ? MORPHO_GERMINATE : MORPHO_WAIT, 2, MORPHO_BP_GATE);
         set_action(&a, 1, MORPHO_WAIT, 0, 0);
-        a.env->step(a.state, &a.io, 0, 2);
+        sk_vec_step_range(a.vec, 0, 2);
     }
     sk_env_array from[SK_MAX_ENV_ARRAYS], to[SK_MAX_ENV_ARRAYS];
     int n = a.env->state_arrays(a.state, from);
@@ -668,8 +662,8 @@ static void test_state_arrays_restore(void **state) {
             set_action(&a, i, MORPHO_WAIT, 0, 0);
             set_action(&b, i, MORPHO_WAIT, 0, 0);
         }
-        a.env->step(a.state, &a.io, 0, 2);
-        b.env->step(b.state, &b.io, 0, 2);
+        sk_vec_step_range(a.vec, 0, 2);
+        sk_vec_step_range(b.vec, 0, 2);
         assert_memory_equal(ma->arena_all, mb->arena_all, 2 * ma->arena * sizeof(float));
         assert_memory_equal(a.obs, b.obs, 2 * MORPHO_OBS_SIZE * sizeof(float));
         assert_memory_equal(a.rewards, b.rewards, 2 * sizeof(float));

@@ -1,5 +1,5 @@
 /*
- * Ranking evaluation of Prover-v0 (src/train/rank.h): the rank arithmetic on
+ * Ranking evaluation of Prover-v0 (src/envs/prover/rank.h): the rank arithmetic on
  * hand-made score lists, the MRR/Hits formulas against hand-computed values,
  * the filtered corruptions, and whole rankings on a small knowledge base
  * written in DeepProofLog's format, proved by a hand-built policy whose
@@ -27,7 +27,8 @@
 #include "core/core.h"
 #include "core/rng.h"
 #include "envs/prover/prover.h"
-#include "train/rank.h"
+#include "envs/prover/rank.h"
+#include "train/actor.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -209,6 +210,51 @@ static void test_corruptions_are_filtered_and_typed(void **st) {
 
 /* ------------------------------------------------------------ policies */
 
+/* The ranking as `skinner eval` hosts it: the loaded policy as the actor of
+ * `threads` workers (0: one per core) on a pool of as many threads. */
+typedef struct rank_options {
+    sk_kb_split split;
+    int max_queries, sides;
+    uint64_t seed;
+    int threads, batch;
+} rank_options;
+
+static sk_status rank_policy(const sk_loaded_policy *lp, const rank_options *options,
+                             sk_rank_result *out) {
+    sk_eval_host host;
+    sk_status status = sk_eval_host_init(&host, lp, options->threads);
+    if (status != SK_OK) return status;
+    sk_rank_options ranking = {.split = options->split, .max_queries = options->max_queries,
+                               .sides = options->sides, .seed = options->seed,
+                               .batch = options->batch};
+    status = sk_rank_run(lp->env, lp->cfg, &host.policy.actor, &host.parallel, &ranking, out);
+    sk_eval_host_free(&host);
+    return status;
+}
+
+static sk_status rank_score(const sk_loaded_policy *lp, const int32_t (*atoms)[3],
+                            const uint8_t *positive, int count, int threads, int batch,
+                            double *scores) {
+    sk_eval_host host;
+    sk_status status = sk_eval_host_init(&host, lp, threads);
+    if (status != SK_OK) return status;
+    status = sk_rank_score(lp->env, lp->cfg, &host.policy.actor, &host.parallel, atoms, positive,
+                           count, batch, scores);
+    sk_eval_host_free(&host);
+    return status;
+}
+
+/* sk_evaluate_env with one eval.* option set. */
+static sk_status evaluate_with(const sk_loaded_policy *lp, const char *key, const char *value,
+                               sk_env_report *out) {
+    sk_config *options = sk_config_new();
+    assert_non_null(options);
+    if (key) assert_int_equal(sk_config_set(options, key, value), SK_OK);
+    sk_status status = sk_evaluate_env(lp, options, 1, NULL, NULL, out);
+    sk_config_free(options);
+    return status;
+}
+
 /* A policy of policy.type `type` over dataset with every weight zero. */
 static void zero_policy_on(sk_loaded_policy *lp, const char *type, const char *dataset) {
     memset(lp, 0, sizeof *lp);
@@ -254,7 +300,7 @@ static void test_scores_are_greedy_proof_log_probs(void **st) {
         for (int batch = 1; batch <= 8; batch++) {
             double scores[7];
             int threads = 1 + batch % 3;
-            assert_int_equal(sk_rank_score(&lp, (const int32_t(*)[3])atoms, positive, 7, threads,
+            assert_int_equal(rank_score(&lp, (const int32_t(*)[3])atoms, positive, 7, threads,
                                            batch, scores),
                              SK_OK);
             for (int k = 0; k < 7; k++) {
@@ -288,8 +334,8 @@ static void test_ranking_end_to_end(void **st) {
         zero_policy(&lp, g_policy_types[t]);
         sk_rank_result r;
         /* test: every true query proved on the first-choice path, no corruption */
-        sk_rank_options options = {.split = SK_KB_TEST, .seed = 3};
-        assert_int_equal(sk_rank_policy(&lp, &options, &r), SK_OK);
+        rank_options options = {.split = SK_KB_TEST, .seed = 3};
+        assert_int_equal(rank_policy(&lp, &options, &r), SK_OK);
         expect_metrics("test head", r.head, perfect);
         expect_metrics("test tail", r.tail, perfect);
         expect_metrics("test overall", r.overall, perfect);
@@ -299,8 +345,8 @@ static void test_ranking_end_to_end(void **st) {
         assert_int_equal(r.tail_corruptions, 2);
         assert_true(r.proved_rate == 1.0);
         /* valid, first query: a corruption proved more likely than the query */
-        options = (sk_rank_options){.split = SK_KB_VALID, .max_queries = 1, .seed = 3};
-        assert_int_equal(sk_rank_policy(&lp, &options, &r), SK_OK);
+        options = (rank_options){.split = SK_KB_VALID, .max_queries = 1, .seed = 3};
+        assert_int_equal(rank_policy(&lp, &options, &r), SK_OK);
         assert_int_equal(r.queries, 1);
         assert_int_equal(r.candidates, 3);
         expect_metrics("valid head", r.head, (sk_rank_metrics){0.5, 0, 1, 1});
@@ -309,7 +355,7 @@ static void test_ranking_end_to_end(void **st) {
         assert_int_equal(r.sides, SK_PROVER_CORRUPT_BOTH); /* env.corrupt's default */
         /* one side only: the other is neither proved nor counted, overall is that side */
         options.sides = SK_PROVER_CORRUPT_TAIL;
-        assert_int_equal(sk_rank_policy(&lp, &options, &r), SK_OK);
+        assert_int_equal(rank_policy(&lp, &options, &r), SK_OK);
         assert_int_equal(r.sides, SK_PROVER_CORRUPT_TAIL);
         assert_int_equal(r.candidates, 2);
         assert_int_equal(r.head_corruptions, 0);
@@ -318,21 +364,73 @@ static void test_ranking_end_to_end(void **st) {
         expect_metrics("valid tail only: tail", r.tail, perfect);
         expect_metrics("valid tail only: overall", r.overall, perfect);
         options.sides = SK_PROVER_CORRUPT_HEAD;
-        assert_int_equal(sk_rank_policy(&lp, &options, &r), SK_OK);
+        assert_int_equal(rank_policy(&lp, &options, &r), SK_OK);
         assert_int_equal(r.candidates, 2);
         assert_int_equal(r.tail_corruptions, 0);
         expect_metrics("valid head only: tail", r.tail, (sk_rank_metrics){0});
         expect_metrics("valid head only: overall", r.overall, (sk_rank_metrics){0.5, 0, 1, 1});
         /* test, tail only: c2 and c4 each against the other region */
         options =
-            (sk_rank_options){.split = SK_KB_TEST, .seed = 3, .sides = SK_PROVER_CORRUPT_TAIL};
-        assert_int_equal(sk_rank_policy(&lp, &options, &r), SK_OK);
+            (rank_options){.split = SK_KB_TEST, .seed = 3, .sides = SK_PROVER_CORRUPT_TAIL};
+        assert_int_equal(rank_policy(&lp, &options, &r), SK_OK);
         assert_int_equal(r.candidates, 2 + 2);
         expect_metrics("test tail only", r.overall, perfect);
         options.sides = 4;
-        assert_int_equal(sk_rank_policy(&lp, &options, &r), SK_ERR_INVALID);
+        assert_int_equal(rank_policy(&lp, &options, &r), SK_ERR_INVALID);
         sk_loaded_policy_free(&lp);
     }
+}
+
+static double report_metric(const sk_env_report *report, const char *name) {
+    for (int k = 0; k < report->num_metrics; k++)
+        if (strcmp(report->metrics[k].name, name) == 0) return report->metrics[k].value;
+    fail_msg("the report has no metric %s", name);
+    return NAN;
+}
+
+/* Prover-v0's ranking as its own evaluation (what `skinner eval` runs): the
+ * eval.* options read, the figures as metrics, the table and the JSON. */
+static void test_ranking_as_evaluation(void **st) {
+    (void)st;
+    sk_loaded_policy lp;
+    zero_policy(&lp, "mlp");
+    assert_true(sk_env_extras_of(&sk_env_prover)->evaluation == &sk_prover_ranking);
+    sk_env_report report;
+    assert_int_equal(evaluate_with(&lp, NULL, NULL, &report), SK_OK); /* test split, both sides */
+    const char *names[] = {"mrr", "hits1", "head_mrr", "tail_hits10"};
+    for (int k = 0; k < 4; k++) assert_true(report_metric(&report, names[k]) == 1.0);
+    assert_true(report_metric(&report, "queries") == 2);
+    assert_true(report_metric(&report, "candidates") == 11);
+    assert_true(report_metric(&report, "proved_rate") == 1.0);
+    assert_non_null(strstr(report.text, "Prover-v0 ranking, test split, both corruptions: 2 "
+                                        "queries, 11 candidates"));
+    assert_non_null(strstr(report.text, "overall    1.000   1.000   1.000   1.000\n"));
+    char json_text[4200];
+    snprintf(json_text, sizeof json_text, "{%s}", report.json);
+    cJSON *json = cJSON_Parse(json_text);
+    if (!json) fail_msg("the report's JSON members do not parse: %s", report.json);
+    assert_true(test_json_number(json, "seed") == 1);
+    assert_true(test_json_number(cJSON_GetObjectItem(json, "head"), "mrr") == 1.0);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(json, "split")), "test");
+    cJSON_Delete(json);
+    /* valid, tail only: no head entries */
+    sk_config *options = sk_config_new();
+    assert_int_equal(sk_config_set(options, "eval.split", "valid"), SK_OK);
+    assert_int_equal(sk_config_set(options, "eval.corrupt", "tail"), SK_OK);
+    assert_int_equal(sk_config_set(options, "eval.seed", "3"), SK_OK);
+    assert_int_equal(sk_evaluate_env(&lp, options, 2, NULL, NULL, &report), SK_OK);
+    sk_config_free(options);
+    assert_true(report_metric(&report, "candidates") == 2 + 2); /* each query and k2 */
+    for (int k = 0; k < report.num_metrics; k++)
+        assert_null(strstr(report.metrics[k].name, "head_mrr"));
+    assert_null(strstr(report.json, "\"head\":"));
+    assert_non_null(strstr(report.text, "valid split, tail corruptions"));
+    /* an env without an evaluation of its own */
+    lp.env = sk_env_find("CartPole-v1");
+    assert_int_equal(evaluate_with(&lp, NULL, NULL, &report), SK_ERR_INVALID);
+    assert_non_null(strstr(sk_last_error(), "CartPole-v1 has no evaluation"));
+    lp.env = &sk_env_prover;
+    sk_loaded_policy_free(&lp);
 }
 
 /* The second valid query ties with its corruption: seeded, and even odds. */
@@ -344,12 +442,12 @@ static void test_ranking_ties_by_seed(void **st) {
     double hits1 = 0.0;
     int differ = 0;
     for (uint64_t seed = 0; seed < SEEDS; seed++) {
-        sk_rank_options options = {.split = SK_KB_VALID, .seed = seed};
+        rank_options options = {.split = SK_KB_VALID, .seed = seed};
         sk_rank_result r, again;
-        assert_int_equal(sk_rank_policy(&lp, &options, &r), SK_OK);
+        assert_int_equal(rank_policy(&lp, &options, &r), SK_OK);
         options.batch = 1; /* the same draws whatever the batch and the workers */
         options.threads = 2;
-        assert_int_equal(sk_rank_policy(&lp, &options, &again), SK_OK);
+        assert_int_equal(rank_policy(&lp, &options, &again), SK_OK);
         assert_memory_equal(&r.head, &again.head, sizeof r.head);
         /* query 1 ranks 2nd always, query 2 1st or 2nd */
         assert_true(r.head.hits1 == 0.0 || r.head.hits1 == 0.5);
@@ -377,13 +475,13 @@ static void test_batch_size_does_not_change_results(void **st) {
         for (size_t k = 0; k < lp.policy.num_params; k++) lp.params[k] *= 50.0f; /* sharp choices */
         for (int split = SK_KB_VALID; split <= SK_KB_TEST; split++) {
             sk_rank_result base, other;
-            sk_rank_options options = {.split = (sk_kb_split)split, .seed = 5, .threads = 1};
-            assert_int_equal(sk_rank_policy(&lp, &options, &base), SK_OK);
+            rank_options options = {.split = (sk_kb_split)split, .seed = 5, .threads = 1};
+            assert_int_equal(rank_policy(&lp, &options, &base), SK_OK);
             int batches[] = {1, 2, 3, 5}, threads[] = {1, 3, 2, 4};
             for (int b = 0; b < 4; b++) {
                 options.batch = batches[b];
                 options.threads = threads[b];
-                assert_int_equal(sk_rank_policy(&lp, &options, &other), SK_OK);
+                assert_int_equal(rank_policy(&lp, &options, &other), SK_OK);
                 assert_memory_equal(&base.head, &other.head, sizeof base.head);
                 assert_memory_equal(&base.tail, &other.tail, sizeof base.tail);
                 assert_true(base.proved_rate == other.proved_rate);
@@ -394,10 +492,10 @@ static void test_batch_size_does_not_change_results(void **st) {
     }
 }
 
-/* The ranking of sk_rank_policy, recomputed the long way: every candidate
+/* The ranking of rank_policy, recomputed the long way: every candidate
  * proved to the end (sk_rank_score, no bound), ranked with the same draws.
  * Returns how many corruptions were proved with a lower score than their true
- * query (sk_rank_policy must cut those short, at the last step at the latest). */
+ * query (sk_rank_run must cut those short, at the last step at the latest). */
 static int reference_ranking(const sk_loaded_policy *lp, const sk_kb *kb, sk_kb_split split,
                              uint64_t seed, sk_rank_result *out) {
     memset(out, 0, sizeof *out);
@@ -415,7 +513,7 @@ static int reference_ranking(const sk_loaded_policy *lp, const sk_kb *kb, sk_kb_
         int n_head = sk_rank_corruptions(kb, atoms[0], 0, atoms + 1, CAP - 1);
         int n_tail = sk_rank_corruptions(kb, atoms[0], 1, atoms + 1 + n_head, CAP - 1 - n_head);
         int count = 1 + n_head + n_tail;
-        assert_int_equal(sk_rank_score(lp, (const int32_t(*)[3])atoms, positive, count, 1, 64,
+        assert_int_equal(rank_score(lp, (const int32_t(*)[3])atoms, positive, count, 1, 64,
                                        scores),
                          SK_OK);
         for (int k = 1; k < count; k++) /* proved, but less likely: cut by the bound */
@@ -456,9 +554,9 @@ static void test_cut_proofs_rank_the_same(void **st) {
             for (int split = SK_KB_VALID; split <= SK_KB_TEST; split++) {
                 sk_rank_result want, got;
                 int below = reference_ranking(&lp, kb, (sk_kb_split)split, 9, &want);
-                sk_rank_options options = {.split = (sk_kb_split)split, .seed = 9, .threads = 2,
+                rank_options options = {.split = (sk_kb_split)split, .seed = 9, .threads = 2,
                                            .batch = 16};
-                assert_int_equal(sk_rank_policy(&lp, &options, &got), SK_OK);
+                assert_int_equal(rank_policy(&lp, &options, &got), SK_OK);
                 print_message("%s, init %llu, %s: MRR head %.4f tail %.4f, proved %.3f, %d "
                               "corruptions proved below their query\n",
                               d ? "countries_s3" : "hand-made", (unsigned long long)init,
@@ -495,11 +593,11 @@ static void test_countries_batches_agree(void **st) {
     }
     sk_kb_free(kb);
     sk_rank_result a, b;
-    sk_rank_options options = {.split = SK_KB_TEST, .seed = 1, .threads = 1};
-    assert_int_equal(sk_rank_policy(&lp, &options, &a), SK_OK);
+    rank_options options = {.split = SK_KB_TEST, .seed = 1, .threads = 1};
+    assert_int_equal(rank_policy(&lp, &options, &a), SK_OK);
     options.batch = 7;
     options.threads = 3;
-    assert_int_equal(sk_rank_policy(&lp, &options, &b), SK_OK);
+    assert_int_equal(rank_policy(&lp, &options, &b), SK_OK);
     print_message("countries_s3, zero policy: MRR %.3f (head %.3f, tail %.3f), proved %.2f, "
                   "%lld candidates in %.2f s\n",
                   a.overall.mrr, a.head.mrr, a.tail.mrr, a.proved_rate, (long long)a.candidates,
@@ -516,13 +614,22 @@ static void test_countries_batches_agree(void **st) {
 static void test_errors(void **st) {
     (void)st;
     sk_rank_result r;
-    assert_int_equal(sk_rank_evaluate("/nonexistent/policy.safetensors", "test", 0, 1, &r),
+    sk_loaded_policy missing;
+    assert_int_equal(sk_policy_load(&missing, "/nonexistent/policy.safetensors", "Prover-v0"),
                      SK_ERR_IO);
-    assert_int_equal(sk_rank_evaluate("/nonexistent/policy.safetensors", "exam", 0, 1, &r),
-                     SK_ERR_INVALID);
+    /* options reach the ranking as eval.* keys, checked there */
+    sk_loaded_policy zero;
+    zero_policy(&zero, "mlp");
+    sk_env_report report;
+    assert_int_equal(evaluate_with(&zero, "eval.split", "exam", &report), SK_ERR_INVALID);
     assert_non_null(strstr(sk_last_error(), "'exam'"));
-    assert_int_equal(sk_rank_evaluate("/nonexistent/policy.safetensors", "test", -1, 1, &r),
-                     SK_ERR_INVALID);
+    assert_int_equal(evaluate_with(&zero, "eval.queries", "-1", &report), SK_ERR_INVALID);
+    assert_non_null(strstr(sk_last_error(), "eval.queries"));
+    assert_int_equal(evaluate_with(&zero, "eval.corrupt", "relation", &report), SK_ERR_INVALID);
+    assert_non_null(strstr(sk_last_error(), "eval.corrupt 'relation'"));
+    assert_int_equal(evaluate_with(&zero, "eval.queue", "1", &report), SK_ERR_CONFIG);
+    assert_non_null(strstr(sk_last_error(), "eval.queue"));
+    sk_loaded_policy_free(&zero);
     sk_kb_split split = SK_KB_TRAIN;
     assert_true(sk_rank_split_parse("valid", &split) && split == SK_KB_VALID);
     assert_true(sk_rank_split_parse("test", &split) && split == SK_KB_TEST);
@@ -531,14 +638,14 @@ static void test_errors(void **st) {
     sk_loaded_policy lp;
     zero_policy(&lp, "mlp");
     lp.env = sk_env_find("CartPole-v1");
-    sk_rank_options options = {.split = SK_KB_TEST};
-    assert_int_equal(sk_rank_policy(&lp, &options, &r), SK_ERR_INVALID);
+    rank_options options = {.split = SK_KB_TEST};
+    assert_int_equal(rank_policy(&lp, &options, &r), SK_ERR_INVALID);
     assert_non_null(strstr(sk_last_error(), "Prover-v0"));
     lp.env = &sk_env_prover;
     /* the train split has no explicit queries here: its facts are the queries */
     options.split = SK_KB_TRAIN;
     options.max_queries = 3;
-    assert_int_equal(sk_rank_policy(&lp, &options, &r), SK_OK);
+    assert_int_equal(rank_policy(&lp, &options, &r), SK_OK);
     assert_int_equal(r.queries, 3);
     sk_loaded_policy_free(&lp);
 }
@@ -669,6 +776,7 @@ int main(void) {
         cmocka_unit_test(test_corruptions_are_filtered_and_typed),
         cmocka_unit_test(test_scores_are_greedy_proof_log_probs),
         cmocka_unit_test(test_ranking_end_to_end),
+        cmocka_unit_test(test_ranking_as_evaluation),
         cmocka_unit_test(test_ranking_ties_by_seed),
         cmocka_unit_test(test_batch_size_does_not_change_results),
         cmocka_unit_test(test_countries_batches_agree),

@@ -340,11 +340,16 @@ typedef struct sk_metric {
 
 #define SK_MAX_METRICS 64
 
-/* What an env's own evaluation reports: its figures and a text summary. */
+/* What an env's own evaluation reports: its figures, a text summary and the
+ * same as JSON. */
 typedef struct sk_env_report {
     int num_metrics;
     sk_metric metrics[SK_MAX_METRICS];
     char text[2048];  /* the human-readable report, lines ending in '\n' */
+    /* the members of `skinner eval --json`'s object after "env" ("key": value,
+     * ... with no braces), where the figures need nesting or strings; empty:
+     * the metrics, flat */
+    char json[2048];
 } sk_env_report;
 
 /* Called as an env's evaluation progresses (done of total units). */

@@ -2,7 +2,7 @@
 #include "../core/config.h"
 #include "../core/core.h"
 #include "../core/rng.h"
-#include "../vec/pool.h"
+#include "skinner/vec.h"
 #include "train.h"
 
 #include <stdatomic.h>
@@ -24,11 +24,8 @@ static const char *g_bench_usage =
 
 typedef struct env_bench {
     const sk_env_def *env;
-    void *state;
-    sk_env_io io;
-    int32_t *actions;
-    float *actions_continuous;
-    int num_envs;
+    sk_vec *vec;
+    const sk_vec_buffers *buffers; /* the vec's */
     double seconds;
     long long *steps; /* per worker */
     uint64_t seed;
@@ -42,8 +39,8 @@ typedef struct env_bench {
 static void masked_random_action(env_bench *b, int i, uint64_t *rng) {
     const sk_action_space *space = &b->env->action_space;
     int H = space->num_heads, M = b->env->mask_size;
-    const uint8_t *mask = b->io.masks + (size_t)i * M;
-    int32_t *a = b->actions + (size_t)i * H;
+    const uint8_t *mask = b->buffers->masks + (size_t)i * M;
+    int32_t *a = b->buffers->actions + (size_t)i * H;
     int at = 0;
     for (int h = 0; h < H; h++) {
         int n = space->head_sizes[h];
@@ -75,10 +72,16 @@ static inline uint32_t mix32(uint32_t x) {
     return x;
 }
 
+/* Worker w writes random actions into its slice of the vec's buffer and steps
+ * the slice, for b->seconds. */
 static void env_bench_job(void *ctx, int w, int num_workers) {
+    (void)num_workers;
     env_bench *b = ctx;
-    int lo, hi;
-    sk_slice(b->num_envs, w, num_workers, &lo, &hi);
+    int slice_lo, slice_hi;
+    sk_vec_slice(b->vec, w, &slice_lo, &slice_hi);
+    /* copies whose address never escapes, so the compiler knows no store
+     * changes them and vectorises the action loops */
+    const int lo = slice_lo, hi = slice_hi;
     if (hi == lo) return;
     const sk_action_space *space = &b->env->action_space;
     int H = space->num_heads;
@@ -100,7 +103,7 @@ static void env_bench_job(void *ctx, int w, int num_workers) {
                 int D = space->dim;
                 for (int i = lo; i < hi; i++)
                     for (int d = 0; d < D; d++)
-                        b->actions_continuous[(size_t)i * D + d] =
+                        b->buffers->actions_continuous[(size_t)i * D + d] =
                             space->low[d] + (space->high[d] - space->low[d]) * sk_rng_float(&rng);
             } else if (b->masked) {
                 for (int i = lo; i < hi; i++) masked_random_action(b, i, &rng);
@@ -108,7 +111,7 @@ static void env_bench_job(void *ctx, int w, int num_workers) {
                 /* counter-based (a 32-bit hash of step and env), so the loop runs on 16
                  * lanes: at ~1e9 env steps/s a 64-bit hash here took a quarter of the time */
                 uint32_t key = (uint32_t)(sk_rng_next(&rng) >> 32);
-                int32_t *restrict actions = b->actions;
+                int32_t *restrict actions = b->buffers->actions;
                 /* 16 random bits per action (sizes are < 2^16); one head gets a contiguous
                  * loop, since GCC scatters the stores of the strided one lane by lane */
                 uint32_t size0 = (uint32_t)space->head_sizes[0];
@@ -123,7 +126,7 @@ static void env_bench_job(void *ctx, int w, int num_workers) {
                                 ((mix32(key + (uint32_t)(i * H + h)) >> 16) * size) >> 16);
                     }
             }
-            b->env->step(b->state, &b->io, lo, hi);
+            sk_vec_step_range(b->vec, lo, hi);
             if (b->slow && sk_now() - start >= b->seconds) {
                 k++;
                 break;
@@ -182,38 +185,24 @@ static int bench_env(int argc, char **argv) {
         }
     }
     if (threads > num_envs) threads = num_envs;
-    env_bench b = {.env = env, .num_envs = (int)num_envs, .seconds = seconds, .seed = 1,
+    env_bench b = {.env = env, .seconds = seconds, .seed = 1,
                    .show_progress = isatty(STDERR_FILENO) != 0,
                    .masked = env->mask_size > 0 && env->action_space.masks_by_head0,
                    .slow = sk_env_extras_of(env)->bench_num_envs > 0};
-    size_t n = (size_t)num_envs;
-    sk_pool *pool = NULL;
-    float *obs = sk_alloc(n * env->obs_size * sizeof(float));
-    float *final_obs = sk_alloc(n * env->obs_size * sizeof(float));
-    float *rewards = sk_alloc(n * sizeof(float));
-    float *log = sk_alloc(n * env->num_log_fields * sizeof(float));
-    uint8_t *terminated = sk_alloc(n), *truncated = sk_alloc(n);
-    uint8_t *masks = sk_alloc(n * (size_t)env->mask_size + 1);
-    b.actions = sk_alloc((n * env->action_space.num_heads + 1) * sizeof(int32_t));
-    b.actions_continuous = sk_alloc((n * env->action_space.dim + 1) * sizeof(float));
     b.steps = calloc((size_t)threads, sizeof(long long));
-    if (!obs || !final_obs || !rewards || !log || !terminated || !truncated || !masks ||
-        !b.actions || !b.actions_continuous || !b.steps) {
-        rc = cli_error(SK_EXIT_FAILURE, "out of memory for %lld envs", num_envs);
+    if (!b.steps) {
+        rc = cli_error(SK_EXIT_FAILURE, "out of memory for %lld threads", threads);
         goto done;
     }
-    if (env->create(&b.state, (int)num_envs, cfg) != SK_OK ||
-        sk_cfg_check_unused(cfg, "env") != SK_OK || sk_pool_create(&pool, (int)threads) != SK_OK) {
+    if (sk_vec_create(&b.vec, env, (int)num_envs, (int)threads, cfg) != SK_OK ||
+        sk_cfg_check_unused(cfg, "env") != SK_OK) {
         rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
         goto done;
     }
-    b.io = (sk_env_io){.obs = obs, .final_obs = final_obs, .actions = b.actions,
-                       .actions_continuous = b.actions_continuous,
-                       .rewards = rewards, .terminated = terminated, .truncated = truncated,
-                       .masks = env->mask_size ? masks : NULL, .episode_log = log};
-    env->reset(b.state, &b.io, 0, (int)num_envs, b.seed);
+    b.buffers = sk_vec_buffers_of(b.vec);
+    sk_vec_reset(b.vec, b.seed);
     double start = sk_now();
-    sk_pool_run(pool, env_bench_job, &b);
+    sk_vec_parallel(b.vec, env_bench_job, &b);
     double elapsed = sk_now() - start;
     long long total = 0;
     for (int w = 0; w < threads; w++) total += b.steps[w];
@@ -226,11 +215,7 @@ static int bench_env(int argc, char **argv) {
         printf("%s: %lld envs, %lld thread%s, %.2f s: %.3g env steps/s\n", env->id, num_envs,
                threads, threads == 1 ? "" : "s", elapsed, sps);
 done:
-    if (pool) sk_pool_destroy(pool);
-    if (b.state) env->destroy(b.state);
-    void *buffers[] = {obs,       final_obs, rewards, log, terminated, truncated, masks, b.actions,
-                       b.actions_continuous};
-    for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++) sk_free(buffers[i]);
+    sk_vec_destroy(b.vec);
     free(b.steps);
     sk_config_free(cfg);
     return rc;

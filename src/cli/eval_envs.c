@@ -3,8 +3,7 @@
 
 #include "core/config.h"
 #include "core/core.h"
-#include "envs/prover/prover.h"
-#include "train/rank.h"
+#include "train/eval.h"
 
 #include <math.h>
 #include <string.h>
@@ -49,77 +48,60 @@ static const char *g_eval_usage =
     "  --corrupt SIDE      Prover-v0 ranking: head, tail or both (default: the\n"
     "                      run's env.corrupt; Countries' protocol is tail)\n";
 
-typedef struct rank_progress {
+typedef struct own_progress {
+    const char *name; /* the evaluation's */
     bool tty;
     double started, last_print;
     bool printed;
-} rank_progress;
+} own_progress;
 
 /* On a terminal an updating line, otherwise a line every 2 seconds. */
-static void rank_progress_update(int done, int total, void *user) {
-    rank_progress *p = user;
+static void own_progress_update(int done, int total, const char *unit, void *user) {
+    own_progress *p = user;
     double now = sk_now();
     if (now - p->last_print < (p->tty ? 0.1 : 2.0) && done < total) return;
     if (!p->tty && done == total && !p->printed) return; /* short runs stay quiet */
     p->last_print = now;
     p->printed = true;
-    fprintf(stderr, "%sranking: %d/%d queries  %.1fs%s", p->tty ? "\r" : "", done, total,
+    fprintf(stderr, "%s%s: %d/%d %s  %.1fs%s", p->tty ? "\r" : "", p->name, done, total, unit,
             now - p->started, p->tty ? "\033[K" : "\n");
     if (p->tty && done == total) fputs("\r\033[K", stderr);
     fflush(stderr);
 }
 
-static void print_rank_json(const char *name, const sk_rank_metrics *m, const char *end) {
-    printf("\"%s\": {\"mrr\": %.6g, \"hits1\": %.6g, \"hits3\": %.6g, \"hits10\": %.6g}%s", name,
-           m->mrr, m->hits1, m->hits3, m->hits10, end);
+/* A failure of the evaluation: a bad or unknown eval.* option is a usage
+ * error, named by its flag (eval.KEY was given as --KEY). */
+static int own_error(sk_status status) {
+    const char *message = sk_last_error();
+    bool option = status == SK_ERR_CONFIG || (status == SK_ERR_INVALID && strncmp(message, "eval.", 5) == 0);
+    if (!option) return cli_error(SK_EXIT_FAILURE, "%s", message);
+    if (strncmp(message, "eval.", 5) == 0) return cli_error(SK_EXIT_USAGE, "--%s", message + 5);
+    return cli_error(SK_EXIT_USAGE, "%s", message);
 }
 
-static int eval_rank(const sk_env_def *env, const char *checkpoint, sk_kb_split split,
-                     long long queries, long long threads, int sides, uint64_t seed,
-                     bool json) {
-    sk_rank_options options = {.split = split, .max_queries = (int)queries,
-                               .threads = (int)threads, .sides = sides, .seed = seed};
-    rank_progress progress = {.tty = isatty(STDERR_FILENO), .started = sk_now()};
+/* The env's own evaluation (as Prover-v0's ranking) of a checkpoint. */
+static int eval_own(const sk_env_def *env, const char *checkpoint, const sk_config *options,
+                    int threads, bool json) {
+    const sk_env_evaluation *evaluation = sk_env_extras_of(env)->evaluation;
+    own_progress progress = {.name = evaluation->name, .tty = isatty(STDERR_FILENO), .started = sk_now()};
     progress.last_print = progress.started;
-    options.progress = rank_progress_update;
-    options.progress_user = &progress;
     sk_loaded_policy lp;
-    sk_rank_result r;
     if (sk_policy_load(&lp, checkpoint, env->id) != SK_OK)
         return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-    sk_status status = sk_rank_policy(&lp, &options, &r);
+    sk_env_report report;
+    sk_status status = sk_evaluate_env(&lp, options, threads, own_progress_update, &progress, &report);
     sk_loaded_policy_free(&lp);
-    if (status != SK_OK) return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-    const char *split_name = sk_rank_split_name(split);
-    bool head = r.sides & SK_PROVER_CORRUPT_HEAD, tail = r.sides & SK_PROVER_CORRUPT_TAIL;
-    if (json) {
-        printf("{\"env\": \"%s\", \"split\": \"%s\", \"corrupt\": \"%s\", "
-               "\"queries\": %d, \"candidates\": %lld, "
-               "\"head_corruptions\": %lld, \"tail_corruptions\": %lld, \"proved_rate\": %.6g, "
-               "\"seconds\": %.3f, \"seed\": %llu, \"mrr\": %.6g, \"hits1\": %.6g, "
-               "\"hits3\": %.6g, \"hits10\": %.6g, ",
-               env->id, split_name, sk_prover_corrupt_name(r.sides), r.queries,
-               (long long)r.candidates,
-               (long long)r.head_corruptions, (long long)r.tail_corruptions, r.proved_rate,
-               r.seconds, (unsigned long long)seed, r.overall.mrr, r.overall.hits1,
-               r.overall.hits3, r.overall.hits10);
-        /* a side that was not ranked has no entry */
-        if (head) print_rank_json("head", &r.head, tail ? ", " : "}\n");
-        if (tail) print_rank_json("tail", &r.tail, "}\n");
+    if (status != SK_OK) return own_error(status);
+    if (!json) {
+        fputs(report.text, stdout);
         return SK_EXIT_OK;
     }
-    printf("%s ranking, %s split, %s corruptions: %d queries, %lld candidates, %.1f s; true "
-           "queries proved: %.1f%%\n",
-           env->id, split_name, sk_prover_corrupt_name(r.sides), r.queries,
-           (long long)r.candidates, r.seconds, 100.0 * r.proved_rate);
-    printf("%-8s %7s %7s %7s %7s\n", "", "MRR", "Hits@1", "Hits@3", "Hits@10");
-    const char *names[3] = {"head", "tail", "overall"};
-    const sk_rank_metrics *rows[3] = {&r.head, &r.tail, &r.overall};
-    const bool shown[3] = {head, tail, true};
-    for (int k = 0; k < 3; k++)
-        if (shown[k])
-            printf("%-8s %7.3f %7.3f %7.3f %7.3f\n", names[k], rows[k]->mrr, rows[k]->hits1,
-                   rows[k]->hits3, rows[k]->hits10);
+    printf("{\"env\": \"%s\"", env->id);
+    if (report.json[0]) printf(", %s", report.json);
+    else
+        for (int k = 0; k < report.num_metrics; k++)
+            printf(", \"%s\": %.6g", report.metrics[k].name, report.metrics[k].value);
+    printf("}\n");
     return SK_EXIT_OK;
 }
 
@@ -169,8 +151,19 @@ static void print_eval(const sk_env_def *env, const char *who, bool greedy,
     }
 }
 
-/* cfg collects --env.KEY overrides; the caller frees it. */
-static int eval_with(int argc, char **argv, sk_config *cfg) {
+/* Sets eval.NAME for the flag --NAME (an option of the env's own evaluation). */
+static int set_option(sk_config *options, const char *flag, const char *value) {
+    char key[64];
+    size_t name = strcspn(flag + 2, "="); /* --NAME or --NAME=VALUE */
+    snprintf(key, sizeof key, "eval.%.*s", (int)name, flag + 2);
+    if (sk_config_set(options, key, value) != SK_OK)
+        return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
+    return SK_EXIT_OK;
+}
+
+/* cfg collects --env.KEY overrides, options the eval.* options of the env's
+ * own evaluation; the caller frees both. */
+static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) {
     if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
         fputs(g_eval_usage, stdout);
         return SK_EXIT_OK;
@@ -182,11 +175,9 @@ static int eval_with(int argc, char **argv, sk_config *cfg) {
     const sk_env_def *env = sk_env_find(argv[0]);
     if (!env) return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
     const char *checkpoint = NULL, *policy = "checkpoint", *config_path = NULL, *trace = NULL;
-    sk_kb_split split = SK_KB_TEST;
-    bool explicit_split = false;
-    long long episodes = 100, seed = 1, queries = 0, threads = -1;
-    int sides = 0; /* 0: the run's env.corrupt */
-    bool greedy = false, json = false, explicit_episodes = false;
+    long long episodes = 100, seed = 1, threads = -1;
+    bool greedy = false, json = false, explicit_episodes = false, explicit_seed = false;
+    const char *own_flag = NULL; /* the first flag given for the env's own evaluation */
     int rc = SK_EXIT_OK;
     cli_args args = {argc, 1, argv};
     while (args.index < argc) {
@@ -209,22 +200,23 @@ static int eval_with(int argc, char **argv, sk_config *cfg) {
             if (!missing && !cli_parse_int("--episodes", value, 1, 10000000, &episodes, &rc))
                 return rc;
             explicit_episodes = true;
-        } else if (cli_flag(&args, "--split", &value, &missing)) {
-            explicit_split = true;
-            if (!missing && !sk_rank_split_parse(value, &split))
-                return cli_error(SK_EXIT_USAGE, "--split '%s' (expected train, valid or test)",
-                                 value);
+        } else if (cli_flag(&args, "--split", &value, &missing) ||
+                   cli_flag(&args, "--corrupt", &value, &missing)) {
+            /* eval.split, eval.corrupt: the evaluation checks the value */
+            if (!missing && (rc = set_option(options, arg, value)) != SK_EXIT_OK) return rc;
+            own_flag = own_flag ? own_flag : arg;
         } else if (cli_flag(&args, "--queries", &value, &missing)) {
+            long long queries;
             if (!missing && !cli_parse_int("--queries", value, 1, INT32_MAX, &queries, &rc))
                 return rc;
+            if (!missing && (rc = set_option(options, arg, value)) != SK_EXIT_OK) return rc;
+            own_flag = own_flag ? own_flag : arg;
         } else if (cli_flag(&args, "--threads", &value, &missing)) {
             if (!missing && !cli_parse_int("--threads", value, 0, 4096, &threads, &rc)) return rc;
-        } else if (cli_flag(&args, "--corrupt", &value, &missing)) {
-            if (!missing && !sk_prover_corrupt_parse(value, &sides))
-                return cli_error(SK_EXIT_USAGE, "--corrupt '%s' (expected head, tail or both)",
-                                 value);
+            own_flag = own_flag ? own_flag : arg;
         } else if (cli_flag(&args, "--seed", &value, &missing)) {
             if (!missing && !cli_parse_int("--seed", value, 0, INT64_MAX, &seed, &rc)) return rc;
+            explicit_seed = true;
         } else if (cli_flag(&args, "--greedy", NULL, NULL)) {
             greedy = true;
         } else if (cli_flag(&args, "--json", NULL, NULL)) {
@@ -251,18 +243,28 @@ static int eval_with(int argc, char **argv, sk_config *cfg) {
     if (!baseline && (config_path || sk_config_entry_at(cfg, 0, &key, &value)))
         return cli_error(SK_EXIT_USAGE,
                          "--config and --env.KEY are for baselines; a checkpoint carries its config");
-    bool rank = env == &sk_env_prover && !explicit_episodes && !baseline;
-    if (!rank && (explicit_split || queries || threads >= 0 || sides))
+    const sk_env_evaluation *evaluation = sk_env_extras_of(env)->evaluation;
+    bool own = evaluation && !explicit_episodes && !baseline;
+    if (!own && own_flag) {
+        if (!evaluation)
+            return cli_error(SK_EXIT_USAGE,
+                             "%s is an option of an env's own evaluation; %s has none and is "
+                             "evaluated by return over --episodes",
+                             own_flag, env->id);
         return cli_error(SK_EXIT_USAGE,
-                         "--split, --queries, --threads and --corrupt rank Prover-v0 queries; "
-                         "%s is evaluated by return over --episodes",
-                         env->id);
-    if (rank && trace)
-        return cli_error(SK_EXIT_USAGE,
-                         "--trace follows episodes; Prover-v0 ranking runs none (add --episodes N)");
-    if (rank)
-        return eval_rank(env, checkpoint, split, queries, threads < 0 ? 0 : threads, sides,
-                         (uint64_t)seed, json);
+                         "%s is an option of %s %s, which runs on a checkpoint without "
+                         "--episodes; drop one of them",
+                         own_flag, env->id, evaluation->name);
+    }
+    if (own && trace)
+        return cli_error(SK_EXIT_USAGE, "--trace follows episodes; %s %s runs none (add --episodes N)",
+                         env->id, evaluation->name);
+    if (own) {
+        char seed_text[24];
+        snprintf(seed_text, sizeof seed_text, "%lld", seed);
+        if (explicit_seed && (rc = set_option(options, "--seed", seed_text)) != SK_EXIT_OK) return rc;
+        return eval_own(env, checkpoint, options, threads < 0 ? 0 : (int)threads, json);
+    }
     sk_eval_result result;
     sk_status status;
     if (baseline) {
@@ -288,10 +290,11 @@ static int eval_with(int argc, char **argv, sk_config *cfg) {
 }
 
 int cmd_eval(int argc, char **argv) {
-    sk_config *cfg = sk_config_new();
-    if (!cfg) return cli_error(SK_EXIT_FAILURE, "out of memory");
-    int rc = eval_with(argc, argv, cfg);
+    sk_config *cfg = sk_config_new(), *options = sk_config_new();
+    int rc = cfg && options ? eval_with(argc, argv, cfg, options)
+                            : cli_error(SK_EXIT_FAILURE, "out of memory");
     sk_config_free(cfg);
+    sk_config_free(options);
     return rc;
 }
 

@@ -1,11 +1,12 @@
 /* Evaluation of a saved policy: rebuild the network from the checkpoint's
  * config, check every tensor's shape, and run whole episodes. */
 #include "../core/config.h"
-#include "../core/rng.h"
 #include "../io/safetensors.h"
 #include "../policy/policy.h"
+#include "actor.h"
 #include "eval.h"
 #include "normalize.h"
+#include "skinner/vec.h"
 
 #include <errno.h>
 #include <math.h>
@@ -14,24 +15,25 @@
 
 #define EVAL_MAX_ENVS 64
 
-typedef struct eval_buffers {
-    float *params, *obs, *final_obs, *rewards, *episode_log, *logp, *returns, *actions_f;
-    float *policy_obs; /* obs as the policy sees them (normalised) */
-    sk_norm_map obs_map; /* size 0 when the policy was trained without normalisation */
-    int32_t *actions;
-    uint8_t *terminated, *truncated, *masks;
-    int *quota;              /* episodes each env still counts */
+/* The trace's numbering and the episodes still to count, per env. */
+typedef struct eval_counters {
+    int *quota;                /* episodes each env still counts */
     int *episode_of, *step_of; /* the trace's numbering: each env's episode and step */
-} eval_buffers;
+} eval_counters;
 
-static void free_buffers(eval_buffers *b) {
-    void *all[] = {b->params,  b->obs,        b->final_obs,  b->rewards,   b->episode_log,
-                   b->logp,    b->returns,    b->actions,    b->terminated, b->truncated,
-                   b->masks,   b->quota,      b->episode_of, b->step_of};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sk_free(all[i]);
-    sk_free(b->actions_f);
-    sk_free(b->policy_obs);
-    if (b->obs_map.size) sk_norm_map_free(&b->obs_map);
+static void counters_free(eval_counters *c) {
+    free(c->quota);
+    free(c->episode_of);
+    free(c->step_of);
+}
+
+static sk_status counters_alloc(eval_counters *c, int num_envs) {
+    c->quota = calloc((size_t)num_envs, sizeof(int));
+    c->episode_of = calloc((size_t)num_envs, sizeof(int));
+    c->step_of = calloc((size_t)num_envs, sizeof(int));
+    if (c->quota && c->episode_of && c->step_of) return SK_OK;
+    counters_free(c);
+    return sk_fail(SK_ERR_NOMEM, "out of memory for %d evaluation envs", num_envs);
 }
 
 /* The observation normaliser saved with the policy, frozen. */
@@ -91,35 +93,29 @@ static sk_status load_params(const sk_st_file *file, const char *path, const sk_
 
 /* Who picks the actions: a loaded policy, or a controller of the env's. */
 typedef struct actor {
-    const sk_policy *policy; /* NULL: controller */
+    sk_policy_actor *policy; /* NULL: controller */
     sk_controller controller;
     bool greedy;
-    sk_policy_work *work;
 } actor;
 
-static void act(const sk_env_def *env, void *state, const actor *who, eval_buffers *b,
-                int num_envs, uint64_t *rng) {
-    int M = env->mask_size;
+static void act(sk_vec *vec, const actor *who) {
+    const sk_env_def *env = sk_vec_env(vec);
+    const sk_vec_buffers *b = sk_vec_buffers_of(vec);
+    int num_envs = sk_vec_num_envs(vec);
     if (!who->policy) {
-        if (who->controller == SK_CONTROLLER_HEURISTIC) sk_env_extras_of(env)->heuristic(state, 0, num_envs, b->actions);
-        else memset(b->actions, 0, (size_t)num_envs * env->action_space.num_heads * sizeof(int32_t));
+        if (who->controller == SK_CONTROLLER_HEURISTIC)
+            sk_env_extras_of(env)->heuristic(sk_vec_state(vec), 0, num_envs, b->actions);
+        else
+            memset(b->actions, 0, (size_t)num_envs * (size_t)env->action_space.num_heads * sizeof(int32_t));
         return;
     }
-    const float *policy_obs = b->obs;
-    if (b->obs_map.size) {
-        int O = env->obs_size;
-        memcpy(b->policy_obs, b->obs, (size_t)num_envs * (size_t)O * sizeof(float));
-        for (int i = 0; i < num_envs; i++) sk_norm_apply(&b->obs_map, b->policy_obs + (size_t)i * O);
-        policy_obs = b->policy_obs;
-    }
-    sk_policy_forward(who->policy, SK_NET_ACTOR, b->params, policy_obs, num_envs, who->work);
-    sk_policy_sample(who->policy, b->params, who->work->out[SK_NET_ACTOR], M ? b->masks : NULL,
-                     num_envs, rng, who->greedy, b->actions, b->actions_f, b->logp);
+    sk_policy_actor_act(who->policy, 0, b->obs, b->masks, num_envs, who->greedy, b->actions,
+                        b->actions_continuous, NULL);
 }
 
 /* ---- the trace: JSON lines, one per counted step and one per episode end ---- */
 
-static void trace_step(FILE *f, const sk_env_def *env, const eval_buffers *b, int i, int episode,
+static void trace_step(FILE *f, const sk_env_def *env, const sk_vec_buffers *b, int i, int episode,
                        int step) {
     const sk_action_space *space = &env->action_space;
     fprintf(f, "{\"env\": %d, \"episode\": %d, \"step\": %d, \"action\": [", i, episode, step);
@@ -130,7 +126,7 @@ static void trace_step(FILE *f, const sk_env_def *env, const eval_buffers *b, in
         if (sk_env_extras_of(env)->action_names && a[0] >= 0 && a[0] < space->head_sizes[0])
             fprintf(f, ", \"op\": \"%s\"", sk_env_extras_of(env)->action_names[a[0]]);
     } else {
-        const float *u = b->actions_f + (size_t)i * space->dim;
+        const float *u = b->actions_continuous + (size_t)i * space->dim;
         for (int d = 0; d < space->dim; d++) fprintf(f, "%s%.9g", d ? ", " : "", (double)u[d]);
         fputc(']', f);
     }
@@ -163,44 +159,41 @@ static sk_status close_trace(FILE *f, const char *path, sk_status status) {
     return status;
 }
 
-static sk_status run_episodes(const sk_env_def *env, void *state, const actor *who,
-                              eval_buffers *b, int num_envs, int episodes, uint64_t seed,
+/* Runs episodes on the vec's envs (reset with seed), env i counting its
+ * share of them; the rest of its episodes run on uncounted until all are in. */
+static sk_status run_episodes(sk_vec *vec, const actor *who, int episodes, uint64_t seed,
                               FILE *trace, sk_eval_result *out) {
-    int M = env->mask_size, L = env->num_log_fields, H = env->action_space.num_heads;
+    const sk_env_def *env = sk_vec_env(vec);
+    const sk_vec_buffers *b = sk_vec_buffers_of(vec);
+    int num_envs = sk_vec_num_envs(vec);
+    int L = env->num_log_fields, H = env->action_space.num_heads;
     bool discrete = env->action_space.kind == SK_SPACE_DISCRETE;
-    for (int i = 0; i < num_envs; i++) b->quota[i] = episodes / num_envs + (i < episodes % num_envs);
-    int *episode_of = b->episode_of, *step_of = b->step_of;
-    memset(episode_of, 0, (size_t)num_envs * sizeof(int));
-    memset(step_of, 0, (size_t)num_envs * sizeof(int));
-    sk_env_io io = {
-        .obs = b->obs, .final_obs = b->final_obs, .actions = b->actions,
-        .actions_continuous = b->actions_f, .rewards = b->rewards,
-        .terminated = b->terminated, .truncated = b->truncated, .masks = M ? b->masks : NULL,
-        .episode_log = b->episode_log,
-    };
+    eval_counters c;
+    sk_status status = counters_alloc(&c, num_envs);
+    if (status != SK_OK) return status;
+    for (int i = 0; i < num_envs; i++) c.quota[i] = episodes / num_envs + (i < episodes % num_envs);
     memset(out, 0, sizeof *out);
-    env->reset(state, &io, 0, num_envs, seed);
-    uint64_t rng = sk_rng_seed(seed, 0xe7a1ULL);
+    sk_vec_reset(vec, seed);
     int done = 0;
     double sum[SK_MAX_LOG_FIELDS] = {0}, sum_sq[SK_MAX_LOG_FIELDS] = {0};
     double min = INFINITY, max = -INFINITY;
     while (done < episodes) {
-        act(env, state, who, b, num_envs, &rng);
+        act(vec, who);
         if (discrete)
             for (int i = 0; i < num_envs; i++) {
                 int32_t a0 = b->actions[(size_t)i * H];
-                if (b->quota[i] > 0 && a0 >= 0 && a0 < SK_EVAL_MAX_OPS) out->op_counts[a0]++;
+                if (c.quota[i] > 0 && a0 >= 0 && a0 < SK_EVAL_MAX_OPS) out->op_counts[a0]++;
             }
-        env->step(state, &io, 0, num_envs);
+        sk_vec_step(vec);
         if (trace)
             for (int i = 0; i < num_envs; i++)
-                if (b->quota[i] > 0) trace_step(trace, env, b, i, episode_of[i], step_of[i]++);
+                if (c.quota[i] > 0) trace_step(trace, env, b, i, c.episode_of[i], c.step_of[i]++);
         for (int i = 0; i < num_envs; i++) {
-            if (!(b->terminated[i] || b->truncated[i]) || b->quota[i] == 0) continue;
-            b->quota[i]--;
+            if (!(b->terminated[i] || b->truncated[i]) || c.quota[i] == 0) continue;
+            c.quota[i]--;
             const float *log = b->episode_log + (size_t)i * L;
-            if (trace) trace_end(trace, env, log, i, episode_of[i]++);
-            step_of[i] = 0;
+            if (trace) trace_end(trace, env, log, i, c.episode_of[i]++);
+            c.step_of[i] = 0;
             for (int f = 0; f < L; f++) {
                 sum[f] += log[f];
                 sum_sq[f] += (double)log[f] * log[f];
@@ -210,6 +203,7 @@ static sk_status run_episodes(const sk_env_def *env, void *state, const actor *w
             done++;
         }
     }
+    counters_free(&c);
     out->episodes = episodes;
     out->num_log_fields = L;
     for (int f = 0; f < L; f++) {
@@ -282,27 +276,21 @@ void sk_loaded_policy_free(sk_loaded_policy *lp) {
     memset(lp, 0, sizeof *lp);
 }
 
-static sk_status alloc_buffers(eval_buffers *b, const sk_env_def *env, int num_envs) {
-    size_t n = (size_t)num_envs;
-    b->obs = sk_alloc(n * env->obs_size * sizeof(float));
-    b->final_obs = sk_alloc(n * env->obs_size * sizeof(float));
-    b->rewards = sk_alloc(n * sizeof(float));
-    b->episode_log = sk_alloc(n * env->num_log_fields * sizeof(float));
-    b->logp = sk_alloc(n * sizeof(float));
-    b->actions = sk_alloc((n * env->action_space.num_heads + 1) * sizeof(int32_t));
-    b->terminated = sk_alloc(n);
-    b->truncated = sk_alloc(n);
-    b->masks = sk_alloc(n * (size_t)env->mask_size + 1);
-    b->quota = sk_alloc(n * sizeof(int));
-    b->episode_of = sk_alloc(n * sizeof(int));
-    b->step_of = sk_alloc(n * sizeof(int));
-    b->actions_f = sk_alloc((n * (size_t)env->action_space.dim + 1) * sizeof(float));
-    b->policy_obs = sk_alloc(n * env->obs_size * sizeof(float));
-    if (!b->obs || !b->final_obs || !b->rewards || !b->episode_log || !b->logp || !b->actions ||
-        !b->terminated || !b->truncated || !b->masks || !b->quota || !b->episode_of ||
-        !b->step_of || !b->actions_f || !b->policy_obs)
-        return sk_fail(SK_ERR_NOMEM, "out of memory");
-    return SK_OK;
+/* Runs the episodes on min(episodes, EVAL_MAX_ENVS) envs created from cfg, on
+ * the calling thread, tracing them to trace_path if given. */
+static sk_status evaluate_with(const sk_env_def *env, const sk_config *cfg, const actor *who,
+                               int episodes, uint64_t seed, const char *trace_path,
+                               sk_eval_result *out) {
+    sk_vec *vec = NULL;
+    sk_status status = sk_vec_create(&vec, env, SK_MIN(episodes, EVAL_MAX_ENVS), 1, cfg);
+    FILE *trace = NULL;
+    if (status == SK_OK) status = open_trace(trace_path, &trace);
+    if (status == SK_OK) {
+        status = run_episodes(vec, who, episodes, seed, trace, out);
+        status = close_trace(trace, trace_path, status);
+    }
+    sk_vec_destroy(vec);
+    return status;
 }
 
 sk_status sk_evaluate(const char *checkpoint, const char *env_name, int episodes, bool greedy,
@@ -311,27 +299,13 @@ sk_status sk_evaluate(const char *checkpoint, const char *env_name, int episodes
     sk_loaded_policy lp;
     sk_status status = sk_policy_load(&lp, checkpoint, env_name);
     if (status != SK_OK) return status;
-    const sk_env_def *env = lp.env;
-    void *state = NULL;
-    sk_policy_work work = {0};
-    eval_buffers b = {0};
-    int num_envs = SK_MIN(episodes, EVAL_MAX_ENVS);
-    actor who = {.policy = &lp.policy, .greedy = greedy, .work = &work};
-    if ((status = alloc_buffers(&b, env, num_envs)) != SK_OK) goto done;
-    b.params = lp.params;
-    b.obs_map = lp.obs_map;
-    if ((status = sk_policy_work_alloc(&work, &lp.policy, num_envs)) != SK_OK) goto done;
-    if ((status = env->create(&state, num_envs, lp.cfg)) != SK_OK) goto done;
-    FILE *trace;
-    if ((status = open_trace(trace_path, &trace)) != SK_OK) goto done;
-    status = run_episodes(env, state, &who, &b, num_envs, episodes, seed, trace, out);
-    status = close_trace(trace, trace_path, status);
-done:
-    if (state) env->destroy(state);
-    sk_policy_work_free(&work);
-    b.params = NULL; /* owned by lp */
-    b.obs_map = (sk_norm_map){0};
-    free_buffers(&b);
+    sk_policy_actor policy;
+    status = sk_policy_actor_init(&policy, &lp, 1, SK_MIN(episodes, EVAL_MAX_ENVS), seed);
+    if (status == SK_OK) {
+        actor who = {.policy = &policy, .greedy = greedy};
+        status = evaluate_with(lp.env, lp.cfg, &who, episodes, seed, trace_path, out);
+        sk_policy_actor_free(&policy);
+    }
     sk_loaded_policy_free(&lp);
     return status;
 }
@@ -347,19 +321,25 @@ sk_status sk_evaluate_controller(const char *env_name, const sk_config *cfg, sk_
     if (controller == SK_CONTROLLER_ZERO && env->action_space.kind != SK_SPACE_DISCRETE)
         return sk_fail(SK_ERR_INVALID, "the zero controller needs discrete actions; %s's are continuous",
                        env->id);
-    void *state = NULL;
-    eval_buffers b = {0};
-    int num_envs = SK_MIN(episodes, EVAL_MAX_ENVS);
     actor who = {.controller = controller};
-    sk_status status = alloc_buffers(&b, env, num_envs);
-    if (status == SK_OK) status = env->create(&state, num_envs, cfg);
-    FILE *trace = NULL;
-    if (status == SK_OK) status = open_trace(trace_path, &trace);
-    if (status == SK_OK) {
-        status = run_episodes(env, state, &who, &b, num_envs, episodes, seed, trace, out);
-        status = close_trace(trace, trace_path, status);
-    }
-    if (state) env->destroy(state);
-    free_buffers(&b);
+    return evaluate_with(env, cfg, &who, episodes, seed, trace_path, out);
+}
+
+sk_status sk_evaluate_env(const sk_loaded_policy *lp, const sk_config *options, int threads,
+                          sk_progress_fn progress, void *progress_user, sk_env_report *out) {
+    memset(out, 0, sizeof *out);
+    const sk_env_evaluation *evaluation = sk_env_extras_of(lp->env)->evaluation;
+    if (!evaluation)
+        return sk_fail(SK_ERR_INVALID,
+                       "%s has no evaluation of its own (expected an env whose extras name one); "
+                       "evaluate it by episodes",
+                       lp->env->id);
+    sk_eval_host host;
+    sk_status status = sk_eval_host_init(&host, lp, threads);
+    if (status != SK_OK) return status;
+    status = evaluation->run(lp->env, lp->cfg, options, &host.policy.actor, &host.parallel,
+                             progress, progress_user, out);
+    if (status == SK_OK) status = sk_cfg_check_unused(options, "eval");
+    sk_eval_host_free(&host);
     return status;
 }

@@ -20,4 +20,14 @@ typedef struct sk_loaded_policy {
 sk_status sk_policy_load(sk_loaded_policy *out, const char *checkpoint, const char *env_name);
 void sk_loaded_policy_free(sk_loaded_policy *lp);
 
+/*
+ * Runs the env's own evaluation (sk_env_extras.evaluation, e.g. Prover-v0's
+ * ranking) with lp as its actor on `threads` workers (0: one per core).
+ * options holds eval.* keys for it; a key it did not read fails as unknown
+ * (SK_ERR_CONFIG), a bad value as the evaluation says (SK_ERR_INVALID naming
+ * the key). SK_ERR_INVALID for an env without an evaluation. Borrows lp.
+ */
+sk_status sk_evaluate_env(const sk_loaded_policy *lp, const sk_config *options, int threads,
+                          sk_progress_fn progress, void *progress_user, sk_env_report *out);
+
 #endif

@@ -3,6 +3,7 @@
  * rewards and the checkpointed state. The transition itself is resolve.c.
  */
 #include "prover.h"
+#include "rank.h"
 
 #include "../../core/config.h"
 #include "../../core/core.h"
@@ -460,6 +461,7 @@ static sk_status prover_check_state(const void *state, int num_envs) {
 static const sk_env_extras prover_extras = {
     .preset = "prover",
     .obs_atoms = prover_obs_atoms,
+    .evaluation = &sk_prover_ranking,
 };
 
 const sk_env_def sk_env_prover = {

@@ -1,18 +1,14 @@
 /* Ranking evaluation of a Prover-v0 policy: see rank.h for the protocol. */
 #include "rank.h"
 
-#include "../core/core.h"
-#include "../core/rng.h"
-#include "../envs/prover/prover.h"
-#include "../vec/pool.h"
+#include "../../core/core.h"
+#include "skinner/vec.h"
 
+#include <limits.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
-
-/* OpenBLAS's own threads would compete with the workers, and at these sizes
- * (256 rows) gain nothing even alone: one thread, as the trainer sets it. */
-extern void openblas_set_num_threads(int num_threads);
 
 /* Candidates scored between two rankings: bounds the memory of a split with
  * many queries and many constants (family: ~5.6k queries x ~6k candidates)
@@ -97,19 +93,6 @@ typedef struct rank_chunk {
     int *num_head, *num_tail; /* (cap) its corruptions */
 } rank_chunk;
 
-/* The env slots and the I/O the policy and the env share. */
-typedef struct rank_batch {
-    int slots;
-    void *state;
-    sk_env_io io;
-    float *obs, *final_obs, *rewards, *episode_log, *logp, *policy_obs;
-    int32_t *actions;
-    uint8_t *terminated, *truncated, *masks;
-    int *job;          /* (slots) the candidate a slot proves, -1 if idle */
-    double *logp_sum;  /* (slots) log-probability of the actions taken so far */
-    sk_policy_work work;
-} rank_batch;
-
 static void chunk_free(rank_chunk *c) {
     free(c->atoms);
     free(c->score);
@@ -162,60 +145,7 @@ static void chunk_add(rank_chunk *c, const sk_kb *kb, const int32_t query[3], do
     for (int k = at; k < c->count; k++) c->bound[k] = score;
 }
 
-/* ------------------------------------------------------------ the batch */
-
-static void batch_free(rank_batch *b, const sk_env_def *env) {
-    if (b->state) env->destroy(b->state);
-    void *all[] = {b->obs,     b->final_obs,  b->rewards,    b->episode_log, b->logp,
-                   b->actions, b->terminated, b->truncated, b->masks,       b->policy_obs};
-    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) sk_free(all[k]);
-    free(b->job);
-    free(b->logp_sum);
-    sk_policy_work_free(&b->work);
-    memset(b, 0, sizeof *b);
-}
-
-static sk_status batch_alloc(rank_batch *b, const sk_loaded_policy *lp, int slots, uint64_t seed) {
-    memset(b, 0, sizeof *b);
-    SK_ASSERT(lp->env->num_log_fields == SK_PROVER_NUM_LOG_FIELDS && slots >= 1);
-    const sk_env_def *env = lp->env;
-    size_t n = (size_t)slots, obs = n * (size_t)env->obs_size;
-    b->slots = slots;
-    b->obs = sk_alloc(obs * sizeof(float));
-    b->final_obs = sk_alloc(obs * sizeof(float));
-    b->policy_obs = lp->obs_map.size ? sk_alloc(obs * sizeof(float)) : NULL;
-    b->rewards = sk_alloc(n * sizeof(float));
-    b->episode_log = sk_alloc(n * (size_t)env->num_log_fields * sizeof(float));
-    b->logp = sk_alloc(n * sizeof(float));
-    b->actions = sk_alloc(n * (size_t)env->action_space.num_heads * sizeof(int32_t));
-    b->terminated = sk_alloc(n);
-    b->truncated = sk_alloc(n);
-    b->masks = sk_alloc(n * (size_t)env->mask_size);
-    b->job = malloc(n * sizeof *b->job);
-    b->logp_sum = malloc(n * sizeof *b->logp_sum);
-    if (!b->obs || !b->final_obs || (lp->obs_map.size && !b->policy_obs) || !b->rewards ||
-        !b->episode_log || !b->logp || !b->actions || !b->terminated || !b->truncated ||
-        !b->masks || !b->job || !b->logp_sum) {
-        batch_free(b, env);
-        return sk_fail(SK_ERR_NOMEM, "out of memory for %d ranking slots", slots);
-    }
-    sk_status status = sk_policy_work_alloc(&b->work, &lp->policy, slots);
-    if (status == SK_OK) status = env->create(&b->state, slots, lp->cfg);
-    if (status != SK_OK) {
-        batch_free(b, env);
-        return status;
-    }
-    b->io = (sk_env_io){
-        .obs = b->obs, .final_obs = b->final_obs, .actions = b->actions,
-        .rewards = b->rewards, .terminated = b->terminated, .truncated = b->truncated,
-        .masks = b->masks, .episode_log = b->episode_log,
-    };
-    /* every slot gets a valid observation and mask, so the policy may run on
-     * slots that sit idle between two busy ones */
-    env->reset(b->state, &b->io, 0, slots, seed);
-    for (int i = 0; i < slots; i++) b->job[i] = -1;
-    return SK_OK;
-}
+/* ------------------------------------------------------------ the workers */
 
 /* The candidates one run of score_candidates proves. Workers claim them one
  * at a time through next, so a worker whose proofs are short takes more.
@@ -242,115 +172,128 @@ static int claim(rank_jobs *jobs) {
     return job < jobs->count ? job : -1;
 }
 
-static void start_candidate(rank_batch *b, const rank_jobs *jobs, int slot, int job) {
-    b->job[slot] = job;
-    b->logp_sum[slot] = 0.0;
-    sk_prover_set_query(b->state, &b->io, slot, jobs->atoms[job],
+/* One sk_vec of num_workers x batch env slots: worker w proves in slots
+ * [w * batch, (w + 1) * batch), acting through the host's actor. */
+typedef struct rank_workers {
+    sk_vec *vec;
+    int num_workers, batch;
+    const sk_actor *actor;
+    const sk_parallel *parallel;
+    int *job;         /* (slots) the candidate a slot proves, -1 if idle */
+    double *logp_sum; /* (slots) log-probability of the actions taken so far */
+    float *logp;      /* (slots) of the last action */
+    rank_jobs *jobs;  /* what the current parallel run scores */
+} rank_workers;
+
+static void workers_free(rank_workers *w) {
+    sk_vec_destroy(w->vec);
+    free(w->job);
+    free(w->logp_sum);
+    free(w->logp);
+    memset(w, 0, sizeof *w);
+}
+
+static sk_status workers_alloc(rank_workers *w, const sk_env_def *env, const sk_config *env_cfg,
+                               const sk_actor *actor, const sk_parallel *parallel, int batch,
+                               uint64_t seed) {
+    memset(w, 0, sizeof *w);
+    if (env != &sk_env_prover)
+        return sk_fail(SK_ERR_INVALID, "ranking evaluation needs a Prover-v0 policy, not %s",
+                       env->id);
+    if (batch < 0)
+        return sk_fail(SK_ERR_INVALID, "batch = %d (expected >= 0; 0: default)", batch);
+    SK_ASSERT(actor->num_workers >= 1 && actor->max_rows >= 1);
+    w->num_workers = actor->num_workers;
+    w->batch = batch ? batch : SK_RANK_DEFAULT_BATCH;
+    w->actor = actor;
+    w->parallel = parallel;
+    if (w->batch > INT_MAX / w->num_workers)
+        return sk_fail(SK_ERR_INVALID, "%d workers x batch %d env slots (expected at most %d)",
+                       w->num_workers, w->batch, INT_MAX);
+    int slots = w->num_workers * w->batch;
+    /* one worker: the host's parallel runs the jobs, each on its own slice */
+    sk_status status = sk_vec_create(&w->vec, env, slots, 1, env_cfg);
+    w->job = malloc((size_t)slots * sizeof *w->job);
+    w->logp_sum = malloc((size_t)slots * sizeof *w->logp_sum);
+    w->logp = malloc((size_t)slots * sizeof *w->logp);
+    if (status == SK_OK && (!w->job || !w->logp_sum || !w->logp))
+        status = sk_fail(SK_ERR_NOMEM, "out of memory for %d ranking slots", slots);
+    if (status != SK_OK) {
+        workers_free(w);
+        return status;
+    }
+    /* every slot gets a valid observation and mask, so the policy may run on
+     * slots that sit idle between two busy ones */
+    sk_vec_reset(w->vec, seed);
+    for (int i = 0; i < slots; i++) w->job[i] = -1;
+    return SK_OK;
+}
+
+static void start_candidate(rank_workers *w, const rank_jobs *jobs, int slot, int job) {
+    w->job[slot] = job;
+    w->logp_sum[slot] = 0.0;
+    sk_prover_set_query(sk_vec_state(w->vec), sk_vec_io(w->vec), slot, jobs->atoms[job],
                         jobs->positive && jobs->positive[job]);
 }
 
-/* Proves every candidate with greedy actions and scores it. */
-static void score_candidates(rank_batch *b, const sk_loaded_policy *lp, rank_jobs *jobs) {
-    const sk_env_def *env = lp->env;
-    int log_fields = env->num_log_fields, obs_size = env->obs_size;
-    int busy = 0;
-    for (int i = 0, job; i < b->slots && (job = claim(jobs)) >= 0; i++, busy++)
-        start_candidate(b, jobs, i, job);
-    uint64_t unused_rng = 0; /* greedy actions draw nothing */
+/* Worker `worker` proves candidates with greedy actions in its slots and
+ * scores them, until none is left to claim. */
+static void score_candidates(rank_workers *w, int worker) {
+    rank_jobs *jobs = w->jobs;
+    const sk_env_def *env = sk_vec_env(w->vec);
+    const sk_vec_buffers *b = sk_vec_buffers_of(w->vec);
+    size_t log_fields = (size_t)env->num_log_fields, obs_size = (size_t)env->obs_size;
+    size_t mask_size = (size_t)env->mask_size, heads = (size_t)env->action_space.num_heads;
+    int first = worker * w->batch, end = first + w->batch, busy = 0;
+    for (int i = first, job; i < end && (job = claim(jobs)) >= 0; i++, busy++)
+        start_candidate(w, jobs, i, job);
     while (busy > 0) {
-        int rows = b->slots;
-        while (b->job[rows - 1] < 0) rows--;
-        const float *obs = b->obs;
-        if (lp->obs_map.size) {
-            memcpy(b->policy_obs, b->obs, (size_t)rows * (size_t)obs_size * sizeof(float));
-            for (int i = 0; i < rows; i++)
-                sk_norm_apply(&lp->obs_map, b->policy_obs + (size_t)i * (size_t)obs_size);
-            obs = b->policy_obs;
+        int last = end;
+        while (w->job[last - 1] < 0) last--;
+        for (int at = first; at < last; at += w->actor->max_rows) {
+            int rows = SK_MIN(w->actor->max_rows, last - at);
+            size_t row = (size_t)at;
+            w->actor->act(w->actor->ctx, worker, b->obs + row * obs_size,
+                          b->masks + row * mask_size, rows, true, b->actions + row * heads,
+                          w->logp + row);
         }
-        sk_policy_forward(&lp->policy, SK_NET_ACTOR, lp->params, obs, rows, &b->work);
-        sk_policy_sample(&lp->policy, lp->params, b->work.out[SK_NET_ACTOR], b->masks, rows,
-                         &unused_rng, true, b->actions, NULL, b->logp);
         /* step the runs of busy slots; an idle slot keeps its state */
-        for (int lo = 0; lo < rows;) {
+        for (int lo = first; lo < last;) {
             int hi = lo;
-            while (hi < rows && b->job[hi] >= 0) hi++;
-            if (hi > lo) env->step(b->state, &b->io, lo, hi);
+            while (hi < last && w->job[hi] >= 0) hi++;
+            if (hi > lo) sk_vec_step_range(w->vec, lo, hi);
             lo = hi + 1;
         }
-        for (int i = 0; i < rows; i++) {
-            if (b->job[i] < 0) continue;
-            b->logp_sum[i] += b->logp[i];
-            bool below = jobs->bound && b->logp_sum[i] < jobs->bound[b->job[i]];
+        for (int i = first; i < last; i++) {
+            if (w->job[i] < 0) continue;
+            w->logp_sum[i] += w->logp[i];
+            bool below = jobs->bound && w->logp_sum[i] < jobs->bound[w->job[i]];
             if (!b->terminated[i] && !b->truncated[i] && !below) continue;
             bool proved = !below && b->terminated[i] &&
-                          b->episode_log[(size_t)i * (size_t)log_fields + LOG_PROVED] > 0.5f;
-            jobs->score[b->job[i]] = proved ? b->logp_sum[i] : SK_RANK_FAILED;
+                          b->episode_log[(size_t)i * log_fields + LOG_PROVED] > 0.5f;
+            jobs->score[w->job[i]] = proved ? w->logp_sum[i] : SK_RANK_FAILED;
             int job = claim(jobs);
             if (job >= 0) {
-                start_candidate(b, jobs, i, job);
+                start_candidate(w, jobs, i, job);
             } else {
-                b->job[i] = -1;
+                w->job[i] = -1;
                 busy--;
             }
         }
     }
 }
 
-/* Worker threads, each with its own batch of env slots. */
-typedef struct rank_workers {
-    sk_pool *pool;
-    int count;
-    rank_batch *batches; /* (count) */
-    const sk_loaded_policy *lp;
-    rank_jobs *jobs;     /* what the current sk_pool_run scores */
-} rank_workers;
-
-static void workers_free(rank_workers *w) {
-    for (int k = 0; w->batches && k < w->count; k++) batch_free(&w->batches[k], w->lp->env);
-    free(w->batches);
-    if (w->pool) sk_pool_destroy(w->pool);
-    memset(w, 0, sizeof *w);
-}
-
-/* threads 0: one per core. Each worker's env instance loads the dataset. */
-static sk_status workers_alloc(rank_workers *w, const sk_loaded_policy *lp, int threads,
-                               int slots, uint64_t seed) {
-    memset(w, 0, sizeof *w);
-    w->lp = lp;
-    if (lp->env != &sk_env_prover)
-        return sk_fail(SK_ERR_INVALID, "ranking evaluation needs a Prover-v0 policy, not %s",
-                       lp->env->id);
-    if (threads < 0 || slots < 0)
-        return sk_fail(SK_ERR_INVALID, "threads = %d, batch = %d (expected >= 0; 0: default)",
-                       threads, slots);
-    int count = threads ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    count = count < 1 ? 1 : count;
-    w->batches = calloc((size_t)count, sizeof *w->batches);
-    if (!w->batches) return sk_fail(SK_ERR_NOMEM, "out of memory for %d ranking workers", count);
-    sk_status status = SK_OK;
-    for (int k = 0; k < count && status == SK_OK; k++, w->count++)
-        status = batch_alloc(&w->batches[k], lp, slots ? slots : SK_RANK_DEFAULT_BATCH,
-                             sk_rng_seed(seed, (uint64_t)k));
-    if (status == SK_OK) status = sk_pool_create(&w->pool, count);
-    if (status != SK_OK) {
-        workers_free(w);
-        return status;
-    }
-    openblas_set_num_threads(1);
-    return SK_OK;
-}
-
 static void score_job(void *ctx, int worker, int num_workers) {
-    (void)num_workers;
     rank_workers *w = ctx;
-    score_candidates(&w->batches[worker], w->lp, w->jobs);
+    SK_ASSERT(num_workers == w->num_workers);
+    score_candidates(w, worker);
 }
 
 /* Scores every job on all workers. */
 static void workers_score(rank_workers *w, rank_jobs *jobs) {
     atomic_store(&jobs->next, 0);
     w->jobs = jobs;
-    sk_pool_run(w->pool, score_job, w);
+    w->parallel->run(w->parallel->ctx, score_job, w);
     w->jobs = NULL;
 }
 
@@ -373,8 +316,9 @@ static void rank_chunk_queries(const rank_chunk *c, const double *query_score, u
 
 /* ------------------------------------------------------------ entry points */
 
-sk_status sk_rank_policy(const sk_loaded_policy *lp, const sk_rank_options *options,
-                         sk_rank_result *out) {
+sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const sk_actor *actor,
+                      const sk_parallel *parallel, const sk_rank_options *options,
+                      sk_rank_result *out) {
     memset(out, 0, sizeof *out);
     if ((int)options->split < 0 || (int)options->split >= SK_KB_NUM_SPLITS ||
         options->max_queries < 0)
@@ -382,9 +326,10 @@ sk_status sk_rank_policy(const sk_loaded_policy *lp, const sk_rank_options *opti
                        (int)options->split, options->max_queries);
     double started = sk_now();
     rank_workers w;
-    sk_status status = workers_alloc(&w, lp, options->threads, options->batch, options->seed);
+    sk_status status =
+        workers_alloc(&w, env_def, env_cfg, actor, parallel, options->batch, options->seed);
     if (status != SK_OK) return status;
-    const sk_prover_state *env = w.batches[0].state;
+    const sk_prover_state *env = sk_vec_state(w.vec);
     const sk_kb *kb = env->kb;
     int sides = options->sides ? options->sides : env->corrupt_sides;
     if (sides < SK_PROVER_CORRUPT_HEAD || sides > SK_PROVER_CORRUPT_BOTH) {
@@ -440,7 +385,7 @@ sk_status sk_rank_policy(const sk_loaded_policy *lp, const sk_rank_options *opti
             out->head_corruptions += c.num_head[k];
             out->tail_corruptions += c.num_tail[k];
         }
-        if (options->progress) options->progress(q, total, options->progress_user);
+        if (options->progress) options->progress(q, total, "queries", options->progress_user);
     }
     out->queries = total;
     out->sides = sides;
@@ -459,12 +404,12 @@ sk_status sk_rank_policy(const sk_loaded_policy *lp, const sk_rank_options *opti
     return SK_OK;
 }
 
-sk_status sk_rank_score(const sk_loaded_policy *lp, const int32_t (*atoms)[3],
-                        const uint8_t *positive, int count, int threads, int batch,
-                        double *scores) {
+sk_status sk_rank_score(const sk_env_def *env, const sk_config *env_cfg, const sk_actor *actor,
+                        const sk_parallel *parallel, const int32_t (*atoms)[3],
+                        const uint8_t *positive, int count, int batch, double *scores) {
     if (count < 0) return sk_fail(SK_ERR_INVALID, "count = %d (expected >= 0)", count);
     rank_workers w;
-    sk_status status = workers_alloc(&w, lp, threads, batch, 0);
+    sk_status status = workers_alloc(&w, env, env_cfg, actor, parallel, batch, 0);
     if (status != SK_OK) return status;
     rank_jobs jobs = {.atoms = atoms, .positive = positive, .score = scores, .count = count};
     workers_score(&w, &jobs);
@@ -472,19 +417,118 @@ sk_status sk_rank_score(const sk_loaded_policy *lp, const int32_t (*atoms)[3],
     return SK_OK;
 }
 
-sk_status sk_rank_evaluate(const char *checkpoint, const char *split, int max_queries,
-                           uint64_t seed, sk_rank_result *out) {
+/* ------------------------------------------------------------ as an evaluation */
+
+/* eval.* options; a bad value names its key and what was expected. */
+static sk_status read_options(const sk_config *options, sk_rank_options *out) {
     memset(out, 0, sizeof *out);
-    sk_rank_options options = {.split = SK_KB_TEST, .max_queries = max_queries, .seed = seed};
-    if (split && !sk_rank_split_parse(split, &options.split))
-        return sk_fail(SK_ERR_INVALID, "split '%s' (expected train, valid or test)", split);
-    if (max_queries < 0)
-        return sk_fail(SK_ERR_INVALID, "max_queries = %d (expected 0 for all, or more)",
-                       max_queries);
-    sk_loaded_policy lp;
-    sk_status status = sk_policy_load(&lp, checkpoint, sk_env_prover.id);
+    const char *split = sk_cfg_string(options, "eval.split", "test");
+    if (!sk_rank_split_parse(split, &out->split))
+        return sk_fail(SK_ERR_INVALID, "eval.split '%s' (expected train, valid or test)", split);
+    const char *corrupt = sk_cfg_string(options, "eval.corrupt", NULL);
+    if (corrupt && !sk_prover_corrupt_parse(corrupt, &out->sides))
+        return sk_fail(SK_ERR_INVALID, "eval.corrupt '%s' (expected head, tail or both)", corrupt);
+    int64_t queries, seed, batch;
+    sk_status status = sk_cfg_int(options, "eval.queries", 0, 0, INT32_MAX, &queries);
+    if (status == SK_OK) status = sk_cfg_int(options, "eval.seed", 1, 0, INT64_MAX, &seed);
+    if (status == SK_OK) status = sk_cfg_int(options, "eval.batch", 0, 0, 1 << 20, &batch);
     if (status != SK_OK) return status;
-    status = sk_rank_policy(&lp, &options, out);
-    sk_loaded_policy_free(&lp);
+    out->max_queries = (int)queries;
+    out->seed = (uint64_t)seed;
+    out->batch = (int)batch;
+    return SK_OK;
+}
+
+static void add_metric(sk_env_report *out, const char *prefix, const char *name, double value) {
+    SK_ASSERT(out->num_metrics < SK_MAX_METRICS);
+    sk_metric *m = &out->metrics[out->num_metrics++];
+    snprintf(m->name, sizeof m->name, "%s%s", prefix, name);
+    m->value = value;
+}
+
+static void add_side(sk_env_report *out, const char *prefix, const sk_rank_metrics *m) {
+    add_metric(out, prefix, "mrr", m->mrr);
+    add_metric(out, prefix, "hits1", m->hits1);
+    add_metric(out, prefix, "hits3", m->hits3);
+    add_metric(out, prefix, "hits10", m->hits10);
+}
+
+/* Appends to a fixed buffer; the report's texts are a few hundred bytes. */
+static void append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t size, const char *fmt, ...) {
+    size_t used = strlen(buf);
+    SK_ASSERT(used < size);
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(buf + used, size - used, fmt, args);
+    va_end(args);
+}
+
+static void side_json(char *buf, size_t size, const char *name, const sk_rank_metrics *m,
+                      const char *end) {
+    append(buf, size, "\"%s\": {\"mrr\": %.6g, \"hits1\": %.6g, \"hits3\": %.6g, \"hits10\": %.6g}%s",
+           name, m->mrr, m->hits1, m->hits3, m->hits10, end);
+}
+
+static void report(const sk_env_def *env, const sk_rank_options *options, const sk_rank_result *r,
+                   sk_env_report *out) {
+    bool head = r->sides & SK_PROVER_CORRUPT_HEAD, tail = r->sides & SK_PROVER_CORRUPT_TAIL;
+    add_side(out, "", &r->overall);
+    if (head) add_side(out, "head_", &r->head);
+    if (tail) add_side(out, "tail_", &r->tail);
+    add_metric(out, "", "queries", r->queries);
+    add_metric(out, "", "candidates", (double)r->candidates);
+    add_metric(out, "", "head_corruptions", (double)r->head_corruptions);
+    add_metric(out, "", "tail_corruptions", (double)r->tail_corruptions);
+    add_metric(out, "", "proved_rate", r->proved_rate);
+    add_metric(out, "", "seconds", r->seconds);
+    const char *split = sk_rank_split_name(options->split), *sides = sk_prover_corrupt_name(r->sides);
+    append(out->json, sizeof out->json,
+           "\"split\": \"%s\", \"corrupt\": \"%s\", \"queries\": %d, \"candidates\": %lld, "
+           "\"head_corruptions\": %lld, \"tail_corruptions\": %lld, \"proved_rate\": %.6g, "
+           "\"seconds\": %.3f, \"seed\": %llu, \"mrr\": %.6g, \"hits1\": %.6g, "
+           "\"hits3\": %.6g, \"hits10\": %.6g, ",
+           split, sides, r->queries, (long long)r->candidates, (long long)r->head_corruptions,
+           (long long)r->tail_corruptions, r->proved_rate, r->seconds,
+           (unsigned long long)options->seed, r->overall.mrr, r->overall.hits1, r->overall.hits3,
+           r->overall.hits10);
+    /* a side that was not ranked has no entry */
+    if (head) side_json(out->json, sizeof out->json, "head", &r->head, tail ? ", " : "");
+    if (tail) side_json(out->json, sizeof out->json, "tail", &r->tail, "");
+    append(out->text, sizeof out->text,
+           "%s ranking, %s split, %s corruptions: %d queries, %lld candidates, %.1f s; true "
+           "queries proved: %.1f%%\n",
+           env->id, split, sides, r->queries, (long long)r->candidates, r->seconds,
+           100.0 * r->proved_rate);
+    append(out->text, sizeof out->text, "%-8s %7s %7s %7s %7s\n", "", "MRR", "Hits@1", "Hits@3",
+           "Hits@10");
+    const char *names[3] = {"head", "tail", "overall"};
+    const sk_rank_metrics *rows[3] = {&r->head, &r->tail, &r->overall};
+    const bool shown[3] = {head, tail, true};
+    for (int k = 0; k < 3; k++)
+        if (shown[k])
+            append(out->text, sizeof out->text, "%-8s %7.3f %7.3f %7.3f %7.3f\n", names[k],
+                   rows[k]->mrr, rows[k]->hits1, rows[k]->hits3, rows[k]->hits10);
+}
+
+static sk_status ranking_run(const sk_env_def *env, const sk_config *env_cfg,
+                             const sk_config *options, const sk_actor *actor,
+                             const sk_parallel *parallel, sk_progress_fn progress,
+                             void *progress_user, sk_env_report *out) {
+    memset(out, 0, sizeof *out);
+    sk_rank_options ranking;
+    sk_status status = read_options(options, &ranking);
+    if (status != SK_OK) return status;
+    ranking.progress = progress;
+    ranking.progress_user = progress_user;
+    sk_rank_result r;
+    status = sk_rank_run(env, env_cfg, actor, parallel, &ranking, &r);
+    if (status == SK_OK) report(env, &ranking, &r, out);
     return status;
 }
+
+const sk_env_evaluation sk_prover_ranking = {
+    .name = "ranking",
+    .description = "MRR and Hits@1/3/10 of each query of a split among its filtered corruptions",
+    .run = ranking_run,
+};

@@ -48,21 +48,26 @@
  * proof as its log-probability - 100, so failed proofs are ordered by how
  * likely the failing path was; here they tie (see Score).
  *
- * Speed. Candidates of many queries share the env slots of the workers (one
- * thread per core by default, 256 slots each): every step runs one policy
- * forward over a worker's whole batch, and a slot whose episode ended claims
- * the next candidate at once. A candidate's score does not depend on which
- * worker or slot proved it, nor the ranks on how many there were. The true
- * queries are proved first; a corruption of a proved query stops as soon as
- * its running log-probability (which only falls) is below the query's
- * score, since from there it can only rank below it: the ranks are those of
- * proving everything to the end (tested against that).
+ * Speed. Candidates of many queries share the env slots of the workers (the
+ * host's, through sk_parallel; each proves in its own slice of one sk_vec of
+ * workers x batch envs, 256 by default, so the dataset is loaded once):
+ * every step runs one policy forward over a worker's busy slots, and a slot
+ * whose episode ended claims the next candidate at once. A candidate's score
+ * does not depend on which worker or slot proved it, nor the ranks on how
+ * many there were. The true queries are proved first; a corruption of a
+ * proved query stops as soon as its running log-probability (which only
+ * falls) is below the query's score, since from there it can only rank below
+ * it: the ranks are those of proving everything to the end (tested against
+ * that).
+ *
+ * `skinner eval Prover-v0` reaches it as the env's own evaluation,
+ * sk_prover_ranking (sk_env_extras.evaluation), with eval.* options; the
+ * policy comes as an sk_actor, so nothing here knows the trainer's code.
  */
-#ifndef SK_RANK_H
-#define SK_RANK_H
+#ifndef SK_PROVER_RANK_H
+#define SK_PROVER_RANK_H
 
-#include "../envs/prover/prover.h"
-#include "eval.h"
+#include "prover.h"
 
 #include <math.h>
 
@@ -85,37 +90,37 @@ typedef struct sk_rank_result {
     double seconds;             /* wall time of the ranking */
 } sk_rank_result;
 
-/* Called after each batch of queries is ranked. */
-typedef void (*sk_rank_progress_fn)(int queries_done, int queries_total, void *user);
-
 typedef struct sk_rank_options {
     sk_kb_split split;   /* whose queries (kb->queries[split]), all of them, in file order */
     int max_queries;     /* the first max_queries of them; 0 = all */
     int sides;           /* SK_PROVER_CORRUPT_* to rank; 0 = the run's env.corrupt */
     uint64_t seed;       /* of the tie-breaking draws, the only randomness */
-    int threads;         /* workers, each with its own env slots; 0 = one per core */
     int batch;           /* env slots per worker; 0 = SK_RANK_DEFAULT_BATCH */
-    sk_rank_progress_fn progress; /* may be NULL */
+    sk_progress_fn progress; /* called after each chunk of queries ("queries"); may be NULL */
     void *progress_user;
 } sk_rank_options;
 
 /*
- * Ranks with a loaded policy (lp->env must be Prover-v0; the env is created
- * from lp->cfg, so env.dataset and env.max_depth are the run's). Borrows lp.
- * SK_ERR_INVALID for another env or a split without queries; create's errors
- * (an unreadable dataset) pass through. Sets OpenBLAS to one thread (as
- * sk_trainer_create does): the workers are the parallelism.
+ * Ranks with actor's greedy actions on Prover-v0 envs created from env_cfg
+ * (env.dataset, env.max_depth: the run's). parallel must run its jobs on
+ * actor->num_workers workers. SK_ERR_INVALID for another env or a split
+ * without queries; create's errors (an unreadable dataset) pass through.
  */
-sk_status sk_rank_policy(const sk_loaded_policy *lp, const sk_rank_options *options,
-                         sk_rank_result *out);
+sk_status sk_rank_run(const sk_env_def *env, const sk_config *env_cfg, const sk_actor *actor,
+                      const sk_parallel *parallel, const sk_rank_options *options,
+                      sk_rank_result *out);
 
 /*
- * Loads a checkpoint written by sk_trainer_save on Prover-v0 and ranks the
- * queries of split ("train", "valid" or "test"; NULL = "test"): max_queries
- * of them (0 = all), ties broken with seed.
+ * The ranking as an env's own evaluation (Prover-v0's extras), reading
+ * eval.split (train, valid or test; default test), eval.queries (0: all),
+ * eval.corrupt (head, tail or both; default: env.corrupt), eval.seed
+ * (default 1) and eval.batch (0: SK_RANK_DEFAULT_BATCH); a bad value fails
+ * with SK_ERR_INVALID naming its key. Reports the figures as metrics (mrr,
+ * hits1.., head_mrr.., tail_mrr.. for the ranked sides, queries, candidates,
+ * head_corruptions, tail_corruptions, proved_rate, seconds), `skinner eval`'s
+ * table as text, and the JSON members of `skinner eval --json`.
  */
-sk_status sk_rank_evaluate(const char *checkpoint, const char *split, int max_queries,
-                           uint64_t seed, sk_rank_result *out);
+extern const sk_env_evaluation sk_prover_ranking;
 
 /* "train", "valid" or "test" to a split: false for any other name. */
 bool sk_rank_split_parse(const char *name, sk_kb_split *out);
@@ -123,11 +128,11 @@ const char *sk_rank_split_name(sk_kb_split split);
 
 /* ---- the pieces, for tests ---- */
 
-/* Scores atoms[0..count) as sk_rank_policy does (positive[k]: atoms[k] runs
- * as a positive), with threads and batch as in sk_rank_options. */
-sk_status sk_rank_score(const sk_loaded_policy *lp, const int32_t (*atoms)[3],
-                        const uint8_t *positive, int count, int threads, int batch,
-                        double *scores);
+/* Scores atoms[0..count) as sk_rank_run does (positive[k]: atoms[k] runs
+ * as a positive), on batch env slots per worker (0: the default). */
+sk_status sk_rank_score(const sk_env_def *env, const sk_config *env_cfg, const sk_actor *actor,
+                        const sk_parallel *parallel, const int32_t (*atoms)[3],
+                        const uint8_t *positive, int count, int batch, double *scores);
 
 /* The filtered corruptions of query on side 0 (head, arg0) or 1 (tail,
  * arg1), in kb->cand order, into out (room for cap; kb->cand_start bounds how

@@ -1,0 +1,103 @@
+/* A loaded policy acting on observations: normalise (with the frozen
+ * statistics saved beside the weights), run the actor network, sample. */
+#include "actor.h"
+
+#include "../core/rng.h"
+
+#include <string.h>
+#include <unistd.h>
+
+/* OpenBLAS's own threads would compete with the workers, and at an
+ * evaluation's sizes (256 rows) gain nothing even alone. */
+extern void openblas_set_num_threads(int num_threads);
+
+static void act_discrete(void *ctx, int worker, const float *obs, const uint8_t *masks, int rows,
+                         bool greedy, int32_t *actions, float *logp) {
+    SK_ASSERT(((const sk_policy_actor *)ctx)->lp->env->action_space.kind == SK_SPACE_DISCRETE);
+    sk_policy_actor_act(ctx, worker, obs, masks, rows, greedy, actions, NULL, logp);
+}
+
+sk_status sk_policy_actor_init(sk_policy_actor *pa, const sk_loaded_policy *lp, int num_workers,
+                               int max_rows, uint64_t seed) {
+    memset(pa, 0, sizeof *pa);
+    if (num_workers < 1 || max_rows < 1)
+        return sk_fail(SK_ERR_INVALID, "actor of %d workers x %d rows (expected at least 1 each)",
+                       num_workers, max_rows);
+    pa->lp = lp;
+    pa->num_workers = num_workers;
+    pa->max_rows = max_rows;
+    size_t obs_floats = (size_t)max_rows * (size_t)lp->env->obs_size;
+    pa->work = calloc((size_t)num_workers, sizeof *pa->work);
+    pa->rng = calloc((size_t)num_workers, sizeof *pa->rng);
+    if (lp->obs_map.size) pa->policy_obs = sk_alloc((size_t)num_workers * obs_floats * sizeof(float));
+    sk_status status = pa->work && pa->rng && (!lp->obs_map.size || pa->policy_obs)
+                           ? SK_OK
+                           : sk_fail(SK_ERR_NOMEM, "out of memory for %d policy workers", num_workers);
+    for (int w = 0; w < num_workers && status == SK_OK; w++) {
+        pa->rng[w] = sk_rng_seed(seed, SK_ACTOR_STREAM + (uint64_t)w);
+        status = sk_policy_work_alloc(&pa->work[w], &lp->policy, max_rows);
+    }
+    if (status != SK_OK) {
+        sk_policy_actor_free(pa);
+        return status;
+    }
+    pa->actor = (sk_actor){.ctx = pa, .num_workers = num_workers, .max_rows = max_rows,
+                           .act = act_discrete};
+    return SK_OK;
+}
+
+void sk_policy_actor_free(sk_policy_actor *pa) {
+    for (int w = 0; pa->work && w < pa->num_workers; w++) sk_policy_work_free(&pa->work[w]);
+    free(pa->work);
+    free(pa->rng);
+    sk_free(pa->policy_obs);
+    memset(pa, 0, sizeof *pa);
+}
+
+void sk_policy_actor_act(sk_policy_actor *pa, int worker, const float *obs, const uint8_t *masks,
+                         int rows, bool greedy, int32_t *actions, float *actions_continuous,
+                         float *logp) {
+    SK_ASSERT(worker >= 0 && worker < pa->num_workers && rows >= 0 && rows <= pa->max_rows);
+    const sk_loaded_policy *lp = pa->lp;
+    sk_policy_work *work = &pa->work[worker];
+    if (lp->obs_map.size) {
+        size_t obs_size = (size_t)lp->env->obs_size;
+        float *normalised = pa->policy_obs + (size_t)worker * (size_t)pa->max_rows * obs_size;
+        memcpy(normalised, obs, (size_t)rows * obs_size * sizeof(float));
+        for (int i = 0; i < rows; i++) sk_norm_apply(&lp->obs_map, normalised + (size_t)i * obs_size);
+        obs = normalised;
+    }
+    sk_policy_forward(&lp->policy, SK_NET_ACTOR, lp->params, obs, rows, work);
+    sk_policy_sample(&lp->policy, lp->params, work->out[SK_NET_ACTOR], masks, rows,
+                     &pa->rng[worker], greedy, actions, actions_continuous,
+                     logp ? logp : work->logp);
+}
+
+static void pool_parallel(void *ctx, sk_parallel_job job, void *job_ctx) {
+    sk_pool_run(ctx, job, job_ctx);
+}
+
+sk_status sk_eval_host_init(sk_eval_host *host, const sk_loaded_policy *lp, int threads) {
+    memset(host, 0, sizeof *host);
+    if (threads < 0)
+        return sk_fail(SK_ERR_INVALID, "threads = %d (expected 0 for one per core, or more)",
+                       threads);
+    int workers = threads ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    sk_status status = sk_pool_create(&host->pool, workers > 0 ? workers : 1);
+    if (status == SK_OK)
+        status = sk_policy_actor_init(&host->policy, lp, sk_pool_size(host->pool),
+                                      SK_ACTOR_DEFAULT_ROWS, 0);
+    if (status != SK_OK) {
+        sk_eval_host_free(host);
+        return status;
+    }
+    host->parallel = (sk_parallel){.ctx = host->pool, .run = pool_parallel};
+    openblas_set_num_threads(1);
+    return SK_OK;
+}
+
+void sk_eval_host_free(sk_eval_host *host) {
+    sk_policy_actor_free(&host->policy);
+    if (host->pool) sk_pool_destroy(host->pool);
+    memset(host, 0, sizeof *host);
+}
