@@ -58,9 +58,12 @@ grep -q "GridWorld-v0: 100 episodes" eval.out || fail "eval with --env-lib did n
 grep -q "reached_goal" eval.out || fail "eval does not report the plugin's log field reached_goal"
 "$skinner" eval plugin/libgridworld.so:gridworld --checkpoint run/policy.safetensors --episodes 20 \
     > /dev/null || fail "eval with FILE.so:ID failed"
-# without the plugin the error says how to give it
-if err=$("$skinner" eval GridWorld-v0 --checkpoint run/policy.safetensors 2>&1); then
-    fail "eval of a plugin env without its plugin succeeded"
+# the run recorded its plugin: eval of its checkpoint needs no --env-lib
+"$skinner" eval GridWorld-v0 --checkpoint run/policy.safetensors --episodes 10 > /dev/null ||
+    fail "eval of a plugin run's checkpoint without --env-lib failed"
+# without the plugin and without a checkpoint naming it, the error says how to give it
+if err=$("$skinner" bench env GridWorld-v0 --seconds 0.1 2>&1); then
+    fail "bench of a plugin env without its plugin succeeded"
 fi
 grep -q -- "--env-lib" <<< "$err" || fail "the unknown-env error does not mention --env-lib: $err"
 # a refused plugin: exit 1 and a message naming the file

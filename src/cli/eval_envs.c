@@ -173,7 +173,15 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
         return cli_error(SK_EXIT_USAGE, "missing ENV (see 'skinner envs')");
     }
     const sk_env_def *env = sk_env_find(argv[0]);
-    if (!env) return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
+    if (!env) { /* a plugin env: its checkpoint's run names the plugin */
+        char message[1024];
+        snprintf(message, sizeof message, "%s", sk_last_error());
+        for (int i = 1; i + 1 < argc && !env; i++)
+            if (strcmp(argv[i], "--checkpoint") == 0 &&
+                sk_checkpoint_load_plugin(argv[i + 1]) == SK_OK)
+                env = sk_env_find(argv[0]);
+        if (!env) return cli_error(SK_EXIT_USAGE, "%s", message);
+    }
     const char *checkpoint = NULL, *policy = "checkpoint", *config_path = NULL, *trace = NULL;
     long long episodes = 100, seed = 1, threads = -1;
     bool greedy = false, json = false, explicit_episodes = false, explicit_seed = false;

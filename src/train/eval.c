@@ -1,6 +1,7 @@
 /* Evaluation of a saved policy: rebuild the network from the checkpoint's
  * config, check every tensor's shape, and run whole episodes. */
 #include "../core/config.h"
+#include "../envs/registry.h"
 #include "../io/safetensors.h"
 #include "../policy/policy.h"
 #include "actor.h"
@@ -236,9 +237,11 @@ sk_status sk_policy_load(sk_loaded_policy *out, const char *checkpoint, const ch
                          "'%s' is not a skinner policy checkpoint (missing format, env or config "
                          "metadata)",
                          checkpoint);
-    } else if (!(out->env = sk_env_find(saved_env))) {
-        status = sk_fail(SK_ERR_CORRUPT, "checkpoint '%s' was trained on unknown env '%s'",
-                         checkpoint, saved_env);
+    } else if ((status = sk_config_load_string(out->cfg, config_text)) != SK_OK) {
+        /* the message names the config's line */
+    } else if (!(out->env = sk_env_of_config(out->cfg, saved_env))) {
+        status = sk_fail(SK_ERR_CORRUPT, "checkpoint '%s' was trained on unknown env '%s' (%s)",
+                         checkpoint, saved_env, sk_last_error());
     } else if (env_name) {
         const sk_env_def *asked = sk_env_find(env_name);
         if (!asked) status = SK_ERR_UNKNOWN_ENV;
@@ -247,7 +250,6 @@ sk_status sk_policy_load(sk_loaded_policy *out, const char *checkpoint, const ch
                              checkpoint, out->env->id, asked->id);
     }
     if (status == SK_OK) status = sk_st_require_checksum(file, checkpoint);
-    if (status == SK_OK) status = sk_config_load_string(out->cfg, config_text);
     if (status == SK_OK) {
         /* symbolic envs size the policy from their data: ask one instance */
         void *probe = NULL;
@@ -341,5 +343,20 @@ sk_status sk_evaluate_env(const sk_loaded_policy *lp, const sk_config *options, 
                              progress, progress_user, out);
     if (status == SK_OK) status = sk_cfg_check_unused(options, "eval");
     sk_eval_host_free(&host);
+    return status;
+}
+
+sk_status sk_checkpoint_load_plugin(const char *checkpoint) {
+    sk_st_file *file = NULL;
+    sk_status status = sk_st_open(&file, checkpoint);
+    if (status != SK_OK) return status;
+    const char *config_text = sk_st_meta_get(file, "config");
+    sk_config *cfg = sk_config_new();
+    if (!cfg) status = sk_fail(SK_ERR_NOMEM, "out of memory");
+    if (status == SK_OK && config_text) status = sk_config_load_string(cfg, config_text);
+    const char *plugin = status == SK_OK ? sk_config_get(cfg, "env.plugin") : NULL;
+    if (plugin && plugin[0]) status = sk_env_load_plugin(plugin);
+    sk_config_free(cfg);
+    sk_st_close(file);
     return status;
 }

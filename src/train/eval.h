@@ -19,6 +19,9 @@ typedef struct sk_loaded_policy {
  * name the problem; on failure nothing is left to free. */
 sk_status sk_policy_load(sk_loaded_policy *out, const char *checkpoint, const char *env_name);
 void sk_loaded_policy_free(sk_loaded_policy *lp);
+/* Loads the plugin a checkpoint's run recorded (env.plugin), if any, so that
+ * its env can be found by name before the checkpoint is evaluated. */
+sk_status sk_checkpoint_load_plugin(const char *checkpoint);
 
 /*
  * Runs the env's own evaluation (sk_env_extras.evaluation, e.g. Prover-v0's
