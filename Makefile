@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PREFIX ?= /usr/local
 
-.PHONY: all setup build run test install clean sanitize bench
+.PHONY: all setup build run test install clean sanitize bench fuzz
 
 all: build
 
@@ -34,8 +34,27 @@ sanitize: setup
 	cmake --build build-sanitize -j $(JOBS)
 	cd build-sanitize && ctest --output-on-failure -j $(JOBS) -LE slow
 
+# libFuzzer harnesses (fuzz/README.md), each run for FUZZ_SECONDS from its seed corpus
+# (fuzz/corpus/NAME, plus what earlier runs found in build-fuzz/corpus/NAME); any crash,
+# leak, sanitizer report or 10 s input fails the target and leaves build-fuzz/crash-NAME-*.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS = config safetensors kb idx
+fuzz: setup
+	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DSKINNER_FUZZ=ON -DBUILD_TESTING=OFF
+	cmake --build build-fuzz -j $(JOBS) $(addprefix --target fuzz_,$(FUZZ_TARGETS))
+	@set -e; for name in $(FUZZ_TARGETS); do \
+	  mkdir -p build-fuzz/corpus/$$name; \
+	  echo "fuzz: $$name for $(FUZZ_SECONDS) s"; \
+	  build-fuzz/fuzz/fuzz_$$name -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	    -print_final_stats=1 -artifact_prefix=build-fuzz/crash-$$name- \
+	    build-fuzz/corpus/$$name fuzz/corpus/$$name > build-fuzz/fuzz-$$name.log 2>&1 \
+	    || { tail -n 60 build-fuzz/fuzz-$$name.log; echo "fuzz: $$name FAILED"; exit 1; }; \
+	  grep -E '^stat::number_of_executed_units|^#[0-9]+ *DONE' build-fuzz/fuzz-$$name.log; \
+	done
+
 bench: build
 	bash bench/run.sh
 
 clean:
-	rm -rf $(BUILD) build-sanitize
+	rm -rf $(BUILD) build-sanitize build-fuzz

@@ -70,17 +70,25 @@ typedef struct sk_config sk_config;
 
 SK_API sk_config *sk_config_new(void);
 SK_API void sk_config_free(sk_config *cfg);
-/* Reads an INI file; later values override earlier ones. SK_ERR_IO if the file
- * cannot be read, SK_ERR_CONFIG with file:line on a syntax error. */
+/* Reads an INI file on top of what cfg holds (a preset, then a user's file):
+ * the file's values override earlier ones. Values may be "quoted" with \\, \",
+ * \n, \t, \r and \xHH escapes (sk_config_write quotes what needs it). SK_ERR_IO
+ * if the file cannot be read or is not a regular file (a directory, a FIFO,
+ * /dev/zero), SK_ERR_CORRUPT if it is over 16 MiB, SK_ERR_CONFIG with file:line
+ * on a syntax error or on a key or [section] given twice in the file (naming
+ * both lines). */
 SK_API sk_status sk_config_load_file(sk_config *cfg, const char *path);
-/* Sets "section.key" to value (copied). SK_ERR_CONFIG if the key is not of the
- * form section.key. */
+/* Sets "section.key" to value (copied; any C string survives sk_config_write).
+ * SK_ERR_CONFIG naming the key and the problem if it is not of the form
+ * section.key or a part is empty or holds a blank, a control character, '=',
+ * ':', '[', ']', ';', '#', a quote or a backslash. */
 SK_API sk_status sk_config_set(sk_config *cfg, const char *key, const char *value);
 /* The value of key, or NULL. The returned string lives as long as cfg. */
 SK_API const char *sk_config_get(const sk_config *cfg, const char *key);
 /* A copy of cfg, or NULL when out of memory. */
 SK_API sk_config *sk_config_copy(const sk_config *cfg);
-/* Writes the table as INI, sorted by section then key. */
+/* Writes the table as INI, sorted by section then key; sk_config_load_file
+ * reads every value back byte for byte. */
 SK_API sk_status sk_config_write(const sk_config *cfg, const char *path);
 
 /* ------------------------------------------------------------ environments */

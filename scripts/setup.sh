@@ -3,12 +3,13 @@
 # As root it runs apt-get; otherwise it prints the command and fails.
 set -euo pipefail
 
-# build: compiler, cmake, BLAS, INI, JSON, gzip/crc, the monitor's ncurses and the
+# build: compiler, cmake, BLAS, JSON, gzip/crc, the monitor's ncurses and the
 # plotter's PLplot with its cairo driver; test: cmocka and tmux (monitor tests); data:
-# Fashion-MNIST for Morpho-v0 (/usr/share/datasets/fashion-mnist).
-packages=(build-essential cmake pkg-config libopenblas-dev libinih-dev libcjson-dev zlib1g-dev
+# Fashion-MNIST for Morpho-v0 (/usr/share/datasets/fashion-mnist); fuzz: clang and its
+# libFuzzer runtime (libclang_rt.fuzzer, a Recommends of clang that --no-install-recommends skips).
+packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev zlib1g-dev
           libncurses-dev libplplot-dev plplot-driver-cairo libcmocka-dev tmux
-          dataset-fashion-mnist)
+          dataset-fashion-mnist clang libclang-rt-14-dev)
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -441,6 +441,7 @@ static void test_eval_directory_as_checkpoint(void **unused) {
     cli_run_free(&r);
 }
 
+
 /* -------------------------------------------------------------------- help */
 
 static void test_help(void **unused) {
@@ -763,6 +764,122 @@ static void test_train_interrupted(void **unused) {
     cli_run_free(&r);
 }
 
+/* ------------------------------------------------------- issue 18 (CLI) */
+
+static void test_run_dir_guard_and_resume_cleanup(void **unused) {
+    (void)unused;
+    char run_dir[4200], marker[4400], stale[4400];
+    path_in_tmp(run_dir, sizeof run_dir, "guarded");
+    cli_run r;
+    RUN(&r, "train", "cartpole", "--total-steps", "2048", "--run-dir", run_dir, "--quiet");
+    expect_exit(&r, 0);
+    cli_run_free(&r);
+    snprintf(marker, sizeof marker, "%s/summary.json", run_dir);
+    struct stat before, after;
+    assert_int_equal(stat(marker, &before), 0);
+    /* a second run into the same folder is refused, naming both ways out */
+    RUN(&r, "train", "cartpole", "--total-steps", "2048", "--run-dir", run_dir, "--quiet");
+    EXPECT_ERROR(&r, 1, run_dir, "--resume", "--force");
+    cli_run_free(&r);
+    assert_int_equal(stat(marker, &after), 0);
+    assert_true(before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
+                before.st_mtim.tv_nsec == after.st_mtim.tv_nsec);
+    RUN(&r, "train", "cartpole", "--total-steps", "2048", "--run-dir", run_dir, "--quiet",
+        "--force");
+    expect_exit(&r, 0);
+    cli_run_free(&r);
+    /* a checkpoint write cut short by a kill leaves NAME.tmp.PID; resume removes it */
+    snprintf(stale, sizeof stale, "%s/policy.safetensors.tmp.999999999", run_dir);
+    write_file(stale, "x", 1);
+    RUN(&r, "train", "cartpole", "--resume", run_dir, "--total-steps", "4096", "--quiet");
+    expect_exit(&r, 0);
+    expect_stderr(&r, "removed");
+    if (access(stale, F_OK) == 0) FAIL_RUN(&r, "%s is still there after --resume", stale);
+    cli_run_free(&r);
+    /* eval takes the run folder for its checkpoint */
+    RUN(&r, "eval", "cartpole", "--checkpoint", run_dir, "--episodes", "2", "--json");
+    expect_exit(&r, 0);
+    expect_stdout(&r, "\"mean_return\"");
+    cli_run_free(&r);
+}
+
+static void test_config_layers_on_preset(void **unused) {
+    (void)unused;
+    char path[4200], run_dir[4200];
+    path_in_tmp(path, sizeof path, "lr_only.ini");
+    const char *lr_only = "[ppo]\nlearning_rate = 0.001\n";
+    write_file(path, lr_only, strlen(lr_only));
+    cli_run r;
+    RUN(&r, "config", "cartpole", "--config", path);
+    expect_exit(&r, 0);
+    expect_stdout(&r, "learning_rate = 0.001");
+    expect_stdout(&r, "num_envs = 16");        /* the preset's, kept */
+    expect_stdout(&r, "total_steps = 500000"); /* the trainer's default, recorded */
+    cli_run_free(&r);
+    path_in_tmp(run_dir, sizeof run_dir, "layered");
+    RUN(&r, "train", "cartpole", "--config", path, "--total-steps", "2048", "--run-dir", run_dir,
+        "--quiet");
+    expect_exit(&r, 0);
+    cli_run_free(&r);
+    char *config = read_run_file(run_dir, "config.ini");
+    if (!strstr(config, "learning_rate = 0.001") || !strstr(config, "num_envs = 16") ||
+        !strstr(config, "norm_obs = true"))
+        fail_msg("--config did not layer on the preset:\n%s", config);
+    free(config);
+    RUN(&r, "train", "cartpole", "--config", g_tmp);
+    EXPECT_ERROR(&r, 1, g_tmp, "directory");
+    cli_run_free(&r);
+    RUN(&r, "train", "cartpole", "--config", "/dev/zero");
+    EXPECT_ERROR(&r, 1, "/dev/zero", "regular file");
+    cli_run_free(&r);
+    RUN(&r, "train", "--help");
+    expect_stdout(&r, "layered on");
+    cli_run_free(&r);
+}
+
+static void test_user_facing_messages(void **unused) {
+    (void)unused;
+    cli_run r;
+    RUN(&r, "train", "cartpole", "--env.id", "Acrobot-v1");
+    EXPECT_ERROR(&r, 2, "--env.id Acrobot-v1", "conflicts", "CartPole-v1");
+    cli_run_free(&r);
+
+    RUN(&r, "envs");
+    expect_exit(&r, 0);
+    expect_stdout(&r, "MultiDiscrete([6 3 6 4 3 3 4 5])");
+    const char *header = r.out, *cartpole = strstr(r.out, "\nCartPole-v1");
+    const char *morpho = strstr(r.out, "\nMorpho-v0");
+    if (!cartpole || !morpho) FAIL_RUN(&r, "%s", "no CartPole-v1 or Morpho-v0 line");
+    long column = strstr(header, "actions") - header;
+    if (strstr(cartpole + 1, "Discrete(2)") - (cartpole + 1) != column ||
+        strstr(morpho + 1, "MultiDiscrete") - (morpho + 1) != column)
+        FAIL_RUN(&r, "%s", "the actions column is not aligned with its header");
+    cli_run_free(&r);
+
+    RUN(&r, "bench", "train", "cartpole", "--seconds", "0.2", "--threads", "1", "--json");
+    expect_exit(&r, 0);
+    cJSON *json = parse_json_object(&r, r.out, "bench train --json");
+    if (json_number(&r, json, "threads") != 1) FAIL_RUN(&r, "%s", "\"threads\" is not 1");
+    cJSON_Delete(json);
+    cli_run_free(&r);
+
+    char run_dir[4200];
+    path_in_tmp(run_dir, sizeof run_dir, "rounded");
+    RUN(&r, "train", "cartpole", "--total-steps", "3000", "--run-dir", run_dir);
+    expect_exit(&r, 0);
+    expect_stderr(&r, "not a multiple of the batch");
+    expect_stderr(&r, "2048 steps");
+    cli_run_free(&r);
+
+    path_in_tmp(run_dir, sizeof run_dir, "no_episode");
+    RUN(&r, "train", "morpho", "--env.data", "synthetic", "--env.num_envs", "1", "--ppo.horizon",
+        "4", "--ppo.num_minibatches", "2", "--total-steps", "4", "--run-dir", run_dir, "--quiet");
+    expect_exit(&r, 0);
+    expect_stdout(&r, "no episode finished");
+    if (strstr(r.out, "nan")) FAIL_RUN(&r, "%s", "'nan' printed");
+    cli_run_free(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unknown_command),
@@ -777,6 +894,9 @@ int main(void) {
         cmocka_unit_test(test_run_dir_is_a_file),
         cmocka_unit_test(test_eval_bad_checkpoints),
         cmocka_unit_test(test_eval_directory_as_checkpoint),
+        cmocka_unit_test(test_run_dir_guard_and_resume_cleanup),
+        cmocka_unit_test(test_config_layers_on_preset),
+        cmocka_unit_test(test_user_facing_messages),
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_envs),
         cmocka_unit_test(test_train_then_eval),

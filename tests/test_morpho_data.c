@@ -104,6 +104,20 @@ static void test_idx_good_files(void **unused) {
     }
 }
 
+
+/* Only regular files: a FIFO named like an IDX file used to block the reader. */
+static void test_idx_regular_files_only(void **unused) {
+    (void)unused;
+    char path[128];
+    path_of(path, sizeof path, "fifo-idx");
+    assert_int_equal(mkfifo(path, 0600), 0);
+    alarm(20); /* a hang fails the test instead of the suite's timeout */
+    expect_idx_error(path, SK_ERR_IO, "FIFO");
+    alarm(0);
+    unlink(path);
+    expect_idx_error("/dev/zero", SK_ERR_IO, "regular file");
+}
+
 static void test_idx_damaged_files(void **unused) {
     (void)unused;
     uint8_t body[2 * 3 * 4] = {0};
@@ -682,6 +696,7 @@ int main(void) {
         cmocka_unit_test(test_synthetic_needs_a_hidden_layer),
         cmocka_unit_test(test_synthetic_shapes_and_determinism),
         cmocka_unit_test(test_shared_copy_counted),
+        cmocka_unit_test(test_idx_regular_files_only),
         cmocka_unit_test(test_shared_auto_and_fashion),
         cmocka_unit_test(test_shared_copy_across_threads),
     };

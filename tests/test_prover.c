@@ -10,6 +10,7 @@
  */
 #include "test_util.h"
 
+#include "core/config.h"
 #include "core/core.h"
 #include "envs/prover/prover.h"
 
@@ -873,6 +874,43 @@ static void expect_load_error(const char *name, const char *text, sk_status want
     remove_file(name);
 }
 
+
+/* A FIFO in a dataset folder used to block the loader forever (no writer);
+ * a relative env.dataset is recorded absolute, so eval finds it from anywhere. */
+static void test_loader_regular_files_and_absolute_path(void **st) {
+    (void)st;
+    snprintf(g_tmpdir, sizeof g_tmpdir, "/tmp/skinner_test_prover_XXXXXX");
+    assert_non_null(mkdtemp(g_tmpdir));
+    write_file("train.txt", g_good_train);
+    write_file("rules.txt", g_good_rules);
+    char fifo[512];
+    snprintf(fifo, sizeof fifo, "%s/valid.txt", g_tmpdir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    alarm(20); /* a hang fails the test instead of the suite's timeout */
+    sk_kb *kb = NULL;
+    assert_int_equal(sk_kb_load(&kb, g_tmpdir), SK_ERR_IO);
+    alarm(0);
+    assert_non_null(strstr(sk_last_error(), "valid.txt"));
+    assert_non_null(strstr(sk_last_error(), "FIFO"));
+    unlink(fifo);
+
+    char cwd[4096], real[4096];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_non_null(realpath(g_tmpdir, real));
+    assert_int_equal(chdir("/tmp"), 0);
+    sk_config *cfg = sk_config_new();
+    assert_int_equal(sk_config_set(cfg, "env.dataset", g_tmpdir + strlen("/tmp/")), SK_OK);
+    void *state = NULL;
+    if (sk_env_prover.create(&state, 1, cfg) != SK_OK) fail_msg("%s", sk_last_error());
+    assert_string_equal(sk_config_get(cfg, "env.dataset"), real);
+    sk_env_prover.destroy(state);
+    sk_config_free(cfg);
+    assert_int_equal(chdir(cwd), 0);
+    remove_file("train.txt");
+    remove_file("rules.txt");
+    rmdir(g_tmpdir);
+}
+
 static void test_loader_errors(void **st) {
     (void)st;
     snprintf(g_tmpdir, sizeof g_tmpdir, "/tmp/skinner_test_prover_XXXXXX");
@@ -1028,6 +1066,7 @@ int main(void) {
         cmocka_unit_test(test_observation_layout_and_invalid_actions),
         cmocka_unit_test(test_config_validation),
         cmocka_unit_test(test_loader_errors),
+        cmocka_unit_test(test_loader_regular_files_and_absolute_path),
         cmocka_unit_test(test_real_datasets_load),
         cmocka_unit_test(test_countries_recorded_depths),
         cmocka_unit_test(test_synthetic_queries_are_provable),

@@ -88,6 +88,16 @@ SK_API sk_status sk_cfg_choice(const sk_config *cfg, const char *key, const char
                                const char *const *choices, int *out);
 /* A string value; the default when absent. */
 SK_API const char *sk_cfg_string(const sk_config *cfg, const char *key, const char *def);
+/* A file-system path (a dataset folder): like sk_cfg_string, but a relative
+ * value is made absolute, by realpath() when it exists and otherwise joined to
+ * the current directory, and the absolute form is recorded in cfg, so that
+ * config.ini and checkpoint metadata name the same data from any directory.
+ * An empty value is kept (read keywords such as "auto" with sk_cfg_string
+ * first). *out lives as long as cfg (NULL if key is
+ * absent and def is NULL). SK_ERR_IO if the current directory cannot be read,
+ * SK_ERR_NOMEM. */
+SK_API sk_status sk_cfg_path(const sk_config *cfg, const char *key, const char *def,
+                             const char **out);
 
 /* --------------------------------------------------------------------- rng */
 

@@ -262,11 +262,14 @@ static int bench_train(int argc, char **argv) {
         rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
     } else {
         sk_train_result r = sk_trainer_result(trainer);
+        char mean_return[32] = "null"; /* JSON has no NaN: no episode finished */
+        if (!isnan(r.final_mean_return))
+            snprintf(mean_return, sizeof mean_return, "%.4g", r.final_mean_return);
         if (extra.json)
             printf("{\"bench\": \"train\", \"env\": \"%s\", \"threads\": %d, \"seconds\": %.3f, "
-                   "\"steps\": %lld, \"sps\": %.0f, \"mean_return\": %.4g}\n",
+                   "\"steps\": %lld, \"sps\": %.0f, \"mean_return\": %s}\n",
                    extra.env->id, sk_trainer_threads(trainer), r.wall_seconds,
-                   (long long)r.total_steps, r.sps, r.final_mean_return);
+                   (long long)r.total_steps, r.sps, mean_return);
         else
             printf("%s: PPO loop %.2f s, %lld env steps: %.3g env steps/s (mean return %.1f)\n",
                    extra.env->id, r.wall_seconds, (long long)r.total_steps, r.sps,

@@ -33,7 +33,8 @@ bool cli_parse_double(const char *flag, const char *text, double lo, double hi, 
                       int *exit_code);
 
 /* Loads the env's preset (configs/PRESET.ini next to the program, in
- * $SKINNER_CONFIG_DIR, or where it was installed) into cfg; explicit_path wins. */
+ * $SKINNER_CONFIG_DIR, or where it was installed) into cfg, then explicit_path
+ * (if any) on top of it: the file's keys override the preset's. */
 int cli_load_config(sk_config *cfg, const sk_env_def *env, const char *explicit_path,
                     const char *argv0);
 
@@ -44,6 +45,7 @@ const char *cli_env_name(const sk_env_def *env, char *buf, size_t size);
 int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_envs(int argc, char **argv);
+int cmd_config(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_monitor(int argc, char **argv); /* monitor.c */
 int cmd_plot(int argc, char **argv);    /* plot.c */

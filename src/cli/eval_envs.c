@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *g_eval_usage =
@@ -29,9 +30,10 @@ static const char *g_eval_usage =
     "overall (their mean). Progress goes to stderr.\n"
     "\n"
     "options:\n"
-    "  --checkpoint FILE   a policy.safetensors written by 'skinner train'\n"
+    "  --checkpoint FILE   a policy.safetensors written by 'skinner train', or the run\n"
+    "                      folder that holds it\n"
     "  --policy NAME       checkpoint (default, needs --checkpoint), heuristic or zero\n"
-    "  --config FILE       baselines: INI to create the env from (default: its preset)\n"
+    "  --config FILE       baselines: INI layered on the env's preset to create it\n"
     "  --episodes N        episodes to run (default 100); for Prover-v0, run N\n"
     "                      episodes and report returns instead of ranking\n"
     "  --greedy            take the most likely action instead of sampling\n"
@@ -236,6 +238,18 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
         }
         if (missing) return cli_error(SK_EXIT_USAGE, "option '%s' needs a value", arg);
     }
+    char checkpoint_in_dir[4200];
+    struct stat checkpoint_info;
+    if (checkpoint && stat(checkpoint, &checkpoint_info) == 0 && S_ISDIR(checkpoint_info.st_mode)) {
+        /* a run folder: its checkpoint */
+        snprintf(checkpoint_in_dir, sizeof checkpoint_in_dir, "%s/policy.safetensors", checkpoint);
+        if (access(checkpoint_in_dir, F_OK) != 0)
+            return cli_error(SK_EXIT_FAILURE,
+                             "--checkpoint %s is a directory without policy.safetensors (expected a "
+                             "run folder written by 'skinner train', or the checkpoint file)",
+                             checkpoint);
+        checkpoint = checkpoint_in_dir;
+    }
     bool baseline = strcmp(policy, "checkpoint") != 0;
     sk_controller controller = SK_CONTROLLER_ZERO;
     if (strcmp(policy, "heuristic") == 0) controller = SK_CONTROLLER_HEURISTIC;
@@ -306,15 +320,21 @@ int cmd_eval(int argc, char **argv) {
     return rc;
 }
 
+/* Gymnasium's names: Discrete(n) for one head, MultiDiscrete([n1 n2 ...]) for
+ * several, Box(shape) with its bounds for continuous actions. */
 static void describe_actions(char *buf, size_t size, const sk_action_space *space) {
     if (space->kind == SK_SPACE_CONTINUOUS) {
         snprintf(buf, size, "Box(%d) [%g, %g]", space->dim, space->low[0], space->high[0]);
         return;
     }
-    size_t used = (size_t)snprintf(buf, size, "Discrete(");
+    if (space->num_heads == 1) {
+        snprintf(buf, size, "Discrete(%d)", space->head_sizes[0]);
+        return;
+    }
+    size_t used = (size_t)snprintf(buf, size, "MultiDiscrete([");
     for (int h = 0; h < space->num_heads && used < size; h++)
-        used += (size_t)snprintf(buf + used, size - used, "%s%d", h ? "x" : "", space->head_sizes[h]);
-    if (used < size) snprintf(buf + used, size - used, ")");
+        used += (size_t)snprintf(buf + used, size - used, "%s%d", h ? " " : "", space->head_sizes[h]);
+    if (used < size) snprintf(buf + used, size - used, "])");
 }
 
 int cmd_envs(int argc, char **argv) {
@@ -329,12 +349,23 @@ int cmd_envs(int argc, char **argv) {
         else return cli_error(SK_EXIT_USAGE, "unknown option '%s' (see 'skinner envs --help')", argv[i]);
     }
     const sk_env_def *const *envs = sk_env_list();
+    enum { ACTIONS_SIZE = 256 };
+    /* columns as wide as their widest entry */
+    int id_width = (int)strlen("id"), alias_width = (int)strlen("alias");
+    int actions_width = (int)strlen("actions");
+    for (int i = 0; envs[i]; i++) {
+        char actions[ACTIONS_SIZE];
+        describe_actions(actions, sizeof actions, &envs[i]->action_space);
+        id_width = SK_MAX(id_width, (int)strlen(envs[i]->id));
+        alias_width = SK_MAX(alias_width, (int)strlen(envs[i]->alias));
+        actions_width = SK_MAX(actions_width, (int)strlen(actions));
+    }
     if (!json)
-        printf("%-25s %-23s %4s  %-15s %9s %9s  %s\n", "id", "alias", "obs", "actions",
-               "max steps", "solved at", "summary");
+        printf("%-*s  %-*s  %4s  %-*s  %9s  %9s  %s\n", id_width, "id", alias_width, "alias", "obs",
+               actions_width, "actions", "max steps", "solved at", "summary");
     for (int i = 0; envs[i]; i++) {
         const sk_env_def *env = envs[i];
-        char actions[64], threshold[32] = "null";
+        char actions[ACTIONS_SIZE], threshold[32] = "null";
         describe_actions(actions, sizeof actions, &env->action_space);
         if (isfinite(env->solved_threshold))
             snprintf(threshold, sizeof threshold, "%g", env->solved_threshold);
@@ -344,9 +375,9 @@ int cmd_envs(int argc, char **argv) {
                    env->id, env->alias, env->obs_size, actions, env->max_episode_steps,
                    threshold, sk_env_extras_of(env)->bench_num_envs ? sk_env_extras_of(env)->bench_num_envs : 4096);
         else
-            printf("%-25s %-23s %4d  %-15s %9d %9s  %s\n", env->id, env->alias, env->obs_size,
-                   actions, env->max_episode_steps, isfinite(env->solved_threshold) ? threshold : "-",
-                   env->summary);
+            printf("%-*s  %-*s  %4d  %-*s  %9d  %9s  %s\n", id_width, env->id, alias_width,
+                   env->alias, env->obs_size, actions_width, actions, env->max_episode_steps,
+                   isfinite(env->solved_threshold) ? threshold : "-", env->summary);
     }
     return SK_EXIT_OK;
 }

@@ -20,6 +20,7 @@ static const char *g_usage =
     "  train ENV   train a PPO agent on ENV and write a run folder\n"
     "  eval ENV    evaluate a saved policy on ENV\n"
     "  envs        list the environments\n"
+    "  config ENV  print the resolved config a training run of ENV would use\n"
     "  bench       measure env stepping (bench env) or training (bench train) speed\n"
     "  monitor DIR watch a run live: progress, returns, losses, the return curve\n"
     "  plot RUN_DIR [RUN_DIR ...]  draw learning curves of run folders (PNG or SVG)\n"
@@ -135,10 +136,9 @@ bool cli_env_flag(cli_args *args, sk_config *cfg, int *exit_code) {
 int cli_load_config(sk_config *cfg, const sk_env_def *env, const char *explicit_path,
                     const char *argv0) {
     char path[4096];
-    const char *chosen = explicit_path;
+    const char *chosen = NULL;
     const char *preset = sk_env_extras_of(env)->preset;
-    if (!chosen && !preset) return SK_EXIT_OK; /* an env without a preset: its defaults */
-    if (!chosen) {
+    if (preset) {
         const char *env_dir = getenv("SKINNER_CONFIG_DIR");
         char exe_dir[4096] = "";
         ssize_t n = readlink("/proc/self/exe", exe_dir, sizeof exe_dir - 1);
@@ -159,15 +159,16 @@ int cli_load_config(sk_config *cfg, const sk_env_def *env, const char *explicit_
             snprintf(path, sizeof path, "%s%s/%s.ini", candidates[i], suffixes[i], preset);
             if (file_exists(path)) chosen = path;
         }
-        if (!chosen) {
+        if (!chosen)
             fprintf(stderr,
                     "skinner: warning: no preset %s.ini found (set SKINNER_CONFIG_DIR); using "
                     "built-in defaults\n",
                     preset);
-            return SK_EXIT_OK;
-        }
     }
-    if (sk_config_load_file(cfg, chosen) != SK_OK)
+    /* the user's file layers on the preset: its keys override, the rest stay */
+    if (chosen && sk_config_load_file(cfg, chosen) != SK_OK)
+        return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
+    if (explicit_path && sk_config_load_file(cfg, explicit_path) != SK_OK)
         return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
     return SK_EXIT_OK;
 }
@@ -229,6 +230,7 @@ int main(int argc, char **argv) {
     if (strcmp(command, "train") == 0) return cmd_train(argc - 2, argv + 2);
     if (strcmp(command, "eval") == 0) return cmd_eval(argc - 2, argv + 2);
     if (strcmp(command, "envs") == 0) return cmd_envs(argc - 2, argv + 2);
+    if (strcmp(command, "config") == 0) return cmd_config(argc - 2, argv + 2);
     if (strcmp(command, "bench") == 0) return cmd_bench(argc - 2, argv + 2);
     if (strcmp(command, "plot") == 0) return cmd_plot(argc - 2, argv + 2);
     if (strcmp(command, "monitor") == 0) return cmd_monitor(argc - 2, argv + 2);

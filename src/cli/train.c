@@ -1,8 +1,13 @@
 /* skinner train: config assembly, live progress, the run folder. */
 #include "train.h"
 
+#include "core/config.h"
+
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -15,14 +20,19 @@ static const char *g_train_usage =
     "policy.safetensors, summary.json).\n"
     "\n"
     "options:\n"
-    "  --config FILE          INI preset to start from (default: configs/PRESET.ini for ENV)\n"
+    "  --config FILE          INI file layered on the env's preset (configs/PRESET.ini):\n"
+    "                         its keys override the preset's, the others keep the preset's\n"
+    "                         values; 'skinner config ENV' prints the preset\n"
     "  --SECTION.KEY VALUE    override one config value, e.g. --ppo.learning_rate 0.001\n"
     "  --seed N               random seed (train.seed)\n"
     "  --threads N            worker threads, 0 = all cores (train.threads)\n"
     "  --total-steps N        env steps to train for (train.total_steps)\n"
     "  --stop-when-solved     stop once the mean return over 100 episodes reaches the\n"
     "                         env's threshold (train.stop_when_solved)\n"
-    "  --run-dir DIR          where to write the run (default runs/ENV-DATE-TIME-sSEED)\n"
+    "  --run-dir DIR          where to write the run (default runs/ENV-DATE-TIME-sSEED); a\n"
+    "                         folder that exists and is not empty is refused (see --force)\n"
+    "  --force                write into an existing, non-empty --run-dir, replacing its\n"
+    "                         checkpoint and summary\n"
     "  --resume RUN_DIR       continue a run from its checkpoint, in its own folder, up to\n"
     "                         --total-steps counted from the run's start (same --threads)\n"
     "  --quiet                no progress output\n";
@@ -111,6 +121,8 @@ int cli_train_config(int argc, char **argv, const char *argv0, sk_config *cfg,
             sk_config_set(cfg, "train.stop_when_solved", "true");
         } else if (extra->allow_run_flags && cli_flag(&args, "--run-dir", &value, &missing)) {
             extra->run_dir = value;
+        } else if (extra->allow_run_flags && cli_flag(&args, "--force", NULL, NULL)) {
+            extra->force = true;
         } else if (extra->allow_run_flags && cli_flag(&args, "--resume", &value, &missing)) {
             /* handled in the first pass */
         } else if (cli_flag(&args, "--quiet", NULL, NULL)) {
@@ -132,6 +144,12 @@ int cli_train_config(int argc, char **argv, const char *argv0, sk_config *cfg,
             if (eq) value = eq + 1;
             else if (args.index < argc) value = argv[args.index++];
             else return cli_error(SK_EXIT_USAGE, "option '--%s' needs a value", key);
+            if (strcmp(key, "env.id") == 0 && sk_env_find(value) != env)
+                return cli_error(SK_EXIT_USAGE,
+                                 "--env.id %s conflicts with ENV %s: the env is the first argument "
+                                 "(skinner %s %s ...)",
+                                 value, env->id, extra->allow_bench_flags ? "bench train" : "train",
+                                 value);
             if (sk_config_set(cfg, key, value) != SK_OK)
                 return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
         } else {
@@ -196,6 +214,58 @@ static void default_run_dir(char *buf, size_t size, const sk_env_def *env, const
         snprintf(buf, size, "runs/%s-%s-s%s-%d", env->id, stamp, seed ? seed : "1", k);
 }
 
+/* True if dir is a directory that holds anything (a file or an unreadable path
+ * is left to sk_trainer_set_run_dir to report). */
+static bool dir_has_entries(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return false;
+    bool any = false;
+    for (struct dirent *e; !any && (e = readdir(d));)
+        any = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return any;
+}
+
+/* Removes RUN/NAME.tmp.PID files (a checkpoint write cut short by a kill) whose
+ * writer is no longer alive; a live writer's file is left alone. */
+static void remove_stale_temp_files(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *tmp = strstr(e->d_name, ".tmp.");
+        if (!tmp) continue;
+        char *end = NULL;
+        long pid = strtol(tmp + 5, &end, 10);
+        if (end == tmp + 5 || *end != '\0' || pid <= 0) continue;
+        if (pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) continue;
+        char path[4608];
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path) continue;
+        if (unlink(path) == 0)
+            fprintf(stderr, "skinner: removed %s, left by an interrupted checkpoint write\n", path);
+    }
+    closedir(d);
+}
+
+/* The steps the trainer will run: whole updates of env.num_envs x ppo.horizon. */
+static void notice_rounded_steps(const sk_config *cfg) {
+    long long total, num_envs, horizon;
+    int ignored;
+    if (!cli_parse_int("train.total_steps", sk_config_get(cfg, "train.total_steps"), 1, INT64_MAX,
+                       &total, &ignored) ||
+        !cli_parse_int("env.num_envs", sk_config_get(cfg, "env.num_envs"), 1, INT32_MAX,
+                       &num_envs, &ignored) ||
+        !cli_parse_int("ppo.horizon", sk_config_get(cfg, "ppo.horizon"), 1, INT32_MAX, &horizon,
+                       &ignored))
+        return;
+    long long batch = num_envs * horizon, updates = total / batch;
+    if (updates < 1) updates = 1;
+    if (updates * batch != total)
+        fprintf(stderr,
+                "skinner: note: --total-steps %lld is not a multiple of the batch (env.num_envs %lld"
+                " x ppo.horizon %lld = %lld): training runs %lld updates, %lld steps\n",
+                total, num_envs, horizon, batch, updates, updates * batch);
+}
+
 int cmd_train(int argc, char **argv) {
     sk_config *cfg = sk_config_new();
     cli_train_extra extra = {.allow_run_flags = true};
@@ -211,11 +281,17 @@ int cmd_train(int argc, char **argv) {
         return rc;
     }
     char run_dir[4096];
+    if (extra.force && !extra.run_dir) {
+        rc = cli_error(SK_EXIT_USAGE, "--force allows writing into an existing --run-dir; give "
+                                      "--run-dir DIR (or drop --force)");
+        goto done;
+    }
     if (extra.resume_dir && extra.run_dir && strcmp(extra.resume_dir, extra.run_dir) != 0) {
         rc = cli_error(SK_EXIT_USAGE, "--resume continues the run in its own folder; drop --run-dir");
         goto done;
     }
     if (extra.resume_dir) {
+        remove_stale_temp_files(extra.resume_dir);
         char checkpoint[4200];
         snprintf(checkpoint, sizeof checkpoint, "%s/policy.safetensors", extra.resume_dir);
         if (sk_trainer_resume(trainer, checkpoint) != SK_OK) {
@@ -223,9 +299,16 @@ int cmd_train(int argc, char **argv) {
             goto done;
         }
         snprintf(run_dir, sizeof run_dir, "%s", extra.resume_dir);
-    } else if (extra.run_dir) snprintf(run_dir, sizeof run_dir, "%s", extra.run_dir);
-    else default_run_dir(run_dir, sizeof run_dir, extra.env,
-                         sk_config_get(sk_trainer_config(trainer), "train.seed"));
+    } else if (extra.run_dir) {
+        if (dir_has_entries(extra.run_dir) && !extra.force) {
+            rc = cli_error(SK_EXIT_FAILURE,
+                           "--run-dir %s exists and is not empty: continue that run with "
+                           "'skinner train %s --resume %s', or overwrite it with --force",
+                           extra.run_dir, extra.env->id, extra.run_dir);
+            goto done;
+        }
+        snprintf(run_dir, sizeof run_dir, "%s", extra.run_dir);
+    } else default_run_dir(run_dir, sizeof run_dir, extra.env, sk_config_get(sk_trainer_config(trainer), "train.seed"));
     if (sk_trainer_set_run_dir(trainer, run_dir) != SK_OK) {
         rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
         goto done;
@@ -241,6 +324,7 @@ int cmd_train(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     if (!extra.quiet) {
+        if (!extra.resume_dir) notice_rounded_steps(cfg);
         int threads = sk_trainer_threads(trainer);
         fprintf(stderr, "training %s on %d thread%s, run folder %s\n", extra.env->id, threads,
                 threads == 1 ? "" : "s", run_dir);
@@ -256,6 +340,10 @@ int cmd_train(int argc, char **argv) {
         printf("solved %s: mean return over 100 episodes reached %g after %lld steps, %.2f s\n",
                extra.env->id, extra.env->solved_threshold, (long long)r.solved_at_steps,
                r.solved_at_seconds);
+    else if (isnan(r.final_mean_return))
+        printf("finished: no episode finished in %lld steps, %.2f s (no mean return yet; train "
+               "longer)\n",
+               (long long)r.total_steps, r.wall_seconds);
     else if (!isfinite(extra.env->solved_threshold))
         printf("finished: final mean return %.3f after %lld steps, %.2f s\n", r.final_mean_return,
                (long long)r.total_steps, r.wall_seconds);
@@ -272,6 +360,37 @@ int cmd_train(int argc, char **argv) {
            cli_env_name(extra.env, env_name, sizeof env_name), run_dir);
 done:
     sk_trainer_destroy(trainer);
+    sk_config_free(cfg);
+    return rc;
+}
+
+static const char *g_config_usage =
+    "usage: skinner config ENV [--config FILE] [--SECTION.KEY VALUE ...]\n"
+    "\n"
+    "Prints the config a 'skinner train ENV' with the same options would run with, as\n"
+    "INI: the env's preset (configs/PRESET.ini), --config FILE layered on it, the\n"
+    "overrides, and every other key the trainer and the env read, at its default. Save\n"
+    "it, edit it and pass it back with --config. An out-of-range value is reported as\n"
+    "train would report it.\n";
+
+int cmd_config(int argc, char **argv) {
+    sk_config *cfg = sk_config_new();
+    if (!cfg) return cli_error(SK_EXIT_FAILURE, "out of memory");
+    cli_train_extra extra = {0};
+    int rc = cli_train_config(argc, argv, "skinner", cfg, &extra, g_config_usage);
+    if (rc == SK_EXIT_OK && !extra.help) {
+        /* building a trainer reads (and so records) every key with its default */
+        sk_trainer *trainer = NULL;
+        if (sk_trainer_create(&trainer, cfg) != SK_OK) {
+            rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
+        } else {
+            char *text = sk_config_to_string(cfg);
+            if (!text) rc = cli_error(SK_EXIT_FAILURE, "out of memory");
+            else fputs(text, stdout);
+            free(text);
+        }
+        sk_trainer_destroy(trainer);
+    }
     sk_config_free(cfg);
     return rc;
 }

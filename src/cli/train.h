@@ -6,6 +6,7 @@
 typedef struct cli_train_extra {
     bool allow_run_flags, allow_bench_flags;
     bool help, quiet, json;
+    bool force; /* --force: an existing, non-empty --run-dir may be written into */
     const char *run_dir;
     const char *resume_dir; /* --resume RUN_DIR */
     double seconds;

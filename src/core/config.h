@@ -7,7 +7,7 @@
 #include "core.h"
 
 /* The typed reads (sk_cfg_int, sk_cfg_double, sk_cfg_bool, sk_cfg_choice,
- * sk_cfg_string) are public, in skinner/env.h. */
+ * sk_cfg_string, sk_cfg_path) are public, in skinner/env.h. */
 
 /* Fails naming the first key in `section` that was set but never read. */
 sk_status sk_cfg_check_unused(const sk_config *cfg, const char *section);
@@ -21,5 +21,8 @@ bool sk_config_entry_at(const sk_config *cfg, int index, const char **key, const
 char *sk_config_to_string(const sk_config *cfg);
 /* Parses INI text (as written by sk_config_to_string) into cfg. */
 sk_status sk_config_load_string(sk_config *cfg, const char *text);
+/* The same for size bytes that need not end in NUL (a NUL inside is an
+ * error); source names them in messages. */
+sk_status sk_config_load_buffer(sk_config *cfg, const char *data, size_t size, const char *source);
 
 #endif

@@ -1,6 +1,7 @@
 #include "core.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -149,5 +150,38 @@ sk_status sk_mkdirs(const char *path) {
     struct stat st;
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
         return sk_fail(SK_ERR_IO, "'%s' exists and is not a directory", path);
+    return SK_OK;
+}
+
+sk_status sk_open_regular(const char *path, int64_t max_bytes, const char *what, int *fd_out,
+                          int64_t *size_out) {
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return sk_fail(SK_ERR_IO, "cannot open %s '%s': %s", what, path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int err = errno;
+        close(fd);
+        return sk_fail(SK_ERR_IO, "cannot read %s '%s': %s", what, path, strerror(err));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        const char *kind = S_ISDIR(st.st_mode)    ? "a directory"
+                           : S_ISFIFO(st.st_mode) ? "a FIFO"
+                           : S_ISCHR(st.st_mode)  ? "a character device"
+                           : S_ISBLK(st.st_mode)  ? "a block device"
+                           : S_ISSOCK(st.st_mode) ? "a socket"
+                                                  : "not a regular file";
+        close(fd);
+        return sk_fail(SK_ERR_IO, "%s '%s' is %s (expected a regular file)", what, path, kind);
+    }
+    if ((int64_t)st.st_size > max_bytes) {
+        close(fd);
+        return sk_fail(SK_ERR_CORRUPT, "%s '%s' is %lld bytes (expected at most %lld)", what, path,
+                       (long long)st.st_size, (long long)max_bytes);
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    if (size_out) *size_out = (int64_t)st.st_size;
+    *fd_out = fd;
     return SK_OK;
 }

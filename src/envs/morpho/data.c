@@ -103,9 +103,13 @@ static sk_status idx_read_open(gzFile file, const char *path, uint8_t **data, in
 sk_status morpho_idx_read(const char *path, uint8_t **data, int *ndim, int dims[3]) {
     *data = NULL;
     *ndim = 0;
-    gzFile file = gzopen(path, "rb");
+    int fd;
+    sk_status opened = sk_open_regular(path, SK_DATA_FILE_MAX_BYTES, "IDX file", &fd, NULL);
+    if (opened != SK_OK) return opened;
+    gzFile file = gzdopen(fd, "rb");
     if (!file) {
         int err = errno;
+        close(fd);
         return sk_fail(SK_ERR_IO, "cannot open IDX file '%s': %s", path,
                        err ? strerror(err) : "out of memory");
     }

@@ -741,6 +741,10 @@ static sk_status read_config(const sk_config *cfg, morpho_cfg *c, const char **s
     if ((st = sk_cfg_choice(cfg, "env.reward", "shaped", rewards, &reward)) != SK_OK) return st;
     c->sparse = reward == 1;
     *source = sk_cfg_string(cfg, "env.data", "auto");
+    /* a folder is stored absolute, so that eval finds it from anywhere */
+    if (*source && strcmp(*source, "auto") != 0 && strcmp(*source, "fashion") != 0 &&
+        strcmp(*source, "synthetic") != 0)
+        return sk_cfg_path(cfg, "env.data", "auto", source);
     return SK_OK;
 }
 

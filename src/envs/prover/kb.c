@@ -654,11 +654,16 @@ sk_status sk_kb_finalize(sk_kb *kb) {
 /* ------------------------------------------------------------ loading */
 
 /* Reads path into a NUL-terminated malloc'd buffer; NULL and SK_ERR_IO if it
- * cannot be read. */
+ * cannot be read or is not a regular file (a FIFO in a dataset folder would
+ * block the read forever), SK_ERR_CORRUPT if it is over the data-file limit. */
 static char *read_text(const char *path, sk_status *status) {
-    FILE *f = fopen(path, "rb");
+    int fd;
+    *status = sk_open_regular(path, SK_DATA_FILE_MAX_BYTES, "knowledge-base file", &fd, NULL);
+    if (*status != SK_OK) return NULL;
+    FILE *f = fdopen(fd, "rb");
     if (!f) {
         *status = sk_fail(SK_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+        close(fd);
         return NULL;
     }
     size_t cap = 1 << 16, len = 0;

@@ -183,9 +183,11 @@ sk_status sk_prover_create_with_kb(void **out, int num_envs, const sk_config *cf
 
 static sk_status prover_create(void **out, int num_envs, const sk_config *cfg) {
     *out = NULL;
-    const char *dataset = sk_cfg_string(cfg, "env.dataset", "");
+    const char *dataset;
+    sk_status status = sk_cfg_path(cfg, "env.dataset", "", &dataset);
+    if (status != SK_OK) return status;
     sk_kb *kb = NULL;
-    sk_status status = dataset && dataset[0]
+    status = dataset && dataset[0]
                            ? sk_kb_load(&kb, dataset)
                            : sk_kb_synthetic(&kb, SYNTHETIC_SEED, SK_KB_SYNTH_DEFAULTS);
     if (status != SK_OK) return status;
