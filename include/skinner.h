@@ -200,6 +200,14 @@ typedef struct sk_eval_result {
 SK_API sk_status sk_evaluate(const char *checkpoint, const char *env_name, int episodes, bool greedy,
                       uint64_t seed, const char *trace_path, sk_eval_result *out);
 
+/* sk_evaluate with overrides (may be NULL) of the run's data locations: keys
+ * the env reads as paths (sk_cfg_path), such as Prover-v0's env.dataset, so
+ * a checkpoint evaluates where its data now lives. Any other key is refused
+ * with SK_ERR_INVALID: it shapes the env or the policy the checkpoint holds. */
+SK_API sk_status sk_evaluate_with(const char *checkpoint, const char *env_name,
+                                  const sk_config *overrides, int episodes, bool greedy,
+                                  uint64_t seed, const char *trace_path, sk_eval_result *out);
+
 /* Baselines without a policy: the env's hand-written heuristic
  * (sk_env_def.heuristic), or action 0 on every head (for Morpho-v0: WAIT,
  * the host alone). */

@@ -620,6 +620,42 @@ static void test_train_then_eval(void **unused) {
     free(bytes);
 }
 
+
+/* A run stores its dataset as an absolute path; when the data moves, eval of
+ * its checkpoint points env.dataset at the new place, and refuses to change
+ * any key that shapes the run. */
+static void test_eval_moved_dataset(void **unused) {
+    (void)unused;
+    REQUIRE_SHARED(shared);
+    char data[4200], moved[4200], run_dir[4200], policy[4400], command[9000];
+    path_in_tmp(data, sizeof data, "kb");
+    path_in_tmp(moved, sizeof moved, "kb-moved");
+    path_in_tmp(run_dir, sizeof run_dir, "prover-run");
+    snprintf(command, sizeof command, "cp -r %s/datasets/countries_s3 %s", shared, data);
+    assert_int_equal(system(command), 0);
+    cli_run r;
+    RUN(&r, "train", "prover", "--env.dataset", data, "--env.num_envs", "8",
+        "--ppo.horizon", "8", "--total-steps", "128", "--run-dir", run_dir, "--quiet");
+    expect_exit(&r, 0);
+    cli_run_free(&r);
+    char *config = read_run_file(run_dir, "config.ini");
+    if (!strstr(config, data)) fail_msg("config.ini does not hold the dataset %s:\n%s", data, config);
+    free(config);
+    assert_int_equal(rename(data, moved), 0);
+    snprintf(policy, sizeof policy, "%s/policy.safetensors", run_dir);
+    RUN(&r, "eval", "prover", "--checkpoint", policy, "--episodes", "4");
+    EXPECT_ERROR(&r, 1, "kb");
+    cli_run_free(&r);
+    RUN(&r, "eval", "prover", "--checkpoint", policy, "--episodes", "4", "--env.dataset", moved);
+    expect_exit(&r, 0);
+    expect_stdout(&r, "4 episodes");
+    cli_run_free(&r);
+    RUN(&r, "eval", "prover", "--checkpoint", policy, "--episodes", "4", "--env.dataset", moved,
+        "--env.max_depth", "3");
+    EXPECT_ERROR(&r, 1, "env.max_depth cannot be changed", "data locations");
+    cli_run_free(&r);
+}
+
 static void test_bench_env_options(void **unused) {
     (void)unused;
     /* env options reach the env; a misspelt one is named */
@@ -904,6 +940,7 @@ int main(void) {
         cmocka_unit_test(test_train_interrupted),
         cmocka_unit_test(test_train_then_eval_continuous),
         cmocka_unit_test(test_bench_env_options),
+        cmocka_unit_test(test_eval_moved_dataset),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 static const char *g_eval_usage =
-    "usage: skinner eval ENV --checkpoint FILE [options]\n"
+    "usage: skinner eval ENV --checkpoint FILE|RUN_DIR [--env.KEY VALUE ...] [options]\n"
     "       skinner eval ENV --policy heuristic|zero [--config FILE] [--env.KEY VALUE ...] [options]\n"
     "\n"
     "Runs a saved policy, or a baseline controller, for N whole episodes and\n"
@@ -21,6 +21,8 @@ static const char *g_eval_usage =
     "Baselines: 'heuristic' is the env's hand-written controller (Morpho-v0 has\n"
     "one); 'zero' takes action 0 on every head (Morpho-v0: WAIT, the host alone).\n"
     "They create the env from its preset (or --config) and --env.KEY overrides.\n"
+    "A checkpoint carries its run's config; --env.KEY may only point its data\n"
+    "locations elsewhere (keys the env reads as paths, such as env.dataset).\n"
     "\n"
     "Prover-v0 is ranked instead, unless --episodes is given: each query of a\n"
     "split and its head and/or tail corruptions (filtered: known true facts left\n"
@@ -82,13 +84,13 @@ static int own_error(sk_status status) {
 }
 
 /* The env's own evaluation (as Prover-v0's ranking) of a checkpoint. */
-static int eval_own(const sk_env_def *env, const char *checkpoint, const sk_config *options,
-                    int threads, bool json) {
+static int eval_own(const sk_env_def *env, const char *checkpoint, const sk_config *overrides,
+                    const sk_config *options, int threads, bool json) {
     const sk_env_evaluation *evaluation = sk_env_extras_of(env)->evaluation;
     own_progress progress = {.name = evaluation->name, .tty = isatty(STDERR_FILENO), .started = sk_now()};
     progress.last_print = progress.started;
     sk_loaded_policy lp;
-    if (sk_policy_load(&lp, checkpoint, env->id) != SK_OK)
+    if (sk_policy_load_with(&lp, checkpoint, env->id, overrides) != SK_OK)
         return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
     sk_env_report report;
     sk_status status = sk_evaluate_env(&lp, options, threads, own_progress_update, &progress, &report);
@@ -262,9 +264,10 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
     if (!baseline && !checkpoint)
         return cli_error(SK_EXIT_USAGE, "eval needs --checkpoint FILE (or --policy heuristic|zero)");
     const char *key, *value;
-    if (!baseline && (config_path || sk_config_entry_at(cfg, 0, &key, &value)))
+    if (!baseline && config_path)
         return cli_error(SK_EXIT_USAGE,
-                         "--config and --env.KEY are for baselines; a checkpoint carries its config");
+                         "--config is for baselines; a checkpoint carries its config (--env.KEY "
+                         "may point its data locations elsewhere)");
     const sk_env_evaluation *evaluation = sk_env_extras_of(env)->evaluation;
     bool own = evaluation && !explicit_episodes && !baseline;
     if (!own && own_flag) {
@@ -285,7 +288,7 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
         char seed_text[24];
         snprintf(seed_text, sizeof seed_text, "%lld", seed);
         if (explicit_seed && (rc = set_option(options, "--seed", seed_text)) != SK_EXIT_OK) return rc;
-        return eval_own(env, checkpoint, options, threads < 0 ? 0 : (int)threads, json);
+        return eval_own(env, checkpoint, cfg, options, threads < 0 ? 0 : (int)threads, json);
     }
     sk_eval_result result;
     sk_status status;
@@ -303,8 +306,8 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
         if (status == SK_OK) status = sk_cfg_check_unused(base, "env");
         sk_config_free(base);
     } else {
-        status = sk_evaluate(checkpoint, env->id, (int)episodes, greedy, (uint64_t)seed, trace,
-                             &result);
+        status = sk_evaluate_with(checkpoint, env->id, cfg, (int)episodes, greedy, (uint64_t)seed,
+                                  trace, &result);
     }
     if (status != SK_OK) return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
     print_eval(env, baseline ? policy : checkpoint, greedy, &result, json);

@@ -27,6 +27,7 @@ typedef struct sk_config_entry {
     char *key; /* "section.key" */
     char *value;
     bool used;
+    bool path; /* read with sk_cfg_path: a data location, not a shape of the run */
     unsigned load_id; /* the sk_config_load_* that last set it (0: sk_config_set) */
     int line;         /* its line in that load */
 } sk_config_entry;
@@ -168,7 +169,7 @@ static sk_status config_put(sk_config *cfg, const char *key, const char *value,
         free(copy);
         return sk_fail(SK_ERR_NOMEM, "out of memory");
     }
-    cfg->entries[cfg->count] = (sk_config_entry){key_copy, copy, false, 0, 0};
+    cfg->entries[cfg->count] = (sk_config_entry){.key = key_copy, .value = copy};
     if (!index_add(&cfg->index, cfg->count, cfg->count, entry_key, cfg)) {
         free(key_copy);
         free(copy);
@@ -675,8 +676,15 @@ sk_config *sk_config_copy(const sk_config *cfg) {
     return copy;
 }
 
+bool sk_config_read_as_path(const sk_config *cfg, const char *key) {
+    const sk_config_entry *entry = find_entry((sk_config *)cfg, key);
+    return entry && entry->path;
+}
+
 sk_status sk_cfg_path(const sk_config *cfg, const char *key, const char *def, const char **out) {
     const char *text = take(cfg, key, def);
+    sk_config_entry *entry = find_entry((sk_config *)cfg, key);
+    if (entry) entry->path = true;
     *out = text;
     if (!text || !text[0] || text[0] == '/') return SK_OK;
     char *absolute = realpath(text, NULL);

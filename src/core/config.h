@@ -14,6 +14,10 @@ sk_status sk_cfg_check_unused(const sk_config *cfg, const char *section);
 /* Fails naming the first key whose section is not one of `sections`. */
 sk_status sk_cfg_check_sections(const sk_config *cfg, const char *const *sections);
 
+/* Whether key was read with sk_cfg_path (a data location such as
+ * env.dataset, which evaluation may point elsewhere). */
+bool sk_config_read_as_path(const sk_config *cfg, const char *key);
+
 /* The index-th entry in insertion order; false past the end. */
 bool sk_config_entry_at(const sk_config *cfg, int index, const char **key, const char **value);
 

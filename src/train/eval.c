@@ -221,7 +221,37 @@ static sk_status run_episodes(sk_vec *vec, const actor *who, int episodes, uint6
     return SK_OK;
 }
 
+/* Points the run's data locations elsewhere: each override is set in cfg
+ * before the env is created; check_overrides then refuses any the env did
+ * not read as a path (a key that shapes the env or the policy). */
+static sk_status apply_overrides(sk_config *cfg, const sk_config *overrides) {
+    const char *key, *value;
+    for (int k = 0; overrides && sk_config_entry_at(overrides, k, &key, &value); k++) {
+        sk_status status = sk_config_set(cfg, key, value);
+        if (status != SK_OK) return status;
+    }
+    return SK_OK;
+}
+
+static sk_status check_overrides(const sk_config *cfg, const sk_config *overrides,
+                                 const char *checkpoint) {
+    const char *key, *value;
+    for (int k = 0; overrides && sk_config_entry_at(overrides, k, &key, &value); k++)
+        if (!sk_config_read_as_path(cfg, key))
+            return sk_fail(SK_ERR_INVALID,
+                           "%s cannot be changed when evaluating '%s': only data locations (keys "
+                           "the env reads as paths, such as env.dataset) may point elsewhere; "
+                           "every other key is the trained run's",
+                           key, checkpoint);
+    return SK_OK;
+}
+
 sk_status sk_policy_load(sk_loaded_policy *out, const char *checkpoint, const char *env_name) {
+    return sk_policy_load_with(out, checkpoint, env_name, NULL);
+}
+
+sk_status sk_policy_load_with(sk_loaded_policy *out, const char *checkpoint, const char *env_name,
+                              const sk_config *overrides) {
     memset(out, 0, sizeof *out);
     sk_st_file *file = NULL;
     sk_status status = sk_st_open(&file, checkpoint);
@@ -250,12 +280,14 @@ sk_status sk_policy_load(sk_loaded_policy *out, const char *checkpoint, const ch
                              checkpoint, out->env->id, asked->id);
     }
     if (status == SK_OK) status = sk_st_require_checksum(file, checkpoint);
+    if (status == SK_OK) status = apply_overrides(out->cfg, overrides);
     if (status == SK_OK) {
         /* symbolic envs size the policy from their data: ask one instance */
         void *probe = NULL;
         status = out->env->create(&probe, 1, out->cfg);
         if (status == SK_OK) status = sk_policy_configure(&out->policy, out->cfg, out->env, probe);
         if (probe) out->env->destroy(probe);
+        if (status == SK_OK) status = check_overrides(out->cfg, overrides, checkpoint);
     }
     if (status == SK_OK && !(out->params = sk_alloc(out->policy.num_params * sizeof(float))))
         status = sk_fail(SK_ERR_NOMEM, "out of memory");
@@ -297,9 +329,15 @@ static sk_status evaluate_with(const sk_env_def *env, const sk_config *cfg, cons
 
 sk_status sk_evaluate(const char *checkpoint, const char *env_name, int episodes, bool greedy,
                       uint64_t seed, const char *trace_path, sk_eval_result *out) {
+    return sk_evaluate_with(checkpoint, env_name, NULL, episodes, greedy, seed, trace_path, out);
+}
+
+sk_status sk_evaluate_with(const char *checkpoint, const char *env_name, const sk_config *overrides,
+                           int episodes, bool greedy, uint64_t seed, const char *trace_path,
+                           sk_eval_result *out) {
     if (episodes < 1) return sk_fail(SK_ERR_INVALID, "episodes = %d (expected at least 1)", episodes);
     sk_loaded_policy lp;
-    sk_status status = sk_policy_load(&lp, checkpoint, env_name);
+    sk_status status = sk_policy_load_with(&lp, checkpoint, env_name, overrides);
     if (status != SK_OK) return status;
     sk_policy_actor policy;
     status = sk_policy_actor_init(&policy, &lp, 1, SK_MIN(episodes, EVAL_MAX_ENVS), seed);

@@ -18,6 +18,9 @@ typedef struct sk_loaded_policy {
 /* env_name, if given, must name the checkpoint's env. SK_ERR_CORRUPT/IO/INVALID
  * name the problem; on failure nothing is left to free. */
 sk_status sk_policy_load(sk_loaded_policy *out, const char *checkpoint, const char *env_name);
+/* The same with overrides of the run's data locations (see sk_evaluate_with). */
+sk_status sk_policy_load_with(sk_loaded_policy *out, const char *checkpoint, const char *env_name,
+                              const sk_config *overrides);
 void sk_loaded_policy_free(sk_loaded_policy *lp);
 /* Loads the plugin a checkpoint's run recorded (env.plugin), if any, so that
  * its env can be found by name before the checkpoint is evaluated. */
