@@ -131,11 +131,51 @@ static void test_kl_explosion_rolls_back(void **state) {
     sk_config_free(cfg);
 }
 
+/* Weights that are finite but overflow the logits of a masked head (inf -
+ * inf is NaN) are numerical trouble too: sampling must not abort, the
+ * governor rolls the update back (found by fuzzing resume). */
+static bool overflow_weights(const sk_update_stats *st, void *user) {
+    probe *p = user;
+    if (p->count < MAX_ROWS) p->rows[p->count++] = *st;
+    if (st->update == 2) {
+        const sk_learner *ln = &p->trainer->learner;
+        for (size_t k = 0; k < ln->policy.num_params; k++)
+            ln->params[k] = k % 2 ? 3e38f : -3e38f;
+    }
+    return true;
+}
+
+static void test_overflowing_logits_roll_back(void **state) {
+    (void)state;
+    static probe p;
+    sk_config *cfg = sk_config_new();
+    sk_config_set(cfg, "env.id", "Prover-v0"); /* masked candidates, the synthetic knowledge base */
+    sk_config_set(cfg, "env.num_envs", "8");
+    sk_config_set(cfg, "ppo.horizon", "16");
+    sk_config_set(cfg, "policy.type", "candidates");
+    sk_config_set(cfg, "train.total_steps", "1024");
+    sk_config_set(cfg, "train.threads", "1");
+    assert_int_equal(sk_trainer_create(&p.trainer, cfg), SK_OK);
+    sk_trainer_set_callback(p.trainer, overflow_weights, &p);
+    sk_status status = sk_trainer_run(p.trainer);
+    assert_true(sk_trainer_result(p.trainer).anomalies >= 1);
+    assert_true(p.rows[2].restored);
+    if (status == SK_OK) {
+        for (size_t k = 0; k < p.trainer->learner.policy.num_params; k++)
+            assert_true(fabsf(p.trainer->learner.params[k]) < 1e30f);
+    } else {
+        assert_int_equal(status, SK_ERR_NUMERIC);
+    }
+    sk_trainer_destroy(p.trainer);
+    sk_config_free(cfg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nan_restores_last_good_weights),
         cmocka_unit_test(test_repeated_trouble_stops_with_a_usable_checkpoint),
         cmocka_unit_test(test_kl_explosion_rolls_back),
+        cmocka_unit_test(test_overflowing_logits_roll_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

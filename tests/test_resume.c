@@ -9,7 +9,6 @@
 #include <math.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <zlib.h>
 
 #define MAX_ROWS 128
 
@@ -317,50 +316,40 @@ static void write_file(const char *path, const char *bytes, size_t size) {
     fclose(f);
 }
 
-/* Rewrites both checksums after an edit, as a deliberate tamperer would, so
- * that only the validation of the values can catch it. */
-static void reseal(char *bytes, size_t size) {
-    uint64_t header_len = 0;
-    for (int b = 0; b < 8; b++) header_len |= (uint64_t)(uint8_t)bytes[b] << (8 * b);
-    char *header = bytes + 8, *data = header + header_len;
-    size_t data_size = size - 8 - header_len;
-    char *crc = strstr(header, "\"skinner.crc32\":\"") + strlen("\"skinner.crc32\":\"");
-    char *whole = strstr(header, "\"skinner.checksum\":\"") + strlen("\"skinner.checksum\":\"");
-    char text[16];
-    snprintf(text, sizeof text, "%08lx", crc32(0L, (const Bytef *)data, (uInt)data_size));
-    memcpy(crc, text, 8);
-    memcpy(whole, "00000000", 8);
-    snprintf(text, sizeof text, "%08lx", crc32(0L, (const Bytef *)bytes, (uInt)size));
-    memcpy(whole, text, 8);
-}
-
-/* Sets element `index` of tensor `name` (int64 or int32 or float, by its
- * dtype) to value in a copy of src written to dst, resealed. */
-static void tamper(const char *src, const char *dst, const char *name, int64_t index, double value) {
+/* Sets elements index..index+count-1 of tensor `name` (whatever its dtype)
+ * to value in a copy of src written to dst, resealed. */
+static void tamper_range(const char *src, const char *dst, const char *name, int64_t index,
+                         int64_t count, double value) {
     sk_st_file *file = NULL;
     assert_int_equal(sk_st_open(&file, src), SK_OK);
     const sk_st_tensor *t = sk_st_find(file, name);
     assert_non_null(t);
-    size_t size, at;
+    size_t size;
     char *bytes = read_file(src, &size);
     uint64_t header_len = 0;
     for (int b = 0; b < 8; b++) header_len |= (uint64_t)(uint8_t)bytes[b] << (8 * b);
-    at = 8 + header_len + t->offset;
-    if (t->dtype == SK_ST_I64) {
-        int64_t v = (int64_t)value;
-        memcpy(bytes + at + 8 * (size_t)index, &v, 8);
-    } else if (t->dtype == SK_ST_I32) {
-        int32_t v = (int32_t)value;
-        memcpy(bytes + at + 4 * (size_t)index, &v, 4);
-    } else {
-        assert_int_equal(t->dtype, SK_ST_F32);
-        float v = (float)value;
-        memcpy(bytes + at + 4 * (size_t)index, &v, 4);
+    size_t width = sk_st_dtype_size(t->dtype);
+    for (int64_t k = index; k < index + count; k++) {
+        char *at = bytes + 8 + header_len + t->offset + width * (size_t)k;
+        union { int64_t i64; int32_t i32; float f32; double f64; uint8_t u8; uint64_t u64; } v;
+        switch (t->dtype) {
+        case SK_ST_I64: v.i64 = (int64_t)value; break;
+        case SK_ST_I32: v.i32 = (int32_t)value; break;
+        case SK_ST_F32: v.f32 = (float)value; break;
+        case SK_ST_F64: v.f64 = value; break;
+        case SK_ST_U8: v.u8 = (uint8_t)value; break;
+        case SK_ST_U64: v.u64 = (uint64_t)value; break;
+        }
+        memcpy(at, &v, width);
     }
     sk_st_close(file);
-    reseal(bytes, size);
+    assert_true(sk_st_reseal(bytes, size)); /* as a deliberate tamperer would */
     write_file(dst, bytes, size);
     free(bytes);
+}
+
+static void tamper(const char *src, const char *dst, const char *name, int64_t index, double value) {
+    tamper_range(src, dst, name, index, 1, value);
 }
 
 /* Resume and eval of path fail with SK_ERR_CORRUPT (resume) and a message
@@ -454,6 +443,12 @@ static void test_tampered_prover_state_refused(void **state) {
     expect_refused(cfg, bad, "env.num_successors[2]", NULL);
     tamper(good, bad, "env.goals", 0, 1 << 20);
     expect_refused(cfg, bad, "env.goals of env 0", "outside the knowledge base");
+    /* env 1's current mask allows nothing (found by fuzz_resume: sampling aborted) */
+    tamper_range(good, bad, "state.masks", 20, 20, 0);
+    expect_refused(cfg, bad, "state.masks of env 1 allows no choice of head 0", NULL);
+    /* a current observation naming a predicate past the policy's table (fuzz_resume) */
+    tamper(good, bad, "state.obs", 3 * 600, 1e6);
+    expect_refused(cfg, bad, "state.obs of env 2", "cannot read");
     sk_config_free(cfg);
 }
 

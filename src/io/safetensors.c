@@ -398,3 +398,36 @@ const char *sk_st_meta_get(const sk_st_file *file, const char *key) {
     cJSON *value = cJSON_GetObjectItemCaseSensitive(meta, key);
     return cJSON_IsString(value) ? value->valuestring : NULL;
 }
+
+/* One "KEY":"xxxxxxxx" value in the header, or NULL. */
+static char *checksum_value(char *header, size_t size, const char *key) {
+    char needle[64];
+    int n = snprintf(needle, sizeof needle, "\"%s\":\"", key);
+    char *found = memmem(header, size, needle, (size_t)n);
+    if (!found || (size_t)(found - header) + (size_t)n + 8 > size) return NULL;
+    return found + n;
+}
+
+bool sk_st_reseal(char *bytes, size_t size) {
+    if (size < 8) return false;
+    uint64_t header_len = 0;
+    for (int b = 0; b < 8; b++) header_len |= (uint64_t)(uint8_t)bytes[b] << (8 * b);
+    if (header_len > size - 8) return false;
+    char *header = bytes + 8;
+    const Bytef *data = (const Bytef *)header + header_len;
+    size_t data_size = size - 8 - (size_t)header_len;
+    char *crc = checksum_value(header, (size_t)header_len, SK_ST_CRC_KEY);
+    char *whole = checksum_value(header, (size_t)header_len, SK_ST_CHECKSUM_KEY);
+    char text[16];
+    if (crc) {
+        snprintf(text, sizeof text, "%08lx", (unsigned long)crc32_z(crc32(0L, Z_NULL, 0), data, data_size));
+        memcpy(crc, text, 8);
+    }
+    if (whole) {
+        memcpy(whole, CHECKSUM_PLACEHOLDER, 8);
+        snprintf(text, sizeof text, "%08lx",
+                 (unsigned long)crc32_z(crc32(0L, Z_NULL, 0), (const Bytef *)bytes, size));
+        memcpy(whole, text, 8);
+    }
+    return crc || whole;
+}

@@ -61,6 +61,10 @@ void sk_st_close(sk_st_file *file);
  * for a file written before it (the data's only: its header is unverified);
  * SK_ERR_CORRUPT with neither. */
 sk_status sk_st_require_checksum(const sk_st_file *file, const char *path);
+/* Rewrites the checksums of a whole file held in memory to match its bytes,
+ * as a deliberate tamperer would: for tests and fuzzing, which must reach the
+ * validation behind the checksums. False if the file carries none. */
+bool sk_st_reseal(char *bytes, size_t size);
 /* The tensor called name, or NULL. */
 const sk_st_tensor *sk_st_find(const sk_st_file *file, const char *name);
 /* A metadata value, or NULL. */

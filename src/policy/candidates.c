@@ -108,6 +108,16 @@ static inline const float *encoding_atoms(const sk_policy *policy, const float *
     return obs_row + (size_t)k * 3 * (size_t)policy->atoms.atoms;
 }
 
+int sk_candidates_obs_invalid(const sk_policy *policy, const float *obs_row) {
+    int count = 3 * policy->atoms.atoms * (1 + policy->atoms.candidates);
+    for (int k = 0; k < count; k++) {
+        float v = obs_row[k];
+        float limit = (float)(k % 3 == 0 ? policy->atoms.num_preds : policy->atoms.num_args);
+        if (!(v >= 0.0f && v < limit && v == (float)(int)v)) return k;
+    }
+    return -1;
+}
+
 static inline void check_atom(const sk_policy *policy, int p, int a0, int a1) {
     SK_ASSERT(p >= 0 && p < policy->atoms.num_preds);
     SK_ASSERT(a0 >= 0 && a0 < policy->atoms.num_args && a1 >= 0 && a1 < policy->atoms.num_args);

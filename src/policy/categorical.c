@@ -119,12 +119,42 @@ static inline const uint8_t *head_mask(const sk_action_space *space, const uint8
     return m_row + at + (size_t)a0 * space->head_sizes[h];
 }
 
-/* Log of the normaliser over the allowed logits of one head. */
+static bool any_allowed(const uint8_t *mask, int n) {
+    for (int j = 0; j < n; j++)
+        if (mask[j]) return true;
+    return false;
+}
+
+int sk_action_mask_unusable(const sk_action_space *space, const uint8_t *mask) {
+    if (!any_allowed(mask, space->head_sizes[0])) return 0;
+    int offset = space->head_sizes[0];
+    for (int h = 1; h < space->num_heads; h++) {
+        if (!space->masks_by_head0) {
+            if (!any_allowed(mask + offset, space->head_sizes[h])) return h;
+        } else {
+            for (int32_t a0 = 0; a0 < space->head_sizes[0]; a0++)
+                if (mask[a0] && head_relevant(space, h, a0) &&
+                    !any_allowed(head_mask(space, mask, h, a0, 0), space->head_sizes[h]))
+                    return h;
+        }
+        offset += space->head_sizes[h];
+    }
+    return -1;
+}
+
+/* Log of the normaliser over the allowed logits of one head. NaN when no
+ * allowed logit is a number above -inf: weights that overflow are numerical
+ * trouble for the governor to roll back, not a crash. */
 static inline float head_log_normaliser(const float *z, const uint8_t *mask, int n) {
     float max = -INFINITY;
+    bool any = false;
     for (int j = 0; j < n; j++)
-        if (allowed(mask, j) && z[j] > max) max = z[j];
-    SK_ASSERT(max > -INFINITY); /* an env must allow at least one action per head */
+        if (allowed(mask, j)) {
+            any = true;
+            if (z[j] > max) max = z[j];
+        }
+    SK_ASSERT(any); /* an env must allow at least one action per head */
+    if (max == -INFINITY) return NAN;
     float sum = 0.0f;
     for (int j = 0; j < n; j++)
         if (allowed(mask, j)) sum += expf(z[j] - max);

@@ -257,3 +257,10 @@ void sk_policy_dist_backward(const sk_policy *policy, const float *params, float
                                 dhead);
     }
 }
+
+int sk_policy_obs_invalid(const sk_policy *policy, const float *obs_row) {
+    if (policy->type == SK_POLICY_CANDIDATES) return sk_candidates_obs_invalid(policy, obs_row);
+    for (int k = 0; k < policy->obs_size; k++)
+        if (!isfinite(obs_row[k])) return k;
+    return -1;
+}

@@ -146,6 +146,18 @@ void sk_gaussian_backward(int dim, const float *mean, const float *log_std, cons
 /* Samples each row's actions (B, num_heads) and their joint log-probability
  * (relevant heads only). mask is (B, mask_size) or NULL. greedy takes the most
  * likely allowed action. rng advances once per head per row. */
+/* The first value of an observation row the policy cannot take (symbolic
+ * observations: an index outside the layout's ranges; others: a non-finite
+ * value), or -1. A restored checkpoint's observations are checked with it. */
+int sk_policy_obs_invalid(const sk_policy *policy, const float *obs_row);
+int sk_candidates_obs_invalid(const sk_policy *policy, const float *obs_row);
+
+/* A mask row every head can choose from: head 0 allows a choice, and so does
+ * each head in the block that any allowed head-0 choice would use. -1 when
+ * usable, else the first head with nothing allowed (what a restored
+ * checkpoint must not hold: sampling needs one allowed choice per head). */
+int sk_action_mask_unusable(const sk_action_space *space, const uint8_t *mask);
+
 void sk_categorical_sample(const sk_action_space *space, const float *logits, const uint8_t *mask,
                            int B, uint64_t *rng, bool greedy, int32_t *actions, float *logp);
 /* Log-probability and entropy (B each) of given actions, summed over the

@@ -275,6 +275,34 @@ static sk_status check_counters(const sk_trainer *tr, const char *path, const in
     return SK_OK;
 }
 
+/* The restored current observations and masks start the next rollout: the
+ * policy must be able to read every observation, and every env must leave
+ * every head a choice. */
+static sk_status check_current_step(sk_trainer *tr, const char *path) {
+    const float *obs = tr->rollout.obs + sk_trainer_current_row(tr) * (size_t)tr->obs_size;
+    for (int i = 0; i < tr->s.num_envs; i++) {
+        const float *row = obs + (size_t)i * (size_t)tr->obs_size;
+        int k = sk_policy_obs_invalid(&tr->learner.policy, row);
+        if (k >= 0)
+            return sk_fail(SK_ERR_CORRUPT,
+                           "checkpoint '%s': state.obs of env %d holds %.9g at %d, which the "
+                           "policy cannot read (outside the observation's ranges)",
+                           path, i, (double)row[k], k);
+    }
+    if (tr->mask_size == 0) return SK_OK;
+    const uint8_t *masks = tr->rollout.masks + sk_trainer_current_row(tr) * (size_t)tr->mask_size;
+    for (int i = 0; i < tr->s.num_envs; i++) {
+        int head = sk_action_mask_unusable(&tr->env->action_space,
+                                           masks + (size_t)i * (size_t)tr->mask_size);
+        if (head >= 0)
+            return sk_fail(SK_ERR_CORRUPT,
+                           "checkpoint '%s': state.masks of env %d allows no choice of head %d "
+                           "(expected at least one allowed action per head)",
+                           path, i, head);
+    }
+    return SK_OK;
+}
+
 sk_status sk_trainer_resume(sk_trainer *tr, const char *path) {
     sk_st_file *file = NULL;
     sk_status status = sk_st_open(&file, path);
@@ -346,6 +374,7 @@ sk_status sk_trainer_resume(sk_trainer *tr, const char *path) {
                     (int64_t)N * arrays[a].count, false, 0, 0));
     }
     TRY(sk_vec_check_state(tr->vec, path));
+    TRY(check_current_step(tr, path));
     tr->steps = counters[C_STEPS];
     tr->episodes = counters[C_EPISODES];
     ln->adam_step = counters[C_ADAM_STEP];

@@ -81,7 +81,7 @@ size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
     case SK_SIZE_MOMENTS_ALL:
         return (size_t)tr->comm.size * sk_trainer_array_count(tr, SK_SIZE_MOMENTS);
     }
-    SK_ASSERT(!"unknown size kind");
+    SK_ASSERT(false && "unknown size kind");
     return 0;
 }
 

@@ -188,7 +188,7 @@ static double element(const sk_env_array *a, size_t k) {
     case SK_ARRAY_U8: return ((const uint8_t *)a->data)[k];
     case SK_ARRAY_U64: return (double)((const uint64_t *)a->data)[k];
     }
-    SK_ASSERT(!"unknown array type");
+    SK_ASSERT(false && "unknown array type");
     return 0.0;
 }
 

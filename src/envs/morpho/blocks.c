@@ -94,7 +94,7 @@ size_t morpho_seed_num_params(morpho_blueprint bp, int H) {
         return hidden * h + hidden + h * hidden + h;
     }
     case MORPHO_BP_GATE: return 2 * (h * h + h);
-    default: SK_ASSERT(!"unknown blueprint");
+    default: SK_ASSERT(false && "unknown blueprint");
     }
 }
 
@@ -106,7 +106,7 @@ size_t morpho_seed_cache_floats(morpho_blueprint bp, int H) {
     case MORPHO_BP_MLP_SMALL:
     case MORPHO_BP_MLP_LARGE: return (size_t)mlp_hidden(bp, H); /* relu(W1 x + b1) */
     case MORPHO_BP_GATE: return 2 * (size_t)H; /* the gate, W x + b */
-    default: SK_ASSERT(!"unknown blueprint");
+    default: SK_ASSERT(false && "unknown blueprint");
     }
 }
 
@@ -149,7 +149,7 @@ void morpho_seed_init(morpho_blueprint bp, int H, float *params, uint64_t *rng) 
     case MORPHO_BP_GATE: /* Wg ~ N(0, 1/H); bg, W, b = 0 */
         fill_normal(params, h * h, 1.0 / sqrt((double)H), rng);
         break;
-    default: SK_ASSERT(!"unknown blueprint");
+    default: SK_ASSERT(false && "unknown blueprint");
     }
 }
 
@@ -315,7 +315,7 @@ void morpho_seed_forward(morpho_blueprint bp, int H, const float *params, const 
     case MORPHO_BP_MLP_SMALL:
     case MORPHO_BP_MLP_LARGE: mlp_forward(H, mlp_hidden(bp, H), params, x, s, cache, B); break;
     case MORPHO_BP_GATE: gate_forward(H, params, x, s, cache, B); break;
-    default: SK_ASSERT(!"unknown blueprint");
+    default: SK_ASSERT(false && "unknown blueprint");
     }
 }
 
@@ -332,7 +332,7 @@ void morpho_seed_backward(morpho_blueprint bp, int H, const float *params, const
         mlp_backward(H, mlp_hidden(bp, H), params, x, cache, ds, dx, dparams, B);
         break;
     case MORPHO_BP_GATE: gate_backward(H, params, x, cache, ds, dx, dparams, B); break;
-    default: SK_ASSERT(!"unknown blueprint");
+    default: SK_ASSERT(false && "unknown blueprint");
     }
 }
 
@@ -412,7 +412,7 @@ void morpho_blend_forward(morpho_style style, int H, float alpha, const float *p
         }
         break;
     }
-    default: SK_ASSERT(!"unknown blend style");
+    default: SK_ASSERT(false && "unknown blend style");
     }
 }
 
@@ -462,7 +462,7 @@ void morpho_blend_backward(morpho_style style, int H, float alpha, const float *
         }
         break;
     }
-    default: SK_ASSERT(!"unknown blend style");
+    default: SK_ASSERT(false && "unknown blend style");
     }
 }
 
@@ -486,7 +486,7 @@ double morpho_curve_value(morpho_curve curve, double t) {
     case MORPHO_CURVE_SIGMOID6: return sigmoid_ramp(6.0, t);
     case MORPHO_CURVE_SIGMOID12: return sigmoid_ramp(12.0, t);
     case MORPHO_CURVE_SIGMOID24: return sigmoid_ramp(24.0, t);
-    default: SK_ASSERT(!"unknown alpha curve");
+    default: SK_ASSERT(false && "unknown alpha curve");
     }
 }
 
