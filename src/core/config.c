@@ -253,16 +253,8 @@ typedef struct parser {
 
 static bool is_blank(char ch) { return ch == ' ' || ch == '\t'; }
 
-static sk_status parse_error(const parser *p, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static sk_status parse_error(const parser *p, const char *fmt, ...) {
-    char message[768];
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(message, sizeof message, fmt, args);
-    va_end(args);
-    return sk_fail(SK_ERR_CONFIG, "%s:%d: %s", p->source, p->line, message);
-}
+/* A syntax error at the parser's line. */
+#define parse_error(p, ...) sk_fail_at(SK_ERR_CONFIG, (p)->source, (p)->line, __VA_ARGS__)
 
 static bool value_reserve(parser *p, size_t size) {
     if (size <= p->value_capacity) return true;

@@ -40,6 +40,15 @@ sk_status sk_fail(sk_status status, const char *fmt, ...) {
     return status;
 }
 
+sk_status sk_fail_at(sk_status status, const char *source, int line, const char *fmt, ...) {
+    char message[768];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(message, sizeof message, fmt, args);
+    va_end(args);
+    return sk_fail(status, "%s:%d: %s", source, line, message);
+}
+
 void sk_set_log_callback(sk_log_fn fn, void *user) {
     g_log_fn = fn;
     g_log_user = user;

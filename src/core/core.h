@@ -9,6 +9,10 @@
 
 /* sk_fail, sk_log, sk_alloc and sk_free are public, in skinner/env.h. */
 
+/* sk_fail with the message located: "source:line: message". */
+sk_status sk_fail_at(sk_status status, const char *source, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* A broken contract: a bug, not bad input. */
 _Noreturn void sk_panic(const char *file, int line, const char *msg);
 #define SK_ASSERT(cond)                                                                            \

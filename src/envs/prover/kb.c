@@ -243,17 +243,8 @@ typedef struct parsed_atom {
     char args[2][NAME_MAX_LEN + 1];
 } parsed_atom;
 
-static sk_status syntax_error(const cursor *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static sk_status syntax_error(const cursor *c, const char *fmt, ...) {
-    char what[512];
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(what, sizeof what, fmt, args);
-    va_end(args);
-    return sk_fail(SK_ERR_CORRUPT, "%s:%d: %s", c->file, c->line, what);
-}
+/* A syntax error at the cursor's line. */
+#define syntax_error(c, ...) sk_fail_at(SK_ERR_CORRUPT, (c)->file, (c)->line, __VA_ARGS__)
 
 static void skip_space(cursor *c) {
     while (c->p < c->end && (*c->p == ' ' || *c->p == '\t')) c->p++;
