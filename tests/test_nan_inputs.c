@@ -11,6 +11,7 @@ static void test_exp_poly_nan_stays_nan(void **state) {
     volatile float nan_in = NAN; /* not folded at compile time */
     assert_true(isnan(sk_exp_poly(nan_in)));
     assert_true(isnan(sk_tanhf(nan_in)));
+
     assert_true(fabsf(sk_exp_poly(1.0f) - expf(1.0f)) < 1e-6f);
     assert_true(fabsf(sk_exp_poly(-87.0f) - expf(-87.0f)) < 1e-40f);
 }

@@ -183,7 +183,14 @@ typedef struct rank_workers {
     double *logp_sum; /* (slots) log-probability of the actions taken so far */
     float *logp;      /* (slots) of the last action */
     rank_jobs *jobs;  /* what the current parallel run scores */
+    /* progress within a batch of candidates (one query of a large knowledge
+     * base can take minutes): worker 0 reports the candidates started */
+    sk_progress_fn progress;
+    void *progress_user;
+    double progress_at;
 } rank_workers;
+
+#define PROGRESS_SECONDS 0.5 /* between reports within a batch */
 
 static void workers_free(rank_workers *w) {
     sk_vec_destroy(w->vec);
@@ -264,6 +271,11 @@ static void score_candidates(rank_workers *w, int worker) {
             if (hi > lo) sk_vec_step_range(w->vec, lo, hi);
             lo = hi + 1;
         }
+        if (worker == 0 && w->progress && sk_now() - w->progress_at > PROGRESS_SECONDS) {
+            w->progress_at = sk_now();
+            int started = SK_MIN(atomic_load_explicit(&jobs->next, memory_order_relaxed), jobs->count);
+            w->progress(started, jobs->count, "candidates", w->progress_user);
+        }
         for (int i = first; i < last; i++) {
             if (w->job[i] < 0) continue;
             w->logp_sum[i] += w->logp[i];
@@ -329,6 +341,9 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
     sk_status status =
         workers_alloc(&w, env_def, env_cfg, actor, parallel, options->batch, options->seed);
     if (status != SK_OK) return status;
+    w.progress = options->progress;
+    w.progress_user = options->progress_user;
+    w.progress_at = started;
     const sk_prover_state *env = sk_vec_state(w.vec);
     const sk_kb *kb = env->kb;
     int sides = options->sides ? options->sides : env->corrupt_sides;
