@@ -656,6 +656,25 @@ static void test_eval_moved_dataset(void **unused) {
     cli_run_free(&r);
 }
 
+
+/* bench env keeps to --seconds when each step is slow: 4096 Prover-v0 envs on
+ * WN18RR take ~20 ms a step, and checking the clock every 64 steps ran 1.4 s
+ * for a 0.3 s budget. */
+static void test_bench_env_slow_steps_keep_the_budget(void **unused) {
+    (void)unused;
+    REQUIRE_SHARED(shared);
+    char dataset[4200];
+    snprintf(dataset, sizeof dataset, "%s/datasets/wn18rr", shared);
+    cli_run r;
+    RUN(&r, "bench", "env", "Prover-v0", "--env.dataset", dataset, "--seconds", "0.3", "--json");
+    expect_exit(&r, 0);
+    cJSON *json = parse_json_object(&r, r.out, "bench env --json");
+    double seconds = json_number(&r, json, "seconds");
+    if (!(seconds < 0.6)) FAIL_RUN(&r, "ran %.2f s for a 0.3 s budget", seconds);
+    cJSON_Delete(json);
+    cli_run_free(&r);
+}
+
 static void test_bench_env_options(void **unused) {
     (void)unused;
     /* env options reach the env; a misspelt one is named */
@@ -851,6 +870,11 @@ static void test_config_layers_on_preset(void **unused) {
     expect_stdout(&r, "learning_rate = 0.001");
     expect_stdout(&r, "num_envs = 16");        /* the preset's, kept */
     expect_stdout(&r, "total_steps = 500000"); /* the trainer's default, recorded */
+    expect_stdout(&r, "adam_eps = 1e-05");      /* a default no preset names */
+    /* each key says what it accepts, as a comment that reads back as nothing */
+    expect_stdout(&r, "; an integer in 1..4194304\nnum_envs = 16\n");
+    expect_stdout(&r, "; one of: float64, float32\nprecision = float64\n");
+    expect_stdout(&r, "; true or false\nnorm_obs = true\n");
     cli_run_free(&r);
     path_in_tmp(run_dir, sizeof run_dir, "layered");
     RUN(&r, "train", "cartpole", "--config", path, "--total-steps", "2048", "--run-dir", run_dir,
@@ -941,6 +965,7 @@ int main(void) {
         cmocka_unit_test(test_train_then_eval_continuous),
         cmocka_unit_test(test_bench_env_options),
         cmocka_unit_test(test_eval_moved_dataset),
+        cmocka_unit_test(test_bench_env_slow_steps_keep_the_budget),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

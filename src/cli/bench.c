@@ -91,9 +91,9 @@ static void env_bench_job(void *ctx, int w, int num_workers) {
     /* a slow env (a huge knowledge base, a host network) checks the clock after every
      * step: a step of over 1/1000 of the budget makes it so, whatever the env says */
     bool slow = b->slow;
-    while (sk_now() - start < b->seconds) {
-        if (w == 0 && b->show_progress && sk_now() - last_print > 0.25) {
-            last_print = sk_now();
+    for (double batch_start = start; batch_start - start < b->seconds; batch_start = sk_now()) {
+        if (w == 0 && b->show_progress && batch_start - last_print > 0.25) {
+            last_print = batch_start;
             double elapsed = last_print - start;
             long long total = atomic_load_explicit(&b->total, memory_order_relaxed);
             fprintf(stderr, "\r%s: %.3g steps  %.3g steps/s  %.1f/%.1f s  eta %.1f s\033[K",
@@ -102,7 +102,6 @@ static void env_bench_job(void *ctx, int w, int num_workers) {
         }
         int k = 0;
         for (; k < STEPS_PER_CHECK; k++) {
-            double step_start = !slow && k == 0 ? sk_now() : 0.0; /* one clock read a batch */
             if (space->kind == SK_SPACE_CONTINUOUS) {
                 /* the buffer's address in a local: a store through b->buffers could
                  * otherwise change it, and it would be reloaded for every action */
@@ -134,7 +133,8 @@ static void env_bench_job(void *ctx, int w, int num_workers) {
                     }
             }
             sk_vec_step_range(b->vec, lo, hi);
-            if (!slow && k == 0 && sk_now() - step_start > b->seconds / 1000) slow = true;
+            if (!slow && steps == 0 && k == 0 && sk_now() - batch_start > b->seconds / 1000)
+                slow = true; /* judged on the first step */
             if (slow && sk_now() - start >= b->seconds) {
                 k++;
                 break;

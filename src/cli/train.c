@@ -384,7 +384,8 @@ int cmd_config(int argc, char **argv) {
         if (sk_trainer_create(&trainer, cfg) != SK_OK) {
             rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
         } else {
-            char *text = sk_config_to_string(cfg);
+            /* the trainer's own copy holds every key it read, defaults included */
+            char *text = sk_config_to_annotated_string(sk_trainer_config(trainer));
             if (!text) rc = cli_error(SK_EXIT_FAILURE, "out of memory");
             else fputs(text, stdout);
             free(text);

@@ -28,6 +28,7 @@ typedef struct sk_config_entry {
     char *value;
     bool used;
     bool path; /* read with sk_cfg_path: a data location, not a shape of the run */
+    char *accepts; /* what the typed read that took it accepts ("integer 1..8"), or NULL */
     unsigned load_id; /* the sk_config_load_* that last set it (0: sk_config_set) */
     int line;         /* its line in that load */
 } sk_config_entry;
@@ -90,6 +91,7 @@ void sk_config_free(sk_config *cfg) {
     for (int i = 0; i < cfg->count; i++) {
         free(cfg->entries[i].key);
         free(cfg->entries[i].value);
+        free(cfg->entries[i].accepts);
     }
     free(cfg->entries);
     free(cfg->index.slots);
@@ -503,7 +505,7 @@ static int compare_entries(const void *a, const void *b) {
     return strcmp((*(const sk_config_entry *const *)a)->key, (*(const sk_config_entry *const *)b)->key);
 }
 
-char *sk_config_to_string(const sk_config *cfg) {
+static char *to_string(const sk_config *cfg, bool annotated) {
     const sk_config_entry **sorted = malloc((size_t)(cfg->count ? cfg->count : 1) * sizeof *sorted);
     if (!sorted) return NULL;
     for (int i = 0; i < cfg->count; i++) sorted[i] = &cfg->entries[i];
@@ -525,6 +527,7 @@ char *sk_config_to_string(const sk_config *cfg) {
             section_len = len;
             fprintf(out, "%s[%.*s]\n", i ? "\n" : "", (int)len, key);
         }
+        if (annotated && sorted[i]->accepts) fprintf(out, "; %s\n", sorted[i]->accepts);
         fprintf(out, "%s = ", dot + 1);
         write_value(out, sorted[i]->value);
         fputc('\n', out);
@@ -538,6 +541,10 @@ char *sk_config_to_string(const sk_config *cfg) {
     }
     return text;
 }
+
+char *sk_config_to_string(const sk_config *cfg) { return to_string(cfg, false); }
+
+char *sk_config_to_annotated_string(const sk_config *cfg) { return to_string(cfg, true); }
 
 sk_status sk_config_write(const sk_config *cfg, const char *path) {
     char *text = sk_config_to_string(cfg);
@@ -556,6 +563,28 @@ sk_status sk_config_write(const sk_config *cfg, const char *path) {
 /* ------------------------------------------------------------------ typed reads */
 
 /* Reads key, marking it used; records def (formatted) when absent. */
+/* Records what the key's typed read accepts, for `skinner config`. */
+static void note_accepts(const sk_config *cfg, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void note_accepts(const sk_config *cfg, const char *key, const char *fmt, ...) {
+    sk_config_entry *entry = find_entry((sk_config *)cfg, key);
+    if (!entry) return;
+    char text[320];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(text, sizeof text, fmt, args);
+    va_end(args);
+    char *copy = strdup(text);
+    if (!copy) return; /* only a help text is lost */
+    free(entry->accepts);
+    entry->accepts = copy;
+}
+
+const char *sk_config_accepts(const sk_config *cfg, const char *key) {
+    const sk_config_entry *entry = find_entry((sk_config *)cfg, key);
+    return entry ? entry->accepts : NULL;
+}
+
 static const char *take(const sk_config *cfg, const char *key, const char *def_text) {
     sk_config *mutable_cfg = (sk_config *)cfg; /* used flags are bookkeeping, not content */
     sk_config_entry *entry = find_entry(mutable_cfg, key);
@@ -571,6 +600,7 @@ sk_status sk_cfg_int(const sk_config *cfg, const char *key, int64_t def, int64_t
     char def_text[32];
     snprintf(def_text, sizeof def_text, "%lld", (long long)def);
     const char *text = take(cfg, key, def_text);
+    note_accepts(cfg, key, "an integer in %lld..%lld", (long long)lo, (long long)hi);
     int64_t value;
     if (!sk_parse_i64(text, &value))
         return sk_fail(SK_ERR_INVALID, "%s = '%s' is not an integer", key, text ? text : "");
@@ -586,6 +616,7 @@ sk_status sk_cfg_double(const sk_config *cfg, const char *key, double def, doubl
     char def_text[48];
     snprintf(def_text, sizeof def_text, "%.9g", def);
     const char *text = take(cfg, key, def_text);
+    note_accepts(cfg, key, "a number in %g..%g", lo, hi);
     double value;
     if (!sk_parse_f64(text, &value) || !isfinite(value))
         return sk_fail(SK_ERR_INVALID, "%s = '%s' is not a number", key, text ? text : "");
@@ -598,6 +629,7 @@ sk_status sk_cfg_double(const sk_config *cfg, const char *key, double def, doubl
 
 sk_status sk_cfg_bool(const sk_config *cfg, const char *key, bool def, bool *out) {
     const char *text = take(cfg, key, def ? "true" : "false");
+    note_accepts(cfg, key, "true or false");
     if (!sk_parse_bool(text, out))
         return sk_fail(SK_ERR_INVALID, "%s = '%s' is not a boolean (expected true or false)", key,
                        text ? text : "");
@@ -607,17 +639,16 @@ sk_status sk_cfg_bool(const sk_config *cfg, const char *key, bool def, bool *out
 sk_status sk_cfg_choice(const sk_config *cfg, const char *key, const char *def,
                         const char *const *choices, int *out) {
     const char *text = take(cfg, key, def);
-    for (int i = 0; choices[i]; i++) {
-        if (text && strcmp(text, choices[i]) == 0) {
-            *out = i;
-            return SK_OK;
-        }
-    }
+    *out = -1;
+    for (int i = 0; choices[i] && *out < 0; i++)
+        if (text && strcmp(text, choices[i]) == 0) *out = i;
     char expected[256] = "";
     for (int i = 0; choices[i]; i++) {
         strncat(expected, i ? ", " : "", sizeof expected - strlen(expected) - 1);
         strncat(expected, choices[i], sizeof expected - strlen(expected) - 1);
     }
+    note_accepts(cfg, key, "one of: %s", expected);
+    if (*out >= 0) return SK_OK;
     return sk_fail(SK_ERR_INVALID, "%s = '%s' is not one of: %s", key, text ? text : "",
                    expected);
 }
@@ -677,6 +708,7 @@ sk_status sk_cfg_path(const sk_config *cfg, const char *key, const char *def, co
     const char *text = take(cfg, key, def);
     sk_config_entry *entry = find_entry((sk_config *)cfg, key);
     if (entry) entry->path = true;
+    note_accepts(cfg, key, "a path (stored absolute)");
     *out = text;
     if (!text || !text[0] || text[0] == '/') return SK_OK;
     char *absolute = realpath(text, NULL);

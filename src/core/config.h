@@ -18,6 +18,14 @@ sk_status sk_cfg_check_sections(const sk_config *cfg, const char *const *section
  * env.dataset, which evaluation may point elsewhere). */
 bool sk_config_read_as_path(const sk_config *cfg, const char *key);
 
+/* What the typed read that took key accepts ("an integer in 1..8", "true or
+ * false", "one of: a, b"), or NULL if no typed read took it. */
+const char *sk_config_accepts(const sk_config *cfg, const char *key);
+/* sk_config_to_string with a comment line above each key read by a typed
+ * read saying what it accepts (still valid INI: comments read back as
+ * nothing). */
+char *sk_config_to_annotated_string(const sk_config *cfg);
+
 /* The index-th entry in insertion order; false past the end. */
 bool sk_config_entry_at(const sk_config *cfg, int index, const char **key, const char **value);
 

@@ -219,8 +219,8 @@ const sk_env_def *sk_env_find(const char *name) {
 }
 
 const sk_env_def *sk_env_of_config(const sk_config *cfg, const char *name) {
-    const char *plugin = sk_cfg_string(cfg, "env.plugin", "");
-    if (plugin[0] && sk_env_load_plugin(plugin) != SK_OK) return NULL;
+    const char *plugin = sk_cfg_string(cfg, "env.plugin", NULL);
+    if (plugin && plugin[0] && sk_env_load_plugin(plugin) != SK_OK) return NULL;
     return sk_env_find(name);
 }
 
