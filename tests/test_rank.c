@@ -611,6 +611,49 @@ static void test_countries_batches_agree(void **st) {
     sk_loaded_policy_free(&lp);
 }
 
+
+/* Progress within one query: a WN18RR query has ~80k corruptions, which take
+ * seconds; the ranking reports the candidates started while it works, not
+ * only when a batch of queries is done. */
+typedef struct progress_log {
+    int candidate_reports, query_reports;
+    int last_done, last_total;
+} progress_log;
+
+static void log_progress(int done, int total, const char *unit, void *user) {
+    progress_log *log = user;
+    assert_true(done >= 0 && done <= total);
+    if (strcmp(unit, "candidates") == 0) {
+        log->candidate_reports++;
+        log->last_done = done;
+        log->last_total = total;
+    } else {
+        assert_string_equal(unit, "queries");
+        log->query_reports++;
+    }
+}
+
+static void test_progress_within_a_query(void **st) {
+    (void)st;
+    REQUIRE_SHARED(shared);
+    char dataset[4200];
+    snprintf(dataset, sizeof dataset, "%s/datasets/wn18rr", shared);
+    sk_loaded_policy lp;
+    zero_policy_on(&lp, "mlp", dataset);
+    sk_config *options = sk_config_new();
+    assert_int_equal(sk_config_set(options, "eval.queries", "1"), SK_OK);
+    progress_log log = {0};
+    sk_env_report report;
+    assert_int_equal(sk_evaluate_env(&lp, options, 1, log_progress, &log, &report), SK_OK);
+    print_message("%d reports within the query (last %d/%d candidates), %d after queries\n",
+                  log.candidate_reports, log.last_done, log.last_total, log.query_reports);
+    assert_true(log.candidate_reports >= 1);
+    assert_true(log.last_total > 1000 && log.last_done > 0);
+    assert_int_equal(log.query_reports, 1);
+    sk_config_free(options);
+    sk_loaded_policy_free(&lp);
+}
+
 static void test_errors(void **st) {
     (void)st;
     sk_rank_result r;
@@ -782,6 +825,7 @@ int main(void) {
         cmocka_unit_test(test_countries_batches_agree),
         cmocka_unit_test(test_cut_proofs_rank_the_same),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_progress_within_a_query),
         cmocka_unit_test(test_cli_eval_ranks_prover),
     };
     return cmocka_run_group_tests(tests, make_dataset, remove_dataset);

@@ -72,6 +72,23 @@ static inline uint32_t mix32(uint32_t x) {
     return x;
 }
 
+/* Uniform continuous actions for envs lo..hi-1, each within its bounds:
+ * counter-based (a 32-bit hash of the batch key and the action's index, 24
+ * random bits), as the discrete actions are, so the loop runs on 16 lanes. A
+ * sequential stream per action made the bench measure the generator: a third
+ * of Pendulum's time, and 5-9% lower after an unrelated change moved code. */
+static void random_continuous(float *restrict out, const sk_action_space *space, int lo, int hi,
+                              uint32_t key) {
+    int D = space->dim;
+    for (int d = 0; d < D; d++) {
+        float low = space->low[d], span = space->high[d] - space->low[d];
+        for (int i = lo; i < hi; i++) {
+            uint32_t bits = mix32(key + (uint32_t)(i * D + d)) >> 8;
+            out[(size_t)i * D + d] = low + span * ((float)bits * 0x1.0p-24f);
+        }
+    }
+}
+
 /* Worker w writes random actions into its slice of the vec's buffer and steps
  * the slice, for b->seconds. */
 static void env_bench_job(void *ctx, int w, int num_workers) {
@@ -103,14 +120,8 @@ static void env_bench_job(void *ctx, int w, int num_workers) {
         int k = 0;
         for (; k < STEPS_PER_CHECK; k++) {
             if (space->kind == SK_SPACE_CONTINUOUS) {
-                /* the buffer's address in a local: a store through b->buffers could
-                 * otherwise change it, and it would be reloaded for every action */
-                float *restrict continuous = b->buffers->actions_continuous;
-                int D = space->dim;
-                for (int i = lo; i < hi; i++)
-                    for (int d = 0; d < D; d++)
-                        continuous[(size_t)i * D + d] =
-                            space->low[d] + (space->high[d] - space->low[d]) * sk_rng_float(&rng);
+                random_continuous(b->buffers->actions_continuous, space, lo, hi,
+                                  (uint32_t)(sk_rng_next(&rng) >> 32));
             } else if (b->masked) {
                 for (int i = lo; i < hi; i++) masked_random_action(b, i, &rng);
             } else {
