@@ -174,6 +174,13 @@ static void test_idx_damaged_files(void **unused) {
         const uint32_t huge[3] = {60000, 65536, 65536};
         write_idx(path, gzip, 3, huge, body, sizeof body);
         expect_idx_error(path, SK_ERR_CORRUPT, "dimension 1 is 65536");
+
+        /* a tiny file claiming a gigabyte is refused before a byte is allocated
+         * (found by fuzz_idx: each such input allocated and zeroed 1 GB) */
+        path_of(path, sizeof path, gzip ? "claims.gz" : "claims");
+        const uint32_t claims[3] = {1000, 1000, 1000};
+        write_idx(path, gzip, 3, claims, body, sizeof body);
+        expect_idx_error(path, SK_ERR_CORRUPT, "claims 1000000000 bytes of data");
     }
 
     /* a gzip stream cut in the middle: the data or its CRC trailer missing */

@@ -25,8 +25,14 @@
 /* zlib's default 8 KB buffer costs ~20% on the 26 MB training images. */
 #define IDX_GZ_BUFFER (1u << 17)
 
-static sk_status idx_read_open(gzFile file, const char *path, uint8_t **data, int *ndim,
-                               int dims[3]) {
+/* Deflate expands at most 1032:1 (zlib's technical details), so a file of
+ * `size` bytes holds at most this many bytes of data: its own size when it is
+ * not gzip'd. A header claiming more is refused before anything is allocated
+ * (a 20-byte file once made the reader allocate and zero a gigabyte). */
+#define DEFLATE_MAX_RATIO 1032
+
+static sk_status idx_read_open(gzFile file, const char *path, int64_t file_size, uint8_t **data,
+                               int *ndim, int dims[3]) {
     uint8_t header[4];
     int got = gzread(file, header, sizeof header);
     if (got < 0) return sk_fail(SK_ERR_CORRUPT, "IDX file '%s': %s", path, gzerror(file, NULL));
@@ -68,6 +74,13 @@ static sk_status idx_read_open(gzFile file, const char *path, uint8_t **data, in
         total *= dim;
         dims[k] = (int)dim;
     }
+    uint64_t most = (uint64_t)file_size * (gzdirect(file) ? 1 : DEFLATE_MAX_RATIO);
+    if (total > most)
+        return sk_fail(SK_ERR_CORRUPT,
+                       "IDX file '%s' claims %llu bytes of data but, at %lld bytes%s, can hold at "
+                       "most %llu",
+                       path, (unsigned long long)total, (long long)file_size,
+                       gzdirect(file) ? "" : " gzip'd", (unsigned long long)most);
 
     uint8_t *bytes = sk_alloc((size_t)total);
     if (!bytes) return sk_fail(SK_ERR_NOMEM, "out of memory reading IDX file '%s'", path);
@@ -104,7 +117,8 @@ sk_status morpho_idx_read(const char *path, uint8_t **data, int *ndim, int dims[
     *data = NULL;
     *ndim = 0;
     int fd;
-    sk_status opened = sk_open_regular(path, SK_DATA_FILE_MAX_BYTES, "IDX file", &fd, NULL);
+    int64_t file_size = 0;
+    sk_status opened = sk_open_regular(path, SK_DATA_FILE_MAX_BYTES, "IDX file", &fd, &file_size);
     if (opened != SK_OK) return opened;
     gzFile file = gzdopen(fd, "rb");
     if (!file) {
@@ -114,7 +128,7 @@ sk_status morpho_idx_read(const char *path, uint8_t **data, int *ndim, int dims[
                        err ? strerror(err) : "out of memory");
     }
     gzbuffer(file, IDX_GZ_BUFFER);
-    sk_status status = idx_read_open(file, path, data, ndim, dims);
+    sk_status status = idx_read_open(file, path, file_size, data, ndim, dims);
     /* gzclose reports a gzip stream cut short only here (Z_BUF_ERROR) */
     int rc = gzclose(file);
     if (status == SK_OK && rc != Z_OK) {
