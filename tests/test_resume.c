@@ -441,6 +441,10 @@ static void test_tampered_prover_state_refused(void **state) {
     expect_refused(cfg, bad, "env.successor_len[0]", "outside its allowed range");
     tamper(good, bad, "env.num_successors", 2, 0);
     expect_refused(cfg, bad, "env.num_successors[2]", NULL);
+    /* a successor of no atoms (found by a 10-minute fuzz_resume run: the prover's
+     * resolution asserted on an empty goal list) */
+    tamper(good, bad, "env.successor_len", 0, 0);
+    expect_refused(cfg, bad, "successor 0 has 0 atoms", NULL);
     tamper(good, bad, "env.goals", 0, 1 << 20);
     expect_refused(cfg, bad, "env.goals of env 0", "outside the knowledge base");
     /* env 1's current mask allows nothing (found by fuzz_resume: sampling aborted) */

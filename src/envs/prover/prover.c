@@ -424,7 +424,7 @@ static int prover_state_arrays(void *state, sk_env_array *arrays) {
  * number; and the query must be a ground atom of it. */
 static sk_status check_atoms(const sk_prover_state *s, const char *name, int env,
                              const int32_t *atoms, int count) {
-    int32_t max_arg = s->first_var + SK_PROVER_MAX_VARS;
+    int32_t max_arg = s->first_var + SK_PROVER_MAX_VARS - 1; /* variables first_var.. */
     for (int k = 0; k < count; k++) {
         const int32_t *atom = atoms + 3 * k;
         if (atom[0] >= 0 && atom[0] < s->kb->num_preds && atom[1] >= 0 && atom[1] <= max_arg &&
@@ -444,9 +444,17 @@ static sk_status prover_check_state(const void *state, int num_envs) {
     for (int i = 0; i < num_envs; i++) {
         size_t si = (size_t)i;
         sk_status status = check_atoms(s, "goals", i, s->goals + si * ATOM_INTS, s->num_goals[i]);
-        for (int j = 0; status == SK_OK && j < s->num_succ[i]; j++)
-            status = check_atoms(s, "successors", i, s->succ + (si * S + (size_t)j) * ATOM_INTS,
-                                 s->succ_len[si * S + (size_t)j]);
+        for (int j = 0; status == SK_OK && j < s->num_succ[i]; j++) {
+            int len = s->succ_len[si * S + (size_t)j];
+            if (len < 1) /* a state has an atom: a proof step to none would be empty */
+                status = sk_fail(SK_ERR_CORRUPT,
+                                 "env.successor_len of env %d: successor %d has %d atoms "
+                                 "(expected 1..%d)",
+                                 i, j, len, A);
+            else
+                status = check_atoms(s, "successors", i,
+                                     s->succ + (si * S + (size_t)j) * ATOM_INTS, len);
+        }
         if (status == SK_OK) status = check_atoms(s, "query", i, s->query + 3 * si, 1);
         const int32_t *query = s->query + 3 * si;
         if (status == SK_OK && (query[1] < 1 || query[1] > s->kb->num_consts || query[2] < 1 ||
