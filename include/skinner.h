@@ -218,6 +218,48 @@ SK_API sk_status sk_evaluate_controller(const char *env_name, const sk_config *c
                                  sk_controller controller, int episodes, uint64_t seed,
                                  const char *trace_path, sk_eval_result *out);
 
+/* ----------------------------------------------------------------- agents */
+
+/*
+ * A saved policy to act with: what `skinner eval` runs, for a program that
+ * steps its own envs (the Python module's skinner.load). Not thread-safe: one
+ * agent per thread.
+ */
+typedef struct sk_agent sk_agent;
+
+/* One tensor of the policy, named as in the checkpoint ("actor.0.weight"):
+ * ndim 1 (shape[0]) or 2 (shape[0] rows of shape[1]), float32, row-major;
+ * data lives as long as the agent. */
+typedef struct sk_tensor_view {
+    const char *name;
+    int ndim;
+    int64_t shape[2];
+    const float *data;
+} sk_tensor_view;
+
+/* Loads a checkpoint written by sk_trainer_save (and the plugin its run
+ * recorded); overrides (may be NULL) move data locations as in
+ * sk_evaluate_with. Samples from stream 0 of seed 0 until sk_agent_seed. */
+SK_API sk_status sk_agent_load(sk_agent **out, const char *checkpoint, const sk_config *overrides);
+SK_API void sk_agent_free(sk_agent *agent);
+/* The env the policy was trained on, and the run's resolved config. */
+SK_API const sk_env_def *sk_agent_env(const sk_agent *agent);
+SK_API const sk_config *sk_agent_config(const sk_agent *agent);
+SK_API void sk_agent_seed(sk_agent *agent, uint64_t seed);
+/*
+ * Actions for `rows` raw observations (rows, obs_size), normalised as in
+ * training: discrete envs into actions (rows, num_heads), continuous ones
+ * into actions_continuous (rows, dim). masks (rows, mask_size) or NULL (all
+ * allowed). greedy takes the most likely action (the mean). SK_ERR_INVALID
+ * naming the row for an observation the policy cannot take (non-finite, an
+ * index out of range) or a mask row that allows nothing for some head.
+ */
+SK_API sk_status sk_agent_act(sk_agent *agent, const float *obs, const uint8_t *masks, int rows,
+                              bool greedy, int32_t *actions, float *actions_continuous);
+/* The policy's tensors: index 0 .. sk_agent_num_tensors - 1. */
+SK_API int sk_agent_num_tensors(const sk_agent *agent);
+SK_API sk_status sk_agent_tensor(const sk_agent *agent, int index, sk_tensor_view *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -186,6 +186,13 @@ typedef struct sk_action_space {
 /* The mask bytes per env the action space's layout needs (see above). */
 SK_API int sk_action_mask_size(const sk_action_space *space);
 
+/* Checks one env's actions (num_heads values) against the space and its mask
+ * row (NULL: unmasked): -1 when every head's value is within its size and,
+ * where the head is relevant, allowed; else the first head that is not.
+ * Continuous spaces: -1. */
+SK_API int sk_action_check(const sk_action_space *space, const uint8_t *mask_row,
+                           const int32_t *action_row);
+
 /* -------------------------------------------------------------- batch I/O */
 
 /*

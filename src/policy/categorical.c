@@ -119,6 +119,20 @@ static inline const uint8_t *head_mask(const sk_action_space *space, const uint8
     return m_row + at + (size_t)a0 * space->head_sizes[h];
 }
 
+int sk_action_check(const sk_action_space *space, const uint8_t *mask_row,
+                    const int32_t *action_row) {
+    if (space->kind != SK_SPACE_DISCRETE) return -1;
+    int32_t a0 = action_row[0];
+    for (int h = 0, offset = 0; h < space->num_heads; offset += space->head_sizes[h], h++) {
+        int32_t a = action_row[h];
+        if (a < 0 || a >= space->head_sizes[h]) return h;
+        if (h > 0 && !head_relevant(space, h, a0)) continue;
+        const uint8_t *m = head_mask(space, mask_row, h, a0, offset);
+        if (m && !m[a]) return h;
+    }
+    return -1;
+}
+
 static bool any_allowed(const uint8_t *mask, int n) {
     for (int j = 0; j < n; j++)
         if (mask[j]) return true;

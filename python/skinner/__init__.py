@@ -1,0 +1,293 @@
+"""skinner: reinforcement learning at hardware speed, in C, driven from Python.
+
+The hot loop stays in C: a vector env steps all its envs in C with the GIL
+released, and Python sees NumPy views of skinner's own buffers (no copy).
+
+    import numpy as np, skinner
+    with skinner.make("CartPole-v1", num_envs=4096, seed=1) as env:
+        obs, infos = env.reset()
+        for _ in range(100):
+            obs, rewards, terminations, truncations, infos = env.step(
+                np.random.randint(0, 2, env.num_envs))
+
+docs/python.md has the whole API, the buffer lifetime rules and the autoreset
+convention (Gymnasium's same-step mode).
+"""
+
+import math
+import os
+import signal
+import threading
+
+import numpy as np
+
+from . import _core
+from ._paths import CONFIG_DIRS
+
+__version__ = _core.__version__
+
+try:  # Gymnasium's spaces when it is there, skinner's own otherwise
+    from gymnasium import spaces as _spaces
+
+    HAVE_GYMNASIUM = True
+except ImportError:  # pragma: no cover - depends on the machine
+    from . import spaces as _spaces
+
+    HAVE_GYMNASIUM = False
+
+__all__ = ["make", "register", "train", "load", "evaluate", "bench", "envs", "describe",
+           "VecEnv", "Policy", "spaces", "HAVE_GYMNASIUM", "__version__"]
+
+from . import spaces  # noqa: E402  (skinner's own classes, always importable)
+
+
+def _value_text(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, (str, os.PathLike)):
+        return os.fspath(value)
+    raise TypeError(f"config value {value!r} must be a str, int, float, bool or path")
+
+
+def _pairs(config, section=None):
+    """(key, value) strings from a flat {"ppo.learning_rate": 1e-3} or nested
+    {"ppo": {"learning_rate": 1e-3}} dict; bare keys go to `section`."""
+    pairs = []
+    for key, value in (config or {}).items():
+        if isinstance(value, dict):
+            pairs += [(f"{key}.{k}", _value_text(v)) for k, v in value.items()]
+        elif "." in key or section is None:
+            pairs.append((key, _value_text(value)))
+        else:
+            pairs.append((f"{section}.{key}", _value_text(value)))
+    return pairs
+
+
+def describe(env_id):
+    """The env's spaces, limits and names, as a dict."""
+    return _core.describe(env_id)
+
+
+def envs():
+    """The registered env ids (built-in, plugins, Python-defined)."""
+    return _core.env_ids()
+
+
+def _single_spaces(d):
+    obs = _spaces.Box(-np.inf, np.inf, (d["obs_size"],), np.float32)
+    if d["kind"] == "continuous":
+        act = _spaces.Box(np.array(d["low"], np.float32), np.array(d["high"], np.float32),
+                          dtype=np.float32)
+    elif len(d["heads"]) == 1:
+        act = _spaces.Discrete(d["heads"][0])
+    else:
+        act = _spaces.MultiDiscrete(np.array(d["heads"], np.int64))
+    return obs, act
+
+
+def _batch_spaces(d, n):
+    obs = _spaces.Box(-np.inf, np.inf, (n, d["obs_size"]), np.float32)
+    if d["kind"] == "continuous":
+        act = _spaces.Box(np.tile(np.array(d["low"], np.float32), (n, 1)),
+                          np.tile(np.array(d["high"], np.float32), (n, 1)), dtype=np.float32)
+    elif len(d["heads"]) == 1:
+        act = _spaces.MultiDiscrete(np.full(n, d["heads"][0], np.int64))
+    else:
+        act = _spaces.MultiDiscrete(np.tile(np.array(d["heads"], np.int64), (n, 1)))
+    return obs, act
+
+
+class VecEnv(_core.Vec):
+    """num_envs envs of one kind, stepped in C, with Gymnasium 1.x's vector-env
+    API and same-step autoreset. Make it with skinner.make.
+
+    step() and reset() return NumPy arrays that view skinner's buffers: they
+    stay valid, and are overwritten in place, until the next step() or reset()
+    (make(copy=True) gives fresh arrays instead). `actions` is the action
+    buffer itself: fill it and pass it to step() to skip the copy.
+    """
+
+    metadata = {"autoreset_mode": "SameStep"}
+    render_mode = None
+
+    def __init__(self, env_id, num_envs=1, threads=1, seed=None, copy=False, config=None):
+        if seed is None:
+            seed = int.from_bytes(os.urandom(8), "little")
+        super().__init__(env_id, num_envs, threads, seed, _pairs(config, "env"), copy)
+        d = _core.describe(env_id)
+        self.spec_info = d
+        self.max_episode_steps = d["max_episode_steps"]
+        self.reward_threshold = d["reward_threshold"]
+        self.single_observation_space, self.single_action_space = _single_spaces(d)
+        self.observation_space, self.action_space = _batch_spaces(d, self.num_envs)
+        try:  # Gymnasium's autoreset mode enum, where Gymnasium is
+            from gymnasium.vector import AutoresetMode
+
+            self.metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
+        except ImportError:
+            pass
+
+    @property
+    def unwrapped(self):
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __repr__(self):
+        state = "closed" if self.closed else f"num_envs={self.num_envs}"
+        return f"skinner.VecEnv({self.env_id!r}, {state})"
+
+
+def make(env_id, num_envs=1, threads=1, seed=None, copy=False, **config):
+    """A vector env of num_envs copies of env_id: a built-in id or alias
+    ("CartPole-v1", "cartpole"), a plugin ("./libmyenv.so:MyEnv-v0") or a
+    Python-defined env (skinner.register). threads: worker threads stepping
+    slices of the envs (0: one per core; Python-defined envs step on one).
+    seed: the first reset's seed (None: random). config: the env's keys
+    (dataset="...", precision="float32"), with or without "env.".
+    """
+    return VecEnv(env_id, num_envs=num_envs, threads=threads, seed=seed, copy=copy,
+                  config=config)
+
+
+def register(env_id, cls, max_episode_steps=None, reward_threshold=None, kwargs=None,
+             observation_space=None, action_space=None):
+    """Registers a batched env written in Python (NumPy), so that make, train,
+    evaluate and bench use it like a built-in.
+
+    cls(num_envs, **kwargs) must give an object with
+        reset(seed, mask=None) -> obs            (num_envs, obs_size) float
+        step(actions) -> (obs, rewards, terminations, truncations)
+    and the spaces of one env as single_observation_space (a 1-D Box) and
+    single_action_space (Discrete, MultiDiscrete or a 1-D Box), on the class
+    or given here. skinner calls step once per batch step; it applies the
+    time limit (max_episode_steps), autoresets ended envs by calling
+    reset(None, mask) with the rows to reset, and keeps episode statistics.
+    """
+    obs_space = observation_space or getattr(cls, "single_observation_space", None)
+    act_space = action_space or getattr(cls, "single_action_space", None)
+    if obs_space is None or act_space is None:
+        raise ValueError(f"{env_id}: give the spaces of one env, as class attributes "
+                         "single_observation_space and single_action_space or as arguments")
+    _core.register(env_id, cls, obs_space, act_space,
+                   int(max_episode_steps) if max_episode_steps is not None else 0,
+                   reward_threshold, kwargs)
+
+
+def _preset_path(env_id):
+    preset = _core.describe(env_id)["preset"]
+    if not preset:
+        return None
+    dirs = ([os.environ["SKINNER_CONFIG_DIR"]] if os.environ.get("SKINNER_CONFIG_DIR") else [])
+    for d in dirs + list(CONFIG_DIRS):
+        path = os.path.join(d, preset + ".ini")
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def train(env, config=None, run_dir=None, total_steps=None, seed=None, threads=None,
+          callback=None, stop_when_solved=None, force=False, resume=None):
+    """Trains a policy on env with skinner's C trainer (PPO) and returns the
+    run's summary as a dict.
+
+    env: an env id (or a VecEnv, whose id is used). config: a dict of config
+    keys ({"ppo.learning_rate": 1e-3} or {"ppo": {"learning_rate": 1e-3}}) or
+    the path of an INI file, layered on the env's preset as `skinner train
+    --config` does; total_steps, seed, threads and stop_when_solved set the
+    train.* keys. run_dir: where the run folder goes (config.ini, metrics.csv,
+    policy.safetensors, ...); None writes nothing. A non-empty run_dir is
+    refused unless force. resume: a run folder to continue (its config is
+    used; built-in and plugin envs only).
+
+    The trainer runs with the GIL released. callback(stats) is called once per
+    update with that update's figures; returning False stops the run cleanly.
+    Ctrl-C stops it as it stops the CLI (after the current update, with the
+    checkpoint written when there is a run_dir) and then raises
+    KeyboardInterrupt. An exception in the callback or in a Python-defined env
+    stops the run the same way and is raised.
+    """
+    if isinstance(env, _core.Vec):
+        env = env.env_id
+    files, pairs = [], []
+    if resume is not None:
+        if config is not None or run_dir is not None:
+            raise ValueError("resume continues a run with its own config.ini in its own folder; "
+                             "drop config and run_dir")
+        run_dir = resume
+        files.append(os.path.join(resume, "config.ini"))
+        resume = os.path.join(resume, "policy.safetensors")
+        if not os.path.isfile(files[0]):
+            raise FileNotFoundError(f"cannot resume '{run_dir}': no config.ini in it")
+    else:
+        preset = _preset_path(env)
+        if preset:
+            files.append(preset)
+        if isinstance(config, (str, os.PathLike)):
+            files.append(os.fspath(config))
+        elif config is not None:
+            pairs += _pairs(config)
+        pairs.append(("env.id", _core.describe(env)["id"]))
+        if run_dir is not None and os.path.isdir(run_dir) and os.listdir(run_dir) and not force:
+            raise FileExistsError(f"run_dir '{run_dir}' exists and is not empty; give force=True "
+                                  "to write into it, or another folder")
+    for key, value in (("train.total_steps", total_steps), ("train.seed", seed),
+                       ("train.threads", threads), ("train.stop_when_solved", stop_when_solved)):
+        if value is not None:
+            pairs.append((key, _value_text(value)))
+    return _core.train(files, pairs, run_dir=run_dir, callback=callback, resume=resume)
+
+
+class Policy(_core.Agent):
+    """A policy loaded from a checkpoint (skinner.load).
+
+    act(obs, deterministic=False, action_mask=None): actions for one
+    observation (obs_size,) or a batch (B, obs_size), normalised as in
+    training; Discrete envs give an int (or (B,) int32), MultiDiscrete (heads,)
+    or (B, heads), Box (dim,) or (B, dim) float32. state_dict(): the policy's
+    tensors as float32 arrays named as in the checkpoint, so that
+    {k: torch.from_numpy(v) for k, v in p.state_dict().items()} is a PyTorch
+    state dict.
+    """
+
+    def __init__(self, path, **data):
+        super().__init__(os.fspath(path), _pairs(data, "env"))
+        self.path = os.fspath(path)
+
+    def __repr__(self):
+        return f"skinner.Policy({self.path!r}, env={self.env_id!r})"
+
+
+def load(path, **data):
+    """Loads a policy checkpoint (policy.safetensors of a run folder, or the
+    folder itself). data: new locations of the run's data (dataset=...)."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        path = os.path.join(path, "policy.safetensors")
+    return Policy(path, **data)
+
+
+def evaluate(checkpoint, episodes=10, greedy=False, seed=0, **data):
+    """Runs `episodes` episodes of a checkpoint's policy on its env, as
+    `skinner eval` does, and returns the returns' statistics."""
+    checkpoint = os.fspath(checkpoint)
+    if os.path.isdir(checkpoint):
+        checkpoint = os.path.join(checkpoint, "policy.safetensors")
+    return _core.evaluate(checkpoint, episodes=episodes, greedy=greedy, seed=seed,
+                          config=_pairs(data, "env"))
+
+
+def bench(env_id, num_envs=4096, threads=1, seconds=1.0, seed=0, **config):
+    """Raw env stepping with random actions drawn in C, as `skinner bench env`
+    does: {"steps_per_second", "steps", "seconds", ...}."""
+    return _core.bench(env_id, num_envs=num_envs, threads=threads, seconds=float(seconds),
+                       seed=seed, config=_pairs(config, "env"))

@@ -1,0 +1,52 @@
+/* The skinner Python module's C half (skinner._core): shared declarations.
+ * Every file includes this first: Python.h must come before any system
+ * header, and the NumPy C API table is shared across the files. */
+#ifndef SKPY_MODULE_H
+#define SKPY_MODULE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL skinner_ARRAY_API
+#ifndef SKPY_MAIN
+#define NO_IMPORT_ARRAY
+#endif
+#include <numpy/arrayobject.h>
+
+#include <skinner.h>
+
+/* Raises the Python exception for a failed skinner call (ValueError for bad
+ * values, configs and unknown envs; OSError; MemoryError; FloatingPointError
+ * for divergence) with sk_last_error() or msg; returns NULL. */
+PyObject *skpy_raise(sk_status status, const char *msg);
+
+/* Builds an sk_config from a sequence of (key, value) string pairs; NULL
+ * with an exception set on failure. */
+sk_config *skpy_config_from_pairs(PyObject *pairs);
+
+/* Finds an env ("CartPole-v1", an alias, "FILE.so:ID"); NULL with a
+ * ValueError naming the known envs. */
+const sk_env_def *skpy_find_env(const char *name);
+
+/* An exception a Python-defined env raised inside a C loop, kept until the
+ * loop returns (the first one wins); skpy_env_error_take re-raises it and
+ * returns -1, or returns 0 when there is none. Called with the GIL held. */
+void skpy_env_error_set(void);
+int skpy_env_error_pending(void);
+int skpy_env_error_take(void);
+
+/* Whether env is a Python-defined env (it steps on one thread). */
+int skpy_env_is_python(const sk_env_def *env);
+
+/* Types and functions of the files. */
+extern PyTypeObject skpy_VecType;
+extern PyTypeObject skpy_AgentType;
+PyObject *skpy_register(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *skpy_train(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *skpy_evaluate(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *skpy_bench(PyObject *self, PyObject *args, PyObject *kwargs);
+int skpy_vec_ready(PyObject *module);
+int skpy_agent_ready(PyObject *module);
+
+#endif

@@ -1,0 +1,472 @@
+/* Python-defined envs: a batched NumPy env class behind an sk_env_def, so
+ * that skinner's vec, trainer, evaluation and bench step it like a built-in.
+ * skinner calls the class once per batch step (never once per env), with
+ * the GIL taken for the call; the time limit, autoreset, final observations
+ * and episode statistics are done here in C.
+ *
+ * The class's contract (docs/python.md):
+ *     cls(num_envs, **kwargs)
+ *     reset(seed, mask=None) -> obs (num_envs, obs_size); with a mask (bool,
+ *         num_envs) only those rows are reset (and read back); seed is an int,
+ *         or None for the env's own stream (autoreset)
+ *     step(actions) -> (obs, rewards, terminations, truncations)
+ * An exception in the class is kept, the batch is marked terminated so that
+ * every loop ends, and the exception is raised where Python called in.
+ *
+ * sk_env_def.create gets no pointer to its own table, so each registered
+ * class takes one of a fixed number of slots, each with its own create. */
+#include "module.h"
+
+#include <math.h>
+#include <string.h>
+
+#define MAX_SLOTS 32
+
+typedef struct slot {
+    sk_env_def def;
+    char id[128];
+    PyObject *cls, *kwargs;
+} slot;
+
+static slot g_slots[MAX_SLOTS];
+static int g_num_slots;
+
+typedef struct pyenv {
+    slot *slot;
+    PyObject *inst;
+    int num_envs, failed;
+    int32_t *elapsed;
+    double *ret;
+    PyObject *actions_view; /* a read-only view of the vec's action buffer */
+    const void *actions_ptr;
+    PyObject *mask; /* bool (num_envs) */
+} pyenv;
+
+int skpy_env_is_python(const sk_env_def *env) {
+    return env >= &g_slots[0].def && env < &g_slots[MAX_SLOTS].def;
+}
+
+static sk_status create_in(slot *s, void **state, int num_envs, const sk_config *cfg) {
+    (void)cfg;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    sk_status status = SK_OK;
+    pyenv *e = calloc(1, sizeof *e);
+    if (!e) {
+        PyGILState_Release(gil);
+        return sk_fail(SK_ERR_NOMEM, "out of memory");
+    }
+    e->slot = s;
+    e->num_envs = num_envs;
+    e->elapsed = sk_alloc((size_t)num_envs * sizeof(int32_t));
+    e->ret = sk_alloc((size_t)num_envs * sizeof(double));
+    npy_intp n = num_envs;
+    e->mask = PyArray_ZEROS(1, &n, NPY_BOOL, 0);
+    if (!e->elapsed || !e->ret || !e->mask) {
+        status = sk_fail(SK_ERR_NOMEM, "out of memory for %d envs of %s", num_envs, s->id);
+    } else {
+        PyObject *args = Py_BuildValue("(i)", num_envs);
+        e->inst = args ? PyObject_Call(s->cls, args, s->kwargs) : NULL;
+        Py_XDECREF(args);
+        if (!e->inst) {
+            skpy_env_error_set();
+            status = sk_fail(SK_ERR_INVALID, "%s: creating the Python env failed (the exception "
+                                             "follows)", s->id);
+        }
+    }
+    if (status != SK_OK) {
+        Py_XDECREF(e->mask);
+        sk_free(e->elapsed);
+        sk_free(e->ret);
+        free(e);
+        e = NULL;
+    }
+    PyGILState_Release(gil);
+    *state = e;
+    return status;
+}
+
+#define SLOT_CREATE(k)                                                                             \
+    static sk_status create_##k(void **state, int num_envs, const sk_config *cfg) {                \
+        return create_in(&g_slots[k], state, num_envs, cfg);                                       \
+    }
+SLOT_CREATE(0) SLOT_CREATE(1) SLOT_CREATE(2) SLOT_CREATE(3) SLOT_CREATE(4) SLOT_CREATE(5)
+SLOT_CREATE(6) SLOT_CREATE(7) SLOT_CREATE(8) SLOT_CREATE(9) SLOT_CREATE(10) SLOT_CREATE(11)
+SLOT_CREATE(12) SLOT_CREATE(13) SLOT_CREATE(14) SLOT_CREATE(15) SLOT_CREATE(16) SLOT_CREATE(17)
+SLOT_CREATE(18) SLOT_CREATE(19) SLOT_CREATE(20) SLOT_CREATE(21) SLOT_CREATE(22) SLOT_CREATE(23)
+SLOT_CREATE(24) SLOT_CREATE(25) SLOT_CREATE(26) SLOT_CREATE(27) SLOT_CREATE(28) SLOT_CREATE(29)
+SLOT_CREATE(30) SLOT_CREATE(31)
+static sk_status (*const g_creates[MAX_SLOTS])(void **, int, const sk_config *) = {
+    create_0,  create_1,  create_2,  create_3,  create_4,  create_5,  create_6,  create_7,
+    create_8,  create_9,  create_10, create_11, create_12, create_13, create_14, create_15,
+    create_16, create_17, create_18, create_19, create_20, create_21, create_22, create_23,
+    create_24, create_25, create_26, create_27, create_28, create_29, create_30, create_31,
+};
+
+static void destroy(void *state) {
+    pyenv *e = state;
+    if (!e) return;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    Py_XDECREF(e->inst);
+    Py_XDECREF(e->actions_view);
+    Py_XDECREF(e->mask);
+    PyGILState_Release(gil);
+    sk_free(e->elapsed);
+    sk_free(e->ret);
+    free(e);
+}
+
+/* After a failure: every env ends now, with nothing, so loops finish. */
+static void fail_batch(pyenv *e, const sk_env_io *io, int lo, int hi, int stepping) {
+    e->failed = 1;
+    int O = e->slot->def.obs_size, L = e->slot->def.num_log_fields;
+    for (int i = lo; i < hi; i++) {
+        memset(io->obs + (size_t)i * (size_t)O, 0, (size_t)O * sizeof(float));
+        if (!stepping) continue;
+        memset(io->final_obs + (size_t)i * (size_t)O, 0, (size_t)O * sizeof(float));
+        io->rewards[i] = 0.0f;
+        io->terminated[i] = 1;
+        io->truncated[i] = 0;
+        io->episode_log[(size_t)i * (size_t)L] = (float)e->ret[i];
+        io->episode_log[(size_t)i * (size_t)L + 1] = (float)(e->elapsed[i] + 1);
+        e->ret[i] = 0.0;
+        e->elapsed[i] = 0;
+    }
+}
+
+/* Reads `what` from a returned object as a C-contiguous array of typenum
+ * with the shape (num_envs[, width]); NULL with an exception naming it. */
+static PyArrayObject *read_array(pyenv *e, PyObject *obj, int typenum, int width,
+                                 const char *what) {
+    PyArrayObject *a = (PyArrayObject *)PyArray_FromAny(
+        obj, PyArray_DescrFromType(typenum), 1, 2, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST, NULL);
+    if (!a) return NULL;
+    int N = e->num_envs;
+    int ok = width == 0 ? PyArray_NDIM(a) == 1 && PyArray_DIM(a, 0) == N
+                        : PyArray_NDIM(a) == 2 && PyArray_DIM(a, 0) == N &&
+                              PyArray_DIM(a, 1) == width;
+    if (!ok) {
+        if (width)
+            PyErr_Format(PyExc_ValueError, "%s: %s must have shape (%d, %d)", e->slot->id, what,
+                         N, width);
+        else
+            PyErr_Format(PyExc_ValueError, "%s: %s must have shape (%d,)", e->slot->id, what, N);
+        Py_DECREF(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* Calls inst.reset(seed, mask) and copies the masked rows' observations. */
+static int call_reset(pyenv *e, const sk_env_io *io, PyObject *seed, const uint8_t *rows) {
+    PyObject *mask = Py_None;
+    if (rows) {
+        memcpy(PyArray_DATA((PyArrayObject *)e->mask), rows, (size_t)e->num_envs);
+        mask = e->mask;
+    }
+    PyObject *obs = PyObject_CallMethod(e->inst, "reset", "(OO)", seed, mask);
+    if (!obs) return -1;
+    PyArrayObject *a = read_array(e, obs, NPY_FLOAT32, e->slot->def.obs_size, "reset's obs");
+    Py_DECREF(obs);
+    if (!a) return -1;
+    const float *src = PyArray_DATA(a);
+    size_t O = (size_t)e->slot->def.obs_size;
+    for (int i = 0; i < e->num_envs; i++)
+        if (!rows || rows[i]) memcpy(io->obs + (size_t)i * O, src + (size_t)i * O, O * sizeof(float));
+    Py_DECREF(a);
+    return 0;
+}
+
+static void reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t seed) {
+    pyenv *e = state;
+    if (lo >= hi) return;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    for (int i = lo; i < hi; i++) {
+        e->elapsed[i] = 0;
+        e->ret[i] = 0.0;
+    }
+    e->failed = skpy_env_error_pending();
+    int status = -1;
+    if (!e->failed) {
+        uint8_t *rows = NULL;
+        if (lo != 0 || hi != e->num_envs) {
+            rows = calloc((size_t)e->num_envs, 1);
+            if (rows) memset(rows + lo, 1, (size_t)(hi - lo));
+        }
+        PyObject *s = PyLong_FromUnsignedLongLong(seed);
+        status = s && (rows || (lo == 0 && hi == e->num_envs)) ? call_reset(e, io, s, rows) : -1;
+        Py_XDECREF(s);
+        free(rows);
+        if (status < 0) skpy_env_error_set();
+    }
+    if (status < 0) fail_batch(e, io, lo, hi, 0);
+    PyGILState_Release(gil);
+}
+
+static PyObject *actions_of(pyenv *e, const sk_env_io *io) {
+    const sk_action_space *space = &e->slot->def.action_space;
+    const void *ptr = space->kind == SK_SPACE_DISCRETE ? (const void *)io->actions
+                                                       : (const void *)io->actions_continuous;
+    if (e->actions_view && e->actions_ptr == ptr) return e->actions_view;
+    Py_CLEAR(e->actions_view);
+    npy_intp dims[2] = {e->num_envs, space->kind == SK_SPACE_DISCRETE ? space->num_heads : space->dim};
+    int nd = space->kind == SK_SPACE_DISCRETE && space->num_heads == 1 ? 1 : 2;
+    e->actions_view = PyArray_New(&PyArray_Type, nd, dims,
+                                  space->kind == SK_SPACE_DISCRETE ? NPY_INT32 : NPY_FLOAT32, NULL,
+                                  (void *)ptr, 0, NPY_ARRAY_CARRAY_RO, NULL);
+    e->actions_ptr = ptr;
+    return e->actions_view;
+}
+
+static int call_step(pyenv *e, const sk_env_io *io) {
+    PyObject *actions = actions_of(e, io);
+    if (!actions) return -1;
+    PyObject *result = PyObject_CallMethod(e->inst, "step", "(O)", actions);
+    if (!result) return -1;
+    if (!PyTuple_Check(result) || PyTuple_GET_SIZE(result) != 4) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: step must return (obs, rewards, terminations, truncations)", e->slot->id);
+        Py_DECREF(result);
+        return -1;
+    }
+    int O = e->slot->def.obs_size, N = e->num_envs;
+    PyArrayObject *obs = read_array(e, PyTuple_GET_ITEM(result, 0), NPY_FLOAT32, O, "step's obs");
+    PyArrayObject *rew = obs ? read_array(e, PyTuple_GET_ITEM(result, 1), NPY_FLOAT32, 0, "rewards") : NULL;
+    PyArrayObject *term = rew ? read_array(e, PyTuple_GET_ITEM(result, 2), NPY_BOOL, 0, "terminations") : NULL;
+    PyArrayObject *trunc = term ? read_array(e, PyTuple_GET_ITEM(result, 3), NPY_BOOL, 0, "truncations") : NULL;
+    Py_DECREF(result);
+    int status = trunc ? 0 : -1;
+    if (status == 0) {
+        memcpy(io->obs, PyArray_DATA(obs), (size_t)N * (size_t)O * sizeof(float));
+        memcpy(io->rewards, PyArray_DATA(rew), (size_t)N * sizeof(float));
+        memcpy(io->terminated, PyArray_DATA(term), (size_t)N);
+        memcpy(io->truncated, PyArray_DATA(trunc), (size_t)N);
+    }
+    Py_XDECREF(obs);
+    Py_XDECREF(rew);
+    Py_XDECREF(term);
+    Py_XDECREF(trunc);
+    return status;
+}
+
+static void step(void *state, const sk_env_io *io, int lo, int hi) {
+    pyenv *e = state;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    int status = 0;
+    if (e->failed || skpy_env_error_pending()) {
+        status = -1;
+    } else if (lo != 0 || hi != e->num_envs) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "%s is a Python-defined env: it steps its whole batch on one thread (asked "
+                     "for envs %d..%d of %d)",
+                     e->slot->id, lo, hi - 1, e->num_envs);
+        skpy_env_error_set();
+        status = -1;
+    } else if (call_step(e, io) < 0) {
+        skpy_env_error_set();
+        status = -1;
+    }
+    if (status < 0) {
+        fail_batch(e, io, lo, hi, 1);
+        PyGILState_Release(gil);
+        return;
+    }
+    int N = e->num_envs, O = e->slot->def.obs_size, L = e->slot->def.num_log_fields;
+    int limit = e->slot->def.max_episode_steps;
+    uint8_t *done = PyArray_DATA((PyArrayObject *)e->mask);
+    int ended = 0;
+    for (int i = 0; i < N; i++) {
+        e->ret[i] += (double)io->rewards[i];
+        e->elapsed[i]++;
+        io->terminated[i] = io->terminated[i] != 0;
+        io->truncated[i] = !io->terminated[i] && (io->truncated[i] || e->elapsed[i] >= limit);
+        done[i] = io->terminated[i] | io->truncated[i];
+        if (!done[i]) continue;
+        ended++;
+        memcpy(io->final_obs + (size_t)i * (size_t)O, io->obs + (size_t)i * (size_t)O,
+               (size_t)O * sizeof(float));
+        io->episode_log[(size_t)i * (size_t)L] = (float)e->ret[i];
+        io->episode_log[(size_t)i * (size_t)L + 1] = (float)e->elapsed[i];
+        e->ret[i] = 0.0;
+        e->elapsed[i] = 0;
+    }
+    if (ended) {
+        uint8_t *rows = malloc((size_t)N);
+        if (!rows) {
+            PyErr_NoMemory();
+            status = -1;
+        } else {
+            memcpy(rows, done, (size_t)N);
+            status = call_reset(e, io, Py_None, rows);
+            free(rows);
+        }
+        if (status < 0) {
+            skpy_env_error_set();
+            fail_batch(e, io, 0, N, 1);
+        }
+    }
+    PyGILState_Release(gil);
+}
+
+static int state_arrays(void *state, sk_env_array *arrays) {
+    pyenv *e = state;
+    /* the counters only: a Python env's own state is not saved, so a run
+     * on one cannot be resumed (skinner.train refuses it) */
+    arrays[0] = (sk_env_array){"elapsed", SK_ARRAY_I32, 1, e->elapsed, true, 0, 2147483647.0};
+    arrays[1] = (sk_env_array){"episode_return", SK_ARRAY_F64, 1, e->ret, false, 0, 0};
+    return 2;
+}
+
+/* ------------------------------------------------------------- register */
+
+static int read_space(PyObject *space, sk_action_space *out, int *obs_size, const char *what) {
+    memset(out, 0, sizeof *out);
+    PyObject *n = PyObject_GetAttrString(space, "n");
+    PyErr_Clear();
+    PyObject *nvec = n ? NULL : PyObject_GetAttrString(space, "nvec");
+    PyErr_Clear();
+    int status = 0;
+    if (obs_size) { /* an observation space: a 1-D Box */
+        PyObject *shape = PyObject_GetAttrString(space, "shape");
+        if (!shape || !PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) != 1 || n || nvec) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError,
+                         "%s must be a 1-D Box (shape (obs_size,)), as skinner's policies read "
+                         "flat float observations",
+                         what);
+            status = -1;
+        } else {
+            long size = PyLong_AsLong(PyTuple_GET_ITEM(shape, 0));
+            if (size < 1 || size > 65536) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_ValueError, "%s: size %ld (expected 1 to 65536)", what, size);
+                status = -1;
+            }
+            *obs_size = (int)size;
+        }
+        Py_XDECREF(shape);
+    } else if (n) {
+        long v = PyLong_AsLong(n);
+        if (v < 1 || v > 65536) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "%s: Discrete(%ld) (expected 1 to 65536 choices)", what, v);
+            status = -1;
+        }
+        out->kind = SK_SPACE_DISCRETE;
+        out->num_heads = 1;
+        out->head_sizes[0] = (int)v;
+    } else if (nvec) {
+        PyArrayObject *a = (PyArrayObject *)PyArray_FromAny(nvec, PyArray_DescrFromType(NPY_INT64),
+                                                            1, 1, NPY_ARRAY_CARRAY_RO, NULL);
+        if (!a || PyArray_DIM(a, 0) < 1 || PyArray_DIM(a, 0) > SK_MAX_HEADS) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "%s: MultiDiscrete needs a 1-D nvec of 1 to %d heads",
+                         what, SK_MAX_HEADS);
+            status = -1;
+        } else {
+            out->kind = SK_SPACE_DISCRETE;
+            out->num_heads = (int)PyArray_DIM(a, 0);
+            for (int h = 0; h < out->num_heads && status == 0; h++) {
+                int64_t v = ((const int64_t *)PyArray_DATA(a))[h];
+                if (v < 1 || v > 65536) {
+                    PyErr_Format(PyExc_ValueError, "%s: nvec[%d] = %lld (expected 1 to 65536)",
+                                 what, h, (long long)v);
+                    status = -1;
+                }
+                out->head_sizes[h] = (int)v;
+            }
+        }
+        Py_XDECREF(a);
+    } else { /* a Box */
+        PyObject *low = PyObject_GetAttrString(space, "low"), *high = PyObject_GetAttrString(space, "high");
+        PyArrayObject *l = low ? (PyArrayObject *)PyArray_FromAny(low, PyArray_DescrFromType(NPY_FLOAT32), 1, 1, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST, NULL) : NULL;
+        PyArrayObject *u = high && l ? (PyArrayObject *)PyArray_FromAny(high, PyArray_DescrFromType(NPY_FLOAT32), 1, 1, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST, NULL) : NULL;
+        if (!u || PyArray_DIM(l, 0) != PyArray_DIM(u, 0) || PyArray_DIM(l, 0) < 1 ||
+            PyArray_DIM(l, 0) > SK_MAX_ACTION_DIM) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError,
+                         "%s must be Discrete, MultiDiscrete or a 1-D Box of 1 to %d dims", what,
+                         SK_MAX_ACTION_DIM);
+            status = -1;
+        } else {
+            out->kind = SK_SPACE_CONTINUOUS;
+            out->dim = (int)PyArray_DIM(l, 0);
+            for (int d = 0; d < out->dim; d++) {
+                out->low[d] = ((const float *)PyArray_DATA(l))[d];
+                out->high[d] = ((const float *)PyArray_DATA(u))[d];
+            }
+        }
+        Py_XDECREF(low);
+        Py_XDECREF(high);
+        Py_XDECREF(l);
+        Py_XDECREF(u);
+    }
+    Py_XDECREF(n);
+    Py_XDECREF(nvec);
+    return status;
+}
+
+/* register(env_id, cls, observation_space, action_space, max_episode_steps,
+ *          reward_threshold, kwargs) */
+PyObject *skpy_register(PyObject *self, PyObject *args, PyObject *kwargs) {
+    (void)self;
+    static char *kwlist[] = {"env_id", "cls", "observation_space", "action_space",
+                             "max_episode_steps", "reward_threshold", "kwargs", NULL};
+    const char *id;
+    PyObject *cls, *obs_space, *act_space, *threshold = Py_None, *ctor_kwargs = Py_None;
+    int max_steps = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sOOO|iOO", kwlist, &id, &cls, &obs_space,
+                                     &act_space, &max_steps, &threshold, &ctor_kwargs))
+        return NULL;
+    if (!PyCallable_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "cls must be a class (callable as cls(num_envs))");
+        return NULL;
+    }
+    if (ctor_kwargs != Py_None && !PyDict_Check(ctor_kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "kwargs must be a dict or None");
+        return NULL;
+    }
+    if (strlen(id) >= sizeof g_slots[0].id) {
+        PyErr_Format(PyExc_ValueError, "env id '%s' is too long (at most %zu characters)", id,
+                     sizeof g_slots[0].id - 1);
+        return NULL;
+    }
+    if (g_num_slots == MAX_SLOTS) {
+        PyErr_Format(PyExc_ValueError, "at most %d Python-defined envs can be registered in one "
+                                       "process", MAX_SLOTS);
+        return NULL;
+    }
+    double solved = NAN;
+    if (threshold != Py_None) {
+        solved = PyFloat_AsDouble(threshold);
+        if (PyErr_Occurred()) return NULL;
+    }
+    if (max_steps < 0) {
+        PyErr_Format(PyExc_ValueError, "max_episode_steps = %d (expected 1 or more, or None)", max_steps);
+        return NULL;
+    }
+    slot *s = &g_slots[g_num_slots];
+    memset(s, 0, sizeof *s);
+    snprintf(s->id, sizeof s->id, "%s", id);
+    sk_env_def *d = &s->def;
+    if (read_space(obs_space, &d->action_space, &d->obs_size, "observation space") < 0 ||
+        read_space(act_space, &d->action_space, NULL, "action space") < 0)
+        return NULL;
+    d->id = s->id;
+    d->summary = "a Python-defined env (skinner.register)";
+    d->max_episode_steps = max_steps > 0 ? max_steps : 2147483647;
+    d->solved_threshold = solved;
+    d->num_log_fields = 2;
+    d->log_names[0] = "return";
+    d->log_names[1] = "length";
+    d->create = g_creates[g_num_slots];
+    d->destroy = destroy;
+    d->reset = reset;
+    d->step = step;
+    d->state_arrays = state_arrays;
+    sk_status status = sk_env_register(d);
+    if (status != SK_OK) return skpy_raise(status, NULL);
+    s->cls = Py_NewRef(cls);
+    s->kwargs = ctor_kwargs == Py_None ? NULL : Py_NewRef(ctor_kwargs);
+    g_num_slots++;
+    Py_RETURN_NONE;
+}

@@ -1,0 +1,526 @@
+/* skinner._core: the trainer, evaluation and bench driven from Python, and
+ * agents (loaded policies). The trainer runs with the GIL released; once per
+ * update the callback takes it back to run Python's signal handlers (Ctrl-C)
+ * and the user's callback, and stops the run cleanly when either says so. */
+#include "module.h"
+
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+/* ------------------------------------------------------------------ train */
+
+typedef struct train_ctx {
+    PyObject *callback; /* or NULL */
+    PyObject *error;    /* (type, value, tb) raised in the callback or by a signal */
+    int64_t updates;
+} train_ctx;
+
+static PyObject *stats_dict(const sk_update_stats *s) {
+    return Py_BuildValue(
+        "{s:L,s:L,s:d,s:d,s:d,s:d,s:L,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:L,s:O}", "update",
+        (long long)s->update, "steps", (long long)s->steps, "wall_seconds", s->wall_seconds, "sps",
+        s->sps, "mean_return", s->mean_return, "mean_length", s->mean_length, "episodes",
+        (long long)s->episodes, "policy_loss", s->policy_loss, "value_loss", s->value_loss,
+        "entropy", s->entropy, "approx_kl", s->approx_kl, "clip_fraction", s->clip_fraction,
+        "explained_variance", s->explained_variance, "learning_rate", s->learning_rate,
+        "anomalies", (long long)s->anomalies, "restored", s->restored ? Py_True : Py_False);
+}
+
+static void keep_error(train_ctx *ctx) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb && value) PyException_SetTraceback(value, tb);
+    if (!ctx->error)
+        ctx->error = Py_BuildValue("(NNN)", type, value ? value : Py_NewRef(Py_None),
+                                   tb ? tb : Py_NewRef(Py_None));
+    else {
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+    }
+}
+
+static bool on_update(const sk_update_stats *stats, void *user) {
+    train_ctx *ctx = user;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    bool go_on = true;
+    ctx->updates++;
+    if (skpy_env_error_pending()) go_on = false;
+    if (go_on && PyErr_CheckSignals() < 0) { /* Ctrl-C: KeyboardInterrupt */
+        keep_error(ctx);
+        go_on = false;
+    }
+    if (go_on && ctx->callback) {
+        PyObject *d = stats_dict(stats);
+        PyObject *r = d ? PyObject_CallOneArg(ctx->callback, d) : NULL;
+        Py_XDECREF(d);
+        if (!r) {
+            keep_error(ctx);
+            go_on = false;
+        } else {
+            go_on = r != Py_False; /* None and True go on */
+            Py_DECREF(r);
+        }
+    }
+    PyGILState_Release(gil);
+    return go_on;
+}
+
+static PyObject *result_dict(const sk_train_result *r, int64_t updates) {
+    return Py_BuildValue("{s:L,s:L,s:d,s:d,s:O,s:N,s:d,s:d,s:O,s:L}", "total_steps",
+                         (long long)r->total_steps, "updates", (long long)updates, "wall_seconds",
+                         r->wall_seconds, "sps", r->sps, "solved", r->solved ? Py_True : Py_False,
+                         "solved_at_steps",
+                         r->solved ? PyLong_FromLongLong(r->solved_at_steps) : Py_NewRef(Py_None),
+                         "solved_at_seconds", r->solved ? r->solved_at_seconds : NAN,
+                         "final_mean_return", r->final_mean_return, "interrupted",
+                         r->interrupted ? Py_True : Py_False, "anomalies",
+                         (long long)r->anomalies);
+}
+
+/* train(config_files, pairs, run_dir, callback, resume) -> dict
+ * config_files: paths loaded in order (the preset, the user's file);
+ * pairs: (key, value) overrides on top; the env is pairs' env.id. */
+PyObject *skpy_train(PyObject *self, PyObject *args, PyObject *kwargs) {
+    (void)self;
+    static char *kwlist[] = {"config_files", "config", "run_dir", "callback", "resume", NULL};
+    PyObject *files = Py_None, *pairs = Py_None, *run_dir_obj = Py_None, *callback = Py_None,
+             *resume_obj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOO", kwlist, &files, &pairs, &run_dir_obj,
+                                     &callback, &resume_obj))
+        return NULL;
+    if (callback != Py_None && !PyCallable_Check(callback)) {
+        PyErr_SetString(PyExc_TypeError, "callback must be callable (stats: dict) -> bool");
+        return NULL;
+    }
+    sk_config *cfg = sk_config_new();
+    if (!cfg) return PyErr_NoMemory();
+    PyObject *seq = PySequence_Fast(files, "config_files must be a sequence of paths");
+    if (!seq) goto fail_cfg;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+        PyObject *bytes = NULL;
+        if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(seq, i), &bytes)) {
+            Py_DECREF(seq);
+            goto fail_cfg;
+        }
+        sk_status st = sk_config_load_file(cfg, PyBytes_AS_STRING(bytes));
+        Py_DECREF(bytes);
+        if (st != SK_OK) {
+            Py_DECREF(seq);
+            skpy_raise(st, NULL);
+            goto fail_cfg;
+        }
+    }
+    Py_DECREF(seq);
+    /* the overrides on top, as the CLI's --section.key flags */
+    PyObject *pseq = PySequence_Fast(pairs, "config must be a sequence of (key, value) pairs");
+    if (!pseq) goto fail_cfg;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(pseq); i++) {
+        const char *key, *value;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(pseq, i),
+                              "ss;config entries are (key, value) strings", &key, &value) ||
+            (sk_config_set(cfg, key, value) != SK_OK && !skpy_raise(SK_ERR_CONFIG, NULL) &&
+             PyErr_Occurred())) {
+            Py_DECREF(pseq);
+            goto fail_cfg;
+        }
+    }
+    Py_DECREF(pseq);
+
+    const char *env_name = sk_config_get(cfg, "env.id");
+    const sk_env_def *env = env_name ? skpy_find_env(env_name) : NULL;
+    if (!env_name) PyErr_SetString(PyExc_ValueError, "no env.id in the config");
+    if (!env) goto fail_cfg;
+    if (skpy_env_is_python(env)) {
+        const char *threads = sk_config_get(cfg, "train.threads");
+        if (threads && strcmp(threads, "1") != 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s is a Python-defined env: it steps its whole batch on one thread "
+                         "(train.threads = %s; expected 1)",
+                         env->id, threads);
+            goto fail_cfg;
+        }
+        if (resume_obj != Py_None) {
+            PyErr_Format(PyExc_ValueError,
+                         "a run on %s cannot be resumed: a Python-defined env's state is not "
+                         "saved in checkpoints",
+                         env->id);
+            goto fail_cfg;
+        }
+        sk_config_set(cfg, "train.threads", "1");
+    }
+    sk_trainer *trainer = NULL;
+    sk_status status = sk_trainer_create(&trainer, cfg);
+    sk_config_free(cfg);
+    cfg = NULL;
+    if (status != SK_OK) {
+        if (skpy_env_error_take() < 0) return NULL;
+        return skpy_raise(status, NULL);
+    }
+    if (run_dir_obj != Py_None) {
+        PyObject *bytes = NULL;
+        if (!PyUnicode_FSConverter(run_dir_obj, &bytes)) goto fail_trainer;
+        status = sk_trainer_set_run_dir(trainer, PyBytes_AS_STRING(bytes));
+        Py_DECREF(bytes);
+        if (status != SK_OK) {
+            skpy_raise(status, sk_trainer_last_error(trainer));
+            goto fail_trainer;
+        }
+    }
+    if (resume_obj != Py_None) {
+        PyObject *bytes = NULL;
+        if (!PyUnicode_FSConverter(resume_obj, &bytes)) goto fail_trainer;
+        status = sk_trainer_resume(trainer, PyBytes_AS_STRING(bytes));
+        Py_DECREF(bytes);
+        if (status != SK_OK) {
+            skpy_raise(status, sk_trainer_last_error(trainer));
+            goto fail_trainer;
+        }
+    }
+    train_ctx ctx = {.callback = callback == Py_None ? NULL : callback};
+    sk_trainer_set_callback(trainer, on_update, &ctx);
+    Py_BEGIN_ALLOW_THREADS
+    status = sk_trainer_run(trainer);
+    Py_END_ALLOW_THREADS
+    sk_train_result result = sk_trainer_result(trainer);
+    PyObject *out = NULL;
+    if (skpy_env_error_take() < 0) {
+        Py_CLEAR(ctx.error);
+    } else if (ctx.error) { /* the callback's exception, or KeyboardInterrupt */
+        PyObject *type = PyTuple_GET_ITEM(ctx.error, 0), *value = PyTuple_GET_ITEM(ctx.error, 1),
+                 *tb = PyTuple_GET_ITEM(ctx.error, 2);
+        PyErr_Restore(Py_NewRef(type), value == Py_None ? NULL : Py_NewRef(value),
+                      tb == Py_None ? NULL : Py_NewRef(tb));
+        Py_CLEAR(ctx.error);
+    } else if (status != SK_OK) {
+        skpy_raise(status, sk_trainer_last_error(trainer));
+    } else {
+        out = result_dict(&result, ctx.updates);
+    }
+    sk_trainer_destroy(trainer);
+    return out;
+fail_trainer:
+    sk_trainer_destroy(trainer);
+    return NULL;
+fail_cfg:
+    sk_config_free(cfg);
+    return NULL;
+}
+
+/* --------------------------------------------------------------- evaluate */
+
+/* evaluate(checkpoint, episodes, greedy, seed, overrides) -> dict */
+PyObject *skpy_evaluate(PyObject *self, PyObject *args, PyObject *kwargs) {
+    (void)self;
+    static char *kwlist[] = {"checkpoint", "episodes", "greedy", "seed", "config", NULL};
+    PyObject *path_obj, *pairs = Py_None;
+    int episodes = 10, greedy = 0;
+    unsigned long long seed = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|ipKO", kwlist, &path_obj, &episodes, &greedy,
+                                     &seed, &pairs))
+        return NULL;
+    if (episodes < 1) {
+        PyErr_Format(PyExc_ValueError, "episodes = %d (expected 1 or more)", episodes);
+        return NULL;
+    }
+    PyObject *bytes = NULL;
+    if (!PyUnicode_FSConverter(path_obj, &bytes)) return NULL;
+    sk_config *over = skpy_config_from_pairs(pairs);
+    if (!over) {
+        Py_DECREF(bytes);
+        return NULL;
+    }
+    sk_eval_result r;
+    sk_status status;
+    const char *path = PyBytes_AS_STRING(bytes);
+    Py_BEGIN_ALLOW_THREADS
+    status = sk_evaluate_with(path, NULL, over, episodes, greedy, seed, NULL, &r);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(bytes);
+    sk_config_free(over);
+    if (skpy_env_error_take() < 0) return NULL;
+    if (status != SK_OK) return skpy_raise(status, NULL);
+    return Py_BuildValue("{s:i,s:d,s:d,s:d,s:d,s:d}", "episodes", r.episodes, "mean_return",
+                         r.mean_return, "std_return", r.std_return, "mean_length", r.mean_length,
+                         "min_return", r.min_return, "max_return", r.max_return);
+}
+
+/* ------------------------------------------------------------------ bench */
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* bench(env_id, num_envs, threads, seconds, seed, config) -> dict: raw
+ * stepping with uniformly random actions (among the allowed ones), drawn in
+ * C; for a Python-defined env, one Python call per batch step. */
+PyObject *skpy_bench(PyObject *self, PyObject *args, PyObject *kwargs) {
+    (void)self;
+    static char *kwlist[] = {"env_id", "num_envs", "threads", "seconds", "seed", "config", NULL};
+    const char *name;
+    int num_envs = 4096, threads = 1;
+    double seconds = 1.0;
+    unsigned long long seed = 0;
+    PyObject *pairs = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|iidKO", kwlist, &name, &num_envs, &threads,
+                                     &seconds, &seed, &pairs))
+        return NULL;
+    if (num_envs < 1 || threads < 0 || !(seconds > 0.0 && seconds <= 3600.0)) {
+        PyErr_Format(PyExc_ValueError,
+                     "num_envs = %d, threads = %d, seconds = %g (expected num_envs >= 1, threads "
+                     ">= 0, 0 < seconds <= 3600)",
+                     num_envs, threads, seconds);
+        return NULL;
+    }
+    const sk_env_def *env = skpy_find_env(name);
+    if (!env) return NULL;
+    if (skpy_env_is_python(env)) threads = 1;
+    sk_config *cfg = skpy_config_from_pairs(pairs);
+    if (!cfg) return NULL;
+    sk_vec *vec = NULL;
+    sk_status status = sk_vec_create(&vec, env, num_envs, threads, cfg);
+    sk_config_free(cfg);
+    if (status != SK_OK) {
+        if (skpy_env_error_take() < 0) return NULL;
+        return skpy_raise(status, NULL);
+    }
+    const sk_vec_buffers *b = sk_vec_buffers_of(vec);
+    const sk_action_space *space = &env->action_space;
+    uint64_t rng = sk_rng_seed(seed, 0xbe4cULL);
+    int64_t steps = 0;
+    double elapsed = 0.0;
+    Py_BEGIN_ALLOW_THREADS
+    sk_vec_reset(vec, seed);
+    double start = now();
+    while ((elapsed = now() - start) < seconds) {
+        for (int i = 0; i < num_envs; i++) {
+            if (space->kind == SK_SPACE_CONTINUOUS) {
+                for (int d = 0; d < space->dim; d++)
+                    b->actions_continuous[(size_t)i * (size_t)space->dim + (size_t)d] =
+                        space->low[d] + (space->high[d] - space->low[d]) * sk_rng_float(&rng);
+                continue;
+            }
+            int32_t *row = b->actions + (size_t)i * (size_t)space->num_heads;
+            const uint8_t *mask = b->masks ? b->masks + (size_t)i * (size_t)env->mask_size : NULL;
+            for (int tries = 0; tries < 64; tries++) {
+                for (int h = 0; h < space->num_heads; h++)
+                    row[h] = (int32_t)sk_rng_below(&rng, (uint32_t)space->head_sizes[h]);
+                if (!mask || sk_action_check(space, mask, row) < 0) break;
+            }
+        }
+        sk_vec_step(vec);
+        steps += num_envs;
+        if (skpy_env_error_pending()) break;
+    }
+    Py_END_ALLOW_THREADS
+    int workers = sk_vec_num_workers(vec);
+    sk_vec_destroy(vec);
+    if (skpy_env_error_take() < 0) return NULL;
+    return Py_BuildValue("{s:s,s:i,s:i,s:L,s:d,s:d}", "env", env->id, "num_envs", num_envs,
+                         "threads", workers, "steps", (long long)steps, "seconds", elapsed,
+                         "steps_per_second", (double)steps / elapsed);
+}
+
+/* ------------------------------------------------------------------ Agent */
+
+typedef struct {
+    PyObject_HEAD
+    sk_agent *agent;
+} Agent;
+
+static void agent_dealloc(Agent *self) {
+    sk_agent_free(self->agent);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Agent(path, config_pairs) */
+static int agent_init(Agent *self, PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"path", "config", NULL};
+    PyObject *path_obj, *pairs = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O", kwlist, &path_obj, &pairs)) return -1;
+    PyObject *bytes = NULL;
+    if (!PyUnicode_FSConverter(path_obj, &bytes)) return -1;
+    sk_config *over = skpy_config_from_pairs(pairs);
+    if (!over) {
+        Py_DECREF(bytes);
+        return -1;
+    }
+    sk_agent_free(self->agent);
+    self->agent = NULL;
+    sk_status status = sk_agent_load(&self->agent, PyBytes_AS_STRING(bytes), over);
+    Py_DECREF(bytes);
+    sk_config_free(over);
+    if (status != SK_OK) {
+        if (skpy_env_error_take() < 0) return -1;
+        skpy_raise(status, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+static int agent_ok(Agent *self) {
+    if (self->agent) return 1;
+    PyErr_SetString(PyExc_ValueError, "the agent is not loaded");
+    return 0;
+}
+
+/* act(obs (B, obs_size), greedy, masks (B, mask_size) or None) -> actions */
+static PyObject *agent_act(Agent *self, PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"obs", "deterministic", "action_mask", NULL};
+    PyObject *obs_obj, *mask_obj = Py_None;
+    int greedy = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|pO", kwlist, &obs_obj, &greedy, &mask_obj))
+        return NULL;
+    if (!agent_ok(self)) return NULL;
+    const sk_env_def *env = sk_agent_env(self->agent);
+    const sk_action_space *space = &env->action_space;
+    PyArrayObject *obs = (PyArrayObject *)PyArray_FromAny(
+        obs_obj, PyArray_DescrFromType(NPY_FLOAT32), 1, 2, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST,
+        NULL);
+    if (!obs) return NULL;
+    int single = PyArray_NDIM(obs) == 1;
+    npy_intp rows = single ? 1 : PyArray_DIM(obs, 0);
+    npy_intp width = PyArray_DIM(obs, single ? 0 : 1);
+    if (width != env->obs_size || rows > INT32_MAX) {
+        PyErr_Format(PyExc_ValueError,
+                     "obs must have shape (%d,) or (batch, %d) for %s; got %ld values per row",
+                     env->obs_size, env->obs_size, env->id, (long)width);
+        Py_DECREF(obs);
+        return NULL;
+    }
+    PyArrayObject *mask = NULL;
+    if (mask_obj != Py_None) {
+        mask = (PyArrayObject *)PyArray_FromAny(mask_obj, PyArray_DescrFromType(NPY_BOOL), 1, 2,
+                                                NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST, NULL);
+        if (!mask) {
+            Py_DECREF(obs);
+            return NULL;
+        }
+        npy_intp mrows = PyArray_NDIM(mask) == 1 ? 1 : PyArray_DIM(mask, 0);
+        npy_intp mwidth = PyArray_DIM(mask, PyArray_NDIM(mask) - 1);
+        if (!env->mask_size || mrows != rows || mwidth != env->mask_size ||
+            (PyArray_NDIM(mask) == 1) != single) {
+            if (!env->mask_size)
+                PyErr_Format(PyExc_ValueError, "%s has no action masks (expected None)", env->id);
+            else
+                PyErr_Format(PyExc_ValueError, "action_mask must have shape %s%d) to match obs",
+                             single ? "(" : "(batch, ", env->mask_size);
+            Py_DECREF(obs);
+            Py_DECREF(mask);
+            return NULL;
+        }
+    }
+    npy_intp dims[2] = {rows, space->kind == SK_SPACE_DISCRETE ? space->num_heads : space->dim};
+    int one_head = space->kind == SK_SPACE_DISCRETE && space->num_heads == 1;
+    PyObject *actions = PyArray_SimpleNew(2, dims, space->kind == SK_SPACE_DISCRETE ? NPY_INT32 : NPY_FLOAT32);
+    if (!actions) {
+        Py_DECREF(obs);
+        Py_XDECREF(mask);
+        return NULL;
+    }
+    sk_status status;
+    void *out = PyArray_DATA((PyArrayObject *)actions);
+    const float *obs_data = PyArray_DATA(obs);
+    const uint8_t *mask_data = mask ? PyArray_DATA(mask) : NULL;
+    Py_BEGIN_ALLOW_THREADS
+    status = sk_agent_act(self->agent, obs_data, mask_data, (int)rows, greedy,
+                          space->kind == SK_SPACE_DISCRETE ? out : NULL,
+                          space->kind == SK_SPACE_CONTINUOUS ? out : NULL);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(obs);
+    Py_XDECREF(mask);
+    if (status != SK_OK) {
+        Py_DECREF(actions);
+        return skpy_raise(status, NULL);
+    }
+    /* the shapes Gymnasium uses: Discrete (batch,), others (batch, k); a
+     * single observation gives a scalar or (k,) */
+    npy_intp shape[2] = {rows, dims[1]};
+    PyArray_Dims newshape = {shape, 2};
+    if (single) {
+        shape[0] = dims[1];
+        newshape.len = one_head ? 0 : 1;
+    } else if (one_head) {
+        newshape.len = 1;
+    }
+    PyObject *shaped = PyArray_Newshape((PyArrayObject *)actions, &newshape, NPY_CORDER);
+    Py_DECREF(actions);
+    if (shaped && single && one_head) { /* a 0-d array: give the scalar */
+        PyObject *scalar = PyArray_Return((PyArrayObject *)shaped);
+        return scalar;
+    }
+    return shaped;
+}
+
+static PyObject *agent_seed(Agent *self, PyObject *arg) {
+    if (!agent_ok(self)) return NULL;
+    unsigned long long s = PyLong_AsUnsignedLongLong(arg);
+    if (PyErr_Occurred()) return NULL;
+    sk_agent_seed(self->agent, s);
+    Py_RETURN_NONE;
+}
+
+static PyObject *agent_state_dict(Agent *self, PyObject *unused) {
+    (void)unused;
+    if (!agent_ok(self)) return NULL;
+    PyObject *d = PyDict_New();
+    for (int i = 0; d && i < sk_agent_num_tensors(self->agent); i++) {
+        sk_tensor_view t;
+        if (sk_agent_tensor(self->agent, i, &t) != SK_OK) {
+            Py_DECREF(d);
+            return skpy_raise(SK_ERR_INVALID, NULL);
+        }
+        npy_intp dims[2] = {(npy_intp)t.shape[0], (npy_intp)t.shape[1]};
+        PyObject *a = PyArray_SimpleNew(t.ndim, dims, NPY_FLOAT32);
+        if (a) memcpy(PyArray_DATA((PyArrayObject *)a), t.data, (size_t)PyArray_NBYTES((PyArrayObject *)a));
+        if (!a || PyDict_SetItemString(d, t.name, a) < 0) Py_CLEAR(d);
+        Py_XDECREF(a);
+    }
+    return d;
+}
+
+static PyObject *agent_env_id(Agent *self, void *closure) {
+    (void)closure;
+    if (!agent_ok(self)) return NULL;
+    return PyUnicode_FromString(sk_agent_env(self->agent)->id);
+}
+
+static PyMethodDef agent_methods[] = {
+    {"act", (PyCFunction)(void (*)(void))agent_act, METH_VARARGS | METH_KEYWORDS,
+     "act(obs, deterministic=False, action_mask=None) -> actions"},
+    {"seed", (PyCFunction)agent_seed, METH_O, "seed(n): restarts the sampling stream"},
+    {"state_dict", (PyCFunction)agent_state_dict, METH_NOARGS,
+     "state_dict() -> {name: float32 array}, named as in the checkpoint"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef agent_getset[] = {
+    {"env_id", (getter)agent_env_id, NULL, "the env the policy was trained on", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject skpy_AgentType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "skinner._core.Agent",
+    .tp_basicsize = sizeof(Agent),
+    .tp_dealloc = (destructor)agent_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "a policy loaded from a checkpoint (the base of skinner.Policy)",
+    .tp_methods = agent_methods,
+    .tp_getset = agent_getset,
+    .tp_init = (initproc)agent_init,
+    .tp_new = PyType_GenericNew,
+};
+
+int skpy_agent_ready(PyObject *module) {
+    if (PyType_Ready(&skpy_AgentType) < 0) return -1;
+    Py_INCREF(&skpy_AgentType);
+    if (PyModule_AddObject(module, "Agent", (PyObject *)&skpy_AgentType) < 0) {
+        Py_DECREF(&skpy_AgentType);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,588 @@
+/* skinner._core.Vec: an sk_vec seen from Python. Observations, rewards,
+ * flags, final observations, masks and episode statistics are NumPy views
+ * of the vec's own buffers, made once; a step validates and copies the
+ * actions in, steps every env in C with the GIL released, and hands the same
+ * views back. The memory belongs to a small owner object that every view
+ * references, so a view outliving close() still points at valid memory. */
+#include "module.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- owner */
+
+typedef struct {
+    PyObject_HEAD
+    sk_vec *vec;
+    uint8_t *done;    /* (N) terminated | truncated of the last step */
+    int32_t *lengths; /* (N) episode lengths where done */
+} Owner;
+
+static void owner_dealloc(Owner *self) {
+    sk_vec_destroy(self->vec); /* a Python-defined env takes the GIL itself: we hold it */
+    sk_free(self->done);
+    sk_free(self->lengths);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject OwnerType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "skinner._core._Buffers",
+    .tp_basicsize = sizeof(Owner),
+    .tp_dealloc = (destructor)owner_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "owns a vector env's buffers until its last array view is gone",
+};
+
+/* A view of owner's memory at data: typenum, nd dims (strides NULL: C order). */
+static PyObject *view(Owner *owner, void *data, int typenum, int nd, npy_intp *dims,
+                      npy_intp *strides, int writeable) {
+    PyObject *arr = PyArray_New(&PyArray_Type, nd, dims, typenum, strides, data, 0,
+                                writeable ? NPY_ARRAY_CARRAY : NPY_ARRAY_CARRAY_RO, NULL);
+    if (!arr) return NULL;
+    if (strides) PyArray_UpdateFlags((PyArrayObject *)arr, NPY_ARRAY_UPDATE_ALL);
+    Py_INCREF(owner);
+    if (PyArray_SetBaseObject((PyArrayObject *)arr, (PyObject *)owner) < 0) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    return arr;
+}
+
+/* ------------------------------------------------------------------ Vec */
+
+typedef struct {
+    PyObject_HEAD
+    Owner *owner; /* NULL once closed */
+    const sk_env_def *env;
+    const sk_vec_buffers *b;
+    int num_envs, obs_size, heads, dim, mask_size, num_log;
+    int copy, busy;
+    uint64_t seed;
+    int64_t resets_since_seed;
+    PyObject *obs, *final_obs, *rewards, *terminated, *truncated, *masks, *done, *actions;
+    PyObject *episode; /* {"r": returns, "l": lengths, env's own fields} */
+} Vec;
+
+static void vec_clear(Vec *self) {
+    Py_CLEAR(self->obs);
+    Py_CLEAR(self->final_obs);
+    Py_CLEAR(self->rewards);
+    Py_CLEAR(self->terminated);
+    Py_CLEAR(self->truncated);
+    Py_CLEAR(self->masks);
+    Py_CLEAR(self->done);
+    Py_CLEAR(self->actions);
+    Py_CLEAR(self->episode);
+    Py_CLEAR(self->owner);
+    self->b = NULL;
+}
+
+static void vec_dealloc(Vec *self) {
+    vec_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int make_views(Vec *self) {
+    Owner *o = self->owner;
+    const sk_vec_buffers *b = self->b;
+    npy_intp N = self->num_envs;
+    npy_intp obs_dims[2] = {N, self->obs_size};
+    if (!(self->obs = view(o, b->obs, NPY_FLOAT32, 2, obs_dims, NULL, 1)) ||
+        !(self->final_obs = view(o, b->final_obs, NPY_FLOAT32, 2, obs_dims, NULL, 1)) ||
+        !(self->rewards = view(o, b->rewards, NPY_FLOAT32, 1, &N, NULL, 1)) ||
+        !(self->terminated = view(o, b->terminated, NPY_BOOL, 1, &N, NULL, 1)) ||
+        !(self->truncated = view(o, b->truncated, NPY_BOOL, 1, &N, NULL, 1)) ||
+        !(self->done = view(o, o->done, NPY_BOOL, 1, &N, NULL, 0)))
+        return -1;
+    if (self->mask_size) {
+        npy_intp dims[2] = {N, self->mask_size};
+        if (!(self->masks = view(o, b->masks, NPY_BOOL, 2, dims, NULL, 0))) return -1;
+    }
+    if (b->actions) {
+        npy_intp dims[2] = {N, self->heads};
+        self->actions = view(o, b->actions, NPY_INT32, self->heads == 1 ? 1 : 2, dims, NULL, 1);
+    } else {
+        npy_intp dims[2] = {N, self->dim};
+        self->actions = view(o, b->actions_continuous, NPY_FLOAT32, 2, dims, NULL, 1);
+    }
+    if (!self->actions) return -1;
+    if (!(self->episode = PyDict_New())) return -1;
+    npy_intp stride = (npy_intp)self->num_log * (npy_intp)sizeof(float);
+    for (int k = 0; k < self->num_log; k++) {
+        PyObject *column = k == 1 ? view(o, o->lengths, NPY_INT32, 1, &N, NULL, 0)
+                                  : view(o, b->episode_log + k, NPY_FLOAT32, 1, &N, &stride, 0);
+        const char *name = k == 0 ? "r" : k == 1 ? "l" : self->env->log_names[k];
+        int bad = !column || PyDict_SetItemString(self->episode, name ? name : "?", column) < 0;
+        Py_XDECREF(column);
+        if (bad) return -1;
+    }
+    return 0;
+}
+
+/* Vec(env_id, num_envs, threads, seed, config_pairs, copy) */
+static int vec_init(Vec *self, PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"env_id", "num_envs", "threads", "seed", "config", "copy", NULL};
+    const char *name;
+    int num_envs = 1, threads = 1, copy = 0;
+    unsigned long long seed = 0;
+    PyObject *pairs = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|iiKOp", kwlist, &name, &num_envs, &threads,
+                                     &seed, &pairs, &copy))
+        return -1;
+    vec_clear(self);
+    if (num_envs < 1) {
+        PyErr_Format(PyExc_ValueError, "num_envs = %d (expected 1 or more)", num_envs);
+        return -1;
+    }
+    if (threads < 0) {
+        PyErr_Format(PyExc_ValueError, "threads = %d (expected 0 for one per core, or more)",
+                     threads);
+        return -1;
+    }
+    const sk_env_def *env = skpy_find_env(name);
+    if (!env) return -1;
+    if (skpy_env_is_python(env) && threads != 1) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s is a Python-defined env: it steps its whole batch in one call, on one "
+                     "thread (threads = %d; expected 1)",
+                     env->id, threads);
+        return -1;
+    }
+    sk_config *cfg = skpy_config_from_pairs(pairs);
+    if (!cfg) return -1;
+    Owner *owner = PyObject_New(Owner, &OwnerType);
+    if (!owner) {
+        sk_config_free(cfg);
+        return -1;
+    }
+    owner->vec = NULL;
+    owner->done = NULL;
+    owner->lengths = NULL;
+    sk_status status = sk_vec_create(&owner->vec, env, num_envs, threads, cfg);
+    sk_config_free(cfg);
+    if (status != SK_OK) {
+        Py_DECREF(owner);
+        if (skpy_env_error_take() < 0) return -1;
+        skpy_raise(status, NULL);
+        return -1;
+    }
+    owner->done = sk_alloc((size_t)num_envs);
+    owner->lengths = sk_alloc((size_t)num_envs * sizeof(int32_t));
+    if (!owner->done || !owner->lengths) {
+        Py_DECREF(owner);
+        PyErr_NoMemory();
+        return -1;
+    }
+    self->owner = owner;
+    self->env = env;
+    self->b = sk_vec_buffers_of(owner->vec);
+    self->num_envs = num_envs;
+    self->obs_size = env->obs_size;
+    self->heads = env->action_space.kind == SK_SPACE_DISCRETE ? env->action_space.num_heads : 0;
+    self->dim = env->action_space.kind == SK_SPACE_CONTINUOUS ? env->action_space.dim : 0;
+    self->mask_size = env->mask_size;
+    self->num_log = env->num_log_fields;
+    self->copy = copy;
+    self->seed = seed;
+    self->resets_since_seed = 0;
+    if (make_views(self) < 0) {
+        vec_clear(self);
+        return -1;
+    }
+    return 0;
+}
+
+static int check_open(Vec *self) {
+    if (!self->owner) {
+        PyErr_SetString(PyExc_ValueError, "the env is closed");
+        return -1;
+    }
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "the env is being stepped by another thread (one step at a time)");
+        return -1;
+    }
+    return 0;
+}
+
+static const char *shape_text(PyArrayObject *a, char *buf, size_t size) {
+    int n = snprintf(buf, size, "(");
+    for (int d = 0; d < PyArray_NDIM(a) && n < (int)size; d++)
+        n += snprintf(buf + n, size - (size_t)n, d ? ", %ld" : "%ld", (long)PyArray_DIM(a, d));
+    if (n < (int)size) snprintf(buf + n, size - (size_t)n, PyArray_NDIM(a) == 1 ? ",)" : ")");
+    return buf;
+}
+
+/* Does a (of ndim 1 or 2) have the shape (N,) [when width is 1] or (N, width)? */
+static int shape_ok(PyArrayObject *a, int N, int width) {
+    if (PyArray_NDIM(a) == 1) return width == 1 && PyArray_DIM(a, 0) == N;
+    return PyArray_NDIM(a) == 2 && PyArray_DIM(a, 0) == N && PyArray_DIM(a, 1) == width;
+}
+
+static int bad_shape(Vec *self, PyArrayObject *a, int width, const char *what) {
+    char got[96];
+    if (width == 1)
+        PyErr_Format(PyExc_ValueError,
+                     "actions must have shape (%d,) (one %s per env) or (%d, 1); got shape %s",
+                     self->num_envs, what, self->num_envs, shape_text(a, got, sizeof got));
+    else
+        PyErr_Format(PyExc_ValueError, "actions must have shape (%d, %d) (num_envs, %s); got %s",
+                     self->num_envs, width, what, shape_text(a, got, sizeof got));
+    return -1;
+}
+
+/* Discrete actions: integers, in range per head and allowed by the masks. */
+static int load_discrete(Vec *self, PyArrayObject *a) {
+    const sk_action_space *space = &self->env->action_space;
+    int N = self->num_envs, H = self->heads;
+    if (!PyArray_ISINTEGER(a) || PyArray_ISBOOL(a)) {
+        PyErr_Format(PyExc_ValueError, "actions must be integers (got dtype %s)",
+                     PyArray_DESCR(a)->typeobj->tp_name);
+        return -1;
+    }
+    if (!shape_ok(a, N, H)) return bad_shape(self, a, H, H == 1 ? "action" : "heads");
+    PyArrayObject *c = a;
+    int type = PyArray_TYPE(a);
+    if (!(type == NPY_INT32 || type == NPY_INT64) || !PyArray_IS_C_CONTIGUOUS(a)) {
+        c = (PyArrayObject *)PyArray_FromAny((PyObject *)a, PyArray_DescrFromType(NPY_INT64), 0, 0,
+                                             NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST, NULL);
+        if (!c) return -1;
+        type = NPY_INT64;
+    } else {
+        Py_INCREF(c);
+    }
+    int32_t *dst = self->b->actions;
+    size_t count = (size_t)N * (size_t)H;
+    int status = 0;
+    if (H == 1 && !self->mask_size) { /* the fast path: one pass, vectorised */
+        uint32_t n = (uint32_t)space->head_sizes[0];
+        int ok = 1;
+        if (type == NPY_INT32) {
+            const int32_t *src = PyArray_DATA(c);
+            for (size_t i = 0; i < count; i++) ok &= (uint32_t)src[i] < n;
+            if (ok && src != dst) memcpy(dst, src, count * sizeof(int32_t));
+        } else {
+            const int64_t *src = PyArray_DATA(c);
+            for (size_t i = 0; i < count; i++) ok &= (uint64_t)src[i] < n;
+            if (ok)
+                for (size_t i = 0; i < count; i++) dst[i] = (int32_t)src[i];
+        }
+        if (!ok) {
+            const char *data = PyArray_DATA(c);
+            for (size_t i = 0; i < count; i++) {
+                int64_t v = type == NPY_INT32 ? ((const int32_t *)data)[i]
+                                              : ((const int64_t *)data)[i];
+                if (v < 0 || v >= (int64_t)n) {
+                    PyErr_Format(PyExc_ValueError,
+                                 "action %lld of env %zu is out of range (expected 0 <= action "
+                                 "< %u)",
+                                 (long long)v, i, n);
+                    break;
+                }
+            }
+            status = -1;
+        }
+    } else {
+        /* validated row by row, into the buffer only when every row is good */
+        const char *data = PyArray_DATA(c);
+        int32_t row[SK_MAX_HEADS];
+        for (int i = 0; i < N && status == 0; i++) {
+            for (int h = 0; h < H; h++) {
+                size_t k = (size_t)i * (size_t)H + (size_t)h;
+                int64_t v = type == NPY_INT32 ? ((const int32_t *)data)[k]
+                                              : ((const int64_t *)data)[k];
+                row[h] = v < INT32_MIN || v > INT32_MAX ? -1 : (int32_t)v;
+                if (row[h] < 0 || row[h] >= space->head_sizes[h]) {
+                    PyErr_Format(PyExc_ValueError,
+                                 "action %lld of env %d, head %d is out of range (expected 0 <= "
+                                 "action < %d)",
+                                 (long long)v, i, h, space->head_sizes[h]);
+                    status = -1;
+                    break;
+                }
+            }
+            if (status == 0 && self->mask_size) {
+                int h = sk_action_check(space, self->b->masks + (size_t)i * self->mask_size, row);
+                if (h >= 0) {
+                    PyErr_Format(PyExc_ValueError,
+                                 "action %d of env %d, head %d is not allowed by its mask "
+                                 "(infos[\"action_mask\"])",
+                                 row[h], i, h);
+                    status = -1;
+                }
+            }
+        }
+        if (status == 0) {
+            if (type == NPY_INT32) {
+                if (data != (const char *)dst) memcpy(dst, data, count * sizeof(int32_t));
+            } else {
+                for (size_t k = 0; k < count; k++) dst[k] = (int32_t)((const int64_t *)data)[k];
+            }
+        }
+    }
+    Py_DECREF(c);
+    return status;
+}
+
+/* Continuous actions: finite reals of shape (N, dim); the env clips them to
+ * its bounds as Gymnasium's do. */
+static int load_continuous(Vec *self, PyArrayObject *a) {
+    int N = self->num_envs, D = self->dim;
+    if (!(PyArray_ISFLOAT(a) || PyArray_ISINTEGER(a)) || PyArray_ISBOOL(a)) {
+        PyErr_Format(PyExc_ValueError, "actions must be real numbers (got dtype %s)",
+                     PyArray_DESCR(a)->typeobj->tp_name);
+        return -1;
+    }
+    if (!shape_ok(a, N, D)) return bad_shape(self, a, D, "action dims");
+    PyArrayObject *c = (PyArrayObject *)PyArray_FromAny(
+        (PyObject *)a, PyArray_DescrFromType(NPY_FLOAT32), 0, 0,
+        NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST, NULL);
+    if (!c) return -1;
+    const float *src = PyArray_DATA(c);
+    size_t count = (size_t)N * (size_t)D;
+    for (size_t k = 0; k < count; k++) {
+        if (!isfinite(src[k])) {
+            PyErr_Format(PyExc_ValueError,
+                         "action %g of env %zu, dim %zu is not finite (expected a real number; "
+                         "the env clips it to [%g, %g])",
+                         (double)src[k], k / (size_t)D, k % (size_t)D,
+                         (double)self->env->action_space.low[k % (size_t)D],
+                         (double)self->env->action_space.high[k % (size_t)D]);
+            Py_DECREF(c);
+            return -1;
+        }
+    }
+    if (src != self->b->actions_continuous)
+        memcpy(self->b->actions_continuous, src, count * sizeof(float));
+    Py_DECREF(c);
+    return 0;
+}
+
+static PyObject *out(Vec *self, PyObject *arr) {
+    if (self->copy) return PyArray_NewCopy((PyArrayObject *)arr, NPY_CORDER);
+    Py_INCREF(arr);
+    return arr;
+}
+
+static PyObject *infos_after_reset(Vec *self) {
+    PyObject *infos = PyDict_New();
+    if (infos && self->masks && PyDict_SetItemString(infos, "action_mask", self->masks) < 0)
+        Py_CLEAR(infos);
+    if (infos && self->copy && self->masks) {
+        PyObject *m = out(self, self->masks);
+        if (!m || PyDict_SetItemString(infos, "action_mask", m) < 0) Py_CLEAR(infos);
+        Py_XDECREF(m);
+    }
+    return infos;
+}
+
+static PyObject *vec_reset(Vec *self, PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"seed", "options", NULL};
+    PyObject *seed_obj = Py_None, *options = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OO", kwlist, &seed_obj, &options))
+        return NULL;
+    if (check_open(self) < 0) return NULL;
+    if (options != Py_None && !(PyDict_Check(options) && PyDict_Size(options) == 0)) {
+        PyErr_SetString(PyExc_ValueError, "reset options are not supported (expected None)");
+        return NULL;
+    }
+    if (seed_obj != Py_None) {
+        unsigned long long s = PyLong_AsUnsignedLongLong(seed_obj);
+        if (PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError, "seed must be an int in [0, 2**64) or None");
+            return NULL;
+        }
+        self->seed = s;
+        self->resets_since_seed = 0;
+    }
+    uint64_t seed = self->seed + (uint64_t)self->resets_since_seed++;
+    self->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    sk_vec_reset(self->owner->vec, seed);
+    Py_END_ALLOW_THREADS
+    self->busy = 0;
+    if (skpy_env_error_take() < 0) return NULL;
+    memset(self->owner->done, 0, (size_t)self->num_envs);
+    memset(self->b->rewards, 0, (size_t)self->num_envs * sizeof(float));
+    memset(self->b->terminated, 0, (size_t)self->num_envs);
+    memset(self->b->truncated, 0, (size_t)self->num_envs);
+    PyObject *obs = out(self, self->obs), *infos = infos_after_reset(self);
+    if (!obs || !infos) {
+        Py_XDECREF(obs);
+        Py_XDECREF(infos);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", obs, infos);
+}
+
+static PyObject *vec_step(Vec *self, PyObject *actions) {
+    if (check_open(self) < 0) return NULL;
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROM_O(actions);
+    if (!a) return NULL;
+    int status = self->heads ? load_discrete(self, a) : load_continuous(self, a);
+    Py_DECREF(a);
+    if (status < 0) return NULL;
+
+    self->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    sk_vec_step(self->owner->vec);
+    Py_END_ALLOW_THREADS
+    self->busy = 0;
+    if (skpy_env_error_take() < 0) return NULL;
+
+    const sk_vec_buffers *b = self->b;
+    uint8_t *done = self->owner->done;
+    int N = self->num_envs, ended = 0;
+    for (int i = 0; i < N; i++) {
+        uint8_t d = b->terminated[i] | b->truncated[i];
+        done[i] = d;
+        ended += d;
+    }
+    PyObject *infos = PyDict_New();
+    if (!infos) return NULL;
+    int bad = self->masks && PyDict_SetItemString(infos, "action_mask", self->masks) < 0;
+    if (ended && !bad) {
+        int32_t *lengths = self->owner->lengths;
+        for (int i = 0; i < N; i++)
+            if (done[i]) lengths[i] = (int32_t)b->episode_log[(size_t)i * (size_t)self->num_log + 1];
+        bad = PyDict_SetItemString(infos, "final_obs", self->final_obs) < 0 ||
+              PyDict_SetItemString(infos, "_final_obs", self->done) < 0 ||
+              PyDict_SetItemString(infos, "episode", self->episode) < 0 ||
+              PyDict_SetItemString(infos, "_episode", self->done) < 0;
+    }
+    if (!bad && self->copy) { /* fresh arrays everywhere, nested dict included */
+        PyObject *key, *value, *fresh = PyDict_New();
+        Py_ssize_t pos = 0;
+        bad = !fresh;
+        while (!bad && PyDict_Next(infos, &pos, &key, &value)) {
+            PyObject *v = PyDict_Check(value) ? PyDict_New() : out(self, value);
+            bad = !v;
+            if (!bad && PyDict_Check(value)) {
+                PyObject *k2, *v2;
+                Py_ssize_t p2 = 0;
+                while (!bad && PyDict_Next(value, &p2, &k2, &v2)) {
+                    PyObject *c = out(self, v2);
+                    bad = !c || PyDict_SetItem(v, k2, c) < 0;
+                    Py_XDECREF(c);
+                }
+            }
+            bad = bad || PyDict_SetItem(fresh, key, v) < 0;
+            Py_XDECREF(v);
+        }
+        Py_DECREF(infos);
+        infos = fresh;
+    }
+    if (bad) {
+        Py_XDECREF(infos);
+        return NULL;
+    }
+    PyObject *o = out(self, self->obs), *r = out(self, self->rewards),
+             *t = out(self, self->terminated), *u = out(self, self->truncated);
+    if (!o || !r || !t || !u) {
+        Py_XDECREF(o);
+        Py_XDECREF(r);
+        Py_XDECREF(t);
+        Py_XDECREF(u);
+        Py_DECREF(infos);
+        return NULL;
+    }
+    return Py_BuildValue("(NNNNN)", o, r, t, u, infos);
+}
+
+static PyObject *vec_close(Vec *self, PyObject *unused) {
+    (void)unused;
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "close() while another thread steps the env");
+        return NULL;
+    }
+    vec_clear(self);
+    Py_RETURN_NONE;
+}
+
+/* The addresses of the buffers skinner writes, for tests of zero copy. */
+static PyObject *vec_buffer_addresses(Vec *self, PyObject *unused) {
+    (void)unused;
+    if (check_open(self) < 0) return NULL;
+    const sk_vec_buffers *b = self->b;
+    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}", "obs", (unsigned long long)(uintptr_t)b->obs,
+                         "final_obs", (unsigned long long)(uintptr_t)b->final_obs, "rewards",
+                         (unsigned long long)(uintptr_t)b->rewards, "terminated",
+                         (unsigned long long)(uintptr_t)b->terminated, "truncated",
+                         (unsigned long long)(uintptr_t)b->truncated, "masks",
+                         (unsigned long long)(uintptr_t)b->masks, "actions",
+                         (unsigned long long)(uintptr_t)(b->actions ? (void *)b->actions
+                                                                    : (void *)b->actions_continuous),
+                         "episode_log", (unsigned long long)(uintptr_t)b->episode_log);
+}
+
+static PyObject *get_actions(Vec *self, void *closure) {
+    (void)closure;
+    if (check_open(self) < 0) return NULL;
+    Py_INCREF(self->actions);
+    return self->actions;
+}
+
+static PyObject *get_num_envs(Vec *self, void *closure) {
+    (void)closure;
+    return PyLong_FromLong(self->num_envs);
+}
+
+static PyObject *get_closed(Vec *self, void *closure) {
+    (void)closure;
+    return PyBool_FromLong(self->owner == NULL);
+}
+
+static PyObject *get_env_id(Vec *self, void *closure) {
+    (void)closure;
+    return self->env ? PyUnicode_FromString(self->env->id) : Py_NewRef(Py_None);
+}
+
+static PyObject *get_workers(Vec *self, void *closure) {
+    (void)closure;
+    if (check_open(self) < 0) return NULL;
+    return PyLong_FromLong(sk_vec_num_workers(self->owner->vec));
+}
+
+static PyMethodDef vec_methods[] = {
+    {"reset", (PyCFunction)(void (*)(void))vec_reset, METH_VARARGS | METH_KEYWORDS,
+     "reset(*, seed=None, options=None) -> (obs, infos)"},
+    {"step", (PyCFunction)vec_step, METH_O,
+     "step(actions) -> (obs, rewards, terminations, truncations, infos)"},
+    {"close", (PyCFunction)vec_close, METH_NOARGS, "close(): frees the envs (idempotent)"},
+    {"_buffer_addresses", (PyCFunction)vec_buffer_addresses, METH_NOARGS,
+     "the addresses of skinner's buffers (tests of zero copy)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef vec_getset[] = {
+    {"actions", (getter)get_actions, NULL,
+     "the action buffer itself: write into it and pass it to step() to skip the copy", NULL},
+    {"num_envs", (getter)get_num_envs, NULL, "number of envs", NULL},
+    {"closed", (getter)get_closed, NULL, "whether close() was called", NULL},
+    {"env_id", (getter)get_env_id, NULL, "the env's id", NULL},
+    {"num_workers", (getter)get_workers, NULL, "worker threads stepping the envs", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject skpy_VecType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "skinner._core.Vec",
+    .tp_basicsize = sizeof(Vec),
+    .tp_dealloc = (destructor)vec_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "N envs of one kind stepped in C (the base of skinner.VecEnv)",
+    .tp_methods = vec_methods,
+    .tp_getset = vec_getset,
+    .tp_init = (initproc)vec_init,
+    .tp_new = PyType_GenericNew,
+};
+
+int skpy_vec_ready(PyObject *module) {
+    if (PyType_Ready(&OwnerType) < 0 || PyType_Ready(&skpy_VecType) < 0) return -1;
+    Py_INCREF(&skpy_VecType);
+    if (PyModule_AddObject(module, "Vec", (PyObject *)&skpy_VecType) < 0) {
+        Py_DECREF(&skpy_VecType);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,103 @@
+/* sk_agent: a saved policy as a public object, for programs that act with it
+ * themselves (the Python module's skinner.load). One sampling stream, one
+ * worker; rows beyond the actor's capacity are taken in chunks. */
+#include "actor.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define AGENT_ROWS 1024
+
+struct sk_agent {
+    sk_loaded_policy lp;
+    sk_policy_actor actor;
+};
+
+sk_status sk_agent_load(sk_agent **out, const char *checkpoint, const sk_config *overrides) {
+    *out = NULL;
+    sk_agent *agent = calloc(1, sizeof *agent);
+    if (!agent) return sk_fail(SK_ERR_NOMEM, "out of memory");
+    sk_status status = sk_checkpoint_load_plugin(checkpoint);
+    if (status == SK_OK) status = sk_policy_load_with(&agent->lp, checkpoint, NULL, overrides);
+    if (status == SK_OK) {
+        status = sk_policy_actor_init(&agent->actor, &agent->lp, 1, AGENT_ROWS, 0);
+        if (status != SK_OK) sk_loaded_policy_free(&agent->lp);
+    }
+    if (status != SK_OK) {
+        free(agent);
+        return status;
+    }
+    *out = agent;
+    return SK_OK;
+}
+
+void sk_agent_free(sk_agent *agent) {
+    if (!agent) return;
+    sk_policy_actor_free(&agent->actor);
+    sk_loaded_policy_free(&agent->lp);
+    free(agent);
+}
+
+const sk_env_def *sk_agent_env(const sk_agent *agent) { return agent->lp.env; }
+
+const sk_config *sk_agent_config(const sk_agent *agent) { return agent->lp.cfg; }
+
+void sk_agent_seed(sk_agent *agent, uint64_t seed) {
+    agent->actor.rng[0] = sk_rng_seed(seed, SK_ACTOR_STREAM);
+}
+
+sk_status sk_agent_act(sk_agent *agent, const float *obs, const uint8_t *masks, int rows,
+                       bool greedy, int32_t *actions, float *actions_continuous) {
+    const sk_policy *policy = &agent->lp.policy;
+    const sk_action_space *space = &policy->space;
+    size_t O = (size_t)policy->obs_size, M = (size_t)policy->mask_size;
+    if (rows < 0) return sk_fail(SK_ERR_INVALID, "rows = %d (expected 0 or more)", rows);
+    if (masks && !M)
+        return sk_fail(SK_ERR_INVALID, "%s has no action masks, but masks were given",
+                       agent->lp.env->id);
+    for (int i = 0; i < rows; i++) {
+        int bad = sk_policy_obs_invalid(policy, obs + (size_t)i * O);
+        if (bad >= 0)
+            return sk_fail(SK_ERR_INVALID,
+                           "observation row %d: value %d (%g) is not one the policy can take "
+                           "(non-finite, or an index outside the env's ranges)",
+                           i, bad, (double)obs[(size_t)i * O + (size_t)bad]);
+        if (masks) {
+            int head = sk_action_mask_unusable(space, masks + (size_t)i * M);
+            if (head >= 0)
+                return sk_fail(SK_ERR_INVALID,
+                               "action mask row %d allows no choice for head %d (expected at "
+                               "least one allowed action per head)",
+                               i, head);
+        }
+    }
+    int H = space->num_heads, D = space->dim;
+    for (int lo = 0; lo < rows; lo += AGENT_ROWS) {
+        int n = SK_MIN(AGENT_ROWS, rows - lo);
+        sk_policy_actor_act(&agent->actor, 0, obs + (size_t)lo * O,
+                            masks ? masks + (size_t)lo * M : NULL, n, greedy,
+                            space->kind == SK_SPACE_DISCRETE ? actions + (size_t)lo * (size_t)H
+                                                             : NULL,
+                            space->kind == SK_SPACE_CONTINUOUS
+                                ? actions_continuous + (size_t)lo * (size_t)D
+                                : NULL,
+                            NULL);
+    }
+    return SK_OK;
+}
+
+int sk_agent_num_tensors(const sk_agent *agent) { return agent->lp.policy.num_tensors; }
+
+sk_status sk_agent_tensor(const sk_agent *agent, int index, sk_tensor_view *out) {
+    const sk_policy *policy = &agent->lp.policy;
+    if (index < 0 || index >= policy->num_tensors)
+        return sk_fail(SK_ERR_INVALID, "tensor index %d (expected 0 to %d)", index,
+                       policy->num_tensors - 1);
+    const sk_tensor_info *info = &policy->tensors[index];
+    out->name = info->name;
+    out->ndim = sk_policy_tensor_ndim(info);
+    out->shape[0] = info->rows;
+    out->shape[1] = out->ndim == 2 ? info->cols : 0;
+    out->data = agent->lp.params + info->offset;
+    return SK_OK;
+}
