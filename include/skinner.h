@@ -87,6 +87,10 @@ SK_API sk_status sk_config_set(sk_config *cfg, const char *key, const char *valu
 SK_API const char *sk_config_get(const sk_config *cfg, const char *key);
 /* A copy of cfg, or NULL when out of memory. */
 SK_API sk_config *sk_config_copy(const sk_config *cfg);
+/* Fails (SK_ERR_CONFIG) naming the first key of `section` ("env") that was
+ * set but never read by a typed read: a typo, or a key the component does
+ * not take. */
+SK_API sk_status sk_config_check_unused(const sk_config *cfg, const char *section);
 /* Writes the table as INI, sorted by section then key; sk_config_load_file
  * reads every value back byte for byte. */
 SK_API sk_status sk_config_write(const sk_config *cfg, const char *path);

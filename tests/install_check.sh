@@ -24,4 +24,19 @@ echo "$out"
 # the installed program finds its installed presets (no warning about a missing preset)
 err=$("$prefix/bin/skinner" train cartpole --total-steps 2048 --quiet --run-dir "$prefix/run" 2>&1 >/dev/null || true)
 if grep -q "no preset" <<< "$err"; then echo "install_check: installed skinner found no preset: $err"; exit 1; fi
+# the Python module, where it was built: installed beside the library, it imports
+# from the prefix and finds the installed presets
+py_dir=$(find "$prefix" -name _core.*.so -path '*/skinner/*' | head -1)
+if [[ -n $py_dir ]]; then
+    site=$(dirname "$(dirname "$py_dir")")
+    out=$(cd / && PYTHONPATH=$site /usr/bin/python3 -c "
+import skinner, os
+assert os.path.dirname(skinner.__file__).startswith('$prefix'), skinner.__file__
+print('preset', skinner._preset_path('CartPole-v1'))
+r = skinner.train('CartPole-v1', total_steps=4096, threads=1)
+print('steps', r['total_steps'])")
+    echo "$out"
+    [[ $out == *"preset $prefix/share/skinner/configs/cartpole.ini"* && $out == *"steps 4096"* ]] ||
+        { echo "install_check: the installed Python module did not import or find its presets"; exit 1; }
+fi
 echo "install_check: ok"

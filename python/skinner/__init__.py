@@ -77,6 +77,16 @@ def envs():
     return _core.env_ids()
 
 
+def _env_pairs(config):
+    pairs = _pairs(config, "env")
+    for key, _ in pairs:
+        if not key.startswith("env."):
+            raise ValueError(f"'{key}' is not an env key: an env takes env.* keys (give them "
+                             "without the prefix: dataset=...); the trainer's keys go to "
+                             "skinner.train")
+    return pairs
+
+
 def _single_spaces(d):
     obs = _spaces.Box(-np.inf, np.inf, (d["obs_size"],), np.float32)
     if d["kind"] == "continuous":
@@ -117,7 +127,7 @@ class VecEnv(_core.Vec):
     def __init__(self, env_id, num_envs=1, threads=1, seed=None, copy=False, config=None):
         if seed is None:
             seed = int.from_bytes(os.urandom(8), "little")
-        super().__init__(env_id, num_envs, threads, seed, _pairs(config, "env"), copy)
+        super().__init__(env_id, num_envs, threads, seed, _env_pairs(config), copy)
         d = _core.describe(env_id)
         self.spec_info = d
         self.max_episode_steps = d["max_episode_steps"]
@@ -240,6 +250,13 @@ def train(env, config=None, run_dir=None, total_steps=None, seed=None, threads=N
         if run_dir is not None and os.path.isdir(run_dir) and os.listdir(run_dir) and not force:
             raise FileExistsError(f"run_dir '{run_dir}' exists and is not empty; give force=True "
                                   "to write into it, or another folder")
+    if _core.describe(env)["python"]:
+        # a Python-defined env steps its whole batch in one call: one worker
+        asked = threads if threads is not None else dict(pairs).get("train.threads")
+        if asked is not None and str(asked) not in ("0", "1"):  # 0: as many as it can
+            raise ValueError(f"{env} is a Python-defined env: it steps its whole batch on one "
+                             f"thread (threads = {asked}; expected 1)")
+        threads = 1
     for key, value in (("train.total_steps", total_steps), ("train.seed", seed),
                        ("train.threads", threads), ("train.stop_when_solved", stop_when_solved)):
         if value is not None:
@@ -260,8 +277,8 @@ class Policy(_core.Agent):
     """
 
     def __init__(self, path, **data):
-        super().__init__(os.fspath(path), _pairs(data, "env"))
         self.path = os.fspath(path)
+        super().__init__(self.path, _env_pairs(data))
 
     def __repr__(self):
         return f"skinner.Policy({self.path!r}, env={self.env_id!r})"
@@ -283,11 +300,11 @@ def evaluate(checkpoint, episodes=10, greedy=False, seed=0, **data):
     if os.path.isdir(checkpoint):
         checkpoint = os.path.join(checkpoint, "policy.safetensors")
     return _core.evaluate(checkpoint, episodes=episodes, greedy=greedy, seed=seed,
-                          config=_pairs(data, "env"))
+                          config=_env_pairs(data))
 
 
 def bench(env_id, num_envs=4096, threads=1, seconds=1.0, seed=0, **config):
     """Raw env stepping with random actions drawn in C, as `skinner bench env`
     does: {"steps_per_second", "steps", "seconds", ...}."""
     return _core.bench(env_id, num_envs=num_envs, threads=threads, seconds=float(seconds),
-                       seed=seed, config=_pairs(config, "env"))
+                       seed=seed, config=_env_pairs(config))

@@ -283,8 +283,10 @@ PyObject *skpy_bench(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (!cfg) return NULL;
     sk_vec *vec = NULL;
     sk_status status = sk_vec_create(&vec, env, num_envs, threads, cfg);
+    if (status == SK_OK) status = sk_config_check_unused(cfg, "env");
     sk_config_free(cfg);
     if (status != SK_OK) {
+        sk_vec_destroy(vec);
         if (skpy_env_error_take() < 0) return NULL;
         return skpy_raise(status, NULL);
     }

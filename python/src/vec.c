@@ -160,6 +160,7 @@ static int vec_init(Vec *self, PyObject *args, PyObject *kwargs) {
     owner->done = NULL;
     owner->lengths = NULL;
     sk_status status = sk_vec_create(&owner->vec, env, num_envs, threads, cfg);
+    if (status == SK_OK) status = sk_config_check_unused(cfg, "env");
     sk_config_free(cfg);
     if (status != SK_OK) {
         Py_DECREF(owner);

@@ -657,6 +657,10 @@ const char *sk_cfg_string(const sk_config *cfg, const char *key, const char *def
     return take(cfg, key, def);
 }
 
+sk_status sk_config_check_unused(const sk_config *cfg, const char *section) {
+    return sk_cfg_check_unused(cfg, section);
+}
+
 sk_status sk_cfg_check_unused(const sk_config *cfg, const char *section) {
     size_t len = strlen(section);
     for (int i = 0; i < cfg->count; i++) {

@@ -1,0 +1,215 @@
+"""skinner.train, skinner.load, skinner.evaluate: the C trainer driven from
+Python with the GIL released, callbacks, Ctrl-C, and policies on NumPy."""
+
+import json
+import os
+import signal
+import struct
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import skinner
+from cartpole_ref import NumpyCartPole
+from conftest import REPO
+
+if "NumpyCartPole-v1" not in skinner.envs():
+    skinner.register("NumpyCartPole-v1", NumpyCartPole, max_episode_steps=500,
+                     reward_threshold=475.0)
+
+
+
+def cartpole_preset():
+    """configs/cartpole.ini's keys but the built-in env's own (env.precision)."""
+    import configparser
+
+    ini = configparser.ConfigParser(inline_comment_prefixes=(";", "#"))
+    ini.read(REPO / "configs" / "cartpole.ini")
+    return {f"{section}.{key}": value for section in ini.sections()
+            for key, value in ini[section].items() if f"{section}.{key}" != "env.precision"}
+
+
+def test_a_python_env_trains_to_its_threshold(tmp_path):
+    calls = {"step": 0, "reset": 0}
+
+    class Counted(NumpyCartPole):
+        def step(self, actions):
+            calls["step"] += 1
+            return super().step(actions)
+
+    skinner.register("CountedCartPole-v1", Counted, max_episode_steps=500, reward_threshold=475.0)
+    result = skinner.train("CountedCartPole-v1", config=cartpole_preset(), seed=1, total_steps=400_000,
+                           stop_when_solved=True, run_dir=tmp_path / "run")
+    assert result["solved"], result
+    assert result["final_mean_return"] >= 475
+    # one Python call per batch step of the preset's 16 envs
+    assert calls["step"] == result["total_steps"] // 16
+    # evaluated like a built-in, from its checkpoint
+    ev = skinner.evaluate(tmp_path / "run", episodes=10, greedy=True)
+    assert ev["episodes"] == 10 and ev["mean_return"] > 400
+    with pytest.raises(ValueError, match="cannot be resumed"):
+        skinner.train("CountedCartPole-v1", resume=tmp_path / "run")
+    with pytest.raises(ValueError, match="one thread"):
+        skinner.train("CountedCartPole-v1", config=cartpole_preset(), threads=2, total_steps=1000)
+
+
+def test_the_callback_sees_every_update_and_can_stop_the_run(tmp_path):
+    seen = []
+
+    def callback(stats):
+        seen.append(stats)
+        return stats["update"] < 3
+
+    result = skinner.train("CartPole-v1", seed=2, total_steps=10**6, callback=callback,
+                           run_dir=tmp_path / "run")
+    assert [s["update"] for s in seen] == [1, 2, 3]
+    assert result["interrupted"] and result["updates"] == 3
+    assert result["total_steps"] == seen[-1]["steps"]
+    assert {"mean_return", "policy_loss", "value_loss", "entropy", "sps"} <= set(seen[0])
+    # stopped cleanly: the checkpoint is written and the run resumes from it
+    assert (tmp_path / "run" / "policy.safetensors").is_file()
+    resumed = skinner.train("CartPole-v1", resume=tmp_path / "run", total_steps=3 * 2048 + 2048)
+    assert resumed["total_steps"] == 4 * 2048 and not resumed["interrupted"]
+
+
+def test_an_exception_in_the_callback_is_raised():
+    def callback(stats):
+        raise ZeroDivisionError("callback failed")
+
+    with pytest.raises(ZeroDivisionError, match="callback failed"):
+        skinner.train("CartPole-v1", total_steps=100_000, callback=callback)
+
+
+def test_the_gil_is_released_while_training():
+    ticks = []
+    stop = threading.Event()
+
+    def other():
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    time.sleep(0.01)
+    start = time.perf_counter()
+    result = skinner.train("CartPole-v1", seed=3, total_steps=200_000, threads=1)
+    end = time.perf_counter()
+    stop.set()
+    thread.join()
+    during = [t for t in ticks if start < t < end]
+    # the Python thread kept ticking through the run: without the GIL released
+    # it would have had no tick inside it at all
+    assert end - start > 0.1, result
+    assert len(during) >= 0.25 * (end - start) / 0.001 / 2, (len(during), end - start)
+
+
+def test_ctrl_c_stops_the_run_cleanly_then_raises(tmp_path):
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        skinner.train("CartPole-v1", total_steps=10**8, run_dir=tmp_path / "run", threads=1)
+    timer.join()
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["interrupted"] if "interrupted" in summary else True
+    assert (tmp_path / "run" / "policy.safetensors").is_file()
+    result = skinner.train("CartPole-v1", resume=tmp_path / "run",
+                           total_steps=summary.get("total_steps", 0) + 2048)
+    assert not result["interrupted"]
+
+
+def test_bad_train_arguments(tmp_path):
+    with pytest.raises(ValueError, match="ppo.nonsense"):
+        skinner.train("CartPole-v1", config={"ppo.nonsense": 1}, total_steps=1000)
+    with pytest.raises(ValueError, match="ppo.learning_rate"):
+        skinner.train("CartPole-v1", config={"ppo": {"learning_rate": -1}}, total_steps=1000)
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("keep me")
+    with pytest.raises(FileExistsError, match="not empty"):
+        skinner.train("CartPole-v1", total_steps=1000, run_dir=tmp_path / "full")
+    assert (tmp_path / "full" / "x").read_text() == "keep me"
+    with pytest.raises(TypeError, match="callable"):
+        skinner.train("CartPole-v1", total_steps=1000, callback=3)
+
+
+def _safetensors(path):
+    """The tensors of a safetensors file, read with the format's published
+    layout (8-byte header length, JSON header, raw data), not with skinner."""
+    data = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    out = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = t["data_offsets"]
+        assert t["dtype"] == "F32" or not name.startswith(("actor", "critic"))
+        if t["dtype"] == "F32":
+            out[name] = np.frombuffer(data[8 + n + begin:8 + n + end], np.float32).reshape(t["shape"])
+    return out
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    run = tmp_path_factory.mktemp("cartpole") / "run"
+    skinner.train("CartPole-v1", seed=1, total_steps=60_000, run_dir=run,
+                  config={"ppo.norm_obs": False, "ppo.norm_reward": False})
+    return run
+
+
+def test_load_state_dict_matches_the_file(trained):
+    policy = skinner.load(trained)
+    assert policy.env_id == "CartPole-v1"
+    sd = policy.state_dict()
+    on_disk = _safetensors(trained / "policy.safetensors")
+    assert set(sd) == {k for k in on_disk if k.startswith(("actor.", "critic."))}
+    for name, value in sd.items():
+        assert value.dtype == np.float32
+        np.testing.assert_array_equal(value, on_disk[name])
+
+
+def test_act_agrees_with_a_pytorch_network_built_from_the_state_dict(trained):
+    torch = pytest.importorskip("torch")
+    policy = skinner.load(trained)
+    sd = {k: torch.from_numpy(v) for k, v in policy.state_dict().items()}
+    actor = torch.nn.Sequential(torch.nn.Linear(4, 64), torch.nn.Tanh(), torch.nn.Linear(64, 64),
+                                torch.nn.Tanh(), torch.nn.Linear(64, 2))
+    # torch's Sequential numbers its modules with the activations in between
+    actor.load_state_dict({f"{2 * i}.{kind}": sd[f"actor.{i}.{kind}"]
+                           for i in range(3) for kind in ("weight", "bias")})
+    obs = np.random.default_rng(0).normal(0, 0.5, (512, 4)).astype(np.float32)
+    with torch.no_grad():
+        logits = actor(torch.from_numpy(obs)).numpy()
+    greedy = policy.act(obs, deterministic=True)
+    assert greedy.shape == (512,) and greedy.dtype == np.int32
+    clear = np.abs(logits[:, 1] - logits[:, 0]) > 1e-4
+    np.testing.assert_array_equal(greedy[clear], logits.argmax(1)[clear])
+    # sampling follows the softmax: the share of 1s matches its mean probability
+    p1 = 1 / (1 + np.exp(logits[:, 0] - logits[:, 1]))
+    policy.seed(0)
+    draws = np.stack([policy.act(obs) for _ in range(40)])
+    assert abs(draws.mean() - p1.mean()) < 0.02
+    # one observation gives one action
+    assert policy.act(obs[0], deterministic=True) == greedy[0]
+
+
+def test_act_rejects_bad_input(trained):
+    policy = skinner.load(trained)
+    with pytest.raises(ValueError, match=r"obs must have shape \(4,\)"):
+        policy.act(np.zeros(5, np.float32))
+    with pytest.raises(ValueError, match="not one the policy can take"):
+        policy.act(np.array([0, np.nan, 0, 0], np.float32))
+    with pytest.raises(ValueError, match="no action masks"):
+        policy.act(np.zeros(4, np.float32), action_mask=np.ones(2, bool))
+    with pytest.raises(ValueError, match="corrupt"):
+        skinner.load(trained / "config.ini")
+    with pytest.raises(OSError):
+        skinner.load(trained / "missing.safetensors")
+
+
+def test_evaluate_matches_the_cli_figures(trained):
+    a = skinner.evaluate(trained, episodes=8, greedy=True, seed=3)
+    b = skinner.evaluate(trained, episodes=8, greedy=True, seed=3)
+    assert a == b and a["episodes"] == 8 and a["min_return"] <= a["mean_return"] <= a["max_return"]

@@ -1,0 +1,274 @@
+"""skinner.make: Gymnasium 1.x vector-env conventions, same-step autoreset,
+zero copy, determinism against the C library, and bad input."""
+
+import ctypes
+import math
+
+import numpy as np
+import pytest
+
+import skinner
+from cartpole_ref import step as cartpole_step
+from conftest import BUILD
+
+
+def test_spaces_and_attributes():
+    with skinner.make("CartPole-v1", num_envs=8, seed=0) as env:
+        assert env.num_envs == 8
+        assert env.single_observation_space.shape == (4,)
+        assert env.single_observation_space.dtype == np.float32
+        assert env.single_action_space.n == 2
+        assert env.observation_space.shape == (8, 4)
+        assert env.action_space.shape == (8,)
+        assert list(env.action_space.nvec) == [2] * 8
+        assert env.max_episode_steps == 500 and env.reward_threshold == 475
+        assert str(env.metadata["autoreset_mode"]).lower().replace("_", "").endswith("samestep")
+    assert env.closed
+    with skinner.make("Pendulum-v1", num_envs=3) as env:
+        box = env.single_action_space
+        assert box.shape == (1,) and box.low[0] == -2.0 and box.high[0] == 2.0
+        assert env.action_space.shape == (3, 1)
+        assert env.single_action_space.sample().shape == (1,)
+    with skinner.make("cartpole") as env:  # aliases, as the CLI takes them
+        assert env.env_id == "CartPole-v1"
+
+
+def test_reset_and_step_types():
+    with skinner.make("CartPole-v1", num_envs=4, seed=3) as env:
+        obs, infos = env.reset(seed=3)
+        assert obs.shape == (4, 4) and obs.dtype == np.float32 and infos == {}
+        assert np.all(np.abs(obs) <= 0.05)
+        out = env.step(np.zeros(4, np.int64))
+        assert len(out) == 5
+        obs, rewards, terminations, truncations, infos = out
+        assert rewards.dtype == np.float32 and rewards.shape == (4,)
+        assert terminations.dtype == np.bool_ and truncations.dtype == np.bool_
+        assert np.all(rewards == 1.0)
+
+
+def test_same_step_autoreset_against_reference_dynamics():
+    """One env pushed right until it falls: each observation follows
+    Gymnasium's equations (float64) from the one before, and the step that
+    ends the episode returns the next episode's first observation with the
+    terminal one in infos["final_obs"] and the episode in infos["episode"]."""
+    with skinner.make("CartPole-v1", num_envs=1, seed=7) as env:
+        obs, _ = env.reset(seed=7)
+        state = obs[0].astype(np.float64)
+        for t in range(1, 200):
+            obs, rewards, terminations, truncations, infos = env.step(np.ones(1, np.int32))
+            expected, terminated = cartpole_step(state, 1)
+            if terminated:
+                break
+            assert not terminations[0] and "final_obs" not in infos
+            np.testing.assert_allclose(obs[0], expected, rtol=1e-6, atol=1e-7)
+            state = obs[0].astype(np.float64)
+        assert terminated and terminations[0] and not truncations[0]
+        assert infos["_final_obs"].tolist() == [True] and infos["_episode"].tolist() == [True]
+        np.testing.assert_allclose(infos["final_obs"][0], expected, rtol=1e-6, atol=1e-7)
+        assert np.all(np.abs(obs[0]) <= 0.05)  # the next episode's reset state
+        assert infos["episode"]["r"][0] == t and infos["episode"]["l"][0] == t
+
+
+def test_truncation_at_the_time_limit():
+    """MountainCar with action 1 (no push) never reaches the goal: every env
+    is truncated at step 200 exactly, not terminated."""
+    with skinner.make("MountainCar-v0", num_envs=5, seed=1) as env:
+        env.reset()
+        for t in range(1, 201):
+            obs, rewards, terminations, truncations, infos = env.step(np.ones(5, np.int32))
+            if t < 200:
+                assert not truncations.any() and "episode" not in infos
+        assert truncations.all() and not terminations.any()
+        assert infos["episode"]["l"].tolist() == [200] * 5
+        assert infos["episode"]["r"].tolist() == [-200.0] * 5
+
+
+def test_zero_copy_views():
+    with skinner.make("CartPole-v1", num_envs=16, seed=0) as env:
+        addresses = env._buffer_addresses()
+        obs0, _ = env.reset()
+        obs1, rew1, term1, trunc1, _ = env.step(np.zeros(16, np.int32))
+        obs2, rew2, term2, trunc2, _ = env.step(np.ones(16, np.int32))
+        for name, a, b in (("obs", obs1, obs2), ("rewards", rew1, rew2),
+                           ("terminated", term1, term2), ("truncated", trunc1, trunc2)):
+            assert a.__array_interface__["data"][0] == addresses[name], name
+            assert b.__array_interface__["data"][0] == addresses[name], name
+        assert obs0.__array_interface__["data"][0] == addresses["obs"]
+        # the same memory: the earlier view shows the later step's values
+        assert np.array_equal(obs1, obs2)
+        # the action buffer itself, passed back without a copy
+        env.actions[:] = 1
+        env.step(env.actions)
+        assert env.actions.__array_interface__["data"][0] == addresses["actions"]
+
+
+def test_copy_gives_fresh_arrays():
+    with skinner.make("CartPole-v1", num_envs=4, seed=0, copy=True) as env:
+        addresses = env._buffer_addresses()
+        obs0, _ = env.reset()
+        obs1 = env.step(np.zeros(4, np.int32))[0]
+        assert obs1.__array_interface__["data"][0] != addresses["obs"]
+        assert not np.array_equal(obs0, obs1)
+
+
+def test_views_outlive_close():
+    env = skinner.make("CartPole-v1", num_envs=4, seed=0)
+    obs, _ = env.reset()
+    kept = obs.copy()
+    env.close()
+    env.close()  # idempotent
+    assert np.array_equal(obs, kept)  # still readable memory
+    with pytest.raises(ValueError, match="closed"):
+        env.step(np.zeros(4, np.int32))
+    with pytest.raises(ValueError, match="closed"):
+        env.reset()
+
+
+def _c_trajectory(env_id, num_envs, seed, actions):
+    """The same run through libskinner.so with ctypes: the C library's own
+    sk_vec, no module in between."""
+    lib = ctypes.CDLL(str(BUILD / "libskinner.so.0"))
+    lib.sk_env_find.restype = ctypes.c_void_p
+    lib.sk_env_find.argtypes = [ctypes.c_char_p]
+    lib.sk_vec_create.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_int,
+                                  ctypes.c_int, ctypes.c_void_p]
+    lib.sk_vec_buffers_of.restype = ctypes.POINTER(ctypes.c_void_p * 9)
+    lib.sk_vec_buffers_of.argtypes = [ctypes.c_void_p]
+    for name in ("sk_vec_reset", "sk_vec_step", "sk_vec_destroy"):
+        getattr(lib, name).argtypes = [ctypes.c_void_p] + ([ctypes.c_uint64] if name == "sk_vec_reset" else [])
+    vec = ctypes.c_void_p()
+    env = lib.sk_env_find(env_id.encode())
+    assert lib.sk_vec_create(ctypes.byref(vec), env, num_envs, 1, None) == 0
+    buffers = lib.sk_vec_buffers_of(vec).contents
+    obs_size = 4
+    as_array = lambda ptr, ctype, n: np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctype)), (n,))
+    lib.sk_vec_reset(vec, seed)
+    out = [as_array(buffers[0], ctypes.c_float, num_envs * obs_size).copy()]
+    act = as_array(buffers[2], ctypes.c_int32, num_envs)
+    for a in actions:
+        act[:] = a
+        lib.sk_vec_step(vec)
+        out.append(as_array(buffers[0], ctypes.c_float, num_envs * obs_size).copy())
+    lib.sk_vec_destroy(vec)
+    return np.array(out).reshape(len(actions) + 1, num_envs, obs_size)
+
+
+def test_same_seed_same_trajectories_as_the_c_library():
+    rng = np.random.default_rng(5)
+    actions = rng.integers(0, 2, (300, 32)).astype(np.int32)
+    expected = _c_trajectory("CartPole-v1", 32, 11, actions)
+    for run in range(2):
+        with skinner.make("CartPole-v1", num_envs=32, seed=11) as env:
+            got = [env.reset()[0].copy()]
+            for a in actions:
+                got.append(env.step(a)[0].copy())
+        assert np.array_equal(np.array(got), expected), f"run {run}"
+    with skinner.make("CartPole-v1", num_envs=32, seed=12) as env:
+        assert not np.array_equal(env.reset()[0], expected[0])
+
+
+def test_threads_split_the_batch_without_changing_results():
+    actions = np.random.default_rng(1).integers(0, 2, (100, 64)).astype(np.int32)
+    results = []
+    for threads in (1, 2):
+        with skinner.make("CartPole-v1", num_envs=64, threads=threads, seed=3) as env:
+            env.reset()
+            for a in actions:
+                obs = env.step(a)[0]
+            results.append(obs.copy())
+    assert np.array_equal(results[0], results[1])
+
+
+def test_reset_seeds():
+    with skinner.make("CartPole-v1", num_envs=4, seed=5) as env:
+        a = env.reset(seed=9)[0].copy()
+        b = env.reset()[0].copy()  # the next seed of the sequence: new starts
+        c = env.reset(seed=9)[0].copy()
+        assert np.array_equal(a, c) and not np.array_equal(a, b)
+        with pytest.raises(ValueError, match="seed"):
+            env.reset(seed=-1)
+        with pytest.raises(ValueError, match="options"):
+            env.reset(options={"x": 1})
+
+
+@pytest.mark.parametrize("actions, message", [
+    (np.zeros(3, np.int32), r"shape \(4,\)"),
+    (np.zeros((4, 2), np.int32), r"shape \(4,\)"),
+    (np.zeros(4, np.float32), "integers"),
+    (np.zeros(4, bool), "integers"),
+    (np.array([0, 1, 2, 0]), r"action 2 of env 2 is out of range \(expected 0 <= action < 2\)"),
+    (np.array([0, -1, 0, 0], np.int32), "action -1 of env 1 is out of range"),
+    (np.array([0, 2**40, 0, 0], np.int64), "out of range"),
+    ("left", "integers"),
+])
+def test_bad_discrete_actions(actions, message):
+    with skinner.make("CartPole-v1", num_envs=4, seed=0) as env:
+        obs, _ = env.reset()
+        before = obs.copy()
+        with pytest.raises(ValueError, match=message):
+            env.step(actions)
+        assert np.array_equal(obs, before)  # nothing was stepped
+        env.step(np.zeros(4, np.int32))  # and the env still works
+
+
+def test_actions_of_other_integer_types_and_layouts():
+    with skinner.make("CartPole-v1", num_envs=6, seed=0) as env:
+        env.reset()
+        for a in (np.ones(6, np.uint8), np.ones(12, np.int16)[::2], np.ones((6, 1), np.int64), [1] * 6):
+            env.step(a)
+            assert np.all(env.actions == 1)
+
+
+def test_bad_continuous_actions():
+    with skinner.make("Pendulum-v1", num_envs=2, seed=0) as env:
+        env.reset()
+        with pytest.raises(ValueError, match=r"shape \(2,\)"):
+            env.step(np.zeros((3, 1), np.float32))
+        with pytest.raises(ValueError, match="not finite"):
+            env.step(np.array([[0.0], [math.nan]]))
+        with pytest.raises(ValueError, match="real numbers"):
+            env.step(np.array([[True], [False]]))
+        obs, rewards, *_ = env.step(np.array([[5.0], [-5.0]]))  # clipped to [-2, 2] by the env
+        assert rewards.dtype == np.float32
+
+
+def test_masks_multi_head_actions(countries):
+    with skinner.make("Prover-v0", num_envs=4, seed=0, dataset=countries) as env:
+        obs, infos = env.reset()
+        mask = infos["action_mask"]
+        assert mask.dtype == np.bool_ and mask.shape == (4, env.spec_info["mask_size"])
+        heads = env.spec_info["heads"]
+        allowed = [int(np.flatnonzero(row[:heads[0]])[0]) for row in mask]
+        refused = [j for j in range(heads[0]) if not mask[0, j]]
+        if refused:
+            bad = np.array(allowed, np.int32).reshape(4, *([1] if len(heads) > 1 else []))
+            bad = np.array(allowed)
+            bad[0] = refused[0]
+            if len(heads) > 1:
+                bad = np.column_stack([bad] + [np.zeros(4, np.int64)] * (len(heads) - 1))
+            with pytest.raises(ValueError, match="not allowed by its mask"):
+                env.step(bad)
+        good = np.array(allowed)
+        if len(heads) > 1:
+            good = np.column_stack([good] + [np.zeros(4, np.int64)] * (len(heads) - 1))
+        env.step(good)
+
+
+def test_unknown_env_and_bad_arguments():
+    with pytest.raises(ValueError, match="CartPole-v1"):  # the message lists the known envs
+        skinner.make("NoSuchEnv-v0")
+    with pytest.raises(ValueError, match="num_envs"):
+        skinner.make("CartPole-v1", num_envs=0)
+    with pytest.raises(ValueError, match="threads"):
+        skinner.make("CartPole-v1", threads=-1)
+    with pytest.raises(ValueError, match="env.precision"):
+        skinner.make("CartPole-v1", precision="float16")
+    with pytest.raises(ValueError, match="nonsense"):
+        skinner.make("CartPole-v1", nonsense=1)
+    with pytest.raises(ValueError, match="no_such.so"):
+        skinner.make("./no_such.so:X-v0")
+
+
+def test_bench_through_the_module():
+    r = skinner.bench("CartPole-v1", num_envs=256, seconds=0.05)
+    assert r["steps"] > 0 and r["steps"] % 256 == 0 and r["steps_per_second"] > 0
