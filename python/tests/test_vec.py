@@ -272,3 +272,26 @@ def test_unknown_env_and_bad_arguments():
 def test_bench_through_the_module():
     r = skinner.bench("CartPole-v1", num_envs=256, seconds=0.05)
     assert r["steps"] > 0 and r["steps"] % 256 == 0 and r["steps_per_second"] > 0
+
+
+def test_plugin_envs():
+    """An env from a plugin (examples/plugin's GridWorld-v0, built by the
+    tests): loaded by make, masked, and trained like a built-in."""
+    plugin = BUILD / "tests" / "libgridworld.so"
+    if not plugin.is_file():
+        pytest.skip(f"no plugin at {plugin}")
+    with skinner.make(f"{plugin}:GridWorld-v0", num_envs=4, seed=0) as env:
+        assert env.spec_info["plugin"] == str(plugin)
+        obs, infos = env.reset()
+        mask = infos["action_mask"]
+        refused = np.argwhere(~mask)
+        if len(refused):  # a masked-out move is refused, naming env and head
+            env_index, action = refused[0]
+            bad = mask.argmax(1)
+            bad[env_index] = action
+            with pytest.raises(ValueError, match=f"env {env_index}, head 0 is not allowed"):
+                env.step(bad)
+        env.step(mask.argmax(1))  # the first allowed move of each env
+    result = skinner.train("GridWorld-v0", total_steps=200_000, threads=1, seed=1,
+                           stop_when_solved=True)
+    assert result["solved"]
