@@ -150,6 +150,11 @@ SK_API const sk_config *sk_trainer_config(const sk_trainer *trainer);
 SK_API const char *sk_trainer_last_error(const sk_trainer *trainer);
 SK_API void sk_trainer_destroy(sk_trainer *trainer);
 SK_API void sk_trainer_set_callback(sk_trainer *trainer, sk_update_fn fn, void *user);
+/* Asks a running sk_trainer_run to stop without learning from the rollout in
+ * progress, from any thread (an env that failed mid-step, a host's watchdog):
+ * the run ends after that rollout with SK_ERR_INTERRUPTED, and its run folder
+ * keeps the last checkpoint written before it. */
+SK_API void sk_trainer_abort(sk_trainer *trainer);
 /* Writes the run folder (config.ini, metrics.csv, checkpoints, summary.json)
  * into dir, created if missing. Without it, nothing is written. */
 SK_API sk_status sk_trainer_set_run_dir(sk_trainer *trainer, const char *dir);

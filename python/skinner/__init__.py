@@ -15,6 +15,7 @@ convention (Gymnasium's same-step mode).
 """
 
 import math
+import operator
 import os
 import signal
 import threading
@@ -34,6 +35,12 @@ except ImportError:  # pragma: no cover - depends on the machine
     from . import spaces as _spaces
 
     HAVE_GYMNASIUM = False
+try:  # Gymnasium's autoreset mode enum (1.x), where Gymnasium has it
+    from gymnasium.vector import AutoresetMode
+
+    _SAME_STEP = AutoresetMode.SAME_STEP
+except ImportError:  # pragma: no cover - depends on the machine
+    _SAME_STEP = "SameStep"
 
 __all__ = ["make", "register", "train", "load", "evaluate", "bench", "envs", "describe",
            "VecEnv", "Policy", "spaces", "HAVE_GYMNASIUM", "__version__"]
@@ -121,12 +128,12 @@ class VecEnv(_core.Vec):
     buffer itself: fill it and pass it to step() to skip the copy.
     """
 
-    metadata = {"autoreset_mode": "SameStep"}
     render_mode = None
 
     def __init__(self, env_id, num_envs=1, threads=1, seed=None, copy=False, config=None):
         if seed is None:
             seed = int.from_bytes(os.urandom(8), "little")
+        seed = operator.index(seed)  # ints and NumPy integers
         super().__init__(env_id, num_envs, threads, seed, _env_pairs(config), copy)
         d = _core.describe(env_id)
         self.spec_info = d
@@ -134,12 +141,7 @@ class VecEnv(_core.Vec):
         self.reward_threshold = d["reward_threshold"]
         self.single_observation_space, self.single_action_space = _single_spaces(d)
         self.observation_space, self.action_space = _batch_spaces(d, self.num_envs)
-        try:  # Gymnasium's autoreset mode enum, where Gymnasium is
-            from gymnasium.vector import AutoresetMode
-
-            self.metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
-        except ImportError:
-            pass
+        self.metadata = {"autoreset_mode": _SAME_STEP}
 
     @property
     def unwrapped(self):
@@ -183,6 +185,9 @@ def register(env_id, cls, max_episode_steps=None, reward_threshold=None, kwargs=
     time limit (max_episode_steps), autoresets ended envs by calling
     reset(None, mask) with the rows to reset, and keeps episode statistics.
     """
+    if max_episode_steps is not None and int(max_episode_steps) < 1:
+        raise ValueError(f"max_episode_steps = {max_episode_steps} (expected 1 or more, or None "
+                         "for no time limit)")
     obs_space = observation_space or getattr(cls, "single_observation_space", None)
     act_space = action_space or getattr(cls, "single_action_space", None)
     if obs_space is None or act_space is None:

@@ -58,12 +58,19 @@ const sk_env_def *skpy_find_env(const char *name) {
 
 /* ------------------------------------------------------ env exceptions */
 
-static PyObject *g_env_error; /* (type, value, traceback) or NULL */
+/* (type, value, traceback) or NULL. Per thread: a Python-defined env always
+ * steps on the thread that called into skinner (one worker), so its error
+ * belongs to that call and no other thread's loop sees it. */
+static _Thread_local PyObject *g_env_error;
+static _Thread_local sk_trainer *g_trainer;
+
+void skpy_set_trainer(sk_trainer *trainer) { g_trainer = trainer; }
 
 void skpy_env_error_set(void) {
     PyObject *type, *value, *tb;
+    if (!PyErr_Occurred()) PyErr_NoMemory(); /* a failure with no exception: out of memory */
     PyErr_Fetch(&type, &value, &tb);
-    if (!type) return;
+    if (g_trainer) sk_trainer_abort(g_trainer); /* learn nothing from the failed rollout */
     if (g_env_error) { /* the first one wins; later ones are consequences */
         Py_XDECREF(type);
         Py_XDECREF(value);
@@ -90,6 +97,11 @@ int skpy_env_error_take(void) {
     if (value == Py_None) Py_DECREF(value);
     if (tb == Py_None) Py_DECREF(tb);
     return -1;
+}
+
+const char *skpy_num(char *buf, size_t size, double value) {
+    snprintf(buf, size, "%g", value);
+    return buf;
 }
 
 /* --------------------------------------------------------- descriptions */
@@ -123,10 +135,12 @@ static PyObject *describe_env(const sk_env_def *env) {
     const sk_env_extras *extras = sk_env_extras_of(env);
     const char *plugin = sk_env_plugin_path(env);
     return Py_BuildValue(
-        "{s:s,s:z,s:z,s:i,s:s,s:N,s:N,s:N,s:i,s:i,s:N,s:N,s:z,s:z,s:O}", "id", env->id, "alias",
+        "{s:s,s:z,s:z,s:i,s:s,s:N,s:N,s:N,s:i,s:N,s:N,s:N,s:z,s:z,s:O}", "id", env->id, "alias",
         env->alias, "summary", env->summary, "obs_size", env->obs_size, "kind",
         space->kind == SK_SPACE_DISCRETE ? "discrete" : "continuous", "heads", heads, "low", low,
-        "high", high, "mask_size", env->mask_size, "max_episode_steps", env->max_episode_steps,
+        "high", high, "mask_size", env->mask_size, "max_episode_steps",
+        env->max_episode_steps == INT32_MAX ? Py_NewRef(Py_None)
+                                            : PyLong_FromLong(env->max_episode_steps),
         "reward_threshold",
         isnan(env->solved_threshold) ? Py_NewRef(Py_None) : PyFloat_FromDouble(env->solved_threshold),
         "log_names", logs, "preset", extras->preset, "plugin", plugin, "python",

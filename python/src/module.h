@@ -35,6 +35,10 @@ const sk_env_def *skpy_find_env(const char *name);
 void skpy_env_error_set(void);
 int skpy_env_error_pending(void);
 int skpy_env_error_take(void);
+/* The trainer running on this thread (or NULL): an env error aborts it. */
+void skpy_set_trainer(sk_trainer *trainer);
+/* Formats a double for PyErr_Format, which has no %g. */
+const char *skpy_num(char *buf, size_t size, double value);
 
 /* Whether env is a Python-defined env (it steps on one thread). */
 int skpy_env_is_python(const sk_env_def *env);

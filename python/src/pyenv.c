@@ -37,8 +37,6 @@ typedef struct pyenv {
     int num_envs, failed;
     int32_t *elapsed;
     double *ret;
-    PyObject *actions_view; /* a read-only view of the vec's action buffer */
-    const void *actions_ptr;
     PyObject *mask; /* bool (num_envs) */
 } pyenv;
 
@@ -107,7 +105,6 @@ static void destroy(void *state) {
     if (!e) return;
     PyGILState_STATE gil = PyGILState_Ensure();
     Py_XDECREF(e->inst);
-    Py_XDECREF(e->actions_view);
     Py_XDECREF(e->mask);
     PyGILState_Release(gil);
     sk_free(e->elapsed);
@@ -202,25 +199,36 @@ static void reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t see
     PyGILState_Release(gil);
 }
 
+/* A fresh array of this step's actions: the class may keep it (it is not a
+ * view of skinner's buffer, which the next step overwrites and close()
+ * frees). Discrete: int32 (num_envs,) or (num_envs, heads); Box: float32
+ * (num_envs, dim), clipped to the space's bounds as Gymnasium's envs clip. */
 static PyObject *actions_of(pyenv *e, const sk_env_io *io) {
     const sk_action_space *space = &e->slot->def.action_space;
-    const void *ptr = space->kind == SK_SPACE_DISCRETE ? (const void *)io->actions
-                                                       : (const void *)io->actions_continuous;
-    if (e->actions_view && e->actions_ptr == ptr) return e->actions_view;
-    Py_CLEAR(e->actions_view);
-    npy_intp dims[2] = {e->num_envs, space->kind == SK_SPACE_DISCRETE ? space->num_heads : space->dim};
-    int nd = space->kind == SK_SPACE_DISCRETE && space->num_heads == 1 ? 1 : 2;
-    e->actions_view = PyArray_New(&PyArray_Type, nd, dims,
-                                  space->kind == SK_SPACE_DISCRETE ? NPY_INT32 : NPY_FLOAT32, NULL,
-                                  (void *)ptr, 0, NPY_ARRAY_CARRAY_RO, NULL);
-    e->actions_ptr = ptr;
-    return e->actions_view;
+    int discrete = space->kind == SK_SPACE_DISCRETE;
+    npy_intp dims[2] = {e->num_envs, discrete ? space->num_heads : space->dim};
+    int nd = discrete && space->num_heads == 1 ? 1 : 2;
+    PyObject *a = PyArray_SimpleNew(nd, dims, discrete ? NPY_INT32 : NPY_FLOAT32);
+    if (!a) return NULL;
+    size_t count = (size_t)dims[0] * (size_t)dims[1];
+    if (discrete) {
+        memcpy(PyArray_DATA((PyArrayObject *)a), io->actions, count * sizeof(int32_t));
+    } else {
+        float *out = PyArray_DATA((PyArrayObject *)a);
+        for (size_t k = 0; k < count; k++) {
+            size_t d = k % (size_t)space->dim;
+            float v = io->actions_continuous[k];
+            out[k] = v < space->low[d] ? space->low[d] : v > space->high[d] ? space->high[d] : v;
+        }
+    }
+    return a;
 }
 
 static int call_step(pyenv *e, const sk_env_io *io) {
     PyObject *actions = actions_of(e, io);
     if (!actions) return -1;
     PyObject *result = PyObject_CallMethod(e->inst, "step", "(O)", actions);
+    Py_DECREF(actions);
     if (!result) return -1;
     if (!PyTuple_Check(result) || PyTuple_GET_SIZE(result) != 4) {
         PyErr_Format(PyExc_ValueError,
@@ -252,7 +260,13 @@ static void step(void *state, const sk_env_io *io, int lo, int hi) {
     pyenv *e = state;
     PyGILState_STATE gil = PyGILState_Ensure();
     int status = 0;
-    if (e->failed || skpy_env_error_pending()) {
+    if (skpy_env_error_pending()) { /* an earlier step of this loop failed */
+        status = -1;
+    } else if (e->failed) { /* it failed in an earlier call, whose caller got the exception */
+        PyErr_Format(PyExc_RuntimeError,
+                     "%s raised in an earlier step; reset() it before stepping again",
+                     e->slot->id);
+        skpy_env_error_set();
         status = -1;
     } else if (lo != 0 || hi != e->num_envs) {
         PyErr_Format(PyExc_RuntimeError,
@@ -345,6 +359,23 @@ static int read_space(PyObject *space, sk_action_space *out, int *obs_size, cons
         }
         Py_XDECREF(shape);
     } else if (n) {
+        PyObject *start = PyObject_GetAttrString(space, "start");
+        PyErr_Clear();
+        PyObject *shape = PyObject_GetAttrString(space, "shape");
+        PyErr_Clear();
+        long first = start ? PyLong_AsLong(start) : 0;
+        PyErr_Clear();
+        int scalar = !shape || (PyTuple_Check(shape) && PyTuple_GET_SIZE(shape) == 0);
+        Py_XDECREF(start);
+        Py_XDECREF(shape);
+        if (!scalar || first != 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: only Discrete(n) starting at 0, MultiDiscrete or a 1-D Box are "
+                         "supported (got %s)",
+                         what, scalar ? "a Discrete with start != 0" : "a space of shape != ()");
+            Py_XDECREF(n);
+            return -1;
+        }
         long v = PyLong_AsLong(n);
         if (v < 1 || v > 65536) {
             PyErr_Clear();

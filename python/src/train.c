@@ -60,8 +60,11 @@ static bool on_update(const sk_update_stats *stats, void *user) {
             keep_error(ctx);
             go_on = false;
         } else {
-            go_on = r != Py_False; /* None and True go on */
+            /* None goes on; otherwise the value's truth (False, np.False_, 0 stop) */
+            int truth = r == Py_None ? 1 : PyObject_IsTrue(r);
             Py_DECREF(r);
+            if (truth < 0) keep_error(ctx);
+            go_on = truth > 0;
         }
     }
     PyGILState_Release(gil);
@@ -181,9 +184,11 @@ PyObject *skpy_train(PyObject *self, PyObject *args, PyObject *kwargs) {
     }
     train_ctx ctx = {.callback = callback == Py_None ? NULL : callback};
     sk_trainer_set_callback(trainer, on_update, &ctx);
+    skpy_set_trainer(trainer);
     Py_BEGIN_ALLOW_THREADS
     status = sk_trainer_run(trainer);
     Py_END_ALLOW_THREADS
+    skpy_set_trainer(NULL);
     sk_train_result result = sk_trainer_result(trainer);
     PyObject *out = NULL;
     if (skpy_env_error_take() < 0) {
@@ -270,10 +275,11 @@ PyObject *skpy_bench(PyObject *self, PyObject *args, PyObject *kwargs) {
                                      &seconds, &seed, &pairs))
         return NULL;
     if (num_envs < 1 || threads < 0 || !(seconds > 0.0 && seconds <= 3600.0)) {
+        char text[32];
         PyErr_Format(PyExc_ValueError,
-                     "num_envs = %d, threads = %d, seconds = %g (expected num_envs >= 1, threads "
+                     "num_envs = %d, threads = %d, seconds = %s (expected num_envs >= 1, threads "
                      ">= 0, 0 < seconds <= 3600)",
-                     num_envs, threads, seconds);
+                     num_envs, threads, skpy_num(text, sizeof text, seconds));
         return NULL;
     }
     const sk_env_def *env = skpy_find_env(name);
@@ -294,7 +300,8 @@ PyObject *skpy_bench(PyObject *self, PyObject *args, PyObject *kwargs) {
     const sk_action_space *space = &env->action_space;
     uint64_t rng = sk_rng_seed(seed, 0xbe4cULL);
     int64_t steps = 0;
-    double elapsed = 0.0;
+    double elapsed = 0.0, next_check = 0.1;
+    int interrupted = 0;
     Py_BEGIN_ALLOW_THREADS
     sk_vec_reset(vec, seed);
     double start = now();
@@ -317,11 +324,18 @@ PyObject *skpy_bench(PyObject *self, PyObject *args, PyObject *kwargs) {
         sk_vec_step(vec);
         steps += num_envs;
         if (skpy_env_error_pending()) break;
+        if (elapsed >= next_check) { /* Ctrl-C ends a long bench */
+            next_check = elapsed + 0.1;
+            Py_BLOCK_THREADS
+            interrupted = PyErr_CheckSignals() < 0;
+            Py_UNBLOCK_THREADS
+            if (interrupted) break;
+        }
     }
     Py_END_ALLOW_THREADS
     int workers = sk_vec_num_workers(vec);
     sk_vec_destroy(vec);
-    if (skpy_env_error_take() < 0) return NULL;
+    if (skpy_env_error_take() < 0 || interrupted) return NULL;
     return Py_BuildValue("{s:s,s:i,s:i,s:L,s:d,s:d}", "env", env->id, "num_envs", num_envs,
                          "threads", workers, "steps", (long long)steps, "seconds", elapsed,
                          "steps_per_second", (double)steps / elapsed);
@@ -428,11 +442,11 @@ static PyObject *agent_act(Agent *self, PyObject *args, PyObject *kwargs) {
     void *out = PyArray_DATA((PyArrayObject *)actions);
     const float *obs_data = PyArray_DATA(obs);
     const uint8_t *mask_data = mask ? PyArray_DATA(mask) : NULL;
-    Py_BEGIN_ALLOW_THREADS
+    /* with the GIL held: an sk_agent has one scratch space and one sampling
+     * stream, so two threads must not act at once (nor one re-init it) */
     status = sk_agent_act(self->agent, obs_data, mask_data, (int)rows, greedy,
                           space->kind == SK_SPACE_DISCRETE ? out : NULL,
                           space->kind == SK_SPACE_CONTINUOUS ? out : NULL);
-    Py_END_ALLOW_THREADS
     Py_DECREF(obs);
     Py_XDECREF(mask);
     if (status != SK_OK) {

@@ -15,12 +15,14 @@
 typedef struct {
     PyObject_HEAD
     sk_vec *vec;
-    uint8_t *done; /* (N) terminated | truncated of the last step */
+    uint8_t *done;  /* (N) terminated | truncated of the last step */
+    void *staging;  /* env.actions: where Python may write actions for step() */
 } Owner;
 
 static void owner_dealloc(Owner *self) {
     sk_vec_destroy(self->vec); /* a Python-defined env takes the GIL itself: we hold it */
     sk_free(self->done);
+    sk_free(self->staging);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -99,10 +101,10 @@ static int make_views(Vec *self) {
     }
     if (b->actions) {
         npy_intp dims[2] = {N, self->heads};
-        self->actions = view(o, b->actions, NPY_INT32, self->heads == 1 ? 1 : 2, dims, NULL, 1);
+        self->actions = view(o, o->staging, NPY_INT32, self->heads == 1 ? 1 : 2, dims, NULL, 1);
     } else {
         npy_intp dims[2] = {N, self->dim};
-        self->actions = view(o, b->actions_continuous, NPY_FLOAT32, 2, dims, NULL, 1);
+        self->actions = view(o, o->staging, NPY_FLOAT32, 2, dims, NULL, 1);
     }
     if (!self->actions) return -1;
     if (!(self->episode = PyDict_New())) return -1;
@@ -130,6 +132,10 @@ static int vec_init(Vec *self, PyObject *args, PyObject *kwargs) {
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|iiKOp", kwlist, &name, &num_envs, &threads,
                                      &seed, &pairs, &copy))
         return -1;
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "__init__ while the env is being stepped");
+        return -1;
+    }
     vec_clear(self);
     if (num_envs < 1) {
         PyErr_Format(PyExc_ValueError, "num_envs = %d (expected 1 or more)", num_envs);
@@ -158,6 +164,7 @@ static int vec_init(Vec *self, PyObject *args, PyObject *kwargs) {
     }
     owner->vec = NULL;
     owner->done = NULL;
+    owner->staging = NULL;
     sk_status status = sk_vec_create(&owner->vec, env, num_envs, threads, cfg);
     if (status == SK_OK) status = sk_config_check_unused(cfg, "env");
     sk_config_free(cfg);
@@ -168,7 +175,10 @@ static int vec_init(Vec *self, PyObject *args, PyObject *kwargs) {
         return -1;
     }
     owner->done = sk_alloc((size_t)num_envs);
-    if (!owner->done) {
+    int width = env->action_space.kind == SK_SPACE_DISCRETE ? env->action_space.num_heads
+                                                            : env->action_space.dim;
+    owner->staging = sk_alloc((size_t)num_envs * (size_t)width * 4); /* int32 or float32 */
+    if (!owner->done || !owner->staging) {
         Py_DECREF(owner);
         PyErr_NoMemory();
         return -1;
@@ -231,7 +241,11 @@ static int bad_shape(Vec *self, PyArrayObject *a, int width, const char *what) {
     return -1;
 }
 
-/* Discrete actions: integers, in range per head and allowed by the masks. */
+/* Discrete actions: integers, in range per head and allowed by the masks.
+ * They are copied into the vec's buffer first and validated there: that
+ * buffer is never exposed to Python, so no other thread can change an
+ * action between its check and the step (env.actions is a staging copy).
+ * Invalid actions leave the buffer unused: the step does not happen. */
 static int load_discrete(Vec *self, PyArrayObject *a) {
     const sk_action_space *space = &self->env->action_space;
     int N = self->num_envs, H = self->heads;
@@ -241,9 +255,13 @@ static int load_discrete(Vec *self, PyArrayObject *a) {
         return -1;
     }
     if (!shape_ok(a, N, H)) return bad_shape(self, a, H, H == 1 ? "action" : "heads");
-    PyArrayObject *c = a;
+    int32_t *restrict dst = self->b->actions;
+    size_t count = (size_t)N * (size_t)H;
     int type = PyArray_TYPE(a);
-    if (!(type == NPY_INT32 || type == NPY_INT64) || !PyArray_IS_C_CONTIGUOUS(a)) {
+    /* int32 and int64 in native order, aligned and contiguous are read as
+     * they are; anything else is converted to int64 first */
+    PyArrayObject *c = a;
+    if (!((type == NPY_INT32 || type == NPY_INT64) && PyArray_ISCARRAY_RO(a))) {
         c = (PyArrayObject *)PyArray_FromAny((PyObject *)a, PyArray_DescrFromType(NPY_INT64), 0, 0,
                                              NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST, NULL);
         if (!c) return -1;
@@ -251,81 +269,69 @@ static int load_discrete(Vec *self, PyArrayObject *a) {
     } else {
         Py_INCREF(c);
     }
-    int32_t *dst = self->b->actions;
-    size_t count = (size_t)N * (size_t)H;
+    if (type == NPY_INT32) {
+        memcpy(dst, PyArray_DATA(c), count * sizeof(int32_t));
+    } else {
+        const int64_t *restrict src = PyArray_DATA(c);
+        int wide = 0;
+        for (size_t k = 0; k < count; k++) {
+            dst[k] = (int32_t)src[k];
+            wide |= src[k] != (int64_t)dst[k];
+        }
+        for (size_t k = 0; wide && k < count; k++)
+            if (src[k] != (int64_t)dst[k]) { /* beyond int32: out of every head's range */
+                PyErr_Format(PyExc_ValueError,
+                             "action %lld of env %zu is out of range (expected 0 <= action < %d)",
+                             (long long)src[k], k / (size_t)H, space->head_sizes[k % (size_t)H]);
+                Py_DECREF(c);
+                return -1;
+            }
+    }
+    Py_DECREF(c);
     int status = 0;
-    if (H == 1 && !self->mask_size) { /* the fast path: one pass, vectorised */
+    if (H == 1 && !self->mask_size) { /* the fast path: one vectorised pass */
         uint32_t n = (uint32_t)space->head_sizes[0];
         int ok = 1;
-        if (type == NPY_INT32) {
-            const int32_t *restrict src = PyArray_DATA(c);
-            for (size_t i = 0; i < count; i++) ok &= (uint32_t)src[i] < n;
-            if (ok && src != dst) memcpy(dst, src, count * sizeof(int32_t));
-        } else {
-            const int64_t *src = PyArray_DATA(c);
-            for (size_t i = 0; i < count; i++) ok &= (uint64_t)src[i] < n;
-            if (ok)
-                for (size_t i = 0; i < count; i++) dst[i] = (int32_t)src[i];
-        }
+        for (size_t k = 0; k < count; k++) ok &= (uint32_t)dst[k] < n;
         if (!ok) {
-            const char *data = PyArray_DATA(c);
-            for (size_t i = 0; i < count; i++) {
-                int64_t v = type == NPY_INT32 ? ((const int32_t *)data)[i]
-                                              : ((const int64_t *)data)[i];
-                if (v < 0 || v >= (int64_t)n) {
+            for (size_t k = 0; k < count; k++)
+                if ((uint32_t)dst[k] >= n) {
                     PyErr_Format(PyExc_ValueError,
-                                 "action %lld of env %zu is out of range (expected 0 <= action "
-                                 "< %u)",
-                                 (long long)v, i, n);
+                                 "action %d of env %zu is out of range (expected 0 <= action < %u)",
+                                 dst[k], k, n);
                     break;
                 }
-            }
             status = -1;
         }
-    } else {
-        /* validated row by row, into the buffer only when every row is good */
-        const char *data = PyArray_DATA(c);
-        int32_t row[SK_MAX_HEADS];
-        for (int i = 0; i < N && status == 0; i++) {
-            for (int h = 0; h < H; h++) {
-                size_t k = (size_t)i * (size_t)H + (size_t)h;
-                int64_t v = type == NPY_INT32 ? ((const int32_t *)data)[k]
-                                              : ((const int64_t *)data)[k];
-                row[h] = v < INT32_MIN || v > INT32_MAX ? -1 : (int32_t)v;
-                if (row[h] < 0 || row[h] >= space->head_sizes[h]) {
-                    PyErr_Format(PyExc_ValueError,
-                                 "action %lld of env %d, head %d is out of range (expected 0 <= "
-                                 "action < %d)",
-                                 (long long)v, i, h, space->head_sizes[h]);
-                    status = -1;
-                    break;
-                }
+        return status;
+    }
+    for (int i = 0; i < N && status == 0; i++) {
+        const int32_t *row = dst + (size_t)i * (size_t)H;
+        for (int h = 0; h < H; h++)
+            if (row[h] < 0 || row[h] >= space->head_sizes[h]) {
+                PyErr_Format(PyExc_ValueError,
+                             "action %d of env %d, head %d is out of range (expected 0 <= "
+                             "action < %d)",
+                             row[h], i, h, space->head_sizes[h]);
+                status = -1;
+                break;
             }
-            if (status == 0 && self->mask_size) {
-                int h = sk_action_check(space, self->b->masks + (size_t)i * self->mask_size, row);
-                if (h >= 0) {
-                    PyErr_Format(PyExc_ValueError,
-                                 "action %d of env %d, head %d is not allowed by its mask "
-                                 "(infos[\"action_mask\"])",
-                                 row[h], i, h);
-                    status = -1;
-                }
-            }
-        }
-        if (status == 0) {
-            if (type == NPY_INT32) {
-                if (data != (const char *)dst) memcpy(dst, data, count * sizeof(int32_t));
-            } else {
-                for (size_t k = 0; k < count; k++) dst[k] = (int32_t)((const int64_t *)data)[k];
+        if (status == 0 && self->mask_size) {
+            int h = sk_action_check(space, self->b->masks + (size_t)i * self->mask_size, row);
+            if (h >= 0) {
+                PyErr_Format(PyExc_ValueError,
+                             "action %d of env %d, head %d is not allowed by its mask "
+                             "(infos[\"action_mask\"])",
+                             row[h], i, h);
+                status = -1;
             }
         }
     }
-    Py_DECREF(c);
     return status;
 }
 
-/* Continuous actions: finite reals of shape (N, dim); the env clips them to
- * its bounds as Gymnasium's do. */
+/* Continuous actions: finite reals of shape (N, dim), copied then checked
+ * (as above); the env clips them to its bounds as Gymnasium's do. */
 static int load_continuous(Vec *self, PyArrayObject *a) {
     int N = self->num_envs, D = self->dim;
     if (!(PyArray_ISFLOAT(a) || PyArray_ISINTEGER(a)) || PyArray_ISBOOL(a)) {
@@ -338,23 +344,23 @@ static int load_continuous(Vec *self, PyArrayObject *a) {
         (PyObject *)a, PyArray_DescrFromType(NPY_FLOAT32), 0, 0,
         NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST, NULL);
     if (!c) return -1;
-    const float *src = PyArray_DATA(c);
+    float *dst = self->b->actions_continuous;
     size_t count = (size_t)N * (size_t)D;
+    memcpy(dst, PyArray_DATA(c), count * sizeof(float));
+    Py_DECREF(c);
     for (size_t k = 0; k < count; k++) {
-        if (!isfinite(src[k])) {
+        if (!isfinite(dst[k])) {
+            char value[32], low[32], high[32];
+            const sk_action_space *space = &self->env->action_space;
             PyErr_Format(PyExc_ValueError,
-                         "action %g of env %zu, dim %zu is not finite (expected a real number; "
-                         "the env clips it to [%g, %g])",
-                         (double)src[k], k / (size_t)D, k % (size_t)D,
-                         (double)self->env->action_space.low[k % (size_t)D],
-                         (double)self->env->action_space.high[k % (size_t)D]);
-            Py_DECREF(c);
+                         "action %s of env %zu, dim %zu is not finite (expected a real number; "
+                         "the env clips it to [%s, %s])",
+                         skpy_num(value, sizeof value, dst[k]), k / (size_t)D, k % (size_t)D,
+                         skpy_num(low, sizeof low, space->low[k % (size_t)D]),
+                         skpy_num(high, sizeof high, space->high[k % (size_t)D]));
             return -1;
         }
     }
-    if (src != self->b->actions_continuous)
-        memcpy(self->b->actions_continuous, src, count * sizeof(float));
-    Py_DECREF(c);
     return 0;
 }
 
@@ -387,7 +393,9 @@ static PyObject *vec_reset(Vec *self, PyObject *args, PyObject *kwargs) {
         return NULL;
     }
     if (seed_obj != Py_None) {
-        unsigned long long s = PyLong_AsUnsignedLongLong(seed_obj);
+        PyObject *index = PyNumber_Index(seed_obj); /* ints and NumPy integers */
+        unsigned long long s = index ? PyLong_AsUnsignedLongLong(index) : 0;
+        Py_XDECREF(index);
         if (PyErr_Occurred()) {
             PyErr_SetString(PyExc_ValueError, "seed must be an int in [0, 2**64) or None");
             return NULL;
@@ -396,11 +404,14 @@ static PyObject *vec_reset(Vec *self, PyObject *args, PyObject *kwargs) {
         self->resets_since_seed = 0;
     }
     uint64_t seed = self->seed + (uint64_t)self->resets_since_seed++;
+    Owner *owner = self->owner; /* kept alive across the GIL-free call */
+    Py_INCREF(owner);
     self->busy = 1;
     Py_BEGIN_ALLOW_THREADS
-    sk_vec_reset(self->owner->vec, seed);
+    sk_vec_reset(owner->vec, seed);
     Py_END_ALLOW_THREADS
     self->busy = 0;
+    Py_DECREF(owner);
     if (skpy_env_error_take() < 0) return NULL;
     memset(self->owner->done, 0, (size_t)self->num_envs);
     memset(self->b->rewards, 0, (size_t)self->num_envs * sizeof(float));
@@ -435,11 +446,14 @@ static PyObject *vec_step(Vec *self, PyObject *actions) {
     Py_DECREF(a);
     if (status < 0) return NULL;
 
+    Owner *owner = self->owner; /* kept alive across the GIL-free call */
+    Py_INCREF(owner);
     self->busy = 1;
     Py_BEGIN_ALLOW_THREADS
-    sk_vec_step(self->owner->vec);
+    sk_vec_step(owner->vec);
     Py_END_ALLOW_THREADS
     self->busy = 0;
+    Py_DECREF(owner);
     if (skpy_env_error_take() < 0) return NULL;
 
     int ended = mark_done(self);

@@ -133,3 +133,78 @@ def test_bench_calls_python_once_per_batch_step():
     before = CALLS["step"]
     r = skinner.bench("Counter-v0", num_envs=64, seconds=0.05)
     assert r["steps"] == 64 * (CALLS["step"] - before) and r["steps"] > 0
+
+
+def test_after_an_exception_the_env_refuses_to_step_until_reset():
+    with skinner.make("CounterRaises-v0", num_envs=2, seed=0) as env:
+        env.reset()
+        env.step(np.zeros(2, np.int32))
+        env.step(np.zeros(2, np.int32))
+        with pytest.raises(RuntimeError, match="broke at step 3"):
+            env.step(np.zeros(2, np.int32))
+        # no silent fake data afterwards
+        with pytest.raises(RuntimeError, match="raised in an earlier step; reset"):
+            env.step(np.zeros(2, np.int32))
+        obs, _ = env.reset()
+        assert obs[:, 0].tolist() == [0, 0]
+        assert env.step(np.zeros(2, np.int32))[0][:, 0].tolist() == [1, 1]
+
+
+class Keeps(Counter):
+    kept = []
+
+    def step(self, actions):
+        Keeps.kept.append(actions)
+        return super().step(actions)
+
+
+class BoxEnv(Counter):
+    single_action_space = skinner.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    seen = []
+
+    def step(self, actions):
+        BoxEnv.seen.append(actions.copy())
+        return super().step(np.zeros(self.n, np.int32))
+
+
+skinner.register("Keeps-v0", Keeps, max_episode_steps=100)
+skinner.register("BoxEnv-v0", BoxEnv, max_episode_steps=100)
+
+
+def test_the_actions_a_python_env_gets_are_its_own():
+    """The class may keep the actions it is given: a fresh array each step,
+    not a view of skinner's buffer (overwritten by the next step, freed by
+    close)."""
+    with skinner.make("Keeps-v0", num_envs=3, seed=0) as env:
+        env.reset()
+        env.step(np.array([0, 1, 0]))
+        env.step(np.array([1, 1, 1]))
+    import gc
+
+    gc.collect()
+    junk = [np.full(3, 7, np.int32) for _ in range(1000)]  # reuse freed memory
+    assert Keeps.kept[-2].tolist() == [0, 1, 0] and Keeps.kept[-1].tolist() == [1, 1, 1]
+    del junk
+
+
+def test_box_actions_reach_a_python_env_clipped():
+    with skinner.make("BoxEnv-v0", num_envs=2, seed=0) as env:
+        env.reset()
+        env.step(np.array([[5.0, -0.5], [-5.0, 0.25]]))
+    assert BoxEnv.seen[-1].tolist() == [[1.0, -0.5], [-1.0, 0.25]]
+
+
+def test_spaces_skinner_cannot_take_are_refused():
+    class Start:  # Gymnasium's Discrete(3, start=5), duck-typed
+        n, start, shape = 3, 5, ()
+
+    class Binary:  # Gymnasium's MultiBinary(4) has an n too
+        n, shape = 4, (4,)
+
+    for space in (Start(), Binary()):
+        with pytest.raises(ValueError, match="Discrete"):
+            skinner.register("Odd-v0", Counter, action_space=space)
+    with pytest.raises(ValueError, match="max_episode_steps = 0"):
+        skinner.register("ZeroLimit-v0", Counter, max_episode_steps=0)
+    skinner.register("NoLimit-v0", Counter)
+    assert skinner.describe("NoLimit-v0")["max_episode_steps"] is None

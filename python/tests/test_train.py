@@ -213,3 +213,52 @@ def test_evaluate_matches_the_cli_figures(trained):
     a = skinner.evaluate(trained, episodes=8, greedy=True, seed=3)
     b = skinner.evaluate(trained, episodes=8, greedy=True, seed=3)
     assert a == b and a["episodes"] == 8 and a["min_return"] <= a["mean_return"] <= a["max_return"]
+
+
+class FailsLate(NumpyCartPole):
+    calls = 0
+
+    def step(self, actions):
+        FailsLate.calls += 1
+        if FailsLate.calls == 100:
+            raise KeyError("lost the pole")
+        return super().step(actions)
+
+
+def test_an_env_exception_aborts_training_without_learning_from_it(tmp_path):
+    """The env fails inside the first rollout (step 100 of 128): the trainer
+    learns nothing from that rollout, writes no checkpoint of it, and the
+    exception reaches the caller."""
+    skinner.register("FailsLate-v1", FailsLate, max_episode_steps=500)
+    updates = []
+    with pytest.raises(KeyError, match="lost the pole"):
+        skinner.train("FailsLate-v1", config=cartpole_preset(), total_steps=100_000,
+                      run_dir=tmp_path / "run", callback=updates.append)
+    assert updates == []
+    assert not (tmp_path / "run" / "policy.safetensors").exists()
+    rows = (tmp_path / "run" / "metrics.csv").read_text().strip().splitlines()
+    assert len(rows) == 1  # the header only
+
+
+def test_a_numpy_false_stops_the_run():
+    result = skinner.train("CartPole-v1", total_steps=10**6, callback=lambda s: np.False_)
+    assert result["interrupted"] and result["updates"] == 1
+
+
+def test_one_policy_acted_on_from_several_threads(trained):
+    policy = skinner.load(trained)
+    obs = [np.random.default_rng(k).normal(0, 0.5, (256, 4)).astype(np.float32) for k in range(4)]
+    expected = [policy.act(o, deterministic=True) for o in obs]
+    failures = []
+
+    def worker(k):
+        for _ in range(100):
+            if not np.array_equal(policy.act(obs[k], deterministic=True), expected[k]):
+                failures.append(k)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []

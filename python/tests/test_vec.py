@@ -96,10 +96,17 @@ def test_zero_copy_views():
         assert obs0.__array_interface__["data"][0] == addresses["obs"]
         # the same memory: the earlier view shows the later step's values
         assert np.array_equal(obs1, obs2)
-        # the action buffer itself, passed back without a copy
+        # env.actions: a staging buffer that stays put; what is written there is stepped
+        staging = env.actions.__array_interface__["data"][0]
         env.actions[:] = 1
+        obs_before = obs2.copy()
         env.step(env.actions)
-        assert env.actions.__array_interface__["data"][0] == addresses["actions"]
+        assert env.actions.__array_interface__["data"][0] == staging
+        with skinner.make("CartPole-v1", num_envs=16, seed=0) as twin:
+            twin.reset()
+            twin.step(np.zeros(16, np.int32))
+            twin.step(np.ones(16, np.int32))
+            assert np.array_equal(twin.step(np.ones(16, np.int32))[0], obs2)
 
 
 def test_copy_gives_fresh_arrays():
@@ -212,11 +219,25 @@ def test_bad_discrete_actions(actions, message):
 
 
 def test_actions_of_other_integer_types_and_layouts():
-    with skinner.make("CartPole-v1", num_envs=6, seed=0) as env:
-        env.reset()
-        for a in (np.ones(6, np.uint8), np.ones(12, np.int16)[::2], np.ones((6, 1), np.int64), [1] * 6):
-            env.step(a)
-            assert np.all(env.actions == 1)
+    """Every integer type and layout steps as the same int32 actions do:
+    other widths, strides, byte orders and misaligned buffers."""
+    unaligned = np.frombuffer(b"\0" + np.array([1, 0, 1, 1, 0, 1], np.int32).tobytes(), np.int32, offset=1)
+    layouts = [np.array([1, 0, 1, 1, 0, 1], np.uint8), np.array([1, 9, 0, 9, 1, 9, 1, 9, 0, 9, 1, 9], np.int16)[::2],
+               np.array([[1], [0], [1], [1], [0], [1]], np.int64), [1, 0, 1, 1, 0, 1],
+               np.array([1, 0, 1, 1, 0, 1], ">i4"), unaligned]
+    results = []
+    for a in layouts:
+        with skinner.make("CartPole-v1", num_envs=6, seed=0) as env:
+            env.reset()
+            results.append(env.step(a)[0].copy())
+    for r in results[1:]:
+        assert np.array_equal(r, results[0])
+
+
+def test_numpy_integer_seeds():
+    with skinner.make("CartPole-v1", num_envs=2, seed=np.uint32(4)) as env:
+        a = env.reset(seed=np.int64(3))[0].copy()
+        assert np.array_equal(a, env.reset(seed=3)[0])
 
 
 def test_bad_continuous_actions():
@@ -224,7 +245,7 @@ def test_bad_continuous_actions():
         env.reset()
         with pytest.raises(ValueError, match=r"shape \(2,\)"):
             env.step(np.zeros((3, 1), np.float32))
-        with pytest.raises(ValueError, match="not finite"):
+        with pytest.raises(ValueError, match=r"action nan of env 1, dim 0 is not finite .*\[-2, 2\]"):
             env.step(np.array([[0.0], [math.nan]]))
         with pytest.raises(ValueError, match="real numbers"):
             env.step(np.array([[True], [False]]))

@@ -93,7 +93,9 @@ sk_status sk_run_end(sk_trainer *tr, sk_status run_status) {
         fclose(tr->metrics);
         tr->metrics = NULL;
     }
-    sk_status status = sk_run_checkpoint(tr);
+    /* an aborted run keeps its last checkpoint: the env state after the
+     * aborted rollout is not one to resume from */
+    sk_status status = atomic_load(&tr->abort_requested) ? SK_OK : sk_run_checkpoint(tr);
     uint64_t dropped = sk_events_end(tr, status != SK_OK ? status : run_status);
     if (dropped > 0)
         sk_log(1, "telemetry dropped %llu events (the event ring was full)",

@@ -228,6 +228,8 @@ void sk_trainer_destroy(sk_trainer *tr) {
     free(tr);
 }
 
+void sk_trainer_abort(sk_trainer *tr) { atomic_store(&tr->abort_requested, true); }
+
 void sk_trainer_set_callback(sk_trainer *tr, sk_update_fn fn, void *user) {
     tr->callback = fn;
     tr->callback_user = user;
@@ -342,6 +344,13 @@ sk_status sk_trainer_run(sk_trainer *tr) {
             if (status != SK_OK) break;
         }
         sk_vec_parallel(tr->vec, sk_rollout_job, tr);
+        if (atomic_load(&tr->abort_requested)) {
+            status = sk_fail(SK_ERR_INTERRUPTED,
+                             "training was aborted during update %lld's rollout (an env failed); "
+                             "that rollout was not learned from and no checkpoint was written of it",
+                             (long long)tr->update + 1);
+            break;
+        }
         tr->update++;
         tr->steps += tr->batch_size;
         merge_episodes(tr);

@@ -16,6 +16,8 @@
 #ifndef SK_TRAINER_INTERNAL_H
 #define SK_TRAINER_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "../core/config.h"
 #include "../policy/policy.h"
 #include "comm.h"
@@ -154,6 +156,7 @@ struct sk_trainer {
     char run_dir[4096];
     FILE *metrics;
     bool resumed; /* state restored from a checkpoint: no reset at the start */
+    atomic_bool abort_requested; /* sk_trainer_abort: drop the rollout in progress */
     bool ran;     /* sk_trainer_run was called: a trainer runs once */
     struct sk_telemetry *telemetry;      /* RUN_DIR/events.jsonl, when a run folder is set */
     struct sk_live *live;                /* RUN_DIR/live.bin for skinner monitor */
