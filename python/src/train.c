@@ -531,12 +531,4 @@ PyTypeObject skpy_AgentType = {
     .tp_new = PyType_GenericNew,
 };
 
-int skpy_agent_ready(PyObject *module) {
-    if (PyType_Ready(&skpy_AgentType) < 0) return -1;
-    Py_INCREF(&skpy_AgentType);
-    if (PyModule_AddObject(module, "Agent", (PyObject *)&skpy_AgentType) < 0) {
-        Py_DECREF(&skpy_AgentType);
-        return -1;
-    }
-    return 0;
-}
+int skpy_agent_ready(PyObject *module) { return PyModule_AddType(module, &skpy_AgentType); }

@@ -572,7 +572,7 @@ static PyMethodDef vec_methods[] = {
 
 static PyGetSetDef vec_getset[] = {
     {"actions", (getter)get_actions, NULL,
-     "the action buffer itself: write into it and pass it to step() to skip the copy", NULL},
+     "a preallocated action array: fill it and pass it to step() to allocate nothing", NULL},
     {"num_envs", (getter)get_num_envs, NULL, "number of envs", NULL},
     {"closed", (getter)get_closed, NULL, "whether close() was called", NULL},
     {"env_id", (getter)get_env_id, NULL, "the env's id", NULL},
@@ -593,11 +593,5 @@ PyTypeObject skpy_VecType = {
 };
 
 int skpy_vec_ready(PyObject *module) {
-    if (PyType_Ready(&OwnerType) < 0 || PyType_Ready(&skpy_VecType) < 0) return -1;
-    Py_INCREF(&skpy_VecType);
-    if (PyModule_AddObject(module, "Vec", (PyObject *)&skpy_VecType) < 0) {
-        Py_DECREF(&skpy_VecType);
-        return -1;
-    }
-    return 0;
+    return PyType_Ready(&OwnerType) < 0 ? -1 : PyModule_AddType(module, &skpy_VecType);
 }

@@ -17,6 +17,22 @@ def rss_kib():
     raise RuntimeError("no VmRSS")
 
 
+def growth(work):
+    """Python allocations and resident memory added by work(), after a warm-up
+    run of it: (bytes traced by tracemalloc, KiB of RSS)."""
+    work()
+    gc.collect()
+    tracemalloc.start()
+    rss0 = rss_kib()
+    snap0 = tracemalloc.take_snapshot()
+    work()
+    gc.collect()
+    grown = sum(s.size_diff for s in tracemalloc.take_snapshot().compare_to(snap0, "filename"))
+    rss1 = rss_kib()
+    tracemalloc.stop()
+    return grown, rss1 - rss0
+
+
 def steps(env, actions, n):
     for i in range(n):
         out = env.step(actions[i % len(actions)])
@@ -27,19 +43,10 @@ def test_steps_do_not_leak():
     with skinner.make("CartPole-v1", num_envs=64, seed=0) as env:
         env.reset()
         actions = np.random.default_rng(0).integers(0, 2, (16, 64)).astype(np.int32)
-        steps(env, actions, 10_000)  # warm up: every view and dict made once
-        gc.collect()
-        tracemalloc.start()
-        rss0 = rss_kib()
-        snap0 = tracemalloc.take_snapshot()
-        steps(env, actions, 100_000)
-        gc.collect()
-        grown = sum(s.size_diff for s in tracemalloc.take_snapshot().compare_to(snap0, "filename"))
-        rss1 = rss_kib()
-        tracemalloc.stop()
+        grown, rss = growth(lambda: steps(env, actions, 100_000))
     # a leak of one small object per step would be >= 3 MB here
     assert grown < 64 * 1024, grown
-    assert rss1 - rss0 < 2048, (rss0, rss1)
+    assert rss < 2048, rss
 
 
 def test_make_close_cycles_do_not_leak():
@@ -50,18 +57,7 @@ def test_make_close_cycles_do_not_leak():
         env.close()
         return float(kept.sum())
 
-    for _ in range(10):
-        cycle()
-    gc.collect()
-    tracemalloc.start()
-    rss0 = rss_kib()
-    snap0 = tracemalloc.take_snapshot()
-    for _ in range(100):
-        cycle()
-    gc.collect()
-    grown = sum(s.size_diff for s in tracemalloc.take_snapshot().compare_to(snap0, "filename"))
-    rss1 = rss_kib()
-    tracemalloc.stop()
+    grown, rss = growth(lambda: [cycle() for _ in range(100)])
     # each cycle allocates ~100 kB of buffers and a thread: a leak would be > 10 MB
     assert grown < 64 * 1024, grown
-    assert rss1 - rss0 < 4096, (rss0, rss1)
+    assert rss < 4096, rss
