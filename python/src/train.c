@@ -299,26 +299,45 @@ PyObject *skpy_bench(PyObject *self, PyObject *args, PyObject *kwargs) {
     const sk_vec_buffers *b = sk_vec_buffers_of(vec);
     const sk_action_space *space = &env->action_space;
     uint64_t rng = sk_rng_seed(seed, 0xbe4cULL);
-    int64_t steps = 0;
+    /* Unmasked envs step through 16 batches of random actions drawn before the
+     * clock starts, so the figure is the env's, not the generator's; masked
+     * envs draw each step among the allowed actions. */
+    int width = space->kind == SK_SPACE_DISCRETE ? space->num_heads : space->dim;
+    size_t batch = (size_t)num_envs * (size_t)width;
+    enum { DRAWN = 16 };
+    int32_t *drawn = env->mask_size ? NULL : sk_alloc(DRAWN * batch * sizeof(int32_t));
+    if (!env->mask_size && !drawn) {
+        sk_vec_destroy(vec);
+        return PyErr_NoMemory();
+    }
+    for (size_t k = 0; drawn && k < DRAWN * batch; k++) {
+        int h = (int)(k % (size_t)width);
+        if (space->kind == SK_SPACE_DISCRETE)
+            drawn[k] = (int32_t)sk_rng_below(&rng, (uint32_t)space->head_sizes[h]);
+        else {
+            float v = space->low[h] + (space->high[h] - space->low[h]) * sk_rng_float(&rng);
+            memcpy(&drawn[k], &v, sizeof v);
+        }
+    }
+    int64_t steps = 0, t = 0;
     double elapsed = 0.0, next_check = 0.1;
     int interrupted = 0;
     Py_BEGIN_ALLOW_THREADS
     sk_vec_reset(vec, seed);
     double start = now();
     while ((elapsed = now() - start) < seconds) {
-        for (int i = 0; i < num_envs; i++) {
-            if (space->kind == SK_SPACE_CONTINUOUS) {
-                for (int d = 0; d < space->dim; d++)
-                    b->actions_continuous[(size_t)i * (size_t)space->dim + (size_t)d] =
-                        space->low[d] + (space->high[d] - space->low[d]) * sk_rng_float(&rng);
-                continue;
-            }
+        if (drawn) {
+            void *dst = space->kind == SK_SPACE_DISCRETE ? (void *)b->actions
+                                                         : (void *)b->actions_continuous;
+            memcpy(dst, drawn + (size_t)(t++ % DRAWN) * batch, batch * sizeof(int32_t));
+        }
+        for (int i = 0; !drawn && i < num_envs; i++) {
             int32_t *row = b->actions + (size_t)i * (size_t)space->num_heads;
-            const uint8_t *mask = b->masks ? b->masks + (size_t)i * (size_t)env->mask_size : NULL;
+            const uint8_t *mask = b->masks + (size_t)i * (size_t)env->mask_size;
             for (int tries = 0; tries < 64; tries++) {
                 for (int h = 0; h < space->num_heads; h++)
                     row[h] = (int32_t)sk_rng_below(&rng, (uint32_t)space->head_sizes[h]);
-                if (!mask || sk_action_check(space, mask, row) < 0) break;
+                if (sk_action_check(space, mask, row) < 0) break;
             }
         }
         sk_vec_step(vec);
@@ -335,6 +354,7 @@ PyObject *skpy_bench(PyObject *self, PyObject *args, PyObject *kwargs) {
     Py_END_ALLOW_THREADS
     int workers = sk_vec_num_workers(vec);
     sk_vec_destroy(vec);
+    sk_free(drawn);
     if (skpy_env_error_take() < 0 || interrupted) return NULL;
     return Py_BuildValue("{s:s,s:i,s:i,s:L,s:d,s:d}", "env", env->id, "num_envs", num_envs,
                          "threads", workers, "steps", (long long)steps, "seconds", elapsed,

@@ -438,6 +438,15 @@ static int mark_done(Vec *self) {
     return ended;
 }
 
+/* infos[key] = a fresh shallow copy of d (its arrays are the same views), so
+ * that what a caller does to one step's dict does not carry over. */
+static int set_copy(PyObject *infos, const char *key, PyObject *d) {
+    PyObject *copy = PyDict_Copy(d);
+    int status = copy ? PyDict_SetItemString(infos, key, copy) : -1;
+    Py_XDECREF(copy);
+    return status;
+}
+
 static PyObject *vec_step(Vec *self, PyObject *actions) {
     if (check_open(self) < 0) return NULL;
     PyArrayObject *a = (PyArrayObject *)PyArray_FROM_O(actions);
@@ -463,7 +472,7 @@ static PyObject *vec_step(Vec *self, PyObject *actions) {
     if (ended && !bad) {
         bad = PyDict_SetItemString(infos, "final_obs", self->final_obs) < 0 ||
               PyDict_SetItemString(infos, "_final_obs", self->done) < 0 ||
-              PyDict_SetItemString(infos, "episode", self->episode) < 0 ||
+              set_copy(infos, "episode", self->episode) < 0 ||
               PyDict_SetItemString(infos, "_episode", self->done) < 0;
     }
     if (!bad && self->copy) { /* fresh arrays everywhere, nested dict included */

@@ -316,3 +316,22 @@ def test_plugin_envs():
     result = skinner.train("GridWorld-v0", total_steps=200_000, threads=1, seed=1,
                            stop_when_solved=True)
     assert result["solved"]
+
+
+def test_each_step_has_its_own_infos():
+    with skinner.make("CartPole-v1", num_envs=64, seed=1) as env:
+        env.reset()
+        rng = np.random.default_rng(0)
+        ended = []
+        for _ in range(300):
+            infos = env.step(rng.integers(0, 2, 64))[4]
+            if "episode" in infos:
+                ended.append(infos)
+                infos["episode"].pop("l")  # what one caller does to its dict
+                infos.pop("final_obs")
+        assert len(ended) > 2
+        assert "l" not in ended[0]["episode"]
+        infos = env.step(np.zeros(64, np.int32))[4]
+        while "episode" not in infos:
+            infos = env.step(np.zeros(64, np.int32))[4]
+        assert set(infos["episode"]) == {"r", "l"} and "final_obs" in infos
