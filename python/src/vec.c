@@ -269,6 +269,47 @@ static int load_discrete(Vec *self, PyArrayObject *a) {
     } else {
         Py_INCREF(c);
     }
+    int status = 0;
+    if (H == 1 && !self->mask_size) {
+        /* the fast path: copy and check in one vectorised pass; what is checked
+         * is what was written, so the source changing meanwhile is harmless */
+        uint32_t n = (uint32_t)space->head_sizes[0];
+        int ok = 1;
+        if (type == NPY_INT32) {
+            const int32_t *restrict src = PyArray_DATA(c);
+            for (size_t k = 0; k < count; k++) {
+                int32_t v = src[k];
+                dst[k] = v;
+                ok &= (uint32_t)v < n;
+            }
+        } else {
+            const int64_t *restrict src = PyArray_DATA(c);
+            for (size_t k = 0; k < count; k++) {
+                int64_t v = src[k];
+                dst[k] = (int32_t)v;
+                ok &= (uint64_t)v < n;
+            }
+        }
+        if (!ok) {
+            const char *data = PyArray_DATA(c);
+            for (size_t k = 0; k < count; k++) {
+                int64_t v = type == NPY_INT32 ? ((const int32_t *)data)[k]
+                                              : ((const int64_t *)data)[k];
+                if (v < 0 || v >= (int64_t)n) {
+                    PyErr_Format(PyExc_ValueError,
+                                 "action %lld of env %zu is out of range (expected 0 <= action "
+                                 "< %u)",
+                                 (long long)v, k, n);
+                    break;
+                }
+            }
+            if (!PyErr_Occurred()) /* it changed under us: say so rather than step */
+                PyErr_SetString(PyExc_RuntimeError, "the actions changed while being read");
+            status = -1;
+        }
+        Py_DECREF(c);
+        return status;
+    }
     if (type == NPY_INT32) {
         memcpy(dst, PyArray_DATA(c), count * sizeof(int32_t));
     } else {
@@ -281,30 +322,15 @@ static int load_discrete(Vec *self, PyArrayObject *a) {
         for (size_t k = 0; wide && k < count; k++)
             if (src[k] != (int64_t)dst[k]) { /* beyond int32: out of every head's range */
                 PyErr_Format(PyExc_ValueError,
-                             "action %lld of env %zu is out of range (expected 0 <= action < %d)",
-                             (long long)src[k], k / (size_t)H, space->head_sizes[k % (size_t)H]);
+                             "action %lld of env %zu, head %zu is out of range (expected 0 <= "
+                             "action < %d)",
+                             (long long)src[k], k / (size_t)H, k % (size_t)H,
+                             space->head_sizes[k % (size_t)H]);
                 Py_DECREF(c);
                 return -1;
             }
     }
     Py_DECREF(c);
-    int status = 0;
-    if (H == 1 && !self->mask_size) { /* the fast path: one vectorised pass */
-        uint32_t n = (uint32_t)space->head_sizes[0];
-        int ok = 1;
-        for (size_t k = 0; k < count; k++) ok &= (uint32_t)dst[k] < n;
-        if (!ok) {
-            for (size_t k = 0; k < count; k++)
-                if ((uint32_t)dst[k] >= n) {
-                    PyErr_Format(PyExc_ValueError,
-                                 "action %d of env %zu is out of range (expected 0 <= action < %u)",
-                                 dst[k], k, n);
-                    break;
-                }
-            status = -1;
-        }
-        return status;
-    }
     for (int i = 0; i < N && status == 0; i++) {
         const int32_t *row = dst + (size_t)i * (size_t)H;
         for (int h = 0; h < H; h++)
