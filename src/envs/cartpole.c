@@ -3,6 +3,16 @@
  * explicit Euler with tau = 0.02, termination at |x| > 2.4 or |theta| > 12
  * degrees, reward +1 on every step including the terminating one, reset state
  * U(-0.05, 0.05) in each coordinate, truncation after 500 steps.
+ *
+ * env.observe = positions (and CartPole-P-v1, which fixes it) hides the velocities, a task that
+ * needs memory: the observation (x, x_dot, theta, theta_dot) is written as (x, 0, theta, 0),
+ * final_obs too, while the state, dynamics, rewards and termination stay the full env's. The
+ * velocities are zeroed rather than dropped so that obs_size stays 4 and a policy keeps its
+ * shape across the two envs. Every path that writes observations zeroes them there: reset and
+ * the scalar reference test the flag per env; each vector loop is compiled once per value, as a
+ * function of its own (the *_full and *_positions pairs below), chosen once per call: inlined
+ * into one function, the two variants share their hoisted constants and the AVX-512 loop spills
+ * some; apart, each loop compiles as it would alone.
  */
 #include "cartpole.h"
 #include "soa.h"
@@ -73,15 +83,22 @@ static const sk_soa_field g_fields32[] = {
 #define NUM_FIELDS32 ((int)(sizeof g_fields32 / sizeof g_fields32[0]))
 
 static const char *const g_precision_names[] = {"float64", "float32", NULL};
+/* env.observe's values on CartPole-v1, and the only one CartPole-P-v1 accepts. */
+static const char *const g_observe_names[] = {"full", "positions", NULL};
+static const char *const g_observe_positions[] = {"positions", NULL};
 
 static const sk_soa_field *fields_of(sk_cartpole_precision precision, int *num_fields) {
     *num_fields = precision == SK_CARTPOLE_FLOAT32 ? NUM_FIELDS32 : NUM_FIELDS;
     return precision == SK_CARTPOLE_FLOAT32 ? g_fields32 : g_fields;
 }
 
-static sk_status cartpole_create(void **out, int num_envs, const sk_config *cfg) {
-    int precision;
+/* observe_choices: env.observe's accepted values, the first the default. */
+static sk_status create_observing(void **out, int num_envs, const sk_config *cfg,
+                                  const char *const *observe_choices) {
+    int precision, observe;
     sk_status status = sk_cfg_choice(cfg, "env.precision", "float64", g_precision_names, &precision);
+    if (status != SK_OK) return status;
+    status = sk_cfg_choice(cfg, "env.observe", observe_choices[0], observe_choices, &observe);
     if (status != SK_OK) return status;
     int num_fields;
     const sk_soa_field *fields = fields_of((sk_cartpole_precision)precision, &num_fields);
@@ -89,8 +106,17 @@ static sk_status cartpole_create(void **out, int num_envs, const sk_config *cfg)
     if (!s) return SK_ERR_NOMEM;
     s->num_envs = num_envs;
     s->precision = (sk_cartpole_precision)precision;
+    s->observe_positions = strcmp(observe_choices[observe], "positions") == 0;
     *out = s;
     return SK_OK;
+}
+
+static sk_status cartpole_create(void **out, int num_envs, const sk_config *cfg) {
+    return create_observing(out, num_envs, cfg, g_observe_names);
+}
+
+static sk_status cartpole_p_create(void **out, int num_envs, const sk_config *cfg) {
+    return create_observing(out, num_envs, cfg, g_observe_positions);
 }
 
 static void cartpole_destroy(void *state) {
@@ -102,9 +128,9 @@ static void cartpole_destroy(void *state) {
 
 static inline void write_obs(const sk_cartpole_state *s, float *obs, int i) {
     obs[0] = (float)s->x[i];
-    obs[1] = (float)s->x_dot[i];
+    obs[1] = s->observe_positions ? 0.0f : (float)s->x_dot[i];
     obs[2] = (float)s->theta[i];
-    obs[3] = (float)s->theta_dot[i];
+    obs[3] = s->observe_positions ? 0.0f : (float)s->theta_dot[i];
 }
 
 static inline void reset_one(sk_cartpole_state *s, int i) {
@@ -118,9 +144,9 @@ static inline void reset_one(sk_cartpole_state *s, int i) {
 
 static inline void write_obs32(const sk_cartpole_state *s, float *obs, int i) {
     obs[0] = s->x32[i];
-    obs[1] = s->x_dot32[i];
+    obs[1] = s->observe_positions ? 0.0f : s->x_dot32[i];
     obs[2] = s->theta32[i];
-    obs[3] = s->theta_dot32[i];
+    obs[3] = s->observe_positions ? 0.0f : s->theta_dot32[i];
 }
 
 /* Two draws of the env's splitmix64 stream give four 24-bit uniforms, one per coordinate. */
@@ -272,7 +298,10 @@ static bool thetas_in_vector_range(const double *theta, int lo, int hi) {
     return outside == 0;
 }
 
-static void step_vector(sk_cartpole_state *s, const sk_env_io *io, int lo, int hi) {
+/* The float64 vector step of envs lo..hi-1; the velocities observed as 0 when `positions`. */
+static inline __attribute__((always_inline)) void step_vector(sk_cartpole_state *s,
+                                                              const sk_env_io *io, int lo, int hi,
+                                                              bool positions) {
     double *restrict xs = s->x, *restrict x_dots = s->x_dot;
     double *restrict thetas = s->theta, *restrict theta_dots = s->theta_dot;
     const int32_t *restrict actions = io->actions;
@@ -291,9 +320,9 @@ static void step_vector(sk_cartpole_state *s, const sk_env_io *io, int lo, int h
     float *restrict obs = io->obs;
     for (int i = lo; i < hi; i++) {
         obs[(size_t)i * OBS_SIZE + 0] = (float)xs[i];
-        obs[(size_t)i * OBS_SIZE + 1] = (float)x_dots[i];
+        obs[(size_t)i * OBS_SIZE + 1] = positions ? 0.0f : (float)x_dots[i];
         obs[(size_t)i * OBS_SIZE + 2] = (float)thetas[i];
-        obs[(size_t)i * OBS_SIZE + 3] = (float)theta_dots[i];
+        obs[(size_t)i * OBS_SIZE + 3] = positions ? 0.0f : (float)theta_dots[i];
     }
     int32_t *restrict elapsed = s->elapsed;
     float *restrict returns = s->episode_return, *restrict rewards = io->rewards;
@@ -315,6 +344,16 @@ static void step_vector(sk_cartpole_state *s, const sk_env_io *io, int lo, int h
     if (ended) finish_episodes(s, io, lo, hi);
 }
 
+static __attribute__((noinline)) void step_vector_full(sk_cartpole_state *s, const sk_env_io *io,
+                                                       int lo, int hi) {
+    step_vector(s, io, lo, hi, false);
+}
+
+static __attribute__((noinline)) void step_vector_positions(sk_cartpole_state *s,
+                                                            const sk_env_io *io, int lo, int hi) {
+    step_vector(s, io, lo, hi, true);
+}
+
 /*
  * float32 precision (env.precision = float32): the same equations in float, 16 envs to an
  * AVX-512 vector, with the constant factors folded (see FORCE_PER_MASS_F), and sin and cos from
@@ -323,11 +362,12 @@ static void step_vector(sk_cartpole_state *s, const sk_env_io *io, int lo, int h
  * counters, flags); the few envs whose episode ended are then found through a bitmask and
  * reset. tests/test_cartpole_f32.c bounds the difference from Gymnasium's float64 transitions.
  */
-/* One float32 step of envs lo..hi-1; libm's sinf and cosf when `libm`, else the kernels.
- * Inlined into its two callers so that the kernel one is a single vector loop. */
+/* One float32 step of envs lo..hi-1; libm's sinf and cosf when `libm`, else the kernels; the
+ * velocities observed as 0 when `positions`. Inlined into its callers, with constant flags, so
+ * that each kernel variant is a single vector loop. */
 static inline __attribute__((always_inline)) void step32(sk_cartpole_state *s,
                                                          const sk_env_io *io, int lo, int hi,
-                                                         bool libm) {
+                                                         bool libm, bool positions) {
     float *restrict xs = s->x32, *restrict x_dots = s->x_dot32;
     float *restrict thetas = s->theta32, *restrict theta_dots = s->theta_dot32;
     int32_t *restrict elapsed = s->elapsed;
@@ -352,9 +392,9 @@ static inline __attribute__((always_inline)) void step32(sk_cartpole_state *s,
         thetas[i] = theta;
         theta_dots[i] = theta_dot;
         obs[(size_t)i * OBS_SIZE + 0] = x;
-        obs[(size_t)i * OBS_SIZE + 1] = x_dot;
+        obs[(size_t)i * OBS_SIZE + 1] = positions ? 0.0f : x_dot;
         obs[(size_t)i * OBS_SIZE + 2] = theta;
-        obs[(size_t)i * OBS_SIZE + 3] = theta_dot;
+        obs[(size_t)i * OBS_SIZE + 3] = positions ? 0.0f : theta_dot;
     }
     /* GCC 12 leaves the step loop scalar ("no vectype for stmt") if it also stores the
      * counters, rewards or byte flags, so those are passes of their own over cached arrays. */
@@ -372,12 +412,35 @@ static inline __attribute__((always_inline)) void step32(sk_cartpole_state *s,
     finish_episodes(s, io, lo, hi);
 }
 
+static __attribute__((noinline)) void step32_libm_full(sk_cartpole_state *s, const sk_env_io *io,
+                                                       int lo, int hi) {
+    step32(s, io, lo, hi, true, false);
+}
+
+static __attribute__((noinline)) void step32_libm_positions(sk_cartpole_state *s,
+                                                            const sk_env_io *io, int lo, int hi) {
+    step32(s, io, lo, hi, true, true);
+}
+
+static __attribute__((noinline)) void step32_kernels_full(sk_cartpole_state *s,
+                                                          const sk_env_io *io, int lo, int hi) {
+    step32(s, io, lo, hi, false, false);
+}
+
+static __attribute__((noinline)) void step32_kernels_positions(sk_cartpole_state *s,
+                                                               const sk_env_io *io, int lo,
+                                                               int hi) {
+    step32(s, io, lo, hi, false, true);
+}
+
 static void step32_libm(sk_cartpole_state *s, const sk_env_io *io, int lo, int hi) {
-    step32(s, io, lo, hi, true);
+    if (s->observe_positions) step32_libm_positions(s, io, lo, hi);
+    else step32_libm_full(s, io, lo, hi);
 }
 
 static void step32_kernels(sk_cartpole_state *s, const sk_env_io *io, int lo, int hi) {
-    step32(s, io, lo, hi, false);
+    if (s->observe_positions) step32_kernels_positions(s, io, lo, hi);
+    else step32_kernels_full(s, io, lo, hi);
 }
 
 /* Envs per chunk: all of a chunk's arrays (~60 B an env) stay in L1 from its step to its resets. */
@@ -404,10 +467,13 @@ static void finish_listed32(sk_cartpole_state *s, const sk_env_io *io, const int
 
 /* The float32 step of envs lo..lo+16*groups-1 on 16 AVX-512 lanes, everything in one pass: the
  * physics in step32's operation order (no contraction, so every lane rounds as the portable
- * loops do and the results are bit-identical), the interleaved observations, counters, rewards,
- * flags, and the indices of the envs that ended, compressed into `ended`. Returns their count. */
-static int step32_avx512(sk_cartpole_state *s, const sk_env_io *io, int lo, int groups,
-                         int32_t *ended) {
+ * loops do and the results are bit-identical), the interleaved observations (velocities as 0
+ * when `positions`), counters, rewards, flags, and the indices of the envs that ended,
+ * compressed into `ended`. Returns their count. */
+static inline __attribute__((always_inline)) int step32_avx512(sk_cartpole_state *s,
+                                                               const sk_env_io *io, int lo,
+                                                               int groups, int32_t *ended,
+                                                               bool positions) {
     const __m512 pos_force = _mm512_set1_ps(FORCE_PER_MASS_F), neg_force = _mm512_set1_ps(-FORCE_PER_MASS_F);
     const __m512 s1 = _mm512_set1_ps(-1.6666654611e-1f), s2 = _mm512_set1_ps(8.3321608736e-3f),
                  s3 = _mm512_set1_ps(-1.9515295891e-4f);
@@ -482,9 +548,12 @@ static int step32_avx512(sk_cartpole_state *s, const sk_env_io *io, int lo, int 
             _mm512_storeu_ps(s->theta32 + i, theta[u]);
             _mm512_storeu_ps(s->theta_dot32 + i, theta_dot[u]);
             float *obs = io->obs + (size_t)i * OBS_SIZE;
+            /* hidden velocities: the permute takes them from a zero vector */
+            __m512 x_dot_obs = positions ? _mm512_setzero_ps() : x_dot[u];
+            __m512 theta_dot_obs = positions ? _mm512_setzero_ps() : theta_dot[u];
             for (int j = 0; j < 4; j++) {
-                __m512 xs = _mm512_permutex2var_ps(x[u], pair_idx[j], x_dot[u]);
-                __m512 ts = _mm512_permutex2var_ps(theta[u], pair_idx[j], theta_dot[u]);
+                __m512 xs = _mm512_permutex2var_ps(x[u], pair_idx[j], x_dot_obs);
+                __m512 ts = _mm512_permutex2var_ps(theta[u], pair_idx[j], theta_dot_obs);
                 _mm512_storeu_ps(obs + 16 * j, _mm512_mask_blend_ps(0xcccc, xs, ts));
             }
             __m512i elapsed = _mm512_add_epi32(_mm512_loadu_si512(s->elapsed + i), ones);
@@ -512,8 +581,12 @@ static int step32_avx512(sk_cartpole_state *s, const sk_env_io *io, int lo, int 
 #endif
 
 /* The float32 step at the kernels' range: chunk by chunk, each through the whole step and its
- * resets while it is in L1; a chunk with some |theta| past the kernels' range takes libm. */
-static void step32_chunked(sk_cartpole_state *s, const sk_env_io *io, int lo, int hi, bool simd) {
+ * resets while it is in L1; a chunk with some |theta| past the kernels' range takes libm. The
+ * velocities observed as 0 when `positions`. */
+static inline __attribute__((always_inline)) void step32_chunked(sk_cartpole_state *s,
+                                                                 const sk_env_io *io, int lo,
+                                                                 int hi, bool simd,
+                                                                 bool positions) {
     for (int c = lo; c < hi; c += CHUNK32) {
         int e = hi - c < CHUNK32 ? hi : c + CHUNK32;
         if (!sk_vrangef_ok(s->theta32, c, e, SK_VMATHF_KERNEL_BOUND)) {
@@ -524,22 +597,42 @@ static void step32_chunked(sk_cartpole_state *s, const sk_env_io *io, int lo, in
         if (simd) {
             int32_t ended[CHUNK32 + 16];
             int groups = (e - c) / 16;
-            finish_listed32(s, io, ended, step32_avx512(s, io, c, groups, ended));
+            finish_listed32(s, io, ended, step32_avx512(s, io, c, groups, ended, positions));
             if (c + 16 * groups < e) step32_kernels(s, io, c + 16 * groups, e);
             continue;
         }
 #endif
         (void)simd;
+        (void)positions;
         step32_kernels(s, io, c, e);
     }
+}
+
+static __attribute__((noinline)) void step32_chunked_full(sk_cartpole_state *s,
+                                                          const sk_env_io *io, int lo, int hi,
+                                                          bool simd) {
+    step32_chunked(s, io, lo, hi, simd, false);
+}
+
+static __attribute__((noinline)) void step32_chunked_positions(sk_cartpole_state *s,
+                                                               const sk_env_io *io, int lo,
+                                                               int hi, bool simd) {
+    step32_chunked(s, io, lo, hi, simd, true);
+}
+
+static void step32_chunked_observing(sk_cartpole_state *s, const sk_env_io *io, int lo, int hi,
+                                     bool simd) {
+    if (s->observe_positions) step32_chunked_positions(s, io, lo, hi, simd);
+    else step32_chunked_full(s, io, lo, hi, simd);
 }
 
 static void cartpole_step(void *state, const sk_env_io *io, int lo, int hi) {
     sk_cartpole_state *s = state;
     if (s->precision == SK_CARTPOLE_FLOAT32) {
-        step32_chunked(s, io, lo, hi, true);
+        step32_chunked_observing(s, io, lo, hi, true);
     } else if (thetas_in_vector_range(s->theta, lo, hi)) {
-        step_vector(s, io, lo, hi);
+        if (s->observe_positions) step_vector_positions(s, io, lo, hi);
+        else step_vector_full(s, io, lo, hi);
     } else {
         sk_cartpole_step_reference(state, io, lo, hi);
     }
@@ -547,7 +640,7 @@ static void cartpole_step(void *state, const sk_env_io *io, int lo, int hi) {
 
 void sk_cartpole_step_portable(void *state, const sk_env_io *io, int lo, int hi) {
     sk_cartpole_state *s = state;
-    if (s->precision == SK_CARTPOLE_FLOAT32) step32_chunked(s, io, lo, hi, false);
+    if (s->precision == SK_CARTPOLE_FLOAT32) step32_chunked_observing(s, io, lo, hi, false);
     else cartpole_step(state, io, lo, hi);
 }
 
@@ -561,21 +654,34 @@ static const sk_env_extras cartpole_extras = {
     .preset = "cartpole",
 };
 
+static const sk_env_extras cartpole_p_extras = {
+    .preset = "cartpole_p",
+};
+
+/* What CartPole-v1 and CartPole-P-v1 share: spaces, limits, threshold, log and functions. */
+#define CARTPOLE_TABLE                                                                             \
+    .obs_size = OBS_SIZE,                                                                          \
+    .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {2}},                \
+    .mask_size = 0, .max_episode_steps = MAX_EPISODE_STEPS, .solved_threshold = 475.0,            \
+    .num_log_fields = 2, .log_names = {"episode_return", "episode_length"},                        \
+    .state_arrays = cartpole_state_arrays, .destroy = cartpole_destroy, .reset = cartpole_reset,  \
+    .step = cartpole_step
+
 const sk_env_def sk_env_cartpole = {
     .id = "CartPole-v1",
     .alias = "cartpole",
     .summary = "balance a pole on a cart by pushing it left or right",
-    .obs_size = OBS_SIZE,
-    .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {2}},
-    .mask_size = 0,
-    .max_episode_steps = MAX_EPISODE_STEPS,
-    .solved_threshold = 475.0,
-    .num_log_fields = 2,
-    .log_names = {"episode_return", "episode_length"},
     .create = cartpole_create,
-    .state_arrays = cartpole_state_arrays,
-    .destroy = cartpole_destroy,
-    .reset = cartpole_reset,
-    .step = cartpole_step,
     .extras = &cartpole_extras,
+    CARTPOLE_TABLE,
+};
+
+/* CartPole-v1 with env.observe = positions fixed: only create (and the preset) differ. */
+const sk_env_def sk_env_cartpole_p = {
+    .id = "CartPole-P-v1",
+    .alias = "cartpole-p",
+    .summary = "CartPole-v1 with the velocities observed as 0: balancing needs memory",
+    .create = cartpole_p_create,
+    .extras = &cartpole_p_extras,
+    CARTPOLE_TABLE,
 };

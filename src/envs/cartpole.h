@@ -1,4 +1,5 @@
-/* CartPole-v1, exposed for tests that set states directly. */
+/* CartPole-v1 and CartPole-P-v1 (its velocities hidden), exposed for tests that set states
+ * directly. */
 #ifndef SK_CARTPOLE_H
 #define SK_CARTPOLE_H
 
@@ -13,6 +14,7 @@ typedef enum sk_cartpole_precision { SK_CARTPOLE_FLOAT64, SK_CARTPOLE_FLOAT32 } 
 typedef struct sk_cartpole_state {
     int num_envs;
     sk_cartpole_precision precision;
+    bool observe_positions; /* env.observe = positions: obs velocities written as 0 */
     double *x, *x_dot, *theta, *theta_dot;     /* (num_envs) float64 */
     float *episode_return;                     /* (num_envs) float64 */
     float *x32, *x_dot32, *theta32, *theta_dot32; /* (num_envs) float32 */
@@ -21,6 +23,8 @@ typedef struct sk_cartpole_state {
 } sk_cartpole_state;
 
 extern const sk_env_def sk_env_cartpole;
+/* CartPole-v1 with env.observe = positions fixed (a value other than positions is refused). */
+extern const sk_env_def sk_env_cartpole_p;
 
 /* The scalar reference step (libm sin/cos, one env at a time) that the vector
  * path of sk_env_cartpole.step is tested against. At env.precision = float32 it

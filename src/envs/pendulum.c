@@ -5,6 +5,11 @@
  * the new speed clipped to [-8, 8] before it moves the angle; reward = -cost; never
  * terminates; truncation after 200 steps; reset theta ~ U(-pi, pi), theta_dot ~ U(-1, 1).
  * The observation is (cos theta, sin theta, theta_dot) rounded to float32.
+ *
+ * env.observe = positions (and Pendulum-P-v1, which fixes it) hides the angular velocity, a
+ * task that needs memory: the observation is written as (cos theta, sin theta, 0), final_obs
+ * too, while the state, dynamics and rewards stay the full env's. The velocity is zeroed rather
+ * than dropped so that obs_size stays 3 and a policy keeps its shape across the two envs.
  */
 #include "pendulum.h"
 #include "soa.h"
@@ -14,6 +19,7 @@
 #include "../core/vmath.h"
 
 #include <math.h>
+#include <string.h>
 
 /* Gymnasium's constants (gymnasium/envs/classic_control/pendulum.py). */
 #define DEFAULT_GRAVITY 10.0
@@ -39,17 +45,35 @@ static const sk_soa_field g_fields[] = {
 };
 #define NUM_FIELDS ((int)(sizeof g_fields / sizeof g_fields[0]))
 
-static sk_status pendulum_create(void **out, int num_envs, const sk_config *cfg) {
+/* env.observe's values on Pendulum-v1, and the only one Pendulum-P-v1 accepts. */
+static const char *const g_observe_names[] = {"full", "positions", NULL};
+static const char *const g_observe_positions[] = {"positions", NULL};
+
+/* observe_choices: env.observe's accepted values, the first the default. */
+static sk_status create_observing(void **out, int num_envs, const sk_config *cfg,
+                                  const char *const *observe_choices) {
     double gravity;
+    int observe;
     /* Gymnasium's make("Pendulum-v1", g=...); any positive gravity is a valid pendulum */
     sk_status status = sk_cfg_double(cfg, "env.g", DEFAULT_GRAVITY, 0.0, 1000.0, &gravity);
+    if (status != SK_OK) return status;
+    status = sk_cfg_choice(cfg, "env.observe", observe_choices[0], observe_choices, &observe);
     if (status != SK_OK) return status;
     sk_pendulum_state *s = sk_soa_create(sizeof *s, g_fields, NUM_FIELDS, num_envs, "Pendulum");
     if (!s) return SK_ERR_NOMEM;
     s->num_envs = num_envs;
     s->gravity = gravity;
+    s->observe_positions = strcmp(observe_choices[observe], "positions") == 0;
     *out = s;
     return SK_OK;
+}
+
+static sk_status pendulum_create(void **out, int num_envs, const sk_config *cfg) {
+    return create_observing(out, num_envs, cfg, g_observe_names);
+}
+
+static sk_status pendulum_p_create(void **out, int num_envs, const sk_config *cfg) {
+    return create_observing(out, num_envs, cfg, g_observe_positions);
 }
 
 static void pendulum_destroy(void *state) { sk_soa_destroy(state, g_fields, NUM_FIELDS); }
@@ -57,7 +81,7 @@ static void pendulum_destroy(void *state) { sk_soa_destroy(state, g_fields, NUM_
 static inline void write_obs(const sk_pendulum_state *s, float *obs, int i) {
     obs[0] = (float)cos(s->theta[i]);
     obs[1] = (float)sin(s->theta[i]);
-    obs[2] = (float)s->theta_dot[i];
+    obs[2] = s->observe_positions ? 0.0f : (float)s->theta_dot[i];
 }
 
 /* Gymnasium draws uniform(low=[-pi, -1], high=[pi, 1]): theta first, then theta_dot. */
@@ -154,7 +178,12 @@ void sk_pendulum_step_reference(void *state, const sk_env_io *io, int lo, int hi
  */
 #define VECTOR_THETA_LIMIT (SK_VMATH_BOUND - MAX_SPEED * DT)
 
-static void step_vector(sk_pendulum_state *s, const sk_env_io *io, int lo, int hi) {
+/* The vector step of envs lo..hi-1; theta_dot observed as 0 when `positions`. Compiled once
+ * per value, each a function of its own (below), so the full observation's loops compile as
+ * they would alone. */
+static inline __attribute__((always_inline)) void step_vector(sk_pendulum_state *s,
+                                                              const sk_env_io *io, int lo, int hi,
+                                                              bool positions) {
     const double gravity_coef = 3.0 * s->gravity / (2.0 * LENGTH);
     double *restrict thetas = s->theta, *restrict theta_dots = s->theta_dot;
     double *restrict returns = s->episode_return;
@@ -176,7 +205,7 @@ static void step_vector(sk_pendulum_state *s, const sk_env_io *io, int lo, int h
         sk_vsincos(thetas[i], &sin_theta, &cos_theta);
         obs[(size_t)i * OBS_SIZE + 0] = (float)cos_theta;
         obs[(size_t)i * OBS_SIZE + 1] = (float)sin_theta;
-        obs[(size_t)i * OBS_SIZE + 2] = (float)theta_dots[i];
+        obs[(size_t)i * OBS_SIZE + 2] = positions ? 0.0f : (float)theta_dots[i];
     }
     int32_t *restrict elapsed = s->elapsed;
     for (int i = lo; i < hi; i++) elapsed[i] += 1;
@@ -191,10 +220,24 @@ static void step_vector(sk_pendulum_state *s, const sk_env_io *io, int lo, int h
     if (ended) finish_episodes(s, io, lo, hi);
 }
 
+static __attribute__((noinline)) void step_vector_full(sk_pendulum_state *s, const sk_env_io *io,
+                                                       int lo, int hi) {
+    step_vector(s, io, lo, hi, false);
+}
+
+static __attribute__((noinline)) void step_vector_positions(sk_pendulum_state *s,
+                                                            const sk_env_io *io, int lo, int hi) {
+    step_vector(s, io, lo, hi, true);
+}
+
 static void pendulum_step(void *state, const sk_env_io *io, int lo, int hi) {
     sk_pendulum_state *s = state;
-    if (sk_vrange_ok(s->theta, lo, hi, VECTOR_THETA_LIMIT)) step_vector(s, io, lo, hi);
-    else sk_pendulum_step_reference(state, io, lo, hi);
+    if (!sk_vrange_ok(s->theta, lo, hi, VECTOR_THETA_LIMIT))
+        sk_pendulum_step_reference(state, io, lo, hi);
+    else if (s->observe_positions)
+        step_vector_positions(s, io, lo, hi);
+    else
+        step_vector_full(s, io, lo, hi);
 }
 
 static int pendulum_state_arrays(void *state, sk_env_array *arrays) {
@@ -205,24 +248,35 @@ static const sk_env_extras pendulum_extras = {
     .preset = "pendulum",
 };
 
+static const sk_env_extras pendulum_p_extras = {
+    .preset = "pendulum_p",
+};
+
+/* What Pendulum-v1 and Pendulum-P-v1 share: spaces, limits, threshold, log and functions. */
+#define PENDULUM_TABLE                                                                             \
+    .obs_size = OBS_SIZE,                                                                          \
+    .action_space = {.kind = SK_SPACE_CONTINUOUS, .dim = 1, .low = {(float)-MAX_TORQUE},           \
+                     .high = {(float)MAX_TORQUE}},                                                 \
+    .mask_size = 0, .max_episode_steps = MAX_EPISODE_STEPS, .solved_threshold = -200.0,           \
+    .num_log_fields = 2, .log_names = {"episode_return", "episode_length"},                        \
+    .state_arrays = pendulum_state_arrays, .destroy = pendulum_destroy, .reset = pendulum_reset,  \
+    .step = pendulum_step
+
 const sk_env_def sk_env_pendulum = {
     .id = "Pendulum-v1",
     .alias = "pendulum",
     .summary = "swing a torque-limited pendulum upright and hold it there",
-    .obs_size = OBS_SIZE,
-    .action_space = {.kind = SK_SPACE_CONTINUOUS,
-                     .dim = 1,
-                     .low = {(float)-MAX_TORQUE},
-                     .high = {(float)MAX_TORQUE}},
-    .mask_size = 0,
-    .max_episode_steps = MAX_EPISODE_STEPS,
-    .solved_threshold = -200.0,
-    .num_log_fields = 2,
-    .log_names = {"episode_return", "episode_length"},
     .create = pendulum_create,
-    .state_arrays = pendulum_state_arrays,
-    .destroy = pendulum_destroy,
-    .reset = pendulum_reset,
-    .step = pendulum_step,
     .extras = &pendulum_extras,
+    PENDULUM_TABLE,
+};
+
+/* Pendulum-v1 with env.observe = positions fixed: only create (and the preset) differ. */
+const sk_env_def sk_env_pendulum_p = {
+    .id = "Pendulum-P-v1",
+    .alias = "pendulum-p",
+    .summary = "Pendulum-v1 with the angular velocity observed as 0: needs memory",
+    .create = pendulum_p_create,
+    .extras = &pendulum_p_extras,
+    PENDULUM_TABLE,
 };

@@ -1,4 +1,5 @@
-/* Pendulum-v1, exposed for tests that set states directly. */
+/* Pendulum-v1 and Pendulum-P-v1 (its velocity hidden), exposed for tests that set states
+ * directly. */
 #ifndef SK_PENDULUM_H
 #define SK_PENDULUM_H
 
@@ -9,6 +10,7 @@
 typedef struct sk_pendulum_state {
     int num_envs;
     double gravity;              /* env.g, Gymnasium's g (default 10.0) */
+    bool observe_positions;      /* env.observe = positions: obs theta_dot written as 0 */
     double *theta, *theta_dot;   /* (num_envs) angle from upright (rad), angular speed (rad/s) */
     int32_t *elapsed;            /* (num_envs) steps in the current episode */
     double *episode_return;      /* (num_envs) summed in double, as Gymnasium's float64 rewards */
@@ -16,6 +18,8 @@ typedef struct sk_pendulum_state {
 } sk_pendulum_state;
 
 extern const sk_env_def sk_env_pendulum;
+/* Pendulum-v1 with env.observe = positions fixed (a value other than positions is refused). */
+extern const sk_env_def sk_env_pendulum_p;
 
 /* The scalar reference step (libm sin, cos and fmod, one env at a time) that the vector path of
  * sk_env_pendulum.step is tested against, and falls back to when an angle is beyond

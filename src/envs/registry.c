@@ -19,17 +19,19 @@
 #include <string.h>
 #include <strings.h>
 
-#define NUM_BUILTIN_ENVS 7
+#define NUM_BUILTIN_ENVS 9
 #define PLUGIN_SEPARATOR ".so:"
 
 /* Entries are only ever appended, under g_lock, into slots that were NULL, so
  * a list read by sk_env_list stays NULL-terminated. */
 static const sk_env_def *g_envs[NUM_BUILTIN_ENVS + SK_MAX_REGISTERED_ENVS + 1] = {
     &sk_env_cartpole,
+    &sk_env_cartpole_p,
     &sk_env_acrobot,
     &sk_env_mountaincar,
     &sk_env_mountaincar_continuous,
     &sk_env_pendulum,
+    &sk_env_pendulum_p,
     &sk_env_prover,
     &sk_env_morpho,
 };
