@@ -56,7 +56,8 @@ class BadShape(Counter):
 skinner.register("Counter-v0", Counter, max_episode_steps=4, reward_threshold=1.0)
 skinner.register("CounterRaises-v0", Raises, max_episode_steps=100)
 skinner.register("CounterBadShape-v0", BadShape, max_episode_steps=100)
-skinner.register("NumpyCartPole-v1", NumpyCartPole, max_episode_steps=500, reward_threshold=475.0)
+if "NumpyCartPole-v1" not in skinner.envs():  # test_train registers it too
+    skinner.register("NumpyCartPole-v1", NumpyCartPole, max_episode_steps=500, reward_threshold=475.0)
 
 
 def test_registered_like_a_built_in():
@@ -105,13 +106,7 @@ def test_autoreset_time_limit_and_episode_statistics():
         assert obs[0].tolist() == [2, 0]
 
 
-def test_exceptions_in_the_env_reach_python():
-    with skinner.make("CounterRaises-v0", num_envs=2, seed=0) as env:
-        env.reset()
-        env.step(np.zeros(2, np.int32))
-        env.step(np.zeros(2, np.int32))
-        with pytest.raises(RuntimeError, match="broke at step 3"):
-            env.step(np.zeros(2, np.int32))
+def test_bad_returns_and_threads_are_refused():
     with skinner.make("CounterBadShape-v0", num_envs=2, seed=0) as env:
         env.reset()
         with pytest.raises(ValueError, match=r"obs must have shape \(2, 2\)"):
@@ -135,7 +130,7 @@ def test_bench_calls_python_once_per_batch_step():
     assert r["steps"] == 64 * (CALLS["step"] - before) and r["steps"] > 0
 
 
-def test_after_an_exception_the_env_refuses_to_step_until_reset():
+def test_an_exception_reaches_python_then_the_env_refuses_to_step_until_reset():
     with skinner.make("CounterRaises-v0", num_envs=2, seed=0) as env:
         env.reset()
         env.step(np.zeros(2, np.int32))
