@@ -244,6 +244,7 @@ def train(env, config=None, run_dir=None, total_steps=None, seed=None, threads=N
         if not os.path.isfile(files[0]):
             raise FileNotFoundError(f"cannot resume '{run_dir}': no config.ini in it")
     else:
+        described = _core.describe(env)
         preset = _preset_path(env)
         if preset:
             files.append(preset)
@@ -251,7 +252,7 @@ def train(env, config=None, run_dir=None, total_steps=None, seed=None, threads=N
             files.append(os.fspath(config))
         elif config is not None:
             pairs += _pairs(config)
-        pairs.append(("env.id", _core.describe(env)["id"]))
+        pairs.append(("env.id", described["id"]))
         if run_dir is not None and os.path.isdir(run_dir) and os.listdir(run_dir) and not force:
             raise FileExistsError(f"run_dir '{run_dir}' exists and is not empty; give force=True "
                                   "to write into it, or another folder")

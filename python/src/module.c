@@ -58,44 +58,44 @@ const sk_env_def *skpy_find_env(const char *name) {
 
 /* ------------------------------------------------------ env exceptions */
 
-/* (type, value, traceback) or NULL. Per thread: a Python-defined env always
- * steps on the thread that called into skinner (one worker), so its error
- * belongs to that call and no other thread's loop sees it. */
+PyObject *skpy_error_fetch(void) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (!type) return NULL;
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb) PyException_SetTraceback(value, tb);
+    Py_DECREF(type);
+    Py_XDECREF(tb);
+    return value;
+}
+
+void skpy_error_restore(PyObject *exc) {
+    PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
+}
+
+/* The exception, or NULL. Per thread: a Python-defined env always steps on
+ * the thread that called into skinner (one worker), so its error belongs to
+ * that call and no other thread's loop sees it. */
 static _Thread_local PyObject *g_env_error;
 static _Thread_local sk_trainer *g_trainer;
 
 void skpy_set_trainer(sk_trainer *trainer) { g_trainer = trainer; }
 
 void skpy_env_error_set(void) {
-    PyObject *type, *value, *tb;
     if (!PyErr_Occurred()) PyErr_NoMemory(); /* a failure with no exception: out of memory */
-    PyErr_Fetch(&type, &value, &tb);
+    PyObject *exc = skpy_error_fetch();
     if (g_trainer) sk_trainer_abort(g_trainer); /* learn nothing from the failed rollout */
-    if (g_env_error) { /* the first one wins; later ones are consequences */
-        Py_XDECREF(type);
-        Py_XDECREF(value);
-        Py_XDECREF(tb);
-        return;
-    }
-    PyErr_NormalizeException(&type, &value, &tb);
-    if (tb && value) PyException_SetTraceback(value, tb);
-    g_env_error = Py_BuildValue("(NNN)", type, value ? value : Py_NewRef(Py_None),
-                                tb ? tb : Py_NewRef(Py_None));
+    if (g_env_error) Py_DECREF(exc); /* the first one wins; later ones are consequences */
+    else g_env_error = exc;
 }
 
 int skpy_env_error_pending(void) { return g_env_error != NULL; }
 
 int skpy_env_error_take(void) {
     if (!g_env_error) return 0;
-    PyObject *type = PyTuple_GET_ITEM(g_env_error, 0), *value = PyTuple_GET_ITEM(g_env_error, 1),
-             *tb = PyTuple_GET_ITEM(g_env_error, 2);
-    Py_INCREF(type);
-    Py_INCREF(value);
-    Py_INCREF(tb);
-    Py_CLEAR(g_env_error);
-    PyErr_Restore(type, value == Py_None ? NULL : value, tb == Py_None ? NULL : tb);
-    if (value == Py_None) Py_DECREF(value);
-    if (tb == Py_None) Py_DECREF(tb);
+    PyObject *exc = g_env_error;
+    g_env_error = NULL;
+    skpy_error_restore(exc);
     return -1;
 }
 

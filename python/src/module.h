@@ -29,6 +29,11 @@ sk_config *skpy_config_from_pairs(PyObject *pairs);
  * ValueError naming the known envs. */
 const sk_env_def *skpy_find_env(const char *name);
 
+/* The pending exception as one object (normalised, traceback attached; a new
+ * reference), or NULL; and setting it again (steals exc). */
+PyObject *skpy_error_fetch(void);
+void skpy_error_restore(PyObject *exc);
+
 /* An exception a Python-defined env raised inside a C loop, kept until the
  * loop returns (the first one wins); skpy_env_error_take re-raises it and
  * returns -1, or returns 0 when there is none. Called with the GIL held. */

@@ -156,8 +156,9 @@ static PyArrayObject *read_array(pyenv *e, PyObject *obj, int typenum, int width
 /* Calls inst.reset(seed, mask) and copies the masked rows' observations. */
 static int call_reset(pyenv *e, const sk_env_io *io, PyObject *seed, const uint8_t *rows) {
     PyObject *mask = Py_None;
-    if (rows) {
-        memcpy(PyArray_DATA((PyArrayObject *)e->mask), rows, (size_t)e->num_envs);
+    if (rows) { /* rows may already be the mask array's own data (autoreset) */
+        uint8_t *data = PyArray_DATA((PyArrayObject *)e->mask);
+        if (rows != data) memcpy(data, rows, (size_t)e->num_envs);
         mask = e->mask;
     }
     PyObject *obs = PyObject_CallMethod(e->inst, "reset", "(OO)", seed, mask);
@@ -304,15 +305,7 @@ static void step(void *state, const sk_env_io *io, int lo, int hi) {
         e->elapsed[i] = 0;
     }
     if (ended) {
-        uint8_t *rows = malloc((size_t)N);
-        if (!rows) {
-            PyErr_NoMemory();
-            status = -1;
-        } else {
-            memcpy(rows, done, (size_t)N);
-            status = call_reset(e, io, Py_None, rows);
-            free(rows);
-        }
+        status = call_reset(e, io, Py_None, done);
         if (status < 0) {
             skpy_env_error_set();
             fail_batch(e, io, 0, N, 1);

@@ -12,7 +12,7 @@
 
 typedef struct train_ctx {
     PyObject *callback; /* or NULL */
-    PyObject *error;    /* (type, value, tb) raised in the callback or by a signal */
+    PyObject *error;    /* the exception raised in the callback or by a signal */
     int64_t updates;
 } train_ctx;
 
@@ -28,18 +28,9 @@ static PyObject *stats_dict(const sk_update_stats *s) {
 }
 
 static void keep_error(train_ctx *ctx) {
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    PyErr_NormalizeException(&type, &value, &tb);
-    if (tb && value) PyException_SetTraceback(value, tb);
-    if (!ctx->error)
-        ctx->error = Py_BuildValue("(NNN)", type, value ? value : Py_NewRef(Py_None),
-                                   tb ? tb : Py_NewRef(Py_None));
-    else {
-        Py_XDECREF(type);
-        Py_XDECREF(value);
-        Py_XDECREF(tb);
-    }
+    PyObject *exc = skpy_error_fetch();
+    if (ctx->error) Py_XDECREF(exc); /* the first one is the cause */
+    else ctx->error = exc;
 }
 
 static bool on_update(const sk_update_stats *stats, void *user) {
@@ -194,11 +185,8 @@ PyObject *skpy_train(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (skpy_env_error_take() < 0) {
         Py_CLEAR(ctx.error);
     } else if (ctx.error) { /* the callback's exception, or KeyboardInterrupt */
-        PyObject *type = PyTuple_GET_ITEM(ctx.error, 0), *value = PyTuple_GET_ITEM(ctx.error, 1),
-                 *tb = PyTuple_GET_ITEM(ctx.error, 2);
-        PyErr_Restore(Py_NewRef(type), value == Py_None ? NULL : Py_NewRef(value),
-                      tb == Py_None ? NULL : Py_NewRef(tb));
-        Py_CLEAR(ctx.error);
+        skpy_error_restore(ctx.error);
+        ctx.error = NULL;
     } else if (status != SK_OK) {
         skpy_raise(status, sk_trainer_last_error(trainer));
     } else {
@@ -331,7 +319,7 @@ PyObject *skpy_bench(PyObject *self, PyObject *args, PyObject *kwargs) {
                                                          : (void *)b->actions_continuous;
             memcpy(dst, drawn + (size_t)(t++ % DRAWN) * batch, batch * sizeof(int32_t));
         }
-        for (int i = 0; !drawn && i < num_envs; i++) {
+        for (int i = 0; !drawn && i < num_envs; i++) { /* masked: draw among the allowed */
             int32_t *row = b->actions + (size_t)i * (size_t)space->num_heads;
             const uint8_t *mask = b->masks + (size_t)i * (size_t)env->mask_size;
             for (int tries = 0; tries < 64; tries++) {

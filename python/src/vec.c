@@ -398,13 +398,10 @@ static PyObject *out(Vec *self, PyObject *arr) {
 
 static PyObject *infos_after_reset(Vec *self) {
     PyObject *infos = PyDict_New();
-    if (infos && self->masks && PyDict_SetItemString(infos, "action_mask", self->masks) < 0)
-        Py_CLEAR(infos);
-    if (infos && self->copy && self->masks) {
-        PyObject *m = out(self, self->masks);
-        if (!m || PyDict_SetItemString(infos, "action_mask", m) < 0) Py_CLEAR(infos);
-        Py_XDECREF(m);
-    }
+    if (!infos || !self->masks) return infos;
+    PyObject *masks = out(self, self->masks);
+    if (!masks || PyDict_SetItemString(infos, "action_mask", masks) < 0) Py_CLEAR(infos);
+    Py_XDECREF(masks);
     return infos;
 }
 

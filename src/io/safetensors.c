@@ -399,7 +399,8 @@ const char *sk_st_meta_get(const sk_st_file *file, const char *key) {
     return cJSON_IsString(value) ? value->valuestring : NULL;
 }
 
-/* One "KEY":"xxxxxxxx" value in the header, or NULL. */
+/* Where the 8 hex digits of the value of KEY ("KEY":"0123abcd") start in
+ * the header, or NULL. */
 static char *checksum_value(char *header, size_t size, const char *key) {
     char needle[64];
     int n = snprintf(needle, sizeof needle, "\"%s\":\"", key);
