@@ -414,7 +414,7 @@ static void test_candidates_policy(void **state) {
     mlp_ctx c = {.B = CBATCH};
     sk_action_space space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {CS}};
     sk_obs_atoms atoms = {.atoms = CA, .candidates = CS, .num_preds = CP, .num_args = CR};
-    assert_int_equal(sk_policy_init_candidates(&c.policy, &space, CS, &atoms, CD), SK_OK);
+    assert_int_equal(sk_policy_init_candidates(&c.policy, &space, CS, &atoms, CD, (sk_core_spec){0}), SK_OK);
     assert_int_equal(c.policy.obs_size, 3 * CA * (1 + CS));
     assert_int_equal(sk_policy_work_alloc(&c.work, &c.policy, c.B), SK_OK);
     uint64_t rng = 43;
@@ -543,6 +543,129 @@ static void test_ppo_loss(void **state) {
     }
 }
 
+/* ---- the PPO loss through a recurrent core: encoder, LSTM or GRU over
+ * sequences with episode resets and given entering states, then the heads;
+ * every parameter's gradient (backpropagation through time) against finite
+ * differences of the loss, for both policy types and both distributions ---- */
+enum { QT = 4, QS = 3, QB = QT * QS, QO = 4 };
+typedef struct core_ctx {
+    sk_policy policy;
+    sk_policy_work work;
+    float *params, *scratch_grads, *obs, *actions_f, h0[QS * CD], c0[QS * CD];
+    float old_logp[QB], adv[QB], returns[QB], old_values[QB];
+    int32_t actions[QB];
+    uint8_t resets[QB];
+    bool continuous;
+    sk_ppo_loss_config config;
+} core_ctx;
+
+static sk_ppo_rows core_rows(core_ctx *c) {
+    return (sk_ppo_rows){.rows = QB, .seq_len = QT, .h0 = c->h0, .c0 = c->c0, .resets = c->resets,
+                         .obs = c->obs, .actions = c->continuous ? NULL : c->actions,
+                         .actions_continuous = c->continuous ? c->actions_f : NULL,
+                         .old_logp = c->old_logp, .advantages = c->adv, .returns = c->returns,
+                         .old_values = c->old_values};
+}
+
+static double core_loss(void *p) {
+    core_ctx *c = p;
+    sk_ppo_loss_sums sums = {0};
+    sk_ppo_rows rows = core_rows(c);
+    sk_ppo_loss_grad(&c->policy, c->params, c->scratch_grads, &c->work, &rows, 1.0f / QB,
+                     &c->config, &sums);
+    return (sums.policy_loss - c->config.ent_coef * sums.entropy + c->config.vf_coef * sums.value_loss) / QB;
+}
+
+static void test_ppo_loss_core(void **state) {
+    (void)state;
+    const char *names[4] = {"ppo loss, lstm core (categorical)", "ppo loss, gru core (gaussian)",
+                            "ppo loss, lstm core, no head layers", "ppo loss, candidates, lstm core"};
+    for (int variant = 0; variant < 4; variant++) {
+        core_ctx c = {.config = {.clip_coef = 0.2f, .ent_coef = 0.05f, .vf_coef = 0.5f,
+                                 .clip_vloss = true},
+                      .continuous = variant == 1};
+        sk_core_spec core = {true, variant == 1 ? SK_RNN_GRU : SK_RNN_LSTM, CD};
+        sk_action_space space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {3}};
+        if (c.continuous)
+            space = (sk_action_space){.kind = SK_SPACE_CONTINUOUS, .dim = 2, .low = {-1, -1},
+                                      .high = {1, 1}};
+        uint64_t rng = 71 + (uint64_t)variant;
+        if (variant < 3) {
+            assert_int_equal(sk_policy_init_core(&c.policy, QO, &space, 0, 5, variant == 2 ? 0 : 1,
+                                                 SK_ACTIVATION_TANH, core),
+                             SK_OK);
+        } else {
+            space = (sk_action_space){.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {CS}};
+            sk_obs_atoms atoms = {.atoms = CA, .candidates = CS, .num_preds = CP, .num_args = CR};
+            assert_int_equal(sk_policy_init_candidates(&c.policy, &space, 0, &atoms, CD, core), SK_OK);
+        }
+        assert_true(c.policy.has_core);
+        assert_int_equal(sk_policy_work_alloc(&c.work, &c.policy, QB), SK_OK);
+        int O = c.policy.obs_size;
+        c.params = calloc(c.policy.num_params, sizeof(float));
+        c.scratch_grads = calloc(c.policy.num_params, sizeof(float));
+        c.obs = calloc((size_t)QB * (size_t)O, sizeof(float));
+        c.actions_f = calloc(QB * 2, sizeof(float));
+        float *grads = calloc(c.policy.num_params, sizeof(float));
+        fill_normal(c.params, c.policy.num_params, &rng, 0.5);
+        if (variant < 3) fill_normal(c.obs, (size_t)QB * (size_t)O, &rng, 1.0);
+        else
+            for (int r = 0; r < QB; r++) {
+                random_atoms(c.obs + (size_t)r * (size_t)O, CA * (1 + CS), &rng, true);
+                c.obs[(size_t)r * (size_t)O] = 1.0f;
+            }
+        fill_normal(c.h0, QS * CD, &rng, 0.5);
+        fill_normal(c.c0, QS * CD, &rng, 0.5);
+        fill_normal(c.adv, QB, &rng, 1.0);
+        fill_normal(c.returns, QB, &rng, 1.0);
+        fill_normal(c.actions_f, QB * 2, &rng, 1.0);
+        for (int i = 0; i < QB; i++) c.actions[i] = (int32_t)sk_rng_below(&rng, (uint32_t)space.head_sizes[0]);
+        c.resets[2 * QS + 1] = 1; /* sequence 1 starts an episode at step 2 */
+        c.resets[0 * QS + 2] = 1; /* sequence 2's entering state is cut */
+        /* old log-probs and values near the current ones: some rows clip */
+        sk_ppo_loss_sums sums = {0};
+        sk_ppo_rows rows = core_rows(&c);
+        sk_policy_core_forward(&c.policy, c.params, c.obs, c.h0, c.c0, c.resets, QT, QS, &c.work);
+        sk_policy_forward(&c.policy, SK_NET_ACTOR, c.params, c.obs, QB, &c.work);
+        float entropy[QB];
+        if (c.continuous) /* actions the policy would take: the ratio stays moderate */
+            sk_policy_sample(&c.policy, c.params, c.work.out[0], NULL, QB, &rng, false, NULL,
+                             c.actions_f, c.old_logp);
+        sk_policy_evaluate(&c.policy, c.params, c.work.out[0], NULL, c.actions, c.actions_f, QB,
+                           c.old_logp, entropy);
+        sk_policy_forward(&c.policy, SK_NET_CRITIC, c.params, c.obs, QB, &c.work);
+        for (int i = 0; i < QB; i++) {
+            c.old_logp[i] += (float)(0.4 * sk_rng_normal(&rng));
+            c.old_values[i] = c.work.out[1][i] + (float)(0.5 * sk_rng_normal(&rng));
+        }
+        sk_ppo_loss_grad(&c.policy, c.params, grads, &c.work, &rows, 1.0f / QB, &c.config, &sums);
+        assert_true(sums.clip_fraction > 0 && sums.clip_fraction < QB);
+        /* every core tensor gets a gradient: the heads' gradient reached the core */
+        for (int k = 0; k < SK_RNN_NUM_TENSORS; k++) {
+            const sk_tensor_info *t = &c.policy.tensors[c.policy.core_tensor + k];
+            assert_true(sk_grad_norm(grads + t->offset, (size_t)t->rows * (size_t)t->cols) > 0.0);
+        }
+        g_fd_eps = FD_EPS_PPO;
+        int failures = check_gradient(names[variant], c.params, grads, c.policy.num_params,
+                                      core_loss, &c);
+        g_fd_eps = 1e-2f;
+        assert_int_equal(failures, 0);
+        /* a reset row's output does not depend on the entering state */
+        sk_policy_core_forward(&c.policy, c.params, c.obs, c.h0, c.c0, c.resets, QT, QS, &c.work);
+        float cut = c.work.features[(size_t)(0 * QS + 2) * CD];
+        c.h0[2 * CD] += 1.0f;
+        c.c0[2 * CD] += 1.0f;
+        sk_policy_core_forward(&c.policy, c.params, c.obs, c.h0, c.c0, c.resets, QT, QS, &c.work);
+        assert_true(c.work.features[(size_t)(0 * QS + 2) * CD] == cut);
+        sk_policy_work_free(&c.work);
+        free(c.params);
+        free(c.scratch_grads);
+        free(c.obs);
+        free(c.actions_f);
+        free(grads);
+    }
+}
+
 /* ---- orthogonal init ---- */
 static void test_orthogonal(void **state) {
     (void)state;
@@ -617,7 +740,8 @@ int main(void) {
         cmocka_unit_test(test_categorical_masks_by_head0), cmocka_unit_test(test_gaussian),
         cmocka_unit_test(test_mlp),
         cmocka_unit_test(test_candidates_policy),
-        cmocka_unit_test(test_ppo_loss),    cmocka_unit_test(test_orthogonal),
+        cmocka_unit_test(test_ppo_loss),    cmocka_unit_test(test_ppo_loss_core),
+        cmocka_unit_test(test_orthogonal),
         cmocka_unit_test(test_gae),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

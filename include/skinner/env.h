@@ -339,6 +339,13 @@ typedef struct sk_actor {
     int num_workers, max_rows;
     void (*act)(void *ctx, int worker, const float *obs, const uint8_t *masks, int rows,
                 bool greedy, int32_t *actions, float *logp);
+    /* A recurrent policy (act_at not NULL) remembers each row's past: worker w
+     * has max_rows rows of state. act_at acts for its rows at..at+rows-1 and
+     * advances their state; episode_start zeroes row `row`'s state before the
+     * first act of a new episode there. act is act_at with at = 0. */
+    void (*act_at)(void *ctx, int worker, int at, const float *obs, const uint8_t *masks,
+                   int rows, bool greedy, int32_t *actions, float *logp);
+    void (*episode_start)(void *ctx, int worker, int row);
 } sk_actor;
 
 /* Runs job(ctx, worker, num_workers) on every worker at once and returns

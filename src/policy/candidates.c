@@ -21,8 +21,10 @@ static const char *const g_names[SK_CAND_NUM_TENSORS] = {
 };
 
 sk_status sk_policy_init_candidates(sk_policy *policy, const sk_action_space *space,
-                                    int mask_size, const sk_obs_atoms *atoms, int embed) {
+                                    int mask_size, const sk_obs_atoms *atoms, int embed,
+                                    sk_core_spec core) {
     memset(policy, 0, sizeof *policy);
+    policy->encoder_tensor = policy->core_tensor = -1;
     if (space->kind != SK_SPACE_DISCRETE || space->num_heads != 1 ||
         space->head_sizes[0] != atoms->candidates)
         return sk_fail(SK_ERR_INVALID,
@@ -52,6 +54,14 @@ sk_status sk_policy_init_candidates(sk_policy *policy, const sk_action_space *sp
         offset += (size_t)rows[t] * (size_t)cols[t];
     }
     policy->num_tensors = SK_CAND_NUM_TENSORS;
+    policy->feature_size = embed;
+    if (core.enabled) {
+        if (core.size != embed)
+            return sk_fail(SK_ERR_INVALID, "the candidates policy's core must be %d wide (its embed)",
+                           embed);
+        sk_status status = sk_policy_add_core(policy, &offset, embed, core);
+        if (status != SK_OK) return status;
+    }
     policy->num_params = offset;
     return SK_OK;
 }
@@ -71,6 +81,7 @@ void sk_candidates_init_params(const sk_policy *policy, float *params, uint64_t 
     sk_orthogonal_init(params + w1->offset, w1->rows, w1->cols, sqrt(2.0), rng);
     sk_orthogonal_init(params + w2->offset, w2->rows, w2->cols, RESIDUAL_GAIN, rng);
     sk_orthogonal_init(params + wv->offset, wv->rows, wv->cols, 1.0, rng);
+    if (policy->has_core) sk_policy_init_core_params(policy, params, rng);
 }
 
 /* Encodings per row: the current state, plus every candidate for the actor. */
@@ -96,7 +107,7 @@ sk_status sk_candidates_work_alloc(sk_policy_work *work, const sk_policy *policy
     }
     ok = ok && (work->logp = sk_alloc(rows * sizeof(float)));
     ok = ok && (work->entropy = sk_alloc(rows * sizeof(float)));
-    if (!ok) {
+    if (!ok || sk_policy_core_work_alloc(work, policy, capacity) != SK_OK) {
         sk_policy_work_free(work);
         return sk_fail(SK_ERR_NOMEM, "out of memory for policy activations (%d rows)", capacity);
     }
@@ -150,38 +161,6 @@ static float dot(const float *a, const float *b, int n) {
     return sum;
 }
 
-void sk_candidates_forward(const sk_policy *policy, int net, const float *params, const float *obs,
-                           int B, sk_policy_work *work) {
-    SK_ASSERT(B <= work->capacity);
-    int D = policy->embed, K = encodings_per_row(policy, net), S = policy->atoms.candidates;
-    int E = B * K;
-    for (int b = 0; b < B; b++) {
-        const float *row = obs + (size_t)b * (size_t)policy->obs_size;
-        for (int k = 0; k < K; k++) {
-            size_t e = (size_t)b * K + k;
-            embed_state(policy, params, encoding_atoms(policy, row, k), work->enc_in[net] + e * D,
-                        &work->atom_count[net][e]);
-        }
-    }
-    const sk_tensor_info *t = policy->tensors;
-    float *x = work->enc_in[net], *h = work->enc_hidden[net], *y = work->enc_out[net];
-    sk_linear_forward(h, x, params + t[SK_CAND_W1].offset, params + t[SK_CAND_B1].offset, E, D, D);
-    sk_tanh_forward(h, h, (size_t)E * D);
-    sk_linear_forward(y, h, params + t[SK_CAND_W2].offset, params + t[SK_CAND_B2].offset, E, D, D);
-    for (size_t i = 0; i < (size_t)E * D; i++) y[i] += x[i];
-    if (net == SK_NET_ACTOR) {
-        for (int b = 0; b < B; b++) {
-            const float *state = y + (size_t)b * K * D;
-            for (int j = 0; j < S; j++)
-                work->out[net][(size_t)b * S + j] = dot(state, state + (size_t)(1 + j) * D, D);
-        }
-    } else {
-        const float *wv = params + t[SK_CAND_VALUE_W].offset;
-        float bv = params[t[SK_CAND_VALUE_B].offset];
-        for (int b = 0; b < B; b++) work->out[net][b] = dot(wv, y + (size_t)b * D, D) + bv;
-    }
-}
-
 /* Spreads d(encoding) back onto the embeddings of its atoms. */
 static void embed_backward(const sk_policy *policy, float *grads, const float *atoms,
                            const float *denc, float count) {
@@ -203,56 +182,136 @@ static void embed_backward(const sk_policy *policy, float *grads, const float *a
     }
 }
 
-void sk_candidates_backward(const sk_policy *policy, int net, const float *params, float *grads,
-                            const float *obs, int B, sk_policy_work *work) {
-    int D = policy->embed, K = encodings_per_row(policy, net), S = policy->atoms.candidates;
-    int E = B * K;
-    size_t n = (size_t)E * D;
-    const sk_tensor_info *t = policy->tensors;
-    const float *y = work->enc_out[net], *h = work->enc_hidden[net], *x = work->enc_in[net];
-    float *dy = work->d_enc[net][0], *dh = work->d_enc[net][1];
-    memset(dy, 0, n * sizeof(float));
-    if (net == SK_NET_ACTOR) {
-        for (int b = 0; b < B; b++) {
-            const float *state = y + (size_t)b * K * D;
-            float *dstate = dy + (size_t)b * K * D;
-            for (int j = 0; j < S; j++) {
-                float g = work->dout[net][(size_t)b * S + j];
-                if (g == 0.0f) continue;
-                const float *cand = state + (size_t)(1 + j) * D;
-                float *dcand = dstate + (size_t)(1 + j) * D;
-                for (int d = 0; d < D; d++) {
-                    dstate[d] += g * cand[d];
-                    dcand[d] += g * state[d];
-                }
-            }
-        }
-    } else {
-        const float *wv = params + t[SK_CAND_VALUE_W].offset;
-        float *dwv = grads + t[SK_CAND_VALUE_W].offset;
-        for (int b = 0; b < B; b++) {
-            float g = work->dout[net][b];
-            for (int d = 0; d < D; d++) {
-                dwv[d] += g * y[(size_t)b * D + d];
-                dy[(size_t)b * D + d] += g * wv[d];
-            }
-            grads[t[SK_CAND_VALUE_B].offset] += g;
+/* The residual block over encodings k0..k0+K-1 of each of B rows:
+ * x = embed_state (into in), h = tanh(W1 x + b1) (hid), y = x + W2 h + b2 (out). */
+static void encode_rows(const sk_policy *policy, const float *params, const float *obs, int B,
+                        int k0, int K, float *in, float *hid, float *out, float *count) {
+    int D = policy->embed, E = B * K;
+    for (int b = 0; b < B; b++) {
+        const float *row = obs + (size_t)b * (size_t)policy->obs_size;
+        for (int k = 0; k < K; k++) {
+            size_t e = (size_t)b * K + k;
+            embed_state(policy, params, encoding_atoms(policy, row, k0 + k), in + e * D, &count[e]);
         }
     }
+    const sk_tensor_info *t = policy->tensors;
+    sk_linear_forward(hid, in, params + t[SK_CAND_W1].offset, params + t[SK_CAND_B1].offset, E, D, D);
+    sk_tanh_forward(hid, hid, (size_t)E * D);
+    sk_linear_forward(out, hid, params + t[SK_CAND_W2].offset, params + t[SK_CAND_B2].offset, E, D, D);
+    for (size_t i = 0; i < (size_t)E * D; i++) out[i] += in[i];
+}
+
+/* From dy = d(out) (overwritten: it ends as d(in)) back to the embeddings; dh is scratch. */
+static void encode_rows_backward(const sk_policy *policy, const float *params, float *grads,
+                                 const float *obs, int B, int k0, int K, const float *in,
+                                 const float *hid, const float *count, float *dy, float *dh) {
+    int D = policy->embed, E = B * K;
+    size_t n = (size_t)E * D;
+    const sk_tensor_info *t = policy->tensors;
     /* y = x + W2 h + b2 with h = tanh(W1 x + b1) */
     memset(dh, 0, n * sizeof(float));
-    sk_linear_backward(dh, grads + t[SK_CAND_W2].offset, grads + t[SK_CAND_B2].offset, dy, h,
+    sk_linear_backward(dh, grads + t[SK_CAND_W2].offset, grads + t[SK_CAND_B2].offset, dy, hid,
                        params + t[SK_CAND_W2].offset, E, D, D);
-    for (size_t i = 0; i < n; i++) dh[i] *= 1.0f - h[i] * h[i]; /* now d(pre-activation) */
+    for (size_t i = 0; i < n; i++) dh[i] *= 1.0f - hid[i] * hid[i]; /* now d(pre-activation) */
     /* dx = dy (the identity path) + W1^T dh, accumulated into dy */
-    sk_linear_backward(dy, grads + t[SK_CAND_W1].offset, grads + t[SK_CAND_B1].offset, dh, x,
+    sk_linear_backward(dy, grads + t[SK_CAND_W1].offset, grads + t[SK_CAND_B1].offset, dh, in,
                        params + t[SK_CAND_W1].offset, E, D, D);
     for (int b = 0; b < B; b++) {
         const float *row = obs + (size_t)b * (size_t)policy->obs_size;
         for (int k = 0; k < K; k++) {
             size_t e = (size_t)b * K + k;
-            embed_backward(policy, grads, encoding_atoms(policy, row, k), dy + e * D,
-                           work->atom_count[net][e]);
+            embed_backward(policy, grads, encoding_atoms(policy, row, k0 + k), dy + e * D, count[e]);
         }
     }
+}
+
+/* Which encodings a net computes per row: without a core, the state (and for
+ * the actor every candidate after it); with one, the state comes from the
+ * core, and only the actor encodes, its candidates. */
+static void net_encodings(const sk_policy *policy, int net, int *k0, int *K) {
+    if (!policy->has_core) {
+        *k0 = 0;
+        *K = encodings_per_row(policy, net);
+    } else {
+        *k0 = 1;
+        *K = net == SK_NET_ACTOR ? policy->atoms.candidates : 0;
+    }
+}
+
+void sk_candidates_forward(const sk_policy *policy, int net, const float *params, const float *obs,
+                           int B, sk_policy_work *work) {
+    SK_ASSERT(B <= work->capacity);
+    int D = policy->embed, S = policy->atoms.candidates, k0, K;
+    net_encodings(policy, net, &k0, &K);
+    const float *y = work->enc_out[net];
+    if (K > 0)
+        encode_rows(policy, params, obs, B, k0, K, work->enc_in[net], work->enc_hidden[net],
+                    work->enc_out[net], work->atom_count[net]);
+    const sk_tensor_info *t = policy->tensors;
+    for (int b = 0; b < B; b++) {
+        const float *state = policy->has_core ? work->features + (size_t)b * D : y + (size_t)b * K * D;
+        if (net == SK_NET_ACTOR) {
+            const float *cands = policy->has_core ? y + (size_t)b * K * D : state + D;
+            for (int j = 0; j < S; j++)
+                work->out[net][(size_t)b * S + j] = dot(state, cands + (size_t)j * D, D);
+        } else {
+            work->out[net][b] = dot(params + t[SK_CAND_VALUE_W].offset, state, D) +
+                                params[t[SK_CAND_VALUE_B].offset];
+        }
+    }
+}
+
+void sk_candidates_backward(const sk_policy *policy, int net, const float *params, float *grads,
+                            const float *obs, int B, sk_policy_work *work) {
+    int D = policy->embed, S = policy->atoms.candidates, k0, K;
+    net_encodings(policy, net, &k0, &K);
+    const sk_tensor_info *t = policy->tensors;
+    const float *y = work->enc_out[net];
+    float *dy = work->d_enc[net][0];
+    if (K > 0) memset(dy, 0, (size_t)B * K * D * sizeof(float));
+    const float *wv = params + t[SK_CAND_VALUE_W].offset;
+    float *dwv = grads + t[SK_CAND_VALUE_W].offset;
+    for (int b = 0; b < B; b++) {
+        bool core = policy->has_core;
+        const float *state = core ? work->features + (size_t)b * D : y + (size_t)b * K * D;
+        float *dstate = core ? work->dfeatures + (size_t)b * D : dy + (size_t)b * K * D;
+        if (net == SK_NET_ACTOR) {
+            const float *cands = core ? y + (size_t)b * K * D : state + D;
+            float *dcands = core ? dy + (size_t)b * K * D : dstate + D;
+            for (int j = 0; j < S; j++) {
+                float g = work->dout[net][(size_t)b * S + j];
+                if (g == 0.0f) continue;
+                const float *cand = cands + (size_t)j * D;
+                float *dcand = dcands + (size_t)j * D;
+                for (int d = 0; d < D; d++) {
+                    dstate[d] += g * cand[d];
+                    dcand[d] += g * state[d];
+                }
+            }
+        } else {
+            float g = work->dout[net][b];
+            for (int d = 0; d < D; d++) {
+                dwv[d] += g * state[d];
+                dstate[d] += g * wv[d];
+            }
+            grads[t[SK_CAND_VALUE_B].offset] += g;
+        }
+    }
+    if (K > 0)
+        encode_rows_backward(policy, params, grads, obs, B, k0, K, work->enc_in[net],
+                             work->enc_hidden[net], work->atom_count[net], dy, work->d_enc[net][1]);
+}
+
+void sk_candidates_encode(const sk_policy *policy, const float *params, const float *obs, int B,
+                          sk_policy_work *work) {
+    encode_rows(policy, params, obs, B, 0, 1, work->state_in, work->state_hidden, work->enc,
+                work->state_atoms);
+}
+
+void sk_candidates_encode_backward(const sk_policy *policy, const float *params, float *grads,
+                                   const float *obs, int B, sk_policy_work *work) {
+    float *dy = work->state_d[0];
+    memcpy(dy, work->denc, (size_t)B * (size_t)policy->embed * sizeof(float));
+    encode_rows_backward(policy, params, grads, obs, B, 0, 1, work->state_in, work->state_hidden,
+                         work->state_atoms, dy, work->state_d[1]);
 }

@@ -8,12 +8,14 @@
 #ifndef SK_POLICY_H
 #define SK_POLICY_H
 
+#include "../nn/rnn.h"
 #include "skinner.h"
 
 #include <stddef.h>
 
 #define SK_MAX_LAYERS 8
-#define SK_MAX_TENSORS (2 * 2 * (SK_MAX_LAYERS + 1) + 1)
+/* the two nets' layers, log-std, the core's encoder (2) and recurrent layer (4) */
+#define SK_MAX_TENSORS (2 * 2 * (SK_MAX_LAYERS + 1) + 1 + 2 + SK_RNN_NUM_TENSORS)
 /* tensor indices of a CANDIDATES policy */
 enum { SK_CAND_PREDS, SK_CAND_ARGS, SK_CAND_W1, SK_CAND_B1, SK_CAND_W2, SK_CAND_B2,
        SK_CAND_VALUE_W, SK_CAND_VALUE_B, SK_CAND_NUM_TENSORS };
@@ -53,7 +55,27 @@ typedef struct sk_policy {
     sk_tensor_info tensors[SK_MAX_TENSORS];
     /* per net, per linear layer (layers + 1 of them): index into tensors of the weight */
     int weight_tensor[2][SK_MAX_LAYERS + 1];
+    /* The recurrent core (policy.core), shared by actor and critic and placed
+     * between the encoder and the heads:
+     *   MLP:        obs -> encoder (Linear + activation, `hidden` wide) -> core -> the actor
+     *               and critic nets (`layers` hidden layers each, 0 allowed) read its output
+     *   CANDIDATES: a state's encoding (embed) -> core (core_size = embed) -> the candidates
+     *               are scored against its output, and the value reads it.
+     * Its state, per env, is h (LSTM: and c), core_size floats each. */
+    bool has_core;
+    sk_rnn rnn;          /* input: the encoding (enc_size); hidden: core_size */
+    int enc_size;        /* the encoder's output width */
+    int feature_size;    /* what the heads read: rnn.hidden_size with a core, else obs_size */
+    int encoder_tensor;  /* MLP with a core: index of encoder.weight (the bias follows), else -1 */
+    int core_tensor;     /* index of core.weight_ih_l0 (its block of 4 follows), else -1 */
 } sk_policy;
+
+/* What policy.core asks for: no core, or an LSTM/GRU of `size` units. */
+typedef struct sk_core_spec {
+    bool enabled;
+    sk_rnn_cell cell;
+    int size;
+} sk_core_spec;
 
 /* How a tensor is shaped in checkpoints: 1 for biases and log-std vectors,
  * 2 for weight matrices (rows, cols). */
@@ -62,6 +84,10 @@ int sk_policy_tensor_ndim(const sk_tensor_info *info);
 /* Lays out the parameters. SK_ERR_INVALID if the shape is unsupported. */
 sk_status sk_policy_init(sk_policy *policy, int obs_size, const sk_action_space *space,
                          int mask_size, int hidden, int layers, sk_activation activation);
+/* The same with a recurrent core (see sk_policy.has_core); layers may then be 0. */
+sk_status sk_policy_init_core(sk_policy *policy, int obs_size, const sk_action_space *space,
+                              int mask_size, int hidden, int layers, sk_activation activation,
+                              sk_core_spec core);
 /* Reads policy.* keys (type, hidden, layers, activation, embed) from cfg and
  * lays out the policy for env's spaces; env_state (an instance of env) gives
  * the vocabulary sizes of symbolic observations. Names the offending key on
@@ -71,12 +97,19 @@ sk_status sk_policy_configure(sk_policy *policy, const sk_config *cfg, const sk_
 
 /* Lays out a CANDIDATES policy (see sk_policy_type). */
 sk_status sk_policy_init_candidates(sk_policy *policy, const sk_action_space *space,
-                                    int mask_size, const sk_obs_atoms *atoms, int embed);
+                                    int mask_size, const sk_obs_atoms *atoms, int embed,
+                                    sk_core_spec core);
 
 /* Orthogonal init with gain sqrt(2) for hidden layers, 0.01 for the logits or
  * means and 1 for the value head; zero biases and log-std (CleanRL's
  * layer_init). */
 void sk_policy_init_params(const sk_policy *policy, float *params, uint64_t *rng);
+
+/* Appends the core's four tensors ("core.weight_ih_l0", ...) at *offset, for
+ * an input of input_size; sets has_core, rnn, enc_size and core_tensor. */
+sk_status sk_policy_add_core(sk_policy *policy, size_t *offset, int input_size, sk_core_spec core);
+/* CleanRL's recurrent init of the core's block: orthogonal weights, zero biases. */
+void sk_policy_init_core_params(const sk_policy *policy, float *params, uint64_t *rng);
 
 /* Scratch activations for up to `capacity` rows. */
 typedef struct sk_policy_work {
@@ -90,19 +123,54 @@ typedef struct sk_policy_work {
     float *enc_in[2], *enc_hidden[2], *enc_out[2]; /* (encodings, embed) */
     float *d_enc[2][2];                            /* two (encodings, embed) scratch */
     float *atom_count[2];                          /* (encodings) */
+    /* with a core: the encoder's output and its gradient (capacity, enc_size); the
+     * core's outputs h, which the heads read, their cell states c (LSTM) and the
+     * gradient the heads' backward accumulates (capacity, core_size); the
+     * recurrent layer's own work; CANDIDATES: the state encodings' scratch */
+    float *enc, *denc, *features, *cells, *dfeatures, *rnn_work;
+    float *state_in, *state_hidden, *state_atoms, *state_d[2];
 } sk_policy_work;
 
 sk_status sk_policy_work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity);
+/* The core's part of the work (nothing without a core); SK_ERR_NOMEM, unreported. */
+sk_status sk_policy_core_work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity);
 void sk_policy_work_free(sk_policy_work *work);
 
 /* Runs net (actor or critic) on obs (B, obs_size); the result lands in
- * work->out[net] and the hidden activations stay in work for backward. */
+ * work->out[net] and the hidden activations stay in work for backward. With
+ * a core the nets read work->features (sk_policy_core_forward or _step run
+ * first; CANDIDATES still read the candidates' atoms from obs). */
 void sk_policy_forward(const sk_policy *policy, int net, const float *params, const float *obs,
                        int B, sk_policy_work *work);
 /* Accumulates parameter gradients of net from work->dout[net], using the
- * activations of the last forward of that net on the same obs. */
+ * activations of the last forward of that net on the same obs. With a core
+ * it also accumulates d(features) into work->dfeatures (zeroed by the caller
+ * before the first net's backward). */
 void sk_policy_backward(const sk_policy *policy, int net, const float *params, float *grads,
                         const float *obs, int B, sk_policy_work *work);
+
+/* ---- the recurrent core (policy.h's sk_policy.has_core) ---- */
+
+/* Floats of an env's recurrent state: core_size for a GRU (h), twice that for
+ * an LSTM (h, then c); 0 without a core. */
+int sk_policy_state_size(const sk_policy *policy);
+/* The features of a sequence of T steps of B rows, obs (T, B, obs_size)
+ * time-major, from the state h0, c0 (B, core_size; c0 LSTM only) entering
+ * the first step, with resets (T, B) or NULL (1: the row's episode starts at
+ * that step, its state is zeroed): work->features (T * B, core_size). Keeps
+ * what sk_policy_core_backward needs. */
+void sk_policy_core_forward(const sk_policy *policy, const float *params, const float *obs,
+                            const float *h0, const float *c0, const uint8_t *resets, int T, int B,
+                            sk_policy_work *work);
+/* Backpropagation through time within the sequence, from work->dfeatures;
+ * accumulates into grads. */
+void sk_policy_core_backward(const sk_policy *policy, const float *params, float *grads,
+                             const float *obs, const uint8_t *resets, int T, int B,
+                             sk_policy_work *work);
+/* One acting step of B rows: h, c (B, core_size; c NULL for a GRU) advance in
+ * place from obs (B, obs_size), and work->features holds the new h. */
+void sk_policy_core_step(const sk_policy *policy, const float *params, const float *obs, float *h,
+                         float *c, int B, sk_policy_work *work);
 
 /* CANDIDATES forward/backward (sk_policy_forward/backward dispatch here). */
 void sk_candidates_forward(const sk_policy *policy, int net, const float *params, const float *obs,
@@ -110,6 +178,11 @@ void sk_candidates_forward(const sk_policy *policy, int net, const float *params
 void sk_candidates_backward(const sk_policy *policy, int net, const float *params, float *grads,
                             const float *obs, int B, sk_policy_work *work);
 void sk_candidates_init_params(const sk_policy *policy, float *params, uint64_t *rng);
+/* CANDIDATES with a core: the current states' encodings into work->enc, and back from work->denc. */
+void sk_candidates_encode(const sk_policy *policy, const float *params, const float *obs, int B,
+                          sk_policy_work *work);
+void sk_candidates_encode_backward(const sk_policy *policy, const float *params, float *grads,
+                                   const float *obs, int B, sk_policy_work *work);
 sk_status sk_candidates_work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity);
 
 /* ---- the action distribution, whichever the space: these dispatch ---- */

@@ -17,6 +17,33 @@ static void act_discrete(void *ctx, int worker, const float *obs, const uint8_t 
     sk_policy_actor_act(ctx, worker, obs, masks, rows, greedy, actions, NULL, logp);
 }
 
+static void act_discrete_at(void *ctx, int worker, int at, const float *obs,
+                            const uint8_t *masks, int rows, bool greedy, int32_t *actions,
+                            float *logp) {
+    SK_ASSERT(((const sk_policy_actor *)ctx)->lp->env->action_space.kind == SK_SPACE_DISCRETE);
+    sk_policy_actor_act_at(ctx, worker, at, obs, masks, rows, greedy, actions, NULL, logp);
+}
+
+static void episode_start_row(void *ctx, int worker, int row) {
+    float *state = sk_policy_actor_state(ctx, worker, row);
+    if (state)
+        memset(state, 0, (size_t)sk_policy_state_size(&((sk_policy_actor *)ctx)->lp->policy) *
+                             sizeof(float));
+}
+
+float *sk_policy_actor_state(sk_policy_actor *pa, int worker, int row) {
+    SK_ASSERT(worker >= 0 && worker < pa->num_workers && row >= 0 && row < pa->max_rows);
+    size_t S = (size_t)sk_policy_state_size(&pa->lp->policy);
+    if (!S) return NULL;
+    return pa->state + ((size_t)worker * (size_t)pa->max_rows + (size_t)row) * S;
+}
+
+void sk_policy_actor_episode_start(sk_policy_actor *pa, int worker, const uint8_t *ended,
+                                   const uint8_t *also_ended, int rows) {
+    for (int r = 0; r < rows; r++)
+        if (!ended || ended[r] || (also_ended && also_ended[r])) episode_start_row(pa, worker, r);
+}
+
 sk_status sk_policy_actor_init(sk_policy_actor *pa, const sk_loaded_policy *lp, int num_workers,
                                int max_rows, uint64_t seed) {
     memset(pa, 0, sizeof *pa);
@@ -30,7 +57,11 @@ sk_status sk_policy_actor_init(sk_policy_actor *pa, const sk_loaded_policy *lp, 
     pa->work = calloc((size_t)num_workers, sizeof *pa->work);
     pa->rng = calloc((size_t)num_workers, sizeof *pa->rng);
     if (lp->obs_map.size) pa->policy_obs = sk_alloc((size_t)num_workers * obs_floats * sizeof(float));
-    sk_status status = pa->work && pa->rng && (!lp->obs_map.size || pa->policy_obs)
+    size_t state_floats = (size_t)num_workers * (size_t)max_rows *
+                          (size_t)sk_policy_state_size(&lp->policy);
+    if (state_floats) pa->state = sk_alloc(state_floats * sizeof(float));
+    sk_status status = pa->work && pa->rng && (!lp->obs_map.size || pa->policy_obs) &&
+                               (!state_floats || pa->state)
                            ? SK_OK
                            : sk_fail(SK_ERR_NOMEM, "out of memory for %d policy workers", num_workers);
     for (int w = 0; w < num_workers && status == SK_OK; w++) {
@@ -43,6 +74,10 @@ sk_status sk_policy_actor_init(sk_policy_actor *pa, const sk_loaded_policy *lp, 
     }
     pa->actor = (sk_actor){.ctx = pa, .num_workers = num_workers, .max_rows = max_rows,
                            .act = act_discrete};
+    if (state_floats) {
+        pa->actor.act_at = act_discrete_at;
+        pa->actor.episode_start = episode_start_row;
+    }
     return SK_OK;
 }
 
@@ -51,13 +86,22 @@ void sk_policy_actor_free(sk_policy_actor *pa) {
     free(pa->work);
     free(pa->rng);
     sk_free(pa->policy_obs);
+    sk_free(pa->state);
     memset(pa, 0, sizeof *pa);
 }
 
 void sk_policy_actor_act(sk_policy_actor *pa, int worker, const float *obs, const uint8_t *masks,
                          int rows, bool greedy, int32_t *actions, float *actions_continuous,
                          float *logp) {
-    SK_ASSERT(worker >= 0 && worker < pa->num_workers && rows >= 0 && rows <= pa->max_rows);
+    sk_policy_actor_act_at(pa, worker, 0, obs, masks, rows, greedy, actions, actions_continuous,
+                           logp);
+}
+
+void sk_policy_actor_act_at(sk_policy_actor *pa, int worker, int at, const float *obs,
+                            const uint8_t *masks, int rows, bool greedy, int32_t *actions,
+                            float *actions_continuous, float *logp) {
+    SK_ASSERT(worker >= 0 && worker < pa->num_workers && rows >= 0 && at >= 0 &&
+              at + rows <= pa->max_rows);
     const sk_loaded_policy *lp = pa->lp;
     sk_policy_work *work = &pa->work[worker];
     if (lp->obs_map.size) {
@@ -66,6 +110,23 @@ void sk_policy_actor_act(sk_policy_actor *pa, int worker, const float *obs, cons
         memcpy(normalised, obs, (size_t)rows * obs_size * sizeof(float));
         for (int i = 0; i < rows; i++) sk_norm_apply(&lp->obs_map, normalised + (size_t)i * obs_size);
         obs = normalised;
+    }
+    const sk_policy *policy = &lp->policy;
+    if (policy->has_core && rows > 0) {
+        /* the rows' states are interleaved (h, c per row); the core steps them as blocks */
+        size_t C = (size_t)policy->rnn.hidden_size, S = (size_t)sk_policy_state_size(policy);
+        float *h = work->dfeatures, *c = work->cells; /* free while acting */
+        float *state = sk_policy_actor_state(pa, worker, at);
+        bool lstm = policy->rnn.cell == SK_RNN_LSTM;
+        for (int r = 0; r < rows; r++) {
+            memcpy(h + (size_t)r * C, state + (size_t)r * S, C * sizeof(float));
+            if (lstm) memcpy(c + (size_t)r * C, state + (size_t)r * S + C, C * sizeof(float));
+        }
+        sk_policy_core_step(policy, lp->params, obs, h, lstm ? c : NULL, rows, work);
+        for (int r = 0; r < rows; r++) {
+            memcpy(state + (size_t)r * S, h + (size_t)r * C, C * sizeof(float));
+            if (lstm) memcpy(state + (size_t)r * S + C, c + (size_t)r * C, C * sizeof(float));
+        }
     }
     sk_policy_forward(&lp->policy, SK_NET_ACTOR, lp->params, obs, rows, work);
     sk_policy_sample(&lp->policy, lp->params, work->out[SK_NET_ACTOR], masks, rows,

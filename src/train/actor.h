@@ -18,6 +18,8 @@ typedef struct sk_policy_actor {
     sk_policy_work *work;        /* (num_workers) */
     float *policy_obs;           /* (num_workers, max_rows, obs_size) when obs are normalised */
     uint64_t *rng;               /* (num_workers) each worker's sampling stream */
+    float *state;                /* with a core: (num_workers, max_rows, state_size), each row's
+                                    h then (LSTM) c; zero at the start */
 } sk_policy_actor;
 
 /*
@@ -37,6 +39,17 @@ void sk_policy_actor_free(sk_policy_actor *pa);
 void sk_policy_actor_act(sk_policy_actor *pa, int worker, const float *obs, const uint8_t *masks,
                          int rows, bool greedy, int32_t *actions, float *actions_continuous,
                          float *logp);
+/* The same for worker rows at..at+rows-1: with a core, their recurrent states
+ * are read and advanced (sk_policy_actor_act is at = 0). */
+void sk_policy_actor_act_at(sk_policy_actor *pa, int worker, int at, const float *obs,
+                            const uint8_t *masks, int rows, bool greedy, int32_t *actions,
+                            float *actions_continuous, float *logp);
+/* With a core: zeroes the state of worker rows r < rows where ended[r] (or,
+ * with ended NULL, of every row): their next act starts an episode. */
+void sk_policy_actor_episode_start(sk_policy_actor *pa, int worker, const uint8_t *ended,
+                                   const uint8_t *also_ended, int rows);
+/* The state of worker row `row` (state_size floats: h, then c), or NULL without a core. */
+float *sk_policy_actor_state(sk_policy_actor *pa, int worker, int row);
 
 /* What an env's own evaluation borrows from its host: workers (a pool of
  * threads) and the loaded policy acting on each of them. */

@@ -69,9 +69,10 @@ static void saved_part(sk_trainer *tr, const sk_trainer_array *row, void **data,
     }
 }
 
-/* Whether a table row is in this run's checkpoints (masks only for masked envs). */
+/* Whether a table row is in this run's checkpoints: not when it is empty
+ * (masks of an env without them, recurrent states of a feed-forward policy). */
 static bool saved(const sk_trainer *tr, const sk_trainer_array *row) {
-    return row->checkpoint_name && (row->size != SK_SIZE_ROWS1_MASK || tr->mask_size > 0);
+    return row->checkpoint_name && sk_trainer_array_count(tr, row->size) > 0;
 }
 
 sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {

@@ -175,6 +175,7 @@ static sk_status run_episodes(sk_vec *vec, const actor *who, int episodes, uint6
     for (int i = 0; i < num_envs; i++) c.quota[i] = episodes / num_envs + (i < episodes % num_envs);
     memset(out, 0, sizeof *out);
     sk_vec_reset(vec, seed);
+    if (who->policy) sk_policy_actor_episode_start(who->policy, 0, NULL, NULL, num_envs);
     int done = 0;
     double sum[SK_MAX_LOG_FIELDS] = {0}, sum_sq[SK_MAX_LOG_FIELDS] = {0};
     double min = INFINITY, max = -INFINITY;
@@ -186,6 +187,8 @@ static sk_status run_episodes(sk_vec *vec, const actor *who, int episodes, uint6
                 if (c.quota[i] > 0 && a0 >= 0 && a0 < SK_EVAL_MAX_OPS) out->op_counts[a0]++;
             }
         sk_vec_step(vec);
+        if (who->policy) /* a recurrent policy's memory starts over with each episode */
+            sk_policy_actor_episode_start(who->policy, 0, b->terminated, b->truncated, num_envs);
         if (trace)
             for (int i = 0; i < num_envs; i++)
                 if (c.quota[i] > 0) trace_step(trace, env, b, i, c.episode_of[i], c.step_of[i]++);

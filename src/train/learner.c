@@ -112,23 +112,49 @@ static void normalize_advantages(const sk_comm *comm, float *adv, int n) {
     for (int i = 0; i < n; i++) adv[i] = (float)((adv[i] - mean) / (std + 1e-8));
 }
 
-/* Worker w's block of the dispatched minibatch: gathers its rows and adds
- * their loss gradient to its own gradient buffer. */
+/* Rollout row (t, env) of step t of sequence s (see sk_learner). */
+static size_t sequence_row(const sk_rollout *ro, int32_t s, int t) {
+    int N = ro->num_envs, L = ro->bptt_horizon;
+    return ((size_t)(s / N) * (size_t)L + (size_t)t) * (size_t)N + (size_t)(s % N);
+}
+
+/* Gathers the states entering the block's sequences and where their
+ * episodes start (an ended step cuts the state before the next one). */
+static void gather_core(const sk_rollout *ro, sk_worker *wk, const int32_t *sequences, int count) {
+    size_t C = (size_t)ro->core_size, N = (size_t)ro->num_envs;
+    for (int j = 0; j < count; j++) {
+        size_t s = (size_t)sequences[j];
+        memcpy(wk->mb_h0 + (size_t)j * C, ro->chunk_h + s * C, C * sizeof(float));
+        if (ro->lstm) memcpy(wk->mb_c0 + (size_t)j * C, ro->chunk_c + s * C, C * sizeof(float));
+        for (int t = 0; t < ro->bptt_horizon; t++) {
+            size_t k = sequence_row(ro, sequences[j], t);
+            wk->mb_resets[(size_t)t * (size_t)count + (size_t)j] =
+                t > 0 && (ro->terminated[k - N] || ro->truncated[k - N]);
+        }
+    }
+}
+
+/* Worker w's block of the dispatched minibatch: gathers its sequences' rows,
+ * time-major (row t * count + j: step t of its j-th sequence), and adds their
+ * loss gradient to its own gradient buffer. */
 static void minibatch_job(void *ctx, int w, int num_workers) {
     sk_trainer *tr = ctx;
     const sk_rollout *ro = &tr->rollout;
     sk_learner *ln = &tr->learner;
     sk_worker *wk = &tr->workers[w];
     int O = tr->obs_size, H = tr->num_heads, D = tr->action_dim, M = tr->mask_size;
+    int L = ro->bptt_horizon;
     int lo, hi;
-    sk_slice(tr->minibatch_size, w, num_workers, &lo, &hi);
+    sk_slice(ln->minibatch_sequences, w, num_workers, &lo, &hi);
     memset(wk->grads, 0, ln->policy.num_params * sizeof(float));
     memset(&wk->sums, 0, sizeof wk->sums);
-    int rows = hi - lo;
-    if (rows == 0) return;
-    const int32_t *indices = ln->perm + ln->current_minibatch + lo;
+    int count = hi - lo, rows = count * L;
+    if (count == 0) return;
+    const int32_t *sequences = ln->perm + ln->current_minibatch + lo;
+    if (ro->core_size) gather_core(ro, wk, sequences, count);
     for (int r = 0; r < rows; r++) {
-        size_t k = (size_t)indices[r];
+        int t = r / count, j = r % count;
+        size_t k = sequence_row(ro, sequences[j], t);
         memcpy(wk->mb_obs + (size_t)r * O, ro->obs + k * O, (size_t)O * sizeof(float));
         memcpy(wk->mb_actions + (size_t)r * H, ro->actions + k * H, (size_t)H * sizeof(int32_t));
         memcpy(wk->mb_actions_f + (size_t)r * D, ro->actions_f + k * D, (size_t)D * sizeof(float));
@@ -136,10 +162,14 @@ static void minibatch_job(void *ctx, int w, int num_workers) {
         wk->mb_logp[r] = ro->logp[k];
         wk->mb_returns[r] = ro->returns[k];
         wk->mb_values[r] = ro->values[k];
-        wk->mb_adv[r] = ln->mb_adv_norm[lo + r];
+        wk->mb_adv[r] = ln->mb_adv_norm[(size_t)(lo + j) * (size_t)L + (size_t)t];
     }
     sk_ppo_rows block = {
         .rows = rows,
+        .seq_len = L,
+        .h0 = wk->mb_h0,
+        .c0 = ro->lstm ? wk->mb_c0 : NULL,
+        .resets = wk->mb_resets,
         .obs = wk->mb_obs,
         .actions = H ? wk->mb_actions : NULL,
         .actions_continuous = D ? wk->mb_actions_f : NULL,
@@ -197,17 +227,21 @@ void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const c
     sk_ppo_loss_sums total = {0};
     int steps_taken = 0;
     double last_kl = 0.0;
+    int L = tr->rollout.bptt_horizon, S = ln->num_sequences, MS = ln->minibatch_sequences;
     for (int epoch = 0; epoch < tr->s.update_epochs; epoch++) {
-        shuffle(ln, tr->batch_size);
-        for (int start = 0; start < tr->batch_size; start += tr->minibatch_size) {
+        shuffle(ln, S);
+        for (int start = 0; start < S; start += MS) {
             ln->current_minibatch = start;
-            for (int r = 0; r < tr->minibatch_size; r++)
-                ln->mb_adv_norm[r] = tr->rollout.advantages[ln->perm[start + r]];
+            /* sequence-major: sequence j's step t at j * L + t */
+            for (int j = 0; j < MS; j++)
+                for (int t = 0; t < L; t++)
+                    ln->mb_adv_norm[(size_t)j * (size_t)L + (size_t)t] =
+                        tr->rollout.advantages[sequence_row(&tr->rollout, ln->perm[start + j], t)];
             if (tr->s.norm_adv) normalize_advantages(&tr->comm, ln->mb_adv_norm, tr->minibatch_size);
             sk_vec_parallel(tr->vec, minibatch_job, tr);
             sk_ppo_loss_sums sums;
             reduce_minibatch(tr, &sums);
-            bool last = epoch == tr->s.update_epochs - 1 && start + tr->minibatch_size >= tr->batch_size;
+            bool last = epoch == tr->s.update_epochs - 1 && start + MS >= S;
             if (last && tr->s.grad_stats_every > 0 && (tr->update % tr->s.grad_stats_every) == 0)
                 for (int t = 0; t < ln->policy.num_tensors; t++) {
                     const sk_tensor_info *info = &ln->policy.tensors[t];

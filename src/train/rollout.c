@@ -71,6 +71,27 @@ static void normalize_step(sk_trainer *tr, sk_worker *wk, int t) {
     }
 }
 
+/* The critic's values of `count` observations (policy-ready) into values;
+ * with a core, from copies of the recurrent states of the envs `index` (one
+ * more step of each, not kept: the envs' own states stay as they are). */
+static void critic_values(sk_trainer *tr, sk_worker *wk, const float *obs, const int *index,
+                          int count, float *values) {
+    const sk_learner *ln = &tr->learner;
+    const sk_rollout *ro = &tr->rollout;
+    if (ro->core_size) {
+        size_t C = (size_t)ro->core_size;
+        for (int k = 0; k < count; k++) {
+            memcpy(wk->trunc_h + (size_t)k * C, ro->state_h + (size_t)index[k] * C, C * sizeof(float));
+            if (ro->lstm)
+                memcpy(wk->trunc_c + (size_t)k * C, ro->state_c + (size_t)index[k] * C,
+                       C * sizeof(float));
+        }
+        sk_policy_core_step(&ln->policy, ln->params, obs, wk->trunc_h, wk->trunc_c, count, &wk->work);
+    }
+    sk_policy_forward(&ln->policy, SK_NET_CRITIC, ln->params, obs, count, &wk->work);
+    memcpy(values, wk->work.out[SK_NET_CRITIC], (size_t)count * sizeof(float));
+}
+
 static void record_episodes_and_truncations(sk_trainer *tr, sk_worker *wk, int t) {
     sk_rollout *ro = &tr->rollout;
     const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
@@ -92,10 +113,38 @@ static void record_episodes_and_truncations(sk_trainer *tr, sk_worker *wk, int t
         }
     }
     if (num_truncated == 0) return;
-    sk_policy_forward(&tr->learner.policy, SK_NET_CRITIC, tr->learner.params, wk->trunc_obs,
-                      num_truncated, &wk->work);
+    /* the value of the final observation, seen from where the episode was */
+    float *values = wk->work.logp; /* free between the rollout's uses */
+    critic_values(tr, wk, wk->trunc_obs, wk->trunc_index, num_truncated, values);
     for (int k = 0; k < num_truncated; k++)
-        ro->bootstrap[row + (size_t)wk->trunc_index[k]] = wk->work.out[SK_NET_CRITIC][k];
+        ro->bootstrap[row + (size_t)wk->trunc_index[k]] = values[k];
+}
+
+/* With a core: the states of envs whose episode ended at step t start over
+ * (the autoreset step's observation opens the next episode). */
+static void reset_ended_states(sk_rollout *ro, const sk_worker *wk, int t) {
+    size_t C = (size_t)ro->core_size, row = (size_t)t * (size_t)ro->num_envs;
+    for (int i = wk->lo; i < wk->hi; i++) {
+        if (!(ro->terminated[row + (size_t)i] || ro->truncated[row + (size_t)i])) continue;
+        memset(ro->state_h + (size_t)i * C, 0, C * sizeof(float));
+        if (ro->lstm) memset(ro->state_c + (size_t)i * C, 0, C * sizeof(float));
+    }
+}
+
+/* With a core: keeps the states entering chunk t / L, then advances the
+ * slice's states by the observations of step t; work.features holds them. */
+static void core_step(sk_trainer *tr, sk_worker *wk, int t, const float *obs_t) {
+    sk_rollout *ro = &tr->rollout;
+    const sk_learner *ln = &tr->learner;
+    size_t C = (size_t)ro->core_size, N = (size_t)ro->num_envs, lo = (size_t)wk->lo;
+    size_t count = (size_t)(wk->hi - wk->lo) * C;
+    float *h = ro->state_h + lo * C, *c = ro->lstm ? ro->state_c + lo * C : NULL;
+    if (t % ro->bptt_horizon == 0) {
+        size_t chunk = (size_t)(t / ro->bptt_horizon) * N;
+        memcpy(ro->chunk_h + (chunk + lo) * C, h, count * sizeof(float));
+        if (c) memcpy(ro->chunk_c + (chunk + lo) * C, c, count * sizeof(float));
+    }
+    sk_policy_core_step(&ln->policy, ln->params, obs_t, h, c, wk->hi - wk->lo, &wk->work);
 }
 
 void sk_rollout_job(void *ctx, int w, int num_workers) {
@@ -120,6 +169,7 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
         size_t row = (size_t)t * (size_t)N;
         const float *obs_t = ro->obs + (row + (size_t)lo) * (size_t)O;
         const uint8_t *masks_t = M ? ro->masks + (row + (size_t)lo) * (size_t)M : NULL;
+        if (ro->core_size) core_step(tr, wk, t, obs_t);
         sk_policy_forward(&ln->policy, SK_NET_ACTOR, ln->params, obs_t, B, &wk->work);
         sk_policy_sample(&ln->policy, ln->params, wk->work.out[SK_NET_ACTOR], masks_t, B, &wk->rng,
                          false, ro->actions + (row + (size_t)lo) * (size_t)H,
@@ -132,12 +182,12 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
         store_step(tr, t, lo, wk->hi);
         normalize_step(tr, wk, t);
         record_episodes_and_truncations(tr, wk, t);
+        if (ro->core_size) reset_ended_states(ro, wk, t);
     }
     /* value of the observation after the last step, for GAE */
     size_t last = (size_t)T * (size_t)N + (size_t)lo;
-    sk_policy_forward(&ln->policy, SK_NET_CRITIC, ln->params, ro->obs + last * (size_t)O, B,
-                      &wk->work);
-    memcpy(ro->values + last, wk->work.out[SK_NET_CRITIC], (size_t)B * sizeof(float));
+    for (int k = 0; k < B; k++) wk->trunc_index[k] = lo + k;
+    critic_values(tr, wk, ro->obs + last * (size_t)O, wk->trunc_index, B, ro->values + last);
     sk_rollout_gae(ro, tr->s.bootstrap_truncated, (float)tr->s.gamma, (float)tr->s.gae_lambda, lo,
                    wk->hi);
 }
@@ -149,6 +199,11 @@ void sk_reset_job(void *ctx, int w, int num_workers) {
     sk_worker *wk = &tr->workers[w];
     if (wk->hi == wk->lo) return;
     sk_vec_reset_range(tr->vec, wk->lo, wk->hi, tr->s.seed);
+    size_t C = (size_t)ro->core_size, count_c = (size_t)(wk->hi - wk->lo) * C;
+    if (C) { /* every episode starts from a zero state */
+        memset(ro->state_h + (size_t)wk->lo * C, 0, count_c * sizeof(float));
+        if (ro->lstm) memset(ro->state_c + (size_t)wk->lo * C, 0, count_c * sizeof(float));
+    }
     const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
     size_t O = (size_t)ro->obs_size, M = (size_t)ro->mask_size, count = (size_t)(wk->hi - wk->lo);
     memcpy(ro->obs + (size_t)wk->lo * O, b->obs + (size_t)wk->lo * O, count * O * sizeof(float));

@@ -78,6 +78,38 @@ sk_status sk_settings_resolve(sk_ppo_settings *s, const sk_config *cfg, const sk
     return SK_OK;
 }
 
+/* ppo.bptt_horizon, for a policy with a core: the steps of one training
+ * sequence (gradients flow back through time within it). It must divide
+ * ppo.horizon, and the sequences (env.num_envs x ppo.horizon / it) must split
+ * into ppo.num_minibatches equal minibatches. */
+static sk_status resolve_sequences(sk_trainer *tr) {
+    const sk_policy *policy = &tr->learner.policy;
+    int N = tr->s.num_envs, T = tr->s.horizon;
+    int L = 1;
+    if (policy->has_core) {
+        int64_t v;
+        CHECK(sk_cfg_int(tr->cfg, "ppo.bptt_horizon", T % 16 == 0 ? 16 : T, 1, T, &v));
+        L = (int)v;
+        if (T % L != 0)
+            return sk_fail(SK_ERR_CONFIG,
+                           "ppo.bptt_horizon = %d must divide ppo.horizon = %d (a rollout is cut "
+                           "into whole sequences)",
+                           L, T);
+        int sequences = N * (T / L);
+        if (sequences % tr->s.num_minibatches != 0)
+            return sk_fail(SK_ERR_CONFIG,
+                           "ppo.num_minibatches = %d must divide the %d sequences of a rollout "
+                           "(env.num_envs %d x ppo.horizon %d / ppo.bptt_horizon %d)",
+                           tr->s.num_minibatches, sequences, N, T, L);
+    }
+    tr->rollout.core_size = policy->has_core ? policy->rnn.hidden_size : 0;
+    tr->rollout.lstm = policy->has_core && policy->rnn.cell == SK_RNN_LSTM;
+    tr->rollout.bptt_horizon = L;
+    tr->learner.num_sequences = N * (T / L);
+    tr->learner.minibatch_sequences = tr->learner.num_sequences / tr->s.num_minibatches;
+    return SK_OK;
+}
+
 static const char *const g_sections[] = {"env", "ppo", "policy", "train", "governor", NULL};
 
 static sk_status alloc_floats(float **out, size_t count) {
@@ -92,7 +124,10 @@ static sk_status alloc_bytes(void **out, size_t count) {
 
 static sk_status alloc_worker(sk_trainer *tr, sk_worker *wk, int w) {
     int slice = wk->hi - wk->lo;
-    int block = (tr->minibatch_size + tr->num_workers - 1) / tr->num_workers;
+    int L = tr->rollout.bptt_horizon;
+    int block_sequences = (tr->learner.minibatch_sequences + tr->num_workers - 1) / tr->num_workers;
+    int block = block_sequences * L;
+    size_t C = (size_t)tr->rollout.core_size;
     int capacity = SK_MAX(SK_MAX(slice, block), 1);
     size_t O = (size_t)tr->obs_size;
     wk->rng = sk_rng_seed(tr->s.seed ^ 0x5eed5eed5eedULL, (uint64_t)w);
@@ -110,6 +145,11 @@ static sk_status alloc_worker(sk_trainer *tr, sk_worker *wk, int w) {
     CHECK(alloc_bytes((void **)&wk->mb_masks, (size_t)block * (size_t)tr->mask_size + 1));
     CHECK(alloc_floats(&wk->trunc_obs, (size_t)slice * O + 1));
     CHECK(alloc_bytes((void **)&wk->trunc_index, ((size_t)slice + 1) * sizeof(int)));
+    CHECK(alloc_floats(&wk->trunc_h, (size_t)slice * C + 1));
+    CHECK(alloc_floats(&wk->trunc_c, (size_t)slice * C + 1));
+    CHECK(alloc_floats(&wk->mb_h0, (size_t)block_sequences * C + 1));
+    CHECK(alloc_floats(&wk->mb_c0, (size_t)block_sequences * C + 1));
+    CHECK(alloc_bytes((void **)&wk->mb_resets, (size_t)block + 1));
     size_t record = (size_t)tr->env->num_log_fields + 1;
     CHECK(alloc_floats(&wk->episodes, record * ((size_t)tr->s.horizon * (size_t)slice + 1)));
     return SK_OK;
@@ -119,7 +159,8 @@ static void free_worker(sk_worker *wk) {
     sk_policy_work_free(&wk->work);
     void *all[] = {wk->grads,   wk->mb_obs,     wk->mb_logp,    wk->mb_adv,
                    wk->mb_returns, wk->mb_values, wk->mb_actions, wk->mb_masks,
-                   wk->trunc_obs, wk->trunc_index, wk->episodes, wk->mb_actions_f};
+                   wk->trunc_obs, wk->trunc_index, wk->episodes, wk->mb_actions_f,
+                   wk->trunc_h,   wk->trunc_c,    wk->mb_h0,      wk->mb_c0, wk->mb_resets};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sk_free(all[i]);
     sk_welford_free(&wk->obs_acc);
     sk_welford_free(&wk->return_acc);
@@ -158,6 +199,7 @@ static sk_status trainer_build(sk_trainer *tr) {
                         tr->s.threads > 0 ? tr->s.threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
                         tr->cfg));
     CHECK(sk_policy_configure(&tr->learner.policy, tr->cfg, tr->env, sk_vec_state(tr->vec)));
+    CHECK(resolve_sequences(tr));
     for (int i = 0; g_sections[i]; i++) CHECK(sk_cfg_check_unused(tr->cfg, g_sections[i]));
     CHECK(sk_cfg_check_sections(tr->cfg, g_sections));
 
@@ -174,9 +216,12 @@ static sk_status trainer_build(sk_trainer *tr) {
     tr->batch_size = N * T;
     tr->minibatch_size = tr->batch_size / tr->s.num_minibatches;
     tr->num_workers = sk_vec_num_workers(tr->vec);
-    tr->rollout = (sk_rollout){.num_envs = N, .horizon = T, .obs_size = tr->obs_size,
-                               .num_heads = tr->num_heads, .action_dim = tr->action_dim,
-                               .mask_size = tr->mask_size};
+    tr->rollout.num_envs = N;
+    tr->rollout.horizon = T;
+    tr->rollout.obs_size = tr->obs_size;
+    tr->rollout.num_heads = tr->num_heads;
+    tr->rollout.action_dim = tr->action_dim;
+    tr->rollout.mask_size = tr->mask_size;
     tr->comm = sk_comm_single();
     CHECK(sk_trainer_state_alloc(tr));
     CHECK(learner_init(tr));

@@ -80,6 +80,11 @@ typedef struct sk_rollout {
     uint8_t *masks;          /* (T + 1, N, mask_size) */
     uint8_t *terminated, *truncated; /* (T, N) */
     double *discounted_return; /* (N) per env, for reward scaling */
+    /* with a recurrent core (C = its size, L = ppo.bptt_horizon): */
+    int core_size, bptt_horizon; /* C (0: no core), L (1 without a core) */
+    bool lstm;                   /* the state has a cell c beside h */
+    float *state_h, *state_c;    /* (N, C) each env's state entering its next step */
+    float *chunk_h, *chunk_c;    /* (T / L, N, C) the state entering each L-step chunk */
 } sk_rollout;
 
 /* Advantages and returns of envs lo..hi-1 (GAE, truncation bootstrapped). */
@@ -96,8 +101,11 @@ typedef struct sk_learner {
     sk_norm_map obs_map, reward_map; /* frozen for a rollout */
     uint64_t rng;                    /* shuffling stream */
     float *mb_adv_norm;              /* (minibatch_size) */
-    int32_t *perm;                   /* (batch_size) */
+    int32_t *perm;                   /* (num_sequences) */
     int current_minibatch;           /* start index into perm for the dispatched minibatch */
+    /* the update's unit: a sequence of L = rollout.bptt_horizon steps of one env
+     * (one row when there is no core, L = 1); sequence s is env s % N's chunk s / N */
+    int num_sequences, minibatch_sequences;
     double *moments;                 /* (workers, 1 + 2 obs_size) packed accumulations to merge */
     double *moments_all;             /* (ranks, workers, 1 + 2 obs_size) every rank's, gathered */
     double grad_norms[SK_MAX_TENSORS]; /* per tensor, last minibatch of a stats update */
@@ -118,6 +126,9 @@ typedef struct sk_worker {
     /* truncation bootstrap scratch */
     float *trunc_obs;       /* (slice, obs_size) */
     int *trunc_index;       /* (slice) */
+    float *trunc_h, *trunc_c; /* (slice, core_size) copies of recurrent states */
+    float *mb_h0, *mb_c0;   /* (block sequences, core_size) the states entering them */
+    uint8_t *mb_resets;     /* (block) */
     sk_welford obs_acc, return_acc; /* what this worker saw, for the running statistics */
     /* episodes finished in this rollout, in order: the env's episode_log
      * fields (return, length, ...) then the step */

@@ -49,6 +49,12 @@ const sk_trainer_array g_sk_trainer_arrays[] = {
     {NULL, SK_ARRAY_F64, AT(episode_counts_all), SK_SIZE_WORKERS_ALL, NO_RANGE},
     {"state.discounted_return", SK_ARRAY_F64, AT(rollout.discounted_return), SK_SIZE_ENVS,
      RANGE(-INFINITY, INFINITY)},
+    /* the recurrent core's state per env (h = o tanh(c) for an LSTM, a blend of
+     * tanh outputs for a GRU: within [-1, 1] either way) */
+    {"state.core_h", SK_ARRAY_F32, AT(rollout.state_h), SK_SIZE_ENVS_CORE, RANGE(-1.0, 1.0)},
+    {"state.core_c", SK_ARRAY_F32, AT(rollout.state_c), SK_SIZE_ENVS_CELL, RANGE(-INFINITY, INFINITY)},
+    {NULL, SK_ARRAY_F32, AT(rollout.chunk_h), SK_SIZE_CHUNKS_CORE, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(rollout.chunk_c), SK_SIZE_CHUNKS_CELL, NO_RANGE},
 };
 const int g_sk_num_trainer_arrays = (int)(sizeof g_sk_trainer_arrays / sizeof g_sk_trainer_arrays[0]);
 
@@ -61,7 +67,14 @@ size_t sk_array_type_size(sk_array_type type) { return g_type_sizes[type]; }
 
 size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
     size_t envs = (size_t)tr->s.num_envs, rows = envs * (size_t)tr->s.horizon, rows1 = rows + envs;
+    const sk_rollout *ro = &tr->rollout;
+    size_t core = (size_t)ro->core_size, cell = ro->lstm ? core : 0;
+    size_t chunks = (size_t)tr->s.horizon / (size_t)ro->bptt_horizon;
     switch (kind) {
+    case SK_SIZE_ENVS_CORE: return envs * core;
+    case SK_SIZE_ENVS_CELL: return envs * cell;
+    case SK_SIZE_CHUNKS_CORE: return chunks * envs * core;
+    case SK_SIZE_CHUNKS_CELL: return chunks * envs * cell;
     case SK_SIZE_PARAMS: return tr->learner.policy.num_params;
     case SK_SIZE_ENVS: return envs;
     case SK_SIZE_ROWS: return rows;

@@ -22,6 +22,10 @@ typedef enum sk_size_kind {
     SK_SIZE_EPISODES_ALL,
     SK_SIZE_WORKERS,
     SK_SIZE_WORKERS_ALL,
+    SK_SIZE_ENVS_CORE,   /* N x core_size (0 without a core) */
+    SK_SIZE_ENVS_CELL,   /* N x core_size for an LSTM's cell, else 0 */
+    SK_SIZE_CHUNKS_CORE, /* T / L x N x core_size */
+    SK_SIZE_CHUNKS_CELL,
 } sk_size_kind;
 
 typedef struct sk_trainer_array {

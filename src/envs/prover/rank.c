@@ -217,6 +217,11 @@ static sk_status workers_alloc(rank_workers *w, const sk_env_def *env, const sk_
     if (w->batch > INT_MAX / w->num_workers)
         return sk_fail(SK_ERR_INVALID, "%d workers x batch %d env slots (expected at most %d)",
                        w->num_workers, w->batch, INT_MAX);
+    if (actor->act_at && w->batch > actor->max_rows)
+        return sk_fail(SK_ERR_INVALID,
+                       "batch = %d env slots per worker is more than the %d a recurrent policy "
+                       "keeps states for (expected at most %d)",
+                       w->batch, actor->max_rows, actor->max_rows);
     int slots = w->num_workers * w->batch;
     /* one worker: the host's parallel runs the jobs, each on its own slice */
     sk_status status = sk_vec_create(&w->vec, env, slots, 1, env_cfg);
@@ -237,6 +242,8 @@ static sk_status workers_alloc(rank_workers *w, const sk_env_def *env, const sk_
 }
 
 static void start_candidate(rank_workers *w, const rank_jobs *jobs, int slot, int job) {
+    if (w->actor->episode_start)
+        w->actor->episode_start(w->actor->ctx, slot / w->batch, slot % w->batch);
     w->job[slot] = job;
     w->logp_sum[slot] = 0.0;
     sk_prover_set_query(sk_vec_state(w->vec), sk_vec_io(w->vec), slot, jobs->atoms[job],
@@ -260,9 +267,14 @@ static void score_candidates(rank_workers *w, int worker) {
         for (int at = first; at < last; at += w->actor->max_rows) {
             int rows = SK_MIN(w->actor->max_rows, last - at);
             size_t row = (size_t)at;
-            w->actor->act(w->actor->ctx, worker, b->obs + row * obs_size,
-                          b->masks + row * mask_size, rows, true, b->actions + row * heads,
-                          w->logp + row);
+            if (w->actor->act_at) /* a recurrent policy: each slot keeps its own state */
+                w->actor->act_at(w->actor->ctx, worker, at - first, b->obs + row * obs_size,
+                                 b->masks + row * mask_size, rows, true, b->actions + row * heads,
+                                 w->logp + row);
+            else
+                w->actor->act(w->actor->ctx, worker, b->obs + row * obs_size,
+                              b->masks + row * mask_size, rows, true, b->actions + row * heads,
+                              w->logp + row);
         }
         /* step the runs of busy slots; an idle slot keeps its state */
         for (int lo = first; lo < last;) {
