@@ -265,6 +265,18 @@ SK_API void sk_agent_seed(sk_agent *agent, uint64_t seed);
  */
 SK_API sk_status sk_agent_act(sk_agent *agent, const float *obs, const uint8_t *masks, int rows,
                               bool greedy, int32_t *actions, float *actions_continuous);
+/* Floats of one row's memory for a recurrent policy (policy.core): core_size
+ * for a GRU (h), twice that for an LSTM (h, then c); 0 for a feed-forward one. */
+SK_API int sk_agent_state_size(const sk_agent *agent);
+/*
+ * sk_agent_act for a recurrent policy (sk_agent_act refuses one): state
+ * (rows, state_size) holds each row's memory and is advanced in place;
+ * episode_start (rows) or NULL: where 1, that row's episode starts with this
+ * observation and its memory is taken as zero (as after a reset in training).
+ */
+SK_API sk_status sk_agent_act_recurrent(sk_agent *agent, const float *obs, const uint8_t *masks,
+                                        const uint8_t *episode_start, float *state, int rows,
+                                        bool greedy, int32_t *actions, float *actions_continuous);
 /* The policy's tensors: index 0 .. sk_agent_num_tensors - 1. */
 SK_API int sk_agent_num_tensors(const sk_agent *agent);
 SK_API sk_status sk_agent_tensor(const sk_agent *agent, int index, sk_tensor_view *out);

@@ -456,6 +456,54 @@ static void test_tampered_prover_state_refused(void **state) {
     sk_config_free(cfg);
 }
 
+/* A recurrent policy: its per-env states (state.core_h, state.core_c) are
+ * part of the checkpoint, so an interrupted run resumes exactly, for an LSTM
+ * and a GRU core; states a core cannot hold are refused. */
+static void test_recurrent_resume(void **state) {
+    (void)state;
+    static recorder straight, first, second, joined;
+    char path[128], bad[128];
+    snprintf(path, sizeof path, "%s/rnn.safetensors", g_dir);
+    snprintf(bad, sizeof bad, "%s/rnn-bad.safetensors", g_dir);
+    for (int cell = 0; cell < 2; cell++) {
+        memset(&straight, 0, sizeof straight);
+        memset(&first, 0, sizeof first);
+        memset(&second, 0, sizeof second);
+        sk_config *cfg = config("CartPole-P-v1", "8192", "2", true);
+        sk_config_set(cfg, "policy.core", cell == 0 ? "lstm" : "gru");
+        sk_config_set(cfg, "policy.core_size", "16");
+        sk_config_set(cfg, "policy.hidden", "16");
+        sk_config_set(cfg, "policy.layers", "0");
+        sk_config_set(cfg, "ppo.bptt_horizon", "8");
+        train(cfg, &straight, NULL, NULL);
+        first.stop_after = 7;
+        train(cfg, &first, NULL, path);
+        train(cfg, &second, path, NULL);
+        joined = first;
+        for (int i = 0; i < second.count; i++) joined.rows[joined.count++] = second.rows[i];
+        assert_int_equal(straight.count, 16);
+        assert_same_rows(&straight, &joined);
+        /* the resumed run depends on the saved states: zeroing one changes it */
+        tamper(path, bad, "state.core_h", 5, 0.0);
+        memset(&second, 0, sizeof second);
+        train(cfg, &second, bad, NULL);
+        assert_true(memcmp(&second.rows[0], &straight.rows[7], sizeof second.rows[0]) != 0);
+        tamper(path, bad, "state.core_h", 3, 1.5);
+        expect_refused(cfg, bad, "state.core_h[3]", "outside its allowed range");
+        if (cell == 0) {
+            tamper(path, bad, "state.core_c", 0, NAN);
+            expect_refused(cfg, bad, "state.core_c[0]", NULL);
+        } else { /* a GRU has no cell: a checkpoint of it has no state.core_c */
+            sk_st_file *file = NULL;
+            assert_int_equal(sk_st_open(&file, path), SK_OK);
+            assert_null(sk_st_find(file, "state.core_c"));
+            assert_non_null(sk_st_find(file, "core.weight_hh_l0"));
+            sk_st_close(file);
+        }
+        sk_config_free(cfg);
+    }
+}
+
 int main(void) {
     snprintf(g_dir, sizeof g_dir, "/tmp/skinner-test-resume-XXXXXX");
     if (!mkdtemp(g_dir)) return 1;
@@ -468,6 +516,7 @@ int main(void) {
         cmocka_unit_test(test_log_every_thins_and_resumes),
         cmocka_unit_test(test_tampered_checkpoints_refused),
         cmocka_unit_test(test_tampered_prover_state_refused),
+        cmocka_unit_test(test_recurrent_resume),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];

@@ -59,10 +59,61 @@ static void test_error_per_handle(void **state) {
     sk_config_free(cfg);
 }
 
+/* Recurrent settings that cannot work are refused at create, naming the key
+ * and what was expected; the resolved config records the sequence length. */
+static void test_recurrent_settings(void **state) {
+    (void)state;
+    struct {
+        const char *key, *value, *needle;
+    } bad[] = {
+        {"ppo.bptt_horizon", "12", "must divide ppo.horizon = 32"},
+        {"ppo.num_minibatches", "16", "must divide the 8 sequences"},
+        {"policy.core", "rnn", "policy.core"},
+        {"policy.core_size", "0", "policy.core_size"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        sk_config *cfg = small("256");
+        sk_config_set(cfg, "policy.core", "lstm");
+        sk_config_set(cfg, "ppo.bptt_horizon", "16"); /* 4 envs x 32 / 16 = 8 sequences */
+        sk_config_set(cfg, bad[i].key, bad[i].value);
+        sk_trainer *tr = NULL;
+        assert_int_not_equal(sk_trainer_create(&tr, cfg), SK_OK);
+        if (!strstr(sk_last_error(), bad[i].needle))
+            fail_msg("'%s' lacks '%s'", sk_last_error(), bad[i].needle);
+        sk_config_free(cfg);
+    }
+    /* without a core the sequence length means nothing: refused as unused */
+    sk_config *cfg = small("256");
+    sk_config_set(cfg, "ppo.bptt_horizon", "16");
+    sk_trainer *tr = NULL;
+    assert_int_not_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    assert_non_null(strstr(sk_last_error(), "ppo.bptt_horizon"));
+    sk_config_free(cfg);
+    /* the candidates policy scores against the core's output: equal widths */
+    cfg = sk_config_new();
+    sk_config_set(cfg, "env.id", "Prover-v0");
+    sk_config_set(cfg, "policy.type", "candidates");
+    sk_config_set(cfg, "policy.core", "gru");
+    sk_config_set(cfg, "policy.core_size", "16");
+    assert_int_not_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    assert_non_null(strstr(sk_last_error(), "must equal policy.embed = 32"));
+    sk_config_free(cfg);
+    /* the default: 16-step sequences when they divide the horizon, recorded */
+    cfg = small("256");
+    sk_config_set(cfg, "policy.core", "gru");
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    assert_string_equal(sk_config_get(sk_trainer_config(tr), "ppo.bptt_horizon"), "16");
+    assert_string_equal(sk_config_get(sk_trainer_config(tr), "policy.core_size"), "64");
+    assert_int_equal(sk_trainer_run(tr), SK_OK);
+    sk_trainer_destroy(tr);
+    sk_config_free(cfg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config_is_copied),
         cmocka_unit_test(test_error_per_handle),
+        cmocka_unit_test(test_recurrent_settings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

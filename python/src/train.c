@@ -392,14 +392,63 @@ static int agent_ok(Agent *self) {
     return 0;
 }
 
-/* act(obs (B, obs_size), greedy, masks (B, mask_size) or None) -> actions */
+static PyObject *shape_actions(PyObject *actions, npy_intp rows, npy_intp width, int single,
+                               int one_head);
+
+/* A recurrent policy's memory for `rows` rows: a new float32 array (rows, S)
+ * (single: (S,)), zeros for None, else a copy of state_obj; episode_start
+ * (rows) bools or None into *starts (a new reference or NULL). */
+static PyArrayObject *recurrent_state(Agent *self, PyObject *state_obj, PyObject *start_obj,
+                                      npy_intp rows, int single, PyArrayObject **starts) {
+    int S = sk_agent_state_size(self->agent);
+    npy_intp dims[2] = {rows, S};
+    *starts = NULL;
+    PyArrayObject *state;
+    if (state_obj == Py_None) {
+        state = (PyArrayObject *)PyArray_ZEROS(2, dims, NPY_FLOAT32, 0);
+    } else {
+        PyArrayObject *given = (PyArrayObject *)PyArray_FromAny(
+            state_obj, PyArray_DescrFromType(NPY_FLOAT32), 1, 2,
+            NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST, NULL);
+        if (!given) return NULL;
+        if ((PyArray_NDIM(given) == 1) != single || PyArray_SIZE(given) != rows * S) {
+            PyErr_Format(PyExc_ValueError,
+                         "state must have shape %s%d) to match obs (the policy's memory: %d "
+                         "floats per row; None for new episodes)",
+                         single ? "(" : "(batch, ", S, S);
+            Py_DECREF(given);
+            return NULL;
+        }
+        state = (PyArrayObject *)PyArray_NewCopy(given, NPY_CORDER);
+        Py_DECREF(given);
+    }
+    if (!state || start_obj == Py_None) return state;
+    *starts = (PyArrayObject *)PyArray_FromAny(start_obj, PyArray_DescrFromType(NPY_BOOL), 0, 1,
+                                               NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST, NULL);
+    if (*starts && PyArray_SIZE(*starts) != rows) {
+        PyErr_Format(PyExc_ValueError, "episode_start must have one flag per row (%ld)", (long)rows);
+        Py_CLEAR(*starts);
+    }
+    if (!*starts) Py_CLEAR(state);
+    return state;
+}
+
+/* act(obs (B, obs_size), greedy, masks (B, mask_size) or None, state, episode_start)
+ * -> actions, or (actions, state) for a recurrent policy */
 static PyObject *agent_act(Agent *self, PyObject *args, PyObject *kwargs) {
-    static char *kwlist[] = {"obs", "deterministic", "action_mask", NULL};
-    PyObject *obs_obj, *mask_obj = Py_None;
+    static char *kwlist[] = {"obs", "deterministic", "action_mask", "state", "episode_start", NULL};
+    PyObject *obs_obj, *mask_obj = Py_None, *state_obj = Py_None, *start_obj = Py_None;
     int greedy = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|pO", kwlist, &obs_obj, &greedy, &mask_obj))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|pOOO", kwlist, &obs_obj, &greedy, &mask_obj,
+                                     &state_obj, &start_obj))
         return NULL;
     if (!agent_ok(self)) return NULL;
+    int recurrent = sk_agent_state_size(self->agent) > 0;
+    if (!recurrent && (state_obj != Py_None || start_obj != Py_None)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "the policy is feed-forward: it takes no state or episode_start");
+        return NULL;
+    }
     const sk_env_def *env = sk_agent_env(self->agent);
     const sk_action_space *space = &env->action_space;
     PyArrayObject *obs = (PyArrayObject *)PyArray_FromAny(
@@ -446,27 +495,64 @@ static PyObject *agent_act(Agent *self, PyObject *args, PyObject *kwargs) {
         Py_XDECREF(mask);
         return NULL;
     }
+    PyArrayObject *state = NULL, *starts = NULL;
+    if (recurrent && !(state = recurrent_state(self, state_obj, start_obj, rows, single, &starts))) {
+        Py_DECREF(obs);
+        Py_XDECREF(mask);
+        Py_DECREF(actions);
+        return NULL;
+    }
     sk_status status;
     void *out = PyArray_DATA((PyArrayObject *)actions);
     const float *obs_data = PyArray_DATA(obs);
     const uint8_t *mask_data = mask ? PyArray_DATA(mask) : NULL;
     /* with the GIL held: an sk_agent has one scratch space and one sampling
      * stream, so two threads must not act at once (nor one re-init it) */
-    status = sk_agent_act(self->agent, obs_data, mask_data, (int)rows, greedy,
-                          space->kind == SK_SPACE_DISCRETE ? out : NULL,
-                          space->kind == SK_SPACE_CONTINUOUS ? out : NULL);
+    if (recurrent)
+        status = sk_agent_act_recurrent(self->agent, obs_data, mask_data,
+                                        starts ? PyArray_DATA(starts) : NULL, PyArray_DATA(state),
+                                        (int)rows, greedy,
+                                        space->kind == SK_SPACE_DISCRETE ? out : NULL,
+                                        space->kind == SK_SPACE_CONTINUOUS ? out : NULL);
+    else
+        status = sk_agent_act(self->agent, obs_data, mask_data, (int)rows, greedy,
+                              space->kind == SK_SPACE_DISCRETE ? out : NULL,
+                              space->kind == SK_SPACE_CONTINUOUS ? out : NULL);
     Py_DECREF(obs);
     Py_XDECREF(mask);
+    Py_XDECREF(starts);
     if (status != SK_OK) {
         Py_DECREF(actions);
+        Py_XDECREF(state);
         return skpy_raise(status, NULL);
     }
-    /* the shapes Gymnasium uses: Discrete (batch,), others (batch, k); a
-     * single observation gives a scalar or (k,) */
-    npy_intp shape[2] = {rows, dims[1]};
+    PyObject *shaped_actions = shape_actions(actions, rows, dims[1], single, one_head);
+    if (!recurrent || !shaped_actions) {
+        Py_XDECREF(state);
+        return shaped_actions;
+    }
+    PyObject *state_out = (PyObject *)state;
+    if (single) { /* one observation, one memory: (S,) */
+        npy_intp flat[1] = {PyArray_SIZE(state)};
+        PyArray_Dims one = {flat, 1};
+        state_out = PyArray_Newshape(state, &one, NPY_CORDER);
+        Py_DECREF(state);
+        if (!state_out) {
+            Py_DECREF(shaped_actions);
+            return NULL;
+        }
+    }
+    return Py_BuildValue("(NN)", shaped_actions, state_out);
+}
+
+/* Gymnasium's shapes: Discrete (batch,), others (batch, k); a single
+ * observation gives a scalar or (k,). Steals actions. */
+static PyObject *shape_actions(PyObject *actions, npy_intp rows, npy_intp width, int single,
+                               int one_head) {
+    npy_intp shape[2] = {rows, width};
     PyArray_Dims newshape = {shape, 2};
     if (single) {
-        shape[0] = dims[1];
+        shape[0] = width;
         newshape.len = one_head ? 0 : 1;
     } else if (one_head) {
         newshape.len = 1;
@@ -507,6 +593,12 @@ static PyObject *agent_state_dict(Agent *self, PyObject *unused) {
     return d;
 }
 
+static PyObject *agent_state_size(Agent *self, void *closure) {
+    (void)closure;
+    if (!agent_ok(self)) return NULL;
+    return PyLong_FromLong(sk_agent_state_size(self->agent));
+}
+
 static PyObject *agent_env_id(Agent *self, void *closure) {
     (void)closure;
     if (!agent_ok(self)) return NULL;
@@ -515,7 +607,8 @@ static PyObject *agent_env_id(Agent *self, void *closure) {
 
 static PyMethodDef agent_methods[] = {
     {"act", (PyCFunction)(void (*)(void))agent_act, METH_VARARGS | METH_KEYWORDS,
-     "act(obs, deterministic=False, action_mask=None) -> actions"},
+     "act(obs, deterministic=False, action_mask=None, state=None, episode_start=None) -> "
+     "actions, or (actions, state) for a recurrent policy"},
     {"seed", (PyCFunction)agent_seed, METH_O, "seed(n): restarts the sampling stream"},
     {"state_dict", (PyCFunction)agent_state_dict, METH_NOARGS,
      "state_dict() -> {name: float32 array}, named as in the checkpoint"},
@@ -524,6 +617,8 @@ static PyMethodDef agent_methods[] = {
 
 static PyGetSetDef agent_getset[] = {
     {"env_id", (getter)agent_env_id, NULL, "the env the policy was trained on", NULL},
+    {"state_size", (getter)agent_state_size, NULL,
+     "floats of one row's memory (0: feed-forward; GRU h; LSTM h then c)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -3,6 +3,7 @@
  * worker; rows beyond the actor's capacity are taken in chunks. */
 #include "actor.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,11 +47,13 @@ void sk_agent_seed(sk_agent *agent, uint64_t seed) {
     agent->actor.rng[0] = sk_rng_seed(seed, SK_ACTOR_STREAM);
 }
 
-sk_status sk_agent_act(sk_agent *agent, const float *obs, const uint8_t *masks, int rows,
-                       bool greedy, int32_t *actions, float *actions_continuous) {
+static sk_status act_rows(sk_agent *agent, const float *obs, const uint8_t *masks,
+                          const uint8_t *episode_start, float *state, int rows, bool greedy,
+                          int32_t *actions, float *actions_continuous) {
     const sk_policy *policy = &agent->lp.policy;
     const sk_action_space *space = &policy->space;
     size_t O = (size_t)policy->obs_size, M = (size_t)policy->mask_size;
+    size_t S = (size_t)sk_policy_state_size(policy);
     if (rows < 0) return sk_fail(SK_ERR_INVALID, "rows = %d (expected 0 or more)", rows);
     if (masks && !M)
         return sk_fail(SK_ERR_INVALID, "%s has no action masks, but masks were given",
@@ -70,10 +73,24 @@ sk_status sk_agent_act(sk_agent *agent, const float *obs, const uint8_t *masks, 
                                "least one allowed action per head)",
                                i, head);
         }
+        for (size_t k = 0; k < S; k++) {
+            float v = state[(size_t)i * S + k];
+            bool h = k < (size_t)policy->rnn.hidden_size;
+            if (!(isfinite(v) && (!h || (v >= -1.0f && v <= 1.0f))))
+                return sk_fail(SK_ERR_INVALID,
+                               "state row %d: value %zu (%g) is not a state the core can hold "
+                               "(expected finite, and h within [-1, 1])",
+                               i, k, (double)v);
+        }
     }
     int H = space->num_heads, D = space->dim;
     for (int lo = 0; lo < rows; lo += AGENT_ROWS) {
         int n = SK_MIN(AGENT_ROWS, rows - lo);
+        if (S) { /* the rows' memories into the actor's rows, and back after */
+            float *mine = sk_policy_actor_state(&agent->actor, 0, 0);
+            memcpy(mine, state + (size_t)lo * S, (size_t)n * S * sizeof(float));
+            if (episode_start) sk_policy_actor_episode_start(&agent->actor, 0, episode_start + lo, NULL, n);
+        }
         sk_policy_actor_act(&agent->actor, 0, obs + (size_t)lo * O,
                             masks ? masks + (size_t)lo * M : NULL, n, greedy,
                             space->kind == SK_SPACE_DISCRETE ? actions + (size_t)lo * (size_t)H
@@ -82,8 +99,32 @@ sk_status sk_agent_act(sk_agent *agent, const float *obs, const uint8_t *masks, 
                                 ? actions_continuous + (size_t)lo * (size_t)D
                                 : NULL,
                             NULL);
+        if (S)
+            memcpy(state + (size_t)lo * S, sk_policy_actor_state(&agent->actor, 0, 0),
+                   (size_t)n * S * sizeof(float));
     }
     return SK_OK;
+}
+
+sk_status sk_agent_act(sk_agent *agent, const float *obs, const uint8_t *masks, int rows,
+                       bool greedy, int32_t *actions, float *actions_continuous) {
+    if (agent->lp.policy.has_core)
+        return sk_fail(SK_ERR_INVALID,
+                       "the policy is recurrent (policy.core): act with its memory "
+                       "(sk_agent_act_recurrent)");
+    return act_rows(agent, obs, masks, NULL, NULL, rows, greedy, actions, actions_continuous);
+}
+
+int sk_agent_state_size(const sk_agent *agent) { return sk_policy_state_size(&agent->lp.policy); }
+
+sk_status sk_agent_act_recurrent(sk_agent *agent, const float *obs, const uint8_t *masks,
+                                 const uint8_t *episode_start, float *state, int rows,
+                                 bool greedy, int32_t *actions, float *actions_continuous) {
+    if (!agent->lp.policy.has_core)
+        return sk_fail(SK_ERR_INVALID, "the policy is feed-forward: it has no memory to carry "
+                                       "(use sk_agent_act)");
+    return act_rows(agent, obs, masks, episode_start, state, rows, greedy, actions,
+                    actions_continuous);
 }
 
 int sk_agent_num_tensors(const sk_agent *agent) { return agent->lp.policy.num_tensors; }
