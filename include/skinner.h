@@ -164,6 +164,10 @@ SK_API sk_status sk_trainer_run(sk_trainer *trainer);
 SK_API sk_train_result sk_trainer_result(const sk_trainer *trainer);
 /* Worker threads the trainer uses: train.threads (0 = all cores), capped at env.num_envs. */
 SK_API int sk_trainer_threads(const sk_trainer *trainer);
+/* The model's FLOPs per env step of training, counting matrix products only:
+ * one forward of both nets (and any recurrent core) in the rollout, then per
+ * update epoch a forward and a backward (twice the forward's). */
+SK_API double sk_trainer_flops_per_step(const sk_trainer *trainer);
 /* Writes a checkpoint (safetensors): the policy under plain tensor names
  * (actor.0.weight, ...), loadable by sk_evaluate and by PyTorch, plus the whole
  * training state (optimiser, counters, RNG streams, normalisation statistics,

@@ -284,15 +284,18 @@ static int bench_train(int argc, char **argv) {
         char mean_return[32] = "null"; /* JSON has no NaN: no episode finished */
         if (!isnan(r.final_mean_return))
             snprintf(mean_return, sizeof mean_return, "%.4g", r.final_mean_return);
+        double flops = sk_trainer_flops_per_step(trainer);
         if (extra.json)
             printf("{\"bench\": \"train\", \"env\": \"%s\", \"threads\": %d, \"seconds\": %.3f, "
-                   "\"steps\": %lld, \"sps\": %.0f, \"mean_return\": %s}\n",
+                   "\"steps\": %lld, \"sps\": %.0f, \"mean_return\": %s, "
+                   "\"flops_per_step\": %.0f, \"gflops\": %.3f}\n",
                    extra.env->id, sk_trainer_threads(trainer), r.wall_seconds,
-                   (long long)r.total_steps, r.sps, mean_return);
+                   (long long)r.total_steps, r.sps, mean_return, flops, flops * r.sps * 1e-9);
         else
-            printf("%s: PPO loop %.2f s, %lld env steps: %.3g env steps/s (mean return %.1f)\n",
+            printf("%s: PPO loop %.2f s, %lld env steps: %.3g env steps/s (mean return %.1f); "
+                   "model %.3g FLOPs/step, %.2f GFLOP/s\n",
                    extra.env->id, r.wall_seconds, (long long)r.total_steps, r.sps,
-                   r.final_mean_return);
+                   r.final_mean_return, flops, flops * r.sps * 1e-9);
     }
     sk_trainer_destroy(trainer);
     sk_config_free(cfg);

@@ -16,6 +16,26 @@ int sk_policy_state_size(const sk_policy *policy) {
     return (policy->rnn.cell == SK_RNN_LSTM ? 2 : 1) * policy->rnn.hidden_size;
 }
 
+double sk_policy_forward_flops(const sk_policy *policy) {
+    double macs = 0.0;
+    if (policy->type == SK_POLICY_CANDIDATES) {
+        double D = policy->embed, S = policy->atoms.candidates;
+        double encodings = policy->has_core ? 1.0 + S : 2.0 + S; /* state once with a core */
+        macs += encodings * 2.0 * D * D + S * D + D;             /* residual blocks, dots, value */
+    } else {
+        for (int i = 0; i < policy->num_tensors; i++) {
+            const sk_tensor_info *t = &policy->tensors[i];
+            if (sk_policy_tensor_ndim(t) == 2) macs += (double)t->rows * (double)t->cols;
+        }
+        return 2.0 * macs;
+    }
+    if (policy->has_core) {
+        double G = sk_rnn_num_gates(policy->rnn.cell), H = policy->rnn.hidden_size;
+        macs += G * H * ((double)policy->rnn.input_size + H);
+    }
+    return 2.0 * macs;
+}
+
 static const float *core_params(const sk_policy *policy, const float *params) {
     return params + policy->tensors[policy->core_tensor].offset;
 }

@@ -149,6 +149,10 @@ void sk_policy_forward(const sk_policy *policy, int net, const float *params, co
 void sk_policy_backward(const sk_policy *policy, int net, const float *params, float *grads,
                         const float *obs, int B, sk_policy_work *work);
 
+/* FLOPs (2 per multiply-add) of the matrix products of one row's forward
+ * through both nets (and the core), the elementwise work left out. */
+double sk_policy_forward_flops(const sk_policy *policy);
+
 /* ---- the recurrent core (policy.h's sk_policy.has_core) ---- */
 
 /* Floats of an env's recurrent state: core_size for a GRU (h), twice that for

@@ -293,6 +293,10 @@ sk_train_result sk_trainer_result(const sk_trainer *tr) { return tr->result; }
 
 int sk_trainer_threads(const sk_trainer *tr) { return tr->num_workers; }
 
+double sk_trainer_flops_per_step(const sk_trainer *tr) {
+    return sk_policy_forward_flops(&tr->learner.policy) * (1.0 + 3.0 * tr->s.update_epochs);
+}
+
 const sk_config *sk_trainer_config(const sk_trainer *tr) { return tr->cfg; }
 
 /* Adds the rollout's finished episodes of every worker (of every rank,
