@@ -82,10 +82,14 @@ static void test_recurrent_settings(void **state) {
             fail_msg("'%s' lacks '%s'", sk_last_error(), bad[i].needle);
         sk_config_free(cfg);
     }
-    /* without a core the sequence length means nothing: refused as unused */
+    /* without a core (a recurrent preset with policy.core = none) the sequence
+     * length is ignored, but still range-checked */
     sk_config *cfg = small("256");
     sk_config_set(cfg, "ppo.bptt_horizon", "16");
     sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    sk_trainer_destroy(tr);
+    sk_config_set(cfg, "ppo.bptt_horizon", "0");
     assert_int_not_equal(sk_trainer_create(&tr, cfg), SK_OK);
     assert_non_null(strstr(sk_last_error(), "ppo.bptt_horizon"));
     sk_config_free(cfg);

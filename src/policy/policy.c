@@ -136,9 +136,11 @@ static sk_status configure_core(const sk_config *cfg, int default_size, sk_core_
     sk_status status = sk_cfg_choice(cfg, "policy.core", "none", g_core_names, &choice);
     if (status != SK_OK) return status;
     *core = (sk_core_spec){0};
-    if (choice == 0) return SK_OK;
+    /* policy.core = none over a recurrent preset: its core_size is checked, then unused */
+    if (choice == 0 && !sk_config_get(cfg, "policy.core_size")) return SK_OK;
     if ((status = sk_cfg_int(cfg, "policy.core_size", default_size, 1, 1 << 14, &size)) != SK_OK)
         return status;
+    if (choice == 0) return SK_OK;
     *core = (sk_core_spec){true, choice == 1 ? SK_RNN_LSTM : SK_RNN_GRU, (int)size};
     return SK_OK;
 }

@@ -86,6 +86,11 @@ static sk_status resolve_sequences(sk_trainer *tr) {
     const sk_policy *policy = &tr->learner.policy;
     int N = tr->s.num_envs, T = tr->s.horizon;
     int L = 1;
+    if (!policy->has_core && sk_config_get(tr->cfg, "ppo.bptt_horizon")) {
+        /* a recurrent preset run with policy.core = none: known, checked, unused */
+        int64_t unused;
+        CHECK(sk_cfg_int(tr->cfg, "ppo.bptt_horizon", T, 1, T, &unused));
+    }
     if (policy->has_core) {
         int64_t v;
         CHECK(sk_cfg_int(tr->cfg, "ppo.bptt_horizon", T % 16 == 0 ? 16 : T, 1, T, &v));
