@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Recurrent policies, the figures issue 16 asks for, in one run:
-#   - CartPole-P-v1 and Pendulum-P-v1 (velocities hidden): the presets (an LSTM core) to the
+#   - CartPole-P-v1 and Pendulum-P-v1 (velocities hidden): the presets (LSTM and GRU cores) to the
 #     threshold for seeds 1-5, steps and wall seconds; the feed-forward MLP's best
 #     100-episode mean over seeds 1-3 at the same budget (policy.core = none);
 #   - CartPole-v1 fully observed with configs/cartpole_lstm.ini, seeds 1-5;
@@ -54,9 +54,11 @@ EOF
         echo
         echo "| policy | seed | solved at steps | wall s | best 100-episode mean |"
         echo "| --- | --- | --- | --- | --- |"
+        core=$(sed -n 's/^core *= *//p' "$root/configs/$(echo "${env%-v1}" | tr 'A-Z' 'a-z' | tr '-' '_').ini")
+        core=${core^^}
         for seed in 1 2 3 4 5; do
             read -r steps secs best < <(solve "$env" "$seed")
-            echo "| preset (LSTM core) | $seed | $steps | $secs | $best |"
+            echo "| preset ($core core) | $seed | $steps | $secs | $best |"
         done
         for seed in 1 2 3; do
             read -r steps secs best < <(solve "$env" "$seed" --policy.core none --policy.layers 2)

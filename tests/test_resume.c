@@ -493,6 +493,8 @@ static void test_recurrent_resume(void **state) {
         if (cell == 0) {
             tamper(path, bad, "state.core_c", 0, NAN);
             expect_refused(cfg, bad, "state.core_c[0]", NULL);
+            tamper(path, bad, "state.core_c", 1, 1e30); /* finite, but overflows within steps */
+            expect_refused(cfg, bad, "state.core_c[1]", "outside its allowed range");
         } else { /* a GRU has no cell: a checkpoint of it has no state.core_c */
             sk_st_file *file = NULL;
             assert_int_equal(sk_st_open(&file, path), SK_OK);

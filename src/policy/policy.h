@@ -149,6 +149,11 @@ void sk_policy_forward(const sk_policy *policy, int net, const float *params, co
 void sk_policy_backward(const sk_policy *policy, int net, const float *params, float *grads,
                         const float *obs, int B, sk_policy_work *work);
 
+/* The largest |c| an LSTM cell state may hold when it is read back (a
+ * checkpoint, a caller's state): |c| grows by at most 1 a step from 0 at an
+ * episode's start, and far larger values would overflow on the way to NaN. */
+#define SK_CORE_CELL_MAX 1e9
+
 /* FLOPs (2 per multiply-add) of the matrix products of one row's forward
  * through both nets (and the core), the elementwise work left out. */
 double sk_policy_forward_flops(const sk_policy *policy);

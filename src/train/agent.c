@@ -75,12 +75,12 @@ static sk_status act_rows(sk_agent *agent, const float *obs, const uint8_t *mask
         }
         for (size_t k = 0; k < S; k++) {
             float v = state[(size_t)i * S + k];
-            bool h = k < (size_t)policy->rnn.hidden_size;
-            if (!(isfinite(v) && (!h || (v >= -1.0f && v <= 1.0f))))
+            double limit = k < (size_t)policy->rnn.hidden_size ? 1.0 : SK_CORE_CELL_MAX;
+            if (!(v >= -limit && v <= limit))
                 return sk_fail(SK_ERR_INVALID,
                                "state row %d: value %zu (%g) is not a state the core can hold "
-                               "(expected finite, and h within [-1, 1])",
-                               i, k, (double)v);
+                               "(expected h within [-1, 1], an LSTM's c within +-%g)",
+                               i, k, (double)v, SK_CORE_CELL_MAX);
         }
     }
     int H = space->num_heads, D = space->dim;

@@ -50,9 +50,11 @@ const sk_trainer_array g_sk_trainer_arrays[] = {
     {"state.discounted_return", SK_ARRAY_F64, AT(rollout.discounted_return), SK_SIZE_ENVS,
      RANGE(-INFINITY, INFINITY)},
     /* the recurrent core's state per env (h = o tanh(c) for an LSTM, a blend of
-     * tanh outputs for a GRU: within [-1, 1] either way) */
+     * tanh outputs for a GRU: within [-1, 1] either way; an LSTM's cell moves by
+     * at most 1 a step from 0 at an episode's start) */
     {"state.core_h", SK_ARRAY_F32, AT(rollout.state_h), SK_SIZE_ENVS_CORE, RANGE(-1.0, 1.0)},
-    {"state.core_c", SK_ARRAY_F32, AT(rollout.state_c), SK_SIZE_ENVS_CELL, RANGE(-INFINITY, INFINITY)},
+    {"state.core_c", SK_ARRAY_F32, AT(rollout.state_c), SK_SIZE_ENVS_CELL,
+     RANGE(-SK_CORE_CELL_MAX, SK_CORE_CELL_MAX)},
     {NULL, SK_ARRAY_F32, AT(rollout.chunk_h), SK_SIZE_CHUNKS_CORE, NO_RANGE},
     {NULL, SK_ARRAY_F32, AT(rollout.chunk_c), SK_SIZE_CHUNKS_CELL, NO_RANGE},
 };
