@@ -8,11 +8,13 @@ set -euo pipefail
 # Fashion-MNIST for Morpho-v0 (/usr/share/datasets/fashion-mnist); fuzz: clang and its
 # libFuzzer runtime (libclang_rt.fuzzer, a Recommends of clang that --no-install-recommends skips);
 # the Python module: headers, NumPy and pytest for Debian's python3 (python3-torch is optional:
-# the tests and examples that compare against PyTorch skip without it).
+# the tests and examples that compare against PyTorch skip without it); data-parallel training:
+# Open MPI (mpirun and the headers and library skinner links when it finds them).
 packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev zlib1g-dev
           libncurses-dev libplplot-dev plplot-driver-cairo libcmocka-dev tmux
           dataset-fashion-mnist clang libclang-rt-14-dev
-          python3-dev python3-numpy python3-pytest)
+          python3-dev python3-numpy python3-pytest
+          openmpi-bin libopenmpi-dev)
 
 missing=()
 for pkg in "${packages[@]}"; do

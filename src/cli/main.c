@@ -1,6 +1,7 @@
 /* skinner: the command-line front end. */
 #define _GNU_SOURCE /* dladdr */
 #include "cli.h"
+#include "comm_cli.h"
 
 #include <dlfcn.h>
 
@@ -210,7 +211,19 @@ static int load_env_libs(int *argc, char **argv) {
     return SK_EXIT_OK;
 }
 
+static int run_command(int argc, char **argv);
+
 int main(int argc, char **argv) {
+    /* under mpirun (or srun) this process is one rank of a distributed run;
+     * `train` and `bench train` split their envs over the ranks (docs/distributed.md) */
+    int rc = cli_comm_init(&argc, &argv);
+    if (rc != SK_EXIT_OK) return rc;
+    rc = run_command(argc, argv);
+    cli_comm_finalize();
+    return rc;
+}
+
+static int run_command(int argc, char **argv) {
     int rc = load_env_libs(&argc, argv);
     if (rc != SK_EXIT_OK) return rc;
     if (argc < 2) {

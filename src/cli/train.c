@@ -1,7 +1,10 @@
 /* skinner train: config assembly, live progress, the run folder. */
 #include "train.h"
 
+#include "comm_cli.h"
+
 #include "core/config.h"
+#include "train/trainer_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -266,53 +269,112 @@ static void notice_rounded_steps(const sk_config *cfg) {
                 total, num_envs, horizon, batch, updates, updates * batch);
 }
 
+/* Rank 0's exit code to every rank of a distributed run (the others' own
+ * codes are theirs when they are not OK). */
+static int root_rc(int rc) {
+    const sk_comm *comm = cli_comm();
+    if (comm->size == 1) return rc;
+    double value = rc;
+    sk_comm_bcast_f64(comm, &value, 1, 0);
+    return rc != SK_EXIT_OK ? rc : (int)value;
+}
+
+/* Every rank's status agreed (the lowest failing rank's message, reported by rank 0). */
+static int agreed_rc(sk_status status, const char *what) {
+    status = sk_comm_agree(cli_comm(), status);
+    if (status == SK_OK) return SK_EXIT_OK;
+    if (cli_comm()->rank != 0) return SK_EXIT_FAILURE;
+    return cli_error(SK_EXIT_FAILURE, "%s%s", what, sk_last_error());
+}
+
+/* A distributed run reads its command line on rank 0 alone, which hands the
+ * resolved config (and the run to resume) to the others: the ranks cannot
+ * differ. Returns an exit code; *stop is set when rank 0 is done (--help). */
+static int share_config(sk_config *cfg, cli_train_extra *extra, int rc, bool *stop,
+                        char **resume_copy) {
+    const sk_comm *comm = cli_comm();
+    double head[2] = {rc, extra->help};
+    sk_comm_bcast_f64(comm, head, 2, 0);
+    if (head[0] != SK_EXIT_OK || head[1] != 0.0) {
+        *stop = true;
+        return (int)head[0];
+    }
+    char *text = comm->rank == 0 ? sk_config_to_string(cfg) : NULL;
+    if (comm->rank == 0 && !text) return cli_error(SK_EXIT_FAILURE, "out of memory");
+    rc = cli_comm_share_text(&text);
+    if (rc == SK_EXIT_OK && comm->rank != 0 && sk_config_load_string(cfg, text) != SK_OK)
+        rc = cli_error(SK_EXIT_FAILURE, "rank %d: %s", comm->rank, sk_last_error());
+    free(text);
+    char *resume = comm->rank == 0 ? strdup(extra->resume_dir ? extra->resume_dir : "") : NULL;
+    if (rc == SK_EXIT_OK) rc = cli_comm_share_text(&resume);
+    if (rc == SK_EXIT_OK && resume && resume[0]) *resume_copy = resume;
+    else free(resume);
+    if (comm->rank != 0) {
+        extra->resume_dir = *resume_copy;
+        extra->quiet = true; /* rank 0 reports for all */
+        extra->env = sk_env_find(sk_config_get(cfg, "env.id"));
+    }
+    return rc;
+}
+
 int cmd_train(int argc, char **argv) {
+    const sk_comm *comm = cli_comm();
+    bool root = comm->rank == 0;
     sk_config *cfg = sk_config_new();
     cli_train_extra extra = {.allow_run_flags = true};
-    int rc = cli_train_config(argc, argv, "skinner", cfg, &extra, g_train_usage);
+    char *resume_copy = NULL;
+    int rc = root ? cli_train_config(argc, argv, "skinner", cfg, &extra, g_train_usage) : SK_EXIT_OK;
+    if (comm->size > 1) {
+        bool stop = false;
+        rc = share_config(cfg, &extra, rc, &stop, &resume_copy);
+        if (stop || rc != SK_EXIT_OK) {
+            sk_config_free(cfg);
+            free(resume_copy);
+            return rc;
+        }
+    }
     if (rc != SK_EXIT_OK || extra.help) {
         sk_config_free(cfg);
         return rc;
     }
     sk_trainer *trainer = NULL;
-    if (sk_trainer_create(&trainer, cfg) != SK_OK) {
-        rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
+    if (sk_trainer_create_comm(&trainer, cfg, comm) != SK_OK) {
+        rc = root ? cli_error(SK_EXIT_FAILURE, "%s", sk_last_error()) : SK_EXIT_FAILURE;
         sk_config_free(cfg);
+        free(resume_copy);
         return rc;
     }
-    char run_dir[4096];
-    if (extra.force && !extra.run_dir) {
-        rc = cli_error(SK_EXIT_USAGE, "--force allows writing into an existing --run-dir; give "
-                                      "--run-dir DIR (or drop --force)");
-        goto done;
-    }
-    if (extra.resume_dir && extra.run_dir && strcmp(extra.resume_dir, extra.run_dir) != 0) {
-        rc = cli_error(SK_EXIT_USAGE, "--resume continues the run in its own folder; drop --run-dir");
-        goto done;
-    }
-    if (extra.resume_dir) {
-        remove_stale_temp_files(extra.resume_dir);
-        char checkpoint[4200];
-        snprintf(checkpoint, sizeof checkpoint, "%s/policy.safetensors", extra.resume_dir);
-        if (sk_trainer_resume(trainer, checkpoint) != SK_OK) {
-            rc = cli_error(SK_EXIT_FAILURE, "cannot resume: %s", sk_last_error());
-            goto done;
-        }
-        snprintf(run_dir, sizeof run_dir, "%s", extra.resume_dir);
-    } else if (extra.run_dir) {
-        if (dir_has_entries(extra.run_dir) && !extra.force) {
+    char run_dir[4096] = "";
+    if (root) {
+        if (extra.force && !extra.run_dir)
+            rc = cli_error(SK_EXIT_USAGE, "--force allows writing into an existing --run-dir; give "
+                                          "--run-dir DIR (or drop --force)");
+        else if (extra.resume_dir && extra.run_dir && strcmp(extra.resume_dir, extra.run_dir) != 0)
+            rc = cli_error(SK_EXIT_USAGE,
+                           "--resume continues the run in its own folder; drop --run-dir");
+        else if (!extra.resume_dir && extra.run_dir && dir_has_entries(extra.run_dir) && !extra.force)
             rc = cli_error(SK_EXIT_FAILURE,
                            "--run-dir %s exists and is not empty: continue that run with "
                            "'skinner train %s --resume %s', or overwrite it with --force",
                            extra.run_dir, extra.env->id, extra.run_dir);
-            goto done;
-        }
-        snprintf(run_dir, sizeof run_dir, "%s", extra.run_dir);
-    } else default_run_dir(run_dir, sizeof run_dir, extra.env, sk_config_get(sk_trainer_config(trainer), "train.seed"));
-    if (sk_trainer_set_run_dir(trainer, run_dir) != SK_OK) {
-        rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-        goto done;
     }
+    if ((rc = root_rc(rc)) != SK_EXIT_OK) goto done;
+    if (extra.resume_dir) {
+        if (root) remove_stale_temp_files(extra.resume_dir);
+        char checkpoint[4200];
+        snprintf(checkpoint, sizeof checkpoint, "%s/policy.safetensors", extra.resume_dir);
+        /* every rank reads the checkpoint (a folder every rank sees) */
+        rc = agreed_rc(sk_trainer_resume(trainer, checkpoint), "cannot resume: ");
+        if (rc != SK_EXIT_OK) goto done;
+        snprintf(run_dir, sizeof run_dir, "%s", extra.resume_dir);
+    } else if (extra.run_dir) {
+        snprintf(run_dir, sizeof run_dir, "%s", extra.run_dir);
+    } else if (root) {
+        default_run_dir(run_dir, sizeof run_dir, extra.env,
+                        sk_config_get(sk_trainer_config(trainer), "train.seed"));
+    }
+    rc = agreed_rc(root ? sk_trainer_set_run_dir(trainer, run_dir) : SK_OK, "");
+    if (rc != SK_EXIT_OK) goto done;
     long long total = 0;
     int ignored;
     cli_parse_int("train.total_steps", sk_config_get(sk_trainer_config(trainer), "train.total_steps"),
@@ -326,16 +388,21 @@ int cmd_train(int argc, char **argv) {
     if (!extra.quiet) {
         if (!extra.resume_dir) notice_rounded_steps(cfg);
         int threads = sk_trainer_threads(trainer);
-        fprintf(stderr, "training %s on %d thread%s, run folder %s\n", extra.env->id, threads,
-                threads == 1 ? "" : "s", run_dir);
+        if (comm->size > 1)
+            fprintf(stderr, "training %s on %d processes x %d thread%s, run folder %s\n",
+                    extra.env->id, comm->size, threads, threads == 1 ? "" : "s", run_dir);
+        else
+            fprintf(stderr, "training %s on %d thread%s, run folder %s\n", extra.env->id, threads,
+                    threads == 1 ? "" : "s", run_dir);
     }
     sk_status status = sk_trainer_run(trainer);
     if (p.tty && !extra.quiet) fputc('\n', stderr);
     sk_train_result r = sk_trainer_result(trainer);
     if (status != SK_OK) {
-        rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
+        rc = root ? cli_error(SK_EXIT_FAILURE, "%s", sk_last_error()) : SK_EXIT_FAILURE;
         goto done;
     }
+    if (!root) goto done;
     if (r.solved)
         printf("solved %s: mean return over 100 episodes reached %g after %lld steps, %.2f s\n",
                extra.env->id, extra.env->solved_threshold, (long long)r.solved_at_steps,
@@ -353,14 +420,19 @@ int cmd_train(int argc, char **argv) {
                r.wall_seconds);
     char env_name[4200];
     if (r.interrupted)
-        printf("interrupted: the run so far is saved; continue it with\n  skinner train %s --resume %s\n",
-               cli_env_name(extra.env, env_name, sizeof env_name), run_dir);
+    {
+        char launcher[64] = "";
+        if (comm->size > 1) snprintf(launcher, sizeof launcher, "mpirun -np %d ", comm->size);
+        printf("interrupted: the run so far is saved; continue it with\n  %sskinner train %s --resume %s\n",
+               launcher, cli_env_name(extra.env, env_name, sizeof env_name), run_dir);
+    }
     printf("run folder: %s\n", run_dir);
     printf("evaluate: skinner eval %s --checkpoint %s/policy.safetensors\n",
            cli_env_name(extra.env, env_name, sizeof env_name), run_dir);
 done:
     sk_trainer_destroy(trainer);
     sk_config_free(cfg);
+    free(resume_copy);
     return rc;
 }
 

@@ -86,7 +86,9 @@ sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
         add(&list, info->name, SK_ST_F32, ln->params + info->offset, info->rows,
             sk_policy_tensor_ndim(info) == 1 ? 0 : info->cols);
     }
-    int O = tr->obs_size, W = tr->num_workers;
+    int O = tr->obs_size, W = tr->total_workers; /* every rank's workers */
+    /* one process has it all; a distributed run's ranks synced before rank 0 saves */
+    if (tr->comm.size == 1) sk_trainer_sync_state(tr);
     float obs_mean[SK_MAX_OBS_NORM], obs_var[SK_MAX_OBS_NORM];
     if (tr->s.norm_obs) { /* float copies for eval and for PyTorch users */
         SK_ASSERT(O <= SK_MAX_OBS_NORM);
@@ -120,11 +122,7 @@ sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
     add(&list, "state.window_length", SK_ST_F32, tr->window_length, SK_WINDOW, 0);
     add(&list, "state.governor_recent", SK_ST_I64, ln->governor.recent,
         SK_GOVERNOR_MAX_ANOMALIES + 1, 0);
-    uint64_t rngs[1 + SK_MAX_WORKERS];
-    SK_ASSERT(W <= SK_MAX_WORKERS);
-    rngs[0] = ln->rng;
-    for (int w = 0; w < W; w++) rngs[1 + w] = tr->workers[w].rng;
-    add(&list, "state.rng", SK_ST_U64, rngs, 1 + W, 0);
+    add(&list, "state.rng", SK_ST_U64, tr->rngs_all, 1 + W, 0);
     double obs_count = ln->obs_stats.count;
     double return_stats[3] = {ln->return_stats.count, ln->return_stats.mean[0],
                               ln->return_stats.var[0]};
@@ -235,7 +233,7 @@ static void counter_ranges(const sk_trainer *tr, const int64_t *c, double lo[NUM
         [C_WINDOW_COUNT] = {0, SK_WINDOW},
         [C_WINDOW_POS] = {0, SK_WINDOW - 1},
         [C_ANOMALIES] = {0, update + 1},
-        [C_WORKERS] = {tr->num_workers, tr->num_workers},
+        [C_WORKERS] = {tr->total_workers, tr->total_workers},
         [C_ENVS] = {tr->s.num_envs, tr->s.num_envs},
         [C_SOLVED] = {0, 1},
         [C_SOLVED_AT] = {-1, update * batch},
@@ -247,13 +245,21 @@ static void counter_ranges(const sk_trainer *tr, const int64_t *c, double lo[NUM
 }
 
 static sk_status check_counters(const sk_trainer *tr, const char *path, const int64_t *c) {
-    if (c[C_WORKERS] != tr->num_workers || c[C_ENVS] != tr->s.num_envs)
+    if (c[C_WORKERS] != tr->total_workers || c[C_ENVS] != tr->s.num_envs) {
+        if (tr->comm.size > 1)
+            return sk_fail(SK_ERR_INVALID,
+                           "checkpoint '%s' was written by %lld worker threads over %lld envs; "
+                           "this run has %d (%d processes); resume with as many processes x "
+                           "--threads (and env.num_envs %lld) to continue the same run",
+                           path, (long long)c[C_WORKERS], (long long)c[C_ENVS],
+                           tr->total_workers, tr->comm.size, (long long)c[C_ENVS]);
         return sk_fail(SK_ERR_INVALID,
                        "checkpoint '%s' was written by %lld worker threads over %lld envs; "
                        "resume with --threads %lld (and env.num_envs %lld) to continue the "
                        "same run",
                        path, (long long)c[C_WORKERS], (long long)c[C_ENVS],
                        (long long)c[C_WORKERS], (long long)c[C_ENVS]);
+    }
     double lo[NUM_COUNTERS], hi[NUM_COUNTERS];
     counter_ranges(tr, c, lo, hi);
     for (int k = 0; k < NUM_COUNTERS; k++)
@@ -311,10 +317,10 @@ sk_status sk_trainer_resume(sk_trainer *tr, const char *path) {
     sk_learner *ln = &tr->learner;
     const char *env = sk_st_meta_get(file, "env");
     const char *version = sk_st_meta_get(file, "training_state");
-    int O = tr->obs_size, N = tr->s.num_envs, W = tr->num_workers;
+    int O = tr->obs_size, N = tr->s.num_envs, W = tr->total_workers;
     int64_t counters[NUM_COUNTERS];
     double seconds[2], return_stats[3], obs_count;
-    uint64_t rngs[1 + SK_MAX_WORKERS];
+    uint64_t *rngs = tr->rngs_all;
     const double inf = INFINITY;
     if (!version || strcmp(version, STATE_VERSION) != 0)
         TRY(sk_fail(SK_ERR_CORRUPT, "'%s' holds no training state to resume from", path));
@@ -387,7 +393,7 @@ sk_status sk_trainer_resume(sk_trainer *tr, const char *path) {
     tr->result.solved_at_seconds = seconds[1];
     tr->elapsed_before = seconds[0];
     ln->rng = rngs[0];
-    for (int w = 0; w < W; w++) tr->workers[w].rng = rngs[1 + w];
+    for (int w = 0; w < tr->num_workers; w++) tr->workers[w].rng = rngs[1 + tr->worker_offset + w];
     ln->obs_stats.count = obs_count;
     ln->return_stats.count = return_stats[0];
     ln->return_stats.mean[0] = return_stats[1];

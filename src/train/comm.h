@@ -19,6 +19,9 @@
 
 #include "../core/core.h"
 
+/* Processes of a distributed run at most (the launcher may start fewer). */
+#define SK_MAX_COMM_RANKS 4096
+
 typedef struct sk_comm_ops {
     void (*allreduce_f32)(void *impl, float *data, size_t count);
     void (*allreduce_f64)(void *impl, double *data, size_t count);
@@ -27,6 +30,8 @@ typedef struct sk_comm_ops {
                              size_t capacity, size_t *counts);
     void (*bcast_f32)(void *impl, float *data, size_t count, int root);
     void (*bcast_f64)(void *impl, double *data, size_t count, int root);
+    /* every rank's counts[rank] bytes (known to all), in rank order, into all */
+    void (*allgatherv_bytes)(void *impl, const void *mine, void *all, const size_t *counts);
 } sk_comm_ops;
 
 typedef struct sk_comm {
@@ -55,5 +60,31 @@ size_t sk_comm_allgatherv_f32(const sk_comm *comm, const float *mine, size_t cou
 /* Copies rank root's data to every rank. */
 void sk_comm_bcast_f32(const sk_comm *comm, float *data, size_t count, int root);
 void sk_comm_bcast_f64(const sk_comm *comm, double *data, size_t count, int root);
+/* Every rank's counts[rank] bytes, in rank order, into all (the sum of counts). */
+void sk_comm_allgatherv_bytes(const sk_comm *comm, const void *mine, void *all, const size_t *counts);
+
+/* The envs rank `rank` of `size` steps: a contiguous slice lo..hi-1 of the
+ * num_envs (sk_slice, as a process slices its envs over its threads). */
+void sk_comm_env_range(int num_envs, int rank, int size, int *lo, int *hi);
+
+/* A collective check that every rank got here with SK_OK: returns SK_OK on
+ * every rank if all did; otherwise, on every rank, the lowest failing rank's
+ * status with its message ("rank R: ...") as the last error. */
+sk_status sk_comm_agree(const sk_comm *comm, sk_status status);
+
+/* An array of rows of per-env records (row-major: row r's env i at
+ * (r * num_envs + i) * bytes_per_env), of which each rank filled the columns of
+ * its own envs (sk_comm_env_range). */
+typedef struct sk_comm_columns {
+    void *data;
+    size_t rows, bytes_per_env;
+} sk_comm_columns;
+
+/* Bytes of scratch sk_comm_allgather_columns needs for these arrays. */
+size_t sk_comm_columns_scratch(const sk_comm_columns *arrays, int count, int num_envs);
+/* Gives every rank every rank's columns of the arrays, in one exchange;
+ * scratch holds sk_comm_columns_scratch bytes. A single process has them all. */
+void sk_comm_allgather_columns(const sk_comm *comm, const sk_comm_columns *arrays, int count,
+                               int num_envs, void *scratch);
 
 #endif

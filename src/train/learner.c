@@ -67,18 +67,20 @@ sk_status sk_governor_trouble(sk_trainer *tr, const char *what) {
 static void merge_moments(sk_trainer *tr, sk_running_stats *stats,
                           sk_welford *(*which)(sk_worker *wk)) {
     sk_learner *ln = &tr->learner;
-    int W = tr->num_workers, size = stats->size;
+    int W = tr->num_workers, Wmax = tr->max_workers, size = stats->size;
     size_t part = 1 + 2 * (size_t)size;
     for (int w = 0; w < W; w++) {
         sk_welford *acc = which(&tr->workers[w]);
         sk_welford_pack(acc, ln->moments + (size_t)w * part);
         sk_welford_clear(acc);
     }
-    sk_comm_allgather_f64(&tr->comm, ln->moments, (size_t)W * part, ln->moments_all);
-    for (int k = 0; k < tr->comm.size * W; k++) {
-        const double *p = ln->moments_all + (size_t)k * part;
-        sk_running_stats_merge_moments(stats, p[0], p + 1, p + 1 + size);
-    }
+    /* every rank sends max_workers parts; those past a rank's own count are padding */
+    sk_comm_allgather_f64(&tr->comm, ln->moments, (size_t)Wmax * part, ln->moments_all);
+    for (int r = 0; r < tr->comm.size; r++)
+        for (int w = 0; w < tr->rank_workers[r]; w++) {
+            const double *p = ln->moments_all + ((size_t)r * (size_t)Wmax + (size_t)w) * part;
+            sk_running_stats_merge_moments(stats, p[0], p + 1, p + 1 + size);
+        }
 }
 
 static sk_welford *obs_acc_of(sk_worker *wk) { return &wk->obs_acc; }
@@ -96,19 +98,17 @@ void sk_learner_merge_statistics(sk_trainer *tr) {
     }
 }
 
-/* Normalises the minibatch's advantages in place (mean 0, unbiased std 1),
- * with the two moments summed through sk_comm, so every rank of a
- * distributed run normalises with the global minibatch's moments. */
-static void normalize_advantages(const sk_comm *comm, float *adv, int n) {
-    double moment[2] = {0.0, (double)n};
-    for (int i = 0; i < n; i++) moment[0] += adv[i];
-    sk_comm_allreduce_f64(comm, moment, 2);
-    double mean = moment[0] / moment[1];
-    double spread[1] = {0.0};
-    for (int i = 0; i < n; i++) spread[0] += (adv[i] - mean) * (adv[i] - mean);
-    sk_comm_allreduce_f64(comm, spread, 1);
-    double count = moment[1];
-    double std = count > 1 ? sqrt(spread[0] / (count - 1)) : 0.0;
+/* Normalises the minibatch's advantages in place (mean 0, unbiased std 1).
+ * Every rank of a distributed run holds the whole rollout (exchanged after
+ * it), so each normalises the whole minibatch itself, as one process does. */
+static void normalize_advantages(float *adv, int n) {
+    double sum = 0.0;
+    for (int i = 0; i < n; i++) sum += adv[i];
+    double mean = sum / (double)n;
+    double spread = 0.0;
+    for (int i = 0; i < n; i++) spread += (adv[i] - mean) * (adv[i] - mean);
+    double count = n;
+    double std = count > 1 ? sqrt(spread / (count - 1)) : 0.0;
     for (int i = 0; i < n; i++) adv[i] = (float)((adv[i] - mean) / (std + 1e-8));
 }
 
@@ -145,7 +145,9 @@ static void minibatch_job(void *ctx, int w, int num_workers) {
     int O = tr->obs_size, H = tr->num_heads, D = tr->action_dim, M = tr->mask_size;
     int L = ro->bptt_horizon;
     int lo, hi;
-    sk_slice(ln->minibatch_sequences, w, num_workers, &lo, &hi);
+    (void)num_workers;
+    /* the block of the run's worker offset + w of all ranks' workers */
+    sk_slice(ln->minibatch_sequences, tr->worker_offset + w, tr->total_workers, &lo, &hi);
     memset(wk->grads, 0, ln->policy.num_params * sizeof(float));
     memset(&wk->sums, 0, sizeof wk->sums);
     int count = hi - lo, rows = count * L;
@@ -237,7 +239,7 @@ void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const c
                 for (int t = 0; t < L; t++)
                     ln->mb_adv_norm[(size_t)j * (size_t)L + (size_t)t] =
                         tr->rollout.advantages[sequence_row(&tr->rollout, ln->perm[start + j], t)];
-            if (tr->s.norm_adv) normalize_advantages(&tr->comm, ln->mb_adv_norm, tr->minibatch_size);
+            if (tr->s.norm_adv) normalize_advantages(ln->mb_adv_norm, tr->minibatch_size);
             sk_vec_parallel(tr->vec, minibatch_job, tr);
             sk_ppo_loss_sums sums;
             reduce_minibatch(tr, &sums);

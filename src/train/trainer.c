@@ -8,7 +8,7 @@
 
 #include "../core/rng.h"
 #include "../nn/nn.h"
-#include "skinner/vec.h"
+#include "../vec/vec_internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -130,12 +130,15 @@ static sk_status alloc_bytes(void **out, size_t count) {
 static sk_status alloc_worker(sk_trainer *tr, sk_worker *wk, int w) {
     int slice = wk->hi - wk->lo;
     int L = tr->rollout.bptt_horizon;
-    int block_sequences = (tr->learner.minibatch_sequences + tr->num_workers - 1) / tr->num_workers;
+    int block_sequences =
+        (tr->learner.minibatch_sequences + tr->total_workers - 1) / tr->total_workers;
     int block = block_sequences * L;
     size_t C = (size_t)tr->rollout.core_size;
     int capacity = SK_MAX(SK_MAX(slice, block), 1);
     size_t O = (size_t)tr->obs_size;
-    wk->rng = sk_rng_seed(tr->s.seed ^ 0x5eed5eed5eedULL, (uint64_t)w);
+    /* the run's worker index: one process with K threads and K ranks of one
+     * thread each give each worker the same stream */
+    wk->rng = sk_rng_seed(tr->s.seed ^ 0x5eed5eed5eedULL, (uint64_t)(tr->worker_offset + w));
     CHECK(sk_policy_work_alloc(&wk->work, &tr->learner.policy, capacity));
     CHECK(alloc_floats(&wk->grads, tr->learner.policy.num_params));
     CHECK(alloc_floats(&wk->mb_obs, (size_t)block * O + 1));
@@ -193,20 +196,138 @@ static void learner_free(sk_learner *ln) {
     sk_norm_map_free(&ln->reward_map);
 }
 
-static sk_status trainer_build(sk_trainer *tr) {
+/* What each rank builds alone: the env, the settings, its vec, the policy. */
+static sk_status trainer_build_local(sk_trainer *tr) {
     const char *env_name = sk_cfg_string(tr->cfg, "env.id", NULL);
     if (!env_name) return sk_fail(SK_ERR_CONFIG, "no environment given (set env.id)");
     tr->env = sk_env_of_config(tr->cfg, env_name);
     if (!tr->env) return SK_ERR_UNKNOWN_ENV;
     CHECK(sk_env_record_plugin(tr->cfg, tr->env));
     CHECK(sk_settings_resolve(&tr->s, tr->cfg, tr->env));
-    CHECK(sk_vec_create(&tr->vec, tr->env, tr->s.num_envs,
-                        tr->s.threads > 0 ? tr->s.threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
-                        tr->cfg));
+    int K = tr->comm.size, lo, hi;
+    if (tr->s.num_envs < K)
+        return sk_fail(SK_ERR_CONFIG,
+                       "env.num_envs = %d is fewer than the %d processes of the run (each steps a "
+                       "slice of the envs); set env.num_envs to at least %d",
+                       tr->s.num_envs, K, K);
+    sk_comm_env_range(tr->s.num_envs, tr->comm.rank, K, &lo, &hi);
+    CHECK(sk_vec_create_range(&tr->vec, tr->env, tr->s.num_envs, lo, hi,
+                              tr->s.threads > 0 ? tr->s.threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
+                              tr->cfg));
     CHECK(sk_policy_configure(&tr->learner.policy, tr->cfg, tr->env, sk_vec_state(tr->vec)));
     CHECK(resolve_sequences(tr));
     for (int i = 0; g_sections[i]; i++) CHECK(sk_cfg_check_unused(tr->cfg, g_sections[i]));
     CHECK(sk_cfg_check_sections(tr->cfg, g_sections));
+    tr->num_workers = sk_vec_num_workers(tr->vec);
+    return SK_OK;
+}
+
+/* Collective: every rank's worker count, and where this rank's workers sit
+ * among the run's. */
+static sk_status count_workers(sk_trainer *tr) {
+    int K = tr->comm.size;
+    double *counts = malloc((size_t)K * sizeof *counts);
+    tr->rank_workers = malloc((size_t)K * sizeof *tr->rank_workers);
+    tr->rank_floats = malloc((size_t)K * sizeof *tr->rank_floats);
+    double mine = tr->num_workers;
+    if (counts) sk_comm_allgather_f64(&tr->comm, &mine, 1, counts);
+    if (!counts || !tr->rank_workers || !tr->rank_floats) {
+        free(counts);
+        return sk_fail(SK_ERR_NOMEM, "out of memory");
+    }
+    tr->worker_offset = tr->total_workers = tr->max_workers = 0;
+    for (int r = 0; r < K; r++) {
+        tr->rank_workers[r] = (int)counts[r];
+        if (r < tr->comm.rank) tr->worker_offset += tr->rank_workers[r];
+        tr->total_workers += tr->rank_workers[r];
+        tr->max_workers = SK_MAX(tr->max_workers, tr->rank_workers[r]);
+    }
+    free(counts);
+    size_t parts = (size_t)K * (size_t)tr->max_workers;
+    tr->rngs_all = malloc((1 + (size_t)tr->total_workers) * sizeof *tr->rngs_all);
+    tr->part_start = malloc(parts * sizeof *tr->part_start);
+    tr->part_count = malloc(parts * sizeof *tr->part_count);
+    tr->part_cursor = malloc(parts * sizeof *tr->part_cursor);
+    if (!tr->rngs_all || !tr->part_start || !tr->part_count || !tr->part_cursor)
+        return sk_fail(SK_ERR_NOMEM, "out of memory");
+    return SK_OK;
+}
+
+/* The rollout arrays the learner reads, as columns of envs, for the exchange
+ * between ranks after each rollout (rows 0..T of the observations and masks). */
+static int rollout_columns(sk_trainer *tr, sk_comm_columns *out) {
+    sk_rollout *ro = &tr->rollout;
+    size_t T = (size_t)ro->horizon, f = sizeof(float);
+    size_t chunks = T / (size_t)ro->bptt_horizon, C = (size_t)ro->core_size;
+    int n = 0;
+    out[n++] = (sk_comm_columns){ro->obs, T + 1, (size_t)ro->obs_size * f};
+    out[n++] = (sk_comm_columns){ro->values, T + 1, f};
+    out[n++] = (sk_comm_columns){ro->logp, T, f};
+    out[n++] = (sk_comm_columns){ro->advantages, T, f};
+    out[n++] = (sk_comm_columns){ro->returns, T, f};
+    out[n++] = (sk_comm_columns){ro->terminated, T, 1};
+    out[n++] = (sk_comm_columns){ro->truncated, T, 1};
+    if (ro->mask_size) out[n++] = (sk_comm_columns){ro->masks, T + 1, (size_t)ro->mask_size};
+    if (ro->num_heads)
+        out[n++] = (sk_comm_columns){ro->actions, T, (size_t)ro->num_heads * sizeof(int32_t)};
+    if (ro->action_dim) out[n++] = (sk_comm_columns){ro->actions_f, T, (size_t)ro->action_dim * f};
+    if (C) out[n++] = (sk_comm_columns){ro->chunk_h, chunks, C * f};
+    if (C && ro->lstm) out[n++] = (sk_comm_columns){ro->chunk_c, chunks, C * f};
+    return n;
+}
+
+enum { MAX_COLUMNS = 16 + SK_MAX_ENV_ARRAYS };
+
+/* The per-env state a checkpoint holds beyond the rollout's arrays. */
+static int state_columns(sk_trainer *tr, sk_comm_columns *out) {
+    sk_rollout *ro = &tr->rollout;
+    size_t C = (size_t)ro->core_size, f = sizeof(float);
+    int n = 0;
+    out[n++] = (sk_comm_columns){ro->discounted_return, 1, sizeof(double)};
+    if (C) out[n++] = (sk_comm_columns){ro->state_h, 1, C * f};
+    if (C && ro->lstm) out[n++] = (sk_comm_columns){ro->state_c, 1, C * f};
+    sk_env_array arrays[SK_MAX_ENV_ARRAYS];
+    int count = sk_vec_state_arrays(tr->vec, arrays);
+    for (int a = 0; a < count; a++)
+        out[n++] = (sk_comm_columns){arrays[a].data, 1,
+                                     (size_t)arrays[a].count * sk_array_type_size(arrays[a].type)};
+    return n;
+}
+
+void sk_trainer_sync_state(sk_trainer *tr) {
+    uint64_t *mine = tr->rngs_all + 1 + tr->worker_offset;
+    for (int w = 0; w < tr->num_workers; w++) mine[w] = tr->workers[w].rng;
+    tr->rngs_all[0] = tr->learner.rng;
+    if (tr->comm.size == 1) return;
+    size_t *counts = tr->rank_floats; /* free between merges */
+    for (int r = 0; r < tr->comm.size; r++) counts[r] = (size_t)tr->rank_workers[r] * sizeof(uint64_t);
+    uint64_t *copy = malloc((size_t)tr->num_workers * sizeof *copy + 1);
+    SK_ASSERT(copy);
+    memcpy(copy, mine, (size_t)tr->num_workers * sizeof *copy);
+    sk_comm_allgatherv_bytes(&tr->comm, copy, tr->rngs_all + 1, counts);
+    free(copy);
+    sk_comm_columns columns[MAX_COLUMNS];
+    int n = rollout_columns(tr, columns);
+    n += state_columns(tr, columns + n);
+    SK_ASSERT(n <= MAX_COLUMNS);
+    size_t bytes = sk_comm_columns_scratch(columns, n, tr->s.num_envs);
+    void *scratch = malloc(bytes + 1);
+    SK_ASSERT(scratch);
+    sk_comm_allgather_columns(&tr->comm, columns, n, tr->s.num_envs, scratch);
+    free(scratch);
+}
+
+/* After a rollout, every rank gets every rank's rows: each computes its
+ * share of every minibatch, drawn from all the envs as in one process. */
+static void exchange_rollout(sk_trainer *tr) {
+    if (tr->comm.size == 1) return;
+    sk_comm_columns columns[MAX_COLUMNS];
+    int n = rollout_columns(tr, columns);
+    sk_comm_allgather_columns(&tr->comm, columns, n, tr->s.num_envs, tr->columns_scratch);
+}
+
+/* What follows the collective count of workers: storage, the learner, workers. */
+static sk_status trainer_build_shared(sk_trainer *tr) {
 
     const sk_env_def *env = tr->env;
     tr->obs_size = env->obs_size;
@@ -220,15 +341,19 @@ static sk_status trainer_build(sk_trainer *tr) {
     int N = tr->s.num_envs, T = tr->s.horizon;
     tr->batch_size = N * T;
     tr->minibatch_size = tr->batch_size / tr->s.num_minibatches;
-    tr->num_workers = sk_vec_num_workers(tr->vec);
     tr->rollout.num_envs = N;
     tr->rollout.horizon = T;
     tr->rollout.obs_size = tr->obs_size;
     tr->rollout.num_heads = tr->num_heads;
     tr->rollout.action_dim = tr->action_dim;
     tr->rollout.mask_size = tr->mask_size;
-    tr->comm = sk_comm_single();
     CHECK(sk_trainer_state_alloc(tr));
+    if (tr->comm.size > 1) {
+        sk_comm_columns columns[MAX_COLUMNS];
+        int n = rollout_columns(tr, columns);
+        tr->columns_scratch = sk_alloc(sk_comm_columns_scratch(columns, n, N) + 1);
+        if (!tr->columns_scratch) return sk_fail(SK_ERR_NOMEM, "out of memory");
+    }
     CHECK(learner_init(tr));
     tr->workers = calloc((size_t)tr->num_workers, sizeof(sk_worker));
     if (!tr->workers) return sk_fail(SK_ERR_NOMEM, "out of memory");
@@ -251,11 +376,26 @@ const char *sk_trainer_last_error(const sk_trainer *tr) {
 }
 
 sk_status sk_trainer_create(sk_trainer **out, const sk_config *cfg) {
+    sk_comm single = sk_comm_single();
+    return sk_trainer_create_comm(out, cfg, &single);
+}
+
+sk_status sk_trainer_create_comm(sk_trainer **out, const sk_config *cfg, const sk_comm *comm) {
     *out = NULL;
     sk_trainer *tr = calloc(1, sizeof *tr);
-    if (!tr) return sk_fail(SK_ERR_NOMEM, "out of memory");
-    tr->cfg = sk_config_copy(cfg);
-    sk_status status = tr->cfg ? trainer_build(tr) : sk_fail(SK_ERR_NOMEM, "out of memory");
+    sk_status status = tr ? SK_OK : sk_fail(SK_ERR_NOMEM, "out of memory");
+    if (tr) {
+        tr->comm = *comm;
+        tr->cfg = sk_config_copy(cfg);
+        status = tr->cfg ? trainer_build_local(tr) : sk_fail(SK_ERR_NOMEM, "out of memory");
+    }
+    /* every rank goes on together, or none does (with the failing rank's message) */
+    status = sk_comm_agree(comm, status);
+    if (status == SK_OK) {
+        status = count_workers(tr);
+        if (status == SK_OK) status = trainer_build_shared(tr);
+        status = sk_comm_agree(comm, status);
+    }
     if (status != SK_OK) {
         sk_trainer_destroy(tr);
         return status;
@@ -268,6 +408,13 @@ void sk_trainer_destroy(sk_trainer *tr) {
     if (!tr) return;
     for (int w = 0; tr->workers && w < tr->num_workers; w++) free_worker(&tr->workers[w]);
     free(tr->workers);
+    free(tr->rank_workers);
+    free(tr->rngs_all);
+    free((void *)tr->part_start);
+    free(tr->part_count);
+    free(tr->part_cursor);
+    free(tr->rank_floats);
+    sk_free(tr->columns_scratch);
     sk_vec_destroy(tr->vec);
     sk_trainer_state_free(tr);
     learner_free(&tr->learner);
@@ -308,7 +455,7 @@ const sk_config *sk_trainer_config(const sk_trainer *tr) { return tr->cfg; }
  * through sk_comm) to the 100-episode window in the order they ended (step,
  * then rank and worker), whatever the split. */
 static void merge_episodes(sk_trainer *tr) {
-    int L = tr->env->num_log_fields, W = tr->num_workers, parts = tr->comm.size * W;
+    int L = tr->env->num_log_fields, W = tr->num_workers, Wmax = tr->max_workers;
     size_t record = (size_t)L + 1;
     /* this rank's records, worker after worker, and how many each has */
     size_t local = 0;
@@ -319,19 +466,20 @@ static void merge_episodes(sk_trainer *tr) {
         local += floats;
         tr->episode_counts[w] = wk->num_episodes;
     }
-    size_t rank_floats[SK_MAX_RANKS];
+    for (int w = W; w < Wmax; w++) tr->episode_counts[w] = 0; /* padding */
     sk_comm_allgatherv_f32(&tr->comm, tr->episodes_local, local, tr->episodes_all,
-                           sk_trainer_array_count(tr, SK_SIZE_EPISODES_ALL), rank_floats);
-    sk_comm_allgather_f64(&tr->comm, tr->episode_counts, (size_t)W, tr->episode_counts_all);
-    const float *start[SK_MAX_WORKERS * SK_MAX_RANKS];
-    int count[SK_MAX_WORKERS * SK_MAX_RANKS], cursor[SK_MAX_WORKERS * SK_MAX_RANKS];
+                           sk_trainer_array_count(tr, SK_SIZE_EPISODES_ALL), tr->rank_floats);
+    sk_comm_allgather_f64(&tr->comm, tr->episode_counts, (size_t)Wmax, tr->episode_counts_all);
+    const float **start = tr->part_start;
+    int *count = tr->part_count, *cursor = tr->part_cursor, parts = 0;
     size_t at = 0;
-    for (int k = 0; k < parts; k++) {
-        start[k] = tr->episodes_all + at;
-        count[k] = (int)tr->episode_counts_all[k];
-        cursor[k] = 0;
-        at += (size_t)count[k] * record;
-    }
+    for (int r = 0; r < tr->comm.size; r++) /* (rank, worker) order: the run's worker order */
+        for (int w = 0; w < tr->rank_workers[r]; w++, parts++) {
+            start[parts] = tr->episodes_all + at;
+            count[parts] = (int)tr->episode_counts_all[(size_t)r * (size_t)Wmax + (size_t)w];
+            cursor[parts] = 0;
+            at += (size_t)count[parts] * record;
+        }
     memset(tr->log_sum, 0, sizeof tr->log_sum);
     tr->log_count = 0;
     for (int t = 0; t < tr->s.horizon; t++) {
@@ -374,6 +522,22 @@ static double explained_variance(const float *predicted, const float *target, si
     return var_t == 0.0 ? NAN : 1.0 - var_r / var_t;
 }
 
+/* Whether flag holds on any rank (every rank gets the answer). */
+static bool any_rank(sk_trainer *tr, bool flag) {
+    if (tr->comm.size == 1) return flag;
+    double value = flag ? 1.0 : 0.0;
+    sk_comm_allreduce_f64(&tr->comm, &value, 1);
+    return value > 0.0;
+}
+
+/* Collective: rank 0 writes RUN_DIR/policy.safetensors with every rank's
+ * state; every rank gets its status. */
+static sk_status checkpoint(sk_trainer *tr) {
+    sk_trainer_sync_state(tr);
+    sk_status status = tr->comm.rank == 0 ? sk_run_checkpoint(tr) : SK_OK;
+    return sk_comm_agree(&tr->comm, status);
+}
+
 sk_status sk_trainer_run(sk_trainer *tr) {
     if (tr->ran)
         return sk_trainer_fail(tr, sk_fail(SK_ERR_INVALID,
@@ -382,7 +546,10 @@ sk_status sk_trainer_run(sk_trainer *tr) {
                                            "checkpoint)"));
     tr->ran = true;
     int64_t num_updates = SK_MAX(1, tr->s.total_steps / tr->batch_size);
-    if (tr->run_dir[0]) CHECK(sk_trainer_fail(tr, sk_run_begin(tr)));
+    /* rank 0 alone writes the run folder; the others join its checkpoints */
+    sk_status begun = tr->run_dir[0] && tr->comm.rank == 0 ? sk_run_begin(tr) : SK_OK;
+    CHECK(sk_trainer_fail(tr, sk_comm_agree(&tr->comm, begun)));
+    tr->run_files = any_rank(tr, tr->comm.rank == 0 && tr->run_dir[0]);
     tr->start_time = sk_now();
     if (!tr->resumed) sk_vec_parallel(tr->vec, sk_reset_job, tr);
     sk_governor_save(&tr->learner);
@@ -398,13 +565,15 @@ sk_status sk_trainer_run(sk_trainer *tr) {
             if (status != SK_OK) break;
         }
         sk_vec_parallel(tr->vec, sk_rollout_job, tr);
-        if (atomic_load(&tr->abort_requested)) {
+        if (any_rank(tr, atomic_load(&tr->abort_requested))) {
+            atomic_store(&tr->abort_requested, true);
             status = sk_fail(SK_ERR_INTERRUPTED,
                              "training was aborted during update %lld's rollout (an env failed); "
                              "that rollout was not learned from and no checkpoint was written of it",
                              (long long)tr->update + 1);
             break;
         }
+        exchange_rollout(tr);
         tr->update++;
         tr->steps += tr->batch_size;
         merge_episodes(tr);
@@ -449,11 +618,12 @@ sk_status sk_trainer_run(sk_trainer *tr) {
         sk_live_update(tr->live, st, tr->result.solved, tr->result.solved_at_steps);
         if (logged && tr->metrics) sk_run_metrics_row(tr, st);
         if (logged) sk_events_update(tr, st);
-        if (tr->run_dir[0] && tr->s.checkpoint_every > 0 && tr->update % tr->s.checkpoint_every == 0) {
-            status = sk_run_checkpoint(tr);
+        if (tr->run_files && tr->s.checkpoint_every > 0 && tr->update % tr->s.checkpoint_every == 0) {
+            status = checkpoint(tr);
             if (status != SK_OK) break;
         }
-        if (tr->callback && !tr->callback(st, tr->callback_user)) {
+        /* a callback's stop (a signal to one rank) stops every rank at this update */
+        if (any_rank(tr, tr->callback && !tr->callback(st, tr->callback_user))) {
             tr->result.interrupted = true;
             stop = true;
         }
@@ -464,8 +634,11 @@ sk_status sk_trainer_run(sk_trainer *tr) {
     tr->result.sps = tr->steps > 0 ? (double)tr->steps / tr->result.wall_seconds : 0.0;
     tr->result.final_mean_return = window_mean(tr->window_return, tr->window_count);
     tr->result.anomalies = tr->learner.governor.anomalies;
-    if (tr->run_dir[0]) {
-        sk_status end_status = sk_run_end(tr, status);
+    if (tr->run_files) {
+        /* the final checkpoint (not of a rollout aborted by a failed env) */
+        if (!atomic_load(&tr->abort_requested)) sk_trainer_sync_state(tr);
+        sk_status end_status = tr->comm.rank == 0 ? sk_run_end(tr, status) : SK_OK;
+        end_status = sk_comm_agree(&tr->comm, end_status);
         if (status == SK_OK) status = end_status;
     }
     return sk_trainer_fail(tr, status);

@@ -28,7 +28,6 @@
 
 #define SK_WINDOW 100       /* episodes in the moving mean that decides "solved" */
 #define SK_MAX_WORKERS 1024 /* train.threads is at most this */
-#define SK_MAX_RANKS 1      /* processes of a run: 1 until a distributed sk_comm exists */
 #define SK_MAX_OBS_NORM 4096 /* observation sizes the float copy of the normaliser covers */
 
 typedef struct sk_ppo_settings {
@@ -147,6 +146,17 @@ struct sk_trainer {
     int obs_size, num_heads, action_dim, mask_size, batch_size, minibatch_size;
     int num_workers;
     sk_worker *workers;
+    /* the run's processes (sk_comm): this rank's workers are the run's workers
+     * worker_offset .. worker_offset + num_workers - 1 of total_workers, in
+     * rank order; each rank's count in rank_workers, the largest max_workers */
+    int worker_offset, total_workers, max_workers;
+    int *rank_workers;         /* (ranks) */
+    uint64_t *rngs_all;        /* (1 + total_workers) the shuffle stream, then every worker's */
+    const float **part_start;  /* (ranks x max_workers) the episode merge's cursors */
+    int *part_count, *part_cursor;
+    size_t *rank_floats;       /* (ranks) */
+    void *columns_scratch;     /* the rollout's exchange between ranks */
+    bool run_files;            /* rank 0 writes a run folder, so every rank joins its checkpoints */
     /* finished episodes of a rollout, gathered for the merge */
     float *episodes_local;         /* this rank's workers' records, one after another */
     float *episodes_all;           /* every rank's */
@@ -175,6 +185,16 @@ struct sk_trainer {
 };
 
 sk_status sk_settings_resolve(sk_ppo_settings *s, const sk_config *cfg, const sk_env_def *env);
+
+/* sk_trainer_create for one rank of a distributed run (comm: its
+ * communicator, which must outlive the trainer): every rank calls it with the
+ * same config; a failure on any rank fails all of them, with that rank's
+ * message. sk_trainer_create is this with the single-process communicator. */
+sk_status sk_trainer_create_comm(sk_trainer **out, const sk_config *cfg, const sk_comm *comm);
+
+/* Collective: brings the state a checkpoint holds that lives with each rank
+ * (its envs' states and observations, its workers' streams) to every rank. */
+void sk_trainer_sync_state(sk_trainer *tr);
 
 /* ---- the table of the trainer's arrays (trainer_state.c) ---- */
 

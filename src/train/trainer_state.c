@@ -87,12 +87,12 @@ size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
     case SK_SIZE_ROWS1_MASK: return rows1 * (size_t)tr->mask_size;
     case SK_SIZE_BATCH: return (size_t)tr->batch_size;
     case SK_SIZE_MINIBATCH: return (size_t)tr->minibatch_size;
-    case SK_SIZE_MOMENTS: return (size_t)tr->num_workers * (1 + 2 * (size_t)tr->obs_size);
+    case SK_SIZE_MOMENTS: return (size_t)tr->max_workers * (1 + 2 * (size_t)tr->obs_size);
     case SK_SIZE_EPISODES: return rows * ((size_t)tr->env->num_log_fields + 1);
-    case SK_SIZE_EPISODES_ALL:
-        return (size_t)tr->comm.size * sk_trainer_array_count(tr, SK_SIZE_EPISODES);
-    case SK_SIZE_WORKERS: return (size_t)tr->num_workers;
-    case SK_SIZE_WORKERS_ALL: return (size_t)tr->comm.size * (size_t)tr->num_workers;
+    case SK_SIZE_EPISODES_ALL: /* every rank's episodes: still at most one per env and step */
+        return sk_trainer_array_count(tr, SK_SIZE_EPISODES);
+    case SK_SIZE_WORKERS: return (size_t)tr->max_workers;
+    case SK_SIZE_WORKERS_ALL: return (size_t)tr->comm.size * (size_t)tr->max_workers;
     case SK_SIZE_MOMENTS_ALL:
         return (size_t)tr->comm.size * sk_trainer_array_count(tr, SK_SIZE_MOMENTS);
     }

@@ -16,12 +16,12 @@ typedef enum sk_size_kind {
     SK_SIZE_ROWS1_MASK, /* (T + 1) x N x mask_size */
     SK_SIZE_BATCH,      /* T x N */
     SK_SIZE_MINIBATCH,
-    SK_SIZE_MOMENTS,     /* workers x (1 + 2 obs_size): packed running-statistics accumulations */
+    SK_SIZE_MOMENTS,     /* max_workers x (1 + 2 obs_size): packed running-statistics accumulations */
     SK_SIZE_MOMENTS_ALL, /* ranks x the above */
     SK_SIZE_EPISODES,    /* T x N x (num_log_fields + 1): every env's episodes of a rollout */
     SK_SIZE_EPISODES_ALL,
-    SK_SIZE_WORKERS,
-    SK_SIZE_WORKERS_ALL,
+    SK_SIZE_WORKERS,     /* max_workers (a rank's workers, padded to the largest count) */
+    SK_SIZE_WORKERS_ALL, /* ranks x max_workers */
     SK_SIZE_ENVS_CORE,   /* N x core_size (0 without a core) */
     SK_SIZE_ENVS_CELL,   /* N x core_size for an LSTM's cell, else 0 */
     SK_SIZE_CHUNKS_CORE, /* T / L x N x core_size */

@@ -3,7 +3,7 @@
  * Every buffer is allocated once at creation; a step touches no lock (each
  * worker steps its own contiguous slice) and allocates nothing.
  */
-#include "skinner/vec.h"
+#include "vec_internal.h"
 
 #include "../core/core.h"
 #include "pool.h"
@@ -20,6 +20,7 @@ struct sk_vec {
     const sk_env_def *env;
     void *state;
     int num_envs;
+    int lo, hi; /* the envs this process steps (all of them but in a distributed run) */
     sk_pool *pool;
     sk_vec_buffers buffers;
     sk_env_io io;
@@ -66,7 +67,7 @@ static sk_status vec_build(sk_vec *vec, int threads, const sk_config *cfg) {
         .episode_log = b->episode_log,
     };
     int workers = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    workers = SK_MAX(1, SK_MIN(workers, vec->num_envs));
+    workers = SK_MAX(1, SK_MIN(workers, vec->hi - vec->lo));
     CHECK(sk_pool_create(&vec->pool, workers));
     /* skinner's workers are the parallelism: a BLAS call inside an env's step
      * (Morpho-v0's host training) or a policy runs on its worker's core */
@@ -76,6 +77,11 @@ static sk_status vec_build(sk_vec *vec, int threads, const sk_config *cfg) {
 
 sk_status sk_vec_create(sk_vec **out, const sk_env_def *env, int num_envs, int threads,
                         const sk_config *cfg) {
+    return sk_vec_create_range(out, env, num_envs, 0, num_envs, threads, cfg);
+}
+
+sk_status sk_vec_create_range(sk_vec **out, const sk_env_def *env, int num_envs, int lo, int hi,
+                              int threads, const sk_config *cfg) {
     *out = NULL;
     if (!env) return sk_fail(SK_ERR_INVALID, "sk_vec_create: no environment given");
     if (num_envs < 1)
@@ -90,6 +96,8 @@ sk_status sk_vec_create(sk_vec **out, const sk_env_def *env, int num_envs, int t
     if (vec) {
         vec->env = env;
         vec->num_envs = num_envs;
+        vec->lo = lo;
+        vec->hi = hi;
         status = vec_build(vec, threads, cfg);
     }
     sk_config_free(empty);
@@ -120,7 +128,9 @@ void *sk_vec_state(const sk_vec *vec) { return vec->state; }
 const sk_env_io *sk_vec_io(const sk_vec *vec) { return &vec->io; }
 
 void sk_vec_slice(const sk_vec *vec, int worker, int *lo, int *hi) {
-    sk_slice(vec->num_envs, worker, sk_pool_size(vec->pool), lo, hi);
+    sk_slice(vec->hi - vec->lo, worker, sk_pool_size(vec->pool), lo, hi);
+    *lo += vec->lo;
+    *hi += vec->lo;
 }
 
 void sk_vec_reset_range(sk_vec *vec, int lo, int hi, uint64_t seed) {
