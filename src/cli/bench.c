@@ -3,6 +3,8 @@
 #include "../core/core.h"
 #include "../core/rng.h"
 #include "skinner/vec.h"
+#include "../train/trainer_internal.h"
+#include "comm_cli.h"
 #include "train.h"
 
 #include <stdatomic.h>
@@ -257,45 +259,70 @@ static bool stop_after(const sk_update_stats *st, void *user) {
 static int bench_train(int argc, char **argv) {
     sk_config *cfg = sk_config_new();
     cli_train_extra extra = {.allow_bench_flags = true, .seconds = 10.0};
-    int rc = cli_train_config(argc, argv, "skinner", cfg, &extra, g_bench_usage);
+    char *unused_resume = NULL;
+    /* under mpirun: rank 0's command line for every rank, rank 0 reports */
+    const sk_comm *comm = cli_comm();
+    int rc = cli_train_config_shared(argc, argv, cfg, &extra, g_bench_usage, &unused_resume);
+    free(unused_resume);
     if (rc != SK_EXIT_OK || extra.help) {
         sk_config_free(cfg);
         return rc;
+    }
+    bool root = comm->rank == 0;
+    if (comm->size > 1) {
+        /* the seconds budget is rank 0's too */
+        double seconds = extra.seconds;
+        sk_comm_bcast_f64(comm, &seconds, 1, 0);
+        extra.seconds = seconds;
     }
     /* a bench runs for --seconds, not for steps: the learning rate is annealed
      * over a budget it never reaches, so it stays at its configured value */
     sk_config_set(cfg, "train.total_steps", "1000000000000");
     sk_trainer *trainer = NULL;
-    if (sk_trainer_create(&trainer, cfg) != SK_OK) {
-        rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
+    if (sk_trainer_create_comm(&trainer, cfg, comm) != SK_OK) {
+        rc = root ? cli_error(SK_EXIT_FAILURE, "%s", sk_last_error()) : SK_EXIT_FAILURE;
         sk_config_free(cfg);
         return rc;
     }
     train_bench b = {.seconds = extra.seconds,
-                     .progress = {.tty = isatty(STDERR_FILENO), .quiet = extra.quiet || !isatty(STDERR_FILENO),
+                     .progress = {.tty = isatty(STDERR_FILENO),
+                                  .quiet = extra.quiet || !isatty(STDERR_FILENO) || !root,
                                   .seconds_budget = extra.seconds}};
     sk_trainer_set_callback(trainer, stop_after, &b);
+    cli_comm_traffic before = cli_comm_traffic_of();
     sk_status run_status = sk_trainer_run(trainer);
+    cli_comm_traffic after = cli_comm_traffic_of();
     if (b.progress.tty && !b.progress.quiet) fputs("\r\033[K", stderr);
     if (run_status != SK_OK) {
-        rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-    } else {
+        rc = root ? cli_error(SK_EXIT_FAILURE, "%s", sk_last_error()) : SK_EXIT_FAILURE;
+    } else if (root) {
         sk_train_result r = sk_trainer_result(trainer);
         char mean_return[32] = "null"; /* JSON has no NaN: no episode finished */
         if (!isnan(r.final_mean_return))
             snprintf(mean_return, sizeof mean_return, "%.4g", r.final_mean_return);
         double flops = sk_trainer_flops_per_step(trainer);
+        /* what rank 0 handed MPI to send per update (0 in one process) */
+        double updates = (double)r.total_steps / (double)trainer->batch_size;
+        double bytes = updates > 0 ? (double)(after.bytes - before.bytes) / updates : 0.0;
+        double calls = updates > 0 ? (double)(after.calls - before.calls) / updates : 0.0;
         if (extra.json)
-            printf("{\"bench\": \"train\", \"env\": \"%s\", \"threads\": %d, \"seconds\": %.3f, "
-                   "\"steps\": %lld, \"sps\": %.0f, \"mean_return\": %s, "
-                   "\"flops_per_step\": %.0f, \"gflops\": %.3f}\n",
-                   extra.env->id, sk_trainer_threads(trainer), r.wall_seconds,
-                   (long long)r.total_steps, r.sps, mean_return, flops, flops * r.sps * 1e-9);
-        else
+            printf("{\"bench\": \"train\", \"env\": \"%s\", \"processes\": %d, \"threads\": %d, "
+                   "\"seconds\": %.3f, \"steps\": %lld, \"sps\": %.0f, \"mean_return\": %s, "
+                   "\"flops_per_step\": %.0f, \"gflops\": %.3f, \"updates\": %.0f, "
+                   "\"comm_bytes_per_update\": %.0f, \"comm_calls_per_update\": %.1f}\n",
+                   extra.env->id, comm->size, sk_trainer_threads(trainer), r.wall_seconds,
+                   (long long)r.total_steps, r.sps, mean_return, flops, flops * r.sps * 1e-9,
+                   updates, bytes, calls);
+        else {
             printf("%s: PPO loop %.2f s, %lld env steps: %.3g env steps/s (mean return %.1f); "
                    "model %.3g FLOPs/step, %.2f GFLOP/s\n",
                    extra.env->id, r.wall_seconds, (long long)r.total_steps, r.sps,
                    r.final_mean_return, flops, flops * r.sps * 1e-9);
+            if (comm->size > 1)
+                printf("%d processes x %d threads; rank 0 sent %.3g bytes in %.0f collective calls "
+                       "per update\n",
+                       comm->size, sk_trainer_threads(trainer), bytes, calls);
+        }
     }
     sk_trainer_destroy(trainer);
     sk_config_free(cfg);

@@ -317,24 +317,27 @@ static int share_config(sk_config *cfg, cli_train_extra *extra, int rc, bool *st
     return rc;
 }
 
+int cli_train_config_shared(int argc, char **argv, sk_config *cfg, cli_train_extra *extra,
+                            const char *usage, char **resume_copy) {
+    const sk_comm *comm = cli_comm();
+    int rc = comm->rank == 0 ? cli_train_config(argc, argv, "skinner", cfg, extra, usage) : SK_EXIT_OK;
+    if (comm->size == 1) return rc;
+    bool stop = false;
+    rc = share_config(cfg, extra, rc, &stop, resume_copy);
+    if (stop && comm->rank != 0) extra->help = true; /* nothing more to do here either */
+    return rc;
+}
+
 int cmd_train(int argc, char **argv) {
     const sk_comm *comm = cli_comm();
     bool root = comm->rank == 0;
     sk_config *cfg = sk_config_new();
     cli_train_extra extra = {.allow_run_flags = true};
     char *resume_copy = NULL;
-    int rc = root ? cli_train_config(argc, argv, "skinner", cfg, &extra, g_train_usage) : SK_EXIT_OK;
-    if (comm->size > 1) {
-        bool stop = false;
-        rc = share_config(cfg, &extra, rc, &stop, &resume_copy);
-        if (stop || rc != SK_EXIT_OK) {
-            sk_config_free(cfg);
-            free(resume_copy);
-            return rc;
-        }
-    }
+    int rc = cli_train_config_shared(argc, argv, cfg, &extra, g_train_usage, &resume_copy);
     if (rc != SK_EXIT_OK || extra.help) {
         sk_config_free(cfg);
+        free(resume_copy);
         return rc;
     }
     sk_trainer *trainer = NULL;

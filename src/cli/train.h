@@ -29,4 +29,10 @@ bool cli_progress_update(const sk_update_stats *st, void *user);
 int cli_train_config(int argc, char **argv, const char *argv0, sk_config *cfg,
                      cli_train_extra *extra, const char *usage);
 
+/* cli_train_config on rank 0 of a distributed run, whose result (exit code,
+ * config, run to resume) every other rank takes: the ranks cannot differ.
+ * One process: cli_train_config. *resume_copy is for the caller to free. */
+int cli_train_config_shared(int argc, char **argv, sk_config *cfg, cli_train_extra *extra,
+                            const char *usage, char **resume_copy);
+
 #endif
