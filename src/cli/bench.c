@@ -305,14 +305,21 @@ static int bench_train(int argc, char **argv) {
         double updates = (double)r.total_steps / (double)trainer->batch_size;
         double bytes = updates > 0 ? (double)(after.bytes - before.bytes) / updates : 0.0;
         double calls = updates > 0 ? (double)(after.calls - before.calls) / updates : 0.0;
+        double reduce_bytes =
+            updates > 0 ? (double)(after.allreduce_bytes - before.allreduce_bytes) / updates : 0.0;
+        double reduces =
+            updates > 0 ? (double)(after.allreduce_calls - before.allreduce_calls) / updates : 0.0;
         if (extra.json)
             printf("{\"bench\": \"train\", \"env\": \"%s\", \"processes\": %d, \"threads\": %d, "
                    "\"seconds\": %.3f, \"steps\": %lld, \"sps\": %.0f, \"mean_return\": %s, "
                    "\"flops_per_step\": %.0f, \"gflops\": %.3f, \"updates\": %.0f, "
-                   "\"comm_bytes_per_update\": %.0f, \"comm_calls_per_update\": %.1f}\n",
+                   "\"comm_bytes_per_update\": %.0f, \"comm_calls_per_update\": %.1f, "
+                   "\"comm_allreduce_bytes_per_update\": %.0f, "
+                   "\"comm_allreduces_per_update\": %.1f, \"params\": %zu, \"batch\": %d}\n",
                    extra.env->id, comm->size, sk_trainer_threads(trainer), r.wall_seconds,
                    (long long)r.total_steps, r.sps, mean_return, flops, flops * r.sps * 1e-9,
-                   updates, bytes, calls);
+                   updates, bytes, calls, reduce_bytes, reduces, trainer->learner.policy.num_params,
+                   trainer->batch_size);
         else {
             printf("%s: PPO loop %.2f s, %lld env steps: %.3g env steps/s (mean return %.1f); "
                    "model %.3g FLOPs/step, %.2f GFLOP/s\n",

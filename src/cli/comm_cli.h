@@ -9,6 +9,7 @@
  * collective calls that carried them, since the start. */
 typedef struct cli_comm_traffic {
     unsigned long long bytes, calls;
+    unsigned long long allreduce_bytes, allreduce_calls; /* of which in ordered allreduces */
 } cli_comm_traffic;
 
 /* Joins the run's processes when a launcher started this one (mpirun, srun);

@@ -82,6 +82,8 @@ static void ordered_allreduce(mpi_impl *m, void *data, size_t n, bool f64) {
     memcpy(data, send, n * elem);
     count((K - 1) * chunk * elem);
     count((K - 1) * chunk * elem);
+    g_traffic.allreduce_calls++;
+    g_traffic.allreduce_bytes += 2 * (K - 1) * chunk * elem;
 }
 
 static void allreduce_f32(void *impl, float *data, size_t n) { ordered_allreduce(impl, data, n, false); }
