@@ -132,4 +132,21 @@ rc=0
 [[ $rc -ne 0 ]] && grep -q "env.num_envs = 2 is fewer than the 3 processes" few.log ||
     fail "2 envs over 3 ranks: $(cat few.log)"
 pass "2 envs over 3 ranks refused"
+# 8. Prover-v0's ranking splits its queries over the ranks and merges them: the same figures
+countries=$source_dir/../shared/datasets/countries_s3
+if [[ -d $countries ]]; then
+    "$skinner" train Prover-v0 --env.dataset "$countries" --total-steps 8192 --quiet --run-dir prover > /dev/null
+    for args in "--corrupt both" "--split train --queries 100 --corrupt both"; do
+        # shellcheck disable=SC2086
+        "$skinner" eval Prover-v0 --checkpoint prover --json $args > one.json
+        # shellcheck disable=SC2086
+        "${mpirun[@]}" -np 3 "$skinner" eval Prover-v0 --checkpoint prover --json --threads 1 $args > three.json
+        grep -q '"mrr"' three.json || fail "no ranking from mpirun: $(cat three.json)"
+        diff <(sed 's/"seconds": [0-9.e+-]*//' one.json) <(sed 's/"seconds": [0-9.e+-]*//' three.json) > /dev/null ||
+            fail "ranking $args over 3 ranks differs: $(cat one.json three.json)"
+    done
+    pass "Prover-v0 ranking over 3 ranks equals one process (test and train splits, both sides)"
+else
+    echo "mpi_check: skipped the ranking check: no $countries"
+fi
 echo "mpi_check: all passed"

@@ -354,6 +354,14 @@ typedef void (*sk_parallel_job)(void *ctx, int worker, int num_workers);
 typedef struct sk_parallel {
     void *ctx;
     void (*run)(void *ctx, sk_parallel_job job, void *job_ctx);
+    /* An evaluation split across processes (skinner eval under mpirun): this
+     * process is part `part` of `num_parts` (0 of 0 or 1: the only one). It
+     * evaluates its contiguous share of the units, then gather() gives every
+     * part every part's counts[p] doubles, in part order, in all (which holds
+     * their sum); every part must call it. NULL when num_parts < 2. */
+    int part, num_parts;
+    void *gather_ctx;
+    void (*gather)(void *gather_ctx, const double *mine, double *all, const size_t *counts);
 } sk_parallel;
 
 /* One figure of an env's own evaluation, for reports: name and value. */

@@ -1,5 +1,6 @@
 /* skinner eval and skinner envs. */
 #include "cli.h"
+#include "comm_cli.h"
 
 #include "core/config.h"
 #include "core/core.h"
@@ -87,14 +88,25 @@ static int own_error(sk_status status) {
 static int eval_own(const sk_env_def *env, const char *checkpoint, const sk_config *overrides,
                     const sk_config *options, int threads, bool json) {
     const sk_env_evaluation *evaluation = sk_env_extras_of(env)->evaluation;
+    /* under mpirun the evaluation's units (Prover-v0's queries) are split over
+     * the ranks and merged; rank 0 reports */
+    const sk_comm *comm = cli_comm();
+    bool root = comm->rank == 0;
     own_progress progress = {.name = evaluation->name, .tty = isatty(STDERR_FILENO), .started = sk_now()};
     progress.last_print = progress.started;
     sk_loaded_policy lp;
-    if (sk_policy_load_with(&lp, checkpoint, env->id, overrides) != SK_OK)
-        return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
+    sk_status loaded = sk_policy_load_with(&lp, checkpoint, env->id, overrides);
+    sk_status status = sk_comm_agree(comm, loaded);
+    if (status != SK_OK) {
+        if (loaded == SK_OK) sk_loaded_policy_free(&lp);
+        return root ? cli_error(SK_EXIT_FAILURE, "%s", sk_last_error()) : SK_EXIT_FAILURE;
+    }
     sk_env_report report;
-    sk_status status = sk_evaluate_env(&lp, options, threads, own_progress_update, &progress, &report);
+    status = sk_evaluate_env_comm(&lp, options, threads, comm, root ? own_progress_update : NULL,
+                                  &progress, &report);
     sk_loaded_policy_free(&lp);
+    status = sk_comm_agree(comm, status);
+    if (!root) return status == SK_OK ? SK_EXIT_OK : SK_EXIT_FAILURE;
     if (status != SK_OK) return own_error(status);
     if (!json) {
         fputs(report.text, stdout);
@@ -290,6 +302,11 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
         if (explicit_seed && (rc = set_option(options, "--seed", seed_text)) != SK_EXIT_OK) return rc;
         return eval_own(env, checkpoint, cfg, options, threads < 0 ? 0 : (int)threads, json);
     }
+    /* episodes are not split across ranks: under mpirun, rank 0 runs them all */
+    if (cli_comm()->rank != 0) return SK_EXIT_OK;
+    if (cli_comm()->size > 1)
+        fprintf(stderr, "skinner: note: episodes run on rank 0 alone; of %d processes, %d idle\n",
+                cli_comm()->size, cli_comm()->size - 1);
     sk_eval_result result;
     sk_status status;
     if (baseline) {

@@ -6,6 +6,8 @@
 #include "../policy/policy.h"
 #include "actor.h"
 #include "eval.h"
+
+#include "comm.h"
 #include "normalize.h"
 #include "skinner/vec.h"
 
@@ -368,8 +370,25 @@ sk_status sk_evaluate_controller(const char *env_name, const sk_config *cfg, sk_
     return evaluate_with(env, cfg, &who, episodes, seed, trace_path, out);
 }
 
+/* sk_parallel.gather over a communicator: counts in doubles. */
+static void comm_gather(void *ctx, const double *mine, double *all, const size_t *counts) {
+    const sk_comm *comm = ctx;
+    size_t *bytes = malloc((size_t)comm->size * sizeof *bytes);
+    SK_ASSERT(bytes);
+    for (int r = 0; r < comm->size; r++) bytes[r] = counts[r] * sizeof(double);
+    sk_comm_allgatherv_bytes(comm, mine, all, bytes);
+    free(bytes);
+}
+
 sk_status sk_evaluate_env(const sk_loaded_policy *lp, const sk_config *options, int threads,
                           sk_progress_fn progress, void *progress_user, sk_env_report *out) {
+    sk_comm single = sk_comm_single();
+    return sk_evaluate_env_comm(lp, options, threads, &single, progress, progress_user, out);
+}
+
+sk_status sk_evaluate_env_comm(const sk_loaded_policy *lp, const sk_config *options, int threads,
+                               const sk_comm *comm, sk_progress_fn progress, void *progress_user,
+                               sk_env_report *out) {
     memset(out, 0, sizeof *out);
     const sk_env_evaluation *evaluation = sk_env_extras_of(lp->env)->evaluation;
     if (!evaluation)
@@ -380,6 +399,12 @@ sk_status sk_evaluate_env(const sk_loaded_policy *lp, const sk_config *options, 
     sk_eval_host host;
     sk_status status = sk_eval_host_init(&host, lp, threads);
     if (status != SK_OK) return status;
+    if (comm->size > 1) {
+        host.parallel.part = comm->rank;
+        host.parallel.num_parts = comm->size;
+        host.parallel.gather_ctx = (void *)comm;
+        host.parallel.gather = comm_gather;
+    }
     status = evaluation->run(lp->env, lp->cfg, options, &host.policy.actor, &host.parallel,
                              progress, progress_user, out);
     if (status == SK_OK) status = sk_cfg_check_unused(options, "eval");

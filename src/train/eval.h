@@ -35,5 +35,12 @@ sk_status sk_checkpoint_load_plugin(const char *checkpoint);
  */
 sk_status sk_evaluate_env(const sk_loaded_policy *lp, const sk_config *options, int threads,
                           sk_progress_fn progress, void *progress_user, sk_env_report *out);
+/* The same as one rank of a distributed evaluation (every rank calls it): the
+ * evaluation splits its units over comm's ranks and gathers their results, so
+ * every rank gets the whole report. */
+struct sk_comm;
+sk_status sk_evaluate_env_comm(const sk_loaded_policy *lp, const sk_config *options, int threads,
+                               const struct sk_comm *comm, sk_progress_fn progress,
+                               void *progress_user, sk_env_report *out);
 
 #endif

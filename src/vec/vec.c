@@ -179,7 +179,9 @@ static void parallel_run(void *ctx, sk_parallel_job job, void *job_ctx) {
     sk_vec_parallel(ctx, job, job_ctx);
 }
 
-sk_parallel sk_vec_parallel_of(sk_vec *vec) { return (sk_parallel){vec, parallel_run}; }
+sk_parallel sk_vec_parallel_of(sk_vec *vec) {
+    return (sk_parallel){.ctx = vec, .run = parallel_run};
+}
 
 int sk_vec_state_arrays(sk_vec *vec, sk_env_array *arrays) {
     int count = vec->env->state_arrays(vec->state, arrays);

@@ -321,21 +321,49 @@ static void workers_score(rank_workers *w, rank_jobs *jobs) {
     w->jobs = NULL;
 }
 
-/* Ranks the chunk's queries (scored query_score) into the running sums of
- * the ranked sides. */
+/* What ranking query q gives (one record of RECORD doubles per query, at
+ * q * RECORD): its position against its head and tail corruptions (0 for a
+ * side not ranked), whether the policy proved it, and its corruptions. The
+ * records of every part of a distributed ranking are gathered, then summed
+ * in query order, so the figures do not depend on the split. */
+enum { R_HEAD, R_TAIL, R_PROVED, R_NUM_HEAD, R_NUM_TAIL, RECORD };
+
+/* Ranks the chunk's queries (scored query_score) into their records. */
 static void rank_chunk_queries(const rank_chunk *c, const double *query_score, uint64_t seed,
-                               int sides, sk_rank_metrics *head, sk_rank_metrics *tail) {
+                               int sides, double *records) {
     for (int q = 0; q < c->num_queries; q++) {
         const double *score = c->score + c->start[q];
         double truth = query_score[c->first_query + q];
+        double *record = records + (size_t)(c->first_query + q) * RECORD;
         /* one stream per query: the draws do not depend on how queries were chunked */
         uint64_t rng = sk_rng_seed(seed, (uint64_t)(c->first_query + q));
         if (sides & SK_PROVER_CORRUPT_HEAD)
-            sk_rank_metrics_add(head, sk_rank_position(truth, score, c->num_head[q], &rng));
+            record[R_HEAD] = sk_rank_position(truth, score, c->num_head[q], &rng);
         if (sides & SK_PROVER_CORRUPT_TAIL)
-            sk_rank_metrics_add(tail, sk_rank_position(truth, score + c->num_head[q],
-                                                       c->num_tail[q], &rng));
+            record[R_TAIL] = sk_rank_position(truth, score + c->num_head[q], c->num_tail[q], &rng);
+        record[R_PROVED] = truth != SK_RANK_FAILED;
+        record[R_NUM_HEAD] = c->num_head[q];
+        record[R_NUM_TAIL] = c->num_tail[q];
     }
+}
+
+/* Every part's records, in part order, into all (one part: a copy). */
+static void gather_records(const sk_parallel *parallel, int total, const double *records,
+                           double *all) {
+    int parts = parallel->num_parts > 1 ? parallel->num_parts : 1;
+    if (parts == 1) {
+        memcpy(all, records, (size_t)total * RECORD * sizeof(double));
+        return;
+    }
+    size_t *counts = malloc((size_t)parts * sizeof *counts);
+    SK_ASSERT(counts && parallel->gather);
+    for (int p = 0; p < parts; p++) {
+        int lo = (int)((long long)total * p / parts), hi = (int)((long long)total * (p + 1) / parts);
+        counts[p] = (size_t)(hi - lo) * RECORD;
+    }
+    int lo = (int)((long long)total * parallel->part / parts);
+    parallel->gather(parallel->gather_ctx, records + (size_t)lo * RECORD, all, counts);
+    free(counts);
 }
 
 /* ------------------------------------------------------------ entry points */
@@ -372,48 +400,60 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
         return sk_fail(SK_ERR_INVALID, "the %s split has no queries to rank",
                        g_split_names[options->split]);
     }
+    /* a distributed ranking: this part ranks queries lo..hi-1 */
+    int parts = parallel->num_parts > 1 ? parallel->num_parts : 1;
+    int part = parts > 1 ? parallel->part : 0;
+    int lo = (int)((long long)total * part / parts), hi = (int)((long long)total * (part + 1) / parts);
     int cap = CHUNK_CANDIDATES;
     for (int32_t pred = SK_KB_FIRST_PRED; pred < kb->num_preds; pred++)
         cap = SK_MAX(cap, room_for(kb, pred, sides));
     rank_chunk c;
     double *query_score = malloc((size_t)total * sizeof *query_score);
     uint8_t *positive = malloc((size_t)total);
-    if (!query_score || !positive || (status = chunk_alloc(&c, cap)) != SK_OK) {
+    double *records = calloc((size_t)total * RECORD, sizeof *records);
+    double *all = malloc((size_t)total * RECORD * sizeof *all);
+    if (!query_score || !positive || !records || !all || (status = chunk_alloc(&c, cap)) != SK_OK) {
+        bool allocated = query_score && positive && records && all;
         free(query_score);
         free(positive);
+        free(records);
+        free(all);
         workers_free(&w);
-        return query_score && positive ? status
-                                       : sk_fail(SK_ERR_NOMEM, "out of memory for %d queries",
-                                                 total);
+        return allocated ? status : sk_fail(SK_ERR_NOMEM, "out of memory for %d queries", total);
     }
     /* the true queries first (as positives), so that their scores bound
      * their corruptions' proofs */
     memset(positive, 1, (size_t)total);
-    rank_jobs truths = {.atoms = (const int32_t(*)[3])queries->atoms, .positive = positive,
-                        .score = query_score, .count = total};
+    rank_jobs truths = {.atoms = (const int32_t(*)[3])queries->atoms + lo, .positive = positive,
+                        .score = query_score + lo, .count = hi - lo};
     workers_score(&w, &truths);
-    int proved = 0;
-    for (int q = 0; q < total; q++) proved += query_score[q] != SK_RANK_FAILED;
-    out->candidates = total;
-    sk_rank_metrics head = {0}, tail = {0};
-    for (int q = 0; q < total;) {
+    for (int q = lo; q < hi;) {
         c.count = c.num_queries = 0;
         c.first_query = q;
-        while (q < total && c.count + room_for(kb, queries->atoms[q][0], sides) <= c.cap) {
+        while (q < hi && c.count + room_for(kb, queries->atoms[q][0], sides) <= c.cap) {
             chunk_add(&c, kb, queries->atoms[q], query_score[q], sides);
             q++;
         }
         rank_jobs jobs = {.atoms = (const int32_t(*)[3])c.atoms, .bound = c.bound,
                           .score = c.score, .count = c.count};
         workers_score(&w, &jobs);
-        rank_chunk_queries(&c, query_score, options->seed, sides, &head, &tail);
-        out->candidates += c.count;
-        for (int k = 0; k < c.num_queries; k++) {
-            out->head_corruptions += c.num_head[k];
-            out->tail_corruptions += c.num_tail[k];
-        }
-        if (options->progress) options->progress(q, total, "queries", options->progress_user);
+        rank_chunk_queries(&c, query_score, options->seed, sides, records);
+        if (options->progress) options->progress(q - lo, hi - lo, "queries", options->progress_user);
     }
+    gather_records(parallel, total, records, all);
+    /* every query's figures, summed in query order */
+    sk_rank_metrics head = {0}, tail = {0};
+    int proved = 0;
+    out->candidates = total;
+    for (int q = 0; q < total; q++) {
+        const double *record = all + (size_t)q * RECORD;
+        if (sides & SK_PROVER_CORRUPT_HEAD) sk_rank_metrics_add(&head, (int)record[R_HEAD]);
+        if (sides & SK_PROVER_CORRUPT_TAIL) sk_rank_metrics_add(&tail, (int)record[R_TAIL]);
+        proved += record[R_PROVED] != 0.0;
+        out->head_corruptions += (int64_t)record[R_NUM_HEAD];
+        out->tail_corruptions += (int64_t)record[R_NUM_TAIL];
+    }
+    out->candidates += out->head_corruptions + out->tail_corruptions;
     out->queries = total;
     out->sides = sides;
     if (sides & SK_PROVER_CORRUPT_HEAD) out->head = sk_rank_mean(head, total);
@@ -426,6 +466,8 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
     out->seconds = sk_now() - started;
     free(query_score);
     free(positive);
+    free(records);
+    free(all);
     chunk_free(&c);
     workers_free(&w);
     return SK_OK;
