@@ -6,7 +6,8 @@
 # CartPole-v1 (K = 2, 3), an LSTM policy and Morpho-v0 (masked, 8 heads); a resumed
 # mpirun run equals an uninterrupted one; rank 0's config is the run's; a killed rank
 # ends the job with a message and leaves a checkpoint that resumes; SIGINT to mpirun
-# stops every rank with a resumable run; an env that fails on one rank names the rank.
+# stops every rank with a resumable run; an env that fails on one rank names the rank;
+# Prover-v0's ranking and episode evaluation split over ranks give one process's figures.
 # usage: mpi_check.sh BUILD_DIR SOURCE_DIR RANK_FAIL_PLUGIN
 set -euo pipefail
 build_dir=$(realpath "$1")
@@ -149,4 +150,23 @@ if [[ -d $countries ]]; then
 else
     echo "mpi_check: skipped the ranking check: no $countries"
 fi
+# 9. episode evaluation: each rank runs a slice of the evaluation envs, the counted episodes
+# are summed in one process's order: greedy policies and controllers give the same figures
+for spec in "CartPole-v1 --checkpoint t2 --greedy --episodes 30" \
+            "CartPole-P-v1 --checkpoint tl --greedy --episodes 25" \
+            "Morpho-v0 --policy heuristic --episodes 3 --env.epochs 4"; do
+    # shellcheck disable=SC2086
+    "$skinner" eval $spec --json > one.json
+    # shellcheck disable=SC2086
+    "${mpirun[@]}" -np 3 "$skinner" eval $spec --json > three.json
+    grep -q '"mean_return"' three.json || fail "no evaluation from mpirun: $(cat three.json)"
+    cmp -s one.json three.json || fail "eval $spec over 3 ranks differs: $(cat one.json three.json)"
+done
+pass "episode evaluation over 3 ranks equals one process (MLP and LSTM greedy, Morpho-v0's heuristic)"
+rc=0
+"${mpirun[@]}" -np 2 "$skinner" eval CartPole-v1 --checkpoint t2 --episodes 4 --trace trace.jsonl \
+    > trace.log 2>&1 || rc=$?
+[[ $rc -ne 0 ]] && grep -q "run an evaluation with a trace as one process" trace.log ||
+    fail "a trace under mpirun: $(cat trace.log)"
+pass "a trace under mpirun is refused"
 echo "mpi_check: all passed"

@@ -302,11 +302,8 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
         if (explicit_seed && (rc = set_option(options, "--seed", seed_text)) != SK_EXIT_OK) return rc;
         return eval_own(env, checkpoint, cfg, options, threads < 0 ? 0 : (int)threads, json);
     }
-    /* episodes are not split across ranks: under mpirun, rank 0 runs them all */
-    if (cli_comm()->rank != 0) return SK_EXIT_OK;
-    if (cli_comm()->size > 1)
-        fprintf(stderr, "skinner: note: episodes run on rank 0 alone; of %d processes, %d idle\n",
-                cli_comm()->size, cli_comm()->size - 1);
+    /* under mpirun each rank runs a slice of the evaluation envs; rank 0 reports */
+    const sk_comm *comm = cli_comm();
     sk_eval_result result;
     sk_status status;
     if (baseline) {
@@ -318,14 +315,15 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
         for (int k = 0; sk_config_entry_at(cfg, k, &key, &value); k++) sk_config_set(base, key, value);
         int64_t training_envs; /* the preset's, for training: eval runs one env per episode */
         sk_cfg_int(base, "env.num_envs", 1, 1, INT32_MAX, &training_envs);
-        status = sk_evaluate_controller(env->id, base, controller, (int)episodes, (uint64_t)seed,
-                                        trace, &result);
+        status = sk_evaluate_controller_comm(env->id, base, controller, (int)episodes,
+                                             (uint64_t)seed, trace, comm, &result);
         if (status == SK_OK) status = sk_cfg_check_unused(base, "env");
         sk_config_free(base);
     } else {
-        status = sk_evaluate_with(checkpoint, env->id, cfg, (int)episodes, greedy, (uint64_t)seed,
-                                  trace, &result);
+        status = sk_evaluate_with_comm(checkpoint, env->id, cfg, (int)episodes, greedy,
+                                       (uint64_t)seed, trace, comm, &result);
     }
+    if (comm->rank != 0) return status == SK_OK ? SK_EXIT_OK : SK_EXIT_FAILURE;
     if (status != SK_OK) return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
     print_eval(env, baseline ? policy : checkpoint, greedy, &result, json);
     return SK_EXIT_OK;

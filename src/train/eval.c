@@ -9,7 +9,8 @@
 
 #include "comm.h"
 #include "normalize.h"
-#include "skinner/vec.h"
+#include "../vec/vec_internal.h"
+#include "../core/rng.h"
 
 #include <errno.h>
 #include <math.h>
@@ -101,19 +102,24 @@ typedef struct actor {
     bool greedy;
 } actor;
 
-static void act(sk_vec *vec, const actor *who) {
+/* Actions for envs lo..hi-1 (this process's). */
+static void act(sk_vec *vec, const actor *who, int lo, int hi) {
     const sk_env_def *env = sk_vec_env(vec);
     const sk_vec_buffers *b = sk_vec_buffers_of(vec);
-    int num_envs = sk_vec_num_envs(vec);
+    int H = env->action_space.num_heads, D = env->action_space.dim, M = env->mask_size;
+    int O = env->obs_size;
     if (!who->policy) {
         if (who->controller == SK_CONTROLLER_HEURISTIC)
-            sk_env_extras_of(env)->heuristic(sk_vec_state(vec), 0, num_envs, b->actions);
+            sk_env_extras_of(env)->heuristic(sk_vec_state(vec), lo, hi, b->actions);
         else
-            memset(b->actions, 0, (size_t)num_envs * (size_t)env->action_space.num_heads * sizeof(int32_t));
+            memset(b->actions + (size_t)lo * H, 0, (size_t)(hi - lo) * (size_t)H * sizeof(int32_t));
         return;
     }
-    sk_policy_actor_act(who->policy, 0, b->obs, b->masks, num_envs, who->greedy, b->actions,
-                        b->actions_continuous, NULL);
+    bool discrete = env->action_space.kind == SK_SPACE_DISCRETE;
+    sk_policy_actor_act(who->policy, 0, b->obs + (size_t)lo * O,
+                        M ? b->masks + (size_t)lo * M : NULL, hi - lo, who->greedy,
+                        discrete ? b->actions + (size_t)lo * H : NULL,
+                        discrete ? NULL : b->actions_continuous + (size_t)lo * D, NULL);
 }
 
 /* ---- the trace: JSON lines, one per counted step and one per episode end ---- */
@@ -162,54 +168,114 @@ static sk_status close_trace(FILE *f, const char *path, sk_status status) {
     return status;
 }
 
+/* A counted episode's record: the step it ended at, its env, its log fields. */
+enum { E_STEP, E_ENV, E_LOG };
+
 /* Runs episodes on the vec's envs (reset with seed), env i counting its
- * share of them; the rest of its episodes run on uncounted until all are in. */
+ * share of them; the rest of its episodes run on uncounted until all are in.
+ * Under comm, this process runs its envs lo..hi-1 (the vec's range) and every
+ * process's counted episodes are gathered and summed in the order one process
+ * counts them (step, then env). */
 static sk_status run_episodes(sk_vec *vec, const actor *who, int episodes, uint64_t seed,
-                              FILE *trace, sk_eval_result *out) {
+                              FILE *trace, const sk_comm *comm, int lo, int hi,
+                              sk_eval_result *out) {
     const sk_env_def *env = sk_vec_env(vec);
     const sk_vec_buffers *b = sk_vec_buffers_of(vec);
     int num_envs = sk_vec_num_envs(vec);
     int L = env->num_log_fields, H = env->action_space.num_heads;
     bool discrete = env->action_space.kind == SK_SPACE_DISCRETE;
+    size_t record = E_LOG + (size_t)L;
     eval_counters c;
     sk_status status = counters_alloc(&c, num_envs);
     if (status != SK_OK) return status;
-    for (int i = 0; i < num_envs; i++) c.quota[i] = episodes / num_envs + (i < episodes % num_envs);
+    int mine = 0; /* the episodes this process counts */
+    for (int i = 0; i < num_envs; i++) {
+        c.quota[i] = episodes / num_envs + (i < episodes % num_envs);
+        if (i >= lo && i < hi) mine += c.quota[i];
+    }
+    double *records = malloc(((size_t)mine + 1) * record * sizeof(double));
+    double *all = malloc(((size_t)episodes + 1) * record * sizeof(double));
+    if (!records || !all) {
+        free(records);
+        free(all);
+        counters_free(&c);
+        return sk_fail(SK_ERR_NOMEM, "out of memory for %d episodes' records", episodes);
+    }
     memset(out, 0, sizeof *out);
     sk_vec_reset(vec, seed);
-    if (who->policy) sk_policy_actor_episode_start(who->policy, 0, NULL, NULL, num_envs);
+    if (who->policy) sk_policy_actor_episode_start(who->policy, 0, NULL, NULL, hi - lo);
     int done = 0;
-    double sum[SK_MAX_LOG_FIELDS] = {0}, sum_sq[SK_MAX_LOG_FIELDS] = {0};
-    double min = INFINITY, max = -INFINITY;
-    while (done < episodes) {
-        act(vec, who);
+    double op_counts[SK_EVAL_MAX_OPS] = {0};
+    for (int64_t t = 0; done < mine; t++) {
+        act(vec, who, lo, hi);
         if (discrete)
-            for (int i = 0; i < num_envs; i++) {
+            for (int i = lo; i < hi; i++) {
                 int32_t a0 = b->actions[(size_t)i * H];
-                if (c.quota[i] > 0 && a0 >= 0 && a0 < SK_EVAL_MAX_OPS) out->op_counts[a0]++;
+                if (c.quota[i] > 0 && a0 >= 0 && a0 < SK_EVAL_MAX_OPS) op_counts[a0]++;
             }
         sk_vec_step(vec);
         if (who->policy) /* a recurrent policy's memory starts over with each episode */
-            sk_policy_actor_episode_start(who->policy, 0, b->terminated, b->truncated, num_envs);
+            sk_policy_actor_episode_start(who->policy, 0, b->terminated + lo, b->truncated + lo,
+                                          hi - lo);
         if (trace)
-            for (int i = 0; i < num_envs; i++)
+            for (int i = lo; i < hi; i++)
                 if (c.quota[i] > 0) trace_step(trace, env, b, i, c.episode_of[i], c.step_of[i]++);
-        for (int i = 0; i < num_envs; i++) {
+        for (int i = lo; i < hi; i++) {
             if (!(b->terminated[i] || b->truncated[i]) || c.quota[i] == 0) continue;
             c.quota[i]--;
             const float *log = b->episode_log + (size_t)i * L;
             if (trace) trace_end(trace, env, log, i, c.episode_of[i]++);
             c.step_of[i] = 0;
-            for (int f = 0; f < L; f++) {
-                sum[f] += log[f];
-                sum_sq[f] += (double)log[f] * log[f];
-            }
-            min = fmin(min, log[0]);
-            max = fmax(max, log[0]);
+            double *r = records + (size_t)done * record;
+            r[E_STEP] = (double)t;
+            r[E_ENV] = i;
+            for (int f = 0; f < L; f++) r[E_LOG + f] = log[f];
             done++;
         }
     }
     counters_free(&c);
+    /* every process's records, in rank order; each is in (step, env) order */
+    size_t *counts = calloc((size_t)comm->size, sizeof *counts);
+    int *cursor = calloc((size_t)comm->size, sizeof *cursor);
+    int *end = calloc((size_t)comm->size, sizeof *end);
+    if (!counts || !cursor || !end) {
+        free(records), free(all), free(counts), free(cursor), free(end);
+        return sk_fail(SK_ERR_NOMEM, "out of memory");
+    }
+    for (int r = 0, at = 0; r < comm->size; r++) {
+        int rlo = (int)((long long)num_envs * r / comm->size);
+        int rhi = (int)((long long)num_envs * (r + 1) / comm->size);
+        int theirs = 0;
+        for (int i = rlo; i < rhi; i++) theirs += episodes / num_envs + (i < episodes % num_envs);
+        counts[r] = (size_t)theirs * record * sizeof(double);
+        cursor[r] = at;
+        at += theirs;
+        end[r] = at;
+    }
+    sk_comm_allgatherv_bytes(comm, records, all, counts);
+    sk_comm_allreduce_f64(comm, op_counts, SK_EVAL_MAX_OPS);
+    double sum[SK_MAX_LOG_FIELDS] = {0}, sum_sq[SK_MAX_LOG_FIELDS] = {0};
+    double min = INFINITY, max = -INFINITY;
+    for (int k = 0; k < episodes; k++) { /* the next record by (step, env) */
+        int best = -1;
+        for (int r = 0; r < comm->size; r++) {
+            if (cursor[r] == end[r]) continue;
+            const double *a = all + (size_t)cursor[r] * record;
+            const double *bst = best < 0 ? NULL : all + (size_t)cursor[best] * record;
+            if (!bst || a[E_STEP] < bst[E_STEP] || (a[E_STEP] == bst[E_STEP] && a[E_ENV] < bst[E_ENV]))
+                best = r;
+        }
+        const double *log = all + (size_t)cursor[best]++ * record + E_LOG;
+        for (int f = 0; f < L; f++) {
+            float v = (float)log[f];
+            sum[f] += v;
+            sum_sq[f] += (double)v * v;
+        }
+        min = fmin(min, (float)log[0]);
+        max = fmax(max, (float)log[0]);
+    }
+    free(records), free(all), free(counts), free(cursor), free(end);
+    for (int a = 0; a < SK_EVAL_MAX_OPS; a++) out->op_counts[a] = (int64_t)op_counts[a];
     out->episodes = episodes;
     out->num_log_fields = L;
     for (int f = 0; f < L; f++) {
@@ -316,17 +382,28 @@ void sk_loaded_policy_free(sk_loaded_policy *lp) {
 }
 
 /* Runs the episodes on min(episodes, EVAL_MAX_ENVS) envs created from cfg, on
- * the calling thread, tracing them to trace_path if given. */
+ * the calling thread, tracing them to trace_path if given. Under comm (every
+ * rank calls it), this rank runs its slice of the envs. */
 static sk_status evaluate_with(const sk_env_def *env, const sk_config *cfg, const actor *who,
                                int episodes, uint64_t seed, const char *trace_path,
-                               sk_eval_result *out) {
+                               const sk_comm *comm, sk_eval_result *out) {
+    int n = SK_MIN(episodes, EVAL_MAX_ENVS);
+    int lo = (int)((long long)n * comm->rank / comm->size);
+    int hi = (int)((long long)n * (comm->rank + 1) / comm->size);
     sk_vec *vec = NULL;
-    sk_status status = sk_vec_create(&vec, env, SK_MIN(episodes, EVAL_MAX_ENVS), 1, cfg);
     FILE *trace = NULL;
+    sk_status status = comm->size > 1 && trace_path
+                           ? sk_fail(SK_ERR_INVALID,
+                                     "a trace is one file of every episode's steps: run an "
+                                     "evaluation with a trace as one process, not under mpirun")
+                           : sk_vec_create_range(&vec, env, n, lo, hi, 1, cfg);
     if (status == SK_OK) status = open_trace(trace_path, &trace);
+    status = sk_comm_agree(comm, status); /* every rank runs its envs, or none does */
     if (status == SK_OK) {
-        status = run_episodes(vec, who, episodes, seed, trace, out);
+        status = run_episodes(vec, who, episodes, seed, trace, comm, lo, hi, out);
         status = close_trace(trace, trace_path, status);
+    } else if (trace) {
+        fclose(trace);
     }
     sk_vec_destroy(vec);
     return status;
@@ -340,34 +417,63 @@ sk_status sk_evaluate(const char *checkpoint, const char *env_name, int episodes
 sk_status sk_evaluate_with(const char *checkpoint, const char *env_name, const sk_config *overrides,
                            int episodes, bool greedy, uint64_t seed, const char *trace_path,
                            sk_eval_result *out) {
-    if (episodes < 1) return sk_fail(SK_ERR_INVALID, "episodes = %d (expected at least 1)", episodes);
+    sk_comm single = sk_comm_single();
+    return sk_evaluate_with_comm(checkpoint, env_name, overrides, episodes, greedy, seed,
+                                 trace_path, &single, out);
+}
+
+sk_status sk_evaluate_with_comm(const char *checkpoint, const char *env_name,
+                                const sk_config *overrides, int episodes, bool greedy,
+                                uint64_t seed, const char *trace_path, const sk_comm *comm,
+                                sk_eval_result *out) {
+    sk_status status = episodes < 1 ? sk_fail(SK_ERR_INVALID,
+                                              "episodes = %d (expected at least 1)", episodes)
+                                    : SK_OK;
     sk_loaded_policy lp;
-    sk_status status = sk_policy_load_with(&lp, checkpoint, env_name, overrides);
-    if (status != SK_OK) return status;
+    if (status == SK_OK) status = sk_policy_load_with(&lp, checkpoint, env_name, overrides);
+    bool loaded = status == SK_OK;
     sk_policy_actor policy;
-    status = sk_policy_actor_init(&policy, &lp, 1, SK_MIN(episodes, EVAL_MAX_ENVS), seed);
+    if (status == SK_OK) status = sk_policy_actor_init(&policy, &lp, 1, SK_MIN(episodes, EVAL_MAX_ENVS), seed);
+    bool acting = status == SK_OK;
+    status = sk_comm_agree(comm, status);
     if (status == SK_OK) {
+        /* sampled actions: rank 0 draws one process's stream, the others their own */
+        if (comm->rank > 0) policy.rng[0] = sk_rng_seed(seed, SK_ACTOR_STREAM + (uint64_t)comm->rank);
         actor who = {.policy = &policy, .greedy = greedy};
-        status = evaluate_with(lp.env, lp.cfg, &who, episodes, seed, trace_path, out);
-        sk_policy_actor_free(&policy);
+        status = evaluate_with(lp.env, lp.cfg, &who, episodes, seed, trace_path, comm, out);
     }
-    sk_loaded_policy_free(&lp);
+    if (acting) sk_policy_actor_free(&policy);
+    if (loaded) sk_loaded_policy_free(&lp);
     return status;
 }
 
 sk_status sk_evaluate_controller(const char *env_name, const sk_config *cfg, sk_controller controller,
                                  int episodes, uint64_t seed, const char *trace_path,
                                  sk_eval_result *out) {
-    if (episodes < 1) return sk_fail(SK_ERR_INVALID, "episodes = %d (expected at least 1)", episodes);
+    sk_comm single = sk_comm_single();
+    return sk_evaluate_controller_comm(env_name, cfg, controller, episodes, seed, trace_path,
+                                       &single, out);
+}
+
+sk_status sk_evaluate_controller_comm(const char *env_name, const sk_config *cfg,
+                                      sk_controller controller, int episodes, uint64_t seed,
+                                      const char *trace_path, const sk_comm *comm,
+                                      sk_eval_result *out) {
     const sk_env_def *env = sk_env_find(env_name);
-    if (!env) return SK_ERR_UNKNOWN_ENV;
-    if (controller == SK_CONTROLLER_HEURISTIC && !sk_env_extras_of(env)->heuristic)
-        return sk_fail(SK_ERR_INVALID, "%s has no heuristic controller", env->id);
-    if (controller == SK_CONTROLLER_ZERO && env->action_space.kind != SK_SPACE_DISCRETE)
-        return sk_fail(SK_ERR_INVALID, "the zero controller needs discrete actions; %s's are continuous",
-                       env->id);
+    sk_status status = SK_OK;
+    if (episodes < 1)
+        status = sk_fail(SK_ERR_INVALID, "episodes = %d (expected at least 1)", episodes);
+    else if (!env)
+        status = SK_ERR_UNKNOWN_ENV;
+    else if (controller == SK_CONTROLLER_HEURISTIC && !sk_env_extras_of(env)->heuristic)
+        status = sk_fail(SK_ERR_INVALID, "%s has no heuristic controller", env->id);
+    else if (controller == SK_CONTROLLER_ZERO && env->action_space.kind != SK_SPACE_DISCRETE)
+        status = sk_fail(SK_ERR_INVALID, "the zero controller needs discrete actions; %s's are continuous",
+                         env->id);
+    status = sk_comm_agree(comm, status);
+    if (status != SK_OK) return status;
     actor who = {.controller = controller};
-    return evaluate_with(env, cfg, &who, episodes, seed, trace_path, out);
+    return evaluate_with(env, cfg, &who, episodes, seed, trace_path, comm, out);
 }
 
 /* sk_parallel.gather over a communicator: counts in doubles. */

@@ -35,10 +35,24 @@ sk_status sk_checkpoint_load_plugin(const char *checkpoint);
  */
 sk_status sk_evaluate_env(const sk_loaded_policy *lp, const sk_config *options, int threads,
                           sk_progress_fn progress, void *progress_user, sk_env_report *out);
+/* sk_evaluate_with and sk_evaluate_controller as one rank of a distributed
+ * evaluation (every rank calls them): each rank runs its contiguous slice of
+ * the evaluation envs, and the counted episodes of all are summed in the order
+ * one process counts them, so greedy policies and controllers give one
+ * process's figures; sampled actions draw a stream per rank (rank 0's is one
+ * process's). A trace is refused under more than one rank. */
+struct sk_comm;
+sk_status sk_evaluate_with_comm(const char *checkpoint, const char *env_name,
+                                const sk_config *overrides, int episodes, bool greedy,
+                                uint64_t seed, const char *trace_path, const struct sk_comm *comm,
+                                sk_eval_result *out);
+sk_status sk_evaluate_controller_comm(const char *env_name, const sk_config *cfg,
+                                      sk_controller controller, int episodes, uint64_t seed,
+                                      const char *trace_path, const struct sk_comm *comm,
+                                      sk_eval_result *out);
 /* The same as one rank of a distributed evaluation (every rank calls it): the
  * evaluation splits its units over comm's ranks and gathers their results, so
  * every rank gets the whole report. */
-struct sk_comm;
 sk_status sk_evaluate_env_comm(const sk_loaded_policy *lp, const sk_config *options, int threads,
                                const struct sk_comm *comm, sk_progress_fn progress,
                                void *progress_user, sk_env_report *out);

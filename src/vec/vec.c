@@ -86,6 +86,9 @@ sk_status sk_vec_create_range(sk_vec **out, const sk_env_def *env, int num_envs,
     if (!env) return sk_fail(SK_ERR_INVALID, "sk_vec_create: no environment given");
     if (num_envs < 1)
         return sk_fail(SK_ERR_INVALID, "%s: num_envs = %d (expected at least 1)", env->id, num_envs);
+    if (lo < 0 || lo > hi || hi > num_envs)
+        return sk_fail(SK_ERR_INVALID, "%s: envs %d..%d of %d (expected a range within them)",
+                       env->id, lo, hi - 1, num_envs);
     if (threads < 0)
         return sk_fail(SK_ERR_INVALID, "%s: threads = %d (expected 0 for one per core, or more)",
                        env->id, threads);
