@@ -25,6 +25,7 @@ static const char *g_usage =
     "  bench       measure env stepping (bench env) or training (bench train) speed\n"
     "  monitor DIR watch a run live: progress, returns, losses, the return curve\n"
     "  plot RUN_DIR [RUN_DIR ...]  draw learning curves of run folders (PNG or SVG)\n"
+    "  kge         train and rank knowledge-graph embeddings (TransE, ComplEx, RotatE)\n"
     "\n"
     "global options (before or after COMMAND):\n"
     "  --env-lib FILE  load an env plugin (a .so built against <skinner/env.h>) and\n"
@@ -247,6 +248,7 @@ static int run_command(int argc, char **argv) {
     if (strcmp(command, "bench") == 0) return cmd_bench(argc - 2, argv + 2);
     if (strcmp(command, "plot") == 0) return cmd_plot(argc - 2, argv + 2);
     if (strcmp(command, "monitor") == 0) return cmd_monitor(argc - 2, argv + 2);
+    if (strcmp(command, "kge") == 0) return cmd_kge(argc - 2, argv + 2);
     fputs(g_usage, stderr);
     return cli_error(SK_EXIT_USAGE, "unknown command '%s'", command);
 }
