@@ -3,6 +3,7 @@
  * implementation of the formulas in rnn.h; outputs and gradients against torch.nn.LSTM and
  * torch.nn.GRU (tests/reference/rnn_reference.py, float64 fixtures); the acting step against
  * the sequence; and the initialisation against PyTorch's distribution. */
+#include "test_fixture.h"
 #include "test_util.h"
 
 #include "core/rng.h"
@@ -248,38 +249,6 @@ static void test_gru_finite_differences(void **state) {
 }
 
 /* ---- PyTorch's fixtures ---- */
-
-static char *read_text(const char *path) {
-    FILE *file = fopen(path, "rb");
-    if (!file) fail_msg("cannot open fixture %s", path);
-    fseek(file, 0, SEEK_END);
-    long size = ftell(file);
-    rewind(file);
-    char *text = malloc((size_t)size + 1);
-    assert_non_null(text);
-    assert_int_equal(fread(text, 1, (size_t)size, file), (size_t)size);
-    text[size] = '\0';
-    fclose(file);
-    return text;
-}
-
-/* Record `name` of a fixture (lines `NAME COUNT v1 ... vCOUNT`), which must hold count values. */
-static void read_record(const char *text, const char *name, double *values, size_t count) {
-    size_t length = strlen(name);
-    for (const char *line = text; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-        if (strncmp(line, name, length) != 0 || line[length] != ' ') continue;
-        char *end;
-        long found = strtol(line + length, &end, 10);
-        if (found != (long)count) fail_msg("record %s has %ld values, not %zu", name, found, count);
-        for (size_t i = 0; i < count; i++) {
-            const char *from = end;
-            values[i] = strtod(from, &end);
-            if (end == from) fail_msg("record %s: value %zu is not a number", name, i);
-        }
-        return;
-    }
-    fail_msg("fixture has no record '%s'", name);
-}
 
 static void read_floats(const char *text, const char *name, float *values, size_t count) {
     double *read = malloc(count * sizeof(double));

@@ -56,6 +56,15 @@ def run_sequence(module, x, h0, c0, resets):
     return torch.stack(hs), (torch.stack(cs) if is_lstm else None)
 
 
+def fixture_values(value):
+    """A record's values as floats: a tensor (flattened), a list or one number."""
+    if isinstance(value, torch.Tensor):
+        value = value.detach().reshape(-1).tolist()
+    elif not isinstance(value, (list, tuple)):
+        value = [value]
+    return [float(v) for v in value]
+
+
 def check_finite_differences(loss, tensors, grads, eps=1e-6, rtol=1e-6, atol=1e-9):
     """Central differences of loss() for every entry of tensors (changed in place and put
     back) against autograd's grads."""
@@ -113,11 +122,7 @@ def generate_case(name, module_type, seed):
     recs = []
 
     def rec(key, value):
-        if isinstance(value, torch.Tensor):
-            value = value.detach().reshape(-1).tolist()
-        elif not isinstance(value, (list, tuple)):
-            value = [value]
-        recs.append((key, [float(v) for v in value]))
+        recs.append((key, fixture_values(value)))
 
     rec("steps", T)
     rec("rows", B)
