@@ -51,7 +51,15 @@ static const char *g_eval_usage =
     "                      (default: all)\n"
     "  --threads N         Prover-v0 ranking: worker threads (default 0: all cores)\n"
     "  --corrupt SIDE      Prover-v0 ranking: head, tail or both (default: the\n"
-    "                      run's env.corrupt; Countries' protocol is tail)\n";
+    "                      run's env.corrupt; Countries' protocol is tail)\n"
+    "  --negatives N       Prover-v0 ranking: N sampled corruptions per side\n"
+    "                      (filtered, without replacement); default 0: all of them\n"
+    "  --kge RUN_OR_FILE   Prover-v0 ranking: a 'skinner kge train' model; reports\n"
+    "                      RL-only, KGE-only and hybrid figures of the same candidates\n"
+    "  --kge-weight W      hybrid = W log sigmoid(kge) + proof term (default 1)\n"
+    "  --proof MODE        fixed: + --proof-bonus for a proof (default 1), or\n"
+    "                      logprob: + --rl-weight x its log-probability (default 1);\n"
+    "                      a failed proof: - --fail-penalty (default 0)\n";
 
 typedef struct own_progress {
     const char *name; /* the evaluation's */
@@ -172,6 +180,8 @@ static int set_option(sk_config *options, const char *flag, const char *value) {
     char key[64];
     size_t name = strcspn(flag + 2, "="); /* --NAME or --NAME=VALUE */
     snprintf(key, sizeof key, "eval.%.*s", (int)name, flag + 2);
+    for (char *c = key; *c; c++) /* --kge-weight: eval.kge_weight */
+        if (*c == '-') *c = '_';
     if (sk_config_set(options, key, value) != SK_OK)
         return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
     return SK_EXIT_OK;
@@ -225,7 +235,14 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
                 return rc;
             explicit_episodes = true;
         } else if (cli_flag(&args, "--split", &value, &missing) ||
-                   cli_flag(&args, "--corrupt", &value, &missing)) {
+                   cli_flag(&args, "--corrupt", &value, &missing) ||
+                   cli_flag(&args, "--kge", &value, &missing) ||
+                   cli_flag(&args, "--negatives", &value, &missing) ||
+                   cli_flag(&args, "--kge-weight", &value, &missing) ||
+                   cli_flag(&args, "--rl-weight", &value, &missing) ||
+                   cli_flag(&args, "--proof", &value, &missing) ||
+                   cli_flag(&args, "--proof-bonus", &value, &missing) ||
+                   cli_flag(&args, "--fail-penalty", &value, &missing)) {
             /* eval.split, eval.corrupt: the evaluation checks the value */
             if (!missing && (rc = set_option(options, arg, value)) != SK_EXIT_OK) return rc;
             own_flag = own_flag ? own_flag : arg;

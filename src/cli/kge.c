@@ -89,36 +89,6 @@ static int read_flags(int argc, char **argv, sk_config *cfg, const char **config
         }                                                                                          \
     } while (0)
 
-static sk_status save_model(const sk_kge *kge, const char *path, const char *dataset, int epoch,
-                            const sk_config *cfg) {
-    size_t entities = (size_t)kge->num_entities * (size_t)kge->entity_width;
-    sk_st_tensor tensors[2] = {
-        {.name = "kge.entities", .ndim = 2, .shape = {kge->num_entities, kge->entity_width},
-         .data = kge->params, .dtype = SK_ST_F32},
-        {.name = "kge.relations", .ndim = 2, .shape = {kge->num_relations, kge->relation_width},
-         .data = kge->params + entities, .dtype = SK_ST_F32},
-    };
-    char dim[32], gamma[32], epochs[32];
-    snprintf(dim, sizeof dim, "%d", kge->dim);
-    snprintf(gamma, sizeof gamma, "%.9g", (double)kge->gamma);
-    snprintf(epochs, sizeof epochs, "%d", epoch);
-    char *config_text = sk_config_to_string(cfg);
-    if (!config_text) return sk_fail(SK_ERR_NOMEM, "out of memory");
-    sk_st_meta meta[] = {{"format", "skinner-kge-1"}, {"model", sk_kge_model_names[kge->model]},
-                         {"dim", dim}, {"gamma", gamma}, {"dataset", dataset},
-                         {"epochs", epochs}, {"config", config_text}};
-    char tmp[4400];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
-        free(config_text);
-        return sk_fail(SK_ERR_INVALID, "the path '%s' is too long", path);
-    }
-    sk_status status = sk_st_write(tmp, tensors, 2, meta, (int)(sizeof meta / sizeof meta[0]));
-    if (status == SK_OK && rename(tmp, path) != 0)
-        status = sk_fail(SK_ERR_IO, "cannot rename '%s' to '%s'", tmp, path);
-    free(config_text);
-    return status;
-}
-
 static int kge_train(int argc, char **argv) {
     sk_config *cfg = sk_config_new();
     const char *config_path = NULL;
@@ -252,7 +222,7 @@ static int kge_train(int argc, char **argv) {
         }
     }
     snprintf(path, sizeof path, "%s/kge.safetensors", run_dir);
-    if (save_model(&kge, path, dataset, (int)epochs, cfg) != SK_OK) {
+    if (sk_kge_save(&kge, path, dataset, (int)epochs, cfg) != SK_OK) {
         rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
         goto done;
     }
@@ -266,51 +236,6 @@ done:
     sk_kb_free(kb);
     sk_config_free(cfg);
     return rc;
-}
-
-static sk_status load_model(sk_kge *kge, const char *path, const char **dataset_out,
-                            char *dataset_buf, size_t size) {
-    sk_st_file *file = NULL;
-    sk_status status = sk_st_open(&file, path);
-    if (status != SK_OK) return status;
-    const char *format = sk_st_meta_get(file, "format"), *model = sk_st_meta_get(file, "model");
-    const char *dim = sk_st_meta_get(file, "dim"), *gamma = sk_st_meta_get(file, "gamma");
-    const char *dataset = sk_st_meta_get(file, "dataset");
-    const sk_st_tensor *ent = sk_st_find(file, "kge.entities"), *rel = sk_st_find(file, "kge.relations");
-    int m = -1;
-    for (int k = 0; model && sk_kge_model_names[k]; k++)
-        if (strcmp(model, sk_kge_model_names[k]) == 0) m = k;
-    long d = dim ? strtol(dim, NULL, 10) : 0;
-    if (!format || strcmp(format, "skinner-kge-1") != 0 || m < 0 || d < 1 || d > 4096 || !gamma ||
-        !ent || !rel || ent->ndim != 2 || rel->ndim != 2 || ent->dtype != SK_ST_F32 ||
-        rel->dtype != SK_ST_F32) {
-        sk_st_close(file);
-        return sk_fail(SK_ERR_CORRUPT,
-                       "'%s' is not a skinner KGE model (expected format skinner-kge-1 with a model, "
-                       "dim, gamma and kge.entities/kge.relations F32 tensors)",
-                       path);
-    }
-    status = sk_kge_init(kge, (sk_kge_model)m, (int)ent->shape[0], (int)rel->shape[0], (int)d,
-                         (float)strtod(gamma, NULL), 0);
-    if (status == SK_OK && (ent->shape[1] != kge->entity_width || rel->shape[1] != kge->relation_width))
-        status = sk_fail(SK_ERR_CORRUPT, "'%s': tensor widths do not match %s of dim %ld", path,
-                         model, d);
-    if (status == SK_OK) {
-        size_t entities = (size_t)kge->num_entities * (size_t)kge->entity_width;
-        memcpy(kge->params, ent->data, entities * sizeof(float));
-        memcpy(kge->params + entities, rel->data,
-               (size_t)kge->num_relations * (size_t)kge->relation_width * sizeof(float));
-        for (size_t k = 0; k < kge->num_params; k++)
-            if (!isfinite(kge->params[k])) {
-                status = sk_fail(SK_ERR_CORRUPT, "'%s' holds a non-finite embedding value", path);
-                break;
-            }
-    }
-    if (dataset) snprintf(dataset_buf, size, "%s", dataset);
-    *dataset_out = dataset ? dataset_buf : NULL;
-    sk_st_close(file);
-    if (status != SK_OK) sk_kge_free(kge);
-    return status;
 }
 
 static int kge_eval(int argc, char **argv) {
@@ -331,15 +256,14 @@ static int kge_eval(int argc, char **argv) {
     struct stat st;
     if (stat(checkpoint, &st) == 0 && S_ISDIR(st.st_mode)) snprintf(path, sizeof path, "%s/kge.safetensors", checkpoint);
     else snprintf(path, sizeof path, "%s", checkpoint);
-    const char *model_dataset = NULL;
-    if (load_model(&kge, path, &model_dataset, saved_dataset, sizeof saved_dataset) != SK_OK) {
+    if (sk_kge_load(&kge, path, saved_dataset, sizeof saved_dataset) != SK_OK) {
         rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
         goto done;
     }
     loaded = true;
     int split = 2, side = 2;
     int64_t negatives, queries, seed, threads;
-    TRY_CFG(sk_cfg_path(cfg, "kge.dataset", model_dataset, &dataset));
+    TRY_CFG(sk_cfg_path(cfg, "kge.dataset", saved_dataset[0] ? saved_dataset : NULL, &dataset));
     TRY_CFG(sk_cfg_choice(cfg, "kge.split", "test", g_split_names, &split));
     TRY_CFG(sk_cfg_choice(cfg, "kge.corrupt", "both", g_side_names, &side));
     TRY_CFG(sk_cfg_int(cfg, "kge.negatives", 0, 0, INT32_MAX, &negatives));

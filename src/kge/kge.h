@@ -86,6 +86,18 @@ double sk_kge_batch_loss_grad(const sk_kge *kge, const int32_t (*triples)[3], in
                               sk_kge_side side, const int32_t *negatives, int num_negatives,
                               float *grads, float *work);
 
+/* Rows of a model read back (entities or relations) at most. */
+#define SK_KGE_MAX_ROWS (1 << 24)
+
+/* Writes kge to path (atomically) with its dataset, epochs and config as
+ * metadata (format "skinner-kge-1"). */
+sk_status sk_kge_save(const sk_kge *kge, const char *path, const char *dataset, int epochs,
+                      const sk_config *cfg);
+/* Reads a model written by sk_kge_save into kge (allocated; sk_kge_free it),
+ * validating every field; its dataset's path into dataset (size bytes, "" if
+ * none). SK_ERR_CORRUPT names what is wrong. */
+sk_status sk_kge_load(sk_kge *kge, const char *path, char *dataset, size_t size);
+
 /* The same for `count` positives of a batch of 1 / inv_b (a worker's part). */
 double sk_kge_part_loss_grad(const sk_kge *kge, const int32_t (*triples)[3], int count,
                              double inv_b, sk_kge_side side, const int32_t *negatives,

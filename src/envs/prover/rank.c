@@ -2,13 +2,16 @@
 #include "rank.h"
 
 #include "../../core/core.h"
+#include "../../kge/kge.h"
 #include "skinner/vec.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Candidates scored between two rankings: bounds the memory of a split with
  * many queries and many constants (family: ~5.6k queries x ~6k candidates)
@@ -129,17 +132,40 @@ static int room_for(const sk_kb *kb, int32_t pred, int sides) {
 
 /* Appends the corruptions of a query on the ranked sides, each bounded by the
  * query's score; the caller made room_for it. */
+/* Keeps a uniform sample of `keep` of atoms[0..count) (without
+ * replacement) at the front; returns how many are kept. */
+static int sample_front(int32_t (*atoms)[3], int count, int keep, uint64_t *rng) {
+    if (keep <= 0 || keep >= count) return count;
+    for (int k = 0; k < keep; k++) {
+        int j = k + (int)sk_rng_below(rng, (uint32_t)(count - k));
+        int32_t tmp[3];
+        memcpy(tmp, atoms[k], sizeof tmp);
+        memcpy(atoms[k], atoms[j], sizeof tmp);
+        memcpy(atoms[j], tmp, sizeof tmp);
+    }
+    return keep;
+}
+
+/* The sampling stream of query q (apart from its tie-breaking stream). */
+static uint64_t sample_stream(uint64_t seed, int q) {
+    return sk_rng_seed(seed ^ 0x5a3d1e5ULL, (uint64_t)q);
+}
+
 static void chunk_add(rank_chunk *c, const sk_kb *kb, const int32_t query[3], double score,
-                      int sides) {
+                      int sides, int negatives, uint64_t *rng) {
     int q = c->num_queries++, at = c->count;
     c->start[q] = at;
     int room = c->cap - at;
     c->num_head[q] = sides & SK_PROVER_CORRUPT_HEAD
-                         ? sk_rank_corruptions(kb, query, 0, c->atoms + at, room)
+                         ? sample_front(c->atoms + at,
+                                        sk_rank_corruptions(kb, query, 0, c->atoms + at, room),
+                                        negatives, rng)
                          : 0;
     c->num_tail[q] = sides & SK_PROVER_CORRUPT_TAIL
-                         ? sk_rank_corruptions(kb, query, 1, c->atoms + at + c->num_head[q],
-                                               room - c->num_head[q])
+                         ? sample_front(c->atoms + at + c->num_head[q],
+                                        sk_rank_corruptions(kb, query, 1, c->atoms + at + c->num_head[q],
+                                                            room - c->num_head[q]),
+                                        negatives, rng)
                          : 0;
     c->count = at + c->num_head[q] + c->num_tail[q];
     for (int k = at; k < c->count; k++) c->bound[k] = score;
@@ -326,17 +352,43 @@ static void workers_score(rank_workers *w, rank_jobs *jobs) {
  * side not ranked), whether the policy proved it, and its corruptions. The
  * records of every part of a distributed ranking are gathered, then summed
  * in query order, so the figures do not depend on the split. */
-enum { R_HEAD, R_TAIL, R_PROVED, R_NUM_HEAD, R_NUM_TAIL, RECORD };
+enum {
+    R_HEAD, R_TAIL, R_PROVED, R_NUM_HEAD, R_NUM_TAIL,
+    R_KGE_HEAD, R_KGE_TAIL, R_HYB_HEAD, R_HYB_TAIL, R_NEG_PROVED, /* with a KGE model */
+    RECORD
+};
 
-/* Ranks the chunk's queries (scored query_score) into their records. */
-static void rank_chunk_queries(const rank_chunk *c, const double *query_score, uint64_t seed,
-                               int sides, double *records) {
+/* The KGE score of a Prover atom (pred, arg0, arg1). */
+static double kge_of(const sk_kge *kge, const int32_t atom[3]) {
+    return sk_kge_score(kge, sk_kge_entity(kge, atom[1] - 1),
+                        sk_kge_relation(kge, atom[0] - SK_KB_FIRST_PRED),
+                        sk_kge_entity(kge, atom[2] - 1));
+}
+
+static double log_sigmoid(double x) { return x >= 0 ? -log1p(exp(-x)) : x - log1p(exp(x)); }
+
+/* The hybrid score of a candidate from its KGE score and its proof's. */
+static double hybrid_of(const sk_rank_options *o, double kge, double proof) {
+    bool proved = proof != SK_RANK_FAILED;
+    double term = !proved                                   ? -o->fail_penalty
+                  : o->proof_term == SK_RANK_PROOF_LOGPROB ? o->rl_weight * proof
+                                                            : o->proof_bonus;
+    return o->kge_weight * log_sigmoid(kge) + term;
+}
+
+/* Ranks the chunk's queries (scored query_score) into their records; with a
+ * KGE model also by its scores alone and by the hybrid score. kge_scratch
+ * and hyb_scratch hold a chunk's candidates. */
+static void rank_chunk_queries(const rank_chunk *c, const double *query_score,
+                               const int32_t (*queries)[3], const sk_rank_options *o, int sides,
+                               double *kge_scratch, double *hyb_scratch, double *records) {
     for (int q = 0; q < c->num_queries; q++) {
         const double *score = c->score + c->start[q];
-        double truth = query_score[c->first_query + q];
-        double *record = records + (size_t)(c->first_query + q) * RECORD;
+        int query = c->first_query + q, count = c->num_head[q] + c->num_tail[q];
+        double truth = query_score[query];
+        double *record = records + (size_t)query * RECORD;
         /* one stream per query: the draws do not depend on how queries were chunked */
-        uint64_t rng = sk_rng_seed(seed, (uint64_t)(c->first_query + q));
+        uint64_t rng = sk_rng_seed(o->seed, (uint64_t)query);
         if (sides & SK_PROVER_CORRUPT_HEAD)
             record[R_HEAD] = sk_rank_position(truth, score, c->num_head[q], &rng);
         if (sides & SK_PROVER_CORRUPT_TAIL)
@@ -344,6 +396,26 @@ static void rank_chunk_queries(const rank_chunk *c, const double *query_score, u
         record[R_PROVED] = truth != SK_RANK_FAILED;
         record[R_NUM_HEAD] = c->num_head[q];
         record[R_NUM_TAIL] = c->num_tail[q];
+        if (!o->kge) continue;
+        double *ks = kge_scratch + c->start[q], *hs = hyb_scratch + c->start[q];
+        int proved = 0;
+        for (int k = 0; k < count; k++) {
+            ks[k] = kge_of(o->kge, c->atoms[c->start[q] + k]);
+            hs[k] = hybrid_of(o, ks[k], score[k]);
+            proved += score[k] != SK_RANK_FAILED;
+        }
+        double kge_truth = kge_of(o->kge, queries[query]);
+        double hyb_truth = hybrid_of(o, kge_truth, truth);
+        int nh = c->num_head[q];
+        if (sides & SK_PROVER_CORRUPT_HEAD) {
+            record[R_KGE_HEAD] = sk_rank_position(kge_truth, ks, nh, &rng);
+            record[R_HYB_HEAD] = sk_rank_position(hyb_truth, hs, nh, &rng);
+        }
+        if (sides & SK_PROVER_CORRUPT_TAIL) {
+            record[R_KGE_TAIL] = sk_rank_position(kge_truth, ks + nh, c->num_tail[q], &rng);
+            record[R_HYB_TAIL] = sk_rank_position(hyb_truth, hs + nh, c->num_tail[q], &rng);
+        }
+        record[R_NEG_PROVED] = proved;
     }
 }
 
@@ -367,6 +439,19 @@ static void gather_records(const sk_parallel *parallel, int total, const double 
 }
 
 /* ------------------------------------------------------------ entry points */
+
+/* The means of the ranked sides, and over both (the sums of one side, or of
+ * both over 2 * total). */
+static void fill_side_means(const sk_rank_result *r, int sides, int total, sk_rank_metrics head,
+                            sk_rank_metrics tail, sk_rank_metrics *head_out,
+                            sk_rank_metrics *tail_out, sk_rank_metrics *overall) {
+    (void)r;
+    if (sides & SK_PROVER_CORRUPT_HEAD) *head_out = sk_rank_mean(head, total);
+    if (sides & SK_PROVER_CORRUPT_TAIL) *tail_out = sk_rank_mean(tail, total);
+    sk_rank_metrics both = {head.mrr + tail.mrr, head.hits1 + tail.hits1,
+                            head.hits3 + tail.hits3, head.hits10 + tail.hits10};
+    *overall = sk_rank_mean(both, sides == SK_PROVER_CORRUPT_BOTH ? 2 * total : total);
+}
 
 sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const sk_actor *actor,
                       const sk_parallel *parallel, const sk_rank_options *options,
@@ -412,12 +497,29 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
     uint8_t *positive = malloc((size_t)total);
     double *records = calloc((size_t)total * RECORD, sizeof *records);
     double *all = malloc((size_t)total * RECORD * sizeof *all);
-    if (!query_score || !positive || !records || !all || (status = chunk_alloc(&c, cap)) != SK_OK) {
-        bool allocated = query_score && positive && records && all;
+    double *kge_scratch = options->kge ? malloc((size_t)cap * sizeof *kge_scratch) : NULL;
+    double *hyb_scratch = options->kge ? malloc((size_t)cap * sizeof *hyb_scratch) : NULL;
+    if (options->kge && (options->kge->num_entities != kb->num_consts ||
+                         options->kge->num_relations != kb->num_preds - SK_KB_FIRST_PRED)) {
+        free(query_score), free(positive), free(records), free(all), free(kge_scratch),
+            free(hyb_scratch);
+        workers_free(&w);
+        return sk_fail(SK_ERR_INVALID,
+                       "the KGE model has %d entities and %d relations, the dataset %d constants "
+                       "and %d predicates (expected a model trained on the same dataset)",
+                       options->kge->num_entities, options->kge->num_relations, kb->num_consts,
+                       kb->num_preds - SK_KB_FIRST_PRED);
+    }
+    if (!query_score || !positive || !records || !all ||
+        (options->kge && (!kge_scratch || !hyb_scratch)) || (status = chunk_alloc(&c, cap)) != SK_OK) {
+        bool allocated = query_score && positive && records && all &&
+                         (!options->kge || (kge_scratch && hyb_scratch));
         free(query_score);
         free(positive);
         free(records);
         free(all);
+        free(kge_scratch);
+        free(hyb_scratch);
         workers_free(&w);
         return allocated ? status : sk_fail(SK_ERR_NOMEM, "out of memory for %d queries", total);
     }
@@ -431,43 +533,63 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
         c.count = c.num_queries = 0;
         c.first_query = q;
         while (q < hi && c.count + room_for(kb, queries->atoms[q][0], sides) <= c.cap) {
-            chunk_add(&c, kb, queries->atoms[q], query_score[q], sides);
+            uint64_t sampling = sample_stream(options->seed, q);
+            chunk_add(&c, kb, queries->atoms[q], query_score[q], sides, options->negatives, &sampling);
             q++;
         }
-        rank_jobs jobs = {.atoms = (const int32_t(*)[3])c.atoms, .bound = c.bound,
+        /* the bound stops a corruption's proof once it cannot beat the true query's:
+         * the hybrid score needs every proof to its end */
+        rank_jobs jobs = {.atoms = (const int32_t(*)[3])c.atoms,
+                          .bound = options->kge ? NULL : c.bound,
                           .score = c.score, .count = c.count};
         workers_score(&w, &jobs);
-        rank_chunk_queries(&c, query_score, options->seed, sides, records);
+        rank_chunk_queries(&c, query_score, (const int32_t(*)[3])queries->atoms, options, sides,
+                           kge_scratch, hyb_scratch, records);
         if (options->progress) options->progress(q - lo, hi - lo, "queries", options->progress_user);
     }
     gather_records(parallel, total, records, all);
     /* every query's figures, summed in query order */
-    sk_rank_metrics head = {0}, tail = {0};
+    sk_rank_metrics head = {0}, tail = {0}, kge_head = {0}, kge_tail = {0}, hyb_head = {0},
+                    hyb_tail = {0};
     int proved = 0;
+    double negatives_proved = 0.0;
+    bool h = sides & SK_PROVER_CORRUPT_HEAD, t = sides & SK_PROVER_CORRUPT_TAIL;
     out->candidates = total;
     for (int q = 0; q < total; q++) {
         const double *record = all + (size_t)q * RECORD;
-        if (sides & SK_PROVER_CORRUPT_HEAD) sk_rank_metrics_add(&head, (int)record[R_HEAD]);
-        if (sides & SK_PROVER_CORRUPT_TAIL) sk_rank_metrics_add(&tail, (int)record[R_TAIL]);
+        if (h) sk_rank_metrics_add(&head, (int)record[R_HEAD]);
+        if (t) sk_rank_metrics_add(&tail, (int)record[R_TAIL]);
         proved += record[R_PROVED] != 0.0;
         out->head_corruptions += (int64_t)record[R_NUM_HEAD];
         out->tail_corruptions += (int64_t)record[R_NUM_TAIL];
+        if (!options->kge) continue;
+        if (h) sk_rank_metrics_add(&kge_head, (int)record[R_KGE_HEAD]);
+        if (t) sk_rank_metrics_add(&kge_tail, (int)record[R_KGE_TAIL]);
+        if (h) sk_rank_metrics_add(&hyb_head, (int)record[R_HYB_HEAD]);
+        if (t) sk_rank_metrics_add(&hyb_tail, (int)record[R_HYB_TAIL]);
+        negatives_proved += record[R_NEG_PROVED];
     }
     out->candidates += out->head_corruptions + out->tail_corruptions;
     out->queries = total;
     out->sides = sides;
-    if (sides & SK_PROVER_CORRUPT_HEAD) out->head = sk_rank_mean(head, total);
-    if (sides & SK_PROVER_CORRUPT_TAIL) out->tail = sk_rank_mean(tail, total);
-    /* the mean over the ranked sides: the sums of one side, or of both over 2 * total */
-    sk_rank_metrics both = {head.mrr + tail.mrr, head.hits1 + tail.hits1,
-                            head.hits3 + tail.hits3, head.hits10 + tail.hits10};
-    out->overall = sk_rank_mean(both, sides == SK_PROVER_CORRUPT_BOTH ? 2 * total : total);
+    fill_side_means(out, sides, total, head, tail, &out->head, &out->tail, &out->overall);
+    if (options->kge) {
+        out->has_kge = true;
+        fill_side_means(out, sides, total, kge_head, kge_tail, &out->kge_head, &out->kge_tail,
+                        &out->kge_overall);
+        fill_side_means(out, sides, total, hyb_head, hyb_tail, &out->hybrid_head,
+                        &out->hybrid_tail, &out->hybrid_overall);
+        int64_t corruptions = out->head_corruptions + out->tail_corruptions;
+        out->negatives_proved_rate = corruptions ? negatives_proved / (double)corruptions : 0.0;
+    }
     out->proved_rate = (double)proved / total;
     out->seconds = sk_now() - started;
     free(query_score);
     free(positive);
     free(records);
     free(all);
+    free(kge_scratch);
+    free(hyb_scratch);
     chunk_free(&c);
     workers_free(&w);
     return SK_OK;
@@ -497,14 +619,30 @@ static sk_status read_options(const sk_config *options, sk_rank_options *out) {
     const char *corrupt = sk_cfg_string(options, "eval.corrupt", NULL);
     if (corrupt && !sk_prover_corrupt_parse(corrupt, &out->sides))
         return sk_fail(SK_ERR_INVALID, "eval.corrupt '%s' (expected head, tail or both)", corrupt);
-    int64_t queries, seed, batch;
+    int64_t queries, seed, batch, negatives;
+    static const char *const proof_terms[] = {"fixed", "logprob", NULL};
+    int proof_term = 0;
     sk_status status = sk_cfg_int(options, "eval.queries", 0, 0, INT32_MAX, &queries);
     if (status == SK_OK) status = sk_cfg_int(options, "eval.seed", 1, 0, INT64_MAX, &seed);
     if (status == SK_OK) status = sk_cfg_int(options, "eval.batch", 0, 0, 1 << 20, &batch);
+    if (status == SK_OK) status = sk_cfg_int(options, "eval.negatives", 0, 0, INT32_MAX, &negatives);
+    if (status == SK_OK)
+        status = sk_cfg_double(options, "eval.kge_weight", SK_RANK_KGE_WEIGHT, 0.0, 1e6, &out->kge_weight);
+    if (status == SK_OK)
+        status = sk_cfg_double(options, "eval.rl_weight", SK_RANK_RL_WEIGHT, 0.0, 1e6, &out->rl_weight);
+    if (status == SK_OK)
+        status = sk_cfg_double(options, "eval.proof_bonus", SK_RANK_PROOF_BONUS, -1e6, 1e6,
+                               &out->proof_bonus);
+    if (status == SK_OK)
+        status = sk_cfg_double(options, "eval.fail_penalty", SK_RANK_FAIL_PENALTY, -1e6, 1e6,
+                               &out->fail_penalty);
+    if (status == SK_OK) status = sk_cfg_choice(options, "eval.proof", "fixed", proof_terms, &proof_term);
     if (status != SK_OK) return status;
     out->max_queries = (int)queries;
     out->seed = (uint64_t)seed;
     out->batch = (int)batch;
+    out->negatives = (int)negatives;
+    out->proof_term = (sk_rank_proof_term)proof_term;
     return SK_OK;
 }
 
@@ -578,6 +716,24 @@ static void report(const sk_env_def *env, const sk_rank_options *options, const 
         if (shown[k])
             append(out->text, sizeof out->text, "%-8s %7.3f %7.3f %7.3f %7.3f\n", names[k],
                    rows[k]->mrr, rows[k]->hits1, rows[k]->hits3, rows[k]->hits10);
+    if (!r->has_kge) return;
+    /* the KGE-only and hybrid figures of the same candidates */
+    add_side(out, "kge_", &r->kge_overall);
+    add_side(out, "hybrid_", &r->hybrid_overall);
+    add_metric(out, "", "negatives_proved_rate", r->negatives_proved_rate);
+    append(out->json, sizeof out->json, ", \"negatives\": %d, \"negatives_proved_rate\": %.6g, ",
+           options->negatives, r->negatives_proved_rate);
+    side_json(out->json, sizeof out->json, "kge", &r->kge_overall, ", ");
+    side_json(out->json, sizeof out->json, "hybrid", &r->hybrid_overall, "");
+    append(out->text, sizeof out->text,
+           "with the KGE model: corruptions proved %.1f%%; hybrid = %g log sigmoid(kge) + %s\n",
+           100.0 * r->negatives_proved_rate, options->kge_weight,
+           options->proof_term == SK_RANK_PROOF_LOGPROB ? "w_rl log p(proof)" : "a fixed proof term");
+    const char *scorers[3] = {"rl", "kge", "hybrid"};
+    const sk_rank_metrics *overall[3] = {&r->overall, &r->kge_overall, &r->hybrid_overall};
+    for (int k = 0; k < 3; k++)
+        append(out->text, sizeof out->text, "%-8s %7.3f %7.3f %7.3f %7.3f\n", scorers[k],
+               overall[k]->mrr, overall[k]->hits1, overall[k]->hits3, overall[k]->hits10);
 }
 
 static sk_status ranking_run(const sk_env_def *env, const sk_config *env_cfg,
@@ -590,9 +746,23 @@ static sk_status ranking_run(const sk_env_def *env, const sk_config *env_cfg,
     if (status != SK_OK) return status;
     ranking.progress = progress;
     ranking.progress_user = progress_user;
+    /* eval.kge: a model of `skinner kge train` for the KGE-only and hybrid figures */
+    const char *kge_path = sk_cfg_string(options, "eval.kge", NULL);
+    sk_kge kge;
+    if (kge_path && kge_path[0]) {
+        char path[4200];
+        struct stat st;
+        if (stat(kge_path, &st) == 0 && S_ISDIR(st.st_mode))
+            snprintf(path, sizeof path, "%s/kge.safetensors", kge_path);
+        else snprintf(path, sizeof path, "%s", kge_path);
+        status = sk_kge_load(&kge, path, NULL, 0);
+        if (status != SK_OK) return status;
+        ranking.kge = &kge;
+    }
     sk_rank_result r;
     status = sk_rank_run(env, env_cfg, actor, parallel, &ranking, &r);
     if (status == SK_OK) report(env, &ranking, &r, out);
+    if (ranking.kge) sk_kge_free(&kge);
     return status;
 }
 

@@ -88,7 +88,20 @@ typedef struct sk_rank_result {
     int64_t head_corruptions, tail_corruptions;
     double proved_rate;         /* fraction of the true queries the policy proved */
     double seconds;             /* wall time of the ranking */
+    /* with a KGE model (sk_rank_options.kge): the same figures from its scores
+     * alone and from the hybrid score, and the share of corruptions proved */
+    bool has_kge;
+    sk_rank_metrics kge_head, kge_tail, kge_overall;
+    sk_rank_metrics hybrid_head, hybrid_tail, hybrid_overall;
+    double negatives_proved_rate;
 } sk_rank_result;
+
+/* How a proof enters the hybrid score: w_kge log sigmoid(kge) plus a fixed
+ * bonus for a proof (and minus a penalty for a failure), or plus w_rl times
+ * the proof's log-probability (a failure: minus the penalty). */
+typedef enum sk_rank_proof_term { SK_RANK_PROOF_FIXED, SK_RANK_PROOF_LOGPROB } sk_rank_proof_term;
+
+struct sk_kge;
 
 typedef struct sk_rank_options {
     sk_kb_split split;   /* whose queries (kb->queries[split]), all of them, in file order */
@@ -96,9 +109,21 @@ typedef struct sk_rank_options {
     int sides;           /* SK_PROVER_CORRUPT_* to rank; 0 = the run's env.corrupt */
     uint64_t seed;       /* of the tie-breaking draws, the only randomness */
     int batch;           /* env slots per worker; 0 = SK_RANK_DEFAULT_BATCH */
+    int negatives;       /* > 0: that many of each side's corruptions, sampled without
+                            replacement (seeded by the query's index); 0: all of them */
+    const struct sk_kge *kge; /* NULL: RL only; else also KGE-only and hybrid figures */
+    double kge_weight, rl_weight, proof_bonus, fail_penalty;
+    sk_rank_proof_term proof_term;
     sk_progress_fn progress; /* called after each chunk of queries ("queries"); may be NULL */
     void *progress_user;
 } sk_rank_options;
+
+/* The hybrid defaults: w_kge 1, a proof adds 1 (fixed), a failure 0; logprob
+ * mode weighs the log-probability by 1. */
+#define SK_RANK_KGE_WEIGHT 1.0
+#define SK_RANK_RL_WEIGHT 1.0
+#define SK_RANK_PROOF_BONUS 1.0
+#define SK_RANK_FAIL_PENALTY 0.0
 
 /*
  * Ranks with actor's greedy actions on Prover-v0 envs created from env_cfg

@@ -1,0 +1,89 @@
+/* KGE models on disk: safetensors with the run's metadata (kge.h). */
+#include "kge.h"
+
+#include "../core/config.h"
+#include "../core/core.h"
+#include "../io/safetensors.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+sk_status sk_kge_save(const sk_kge *kge, const char *path, const char *dataset, int epochs,
+                      const sk_config *cfg) {
+    size_t entities = (size_t)kge->num_entities * (size_t)kge->entity_width;
+    sk_st_tensor tensors[2] = {
+        {.name = "kge.entities", .ndim = 2, .shape = {kge->num_entities, kge->entity_width},
+         .data = kge->params, .dtype = SK_ST_F32},
+        {.name = "kge.relations", .ndim = 2, .shape = {kge->num_relations, kge->relation_width},
+         .data = kge->params + entities, .dtype = SK_ST_F32},
+    };
+    char dim[32], gamma[32], epoch_text[32];
+    snprintf(dim, sizeof dim, "%d", kge->dim);
+    snprintf(gamma, sizeof gamma, "%.9g", (double)kge->gamma);
+    snprintf(epoch_text, sizeof epoch_text, "%d", epochs);
+    char *config_text = sk_config_to_string(cfg);
+    if (!config_text) return sk_fail(SK_ERR_NOMEM, "out of memory");
+    sk_st_meta meta[] = {{"format", "skinner-kge-1"}, {"model", sk_kge_model_names[kge->model]},
+                         {"dim", dim}, {"gamma", gamma}, {"dataset", dataset},
+                         {"epochs", epoch_text}, {"config", config_text}};
+    char tmp[4400];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
+        free(config_text);
+        return sk_fail(SK_ERR_INVALID, "the path '%s' is too long", path);
+    }
+    sk_status status = sk_st_write(tmp, tensors, 2, meta, (int)(sizeof meta / sizeof meta[0]));
+    if (status == SK_OK && rename(tmp, path) != 0)
+        status = sk_fail(SK_ERR_IO, "cannot rename '%s' to '%s'", tmp, path);
+    free(config_text);
+    return status;
+}
+
+sk_status sk_kge_load(sk_kge *kge, const char *path, char *dataset, size_t size) {
+    sk_st_file *file = NULL;
+    sk_status status = sk_st_open(&file, path);
+    if (status != SK_OK) return status;
+    const char *format = sk_st_meta_get(file, "format"), *model = sk_st_meta_get(file, "model");
+    const char *dim = sk_st_meta_get(file, "dim"), *gamma = sk_st_meta_get(file, "gamma");
+    const char *saved_dataset = sk_st_meta_get(file, "dataset");
+    const sk_st_tensor *ent = sk_st_find(file, "kge.entities"), *rel = sk_st_find(file, "kge.relations");
+    int m = -1;
+    for (int k = 0; model && sk_kge_model_names[k]; k++)
+        if (strcmp(model, sk_kge_model_names[k]) == 0) m = k;
+    long d = dim ? strtol(dim, NULL, 10) : 0;
+    double g = gamma ? strtod(gamma, NULL) : NAN;
+    if (!format || strcmp(format, "skinner-kge-1") != 0 || m < 0 || d < 1 || d > 4096 ||
+        !(g >= 0.0 && g <= 1e6) || !ent || !rel || ent->ndim != 2 || rel->ndim != 2 ||
+        ent->dtype != SK_ST_F32 || rel->dtype != SK_ST_F32 || ent->shape[0] < 1 ||
+        ent->shape[0] > SK_KGE_MAX_ROWS || rel->shape[0] < 1 || rel->shape[0] > SK_KGE_MAX_ROWS) {
+        sk_st_close(file);
+        return sk_fail(SK_ERR_CORRUPT,
+                       "'%s' is not a skinner KGE model (expected format skinner-kge-1 with a model, "
+                       "dim 1..4096, gamma 0..1e6 and 2-d F32 tensors kge.entities and "
+                       "kge.relations of 1..%d rows)",
+                       path, SK_KGE_MAX_ROWS);
+    }
+    status = sk_kge_init(kge, (sk_kge_model)m, (int)ent->shape[0], (int)rel->shape[0], (int)d,
+                         (float)g, 0);
+    if (status == SK_OK && (ent->shape[1] != kge->entity_width || rel->shape[1] != kge->relation_width))
+        status = sk_fail(SK_ERR_CORRUPT, "'%s': tensor widths do not match %s of dim %ld", path,
+                         model, d);
+    if (status == SK_OK) {
+        size_t entities = (size_t)kge->num_entities * (size_t)kge->entity_width;
+        memcpy(kge->params, ent->data, entities * sizeof(float));
+        memcpy(kge->params + entities, rel->data,
+               (size_t)kge->num_relations * (size_t)kge->relation_width * sizeof(float));
+        for (size_t k = 0; k < kge->num_params; k++)
+            if (!isfinite(kge->params[k])) {
+                status = sk_fail(SK_ERR_CORRUPT, "'%s' holds a non-finite embedding value", path);
+                break;
+            }
+    }
+    if (dataset && size) snprintf(dataset, size, "%s", saved_dataset ? saved_dataset : "");
+    sk_st_close(file);
+    if (status != SK_OK) sk_kge_free(kge);
+    return status;
+}
+
