@@ -28,6 +28,7 @@
 #include "core/rng.h"
 #include "envs/prover/prover.h"
 #include "envs/prover/rank.h"
+#include "kge/kge_train.h"
 #include "train/actor.h"
 
 #include <dirent.h>
@@ -810,8 +811,152 @@ static void test_cli_eval_ranks_prover(void **st) {
     assert_int_equal(run_skinner(out, sizeof out, other_env), 2);
 }
 
+/* ------------------------------------------------------------ with a KGE model */
+
+/* The KGE-only figures of a split, computed here from sk_kge_score and the
+ * filtered corruptions (no sampling; KGE scores of floats do not tie here). */
+static sk_rank_metrics kge_expected(const sk_kge *kge, const sk_kb *kb, sk_kb_split split, int side) {
+    const sk_kb_atoms *queries = &kb->queries[split];
+    sk_rank_metrics sum = {0};
+    int32_t out[64][3];
+    for (int q = 0; q < queries->count; q++) {
+        const int32_t *a = queries->atoms[q];
+        double truth = sk_kge_score(kge, sk_kge_entity(kge, a[1] - 1),
+                                    sk_kge_relation(kge, a[0] - SK_KB_FIRST_PRED),
+                                    sk_kge_entity(kge, a[2] - 1));
+        int n = sk_rank_corruptions(kb, a, side, out, 64), above = 0;
+        for (int k = 0; k < n; k++) {
+            double score = sk_kge_score(kge, sk_kge_entity(kge, out[k][1] - 1),
+                                        sk_kge_relation(kge, out[k][0] - SK_KB_FIRST_PRED),
+                                        sk_kge_entity(kge, out[k][2] - 1));
+            assert_true(score != truth);
+            above += score > truth;
+        }
+        sk_rank_metrics_add(&sum, 1 + above);
+    }
+    return sk_rank_mean(sum, queries->count);
+}
+
+/* Hybrid ranking: the KGE-only figures are the model's own; with no proof
+ * term the hybrid score ranks as the KGE score does; a proof bonus lifts the
+ * proved true queries above their unproved corruptions; --negatives keeps N
+ * corruptions per side. */
+static void test_hybrid_with_kge(void **st) {
+    (void)st;
+    sk_kb *kb = NULL;
+    assert_int_equal(sk_kb_load(&kb, g_dataset), SK_OK);
+    sk_kge kge;
+    assert_int_equal(sk_kge_init(&kge, SK_KGE_ROTATE, kb->num_consts,
+                                 kb->num_preds - SK_KB_FIRST_PRED, 4, 2.0f, 7),
+                     SK_OK);
+    sk_loaded_policy lp;
+    zero_policy(&lp, "candidates");
+    sk_eval_host host;
+    assert_int_equal(sk_eval_host_init(&host, &lp, 1), SK_OK);
+    sk_rank_options o = {.split = SK_KB_TEST, .seed = 3, .kge = &kge, .kge_weight = 1.0,
+                         .proof_bonus = 0.0, .fail_penalty = 0.0};
+    sk_rank_result r;
+    assert_int_equal(sk_rank_run(lp.env, lp.cfg, &host.policy.actor, &host.parallel, &o, &r), SK_OK);
+    assert_true(r.has_kge);
+    expect_metrics("kge head", r.kge_head, kge_expected(&kge, kb, SK_KB_TEST, 0));
+    expect_metrics("kge tail", r.kge_tail, kge_expected(&kge, kb, SK_KB_TEST, 1));
+    expect_metrics("hybrid without a proof term = kge", r.hybrid_overall, r.kge_overall);
+    expect_metrics("rl unchanged by the model", r.overall, (sk_rank_metrics){1, 1, 1, 1});
+    assert_true(r.negatives_proved_rate == 0.0); /* no corruption of test is proved */
+    /* the same KGE-only figures from sk_kge_rank */
+    sk_kge_rank_options ko = {.split = SK_KB_TEST, .sides = SK_PROVER_CORRUPT_BOTH, .seed = 3,
+                              .threads = 1};
+    sk_rank_result kr;
+    assert_int_equal(sk_kge_rank(&kge, kb, &ko, &kr), SK_OK);
+    expect_metrics("sk_kge_rank", kr.overall, r.kge_overall);
+    /* a proof bonus: every test query is proved and none of its corruptions */
+    o.proof_bonus = 10.0;
+    assert_int_equal(sk_rank_run(lp.env, lp.cfg, &host.policy.actor, &host.parallel, &o, &r), SK_OK);
+    expect_metrics("hybrid with a bonus", r.hybrid_overall, (sk_rank_metrics){1, 1, 1, 1});
+    /* valid's first query: one of its corruptions is proved */
+    o.split = SK_KB_VALID;
+    o.max_queries = 1;
+    assert_int_equal(sk_rank_run(lp.env, lp.cfg, &host.policy.actor, &host.parallel, &o, &r), SK_OK);
+    assert_true(r.negatives_proved_rate > 0.0);
+    /* one sampled corruption per side: test has 4 + 3 head and 2 tail corruptions */
+    o = (sk_rank_options){.split = SK_KB_TEST, .seed = 3, .negatives = 1};
+    assert_int_equal(sk_rank_run(lp.env, lp.cfg, &host.policy.actor, &host.parallel, &o, &r), SK_OK);
+    assert_int_equal(r.head_corruptions, 2);
+    assert_int_equal(r.tail_corruptions, 2);
+    assert_int_equal(r.candidates, 2 + 4);
+    assert_false(r.has_kge);
+    o.negatives = 100; /* more than there are: all of them */
+    assert_int_equal(sk_rank_run(lp.env, lp.cfg, &host.policy.actor, &host.parallel, &o, &r), SK_OK);
+    assert_int_equal(r.head_corruptions, 4 + 3);
+    assert_int_equal(r.tail_corruptions, 2);
+    /* a model of another dataset is refused */
+    sk_kge other;
+    assert_int_equal(sk_kge_init(&other, SK_KGE_TRANSE, kb->num_consts + 1, 1, 4, 2.0f, 1), SK_OK);
+    o.kge = &other;
+    assert_int_equal(sk_rank_run(lp.env, lp.cfg, &host.policy.actor, &host.parallel, &o, &r),
+                     SK_ERR_INVALID);
+    assert_non_null(strstr(sk_last_error(), "trained on the same dataset"));
+    sk_kge_free(&other);
+    sk_eval_host_free(&host);
+    sk_loaded_policy_free(&lp);
+    sk_kge_free(&kge);
+    sk_kb_free(kb);
+}
+
+/* skinner kge train | eval, and eval Prover-v0 --kge, through the program. */
+static void test_cli_kge(void **st) {
+    (void)st;
+    char run[300], model[400], policy[300], out[8192];
+    snprintf(run, sizeof run, "%s/kgerun", g_dataset);
+    snprintf(model, sizeof model, "%s/kge.safetensors", run);
+    snprintf(policy, sizeof policy, "%s/run", g_dataset); /* test_cli_eval_ranks_prover's */
+    const char *train[] = {"kge", "train", "--dataset", g_dataset, "--dim", "4", "--epochs", "3",
+                           "--batch-size", "4", "--negatives", "3", "--run-dir", run, "--quiet",
+                           NULL};
+    assert_int_equal(run_skinner(out, sizeof out, train), 0);
+    struct stat info;
+    assert_int_equal(stat(model, &info), 0);
+    /* a model is not overwritten without --force */
+    assert_int_equal(run_skinner(out, sizeof out, train), 1);
+    const char *eval[] = {"kge", "eval", "--checkpoint", run, "--json", NULL};
+    assert_int_equal(run_skinner(out, sizeof out, eval), 0);
+    cJSON *json = cJSON_Parse(out);
+    if (!json) fail_msg("kge eval --json printed no JSON object: %s", out);
+    assert_true(test_json_number(json, "queries") == 2);
+    double mrr = test_json_number(json, "mrr");
+    assert_true(mrr > 0.0 && mrr <= 1.0);
+    cJSON_Delete(json);
+    /* the hybrid figures beside the RL ones */
+    const char *hybrid[] = {"eval", "Prover-v0", "--checkpoint", policy, "--kge", run,
+                            "--negatives", "2", "--json", NULL};
+    assert_int_equal(run_skinner(out, sizeof out, hybrid), 0);
+    json = cJSON_Parse(out);
+    if (!json) fail_msg("eval --kge --json printed no JSON object: %s", out);
+    assert_true(test_json_number(cJSON_GetObjectItem(json, "kge"), "mrr") > 0.0);
+    assert_true(test_json_number(cJSON_GetObjectItem(json, "hybrid"), "mrr") > 0.0);
+    assert_true(test_json_number(json, "negatives") == 2);
+    cJSON_Delete(json);
+    /* bad input: an unknown model or key, no dataset, a damaged model */
+    const char *bad_model[] = {"kge", "train", "--dataset", g_dataset, "--model", "distmult",
+                               "--run-dir", run, "--force", "--quiet", NULL};
+    assert_int_equal(run_skinner(out, sizeof out, bad_model), 2);
+    const char *bad_key[] = {"kge", "train", "--dataset", g_dataset, "--dimension", "4", NULL};
+    assert_int_equal(run_skinner(out, sizeof out, bad_key), 2);
+    const char *no_data[] = {"kge", "train", "--dim", "4", NULL};
+    assert_int_equal(run_skinner(out, sizeof out, no_data), 2);
+    FILE *f = fopen(model, "r+b");
+    assert_non_null(f);
+    fseek(f, -4, SEEK_END);
+    fputc(0x7f, f); /* a flipped byte: the checksum no longer matches */
+    fclose(f);
+    assert_int_equal(run_skinner(out, sizeof out, eval), 1);
+    assert_int_equal(run_skinner(out, sizeof out, hybrid), 1);
+    remove_run(run);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hybrid_with_kge),
         cmocka_unit_test(test_position_counts_strictly_higher),
         cmocka_unit_test(test_failed_proof_below_every_success),
         cmocka_unit_test(test_ties_are_uniform),
@@ -827,6 +972,7 @@ int main(void) {
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_progress_within_a_query),
         cmocka_unit_test(test_cli_eval_ranks_prover),
+        cmocka_unit_test(test_cli_kge),
     };
     return cmocka_run_group_tests(tests, make_dataset, remove_dataset);
 }

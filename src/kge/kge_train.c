@@ -245,21 +245,15 @@ static void rank_worker(void *ctx, int w, int num_workers) {
     for (int i = lo; i < hi; i++) {
         const int32_t *atom = job->queries->atoms[i];
         int h = sk_kge_entity_of(atom[1]), r = sk_kge_relation_of(atom[0]), t = sk_kge_entity_of(atom[2]);
+        /* the streams and samples of Prover-v0's ranking (rank.h): its KGE-only
+         * figures and these rank the same candidates */
         uint64_t rng = sk_rng_seed(job->options->seed, (uint64_t)i);
+        uint64_t sampling = sk_rank_sample_stream(job->options->seed, i);
         for (int side = 0; side < 2; side++) { /* 0: heads corrupted, 1: tails */
             int flag = side == 0 ? SK_PROVER_CORRUPT_HEAD : SK_PROVER_CORRUPT_TAIL;
             if (!(job->options->sides & flag)) continue;
-            int count = sk_rank_corruptions(kb, atom, side, corrupt, cap);
-            int negatives = job->options->negatives;
-            if (negatives > 0 && negatives < count) /* a uniform sample without replacement */
-                for (int k = 0; k < negatives; k++) {
-                    int j = k + (int)sk_rng_below(&rng, (uint32_t)(count - k));
-                    int32_t tmp[3];
-                    memcpy(tmp, corrupt[k], sizeof tmp);
-                    memcpy(corrupt[k], corrupt[j], sizeof tmp);
-                    memcpy(corrupt[j], tmp, sizeof tmp);
-                }
-            if (negatives > 0) count = SK_MIN(count, negatives);
+            int count = sk_rank_sample(corrupt, sk_rank_corruptions(kb, atom, side, corrupt, cap),
+                                       job->options->negatives, &sampling);
             sk_kge_side kside = side == 0 ? SK_KGE_HEAD : SK_KGE_TAIL;
             sk_kge_query(kge, kside, sk_kge_entity(kge, side == 0 ? t : h), sk_kge_relation(kge, r), q);
             double truth = sk_kge_score_query(kge, q, sk_kge_entity(kge, side == 0 ? h : t));

@@ -132,9 +132,7 @@ static int room_for(const sk_kb *kb, int32_t pred, int sides) {
 
 /* Appends the corruptions of a query on the ranked sides, each bounded by the
  * query's score; the caller made room_for it. */
-/* Keeps a uniform sample of `keep` of atoms[0..count) (without
- * replacement) at the front; returns how many are kept. */
-static int sample_front(int32_t (*atoms)[3], int count, int keep, uint64_t *rng) {
+int sk_rank_sample(int32_t (*atoms)[3], int count, int keep, uint64_t *rng) {
     if (keep <= 0 || keep >= count) return count;
     for (int k = 0; k < keep; k++) {
         int j = k + (int)sk_rng_below(rng, (uint32_t)(count - k));
@@ -146,9 +144,8 @@ static int sample_front(int32_t (*atoms)[3], int count, int keep, uint64_t *rng)
     return keep;
 }
 
-/* The sampling stream of query q (apart from its tie-breaking stream). */
-static uint64_t sample_stream(uint64_t seed, int q) {
-    return sk_rng_seed(seed ^ 0x5a3d1e5ULL, (uint64_t)q);
+uint64_t sk_rank_sample_stream(uint64_t seed, int query) {
+    return sk_rng_seed(seed ^ 0x5a3d1e5ULL, (uint64_t)query);
 }
 
 static void chunk_add(rank_chunk *c, const sk_kb *kb, const int32_t query[3], double score,
@@ -157,12 +154,12 @@ static void chunk_add(rank_chunk *c, const sk_kb *kb, const int32_t query[3], do
     c->start[q] = at;
     int room = c->cap - at;
     c->num_head[q] = sides & SK_PROVER_CORRUPT_HEAD
-                         ? sample_front(c->atoms + at,
+                         ? sk_rank_sample(c->atoms + at,
                                         sk_rank_corruptions(kb, query, 0, c->atoms + at, room),
                                         negatives, rng)
                          : 0;
     c->num_tail[q] = sides & SK_PROVER_CORRUPT_TAIL
-                         ? sample_front(c->atoms + at + c->num_head[q],
+                         ? sk_rank_sample(c->atoms + at + c->num_head[q],
                                         sk_rank_corruptions(kb, query, 1, c->atoms + at + c->num_head[q],
                                                             room - c->num_head[q]),
                                         negatives, rng)
@@ -533,7 +530,7 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
         c.count = c.num_queries = 0;
         c.first_query = q;
         while (q < hi && c.count + room_for(kb, queries->atoms[q][0], sides) <= c.cap) {
-            uint64_t sampling = sample_stream(options->seed, q);
+            uint64_t sampling = sk_rank_sample_stream(options->seed, q);
             chunk_add(&c, kb, queries->atoms[q], query_score[q], sides, options->negatives, &sampling);
             q++;
         }

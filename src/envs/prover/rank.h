@@ -165,6 +165,14 @@ sk_status sk_rank_score(const sk_env_def *env, const sk_config *env_cfg, const s
 int sk_rank_corruptions(const sk_kb *kb, const int32_t query[3], int side, int32_t (*out)[3],
                         int cap);
 
+/* Keeps a uniform sample of `keep` of atoms[0..count) (without replacement)
+ * at the front, drawing from rng; returns how many are kept (all of them when
+ * keep <= 0 or keep >= count). */
+int sk_rank_sample(int32_t (*atoms)[3], int count, int keep, uint64_t *rng);
+/* The stream query `query`'s corruptions are sampled from (head side, then
+ * tail), apart from its tie-breaking stream sk_rng_seed(seed, query). */
+uint64_t sk_rank_sample_stream(uint64_t seed, int query);
+
 /* The rank (1-based) of a candidate scoring true_score among others[0..count):
  * 1 + those strictly above + a uniform draw in 0..ties over those equal.
  * Draws from rng only when there are ties. */
