@@ -609,6 +609,27 @@ static void test_countries_batches_agree(void **st) {
     assert_int_equal(a.tail_corruptions, 24 * 4); /* 5 regions, none other known */
     assert_int_equal(a.candidates, 24 + head + tail);
     assert_memory_equal(&a.overall, &b.overall, sizeof a.overall);
+    /* per recorded depth: test_depths.txt's counts, read here independently */
+    int want[SK_RANK_DEPTHS] = {0}, proved = 0, counted = 0;
+    char path[4300], line[512];
+    snprintf(path, sizeof path, "%s/test_depths.txt", dataset);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    while (fgets(line, sizeof line, f)) {
+        const char *space = strrchr(line, ' ');
+        if (!space) continue;
+        int depth = atoi(space + 1);
+        want[depth == -1 ? 0 : depth >= 1 && depth < SK_RANK_DEPTHS - 1 ? depth : SK_RANK_DEPTHS - 1]++;
+    }
+    fclose(f);
+    for (int d = 0; d < SK_RANK_DEPTHS; d++) {
+        assert_int_equal(a.depth_count[d], want[d]);
+        assert_true(a.depth_proved[d] <= a.depth_count[d]);
+        proved += a.depth_proved[d];
+        counted += a.depth_count[d];
+    }
+    assert_int_equal(counted, a.queries);
+    assert_int_equal(proved, (int)lround(a.proved_rate * a.queries));
     sk_loaded_policy_free(&lp);
 }
 
@@ -863,6 +884,10 @@ static void test_hybrid_with_kge(void **st) {
     expect_metrics("hybrid without a proof term = kge", r.hybrid_overall, r.kge_overall);
     expect_metrics("rl unchanged by the model", r.overall, (sk_rank_metrics){1, 1, 1, 1});
     assert_true(r.negatives_proved_rate == 0.0); /* no corruption of test is proved */
+    /* no test_depths.txt here: every query under "not recorded", all of them proved */
+    assert_int_equal(r.depth_count[SK_RANK_DEPTHS - 1], r.queries);
+    assert_int_equal(r.depth_proved[SK_RANK_DEPTHS - 1], r.queries);
+    for (int d = 0; d < SK_RANK_DEPTHS - 1; d++) assert_int_equal(r.depth_count[d], 0);
     /* the same KGE-only figures from sk_kge_rank */
     sk_kge_rank_options ko = {.split = SK_KB_TEST, .sides = SK_PROVER_CORRUPT_BOTH, .seed = 3,
                               .threads = 1};

@@ -557,6 +557,11 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
         if (h) sk_rank_metrics_add(&head, (int)record[R_HEAD]);
         if (t) sk_rank_metrics_add(&tail, (int)record[R_TAIL]);
         proved += record[R_PROVED] != 0.0;
+        int32_t depth = queries->depths ? queries->depths[q] : SK_KB_DEPTH_UNKNOWN;
+        int bucket = depth == -1 ? 0 : depth >= 1 && depth < SK_RANK_DEPTHS - 1 ? depth
+                                                                                 : SK_RANK_DEPTHS - 1;
+        out->depth_count[bucket]++;
+        out->depth_proved[bucket] += record[R_PROVED] != 0.0;
         out->head_corruptions += (int64_t)record[R_NUM_HEAD];
         out->tail_corruptions += (int64_t)record[R_NUM_TAIL];
         if (!options->kge) continue;
@@ -713,6 +718,24 @@ static void report(const sk_env_def *env, const sk_rank_options *options, const 
         if (shown[k])
             append(out->text, sizeof out->text, "%-8s %7.3f %7.3f %7.3f %7.3f\n", names[k],
                    rows[k]->mrr, rows[k]->hits1, rows[k]->hits3, rows[k]->hits10);
+    /* the true queries proved by recorded depth (the *_depths.txt files) */
+    append(out->text, sizeof out->text, "true queries proved by recorded depth:");
+    append(out->json, sizeof out->json, ", \"proved_by_depth\": {");
+    bool first = true;
+    for (int d = 0; d < SK_RANK_DEPTHS; d++) {
+        if (!r->depth_count[d]) continue;
+        char name[16];
+        if (d == 0) snprintf(name, sizeof name, "unprovable");
+        else if (d == SK_RANK_DEPTHS - 1) snprintf(name, sizeof name, "other");
+        else snprintf(name, sizeof name, "%d", d);
+        append(out->text, sizeof out->text, " %s %d/%d (%.1f%%)", name, r->depth_proved[d],
+               r->depth_count[d], 100.0 * r->depth_proved[d] / r->depth_count[d]);
+        append(out->json, sizeof out->json, "%s\"%s\": [%d, %d]", first ? "" : ", ", name,
+               r->depth_proved[d], r->depth_count[d]);
+        first = false;
+    }
+    append(out->text, sizeof out->text, "\n");
+    append(out->json, sizeof out->json, "}");
     if (!r->has_kge) return;
     /* the KGE-only and hybrid figures of the same candidates */
     add_side(out, "kge_", &r->kge_overall);

@@ -78,6 +78,8 @@ typedef struct sk_rank_metrics {
     double mrr, hits1, hits3, hits10;
 } sk_rank_metrics;
 
+#define SK_RANK_DEPTHS 10
+
 typedef struct sk_rank_result {
     sk_rank_metrics head, tail; /* the true query against its head / tail corruptions
                                    (zero for a side not ranked) */
@@ -90,6 +92,10 @@ typedef struct sk_rank_result {
     double seconds;             /* wall time of the ranking */
     /* with a KGE model (sk_rank_options.kge): the same figures from its scores
      * alone and from the hybrid score, and the share of corruptions proved */
+    /* the true queries proved, by the depth their split's *_depths.txt records:
+     * [0] unprovable (-1), [d] depth d for 1 <= d < SK_RANK_DEPTHS - 1, and
+     * [SK_RANK_DEPTHS - 1] deeper or not recorded */
+    int depth_count[SK_RANK_DEPTHS], depth_proved[SK_RANK_DEPTHS];
     bool has_kge;
     sk_rank_metrics kge_head, kge_tail, kge_overall;
     sk_rank_metrics hybrid_head, hybrid_tail, hybrid_overall;
