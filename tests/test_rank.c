@@ -28,6 +28,7 @@
 #include "core/rng.h"
 #include "envs/prover/prover.h"
 #include "envs/prover/rank.h"
+#include "io/safetensors.h"
 #include "kge/kge_train.h"
 #include "train/actor.h"
 
@@ -961,6 +962,43 @@ static void test_cli_kge(void **st) {
     assert_true(test_json_number(cJSON_GetObjectItem(json, "hybrid"), "mrr") > 0.0);
     assert_true(test_json_number(json, "negatives") == 2);
     cJSON_Delete(json);
+    /* resume: 2 epochs, then resumed to 4, is the run of 4 (every tensor) */
+    char whole[300], part[300];
+    snprintf(whole, sizeof whole, "%s/kgewhole", g_dataset);
+    snprintf(part, sizeof part, "%s/kgepart", g_dataset);
+    const char *four[] = {"kge", "train", "--dataset", g_dataset, "--dim", "4", "--epochs", "4",
+                          "--batch-size", "4", "--negatives", "3", "--eval-every", "2",
+                          "--threads", "2", "--run-dir", whole, "--quiet", NULL};
+    assert_int_equal(run_skinner(out, sizeof out, four), 0);
+    const char *two[] = {"kge", "train", "--dataset", g_dataset, "--dim", "4", "--epochs", "2",
+                         "--batch-size", "4", "--negatives", "3", "--eval-every", "2",
+                         "--threads", "2", "--run-dir", part, "--quiet", NULL};
+    assert_int_equal(run_skinner(out, sizeof out, two), 0);
+    const char *more[] = {"kge", "train", "--resume", part, "--epochs", "4", "--quiet", NULL};
+    assert_int_equal(run_skinner(out, sizeof out, more), 0);
+    const char *changed[] = {"kge", "train", "--resume", part, "--epochs", "6", "--dim", "5",
+                             "--quiet", NULL};
+    assert_int_equal(run_skinner(out, sizeof out, changed), 2); /* the model's size is the run's */
+    char a_path[400], b_path[400];
+    snprintf(a_path, sizeof a_path, "%s/kge.safetensors", whole);
+    snprintf(b_path, sizeof b_path, "%s/kge.safetensors", part);
+    sk_st_file *a = NULL, *b = NULL;
+    assert_int_equal(sk_st_open(&a, a_path), SK_OK);
+    assert_int_equal(sk_st_open(&b, b_path), SK_OK);
+    const char *names[] = {"kge.entities", "kge.relations", "state.adam_m", "state.adam_v",
+                           "state.counters", "state.rng", "state.order"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        const sk_st_tensor *ta = sk_st_find(a, names[k]), *tb = sk_st_find(b, names[k]);
+        assert_non_null(ta);
+        assert_non_null(tb);
+        size_t bytes = sk_st_dtype_size(ta->dtype);
+        for (int d = 0; d < ta->ndim; d++) bytes *= (size_t)ta->shape[d];
+        if (memcmp(ta->data, tb->data, bytes) != 0) fail_msg("resumed %s differs", names[k]);
+    }
+    sk_st_close(a);
+    sk_st_close(b);
+    remove_run(whole);
+    remove_run(part);
     /* bad input: an unknown model or key, no dataset, a damaged model */
     const char *bad_model[] = {"kge", "train", "--dataset", g_dataset, "--model", "distmult",
                                "--run-dir", run, "--force", "--quiet", NULL};

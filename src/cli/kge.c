@@ -33,6 +33,8 @@ static const char *g_kge_usage =
     "  --weight-decay X     AdamW decoupled weight decay (default 0)\n"
     "  --eval-every N       rank the valid split every N epochs (default 10; 0: never)\n"
     "  --seed N, --threads N (0: all cores), --run-dir DIR, --force, --quiet\n"
+    "  --resume RUN         continue a run from its last checkpoint (written with every\n"
+    "                       evaluation and at the end) up to --epochs\n"
     "\n"
     "eval options:\n"
     "  --checkpoint P       a kge run folder or its kge.safetensors\n"
@@ -99,6 +101,44 @@ static int kge_train(int argc, char **argv) {
     sk_kge_trainer *trainer = NULL;
     FILE *metrics = NULL;
     if (rc != SK_EXIT_OK) goto done;
+    /* --resume RUN: the run's config, with only the epochs, threads and evaluation changeable */
+    char resume_dir[4096] = "";
+    const char *resume = sk_config_get(cfg, "kge.resume");
+    if (resume) {
+        snprintf(resume_dir, sizeof resume_dir, "%s", resume);
+        if (config_path) {
+            rc = cli_error(SK_EXIT_USAGE, "--resume continues a run with its own config.ini; drop --config");
+            goto done;
+        }
+        char run_config[4200];
+        snprintf(run_config, sizeof run_config, "%s/config.ini", resume_dir);
+        sk_config *run = sk_config_new();
+        sk_status loaded = sk_config_load_file(run, run_config);
+        const char *key, *value;
+        for (int k = 0; loaded == SK_OK && sk_config_entry_at(run, k, &key, &value); k++) {
+            if (strcmp(key, "kge.resume") == 0 || strcmp(key, "kge.run_dir") == 0) continue;
+            const char *given = sk_config_get(cfg, key);
+            bool changeable = strcmp(key, "kge.epochs") == 0 || strcmp(key, "kge.threads") == 0 ||
+                              strcmp(key, "kge.eval_every") == 0 || strcmp(key, "kge.run_dir") == 0;
+            if (given && !changeable && strcmp(given, value) != 0) {
+                rc = cli_error(SK_EXIT_USAGE,
+                               "%s = %s cannot change when resuming (the run has %s); only "
+                               "kge.epochs, kge.threads and kge.eval_every can",
+                               key, given, value);
+                sk_config_free(run);
+                goto done;
+            }
+            if (!given) sk_config_set(cfg, key, value);
+        }
+        sk_config_free(run);
+        if (loaded != SK_OK) {
+            rc = cli_error(SK_EXIT_FAILURE, "cannot resume '%s': %s", resume_dir, sk_last_error());
+            goto done;
+        }
+        sk_config_set(cfg, "kge.run_dir", resume_dir);
+        (void)sk_cfg_string(cfg, "kge.resume", NULL); /* read: not an unknown key */
+        force = true;
+    }
     if (config_path) {
         sk_config *file = sk_config_new();
         sk_status loaded = sk_config_load_file(file, config_path);
@@ -169,6 +209,24 @@ static int kge_train(int argc, char **argv) {
         rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
         goto done;
     }
+    int64_t done_epochs = 0;
+    char model_path[4300];
+    snprintf(model_path, sizeof model_path, "%s/kge.safetensors", run_dir);
+    if (resume_dir[0]) {
+        int restored = 0;
+        if (sk_kge_trainer_restore(trainer, model_path, &restored) != SK_OK) {
+            rc = cli_error(SK_EXIT_FAILURE, "cannot resume '%s': %s", resume_dir, sk_last_error());
+            goto done;
+        }
+        done_epochs = restored;
+        if (done_epochs >= epochs) {
+            rc = cli_error(SK_EXIT_USAGE,
+                           "'%s' has trained %lld epochs already; give --epochs above that to "
+                           "continue it",
+                           resume_dir, (long long)done_epochs);
+            goto done;
+        }
+    }
     char *config_text = sk_config_to_string(cfg);
     snprintf(path, sizeof path, "%s/config.ini", run_dir);
     FILE *f = fopen(path, "w");
@@ -176,19 +234,20 @@ static int kge_train(int argc, char **argv) {
     if (f) fclose(f);
     free(config_text);
     snprintf(path, sizeof path, "%s/metrics.csv", run_dir);
-    metrics = fopen(path, "w");
+    metrics = fopen(path, done_epochs ? "a" : "w");
     if (!metrics) {
         rc = cli_error(SK_EXIT_FAILURE, "cannot write '%s'", path);
         goto done;
     }
-    fprintf(metrics, "epoch,steps,wall_seconds,loss,valid_mrr,valid_hits1,valid_hits10\n");
+    if (!done_epochs)
+        fprintf(metrics, "epoch,steps,wall_seconds,loss,valid_mrr,valid_hits1,valid_hits10\n");
     if (!quiet)
         fprintf(stderr, "kge: %s dim %lld on %s: %d entities, %d relations, %d train facts\n",
                 sk_kge_model_names[model], (long long)dim, dataset, kb->num_consts,
                 kb->num_preds - SK_KB_FIRST_PRED, kb->facts[SK_KB_TRAIN].count);
     double started = sk_now();
     sk_rank_result valid = {0};
-    for (int64_t epoch = 1; epoch <= epochs; epoch++) {
+    for (int64_t epoch = done_epochs + 1; epoch <= epochs; epoch++) {
         double loss = sk_kge_train_epoch(trainer);
         bool ranked = eval_every > 0 && (epoch % eval_every == 0 || epoch == epochs) &&
                       kb->queries[SK_KB_VALID].count > 0;
@@ -220,12 +279,14 @@ static int kge_train(int argc, char **argv) {
                            (long long)epoch);
             goto done;
         }
+        /* a resumable checkpoint with every evaluation, and at the end */
+        if ((ranked || epoch == epochs) &&
+            sk_kge_trainer_save(trainer, model_path, dataset, (int)epoch, cfg) != SK_OK) {
+            rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
+            goto done;
+        }
     }
-    snprintf(path, sizeof path, "%s/kge.safetensors", run_dir);
-    if (sk_kge_save(&kge, path, dataset, (int)epochs, cfg) != SK_OK) {
-        rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-        goto done;
-    }
+    snprintf(path, sizeof path, "%s", model_path);
     printf("trained %s (dim %lld) for %lld epochs in %.1f s; model: %s\n", sk_kge_model_names[model],
            (long long)dim, (long long)epochs, sk_now() - started, path);
     printf("evaluate: skinner kge eval --checkpoint %s --negatives 100\n", run_dir);

@@ -93,6 +93,10 @@ double sk_kge_batch_loss_grad(const sk_kge *kge, const int32_t (*triples)[3], in
  * metadata (format "skinner-kge-1"). */
 sk_status sk_kge_save(const sk_kge *kge, const char *path, const char *dataset, int epochs,
                       const sk_config *cfg);
+/* The same with more tensors (a trainer's state) after the model's. */
+struct sk_st_tensor;
+sk_status sk_kge_save_with(const sk_kge *kge, const char *path, const char *dataset, int epochs,
+                           const sk_config *cfg, const struct sk_st_tensor *extra, int num_extra);
 /* Reads a model written by sk_kge_save into kge (allocated; sk_kge_free it),
  * validating every field; its dataset's path into dataset (size bytes, "" if
  * none). SK_ERR_CORRUPT names what is wrong. */

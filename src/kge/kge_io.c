@@ -13,8 +13,15 @@
 
 sk_status sk_kge_save(const sk_kge *kge, const char *path, const char *dataset, int epochs,
                       const sk_config *cfg) {
+    return sk_kge_save_with(kge, path, dataset, epochs, cfg, NULL, 0);
+}
+
+sk_status sk_kge_save_with(const sk_kge *kge, const char *path, const char *dataset, int epochs,
+                           const sk_config *cfg, const sk_st_tensor *extra, int num_extra) {
     size_t entities = (size_t)kge->num_entities * (size_t)kge->entity_width;
-    sk_st_tensor tensors[2] = {
+    enum { MAX_EXTRA = 8 };
+    SK_ASSERT(num_extra <= MAX_EXTRA);
+    sk_st_tensor tensors[2 + MAX_EXTRA] = {
         {.name = "kge.entities", .ndim = 2, .shape = {kge->num_entities, kge->entity_width},
          .data = kge->params, .dtype = SK_ST_F32},
         {.name = "kge.relations", .ndim = 2, .shape = {kge->num_relations, kge->relation_width},
@@ -34,7 +41,9 @@ sk_status sk_kge_save(const sk_kge *kge, const char *path, const char *dataset, 
         free(config_text);
         return sk_fail(SK_ERR_INVALID, "the path '%s' is too long", path);
     }
-    sk_status status = sk_st_write(tmp, tensors, 2, meta, (int)(sizeof meta / sizeof meta[0]));
+    for (int k = 0; k < num_extra; k++) tensors[2 + k] = extra[k];
+    sk_status status =
+        sk_st_write(tmp, tensors, 2 + num_extra, meta, (int)(sizeof meta / sizeof meta[0]));
     if (status == SK_OK && rename(tmp, path) != 0)
         status = sk_fail(SK_ERR_IO, "cannot rename '%s' to '%s'", tmp, path);
     free(config_text);

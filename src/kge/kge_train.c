@@ -3,6 +3,7 @@
 
 #include "../core/core.h"
 #include "../core/rng.h"
+#include "../io/safetensors.h"
 #include "../envs/prover/prover.h"
 #include "../vec/pool.h"
 
@@ -211,6 +212,102 @@ double sk_kge_train_epoch(sk_kge_trainer *tr) {
                                  tr->negatives, N);
     }
     return sum / batches;
+}
+
+/* ------------------------------------------------------------ resume */
+
+sk_status sk_kge_trainer_save(const sk_kge_trainer *tr, const char *path, const char *dataset,
+                              int epochs_done, const sk_config *cfg) {
+    const sk_kge *kge = tr->kge;
+    int64_t counters[2] = {epochs_done, tr->step};
+    uint64_t rng = tr->rng;
+    sk_st_tensor state[] = {
+        {.name = "state.adam_m", .ndim = 1, .shape = {(int64_t)kge->num_params},
+         .data = tr->adam_m, .dtype = SK_ST_F32},
+        {.name = "state.adam_v", .ndim = 1, .shape = {(int64_t)kge->num_params},
+         .data = tr->adam_v, .dtype = SK_ST_F32},
+        {.name = "state.counters", .ndim = 1, .shape = {2}, .data = counters, .dtype = SK_ST_I64},
+        {.name = "state.rng", .ndim = 1, .shape = {1}, .data = &rng, .dtype = SK_ST_U64},
+        {.name = "state.order", .ndim = 2, .shape = {tr->num_train, 3}, .data = tr->train,
+         .dtype = SK_ST_I32},
+    };
+    return sk_kge_save_with(kge, path, dataset, epochs_done, cfg, state,
+                            (int)(sizeof state / sizeof state[0]));
+}
+
+/* Tensor name of file as dtype with count elements, or a message naming it. */
+static sk_status state_tensor(const sk_st_file *file, const char *path, const char *name,
+                              sk_st_dtype dtype, int64_t count, const sk_st_tensor **out) {
+    const sk_st_tensor *t = sk_st_find(file, name);
+    int64_t elements = 1;
+    for (int d = 0; t && d < t->ndim; d++) elements *= t->shape[d];
+    if (!t || t->dtype != dtype || elements != count)
+        return sk_fail(SK_ERR_CORRUPT,
+                       "'%s' has no tensor %s of %lld %s values (a model without training "
+                       "state, or one of another dataset or size?)",
+                       path, name, (long long)count, sk_st_dtype_name(dtype));
+    *out = t;
+    return SK_OK;
+}
+
+sk_status sk_kge_trainer_restore(sk_kge_trainer *tr, const char *path, int *epochs_done) {
+    sk_kge *kge = tr->kge, saved;
+    sk_status status = sk_kge_load(&saved, path, NULL, 0);
+    if (status != SK_OK) return status;
+    bool same = saved.model == kge->model && saved.dim == kge->dim &&
+                saved.num_entities == kge->num_entities && saved.num_relations == kge->num_relations;
+    if (same) memcpy(kge->params, saved.params, kge->num_params * sizeof(float));
+    sk_kge_free(&saved);
+    if (!same)
+        return sk_fail(SK_ERR_INVALID, "'%s' is a model of another size, model or dataset", path);
+    sk_st_file *file = NULL;
+    status = sk_st_open(&file, path);
+    if (status != SK_OK) return status;
+    const sk_st_tensor *m = NULL, *v = NULL, *counters = NULL, *rng = NULL, *order = NULL;
+    size_t P = kge->num_params;
+    if ((status = state_tensor(file, path, "state.adam_m", SK_ST_F32, (int64_t)P, &m)) == SK_OK &&
+        (status = state_tensor(file, path, "state.adam_v", SK_ST_F32, (int64_t)P, &v)) == SK_OK &&
+        (status = state_tensor(file, path, "state.counters", SK_ST_I64, 2, &counters)) == SK_OK &&
+        (status = state_tensor(file, path, "state.rng", SK_ST_U64, 1, &rng)) == SK_OK)
+        status = state_tensor(file, path, "state.order", SK_ST_I32, (int64_t)tr->num_train * 3, &order);
+    int64_t c[2] = {0, 0};
+    if (status == SK_OK) {
+        memcpy(c, counters->data, sizeof c);
+        int64_t batches = ((int64_t)tr->num_train + tr->config.batch_size - 1) / tr->config.batch_size;
+        if (!(c[0] >= 1 && c[0] <= 1000000 && c[1] == c[0] * batches))
+            status = sk_fail(SK_ERR_CORRUPT,
+                             "'%s': state.counters (%lld epochs, %lld steps) do not go together "
+                             "(expected %lld steps an epoch at this batch size)",
+                             path, (long long)c[0], (long long)c[1], (long long)batches);
+    }
+    if (status == SK_OK) {
+        memcpy(tr->adam_m, m->data, P * sizeof(float));
+        memcpy(tr->adam_v, v->data, P * sizeof(float));
+        for (size_t k = 0; k < P && status == SK_OK; k++)
+            if (!isfinite(tr->adam_m[k]) || !(tr->adam_v[k] >= 0.0f && tr->adam_v[k] < INFINITY))
+                status = sk_fail(SK_ERR_CORRUPT, "'%s': Adam's moments hold an invalid value at %zu",
+                                 path, k);
+    }
+    if (status == SK_OK) {
+        int32_t (*saved_order)[3] = malloc((size_t)tr->num_train * sizeof *saved_order);
+        if (!saved_order) status = sk_fail(SK_ERR_NOMEM, "out of memory");
+        else memcpy(saved_order, order->data, (size_t)tr->num_train * sizeof *saved_order);
+        for (int i = 0; status == SK_OK && i < tr->num_train; i++)
+            if (saved_order[i][0] < 0 || saved_order[i][0] >= kge->num_entities ||
+                saved_order[i][2] < 0 || saved_order[i][2] >= kge->num_entities ||
+                saved_order[i][1] < 0 || saved_order[i][1] >= kge->num_relations)
+                status = sk_fail(SK_ERR_CORRUPT, "'%s': state.order[%d] is not a triple of the model",
+                                 path, i);
+        if (status == SK_OK) memcpy(tr->train, saved_order, (size_t)tr->num_train * sizeof *saved_order);
+        free(saved_order);
+    }
+    if (status == SK_OK) {
+        memcpy(&tr->rng, rng->data, sizeof tr->rng);
+        tr->step = c[1];
+        *epochs_done = (int)c[0];
+    }
+    sk_st_close(file);
+    return status;
 }
 
 /* ------------------------------------------------------------ ranking */

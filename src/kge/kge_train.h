@@ -38,6 +38,17 @@ int64_t sk_kge_trainer_steps(const sk_kge_trainer *tr);
 double sk_kge_train_step(sk_kge_trainer *tr, const int32_t (*triples)[3], int batch,
                          sk_kge_side side, const int32_t *negatives, int num_negatives);
 
+/* Everything a resumed run needs: the model, Adam's moments and step, the
+ * sampling stream, the train facts in their current order, and the epochs
+ * done; written atomically to path (format "skinner-kge-1", which
+ * sk_kge_load reads as a model). */
+sk_status sk_kge_trainer_save(const sk_kge_trainer *tr, const char *path, const char *dataset,
+                              int epochs_done, const sk_config *cfg);
+/* Restores a trainer created on the same model size and kb from such a file
+ * (the model too); every value is checked (SK_ERR_CORRUPT names it). Returns
+ * the epochs done in *epochs_done. */
+sk_status sk_kge_trainer_restore(sk_kge_trainer *tr, const char *path, int *epochs_done);
+
 /* Ranking protocol: each query of the split against its corruptions on the
  * ranked sides (those kb gives for its predicate and position: every
  * constant, or the type's), filtered against every known fact; negatives > 0
