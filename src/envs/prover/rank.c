@@ -498,14 +498,17 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
     double *hyb_scratch = options->kge ? malloc((size_t)cap * sizeof *hyb_scratch) : NULL;
     if (options->kge && (options->kge->num_entities != kb->num_consts ||
                          options->kge->num_relations != kb->num_preds - SK_KB_FIRST_PRED)) {
+        /* the message first: the kb goes with the workers' envs */
+        status = sk_fail(SK_ERR_INVALID,
+                         "the KGE model has %d entities and %d relations, the dataset %d "
+                         "constants and %d predicates (expected a model trained on the same "
+                         "dataset)",
+                         options->kge->num_entities, options->kge->num_relations, kb->num_consts,
+                         kb->num_preds - SK_KB_FIRST_PRED);
         free(query_score), free(positive), free(records), free(all), free(kge_scratch),
             free(hyb_scratch);
         workers_free(&w);
-        return sk_fail(SK_ERR_INVALID,
-                       "the KGE model has %d entities and %d relations, the dataset %d constants "
-                       "and %d predicates (expected a model trained on the same dataset)",
-                       options->kge->num_entities, options->kge->num_relations, kb->num_consts,
-                       kb->num_preds - SK_KB_FIRST_PRED);
+        return status;
     }
     if (!query_score || !positive || !records || !all ||
         (options->kge && (!kge_scratch || !hyb_scratch)) || (status = chunk_alloc(&c, cap)) != SK_OK) {
