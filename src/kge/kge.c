@@ -214,8 +214,7 @@ double sk_kge_part_loss_grad(const sk_kge *kge, const int32_t (*triples)[3], int
     float *gent = grads;
     float *grel = grads + (size_t)kge->num_entities * (size_t)W;
     double loss = 0.0, inv_n = 1.0 / num_negatives;
-    int batch = count;
-    for (int b = 0; b < batch; b++) {
+    for (int b = 0; b < count; b++) {
         int32_t h = triples[b][0], r = triples[b][1], t = triples[b][2];
         int32_t known = side == SK_KGE_TAIL ? h : t, target = side == SK_KGE_TAIL ? t : h;
         const float *rel = sk_kge_relation(kge, r);

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 sk_status sk_kge_save(const sk_kge *kge, const char *path, const char *dataset, int epochs,
                       const sk_config *cfg) {
@@ -36,16 +35,10 @@ sk_status sk_kge_save_with(const sk_kge *kge, const char *path, const char *data
     sk_st_meta meta[] = {{"format", "skinner-kge-1"}, {"model", sk_kge_model_names[kge->model]},
                          {"dim", dim}, {"gamma", gamma}, {"dataset", dataset},
                          {"epochs", epoch_text}, {"config", config_text}};
-    char tmp[4400];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
-        free(config_text);
-        return sk_fail(SK_ERR_INVALID, "the path '%s' is too long", path);
-    }
     for (int k = 0; k < num_extra; k++) tensors[2 + k] = extra[k];
+    /* sk_st_write is atomic: a temporary file, fsync'd and renamed */
     sk_status status =
-        sk_st_write(tmp, tensors, 2 + num_extra, meta, (int)(sizeof meta / sizeof meta[0]));
-    if (status == SK_OK && rename(tmp, path) != 0)
-        status = sk_fail(SK_ERR_IO, "cannot rename '%s' to '%s'", tmp, path);
+        sk_st_write(path, tensors, 2 + num_extra, meta, (int)(sizeof meta / sizeof meta[0]));
     free(config_text);
     return status;
 }

@@ -393,11 +393,7 @@ sk_status sk_kge_rank(const sk_kge *kge, const sk_kb *kb, const sk_kge_rank_opti
         }
         out->queries = total;
         out->sides = options->sides;
-        if (options->sides & SK_PROVER_CORRUPT_HEAD) out->head = sk_rank_mean(head, total);
-        if (options->sides & SK_PROVER_CORRUPT_TAIL) out->tail = sk_rank_mean(tail, total);
-        sk_rank_metrics both = {head.mrr + tail.mrr, head.hits1 + tail.hits1, head.hits3 + tail.hits3,
-                                head.hits10 + tail.hits10};
-        out->overall = sk_rank_mean(both, options->sides == SK_PROVER_CORRUPT_BOTH ? 2 * total : total);
+        sk_rank_side_means(options->sides, total, head, tail, &out->head, &out->tail, &out->overall);
         out->seconds = sk_now() - started;
     }
     free(job.records);

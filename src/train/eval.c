@@ -243,8 +243,8 @@ static sk_status run_episodes(sk_vec *vec, const actor *who, int episodes, uint6
         return sk_fail(SK_ERR_NOMEM, "out of memory");
     }
     for (int r = 0, at = 0; r < comm->size; r++) {
-        int rlo = (int)((long long)num_envs * r / comm->size);
-        int rhi = (int)((long long)num_envs * (r + 1) / comm->size);
+        int rlo, rhi;
+        sk_comm_env_range(num_envs, r, comm->size, &rlo, &rhi);
         int theirs = 0;
         for (int i = rlo; i < rhi; i++) theirs += episodes / num_envs + (i < episodes % num_envs);
         counts[r] = (size_t)theirs * record * sizeof(double);
@@ -388,8 +388,8 @@ static sk_status evaluate_with(const sk_env_def *env, const sk_config *cfg, cons
                                int episodes, uint64_t seed, const char *trace_path,
                                const sk_comm *comm, sk_eval_result *out) {
     int n = SK_MIN(episodes, EVAL_MAX_ENVS);
-    int lo = (int)((long long)n * comm->rank / comm->size);
-    int hi = (int)((long long)n * (comm->rank + 1) / comm->size);
+    int lo, hi;
+    sk_comm_env_range(n, comm->rank, comm->size, &lo, &hi);
     sk_vec *vec = NULL;
     FILE *trace = NULL;
     sk_status status = comm->size > 1 && trace_path

@@ -3,6 +3,7 @@
 
 #include "../../core/core.h"
 #include "../../kge/kge.h"
+#include "../../vec/pool.h"
 #include "skinner/vec.h"
 
 #include <limits.h>
@@ -427,22 +428,21 @@ static void gather_records(const sk_parallel *parallel, int total, const double 
     size_t *counts = malloc((size_t)parts * sizeof *counts);
     SK_ASSERT(counts && parallel->gather);
     for (int p = 0; p < parts; p++) {
-        int lo = (int)((long long)total * p / parts), hi = (int)((long long)total * (p + 1) / parts);
+        int lo, hi;
+        sk_slice(total, p, parts, &lo, &hi);
         counts[p] = (size_t)(hi - lo) * RECORD;
     }
-    int lo = (int)((long long)total * parallel->part / parts);
+    int lo, hi;
+    sk_slice(total, parallel->part, parts, &lo, &hi);
     parallel->gather(parallel->gather_ctx, records + (size_t)lo * RECORD, all, counts);
     free(counts);
 }
 
 /* ------------------------------------------------------------ entry points */
 
-/* The means of the ranked sides, and over both (the sums of one side, or of
- * both over 2 * total). */
-static void fill_side_means(const sk_rank_result *r, int sides, int total, sk_rank_metrics head,
-                            sk_rank_metrics tail, sk_rank_metrics *head_out,
-                            sk_rank_metrics *tail_out, sk_rank_metrics *overall) {
-    (void)r;
+void sk_rank_side_means(int sides, int total, sk_rank_metrics head, sk_rank_metrics tail,
+                        sk_rank_metrics *head_out, sk_rank_metrics *tail_out,
+                        sk_rank_metrics *overall) {
     if (sides & SK_PROVER_CORRUPT_HEAD) *head_out = sk_rank_mean(head, total);
     if (sides & SK_PROVER_CORRUPT_TAIL) *tail_out = sk_rank_mean(tail, total);
     sk_rank_metrics both = {head.mrr + tail.mrr, head.hits1 + tail.hits1,
@@ -485,7 +485,8 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
     /* a distributed ranking: this part ranks queries lo..hi-1 */
     int parts = parallel->num_parts > 1 ? parallel->num_parts : 1;
     int part = parts > 1 ? parallel->part : 0;
-    int lo = (int)((long long)total * part / parts), hi = (int)((long long)total * (part + 1) / parts);
+    int lo, hi;
+    sk_slice(total, part, parts, &lo, &hi);
     int cap = CHUNK_CANDIDATES;
     for (int32_t pred = SK_KB_FIRST_PRED; pred < kb->num_preds; pred++)
         cap = SK_MAX(cap, room_for(kb, pred, sides));
@@ -577,12 +578,12 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
     out->candidates += out->head_corruptions + out->tail_corruptions;
     out->queries = total;
     out->sides = sides;
-    fill_side_means(out, sides, total, head, tail, &out->head, &out->tail, &out->overall);
+    sk_rank_side_means(sides, total, head, tail, &out->head, &out->tail, &out->overall);
     if (options->kge) {
         out->has_kge = true;
-        fill_side_means(out, sides, total, kge_head, kge_tail, &out->kge_head, &out->kge_tail,
+        sk_rank_side_means(sides, total, kge_head, kge_tail, &out->kge_head, &out->kge_tail,
                         &out->kge_overall);
-        fill_side_means(out, sides, total, hyb_head, hyb_tail, &out->hybrid_head,
+        sk_rank_side_means(sides, total, hyb_head, hyb_tail, &out->hybrid_head,
                         &out->hybrid_tail, &out->hybrid_overall);
         int64_t corruptions = out->head_corruptions + out->tail_corruptions;
         out->negatives_proved_rate = corruptions ? negatives_proved / (double)corruptions : 0.0;

@@ -187,5 +187,10 @@ int sk_rank_position(double true_score, const double *others, int count, uint64_
 /* Adds one rank to sum (1/rank and hits as 0/1); sk_rank_mean divides by count. */
 void sk_rank_metrics_add(sk_rank_metrics *sum, int rank);
 sk_rank_metrics sk_rank_mean(sk_rank_metrics sum, int count);
+/* From the sums of `total` queries' head and tail positions: each ranked
+ * side's means, and the mean over the ranked sides (over 2 * total for both). */
+void sk_rank_side_means(int sides, int total, sk_rank_metrics head, sk_rank_metrics tail,
+                        sk_rank_metrics *head_out, sk_rank_metrics *tail_out,
+                        sk_rank_metrics *overall);
 
 #endif
