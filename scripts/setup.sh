@@ -9,12 +9,13 @@ set -euo pipefail
 # libFuzzer runtime (libclang_rt.fuzzer, a Recommends of clang that --no-install-recommends skips);
 # the Python module: headers, NumPy and pytest for Debian's python3 (python3-torch is optional:
 # the tests and examples that compare against PyTorch skip without it); data-parallel training:
-# Open MPI (mpirun and the headers and library skinner links when it finds them).
+# Open MPI (mpirun and the headers and library skinner links when it finds them); Morpho's
+# convolutional host: oneDNN.
 packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev zlib1g-dev
           libncurses-dev libplplot-dev plplot-driver-cairo libcmocka-dev tmux
           dataset-fashion-mnist clang libclang-rt-14-dev
           python3-dev python3-numpy python3-pytest
-          openmpi-bin libopenmpi-dev)
+          openmpi-bin libopenmpi-dev libdnnl-dev)
 
 missing=()
 for pkg in "${packages[@]}"; do

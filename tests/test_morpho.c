@@ -549,13 +549,15 @@ static void test_bad_config(void **state) {
 /* The epoch's gradient (host and blending seeds together, through three blend
  * styles) against central differences of the loss; a TRAINING seed moves
  * nothing in the loss (straight-through) yet gets a gradient. */
-static void test_epoch_gradient(void **state) {
-    (void)state;
+/* The epoch's gradient (host, seeds, blends) against central differences of
+ * the loss: the linear host with MLP/LoRA/norm seeds, or the CNN host with
+ * convolutional ones (extra holds the config). */
+static void check_epoch_gradient(const char *name, const char *extra, const int blueprints[3]) {
     env_run r;
-    env_open(&r, 1, "");
+    env_open(&r, 1, extra);
     morpho_state *m = r.state;
     morpho_meta *meta = &m->meta[0];
-    const morpho_blueprint bp[3] = {MORPHO_BP_MLP_SMALL, MORPHO_BP_LORA4, MORPHO_BP_NORM};
+    const int *bp = blueprints;
     const morpho_style style[3] = {MORPHO_BLEND_GATED, MORPHO_BLEND_ADD, MORPHO_BLEND_MULTIPLY};
     const morpho_stage stage[3] = {MORPHO_BLENDING, MORPHO_TRAINING, MORPHO_HOLDING};
     const float alpha[3] = {0.6f, 0.0f, 1.0f};
@@ -566,7 +568,8 @@ static void test_epoch_gradient(void **state) {
         meta->slots[k].style = style[k];
         meta->slots[k].alpha = morpho_alpha_hold(alpha[k]);
         float *p = morpho_slot_params(m, 0, k);
-        size_t n = morpho_seed_num_params(bp[k], m->H) + morpho_blend_num_params(style[k], m->H);
+        size_t n = morpho_slot_seed_params(m, k, bp[k]) +
+                   morpho_blend_num_params(style[k], (int)m->dim[k]);
         for (size_t j = 0; j < n; j++) p[j] = (float)(0.3 * sk_rng_normal(&rng));
     }
     enum { B = 16 };
@@ -575,7 +578,7 @@ static void test_epoch_gradient(void **state) {
     size_t n = morpho_grad_floats(m);
     float *grads = malloc(n * sizeof(float)), *scratch = malloc(n * sizeof(float));
     morpho_loss_grad(m, 0, x, y, B, grads);
-    size_t host = morpho_host_params(m->D, m->H), group = (n - host) / MORPHO_SLOTS;
+    size_t host = m->host_params, group = (n - host) / MORPHO_SLOTS;
     double worst = 0.0, eps = 5e-3;
     int checked = 0;
     for (int trial = 0; trial < 120; trial++) {
@@ -588,10 +591,10 @@ static void test_epoch_gradient(void **state) {
             param = m->arena_all + index;
         } else {
             int k = where - 1;
-            size_t used = morpho_seed_num_params(bp[k], m->H);
+            size_t used = morpho_slot_seed_params(m, k, bp[k]);
             size_t j = sk_rng_below(&rng, (uint32_t)used);
             if (style[k] == MORPHO_BLEND_GATED && sk_rng_below(&rng, 2))
-                j = morpho_seed_max_params(m->H) + sk_rng_below(&rng, (uint32_t)(m->H + 1));
+                j = m->seed_params + sk_rng_below(&rng, (uint32_t)(m->dim[k] + 1));
             index = host + (size_t)k * group + j;
             param = morpho_slot_params(m, 0, k) + j;
         }
@@ -610,8 +613,8 @@ static void test_epoch_gradient(void **state) {
         if (err > worst) worst = err;
         checked++;
     }
-    print_message("epoch gradient: %d parameters, worst error %.2e (relative, floor 1e-2)\n",
-                  checked, worst);
+    print_message("epoch gradient (%s): %d parameters, worst error %.2e (relative, floor 1e-2)\n",
+                  name, checked, worst);
     assert_true(checked > 60);
     assert_true(worst < 2e-2);
     /* the TRAINING seed still learns */
@@ -621,6 +624,22 @@ static void test_epoch_gradient(void **state) {
     free(grads);
     free(scratch);
     env_close(&r);
+}
+
+static void test_epoch_gradient(void **state) {
+    (void)state;
+    const int linear[3] = {MORPHO_BP_MLP_SMALL, MORPHO_BP_LORA4, MORPHO_BP_NORM};
+    check_epoch_gradient("linear host", "", linear);
+}
+
+/* The CNN host (8 x 8 x 4 ... channels), seeds of three kinds; the synthetic
+ * task at full resolution stands in for the images. */
+static void test_epoch_gradient_cnn(void **state) {
+    (void)state;
+    const int chains[3] = {MORPHO_CBP_CONV_HEAVY, MORPHO_CBP_BOTTLENECK, MORPHO_CBP_SE};
+    check_epoch_gradient("CNN host", "host = cnn\nchannels = 4\n", chains);
+    const int others[3] = {MORPHO_CBP_DEPTHWISE, MORPHO_CBP_CONV_LIGHT, MORPHO_CBP_NORM};
+    check_epoch_gradient("CNN host without ReLU", "host = cnn\nchannels = 4\nhost_relu = false\n", others);
 }
 
 /* state_arrays hold the whole state: an env restored from them into a fresh
@@ -712,6 +731,7 @@ int main(void) {
         cmocka_unit_test(test_wait_prior),
         cmocka_unit_test(test_state_arrays_restore),
         cmocka_unit_test(test_epoch_gradient),
+        cmocka_unit_test(test_epoch_gradient_cnn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,7 +17,15 @@
 
 
 #define H_DEFAULT 32
-#define POOL 4
+#define POOL 4 /* the linear host's 7x7 input; the CNN host takes the 28x28 images */
+/* The CNN host's defaults: first stage width, episode length in epochs, an
+ * epoch of CNN_BATCHES x CNN_BATCH_SIZE images, the SGD learning rate of host
+ * and seeds (docs/morpho.md, "The CNN host") */
+#define CHANNELS_DEFAULT 8
+#define CNN_EPOCHS 60
+#define CNN_BATCHES 8
+#define CNN_BATCH_SIZE 256
+#define CNN_LR 0.1
 #define CLASSES MORPHO_CLASSES
 #define HISTORY MORPHO_HISTORY
 #define SUBSETS MORPHO_SUBSETS
@@ -82,26 +90,6 @@ static const float g_stage_value[MORPHO_NUM_STAGES] = {0, 1, 2, 3, 4, 5, 0, 0, 0
 
 /* ------------------------------------------------------------------ layout */
 
-/* Host tensors in the arena: W0 (H, D), b0, W1 (H, H), b1, W2, b2, Wout (C, H), bout. */
-typedef struct host_view {
-    float *w[4], *b[4];
-} host_view;
-
-static const int g_layer_in_is_d[4] = {1, 0, 0, 0};
-
-static host_view host_at(const morpho_state *m, float *base) {
-    host_view v;
-    float *p = base;
-    for (int l = 0; l < 4; l++) {
-        int in = g_layer_in_is_d[l] ? m->D : m->H, out = l == 3 ? CLASSES : m->H;
-        v.w[l] = p;
-        p += (size_t)in * out;
-        v.b[l] = p;
-        p += out;
-    }
-    return v;
-}
-
 size_t morpho_host_params(int D, int H) {
     return (size_t)H * D + H + 2 * ((size_t)H * H + H) + (size_t)CLASSES * H + CLASSES;
 }
@@ -117,22 +105,16 @@ float *morpho_slot_params(const morpho_state *m, int i, int k) {
     return slot_params(m, env_arena(m, i), k);
 }
 
-static size_t seed_extra_params(const morpho_slot *slot, int H) {
-    return morpho_seed_num_params((morpho_blueprint)slot->blueprint, H) +
-           morpho_blend_num_params((morpho_style)slot->style, H);
+/* Parameters of slot k's seed and its blend. */
+static size_t seed_extra_params(const morpho_state *m, int k, const morpho_slot *slot) {
+    return morpho_slot_seed_params(m, k, slot->blueprint) +
+           morpho_blend_num_params((morpho_style)slot->style, (int)m->dim[k]);
 }
 
 /* ------------------------------------------------------------------ init */
 
 static void host_init(const morpho_state *m, float *arena, uint64_t *rng) {
-    host_view v = host_at(m, arena + m->off_host);
-    for (int l = 0; l < 4; l++) {
-        int in = g_layer_in_is_d[l] ? m->D : m->H, out = l == 3 ? CLASSES : m->H;
-        double bound = 1.0 / sqrt((double)in); /* torch.nn.Linear's default */
-        for (size_t k = 0; k < (size_t)in * out; k++)
-            v.w[l][k] = (float)sk_rng_uniform(rng, -bound, bound);
-        for (int k = 0; k < out; k++) v.b[l][k] = (float)sk_rng_uniform(rng, -bound, bound);
-    }
+    morpho_host_init(m, arena + m->off_host, rng);
     memset(arena + m->off_host_mom, 0, m->host_params * sizeof(float));
 }
 
@@ -140,8 +122,8 @@ static void seed_create(const morpho_state *m, float *arena, int s, const morpho
                         uint64_t *rng) {
     float *p = slot_params(m, arena, s);
     memset(p, 0, 2 * slot_group(m) * sizeof(float)); /* params and momentum */
-    morpho_seed_init((morpho_blueprint)slot->blueprint, m->H, p, rng);
-    morpho_blend_init((morpho_style)slot->style, m->H, p + m->seed_params);
+    morpho_slot_seed_init(m, s, slot->blueprint, p, rng);
+    morpho_blend_init((morpho_style)slot->style, (int)m->dim[s], p + m->seed_params);
 }
 
 /* ------------------------------------------------------------------ forward / backward */
@@ -155,29 +137,26 @@ static const float *forward(const morpho_state *m, int i, const float *x, int B,
     morpho_work *w = &m->work[i];
     const morpho_meta *meta = &m->meta[i];
     float *arena = env_arena(m, i);
-    host_view v = host_at(m, arena + m->off_host);
-    int H = m->H;
+    morpho_host_view v = morpho_host_at(m, arena + m->off_host);
     const float *in = x;
     for (int k = 0; k < MORPHO_SLOTS; k++) {
-        sk_linear_forward(w->h[k], in, v.w[k], v.b[k], B, k == 0 ? m->D : H, H);
+        morpho_stage_forward(m, w, &v, k, in, w->h[k], B);
         const morpho_slot *slot = &meta->slots[k];
         morpho_stage st = (morpho_stage)slot->stage;
         const float *p = slot_params(m, arena, k);
         in = w->h[k];
         if (morpho_stage_blends(st) && ((on >> k) & 1u)) {
-            morpho_seed_forward((morpho_blueprint)slot->blueprint, H, p, w->h[k], w->s[k],
-                                w->seed_cache[k], B);
-            morpho_blend_forward((morpho_style)slot->style, H, slot->alpha.alpha,
+            morpho_slot_seed_forward(m, w, k, slot->blueprint, p, B);
+            morpho_blend_forward((morpho_style)slot->style, (int)m->dim[k], slot->alpha.alpha,
                                  p + m->seed_params, w->h[k], w->s[k], w->y[k], w->blend_cache[k],
                                  B);
             in = w->y[k];
         } else if (st == MORPHO_TRAINING && (train || ((on >> k) & 1u))) {
-            morpho_seed_forward((morpho_blueprint)slot->blueprint, H, p, w->h[k], w->s[k],
-                                w->seed_cache[k], B);
+            morpho_slot_seed_forward(m, w, k, slot->blueprint, p, B);
             if (!train) in = w->s[k];
         }
     }
-    sk_linear_forward(w->logits, in, v.w[3], v.b[3], B, H, CLASSES);
+    morpho_head_forward(m, w, &v, in, B);
     return in;
 }
 
@@ -216,34 +195,32 @@ static void backward(const morpho_state *m, int i, const float *x, const float *
     morpho_work *w = &m->work[i];
     const morpho_meta *meta = &m->meta[i];
     float *arena = env_arena(m, i);
-    host_view v = host_at(m, arena + m->off_host);
-    host_view g = host_at(m, w->grads);
-    int H = m->H;
-    size_t BH = (size_t)B * H;
+    morpho_host_view v = morpho_host_at(m, arena + m->off_host);
+    morpho_host_view g = morpho_host_at(m, w->grads);
     /* dy: the gradient at a slot's output; dh: at its input. An empty or
      * TRAINING slot passes the gradient through, so the two swap instead of
      * copying. */
     float *dy = w->dy, *dh = w->dh;
-    memset(dy, 0, BH * sizeof(float));
-    sk_linear_backward(dy, g.w[3], g.b[3], w->dlogits, last, v.w[3], B, H, CLASSES);
+    size_t n_last = (size_t)B * m->dim[MORPHO_SLOTS - 1];
+    memset(dy, 0, n_last * sizeof(float));
+    morpho_head_backward(m, w, &v, &g, last, dy, B);
     for (int k = MORPHO_SLOTS - 1; k >= 0; k--) {
         const morpho_slot *slot = &meta->slots[k];
         morpho_stage st = (morpho_stage)slot->stage;
         const float *p = slot_params(m, arena, k);
         float *gp = w->grads + m->host_params + (size_t)k * slot_group(m);
-        morpho_blueprint bp = (morpho_blueprint)slot->blueprint;
+        size_t n = (size_t)B * m->dim[k];
         if (morpho_stage_blends(st)) {
-            memset(dh, 0, BH * sizeof(float));
-            memset(w->ds, 0, BH * sizeof(float));
-            morpho_blend_backward((morpho_style)slot->style, H, slot->alpha.alpha,
+            memset(dh, 0, n * sizeof(float));
+            memset(w->ds, 0, n * sizeof(float));
+            morpho_blend_backward((morpho_style)slot->style, (int)m->dim[k], slot->alpha.alpha,
                                   p + m->seed_params, w->h[k], w->s[k], w->blend_cache[k], dy, dh,
                                   w->ds, gp + m->seed_params, B);
-            morpho_seed_backward(bp, H, p, w->h[k], w->seed_cache[k], w->ds, dh, gp, B);
+            morpho_slot_seed_backward(m, w, k, slot->blueprint, p, w->ds, dh, gp, B);
         } else {
             /* identity for the host; a TRAINING seed learns from the slot's
              * output gradient on the detached input (straight-through) */
-            if (st == MORPHO_TRAINING)
-                morpho_seed_backward(bp, H, p, w->h[k], w->seed_cache[k], dy, NULL, gp, B);
+            if (st == MORPHO_TRAINING) morpho_slot_seed_backward(m, w, k, slot->blueprint, p, dy, NULL, gp, B);
             float *t = dh;
             dh = dy;
             dy = t;
@@ -252,10 +229,10 @@ static void backward(const morpho_state *m, int i, const float *x, const float *
             const float *prev = morpho_stage_blends((morpho_stage)meta->slots[k - 1].stage)
                                     ? w->y[k - 1]
                                     : w->h[k - 1];
-            memset(dy, 0, BH * sizeof(float));
-            sk_linear_backward(dy, g.w[k], g.b[k], dh, prev, v.w[k], B, H, H);
+            memset(dy, 0, (size_t)B * m->dim[k - 1] * sizeof(float));
+            morpho_stage_backward(m, w, &v, &g, k, prev, w->h[k], dh, dy, B);
         } else {
-            sk_linear_backward(NULL, g.w[0], g.b[0], dh, x, v.w[0], B, m->D, H);
+            morpho_stage_backward(m, w, &v, &g, 0, x, w->h[0], dh, NULL, B);
         }
     }
 }
@@ -372,22 +349,67 @@ static double evaluate(const morpho_state *m, int i, const float *xs, const uint
     return (double)correct / n;
 }
 
+/* One chunk of rows through every subset of the blending seeds `blend` at
+ * once, depth first: slot k's stage runs once per subset of the slots before
+ * it, and the subtrees with the seed off and on share it (the naive way,
+ * one full forward per subset, repeats the early stages 2^(slots) times).
+ * The rows of each subset go through exactly the operations forward() does,
+ * so the counts are the same. */
+typedef struct subset_pass {
+    const morpho_state *m;
+    morpho_work *w;
+    const morpho_host_view *v;
+    const morpho_meta *meta;
+    float *arena;
+    const uint8_t *ys;
+    int rows;
+    unsigned blend;
+    int hits[SUBSETS];
+    double main_loss;
+} subset_pass;
+
+static void subsets_from(subset_pass *pass, int k, const float *in, unsigned sub) {
+    const morpho_state *m = pass->m;
+    morpho_work *w = pass->w;
+    if (k == MORPHO_SLOTS) {
+        morpho_head_forward(m, w, pass->v, in, pass->rows);
+        bool main = sub == pass->blend;
+        int hits;
+        double loss = cross_entropy(w->logits, pass->ys, pass->rows, NULL, main, &hits);
+        pass->hits[sub] += hits;
+        if (main) pass->main_loss += loss * pass->rows;
+        return;
+    }
+    morpho_stage_forward(m, w, pass->v, k, in, w->h[k], pass->rows);
+    subsets_from(pass, k + 1, w->h[k], sub); /* slot k off (or empty) */
+    if (!((pass->blend >> k) & 1u)) return;
+    const morpho_slot *slot = &pass->meta->slots[k];
+    const float *p = slot_params(m, pass->arena, k);
+    morpho_slot_seed_forward(m, w, k, slot->blueprint, p, pass->rows);
+    morpho_blend_forward((morpho_style)slot->style, (int)m->dim[k], slot->alpha.alpha,
+                         p + m->seed_params, w->h[k], w->s[k], w->y[k], w->blend_cache[k],
+                         pass->rows);
+    subsets_from(pass, k + 1, w->y[k], sub | (1u << k));
+}
+
 /* Every subset of the blending seeds on the validation shard; the main one
  * gives val_acc and val_loss; contributions follow. */
 void morpho_validate(morpho_state *m, int i) {
     morpho_meta *meta = &m->meta[i];
     const morpho_data *d = m->data;
     unsigned main_on = blending_mask(meta);
-    for (unsigned sub = 0; sub < SUBSETS; sub++) {
-        if ((sub & ~main_on) != 0) {
-            meta->subset_acc[sub] = NAN;
-            continue;
-        }
-        double loss;
-        meta->subset_acc[sub] = (float)evaluate(m, i, d->val_x, d->val_y, m->cfg.val_size, sub,
-                                                sub == main_on ? &loss : NULL);
-        if (sub == main_on) meta->val_loss = (float)loss;
+    morpho_host_view v = morpho_host_at(m, env_arena(m, i) + m->off_host);
+    subset_pass pass = {.m = m, .w = &m->work[i], .v = &v, .meta = meta, .arena = env_arena(m, i),
+                        .blend = main_on};
+    int n = m->cfg.val_size, B = m->cfg.batch_size;
+    for (int lo = 0; lo < n; lo += B) {
+        pass.ys = d->val_y + lo;
+        pass.rows = SK_MIN(B, n - lo);
+        subsets_from(&pass, 0, d->val_x + (size_t)lo * m->D, 0);
     }
+    for (unsigned sub = 0; sub < SUBSETS; sub++)
+        meta->subset_acc[sub] = (sub & ~main_on) ? NAN : (float)((double)pass.hits[sub] / n);
+    meta->val_loss = (float)(pass.main_loss / n);
     meta->val_acc = meta->subset_acc[main_on];
     for (int k = 0; k < MORPHO_SLOTS; k++) {
         morpho_slot *slot = &meta->slots[k];
@@ -437,7 +459,7 @@ static double extra_params(const morpho_state *m, const morpho_meta *meta) {
     double extra = 0.0;
     for (int k = 0; k < MORPHO_SLOTS; k++)
         if (morpho_stage_has_seed((morpho_stage)meta->slots[k].stage))
-            extra += (double)seed_extra_params(&meta->slots[k], m->H);
+            extra += (double)seed_extra_params(m, k, &meta->slots[k]);
     return extra;
 }
 
@@ -506,6 +528,16 @@ static void reset_env(morpho_state *m, int i) {
     meta->seed_rng = seed_rng;
     meta->perm_pos = m->data->n_train; /* reshuffle at the first draw */
     host_init(m, env_arena(m, i), &meta->rng);
+    for (int k = 0; k < m->cfg.fixed_seeds; k++) {
+        morpho_slot *slot = &meta->slots[k];
+        slot->stage = MORPHO_HOLDING;
+        slot->blueprint = m->cfg.fixed_blueprint;
+        slot->style = MORPHO_BLEND_ADD;
+        slot->tempo = morpho_tempo_epochs[0];
+        slot->healthy = 1;
+        slot->alpha = morpho_alpha_hold(1.0f);
+        seed_create(m, env_arena(m, i), k, slot, &meta->seed_rng);
+    }
     morpho_validate(m, i);
     for (int k = 0; k < HISTORY; k++) push_history(meta);
     meta->train_loss = meta->val_loss;
@@ -539,6 +571,11 @@ static double apply_action(morpho_state *m, int i, const int32_t *action) {
     int s = action[MORPHO_HEAD_SLOT];
     /* what a prune or fossilize is worth is read before the action changes the slot */
     float contribution = (s >= 0 && s < MORPHO_SLOTS) ? meta->slots[s].contribution : 0.0f;
+    if (m->cfg.fixed_seeds > 0) { /* the seeds are fixed: every action is a WAIT */
+        meta->last_op = MORPHO_WAIT;
+        meta->last_success = 1;
+        return 0.0;
+    }
     bool ok = morpho_apply(meta->slots, action, effects);
     meta->last_op = (op >= 0 && op < MORPHO_NUM_OPS) ? op : MORPHO_WAIT;
     meta->last_success = ok;
@@ -664,6 +701,7 @@ static void morpho_heuristic(const void *state, int lo, int hi, int32_t *actions
 /* ------------------------------------------------------------------ create / destroy / state */
 
 static void work_free(morpho_work *w) {
+    morpho_work_host_free(w);
     sk_free(w->x);
     sk_free(w->labels);
     sk_free(w->grads);
@@ -684,30 +722,30 @@ static void morpho_destroy(void *state) {
 }
 
 static sk_status work_alloc(morpho_state *m, morpho_work *w) {
-    size_t B = (size_t)m->cfg.batch_size, H = (size_t)m->H;
-    size_t seed_cache = morpho_seed_max_cache_floats(m->H), blend_cache = 0;
-    for (int st = 0; st < MORPHO_NUM_STYLES; st++)
-        blend_cache = SK_MAX(blend_cache, morpho_blend_cache_floats((morpho_style)st, m->H));
-    size_t per_slot = 3 * B * H + B * (seed_cache + blend_cache);
-    size_t floats = B * (size_t)m->D + MORPHO_SLOTS * per_slot + 2 * B * CLASSES + 3 * B * H;
+    size_t B = (size_t)m->cfg.batch_size, most = m->max_dim;
+    size_t channels = (size_t)m->geom[MORPHO_SLOTS - 1].channels;
+    size_t floats = B * (size_t)m->D + 2 * B * CLASSES + 3 * B * most + 2 * B * channels;
+    for (int k = 0; k < MORPHO_SLOTS; k++) floats += 3 * B * m->dim[k] + B * (m->seed_cache + m->blend_cache);
     w->x = sk_alloc(floats * sizeof(float));
     w->labels = sk_alloc(B);
     w->grads = sk_alloc(morpho_grad_floats(m) * sizeof(float));
     if (!w->x || !w->labels || !w->grads) return sk_fail(SK_ERR_NOMEM, "out of memory");
     float *p = w->x + B * (size_t)m->D;
     for (int k = 0; k < MORPHO_SLOTS; k++) {
-        w->h[k] = p, p += B * H;
-        w->s[k] = p, p += B * H;
-        w->y[k] = p, p += B * H;
-        w->seed_cache[k] = p, p += B * seed_cache;
-        w->blend_cache[k] = p, p += B * blend_cache;
+        w->h[k] = p, p += B * m->dim[k];
+        w->s[k] = p, p += B * m->dim[k];
+        w->y[k] = p, p += B * m->dim[k];
+        w->seed_cache[k] = p, p += B * m->seed_cache;
+        w->blend_cache[k] = p, p += B * m->blend_cache;
     }
     w->logits = p, p += B * CLASSES;
     w->dlogits = p, p += B * CLASSES;
-    w->dy = p, p += B * H;
-    w->dh = p, p += B * H;
-    w->ds = p;
-    return SK_OK;
+    w->dy = p, p += B * most;
+    w->dh = p, p += B * most;
+    w->ds = p, p += B * most;
+    w->pooled = p, p += B * channels;
+    w->dpooled = p;
+    return morpho_work_host_create(m, w);
 }
 
 static sk_status read_config(const sk_config *cfg, morpho_cfg *c, const char **source) {
@@ -720,13 +758,19 @@ static sk_status read_config(const sk_config *cfg, morpho_cfg *c, const char **s
 #define REAL_KEY(key, def, lo, hi, field)                                                         \
     if ((st = sk_cfg_double(cfg, key, def, lo, hi, &f)) != SK_OK) return st;                    \
     c->field = (float)f;
-    INT_KEY("env.epochs", 150, 1, 100000, epochs)
-    INT_KEY("env.batches", 24, 1, 100000, batches)
-    INT_KEY("env.batch_size", 512, 1, 65536, batch_size)
+    /* the host comes first: the CNN host's epoch, episode and learning rates
+     * have their own defaults (docs/morpho.md says how they were chosen) */
+    static const char *const hosts[] = {"linear", "cnn", NULL};
+    if ((st = sk_cfg_choice(cfg, "env.host", "linear", hosts, &c->host)) != SK_OK) return st;
+    bool cnn = c->host == MORPHO_HOST_CNN;
+    INT_KEY("env.epochs", cnn ? CNN_EPOCHS : 150, 1, 100000, epochs)
+    INT_KEY("env.batches", cnn ? CNN_BATCHES : 24, 1, 100000, batches)
+    INT_KEY("env.batch_size", cnn ? CNN_BATCH_SIZE : 512, 1, 65536, batch_size)
     INT_KEY("env.val_size", 1000, 1, N_VAL_POOL, val_size)
     INT_KEY("env.hidden", H_DEFAULT, 2, 1024, hidden)
-    REAL_KEY("env.lr", 0.02, 0.0, 10.0, lr)
-    REAL_KEY("env.seed_lr", 0.02, 0.0, 10.0, seed_lr)
+    INT_KEY("env.channels", CHANNELS_DEFAULT, 1, 256, channels)
+    REAL_KEY("env.lr", cnn ? CNN_LR : 0.02, 0.0, 10.0, lr)
+    REAL_KEY("env.seed_lr", cnn ? CNN_LR : 0.02, 0.0, 10.0, seed_lr)
     REAL_KEY("env.clip", 5.0, 1e-6, 1e9, clip)
     REAL_KEY("env.w_accuracy", W_ACCURACY, 0.0, 1e6, w_accuracy)
     REAL_KEY("env.w_attr", W_ATTR, 0.0, 1e6, w_attr)
@@ -740,6 +784,22 @@ static sk_status read_config(const sk_config *cfg, morpho_cfg *c, const char **s
     int reward;
     if ((st = sk_cfg_choice(cfg, "env.reward", "shaped", rewards, &reward)) != SK_OK) return st;
     c->sparse = reward == 1;
+    static const char *const precisions[] = {"fp32", "bf16", NULL};
+    if ((st = sk_cfg_choice(cfg, "env.precision", "fp32", precisions, &c->precision)) != SK_OK)
+        return st;
+    if ((st = sk_cfg_bool(cfg, "env.host_relu", true, &c->host_relu)) != SK_OK) return st;
+    if ((st = sk_cfg_int(cfg, "env.fixed_seeds", 0, 0, MORPHO_SLOTS, &v)) != SK_OK) return st;
+    c->fixed_seeds = (int)v;
+    const char *const *names =
+        c->host == MORPHO_HOST_CNN ? morpho_conv_blueprint_names : morpho_blueprint_names;
+    const char *blueprints[MORPHO_NUM_BLUEPRINTS + 1] = {NULL};
+    memcpy(blueprints, names, MORPHO_NUM_BLUEPRINTS * sizeof(char *));
+    if ((st = sk_cfg_choice(cfg, "env.fixed_blueprint", names[4], blueprints,
+                            &c->fixed_blueprint)) != SK_OK)
+        return st;
+    if (c->precision == SK_PRECISION_BF16 && c->host != MORPHO_HOST_CNN)
+        return sk_fail(SK_ERR_INVALID, "env.precision = bf16 needs env.host = cnn (the linear "
+                       "host trains in fp32 only)");
     *source = sk_cfg_string(cfg, "env.data", "auto");
     /* a folder is stored absolute, so that eval finds it from anywhere */
     if (*source && strcmp(*source, "auto") != 0 && strcmp(*source, "fashion") != 0 &&
@@ -756,18 +816,19 @@ static sk_status morpho_create(void **out, int num_envs, const sk_config *cfg) {
     m->num_envs = num_envs;
     const char *source;
     sk_status st = read_config(cfg, &m->cfg, &source);
-    if (st == SK_OK) st = morpho_data_acquire(&m->data, source, POOL, N_VAL_POOL);
+    if (st == SK_OK)
+        st = morpho_data_acquire(&m->data, source, m->cfg.host == MORPHO_HOST_CNN ? 1 : POOL,
+                                 N_VAL_POOL);
     if (st != SK_OK) {
         morpho_destroy(m);
         return st;
     }
     m->D = m->data->dim;
     m->H = m->cfg.hidden;
-    m->host_params = morpho_host_params(m->D, m->H);
-    m->seed_params = morpho_seed_max_params(m->H);
-    m->blend_params = 0;
-    for (int s = 0; s < MORPHO_NUM_STYLES; s++)
-        m->blend_params = SK_MAX(m->blend_params, morpho_blend_num_params((morpho_style)s, m->H));
+    if ((st = morpho_host_setup(m)) != SK_OK) {
+        morpho_destroy(m);
+        return st;
+    }
     m->off_host = 0;
     m->off_host_mom = m->host_params;
     size_t off = 2 * m->host_params;

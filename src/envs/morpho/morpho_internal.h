@@ -5,6 +5,7 @@
 #ifndef SK_MORPHO_INTERNAL_H
 #define SK_MORPHO_INTERNAL_H
 
+#include "conv_blocks.h"
 #include "data.h"
 #include "morpho.h"
 
@@ -12,8 +13,18 @@
 #define MORPHO_HISTORY 5
 #define MORPHO_SUBSETS (1 << MORPHO_SLOTS)
 
+enum { MORPHO_HOST_LINEAR, MORPHO_HOST_CNN };
+
 typedef struct morpho_cfg {
     int epochs, batches, batch_size, val_size, hidden;
+    int host;      /* MORPHO_HOST_* (env.host) */
+    int precision; /* sk_precision (env.precision; bf16 needs the CNN host) */
+    int channels;  /* the CNN host's first stage width (env.channels) */
+    bool host_relu; /* the CNN host's stages end in a ReLU (env.host_relu) */
+    /* env.fixed_seeds: slots 0..fixed_seeds-1 hold a seed of fixed_blueprint
+     * (ADD, alpha 1) from the first epoch and the controller's actions are
+     * ignored: the ceiling of early growth, and the speed benchmark's load */
+    int fixed_seeds, fixed_blueprint;
     float lr, seed_lr, clip;
     /* shaped-reward weights (env.w_*), defaults and meaning in morpho.c */
     float w_accuracy, w_attr, w_rent, w_fossil, w_prune, w_terminal;
@@ -50,13 +61,22 @@ _Static_assert(sizeof(morpho_slot) == 13 * 4 + sizeof(morpho_alpha) && sizeof(mo
 typedef struct morpho_work {
     float *x, *h[MORPHO_SLOTS], *s[MORPHO_SLOTS], *y[MORPHO_SLOTS], *seed_cache[MORPHO_SLOTS];
     float *blend_cache[MORPHO_SLOTS], *logits, *dlogits, *dy, *dh, *ds, *grads;
+    float *pooled, *dpooled; /* the CNN head's input and its gradient, (B, channels) */
     uint8_t *labels;
+    sk_conv *host_conv[MORPHO_SLOTS];         /* the CNN host's stages; NULL for the linear host */
+    morpho_conv_ctx *seed_ctx[MORPHO_SLOTS]; /* the CNN slots' seed convolutions */
 } morpho_work;
 
 typedef struct morpho_state {
     morpho_cfg cfg;
     const morpho_data *data;
     int num_envs, D, H;
+    /* each slot's activation: (height, width, channels), dim = their product
+     * (the linear host: (1, 1, H)) */
+    morpho_geom geom[MORPHO_SLOTS];
+    size_t dim[MORPHO_SLOTS], max_dim;
+    /* per image: the largest seed cache and blend cache over slots and kinds */
+    size_t seed_cache, blend_cache;
     /* arena layout, in floats */
     size_t host_params, seed_params, blend_params, slot_stride, arena;
     size_t off_host, off_host_mom, off_slot[MORPHO_SLOTS];
@@ -82,6 +102,45 @@ size_t morpho_host_params(int D, int H);
 double morpho_loss_grad(morpho_state *m, int i, const float *x, const uint8_t *labels, int B,
                         float *grads);
 size_t morpho_grad_floats(const morpho_state *m);
+/* ---- host.c: the host's layers and the seeds of its slots ---- */
+
+/* Host tensors: stage weights and biases w[k], b[k], then the head's w[3], b[3]. */
+typedef struct morpho_host_view {
+    float *w[MORPHO_SLOTS + 1], *b[MORPHO_SLOTS + 1];
+} morpho_host_view;
+morpho_host_view morpho_host_at(const morpho_state *m, float *base);
+/* From cfg, D and H: geom, dim, host_params, seed_params, blend_params and the caches. */
+sk_status morpho_host_setup(morpho_state *m);
+void morpho_host_init(const morpho_state *m, float *host, uint64_t *rng);
+/* The host's forward multiply-adds per image. */
+double morpho_host_macs(const morpho_state *m);
+sk_status morpho_work_host_create(const morpho_state *m, morpho_work *w);
+void morpho_work_host_free(morpho_work *w);
+/* Stage k: out (B, dim[k]) = act(layer_k(in)). */
+void morpho_stage_forward(const morpho_state *m, morpho_work *w, const morpho_host_view *v, int k,
+                          const float *in, float *out, int B);
+/* From dout at the stage's output (overwritten), g's stage k +=, din += (NULL: none). */
+void morpho_stage_backward(const morpho_state *m, morpho_work *w, const morpho_host_view *v,
+                           const morpho_host_view *g, int k, const float *in, const float *out,
+                           float *dout, float *din, int B);
+/* w->logits from the last slot's output; backward from w->dlogits into din (+=). */
+void morpho_head_forward(const morpho_state *m, morpho_work *w, const morpho_host_view *v,
+                         const float *in, int B);
+void morpho_head_backward(const morpho_state *m, morpho_work *w, const morpho_host_view *v,
+                          const morpho_host_view *g, const float *in, float *din, int B);
+/* Slot k's seed of a blueprint (the head's index) on this host. */
+size_t morpho_slot_seed_params(const morpho_state *m, int k, int blueprint);
+double morpho_slot_seed_macs(const morpho_state *m, int k, int blueprint);
+const char *morpho_slot_blueprint_name(const morpho_state *m, int blueprint);
+void morpho_slot_seed_init(const morpho_state *m, int k, int blueprint, float *params,
+                           uint64_t *rng);
+/* w->s[k] = seed(w->h[k]) with w->seed_cache[k]; backward: dx, dparams += . */
+void morpho_slot_seed_forward(const morpho_state *m, morpho_work *w, int k, int blueprint,
+                              const float *params, int B);
+void morpho_slot_seed_backward(const morpho_state *m, morpho_work *w, int k, int blueprint,
+                               const float *params, const float *ds, float *dx, float *dparams,
+                               int B);
+
 /* Slot k's seed parameters (then its blend's) in env i's arena. */
 float *morpho_slot_params(const morpho_state *m, int i, int k);
 
