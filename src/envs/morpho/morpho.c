@@ -25,7 +25,7 @@
 #define CNN_EPOCHS 60
 #define CNN_BATCHES 8
 #define CNN_BATCH_SIZE 256
-#define CNN_LR 0.1
+#define CNN_LR 0.05
 #define CLASSES MORPHO_CLASSES
 #define HISTORY MORPHO_HISTORY
 #define SUBSETS MORPHO_SUBSETS
@@ -787,7 +787,7 @@ static sk_status read_config(const sk_config *cfg, morpho_cfg *c, const char **s
     static const char *const precisions[] = {"fp32", "bf16", NULL};
     if ((st = sk_cfg_choice(cfg, "env.precision", "fp32", precisions, &c->precision)) != SK_OK)
         return st;
-    if ((st = sk_cfg_bool(cfg, "env.host_relu", true, &c->host_relu)) != SK_OK) return st;
+    if ((st = sk_cfg_bool(cfg, "env.host_relu", false, &c->host_relu)) != SK_OK) return st;
     if ((st = sk_cfg_int(cfg, "env.fixed_seeds", 0, 0, MORPHO_SLOTS, &v)) != SK_OK) return st;
     c->fixed_seeds = (int)v;
     const char *const *names =

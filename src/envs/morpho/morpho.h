@@ -2,7 +2,8 @@
  * Morpho-v0: a PPO controller grows a host network while it trains (after
  * Esper). One RL step is one host training epoch.
  *
- * Host (one per env, fresh each episode): Fashion-MNIST images pooled 4x4 to
+ * Host (one per env, fresh each episode; the linear host, env.host = linear,
+ * described here; the convolutional one in host.c): Fashion-MNIST images pooled 4x4 to
  * 7x7 = 49 features (data.h), a linear stream x -> L0 -> [slot 0] -> L1 ->
  * [slot 1] -> L2 -> [slot 2] -> Lout -> softmax over 10 classes, hidden width
  * H = 32, no non-linearity of its own: 4,042 parameters. It is deliberately
@@ -40,6 +41,11 @@
  * seed_lr (0.02), clip (5.0), val_size (1000), reward (shaped | sparse), and
  * the shaped reward's weights w_accuracy, w_attr, w_rent, w_fossil, w_prune and
  * w_terminal (defaults: the W_* constants in morpho.c).
+ * host (linear | cnn): the convolutional host (host.c) on the 28x28 images,
+ * with its own defaults epochs 60, batches 8, batch_size 256, lr and seed_lr
+ * 0.05, and its keys channels (8), host_relu (false) and precision (fp32 |
+ * bf16). fixed_seeds (0..3) and fixed_blueprint (the largest): seeds grown in
+ * the first slots from the first epoch, the controller ignored.
  */
 #ifndef SK_MORPHO_H
 #define SK_MORPHO_H
