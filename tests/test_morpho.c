@@ -532,7 +532,10 @@ static void test_bad_config(void **state) {
     (void)state;
     const char *bad[] = {"[env]\nreward = dense\n", "[env]\nbatches = 0\n",
                          "[env]\nval_size = 999999\n", "[env]\ndata = /nonexistent/folder\n",
-                         "[env]\nw_rent = -1\n"};
+                         "[env]\nw_rent = -1\n", "[env]\nhost = resnet\n",
+                         "[env]\nprecision = bf16\n", "[env]\nhost = cnn\nprecision = fp16\n",
+                         "[env]\nhost = cnn\nfixed_blueprint = mlp_large\n",
+                         "[env]\nfixed_seeds = 4\n"};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         sk_config *cfg = sk_config_new();
         assert_int_equal(sk_config_load_string(cfg, bad[k]), SK_OK);
@@ -632,8 +635,8 @@ static void test_epoch_gradient(void **state) {
     check_epoch_gradient("linear host", "", linear);
 }
 
-/* The CNN host (8 x 8 x 4 ... channels), seeds of three kinds; the synthetic
- * task at full resolution stands in for the images. */
+/* The CNN host (channels 4, 8, 16), six seed kinds, with and without the
+ * host's ReLUs; the synthetic task at full resolution stands in for the images. */
 static void test_epoch_gradient_cnn(void **state) {
     (void)state;
     const int chains[3] = {MORPHO_CBP_CONV_HEAVY, MORPHO_CBP_BOTTLENECK, MORPHO_CBP_SE};
@@ -643,14 +646,14 @@ static void test_epoch_gradient_cnn(void **state) {
 }
 
 /* state_arrays hold the whole state: an env restored from them into a fresh
- * instance continues bit for bit like the original (what resume relies on). */
-static void test_state_arrays_restore(void **state) {
-    (void)state;
+ * instance continues bit for bit like the original (what resume relies on);
+ * on the CNN host in bf16 too (oneDNN's kernels are deterministic on one thread). */
+static void check_state_arrays_restore(const char *extra, int blueprint) {
     env_run a, b;
-    env_open(&a, 2, "");
-    env_open(&b, 2, "");
+    env_open(&a, 2, extra);
+    env_open(&b, 2, extra);
     for (int epoch = 0; epoch < 3; epoch++) {
-        set_action(&a, 0, epoch == 0 ? MORPHO_GERMINATE : MORPHO_WAIT, 2, MORPHO_BP_GATE);
+        set_action(&a, 0, epoch == 0 ? MORPHO_GERMINATE : MORPHO_WAIT, 2, blueprint);
         set_action(&a, 1, MORPHO_WAIT, 0, 0);
         sk_vec_step_range(a.vec, 0, 2);
     }
@@ -689,6 +692,12 @@ static void test_state_arrays_restore(void **state) {
     }
     env_close(&a);
     env_close(&b);
+}
+
+static void test_state_arrays_restore(void **state) {
+    (void)state;
+    check_state_arrays_restore("", MORPHO_BP_GATE);
+    check_state_arrays_restore("host = cnn\nchannels = 4\nprecision = bf16\n", MORPHO_CBP_CONV_HEAVY);
 }
 
 /* The exploration prior: a fresh policy prefers WAIT by e^3 over each other op

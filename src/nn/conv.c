@@ -256,8 +256,8 @@ static bool scratch_reserve(sk_conv *c, int B) {
 }
 
 /* The cached primitives for B, created on first use (the least recently used
- * entry makes room). */
-static conv_batch *batch_for(sk_conv *c, int B) {
+ * entry makes room); NULL with *status when oneDNN cannot make them. */
+static conv_batch *batch_lookup(sk_conv *c, int B, dnnl_status_t *status) {
     SK_ASSERT(B > 0);
     if (g_omp_set_num_threads) g_omp_set_num_threads(1);
     conv_batch *slot = &c->batches[0];
@@ -270,15 +270,39 @@ static conv_batch *batch_for(sk_conv *c, int B) {
         if (b->last_use < slot->last_use) slot = b;
     }
     batch_free(slot);
-    dnnl_status_t st = batch_create(c, slot, B);
-    if (st != dnnl_success || !scratch_reserve(c, B)) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "oneDNN could not set up a convolution for %d images (status %d)",
-                 B, (int)st);
-        sk_panic(__FILE__, __LINE__, msg);
+    *status = batch_create(c, slot, B);
+    if (*status == dnnl_success && !scratch_reserve(c, B)) {
+        batch_free(slot);
+        *status = dnnl_out_of_memory;
     }
+    if (*status != dnnl_success) return NULL;
     slot->last_use = ++c->uses;
     return slot;
+}
+
+/* In forward and backward: the shape was prepared at creation (sk_conv_prepare),
+ * so a failure for another batch size is out of memory or a oneDNN bug. */
+static conv_batch *batch_for(sk_conv *c, int B) {
+    dnnl_status_t status = dnnl_success;
+    conv_batch *b = batch_lookup(c, B, &status);
+    if (!b) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "oneDNN could not set up a convolution for %d images (status %d)",
+                 B, (int)status);
+        sk_panic(__FILE__, __LINE__, msg);
+    }
+    return b;
+}
+
+sk_status sk_conv_prepare(sk_conv *c, int B) {
+    dnnl_status_t status = dnnl_success;
+    if (B < 1) return sk_fail(SK_ERR_INVALID, "a convolution batch of %d images (expected >= 1)", B);
+    if (batch_lookup(c, B, &status)) return SK_OK;
+    const sk_conv_shape *s = &c->shape;
+    return sk_fail(status == dnnl_out_of_memory ? SK_ERR_NOMEM : SK_ERR_INVALID,
+                   "oneDNN cannot run a convolution %dx%dx%d -> %d channels, kernel %d, stride "
+                   "%d, groups %d on %d images (status %d)", s->height, s->width, s->channels,
+                   s->out_channels, s->kernel, s->stride, s->groups, B, (int)status);
 }
 
 sk_status sk_conv_create(sk_conv **out, sk_conv_shape shape, sk_precision precision) {

@@ -55,6 +55,11 @@ double sk_conv_macs(sk_conv_shape shape);
  * fails to start. */
 sk_status sk_conv_create(sk_conv **out, sk_conv_shape shape, sk_precision precision);
 void sk_conv_destroy(sk_conv *conv);
+/* Makes the primitives for batch size B now (they are otherwise made on first
+ * use), so that a shape oneDNN cannot run fails here, with a status naming
+ * it, rather than at the first step (forward and backward treat a failure as
+ * a bug). SK_ERR_INVALID or SK_ERR_NOMEM. */
+sk_status sk_conv_prepare(sk_conv *conv, int B);
 
 /* y (B, oh, ow, out) = conv(x (B, h, w, in), w) + b; b may be NULL (no bias). */
 void sk_conv_forward(sk_conv *conv, float *y, const float *x, const float *w, const float *b,

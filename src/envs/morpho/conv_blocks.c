@@ -141,8 +141,10 @@ sk_status morpho_conv_ctx_create(morpho_conv_ctx **out, morpho_geom g, int max_b
     sk_status st = SK_OK;
     for (int bp = 0; bp < MORPHO_NUM_BLUEPRINTS && st == SK_OK; bp++) {
         chain ch = chain_of((morpho_conv_blueprint)bp, g);
-        for (int l = 0; l < ch.layers && st == SK_OK; l++)
+        for (int l = 0; l < ch.layers && st == SK_OK; l++) {
             st = sk_conv_create(&ctx->conv[bp][l], ch.layer[l], precision);
+            if (st == SK_OK) st = sk_conv_prepare(ctx->conv[bp][l], max_batch);
+        }
     }
     /* a chain layer's input is C or r channels (r > C for C < 8); SE needs C + r per image */
     size_t widest = (size_t)SK_MAX(g.channels, reduced(g.channels));

@@ -128,6 +128,7 @@ sk_status morpho_work_host_create(const morpho_state *m, morpho_work *w) {
     sk_status st = SK_OK;
     for (int k = 0; k < MORPHO_SLOTS && st == SK_OK; k++) {
         st = sk_conv_create(&w->host_conv[k], stage_shape(m, k), precision);
+        if (st == SK_OK) st = sk_conv_prepare(w->host_conv[k], m->cfg.batch_size);
         if (st == SK_OK)
             st = morpho_conv_ctx_create(&w->seed_ctx[k], m->geom[k], m->cfg.batch_size, precision);
     }

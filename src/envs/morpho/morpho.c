@@ -768,7 +768,7 @@ static sk_status read_config(const sk_config *cfg, morpho_cfg *c, const char **s
     INT_KEY("env.batch_size", cnn ? CNN_BATCH_SIZE : 512, 1, 65536, batch_size)
     INT_KEY("env.val_size", 1000, 1, N_VAL_POOL, val_size)
     INT_KEY("env.hidden", H_DEFAULT, 2, 1024, hidden)
-    INT_KEY("env.channels", CHANNELS_DEFAULT, 1, 256, channels)
+    INT_KEY("env.channels", CHANNELS_DEFAULT, 1, 64, channels)
     REAL_KEY("env.lr", cnn ? CNN_LR : 0.02, 0.0, 10.0, lr)
     REAL_KEY("env.seed_lr", cnn ? CNN_LR : 0.02, 0.0, 10.0, seed_lr)
     REAL_KEY("env.clip", 5.0, 1e-6, 1e9, clip)
