@@ -22,8 +22,8 @@ def read(path):
     with open(path) as f:
         for line in f:
             row = json.loads(line)
-            if row.get("end"):
-                ends[row["episode"]] = row
+            if row.get("end"):  # eval runs each episode on its own env: (env, episode) names it
+                ends[(row["env"], row["episode"])] = row
             elif "op" in row:
                 ops[row["op"]] += 1
     return ends, ops
