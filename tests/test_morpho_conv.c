@@ -391,7 +391,7 @@ static int reduced(int C) { return C / 4 > 2 ? C / 4 : 2; } /* r = max(C / 4, 2)
 
 /* The header's parameter layout, block by block (weights then bias per layer). */
 static int param_blocks(morpho_conv_blueprint bp, int C, size_t *n) {
-    size_t c = (size_t)C, r = (size_t)reduced(C), h = c / 2;
+    size_t c = (size_t)C, r = (size_t)reduced(C), h = c / 2 > 0 ? c / 2 : 1; /* max(C/2, 1) */
     switch (bp) {
     case MORPHO_CBP_NORM: /* g, gamma, beta */
         n[0] = 1, n[1] = c, n[2] = c;
@@ -402,7 +402,7 @@ static int param_blocks(morpho_conv_blueprint bp, int C, size_t *n) {
     case MORPHO_CBP_DEPTHWISE: /* D 3x3 depthwise, d, P 1x1 C -> C, p */
         n[0] = 9 * c, n[1] = c, n[2] = c * c, n[3] = c;
         return 4;
-    case MORPHO_CBP_CONV_LIGHT: /* K 3x3 C -> C/2, k, P 1x1 C/2 -> C, p */
+    case MORPHO_CBP_CONV_LIGHT: /* K 3x3 C -> max(C/2, 1), k, P 1x1 back to C, p */
         n[0] = 9 * c * h, n[1] = h, n[2] = h * c, n[3] = c;
         return 4;
     case MORPHO_CBP_CONV_HEAVY: /* 2 (9 C^2 + C) */
@@ -590,9 +590,11 @@ static void seed_bf16_vs_f32(seed_case *c, morpho_conv_ctx *ctx16) {
 
 static void test_seeds(void **state) {
     (void)state;
-    const morpho_geom geoms[] = {{4, 4, 8}, {7, 5, 6}};
+    /* 5x5x1: r = 2 > C, wider than the slot (env.channels = 1); 1x1x8: SE's
+     * scratch (C + r per image) exceeds the activation's C */
+    const morpho_geom geoms[] = {{4, 4, 8}, {7, 5, 6}, {5, 5, 1}, {1, 1, 8}};
     enum { B = 3 };
-    for (int gi = 0; gi < 2; gi++) {
+    for (int gi = 0; gi < 4; gi++) {
         morpho_geom geom = geoms[gi];
         morpho_conv_ctx *ctx, *ctx16;
         assert_int_equal(morpho_conv_ctx_create(&ctx, geom, B, SK_PRECISION_F32), SK_OK);
