@@ -1,12 +1,13 @@
 /*
  * Convolutions through oneDNN's C API (contract in conv.h).
  *
- * Every tensor is given to oneDNN in the caller's plain layout (nhwc, ohwi,
- * gohwi), so no reorder runs between the caller's arrays and a primitive:
- * oneDNN's brgemm convolutions take these layouts directly on AVX-512
- * (bench/conv.c prints the implementation each shape gets). Backward
- * primitives overwrite their outputs, so input and weight gradients go
- * through scratch and are added to the caller's (+=, as src/nn).
+ * Activations go to oneDNN in the caller's nhwc, which its brgemm kernels
+ * take directly on AVX-512; weights go through a reorder into the blocked
+ * layout the chosen kernel wants (and to bf16), each call, since the caller's
+ * SGD changes them every step: small next to the activations
+ * (bench/conv.c prints the kernel each shape gets). Backward primitives
+ * overwrite their outputs, so input and weight gradients go through scratch
+ * and are added to the caller's (+=, as src/nn).
  */
 #include "conv.h"
 
@@ -240,10 +241,8 @@ static bool scratch_reserve(sk_conv *c, int B) {
     size_t in = (size_t)B * s->height * s->width * s->channels,
            out = (size_t)B * c->out_h * c->out_w * s->out_channels, w = sk_conv_weight_floats(*s);
     c->d_src_tmp = grow(c->d_src_tmp, in * sizeof(float));
-    if (c->scratch_batch == 0) {
-        c->d_weights_tmp = sk_alloc(w * sizeof(float));
-        c->d_bias_tmp = sk_alloc((size_t)s->out_channels * sizeof(float));
-    }
+    if (!c->d_weights_tmp) c->d_weights_tmp = sk_alloc(w * sizeof(float));
+    if (!c->d_bias_tmp) c->d_bias_tmp = sk_alloc((size_t)s->out_channels * sizeof(float));
     if (c->precision == SK_PRECISION_BF16) {
         c->src_bf16 = grow(c->src_bf16, in * sizeof(uint16_t));
         c->d_dst_bf16 = grow(c->d_dst_bf16, out * sizeof(uint16_t));
