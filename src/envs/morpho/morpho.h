@@ -43,7 +43,7 @@
  * w_terminal (defaults: the W_* constants in morpho.c).
  * host (linear | cnn): the convolutional host (host.c) on the 28x28 images,
  * with its own defaults epochs 60, batches 8, batch_size 256, lr and seed_lr
- * 0.05, and its keys channels (8), host_relu (false) and precision (fp32 |
+ * 0.01, and its keys channels (8), host_relu (false) and precision (fp32 |
  * bf16). fixed_seeds (0..3) and fixed_blueprint (the largest): seeds grown in
  * the first slots from the first epoch, the controller ignored.
  */
