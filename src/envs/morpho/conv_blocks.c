@@ -195,8 +195,26 @@ static void add_residual(float *restrict s, const float *restrict x, size_t n) {
     for (size_t i = 0; i < n; i++) s[i] += x[i];
 }
 
-static void relu_inplace(float *restrict v, size_t n) {
-    for (size_t i = 0; i < n; i++) v[i] = v[i] > 0.0f ? v[i] : 0.0f;
+void morpho_channel_mean(float *restrict mean, const float *restrict x, int B, size_t pixels,
+                         int C) {
+    for (int b = 0; b < B; b++) {
+        float *restrict mb = mean + (size_t)b * C;
+        const float *restrict xb = x + (size_t)b * pixels * C;
+        memset(mb, 0, (size_t)C * sizeof(float));
+        for (size_t q = 0; q < pixels; q++)
+            for (int ch = 0; ch < C; ch++) mb[ch] += xb[q * C + ch];
+        for (int ch = 0; ch < C; ch++) mb[ch] /= (float)pixels;
+    }
+}
+
+void morpho_channel_mean_backward(float *restrict dx, const float *restrict dmean, int B,
+                                  size_t pixels, int C) {
+    for (int b = 0; b < B; b++) {
+        const float *restrict db = dmean + (size_t)b * C;
+        float *restrict dxb = dx + (size_t)b * pixels * C;
+        for (size_t q = 0; q < pixels; q++)
+            for (int ch = 0; ch < C; ch++) dxb[q * C + ch] += db[ch] / (float)pixels;
+    }
 }
 
 static void chain_forward(morpho_conv_ctx *ctx, morpho_conv_blueprint bp, const float *params,
@@ -212,7 +230,7 @@ static void chain_forward(morpho_conv_ctx *ctx, morpho_conv_blueprint bp, const 
         sk_conv_forward(ctx->conv[bp][l], out, in, p, p + nw, B);
         p += nw + (size_t)sh.out_channels;
         if (!last) {
-            relu_inplace(out, out_n);
+            sk_relu_forward(out, out, out_n);
             in = out;
             c += out_n;
         }
@@ -269,14 +287,7 @@ static void se_forward(morpho_conv_ctx *ctx, const float *params, const float *x
     size_t hw = pixels(ctx->geom);
     const float *W1 = params, *b1 = W1 + (size_t)r * C, *W2 = b1 + r, *b2 = W2 + (size_t)C * r;
     float *m = cache, *hidden = m + (size_t)B * C, *scale = hidden + (size_t)B * r;
-    for (int b = 0; b < B; b++) {
-        float *mb = m + (size_t)b * C;
-        memset(mb, 0, (size_t)C * sizeof(float));
-        const float *xb = x + (size_t)b * hw * C;
-        for (size_t q = 0; q < hw; q++)
-            for (int ch = 0; ch < C; ch++) mb[ch] += xb[q * C + ch];
-        for (int ch = 0; ch < C; ch++) mb[ch] /= (float)hw;
-    }
+    morpho_channel_mean(m, x, B, hw, C);
     sk_linear_forward(hidden, m, W1, b1, B, C, r);
     sk_relu_forward(hidden, hidden, (size_t)B * r);
     sk_linear_forward(scale, hidden, W2, b2, B, r, C);
@@ -315,13 +326,12 @@ static void se_backward(morpho_conv_ctx *ctx, const float *params, const float *
     sk_linear_backward(dx ? dm : NULL, dW1, db1, dhidden, m, W1, B, C, r);
     if (!dx) return;
     for (int b = 0; b < B; b++) {
-        const float *dsb = ds + (size_t)b * hw * C, *sc = scale + (size_t)b * C,
-                    *dmb = dm + (size_t)b * C;
+        const float *dsb = ds + (size_t)b * hw * C, *sc = scale + (size_t)b * C;
         float *dxb = dx + (size_t)b * hw * C;
         for (size_t q = 0; q < hw; q++)
-            for (int ch = 0; ch < C; ch++)
-                dxb[q * C + ch] += dsb[q * C + ch] * sc[ch] + dmb[ch] / (float)hw;
+            for (int ch = 0; ch < C; ch++) dxb[q * C + ch] += dsb[q * C + ch] * sc[ch];
     }
+    morpho_channel_mean_backward(dx, dm, B, hw, C);
 }
 
 /* ---- dispatch ---- */

@@ -58,6 +58,11 @@ size_t morpho_cseed_num_params(morpho_conv_blueprint bp, morpho_geom g);
 size_t morpho_cseed_cache_floats(morpho_conv_blueprint bp, morpho_geom g);
 size_t morpho_cseed_max_params(morpho_geom g);
 size_t morpho_cseed_max_cache_floats(morpho_geom g);
+/* mean (B, C) = x (B, pixels, C) averaged over the pixels (SE's squeeze, the
+ * CNN head's pool); backward: dx += dmean / pixels at every pixel. */
+void morpho_channel_mean(float *mean, const float *x, int B, size_t pixels, int C);
+void morpho_channel_mean_backward(float *dx, const float *dmean, int B, size_t pixels, int C);
+
 /* Multiply-adds per image of the forward. */
 double morpho_cseed_macs(morpho_conv_blueprint bp, morpho_geom g);
 

@@ -167,25 +167,14 @@ void morpho_stage_backward(const morpho_state *m, morpho_work *w, const morpho_h
     }
 }
 
-/* The CNN head's input: the mean over the last grid, (B, channels). */
-static const float *pool(const morpho_state *m, morpho_work *w, const float *in, int B) {
-    morpho_geom g = m->geom[MORPHO_SLOTS - 1];
-    size_t hw = (size_t)g.height * g.width;
-    int C = g.channels;
-    for (int b = 0; b < B; b++) {
-        float *p = w->pooled + (size_t)b * C;
-        const float *x = in + (size_t)b * hw * C;
-        memset(p, 0, (size_t)C * sizeof(float));
-        for (size_t q = 0; q < hw; q++)
-            for (int c = 0; c < C; c++) p[c] += x[q * C + c];
-        for (int c = 0; c < C; c++) p[c] /= (float)hw;
-    }
-    return w->pooled;
-}
-
 void morpho_head_forward(const morpho_state *m, morpho_work *w, const morpho_host_view *v,
                          const float *in, int B) {
-    const float *features = is_cnn(m) ? pool(m, w, in, B) : in;
+    const float *features = in;
+    if (is_cnn(m)) { /* the mean over the last grid, (B, channels) */
+        morpho_geom g = m->geom[MORPHO_SLOTS - 1];
+        morpho_channel_mean(w->pooled, in, B, (size_t)g.height * g.width, g.channels);
+        features = w->pooled;
+    }
     int L = MORPHO_SLOTS;
     sk_linear_forward(w->logits, features, v->w[L], v->b[L], B, layer_in(m, L), MORPHO_CLASSES);
 }
@@ -204,12 +193,7 @@ void morpho_head_backward(const morpho_state *m, morpho_work *w, const morpho_ho
     memset(w->dpooled, 0, (size_t)B * C * sizeof(float));
     sk_linear_backward(w->dpooled, g->w[L], g->b[L], w->dlogits, w->pooled, v->w[L], B, C,
                        MORPHO_CLASSES);
-    for (int b = 0; b < B; b++) {
-        const float *dp = w->dpooled + (size_t)b * C;
-        float *d = din + (size_t)b * hw * C;
-        for (size_t q = 0; q < hw; q++)
-            for (int c = 0; c < C; c++) d[q * C + c] += dp[c] / (float)hw;
-    }
+    morpho_channel_mean_backward(din, w->dpooled, B, hw, C);
 }
 
 /* ---- seeds ---- */
