@@ -69,12 +69,28 @@ static void test_missing_symbols(void **unused) {
                        "SK_PLUGIN_EXPORT", NULL);
 }
 
+/* A version 1 plugin loads; its tables end before sk_env_def.configure,
+ * which the loader must treat as absent rather than read. */
+static void test_abi_v1_table(void **unused) {
+    (void)unused;
+    assert_int_equal(sk_env_load_plugin(PLUGIN_V1), SK_OK);
+    const sk_env_def *env = sk_env_find("OldAbi-v0");
+    assert_non_null(env);
+    assert_null(env->configure);
+    assert_int_equal(env->obs_size, 3);
+    const sk_env_def *configured = NULL;
+    if (sk_env_configure(env, NULL, &configured) != SK_OK) fail_msg("%s", sk_last_error());
+    assert_ptr_equal(configured, env);
+    assert_string_equal(sk_env_plugin_path(env), sk_env_plugin_path(sk_env_find("OldAbi-v0")));
+    assert_non_null(strstr(sk_env_plugin_path(env), "v1_plugin"));
+}
+
 static void test_abi_version(void **unused) {
     (void)unused;
     char ours[64];
     snprintf(ours, sizeof ours, "version %d", SK_ENV_ABI_VERSION);
     assert_int_equal(sk_env_load_plugin(PLUGIN_ABI_VERSION), SK_ERR_INVALID);
-    assert_message_has(PLUGIN_ABI_VERSION, "ABI version 999", ours, NULL);
+    assert_message_has(PLUGIN_ABI_VERSION, "ABI version 999", ours, "loads 1..", NULL);
     assert_null(sk_env_find("BadAbi-v0"));
 }
 
@@ -337,6 +353,7 @@ int main(void) {
         cmocka_unit_test(test_not_a_shared_object),
         cmocka_unit_test(test_missing_symbols),
         cmocka_unit_test(test_abi_version),
+        cmocka_unit_test(test_abi_v1_table),
         cmocka_unit_test(test_bad_tables),
         cmocka_unit_test(test_register),
         cmocka_unit_test(test_validation),

@@ -13,13 +13,14 @@
 #include "core/config.h"
 #include "core/core.h"
 #include "envs/prover/prover.h"
+#include "skinner/vec.h"
 
 #include <string.h>
 #include <sys/stat.h>
 
-#define A SK_PROVER_MAX_ATOMS
-#define S SK_PROVER_MAX_SUCCESSORS
-#define OBS SK_PROVER_OBS_SIZE
+#define A SK_PROVER_DEFAULT_ATOMS
+#define S SK_PROVER_DEFAULT_SUCCESSORS
+#define OBS SK_PROVER_DEFAULT_OBS_SIZE
 #define LOG SK_PROVER_NUM_LOG_FIELDS
 #define TEXT 1024
 
@@ -88,13 +89,13 @@ static derived derive_text(const sk_kb *kb, const char *goals_text, const char *
         assert_int_equal(parse_goals(kb, excluded_text, excluded), 1);
         excluded_key = sk_kb_key(excluded[0], excluded[1], excluded[2]);
     }
-    int32_t atoms[S * SK_PROVER_ATOM_INTS], len[S];
+    int32_t atoms[S * SK_PROVER_DEFAULT_ATOM_INTS], len[S];
     uint64_t keys[S];
-    sk_prover_limits limits = {.max_atoms = max_atoms, .max_successors = max_successors};
+    sk_prover_limits limits = {.max_atoms = max_atoms, .max_successors = max_successors, .stride = A};
     derived d = {.count = sk_prover_derive(kb, kb->num_consts + 1, goals, n, excluded_key, visited,
                                            num_visited, limits, atoms, len, keys)};
     for (int j = 0; j < d.count; j++)
-        format_state(kb, atoms + j * SK_PROVER_ATOM_INTS, len[j], d.states[j]);
+        format_state(kb, atoms + j * SK_PROVER_DEFAULT_ATOM_INTS, len[j], d.states[j]);
     return d;
 }
 
@@ -198,10 +199,10 @@ static derived observed(const harness *h, int i) {
     const uint8_t *mask = h->io.masks + (size_t)i * S;
     derived d = {.count = 0};
     while (d.count < S && mask[d.count]) {
-        int32_t atoms[SK_PROVER_ATOM_INTS];
+        int32_t atoms[SK_PROVER_DEFAULT_ATOM_INTS];
         int len = 0;
-        const float *succ = obs + SK_PROVER_ATOM_INTS * (1 + d.count);
-        for (int k = 0; k < SK_PROVER_ATOM_INTS; k++) atoms[k] = (int32_t)succ[k];
+        const float *succ = obs + SK_PROVER_DEFAULT_ATOM_INTS * (1 + d.count);
+        for (int k = 0; k < SK_PROVER_DEFAULT_ATOM_INTS; k++) atoms[k] = (int32_t)succ[k];
         while (len < A && atoms[3 * len] != 0) len++;
         format_state(h->s->kb, atoms, len, d.states[d.count]);
         d.count++;
@@ -481,12 +482,12 @@ static void test_truncation_at_max_depth(void **st) {
     /* 5 actions: rule, fact, rule, fact, rule; final_obs shows that state and
      * its successors, the episode restarted */
     char state[TEXT];
-    int32_t atoms[SK_PROVER_ATOM_INTS];
-    for (int k = 0; k < SK_PROVER_ATOM_INTS; k++) atoms[k] = (int32_t)h.io.final_obs[k];
+    int32_t atoms[SK_PROVER_DEFAULT_ATOM_INTS];
+    for (int k = 0; k < SK_PROVER_DEFAULT_ATOM_INTS; k++) atoms[k] = (int32_t)h.io.final_obs[k];
     format_state(h.s->kb, atoms, 2, state);
     assert_string_equal(state, "e(c2,_V1), p(_V1,c40)");
     float p = (float)sk_kb_find_pred(h.s->kb, "p");
-    assert_float_equal(h.io.final_obs[SK_PROVER_ATOM_INTS], p, 0.0f);
+    assert_float_equal(h.io.final_obs[SK_PROVER_DEFAULT_ATOM_INTS], p, 0.0f);
     assert_float_equal(h.io.episode_log[1], 5.0f, 0.0f);
     assert_float_equal(h.io.episode_log[2], 0.0f, 0.0f);
     assert_int_equal(h.s->depth[0], 0);
@@ -524,11 +525,11 @@ static void test_observation_layout_and_invalid_actions(void **st) {
     int32_t a = sk_kb_find_const(kb, "a"), c = sk_kb_find_const(kb, "c"), v1 = kb->num_consts + 1;
     const float want_state[3] = {(float)p, (float)a, (float)c};
     for (int k = 0; k < 3; k++) assert_float_equal(obs[k], want_state[k], 0.0f);
-    for (int k = 3; k < SK_PROVER_ATOM_INTS; k++) assert_float_equal(obs[k], 0.0f, 0.0f);
+    for (int k = 3; k < SK_PROVER_DEFAULT_ATOM_INTS; k++) assert_float_equal(obs[k], 0.0f, 0.0f);
     const float want_succ[6] = {(float)e, (float)a, (float)v1, (float)f, (float)v1, (float)c};
     for (int k = 0; k < 6; k++)
-        assert_float_equal(obs[SK_PROVER_ATOM_INTS + k], want_succ[k], 0.0f);
-    for (int k = SK_PROVER_ATOM_INTS + 6; k < OBS; k++) assert_float_equal(obs[k], 0.0f, 0.0f);
+        assert_float_equal(obs[SK_PROVER_DEFAULT_ATOM_INTS + k], want_succ[k], 0.0f);
+    for (int k = SK_PROVER_DEFAULT_ATOM_INTS + 6; k < OBS; k++) assert_float_equal(obs[k], 0.0f, 0.0f);
     assert_int_equal(h.io.masks[0], 1);
     for (int j = 1; j < S; j++) assert_int_equal(h.io.masks[j], 0);
     int num_preds, num_args;
@@ -551,9 +552,9 @@ static void test_observation_layout_and_invalid_actions(void **st) {
 static void test_config_validation(void **st) {
     (void)st;
     static const char *const bad[][2] = {
-        {"env.max_atoms", "12"}, {"env.max_successors", "10"}, {"env.reward_type", "5"},
+        {"env.max_atoms", "17"}, {"env.max_successors", "1025"}, {"env.reward_type", "5"},
         {"env.split", "holdout"}, {"env.max_depth", "0"}, {"env.negative_ratio", "-1"},
-        {"env.corrupt", "relation"},
+        {"env.corrupt", "relation"}, {"env.max_atoms", "0"}, {"env.max_successors", "0"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         sk_config *cfg = sk_config_new();
@@ -566,15 +567,162 @@ static void test_config_validation(void **st) {
         assert_non_null(strstr(sk_last_error(), bad[k][0]));
         sk_config_free(cfg);
     }
+    /* End takes a slot of its own */
     sk_config *cfg = sk_config_new();
-    assert_int_equal(sk_config_set(cfg, "env.max_atoms", "12"), SK_OK);
+    assert_int_equal(sk_config_set(cfg, "env.max_successors", "1"), SK_OK);
+    assert_int_equal(sk_config_set(cfg, "env.end_action", "true"), SK_OK);
     void *state = NULL;
-    sk_env_prover.create(&state, 1, cfg);
-    assert_non_null(strstr(sk_last_error(), "fixed"));
+    assert_int_equal(sk_env_prover.create(&state, 1, cfg), SK_ERR_INVALID);
+    assert_non_null(strstr(sk_last_error(), "env.max_successors = 1 with env.end_action"));
+    const sk_env_def *configured = NULL;
+    assert_int_equal(sk_env_configure(&sk_env_prover, cfg, &configured), SK_ERR_INVALID);
+    assert_null(configured);
     sk_config_free(cfg);
+    /* the table keeps the defaults */
     assert_int_equal(sk_env_prover.obs_size, 630);
     assert_int_equal(sk_env_prover.mask_size, 20);
     assert_int_equal(sk_env_prover.action_space.head_sizes[0], 20);
+}
+
+/* env.max_atoms and env.max_successors size the configured table: 3A(1 + S)
+ * observations, one head of S; the defaults give back the table itself, the
+ * same sizes the same interned copy. */
+static void test_configured_sizes(void **st) {
+    (void)st;
+    const sk_env_def *env = NULL, *again = NULL;
+    assert_int_equal(sk_env_configure(&sk_env_prover, NULL, &env), SK_OK);
+    assert_ptr_equal(env, &sk_env_prover);
+    sk_config *cfg = sk_config_new();
+    assert_int_equal(sk_config_set(cfg, "env.max_atoms", "4"), SK_OK);
+    assert_int_equal(sk_config_set(cfg, "env.max_successors", "7"), SK_OK);
+    assert_int_equal(sk_env_configure(&sk_env_prover, cfg, &env), SK_OK);
+    assert_int_equal(env->obs_size, 3 * 4 * (1 + 7));
+    assert_int_equal(env->mask_size, 7);
+    assert_int_equal(env->action_space.head_sizes[0], 7);
+    assert_int_equal(env->max_episode_steps, 20);
+    assert_true(env != &sk_env_prover && sk_env_same(env, &sk_env_prover));
+    assert_int_equal(sk_env_configure(&sk_env_prover, cfg, &again), SK_OK);
+    assert_ptr_equal(again, env);
+    assert_int_equal(sk_config_set(cfg, "env.max_successors", "262"), SK_OK);
+    assert_int_equal(sk_config_set(cfg, "env.max_depth", "30"), SK_OK);
+    assert_int_equal(sk_env_configure(&sk_env_prover, cfg, &again), SK_OK);
+    assert_true(again != env);
+    assert_int_equal(again->obs_size, 3 * 4 * (1 + 262));
+    assert_int_equal(again->max_episode_steps, 30);
+    assert_int_equal(sk_config_set(cfg, "env.max_atoms", "40"), SK_OK);
+    assert_int_equal(sk_env_configure(&sk_env_prover, cfg, &again), SK_ERR_INVALID);
+    assert_non_null(strstr(sk_last_error(), "env.max_atoms"));
+    sk_config_free(cfg);
+}
+
+/* Sorts successor indices by length, stably (insertion sort). */
+static void stable_by_length(const int32_t *len, int count, int *order) {
+    for (int k = 0; k < count; k++) {
+        int j = k;
+        while (j > 0 && len[order[j - 1]] > len[k]) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = k;
+    }
+}
+
+/* Random episodes of envs of A atoms and S successors (through sk_vec, so the
+ * buffers take the configured sizes): at every state the env's successors are
+ * exactly the S shortest of all the distinct successors of that state (a
+ * derivation with room for every one), stable by length, in derivation
+ * order; and each observation row and mask holds them. */
+static void check_small_shapes(const char *dataset, int atoms, int successors, int steps) {
+    sk_config *cfg = sk_config_new();
+    char a_text[16], s_text[16];
+    snprintf(a_text, sizeof a_text, "%d", atoms);
+    snprintf(s_text, sizeof s_text, "%d", successors);
+    assert_int_equal(sk_config_set(cfg, "env.dataset", dataset), SK_OK);
+    assert_int_equal(sk_config_set(cfg, "env.max_atoms", a_text), SK_OK);
+    assert_int_equal(sk_config_set(cfg, "env.max_successors", s_text), SK_OK);
+    sk_vec *vec = NULL;
+    enum { N = 32, BIG = SK_PROVER_SUCCESSORS_CAP };
+    if (sk_vec_create(&vec, &sk_env_prover, N, 1, cfg) != SK_OK) fail_msg("%s", sk_last_error());
+    const sk_env_def *env = sk_vec_env(vec);
+    assert_int_equal(env->obs_size, 3 * atoms * (1 + successors));
+    const sk_vec_buffers *b = sk_vec_buffers_of(vec);
+    sk_prover_state *s = sk_vec_state(vec);
+    int32_t *big = malloc((size_t)BIG * SK_PROVER_ATOMS_CAP * 3 * sizeof(int32_t));
+    int32_t big_len[BIG];
+    uint64_t big_key[BIG];
+    int order[BIG];
+    assert_non_null(big);
+    sk_vec_reset(vec, 7);
+    uint64_t rng = 99;
+    long cut = 0, skipped = 0;
+    for (int t = 0; t < steps; t++) {
+        for (int i = 0; i < N; i++) {
+            const sk_kb *kb = s->kb;
+            const int32_t *query = s->query + 3 * i;
+            uint64_t excluded = s->positive[i] ? sk_kb_key(query[0], query[1], query[2]) : 0;
+            sk_prover_limits all = {.max_atoms = atoms, .max_successors = BIG,
+                                    .stride = SK_PROVER_ATOMS_CAP};
+            int count = sk_prover_derive(kb, s->first_var, s->goals + (size_t)i * s->atom_ints,
+                                         s->num_goals[i], excluded,
+                                         s->visited + (size_t)i * s->visited_cap,
+                                         s->num_visited[i], all, big, big_len, big_key);
+            int32_t *actions = b->actions;
+            if (count == BIG) { /* more than even the reference holds: not checked */
+                skipped++;
+                actions[i] = (int32_t)sk_rng_below(&rng, (uint32_t)s->num_succ[i]);
+                continue;
+            }
+            for (int j = 0; j < count; j++) /* distinct */
+                for (int k = 0; k < j; k++) assert_true(big_key[j] != big_key[k]);
+            stable_by_length(big_len, count, order);
+            int kept = count < successors ? count : successors;
+            cut += count > successors;
+            bool chosen[BIG] = {false};
+            for (int k = 0; k < kept; k++) chosen[order[k]] = true;
+            const uint8_t *mask = b->masks + (size_t)i * (size_t)successors;
+            const float *obs = b->obs + (size_t)i * (size_t)env->obs_size;
+            int slot = 0;
+            for (int j = 0; j < count; j++) {
+                if (!chosen[j]) continue;
+                assert_int_equal(s->succ_key[(size_t)i * (size_t)successors + (size_t)slot],
+                                 big_key[j]);
+                assert_true(mask[slot]);
+                const float *row = obs + 3 * atoms * (1 + slot);
+                for (int k = 0; k < 3 * atoms; k++)
+                    assert_float_equal(row[k],
+                                       k < 3 * big_len[j]
+                                           ? (float)big[(size_t)j * 3 * SK_PROVER_ATOMS_CAP + (size_t)k]
+                                           : 0.0f,
+                                       0.0f);
+                slot++;
+            }
+            assert_int_equal(s->num_succ[i], kept);
+            for (int k = kept; k < successors; k++) assert_false(mask[k]);
+            actions[i] = (int32_t)sk_rng_below(&rng, (uint32_t)kept);
+        }
+        sk_vec_step(vec);
+    }
+    print_message("%s, A = %d, S = %d: %ld of %d states had more than S successors, %ld more "
+                  "than %d (not checked)\n",
+                  dataset[0] ? dataset : "synthetic", atoms, successors, cut, N * steps, skipped,
+                  BIG - 1);
+    assert_true(cut > 0);                   /* the cut was exercised */
+    assert_true(skipped < N * steps / 4); /* and checked */
+    free(big);
+    sk_vec_destroy(vec);
+    sk_config_free(cfg);
+}
+
+static void test_small_shapes_keep_the_shortest(void **st) {
+    (void)st;
+    check_small_shapes("", 4, 3, 300); /* the synthetic forest */
+    const char *shared = test_shared_dir();
+    char dataset[4096 + 64];
+    if (shared) {
+        snprintf(dataset, sizeof dataset, "%s/datasets/family", shared);
+        check_small_shapes(dataset, 6, 5, 200);
+        check_small_shapes(dataset, 10, 40, 100);
+    }
 }
 
 /* Copies env 0's state in or out through its checkpoint arrays. */
@@ -1065,6 +1213,8 @@ int main(void) {
         cmocka_unit_test(test_end_action),
         cmocka_unit_test(test_observation_layout_and_invalid_actions),
         cmocka_unit_test(test_config_validation),
+        cmocka_unit_test(test_configured_sizes),
+        cmocka_unit_test(test_small_shapes_keep_the_shortest),
         cmocka_unit_test(test_loader_errors),
         cmocka_unit_test(test_loader_regular_files_and_absolute_path),
         cmocka_unit_test(test_real_datasets_load),

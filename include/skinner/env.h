@@ -316,6 +316,13 @@ typedef struct sk_env_def {
     sk_status (*check_state)(const void *state, int num_envs);
     /* What single consumers need (see sk_env_extras); NULL for none. */
     const sk_env_extras *extras;
+    /* Optional (ABI 2): an env whose sizes depend on its config sets them
+     * here. def is a copy of this table; configure reads the env.* keys that
+     * shape it (with the typed reads, the same keys create reads) and writes
+     * obs_size, action_space, mask_size and max_episode_steps. NULL: the
+     * table's sizes are the env's whatever its config. Consumers get the
+     * configured table from sk_env_configure (sk_vec_create calls it). */
+    sk_status (*configure)(struct sk_env_def *def, const sk_config *cfg);
 } sk_env_def;
 
 /* ----------------------------------------------------------------- extras */
@@ -440,6 +447,18 @@ static inline const sk_env_extras *sk_env_extras_of(const sk_env_def *env) {
 SK_API const sk_env_def *sk_env_find(const char *name);
 /* The registered envs (built-in, then registered), NULL-terminated. */
 SK_API const sk_env_def *const *sk_env_list(void);
+/* The table of env as cfg shapes it (see sk_env_def.configure): env itself
+ * when it has no configure function, else a validated copy owned by the
+ * registry, the same pointer for the same sizes, valid for the life of the
+ * process. Its id is env's, so compare envs by id (sk_env_same). NULL cfg:
+ * the defaults. SK_ERR_INVALID / SK_ERR_CONFIG naming the key for a bad
+ * value, or the field for sizes that fail the table's checks. */
+SK_API sk_status sk_env_configure(const sk_env_def *env, const sk_config *cfg,
+                                  const sk_env_def **out);
+/* Whether a and b are the same env (a configured table and its original are). */
+static inline bool sk_env_same(const sk_env_def *a, const sk_env_def *b) {
+    return a == b || (a && b && a->id == b->id);
+}
 /* Checks a table (id, sizes, functions, action space) and adds it to the
  * registry, for a host program that defines envs itself. The table must
  * outlive every use. SK_ERR_INVALID naming the problem for a bad table or an
@@ -455,7 +474,9 @@ SK_API sk_status sk_env_register(const sk_env_def *env);
  * which SK_PLUGIN_EXPORT(...) defines. sk_env_load_plugin dlopens it, checks
  * the version and every table, and registers them.
  */
-#define SK_ENV_ABI_VERSION 1
+#define SK_ENV_ABI_VERSION 2
+/* Version 1 tables (no configure member) still load. */
+#define SK_ENV_ABI_OLDEST 1
 
 #define SK_PLUGIN_EXPORT(...)                                                                      \
     SK_API const int sk_plugin_abi_version = SK_ENV_ABI_VERSION;                                    \

@@ -54,6 +54,7 @@ SK_API sk_status sk_vec_create(sk_vec **out, const sk_env_def *env, int num_envs
                                const sk_config *cfg);
 SK_API void sk_vec_destroy(sk_vec *vec);
 
+/* The env as its config shaped it (sk_env_configure): use its sizes. */
 SK_API const sk_env_def *sk_vec_env(const sk_vec *vec);
 SK_API int sk_vec_num_envs(const sk_vec *vec);
 SK_API int sk_vec_num_workers(const sk_vec *vec);

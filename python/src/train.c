@@ -284,6 +284,7 @@ PyObject *skpy_bench(PyObject *self, PyObject *args, PyObject *kwargs) {
         if (skpy_env_error_take() < 0) return NULL;
         return skpy_raise(status, NULL);
     }
+    env = sk_vec_env(vec); /* the sizes its config gave it */
     const sk_vec_buffers *b = sk_vec_buffers_of(vec);
     const sk_action_space *space = &env->action_space;
     uint64_t rng = sk_rng_seed(seed, 0xbe4cULL);

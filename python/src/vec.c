@@ -174,6 +174,7 @@ static int vec_init(Vec *self, PyObject *args, PyObject *kwargs) {
         skpy_raise(status, NULL);
         return -1;
     }
+    env = sk_vec_env(owner->vec); /* the sizes its config gave it */
     owner->done = sk_alloc((size_t)num_envs);
     int width = env->action_space.kind == SK_SPACE_DISCRETE ? env->action_space.num_heads
                                                             : env->action_space.dim;

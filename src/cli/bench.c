@@ -206,9 +206,7 @@ static int bench_env(int argc, char **argv) {
         }
     }
     if (threads > num_envs) threads = num_envs;
-    env_bench b = {.env = env, .seconds = seconds, .seed = 1,
-                   .show_progress = isatty(STDERR_FILENO) != 0,
-                   .masked = env->mask_size > 0 && env->action_space.masks_by_head0,
+    env_bench b = {.seconds = seconds, .seed = 1, .show_progress = isatty(STDERR_FILENO) != 0,
                    .slow = sk_env_extras_of(env)->bench_num_envs > 0};
     b.steps = calloc((size_t)threads, sizeof(long long));
     if (!b.steps) {
@@ -220,6 +218,8 @@ static int bench_env(int argc, char **argv) {
         rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
         goto done;
     }
+    b.env = env = sk_vec_env(b.vec); /* the sizes its config gave it */
+    b.masked = env->mask_size > 0 && env->action_space.masks_by_head0;
     b.buffers = sk_vec_buffers_of(b.vec);
     sk_vec_reset(b.vec, b.seed);
     double start = sk_now();

@@ -10,6 +10,7 @@
 #include "registry.h"
 
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <errno.h>
 #include <pthread.h>
@@ -32,6 +33,27 @@ static bool already_loaded(void *handle) {
     return false;
 }
 
+static void free_tables(const sk_env_def **tables, int count) {
+    for (int k = 0; tables && k < count; k++) free((void *)tables[k]);
+    free(tables);
+}
+
+/* Version 1 tables end before sk_env_def.configure: copies of them with the
+ * member zeroed (reading a v1 table as a v2 one would read past its end). */
+static const sk_env_def **upgrade_v1(const sk_env_def *const *envs, int count) {
+    const sk_env_def **tables = calloc((size_t)count + 1, sizeof *tables);
+    for (int k = 0; tables && k < count; k++) {
+        sk_env_def *copy = calloc(1, sizeof *copy);
+        if (!copy) {
+            free_tables(tables, k);
+            return NULL;
+        }
+        memcpy(copy, envs[k], offsetof(sk_env_def, configure));
+        tables[k] = copy;
+    }
+    return tables;
+}
+
 /* Checks the loaded object's symbols and tables and registers them; under g_plugins_lock. */
 static sk_status register_plugin(void *handle, const char *path) {
     const int *version = dlsym(handle, "sk_plugin_abi_version");
@@ -40,11 +62,12 @@ static sk_status register_plugin(void *handle, const char *path) {
                        "plugin '%s' does not export 'sk_plugin_abi_version' (expected a shared "
                        "object that ends with SK_PLUGIN_EXPORT(...) from <skinner/env.h>)",
                        path);
-    if (*version != SK_ENV_ABI_VERSION)
+    if (*version < SK_ENV_ABI_OLDEST || *version > SK_ENV_ABI_VERSION)
         return sk_fail(SK_ERR_INVALID,
                        "plugin '%s' was built for env ABI version %d, but this skinner has "
-                       "version %d (rebuild it against this skinner's <skinner/env.h>)",
-                       path, *version, SK_ENV_ABI_VERSION);
+                       "version %d and loads %d..%d (rebuild it against this skinner's "
+                       "<skinner/env.h>)",
+                       path, *version, SK_ENV_ABI_VERSION, SK_ENV_ABI_OLDEST, SK_ENV_ABI_VERSION);
     const sk_env_def *const *const *envs_symbol = dlsym(handle, "sk_plugin_envs");
     if (!envs_symbol)
         return sk_fail(SK_ERR_INVALID,
@@ -69,8 +92,14 @@ static sk_status register_plugin(void *handle, const char *path) {
     snprintf(source, sizeof source, "plugin '%s'", path);
     char *absolute = realpath(path, NULL);
     if (!absolute) return sk_fail(SK_ERR_NOMEM, "plugin '%s': %s", path, strerror(errno));
+    const sk_env_def **upgraded = NULL;
+    if (*version == 1 && !(envs = upgraded = upgrade_v1(envs, count))) {
+        free(absolute);
+        return sk_fail(SK_ERR_NOMEM, "plugin '%s': out of memory", path);
+    }
     sk_status status = sk_env_register_all(envs, count, source);
     if (status != SK_OK) {
+        free_tables(upgraded, count);
         free(absolute);
         return status;
     }
@@ -123,7 +152,7 @@ const char *sk_env_plugin_path(const sk_env_def *env) {
     pthread_mutex_lock(&g_plugins_lock);
     for (int p = 0; p < g_num_handles && !found; p++)
         for (int k = 0; k < g_num_tables[p]; k++)
-            if (g_tables[p][k] == env) found = g_paths[p];
+            if (sk_env_same(g_tables[p][k], env)) found = g_paths[p];
     pthread_mutex_unlock(&g_plugins_lock);
     return found;
 }

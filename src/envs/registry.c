@@ -14,6 +14,7 @@
 #include "prover/prover.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
@@ -218,6 +219,49 @@ const sk_env_def *sk_env_find(const char *name) {
     }
     pthread_mutex_unlock(&g_lock);
     return found;
+}
+
+/* Configured tables, interned: one per distinct result, kept for the life
+ * of the process (consumers hold on to them), appended under g_lock. */
+typedef struct configured {
+    sk_env_def def;
+    struct configured *next;
+} configured;
+static configured *g_configured;
+
+sk_status sk_env_configure(const sk_env_def *env, const sk_config *cfg, const sk_env_def **out) {
+    *out = NULL;
+    if (!env) return sk_fail(SK_ERR_INVALID, "sk_env_configure: no environment given");
+    if (!env->configure) {
+        *out = env;
+        return SK_OK;
+    }
+    sk_config *empty = NULL;
+    if (!cfg && !(cfg = empty = sk_config_new())) return sk_fail(SK_ERR_NOMEM, "out of memory");
+    sk_env_def def;
+    memcpy(&def, env, sizeof def); /* padding too: copies compare with memcmp */
+    sk_status status = env->configure(&def, cfg);
+    sk_config_free(empty);
+    if (status != SK_OK) return status;
+    char why[512];
+    if (!sk_env_validate(&def, why, sizeof why))
+        return sk_fail(SK_ERR_INVALID, "%s as configured: %s", env->id, why);
+    if (memcmp(&def, env, sizeof def) == 0) {
+        *out = env;
+        return SK_OK;
+    }
+    pthread_mutex_lock(&g_lock);
+    configured *found = g_configured;
+    while (found && memcmp(&found->def, &def, sizeof def) != 0) found = found->next;
+    if (!found && (found = malloc(sizeof *found))) {
+        memcpy(&found->def, &def, sizeof def);
+        found->next = g_configured;
+        g_configured = found;
+    }
+    pthread_mutex_unlock(&g_lock);
+    if (!found) return sk_fail(SK_ERR_NOMEM, "out of memory");
+    *out = &found->def;
+    return SK_OK;
 }
 
 const sk_env_def *sk_env_of_config(const sk_config *cfg, const char *name) {

@@ -346,12 +346,13 @@ sk_status sk_policy_load_with(sk_loaded_policy *out, const char *checkpoint, con
     } else if (env_name) {
         const sk_env_def *asked = sk_env_find(env_name);
         if (!asked) status = SK_ERR_UNKNOWN_ENV;
-        else if (asked != out->env)
+        else if (!sk_env_same(asked, out->env))
             status = sk_fail(SK_ERR_INVALID, "checkpoint '%s' was trained on %s, not on %s",
                              checkpoint, out->env->id, asked->id);
     }
     if (status == SK_OK) status = sk_st_require_checksum(file, checkpoint);
     if (status == SK_OK) status = apply_overrides(out->cfg, overrides);
+    if (status == SK_OK) status = sk_env_configure(out->env, out->cfg, &out->env);
     if (status == SK_OK) {
         /* symbolic envs size the policy from their data: ask one instance */
         void *probe = NULL;

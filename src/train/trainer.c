@@ -202,6 +202,7 @@ static sk_status trainer_build_local(sk_trainer *tr) {
     if (!env_name) return sk_fail(SK_ERR_CONFIG, "no environment given (set env.id)");
     tr->env = sk_env_of_config(tr->cfg, env_name);
     if (!tr->env) return SK_ERR_UNKNOWN_ENV;
+    CHECK(sk_env_configure(tr->env, tr->cfg, &tr->env));
     CHECK(sk_env_record_plugin(tr->cfg, tr->env));
     CHECK(sk_settings_resolve(&tr->s, tr->cfg, tr->env));
     int K = tr->comm.size, lo, hi;

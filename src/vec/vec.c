@@ -94,6 +94,12 @@ sk_status sk_vec_create_range(sk_vec **out, const sk_env_def *env, int num_envs,
                        env->id, threads);
     sk_config *empty = NULL;
     if (!cfg && !(cfg = empty = sk_config_new())) return sk_fail(SK_ERR_NOMEM, "out of memory");
+    /* the buffers take the sizes cfg gives the env (sk_env_def.configure) */
+    sk_status configured = sk_env_configure(env, cfg, &env);
+    if (configured != SK_OK) {
+        sk_config_free(empty);
+        return configured;
+    }
     sk_vec *vec = calloc(1, sizeof *vec);
     sk_status status = vec ? SK_OK : sk_fail(SK_ERR_NOMEM, "out of memory");
     if (vec) {

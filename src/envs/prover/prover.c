@@ -11,10 +11,6 @@
 
 #include <string.h>
 
-#define A SK_PROVER_MAX_ATOMS
-#define S SK_PROVER_MAX_SUCCESSORS
-#define ATOM_INTS SK_PROVER_ATOM_INTS
-#define OBS_SIZE SK_PROVER_OBS_SIZE
 #define LOG_FIELDS SK_PROVER_NUM_LOG_FIELDS
 #define PREFETCH_AHEAD 4 /* envs */
 #define DEFAULT_MAX_DEPTH 20
@@ -68,30 +64,51 @@ static void prover_destroy(void *state) {
 
 /* The env.* keys besides env.dataset. */
 typedef struct prover_config {
+    int atoms, successors;
     int max_depth, negative_ratio, reward_type, split, corrupt_sides;
     bool end_action, provable_only;
 } prover_config;
 
-static sk_status fixed_size(const sk_config *cfg, const char *key, int fixed) {
-    int64_t v;
-    sk_status status = sk_cfg_int(cfg, key, fixed, 1, 1 << 20, &v);
-    if (status != SK_OK) return status;
-    if (v != fixed)
+/* The keys that size the observation and the action: A, S, max_depth. */
+static sk_status read_shape(const sk_config *cfg, prover_config *pc) {
+    int64_t atoms, successors, depth;
+    bool end_action;
+    sk_status status;
+    if ((status = sk_cfg_int(cfg, "env.max_atoms", SK_PROVER_DEFAULT_ATOMS, 1,
+                             SK_PROVER_ATOMS_CAP, &atoms)) != SK_OK ||
+        (status = sk_cfg_int(cfg, "env.max_successors", SK_PROVER_DEFAULT_SUCCESSORS, 1,
+                             SK_PROVER_SUCCESSORS_CAP, &successors)) != SK_OK ||
+        (status = sk_cfg_int(cfg, "env.max_depth", DEFAULT_MAX_DEPTH, 1, 100000, &depth)) != SK_OK ||
+        (status = sk_cfg_bool(cfg, "env.end_action", false, &end_action)) != SK_OK)
+        return status;
+    if (end_action && successors < 2)
         return sk_fail(SK_ERR_INVALID,
-                       "%s = %lld: Prover-v0's observation and action sizes are fixed for now "
-                       "(max_atoms = %d, max_successors = %d: obs_size %d, one head of %d)",
-                       key, (long long)v, A, S, OBS_SIZE, S);
+                       "env.max_successors = %lld with env.end_action: the End action takes a "
+                       "slot of its own (expected 2 or more)",
+                       (long long)successors);
+    pc->atoms = (int)atoms;
+    pc->successors = (int)successors;
+    pc->max_depth = (int)depth;
+    pc->end_action = end_action;
+    return SK_OK;
+}
+
+/* sk_env_def.configure: observation 3A(1 + S), one head of S choices. */
+static sk_status prover_configure(sk_env_def *def, const sk_config *cfg) {
+    prover_config pc = {0};
+    sk_status status = read_shape(cfg, &pc);
+    if (status != SK_OK) return status;
+    def->obs_size = 3 * pc.atoms * (1 + pc.successors);
+    def->action_space.head_sizes[0] = pc.successors;
+    def->mask_size = pc.successors;
+    def->max_episode_steps = pc.max_depth;
     return SK_OK;
 }
 
 static sk_status read_config(const sk_config *cfg, prover_config *pc) {
     int64_t v;
     sk_status status;
-    if ((status = fixed_size(cfg, "env.max_atoms", A)) != SK_OK) return status;
-    if ((status = fixed_size(cfg, "env.max_successors", S)) != SK_OK) return status;
-    if ((status = sk_cfg_int(cfg, "env.max_depth", DEFAULT_MAX_DEPTH, 1, 100000, &v)) != SK_OK)
-        return status;
-    pc->max_depth = (int)v;
+    if ((status = read_shape(cfg, pc)) != SK_OK) return status;
     if ((status = sk_cfg_int(cfg, "env.negative_ratio", 1, 0, 1000, &v)) != SK_OK) return status;
     pc->negative_ratio = (int)v;
     int corrupt;
@@ -101,8 +118,6 @@ static sk_status read_config(const sk_config *cfg, prover_config *pc) {
     if ((status = sk_cfg_int(cfg, "env.reward_type", DEFAULT_REWARD_TYPE, 0, 4, &v)) != SK_OK)
         return status;
     pc->reward_type = (int)v;
-    if ((status = sk_cfg_bool(cfg, "env.end_action", false, &pc->end_action)) != SK_OK)
-        return status;
     if ((status = sk_cfg_choice(cfg, "env.split", "train", g_split_names, &pc->split)) != SK_OK)
         return status;
     return sk_cfg_bool(cfg, "env.provable_only", true, &pc->provable_only);
@@ -145,6 +160,10 @@ sk_status sk_prover_create_with_kb(void **out, int num_envs, const sk_config *cf
     }
     s->num_envs = num_envs;
     s->kb = kb;
+    s->atoms = pc.atoms;
+    s->successors = pc.successors;
+    s->atom_ints = 3 * pc.atoms;
+    s->obs_size = s->atom_ints * (1 + pc.successors);
     s->max_depth = pc.max_depth;
     s->negative_ratio = pc.negative_ratio;
     s->corrupt_sides = pc.corrupt_sides;
@@ -156,10 +175,10 @@ sk_status sk_prover_create_with_kb(void **out, int num_envs, const sk_config *cf
         prover_destroy(s);
         return status;
     }
-    size_t n = (size_t)num_envs;
-    s->goals = sk_alloc(n * ATOM_INTS * sizeof(int32_t));
+    size_t n = (size_t)num_envs, S = (size_t)s->successors, atom_ints = (size_t)s->atom_ints;
+    s->goals = sk_alloc(n * atom_ints * sizeof(int32_t));
     s->num_goals = sk_alloc(n * sizeof(int32_t));
-    s->succ = sk_alloc(n * S * ATOM_INTS * sizeof(int32_t));
+    s->succ = sk_alloc(n * S * atom_ints * sizeof(int32_t));
     s->succ_len = sk_alloc(n * S * sizeof(int32_t));
     s->succ_key = sk_alloc(n * S * sizeof(uint64_t));
     s->num_succ = sk_alloc(n * sizeof(int32_t));
@@ -195,15 +214,16 @@ static sk_status prover_create(void **out, int num_envs, const sk_config *cfg) {
 }
 
 static void prover_obs_atoms(const void *state, sk_obs_atoms *out) {
-    out->atoms = SK_PROVER_MAX_ATOMS;
-    out->candidates = SK_PROVER_MAX_SUCCESSORS;
+    const sk_prover_state *s = state;
+    out->atoms = s->atoms;
+    out->candidates = s->successors;
     sk_prover_vocab(state, &out->num_preds, &out->num_args);
 }
 
 void sk_prover_vocab(const void *state, int *num_preds, int *num_args) {
     const sk_prover_state *s = state;
     *num_preds = s->kb->num_preds;
-    *num_args = s->kb->num_consts + 1 + SK_PROVER_MAX_VARS;
+    *num_args = s->kb->num_consts + 1 + SK_PROVER_VARS(s->atoms);
 }
 
 /* ------------------------------------------------------------ episodes */
@@ -213,17 +233,21 @@ static void expand(sk_prover_state *s, int i) {
     size_t si = (size_t)i;
     const int32_t *query = s->query + 3 * si;
     uint64_t excluded = s->positive[i] ? sk_kb_key(query[0], query[1], query[2]) : 0;
-    sk_prover_limits limits = {.max_atoms = A, .max_successors = s->end_action ? S - 1 : S};
-    int32_t *succ = s->succ + si * S * ATOM_INTS;
+    size_t S = (size_t)s->successors;
+    sk_prover_limits limits = {.max_atoms = s->atoms,
+                               .max_successors = s->end_action ? s->successors - 1 : s->successors,
+                               .stride = s->atoms};
+    int32_t *succ = s->succ + si * S * (size_t)s->atom_ints;
     int32_t *len = s->succ_len + si * S;
     uint64_t *key = s->succ_key + si * S;
-    int count = sk_prover_derive(s->kb, s->first_var, s->goals + si * ATOM_INTS, s->num_goals[i],
+    int count = sk_prover_derive(s->kb, s->first_var, s->goals + si * (size_t)s->atom_ints,
+                                 s->num_goals[i],
                                  excluded, s->visited + si * (size_t)s->visited_cap,
                                  s->num_visited[i], limits, succ, len, key);
     /* the end-proof action: offered unless a terminal successor already is
      * (DeepProofLog's Endf, which ends the proof as failed) */
     if (s->end_action && !sk_prover_is_terminal(succ)) {
-        int32_t *end = succ + (size_t)count * ATOM_INTS;
+        int32_t *end = succ + (size_t)count * (size_t)s->atom_ints;
         end[0] = SK_KB_END;
         end[1] = end[2] = 0;
         len[count] = 1;
@@ -235,8 +259,8 @@ static void expand(sk_prover_state *s, int i) {
 
 static void start_episode(sk_prover_state *s, int i, const int32_t query[3], bool positive) {
     size_t si = (size_t)i;
-    int32_t *goals = s->goals + si * ATOM_INTS;
-    memset(goals, 0, ATOM_INTS * sizeof(int32_t));
+    int32_t *goals = s->goals + si * (size_t)s->atom_ints;
+    memset(goals, 0, (size_t)s->atom_ints * sizeof(int32_t));
     memcpy(goals, query, 3 * sizeof(int32_t));
     memcpy(s->query + 3 * si, query, 3 * sizeof(int32_t));
     s->num_goals[i] = 1;
@@ -280,24 +304,25 @@ static void next_episode(sk_prover_state *s, int i) {
     else start_episode(s, i, query, true);
 }
 
-/* One state into ATOM_INTS floats, zero past its atoms; a single pass, branch
+/* One state into atom_ints floats, zero past its atoms; a single pass, branch
  * free, so the compiler vectorises it (the atoms past len are stale but read
  * within the array). */
-static inline void write_atoms(float *restrict out, const int32_t *restrict atoms, int len) {
+static inline void write_atoms(float *restrict out, const int32_t *restrict atoms, int len,
+                               int atom_ints) {
     int used = 3 * len;
-    for (int k = 0; k < ATOM_INTS; k++) out[k] = k < used ? (float)atoms[k] : 0.0f;
+    for (int k = 0; k < atom_ints; k++) out[k] = k < used ? (float)atoms[k] : 0.0f;
 }
 
 static void write_obs(const sk_prover_state *s, int i, float *obs, uint8_t *mask) {
-    size_t si = (size_t)i;
+    size_t si = (size_t)i, S = (size_t)s->successors, W = (size_t)s->atom_ints;
     int count = s->num_succ[i];
-    write_atoms(obs, s->goals + si * ATOM_INTS, s->num_goals[i]);
+    write_atoms(obs, s->goals + si * W, s->num_goals[i], s->atom_ints);
     for (int j = 0; j < count; j++)
-        write_atoms(obs + ATOM_INTS * (1 + j), s->succ + (si * S + (size_t)j) * ATOM_INTS,
-                    s->succ_len[si * S + (size_t)j]);
-    memset(obs + ATOM_INTS * (1 + count), 0, (size_t)(S - count) * ATOM_INTS * sizeof(float));
+        write_atoms(obs + W * (1 + (size_t)j), s->succ + (si * S + (size_t)j) * W,
+                    s->succ_len[si * S + (size_t)j], s->atom_ints);
+    memset(obs + W * (1 + (size_t)count), 0, (S - (size_t)count) * W * sizeof(float));
     if (mask)
-        for (int j = 0; j < S; j++) mask[j] = j < count;
+        for (int j = 0; j < (int)S; j++) mask[j] = j < count;
 }
 
 static void prover_reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t seed) {
@@ -306,8 +331,8 @@ static void prover_reset(void *state, const sk_env_io *io, int lo, int hi, uint6
         s->rng[i] = sk_rng_seed(seed, (uint64_t)i);
         s->episodes[i] = 0;
         next_episode(s, i);
-        uint8_t *mask = io->masks ? io->masks + (size_t)i * S : NULL;
-        write_obs(s, i, io->obs + (size_t)i * OBS_SIZE, mask);
+        uint8_t *mask = io->masks ? io->masks + (size_t)i * (size_t)s->successors : NULL;
+        write_obs(s, i, io->obs + (size_t)i * (size_t)s->obs_size, mask);
     }
 }
 
@@ -316,7 +341,8 @@ void sk_prover_set_query(void *state, const sk_env_io *io, int i, const int32_t 
     sk_prover_state *s = state;
     SK_ASSERT(i >= 0 && i < s->num_envs);
     start_episode(s, i, query, positive);
-    write_obs(s, i, io->obs + (size_t)i * OBS_SIZE, io->masks ? io->masks + (size_t)i * S : NULL);
+    write_obs(s, i, io->obs + (size_t)i * (size_t)s->obs_size,
+              io->masks ? io->masks + (size_t)i * (size_t)s->successors : NULL);
 }
 
 static float reward_for(int type, bool positive, bool proved) {
@@ -331,6 +357,7 @@ static float reward_for(int type, bool positive, bool proved) {
 
 static void prover_step(void *state, const sk_env_io *io, int lo, int hi) {
     sk_prover_state *s = state;
+    const size_t S = (size_t)s->successors, W = (size_t)s->atom_ints, O = (size_t)s->obs_size;
     for (int i = lo; i < hi; i++) {
         size_t si = (size_t)i;
         /* Beyond a few thousand envs the state no longer fits in cache and the
@@ -339,13 +366,13 @@ static void prover_step(void *state, const sk_env_io *io, int lo, int hi) {
         if (i + PREFETCH_AHEAD < hi) {
             size_t ahead = si + PREFETCH_AHEAD;
             int32_t next_action = io->actions[ahead];
-            if (next_action >= 0 && next_action < S)
-                __builtin_prefetch(s->succ + (ahead * S + (size_t)next_action) * ATOM_INTS);
-            __builtin_prefetch(io->obs + ahead * OBS_SIZE, 1);
+            if (next_action >= 0 && (size_t)next_action < S)
+                __builtin_prefetch(s->succ + (ahead * S + (size_t)next_action) * W);
+            __builtin_prefetch(io->obs + ahead * O, 1);
         }
         int count = s->num_succ[i], action = io->actions[i];
         if (action < 0 || action >= count) action = ((action % count) + count) % count;
-        const int32_t *chosen = s->succ + (si * S + (size_t)action) * ATOM_INTS;
+        const int32_t *chosen = s->succ + (si * S + (size_t)action) * W;
         s->depth[i]++;
         float reward = 0.0f;
         bool terminated = false, truncated = false, proved = false;
@@ -353,13 +380,13 @@ static void prover_step(void *state, const sk_env_io *io, int lo, int hi) {
             proved = chosen[0] == SK_KB_TRUE;
             reward = reward_for(s->reward_type, s->positive[i], proved);
             terminated = true;
-            memcpy(s->goals + si * ATOM_INTS, chosen, 3 * sizeof(int32_t));
+            memcpy(s->goals + si * W, chosen, 3 * sizeof(int32_t));
             s->num_goals[i] = 1;
             s->num_succ[i] = 0;
         } else {
             int len = s->succ_len[si * S + (size_t)action];
             uint64_t key = s->succ_key[si * S + (size_t)action];
-            memcpy(s->goals + si * ATOM_INTS, chosen, (size_t)len * 3 * sizeof(int32_t));
+            memcpy(s->goals + si * W, chosen, (size_t)len * 3 * sizeof(int32_t));
             s->num_goals[i] = len;
             SK_ASSERT(s->num_visited[i] < s->visited_cap);
             s->visited[si * (size_t)s->visited_cap + (size_t)s->num_visited[i]++] = key;
@@ -370,10 +397,10 @@ static void prover_step(void *state, const sk_env_io *io, int lo, int hi) {
         io->rewards[i] = reward;
         io->terminated[i] = terminated;
         io->truncated[i] = truncated;
-        float *obs = io->obs + si * OBS_SIZE;
+        float *obs = io->obs + si * O;
         uint8_t *mask = io->masks ? io->masks + si * S : NULL;
         if (terminated || truncated) {
-            write_obs(s, i, io->final_obs + si * OBS_SIZE, NULL);
+            write_obs(s, i, io->final_obs + si * O, NULL);
             float *log = io->episode_log + si * LOG_FIELDS;
             log[0] = s->episode_return[i];
             log[1] = (float)s->depth[i];
@@ -387,6 +414,7 @@ static void prover_step(void *state, const sk_env_io *io, int lo, int hi) {
 
 static int prover_state_arrays(void *state, sk_env_array *arrays) {
     sk_prover_state *s = state;
+    const int A = s->atoms, S = s->successors, ATOM_INTS = s->atom_ints;
     /* ranges that keep a restored state's counts inside the arrays they
      * count; prover_check_state checks the atoms themselves */
 #define RANGED(min, max) .has_range = true, .lo = (min), .hi = (max)
@@ -424,7 +452,7 @@ static int prover_state_arrays(void *state, sk_env_array *arrays) {
  * number; and the query must be a ground atom of it. */
 static sk_status check_atoms(const sk_prover_state *s, const char *name, int env,
                              const int32_t *atoms, int count) {
-    int32_t max_arg = s->first_var + SK_PROVER_MAX_VARS - 1; /* variables first_var.. */
+    int32_t max_arg = s->first_var + SK_PROVER_VARS(s->atoms) - 1; /* variables first_var.. */
     for (int k = 0; k < count; k++) {
         const int32_t *atom = atoms + 3 * k;
         if (atom[0] >= 0 && atom[0] < s->kb->num_preds && atom[1] >= 0 && atom[1] <= max_arg &&
@@ -441,19 +469,20 @@ static sk_status check_atoms(const sk_prover_state *s, const char *name, int env
 
 static sk_status prover_check_state(const void *state, int num_envs) {
     const sk_prover_state *s = state;
+    const size_t S = (size_t)s->successors, W = (size_t)s->atom_ints;
     for (int i = 0; i < num_envs; i++) {
         size_t si = (size_t)i;
-        sk_status status = check_atoms(s, "goals", i, s->goals + si * ATOM_INTS, s->num_goals[i]);
+        sk_status status = check_atoms(s, "goals", i, s->goals + si * W, s->num_goals[i]);
         for (int j = 0; status == SK_OK && j < s->num_succ[i]; j++) {
             int len = s->succ_len[si * S + (size_t)j];
             if (len < 1) /* a state has an atom: a proof step to none would be empty */
                 status = sk_fail(SK_ERR_CORRUPT,
                                  "env.successor_len of env %d: successor %d has %d atoms "
                                  "(expected 1..%d)",
-                                 i, j, len, A);
+                                 i, j, len, s->atoms);
             else
                 status = check_atoms(s, "successors", i,
-                                     s->succ + (si * S + (size_t)j) * ATOM_INTS, len);
+                                     s->succ + (si * S + (size_t)j) * W, len);
         }
         if (status == SK_OK) status = check_atoms(s, "query", i, s->query + 3 * si, 1);
         const int32_t *query = s->query + 3 * si;
@@ -478,9 +507,12 @@ const sk_env_def sk_env_prover = {
     .id = "Prover-v0",
     .alias = "prover",
     .summary = "prove a query in a knowledge base by choosing resolution steps",
-    .obs_size = OBS_SIZE,
-    .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {S}},
-    .mask_size = S,
+    /* the defaults; prover_configure sizes the table from env.max_atoms,
+     * env.max_successors and env.max_depth */
+    .obs_size = SK_PROVER_DEFAULT_OBS_SIZE,
+    .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1,
+                     .head_sizes = {SK_PROVER_DEFAULT_SUCCESSORS}},
+    .mask_size = SK_PROVER_DEFAULT_SUCCESSORS,
     .max_episode_steps = DEFAULT_MAX_DEPTH,
     /* reward type 4: +1 for every correct outcome, on positives and negatives */
     .solved_threshold = 0.9,
@@ -493,4 +525,5 @@ const sk_env_def sk_env_prover = {
     .state_arrays = prover_state_arrays,
     .check_state = prover_check_state,
     .extras = &prover_extras,
+    .configure = prover_configure,
 };

@@ -71,10 +71,12 @@
  *   max_depth        actions before truncation (20)
  *   end_action       offer End, which ends the proof as failed, in the last
  *                    slot beside non-terminal successors (false)
- *   max_atoms        A, fixed at 10 for now
- *   max_successors   S, fixed at 20 for now
- * A and S are fixed (obs_size 630, one head of 20) because the sk_env_def's
- * sizes are constants; other values are rejected with a message.
+ *   max_atoms        A, atoms per state, 1..16 (10)
+ *   max_successors   S, successors per state, 1..1024 (20; 2 or more with
+ *                    end_action). DeepProofLog pads WN18RR's states to 262
+ * The observation is 3A(1 + S) floats and the action one head of S choices
+ * (630 and 20 at the defaults): the env's configure function gives the
+ * table these sizes (sk_env_configure).
  */
 #ifndef SK_PROVER_H
 #define SK_PROVER_H
@@ -83,11 +85,15 @@
 
 #include "kb.h"
 
-#define SK_PROVER_MAX_ATOMS 10       /* A */
-#define SK_PROVER_MAX_SUCCESSORS 20  /* S */
-#define SK_PROVER_MAX_VARS (2 * SK_PROVER_MAX_ATOMS)
-#define SK_PROVER_ATOM_INTS (SK_PROVER_MAX_ATOMS * 3) /* one state, flattened */
-#define SK_PROVER_OBS_SIZE (SK_PROVER_ATOM_INTS * (1 + SK_PROVER_MAX_SUCCESSORS))
+#define SK_PROVER_DEFAULT_ATOMS 10       /* A */
+#define SK_PROVER_DEFAULT_SUCCESSORS 20  /* S */
+#define SK_PROVER_ATOMS_CAP 16           /* the largest A (working arrays are on the stack) */
+#define SK_PROVER_SUCCESSORS_CAP 1024    /* the largest S */
+/* A state of A binary atoms holds at most 2A distinct variables. */
+#define SK_PROVER_VARS(atoms) (2 * (atoms))
+/* At the defaults: one state flattened, and the observation. */
+#define SK_PROVER_DEFAULT_ATOM_INTS (SK_PROVER_DEFAULT_ATOMS * 3)
+#define SK_PROVER_DEFAULT_OBS_SIZE (SK_PROVER_DEFAULT_ATOM_INTS * (1 + SK_PROVER_DEFAULT_SUCCESSORS))
 #define SK_PROVER_NUM_LOG_FIELDS 4 /* episode_return, episode_length, proved, positive */
 
 /*
@@ -111,6 +117,8 @@ const char *sk_prover_corrupt_name(int sides);
 typedef struct sk_prover_state {
     int num_envs;
     sk_kb *kb; /* owned */
+    int atoms, successors; /* A and S */
+    int atom_ints, obs_size; /* 3A, 3A(1 + S) */
     int max_depth, negative_ratio, reward_type;
     int corrupt_sides; /* SK_PROVER_CORRUPT_* */
     bool end_action;
@@ -160,8 +168,9 @@ void sk_prover_vocab(const void *state, int *num_preds, int *num_args);
 uint64_t sk_prover_state_key(const int32_t *atoms, int num_atoms);
 
 typedef struct sk_prover_limits {
-    int max_atoms;      /* successors with more atoms are dropped, <= A */
-    int max_successors; /* at most this many are kept, <= S */
+    int max_atoms;      /* successors with more atoms are dropped, <= SK_PROVER_ATOMS_CAP */
+    int max_successors; /* at most this many are kept, <= SK_PROVER_SUCCESSORS_CAP */
+    int stride;         /* atoms per successor slot of out_atoms, >= max_atoms */
 } sk_prover_limits;
 
 /*
@@ -169,7 +178,7 @@ typedef struct sk_prover_limits {
  * from first_var in order of first appearance), as described above. excluded
  * is the packed key of the fact to ignore (0 for none); visited[0..num_visited)
  * the keys of the states already visited. Writes each successor's atoms into
- * out_atoms + k * SK_PROVER_ATOM_INTS (what follows its out_len[k] atoms is
+ * out_atoms + k * 3 * limits.stride (what follows its out_len[k] atoms is
  * left as it was) and its key into out_key[k]; returns how many (>= 1; a
  * terminal successor is one atom [True|False, 0, 0] with key 0).
  * Reentrant: no allocation, no shared writes.

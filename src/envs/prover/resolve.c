@@ -18,10 +18,16 @@
 #include <string.h>
 
 /* Working room for one successor: the body replaces the first goal. */
-#define WORK_ATOMS (SK_PROVER_MAX_ATOMS - 1 + SK_KB_MAX_BODY)
+#define WORK_ATOMS (SK_PROVER_ATOMS_CAP - 1 + SK_KB_MAX_BODY)
 /* Variables one successor can name before renumbering: the state's and a rule's. */
-#define WORK_VARS (SK_PROVER_MAX_VARS + SK_KB_MAX_RULE_VARS)
+#define WORK_VARS (SK_PROVER_VARS(SK_PROVER_ATOMS_CAP) + SK_KB_MAX_RULE_VARS)
 #define MAX_BINDINGS 4
+/* The keys of the successors kept, for the duplicate test: a linear probing
+ * set of at least 4 max_successors slots (0 marks a free slot; a key of 0 is
+ * a terminal, never tested), from which an evicted successor's key is
+ * removed. It replaces a scan of the kept keys, which costs S^2 per state
+ * at DeepProofLog's S = 262. */
+#define SEEN_SLOTS_CAP (4 * SK_PROVER_SUCCESSORS_CAP)
 
 typedef struct subst {
     int32_t var[MAX_BINDINGS], value[MAX_BINDINGS];
@@ -77,16 +83,49 @@ typedef struct derive_ctx {
     int count;
     int longest; /* the length of the longest kept successor, once count is full */
     bool proved;
+    size_t stride; /* int32s per successor slot */
+    uint64_t *seen; /* seen_mask + 1 slots */
+    uint32_t seen_mask;
     /* whether each goal after the first, as it is, is a ground fact to drop:
      * looked up once per derivation rather than once per successor, since
      * most successors leave most of those goals as they were */
-    bool rest_is_fact[SK_PROVER_MAX_ATOMS];
+    bool rest_is_fact[SK_PROVER_ATOMS_CAP];
 } derive_ctx;
 
 static inline bool key_in(const uint64_t *keys, int count, uint64_t key) {
     for (int k = 0; k < count; k++)
         if (keys[k] == key) return true;
     return false;
+}
+
+static inline uint32_t seen_home(const derive_ctx *c, uint64_t key) {
+    return (uint32_t)sk_mix64(key) & c->seen_mask;
+}
+
+/* Adds key to the kept successors' keys; false if it was there. */
+static inline bool seen_insert(derive_ctx *c, uint64_t key) {
+    for (uint32_t slot = seen_home(c, key);; slot = (slot + 1) & c->seen_mask) {
+        if (c->seen[slot] == key) return false;
+        if (c->seen[slot] == 0) {
+            c->seen[slot] = key;
+            return true;
+        }
+    }
+}
+
+/* Removes key (present) by shifting back the entries of its probe run. */
+static void seen_remove(derive_ctx *c, uint64_t key) {
+    uint32_t hole = seen_home(c, key), mask = c->seen_mask;
+    while (c->seen[hole] != key) hole = (hole + 1) & mask;
+    for (uint32_t next = (hole + 1) & mask; c->seen[next]; next = (next + 1) & mask) {
+        uint32_t home = seen_home(c, c->seen[next]);
+        /* the entry at next may fill the hole unless its home lies in (hole, next] */
+        if (((next - home) & mask) >= ((next - hole) & mask)) {
+            c->seen[hole] = c->seen[next];
+            hole = next;
+        }
+    }
+    c->seen[hole] = 0;
 }
 
 /* Keeps the shortest max_successors in derivation order: when full, a newcomer
@@ -99,17 +138,18 @@ static void keep(derive_ctx *c, const int32_t (*atoms)[3], int len, uint64_t key
         for (int k = 1; k < c->count; k++)
             if (c->out_len[k] >= c->out_len[longest]) longest = k;
         if (len >= c->out_len[longest]) return;
+        seen_remove(c, c->out_key[longest]);
         int tail = c->count - 1 - longest;
-        memmove(c->out_atoms + (size_t)longest * SK_PROVER_ATOM_INTS,
-                c->out_atoms + (size_t)(longest + 1) * SK_PROVER_ATOM_INTS,
-                (size_t)tail * SK_PROVER_ATOM_INTS * sizeof(int32_t));
+        memmove(c->out_atoms + (size_t)longest * c->stride,
+                c->out_atoms + (size_t)(longest + 1) * c->stride,
+                (size_t)tail * c->stride * sizeof(int32_t));
         memmove(c->out_len + longest, c->out_len + longest + 1, (size_t)tail * sizeof(int32_t));
         memmove(c->out_key + longest, c->out_key + longest + 1, (size_t)tail * sizeof(uint64_t));
         slot = c->count - 1;
     } else {
         c->count++;
     }
-    int32_t *out = c->out_atoms + (size_t)slot * SK_PROVER_ATOM_INTS;
+    int32_t *out = c->out_atoms + (size_t)slot * c->stride;
     memcpy(out, atoms, (size_t)len * 3 * sizeof(int32_t));
     c->out_len[slot] = len;
     c->out_key[slot] = key;
@@ -159,7 +199,7 @@ static void emit(derive_ctx *c, const subst *s, const int32_t (*body)[3], int bo
             work[k][j] = *slot;
         }
     uint64_t key = sk_prover_state_key(&work[0][0], len);
-    if (key_in(c->visited, c->num_visited, key) || key_in(c->out_key, c->count, key)) return;
+    if (key_in(c->visited, c->num_visited, key) || !seen_insert(c, key)) return;
     keep(c, (const int32_t(*)[3])work, len, key);
 }
 
@@ -218,17 +258,23 @@ int sk_prover_derive(const sk_kb *kb, int32_t first_var, const int32_t *goals, i
                      uint64_t excluded, const uint64_t *visited, int num_visited,
                      sk_prover_limits limits, int32_t *out_atoms, int32_t *out_len,
                      uint64_t *out_key) {
-    SK_ASSERT(num_goals >= 1 && num_goals <= SK_PROVER_MAX_ATOMS);
-    SK_ASSERT(limits.max_atoms >= 1 && limits.max_atoms <= SK_PROVER_MAX_ATOMS);
-    SK_ASSERT(limits.max_successors >= 1 && limits.max_successors <= SK_PROVER_MAX_SUCCESSORS);
+    SK_ASSERT(num_goals >= 1 && num_goals <= SK_PROVER_ATOMS_CAP);
+    SK_ASSERT(limits.max_atoms >= 1 && limits.max_atoms <= SK_PROVER_ATOMS_CAP);
+    SK_ASSERT(limits.max_successors >= 1 && limits.max_successors <= SK_PROVER_SUCCESSORS_CAP);
+    SK_ASSERT(limits.stride >= limits.max_atoms);
+    uint32_t seen_slots = 4;
+    while (seen_slots < 4 * (uint32_t)limits.max_successors) seen_slots *= 2;
+    uint64_t seen[SEEN_SLOTS_CAP];
+    memset(seen, 0, seen_slots * sizeof seen[0]);
     derive_ctx c = {.kb = kb, .first_var = first_var, .excluded = excluded, .visited = visited,
                     .num_visited = num_visited, .limits = limits, .out_atoms = out_atoms,
-                    .out_len = out_len, .out_key = out_key};
+                    .out_len = out_len, .out_key = out_key, .stride = 3 * (size_t)limits.stride,
+                    .seen = seen, .seen_mask = seen_slots - 1};
     int32_t num_state_vars = 0;
     for (int k = 0; k < 3 * num_goals; k++)
         if (k % 3 && goals[k] >= first_var)
             num_state_vars = SK_MAX(num_state_vars, goals[k] - first_var + 1);
-    SK_ASSERT(num_state_vars <= SK_PROVER_MAX_VARS);
+    SK_ASSERT(num_state_vars <= SK_PROVER_VARS(SK_PROVER_ATOMS_CAP));
     const int32_t(*rest)[3] = (const int32_t(*)[3])(goals + 3);
     for (int k = 0; k < num_goals - 1; k++) {
         uint64_t key = sk_kb_key(rest[k][0], rest[k][1], rest[k][2]);
