@@ -1177,6 +1177,88 @@ static void test_fact_sets_match_a_scan(void **st) {
     sk_kb_free(kb);
 }
 
+/* The (pred, arg) indexes against a scan of the train facts: for every
+ * predicate and every constant (and one past them), by_arg0 / by_arg1 list
+ * exactly the distinct train facts with that argument, in file order, and
+ * by_pred all of the predicate's; the index takes O(facts) memory. */
+static void check_fact_index(const sk_kb *kb) {
+    const sk_kb_atoms *train = &kb->facts[SK_KB_TRAIN];
+    uint8_t *first = malloc((size_t)train->count); /* not a repeat of an earlier fact */
+    assert_non_null(first);
+    for (int k = 0; k < train->count; k++) {
+        first[k] = 1;
+        for (int j = 0; j < k && first[k]; j++)
+            first[k] = memcmp(train->atoms[j], train->atoms[k], sizeof train->atoms[0]) != 0;
+        if (train->count > 20000) break; /* large kbs: no repeats expected, checked below */
+    }
+    if (train->count > 20000) memset(first, 1, (size_t)train->count);
+    long listed = 0;
+    for (int32_t p = 0; p < kb->num_preds; p++) {
+        const int32_t(*begin)[2], (*end)[2];
+        int n = 0;
+        for (int k = 0; k < train->count; k++)
+            if (train->atoms[k][0] == p && first[k]) n++;
+        sk_kb_by_pred(kb, p, &begin, &end);
+        assert_int_equal(end - begin, n);
+        for (int pos = 0; pos < 2; pos++) {
+            /* constants in one pass: bucket the scan by argument */
+            int32_t C = kb->num_consts + 2;
+            int32_t *count = calloc((size_t)C, sizeof *count);
+            assert_non_null(count);
+            for (int k = 0; k < train->count; k++)
+                if (train->atoms[k][0] == p && first[k]) count[train->atoms[k][1 + pos]]++;
+            for (int32_t a = 0; a < C; a++) {
+                if (pos) sk_kb_by_arg1(kb, p, a, &begin, &end);
+                else sk_kb_by_arg0(kb, p, a, &begin, &end);
+                assert_int_equal(end - begin, count[a]);
+                listed += count[a];
+            }
+            free(count);
+        }
+    }
+    /* order and content, for the arguments of the first facts */
+    for (int k = 0; k < train->count && k < 2000; k++) {
+        const int32_t *f = train->atoms[k];
+        for (int pos = 0; pos < 2; pos++) {
+            const int32_t(*begin)[2], (*end)[2];
+            if (pos) sk_kb_by_arg1(kb, f[0], f[2], &begin, &end);
+            else sk_kb_by_arg0(kb, f[0], f[1], &begin, &end);
+            int n = 0;
+            for (int j = 0; j < train->count; j++) {
+                const int32_t *g = train->atoms[j];
+                if (!first[j] || g[0] != f[0] || g[1 + pos] != f[1 + pos]) continue;
+                assert_true(begin + n < end);
+                assert_int_equal(begin[n][0], g[1]);
+                assert_int_equal(begin[n][1], g[2]);
+                n++;
+            }
+            assert_int_equal(end - begin, n);
+        }
+    }
+    assert_true(listed > 0);
+    assert_true(kb->by0.mask + 1 <= 4 * (uint64_t)train->count + 16);
+    assert_true(kb->by1.mask + 1 <= 4 * (uint64_t)train->count + 16);
+    free(first);
+}
+
+static void test_fact_index_matches_a_scan(void **st) {
+    (void)st;
+    sk_kb *kb = NULL;
+    assert_int_equal(sk_kb_synthetic(&kb, 5, SK_KB_SYNTH_DEFAULTS), SK_OK);
+    check_fact_index(kb);
+    sk_kb_free(kb);
+    kb = kb_from("p(a,b).\np(a,c).\np(b,b).\np(a,b).\nq(c,d).\np(c,a).\n", "");
+    check_fact_index(kb);
+    sk_kb_free(kb);
+    const char *shared = test_shared_dir();
+    if (!shared) return;
+    char dataset[4096 + 64];
+    snprintf(dataset, sizeof dataset, "%s/datasets/wn18rr", shared);
+    assert_int_equal(sk_kb_load(&kb, dataset), SK_OK);
+    check_fact_index(kb);
+    sk_kb_free(kb);
+}
+
 static void test_real_datasets_load(void **st) {
     (void)st;
     REQUIRE_SHARED(shared);
@@ -1218,6 +1300,7 @@ int main(void) {
         cmocka_unit_test(test_loader_errors),
         cmocka_unit_test(test_loader_regular_files_and_absolute_path),
         cmocka_unit_test(test_real_datasets_load),
+        cmocka_unit_test(test_fact_index_matches_a_scan),
         cmocka_unit_test(test_countries_recorded_depths),
         cmocka_unit_test(test_synthetic_queries_are_provable),
         cmocka_unit_test(test_negatives_are_corruptions),

@@ -13,8 +13,6 @@
 #include <unistd.h>
 
 #define NAME_MAX_LEN 255
-/* The dense (predicate, argument) index is one int32 per pair and direction. */
-#define MAX_DENSE_INDEX ((size_t)1 << 28)
 /* Variables the prover numbers after the constants must fit in SK_KB_MAX_ARG. */
 #define VARIABLE_HEADROOM 1024
 
@@ -122,10 +120,11 @@ void sk_kb_free(sk_kb *kb) {
     free(kb->train_set.filter);
     free(kb->known_set.keys);
     free(kb->known_set.filter);
-    free(kb->by0_start);
-    free(kb->by0);
-    free(kb->by1_start);
-    free(kb->by1);
+    free(kb->by0.runs);
+    free(kb->by0.pairs);
+    free(kb->by1.runs);
+    free(kb->by1.pairs);
+    free(kb->pred_start);
     free(kb->rule_start);
     free(kb->rule_order);
     free(kb->cand_start);
@@ -511,35 +510,65 @@ static bool set_insert(sk_kb_atom_set *set, uint64_t key) {
     return true;
 }
 
-/* Counting sort of the unique train facts into (pred, pos) buckets. */
-static bool build_index(sk_kb *kb, const int32_t (*facts)[3], int count, int pos,
-                        int32_t **start_out, int32_t (**pairs_out)[2]) {
-    size_t row = (size_t)(kb->num_consts + 1), slots = (size_t)kb->num_preds * row;
-    int32_t *start = calloc(slots + 1, sizeof *start);
-    int32_t(*pairs)[2] = malloc((size_t)(count ? count : 1) * sizeof *pairs);
-    if (!start || !pairs) {
-        free(start);
-        free(pairs);
+/* A fact's place in an index: its (pred, arg) and its file position. */
+typedef struct index_entry {
+    int32_t pred, arg, order;
+} index_entry;
+
+static int index_entry_cmp(const void *a, const void *b) {
+    const index_entry *x = a, *y = b;
+    if (x->pred != y->pred) return x->pred < y->pred ? -1 : 1;
+    if (x->arg != y->arg) return x->arg < y->arg ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+/* Groups the unique train facts by (pred, arg at pos), file order within a
+ * group, and tables each group's run. */
+static bool build_index(const int32_t (*facts)[3], int count, int pos, sk_kb_fact_index *index) {
+    index_entry *entries = malloc((size_t)(count ? count : 1) * sizeof *entries);
+    index->pairs = malloc((size_t)(count ? count : 1) * sizeof *index->pairs);
+    int groups = 0;
+    if (!entries || !index->pairs) {
+        free(entries);
         return false;
     }
     for (int k = 0; k < count; k++)
-        start[(size_t)facts[k][0] * row + (size_t)facts[k][1 + pos] + 1]++;
-    for (size_t s = 0; s < slots; s++) start[s + 1] += start[s];
-    int32_t *fill = malloc((slots + 1) * sizeof *fill);
-    if (!fill) {
-        free(start);
-        free(pairs);
+        entries[k] = (index_entry){facts[k][0], facts[k][1 + pos], k};
+    qsort(entries, (size_t)count, sizeof *entries, index_entry_cmp);
+    for (int k = 0; k < count; k++) {
+        const int32_t *fact = facts[entries[k].order];
+        index->pairs[k][0] = fact[1];
+        index->pairs[k][1] = fact[2];
+        groups += k == 0 || entries[k].pred != entries[k - 1].pred ||
+                  entries[k].arg != entries[k - 1].arg;
+    }
+    uint64_t capacity = 16;
+    while (capacity < (uint64_t)groups * 2) capacity *= 2;
+    index->runs = calloc(capacity, sizeof *index->runs);
+    index->mask = capacity - 1;
+    if (!index->runs) {
+        free(entries);
         return false;
     }
-    memcpy(fill, start, (slots + 1) * sizeof *fill);
-    for (int k = 0; k < count; k++) {
-        int32_t at = fill[(size_t)facts[k][0] * row + (size_t)facts[k][1 + pos]]++;
-        pairs[at][0] = facts[k][1];
-        pairs[at][1] = facts[k][2];
+    for (int lo = 0, hi; lo < count; lo = hi) {
+        for (hi = lo + 1; hi < count && entries[hi].pred == entries[lo].pred &&
+                          entries[hi].arg == entries[lo].arg;
+             hi++) {
+        }
+        uint64_t key = sk_kb_key(entries[lo].pred, entries[lo].arg, 0), slot = sk_mix64(key) & index->mask;
+        while (index->runs[slot].key) slot = (slot + 1) & index->mask;
+        index->runs[slot] = (sk_kb_run){.key = key, .lo = lo, .hi = hi};
     }
-    free(fill);
-    *start_out = start;
-    *pairs_out = pairs;
+    free(entries);
+    return true;
+}
+
+/* Where each predicate's facts start in by0 (grouped by pred first). */
+static bool build_pred_start(sk_kb *kb, const int32_t (*facts)[3], int count) {
+    kb->pred_start = calloc((size_t)kb->num_preds + 1, sizeof *kb->pred_start);
+    if (!kb->pred_start) return false;
+    for (int k = 0; k < count; k++) kb->pred_start[facts[k][0] + 1]++;
+    for (int p = 0; p < kb->num_preds; p++) kb->pred_start[p + 1] += kb->pred_start[p];
     return true;
 }
 
@@ -598,10 +627,6 @@ sk_status sk_kb_finalize(sk_kb *kb) {
     if (kb->num_consts + VARIABLE_HEADROOM > SK_KB_MAX_ARG)
         return sk_fail(SK_ERR_INVALID, "%d constants: at most %d are supported", kb->num_consts,
                        SK_KB_MAX_ARG - VARIABLE_HEADROOM);
-    if ((size_t)kb->num_preds * (size_t)(kb->num_consts + 1) > MAX_DENSE_INDEX)
-        return sk_fail(SK_ERR_INVALID,
-                       "%d predicates x %d constants exceed the dense fact index (%zu slots)",
-                       kb->num_preds, kb->num_consts, MAX_DENSE_INDEX);
     int64_t all = 0;
     for (int s = 0; s < SK_KB_NUM_SPLITS; s++) all += kb->facts[s].count;
     const sk_kb_atoms *train = &kb->facts[SK_KB_TRAIN];
@@ -621,10 +646,10 @@ sk_status sk_kb_finalize(sk_kb *kb) {
             const int32_t *a = kb->facts[s].atoms[k];
             set_insert(&kb->known_set, sk_kb_key(a[0], a[1], a[2]));
         }
-    bool ok = build_index(kb, (const int32_t(*)[3])unique, num_unique, 0, &kb->by0_start,
-                          &kb->by0) &&
-              build_index(kb, (const int32_t(*)[3])unique, num_unique, 1, &kb->by1_start,
-                          &kb->by1);
+    const int32_t(*facts)[3] = (const int32_t(*)[3])unique;
+    bool ok = build_index(facts, num_unique, 0, &kb->by0) &&
+              build_index(facts, num_unique, 1, &kb->by1) &&
+              build_pred_start(kb, facts, num_unique);
     free(unique);
     if (!ok) return sk_fail(SK_ERR_NOMEM, "out of memory for the fact index");
 

@@ -72,6 +72,23 @@ typedef struct sk_kb_atom_set {
     uint64_t filter_mask; /* bits - 1 */
 } sk_kb_atom_set;
 
+/* The train facts with one argument bound, pred(arg, *) or pred(*, arg): a
+ * hash table from (pred, arg) to the run [lo, hi) of its facts in the pairs
+ * array, which holds the facts grouped by (pred, arg) in file order. One
+ * entry per distinct pair, at most twice as many slots: O(facts) memory
+ * whatever the number of constants (a dense table of preds x constants was
+ * 2.3 MB on WN18RR for 87k facts, and grows with a kb's constants). */
+typedef struct sk_kb_run {
+    uint64_t key; /* sk_kb_key(pred, arg, 0); 0: a free slot */
+    int32_t lo, hi;
+} sk_kb_run;
+
+typedef struct sk_kb_fact_index {
+    sk_kb_run *runs; /* (mask + 1) */
+    uint64_t mask;
+    int32_t (*pairs)[2]; /* (train facts) (arg0, arg1) grouped by (pred, arg) */
+} sk_kb_fact_index;
+
 typedef struct sk_kb_atoms {
     int32_t (*atoms)[3]; /* (count) */
     int32_t *depths;     /* (count) for queries: recorded depth, -1 unprovable, or unknown */
@@ -93,10 +110,9 @@ typedef struct sk_kb {
     int num_preds, num_consts;  /* predicate ids < num_preds; constants 1..num_consts */
     sk_kb_atom_set train_set;   /* the facts proofs may use: train */
     sk_kb_atom_set known_set;   /* every true fact (train, valid, test): filters corruptions */
-    int32_t *by0_start;         /* (num_preds * (num_consts + 1) + 1) into by0 */
-    int32_t (*by0)[2];          /* (train facts) (arg0, arg1) sorted by pred, arg0, arg1 */
-    int32_t *by1_start;         /* likewise by pred, arg1 */
-    int32_t (*by1)[2];          /* (arg0, arg1) sorted by pred, arg1, arg0 */
+    sk_kb_fact_index by0;       /* train facts by (pred, arg0) */
+    sk_kb_fact_index by1;       /* by (pred, arg1) */
+    int32_t *pred_start;        /* (num_preds + 1) into by0.pairs: every fact of pred */
     int32_t *rule_start;        /* (num_preds + 1) into rule_order */
     int32_t *rule_order;        /* (num_rules) rule ids grouped by head predicate */
     int32_t *cand_start;        /* (num_preds * 2 + 1) into cand: corruption candidates */
@@ -197,28 +213,38 @@ static inline bool sk_kb_is_known(const sk_kb *kb, uint64_t key) {
     return sk_kb_set_has(&kb->known_set, key);
 }
 
-/* Train facts pred(arg0, *): (arg0, arg1) pairs in [*begin, *end). */
+/* The facts of index whose (pred, arg) is given, in [*begin, *end). */
+static inline void sk_kb_index_find(const sk_kb_fact_index *index, int32_t pred, int32_t arg,
+                                    const int32_t (**begin)[2], const int32_t (**end)[2]) {
+    uint64_t key = sk_kb_key(pred, arg, 0);
+    for (uint64_t slot = sk_mix64(key) & index->mask;; slot = (slot + 1) & index->mask) {
+        const sk_kb_run *run = &index->runs[slot];
+        if (run->key == key || run->key == 0) {
+            /* a free slot: no fact, an empty run */
+            *begin = (const int32_t(*)[2])(index->pairs + (run->key ? run->lo : 0));
+            *end = (const int32_t(*)[2])(index->pairs + (run->key ? run->hi : 0));
+            return;
+        }
+    }
+}
+
+/* Train facts pred(arg0, *): (arg0, arg1) pairs in [*begin, *end), in file order. */
 static inline void sk_kb_by_arg0(const sk_kb *kb, int32_t pred, int32_t arg0,
                                  const int32_t (**begin)[2], const int32_t (**end)[2]) {
-    size_t slot = (size_t)pred * (size_t)(kb->num_consts + 1) + (size_t)arg0;
-    *begin = (const int32_t(*)[2])(kb->by0 + kb->by0_start[slot]);
-    *end = (const int32_t(*)[2])(kb->by0 + kb->by0_start[slot + 1]);
+    sk_kb_index_find(&kb->by0, pred, arg0, begin, end);
 }
 
 /* Train facts pred(*, arg1). */
 static inline void sk_kb_by_arg1(const sk_kb *kb, int32_t pred, int32_t arg1,
                                  const int32_t (**begin)[2], const int32_t (**end)[2]) {
-    size_t slot = (size_t)pred * (size_t)(kb->num_consts + 1) + (size_t)arg1;
-    *begin = (const int32_t(*)[2])(kb->by1 + kb->by1_start[slot]);
-    *end = (const int32_t(*)[2])(kb->by1 + kb->by1_start[slot + 1]);
+    sk_kb_index_find(&kb->by1, pred, arg1, begin, end);
 }
 
-/* All train facts of pred. */
+/* All train facts of pred, grouped by arg0. */
 static inline void sk_kb_by_pred(const sk_kb *kb, int32_t pred, const int32_t (**begin)[2],
                                  const int32_t (**end)[2]) {
-    size_t row = (size_t)(kb->num_consts + 1);
-    *begin = (const int32_t(*)[2])(kb->by0 + kb->by0_start[(size_t)pred * row]);
-    *end = (const int32_t(*)[2])(kb->by0 + kb->by0_start[(size_t)(pred + 1) * row]);
+    *begin = (const int32_t(*)[2])(kb->by0.pairs + kb->pred_start[pred]);
+    *end = (const int32_t(*)[2])(kb->by0.pairs + kb->pred_start[pred + 1]);
 }
 
 #endif
