@@ -171,6 +171,8 @@ typedef struct sk_prover_limits {
     int max_atoms;      /* successors with more atoms are dropped, <= SK_PROVER_ATOMS_CAP */
     int max_successors; /* at most this many are kept, <= SK_PROVER_SUCCESSORS_CAP */
     int stride;         /* atoms per successor slot of out_atoms, >= max_atoms */
+    bool plain;         /* tests: every fact of the first goal one by one, without the
+                         * join that skips those that cannot matter (resolve.c) */
 } sk_prover_limits;
 
 /*

@@ -203,26 +203,121 @@ static void emit(derive_ctx *c, const subst *s, const int32_t (*body)[3], int bo
     keep(c, (const int32_t(*)[3])work, len, key);
 }
 
+/* The successor of goal from one of its facts. */
+static inline void from_fact(derive_ctx *c, const int32_t *goal, const int32_t *fact,
+                             const int32_t (*rest)[3], int rest_len) {
+    if (sk_kb_key(goal[0], fact[0], fact[1]) == c->excluded) return;
+    subst sub = {.count = 0};
+    if (!unify_term(&sub, goal[1], fact[0], c->first_var) ||
+        !unify_term(&sub, goal[2], fact[1], c->first_var))
+        return; /* p(X,X) against p(a,b) */
+    emit(c, &sub, NULL, 0, rest, rest_len);
+}
+
+static int int_cmp(const void *a, const void *b) {
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Room for the facts that can still matter once the list is full. */
+#define MATTER_CAP 2048
+
+/*
+ * The first goal p(X, Y) of two free variables meets every fact of p (tens of
+ * thousands on WN18RR), while the list of successors fills after a few.
+ * From then on a fact matters only if its successor is strictly shorter than
+ * the longest kept one. A successor keeps every atom of rest with a variable
+ * other than X and Y, and every untouched atom that is not a fact; the
+ * others ("maybe" atoms: ground once X and Y are bound) drop out only when
+ * they are facts. So when even the maybe atoms dropping out one short of all
+ * would not beat the longest, a fact that matters makes at least one maybe
+ * atom a fact. Those facts are found through the maybe atoms' own indexes
+ * (a join, the way a query planner would order it), sorted back into the
+ * order of [begin, end) and derived as the loop would have; the others are
+ * skipped, which changes nothing the loop would have kept. Returns false
+ * (nothing done) when that does not apply: the loop goes on.
+ */
+static bool facts_that_matter(derive_ctx *c, const int32_t *goal, const int32_t (*rest)[3],
+                              int rest_len, const int32_t (*begin)[2], const int32_t (*from)[2],
+                              const int32_t (*end)[2]) {
+    const sk_kb *kb = c->kb;
+    const int32_t first_var = c->first_var, pred = goal[0], X = goal[1], Y = goal[2];
+    int kept_anyway = 0, num_maybe = 0, maybe[SK_PROVER_ATOMS_CAP];
+    for (int k = 0; k < rest_len; k++) {
+        const int32_t *atom = rest[k];
+        bool bound = false, other_var = false;
+        for (int j = 1; j <= 2; j++) {
+            if (atom[j] < first_var) continue;
+            if (atom[j] == X || atom[j] == Y) bound = true;
+            else other_var = true;
+        }
+        if (other_var) kept_anyway++;
+        else if (bound) maybe[num_maybe++] = k;
+        else kept_anyway += !c->rest_is_fact[k];
+    }
+    int need = num_maybe - c->longest + kept_anyway + 1;
+    if (need < 1) return false;
+    int matter[MATTER_CAP], count = 0;
+    for (int m = 0; m < num_maybe; m++) {
+        const int32_t *atom = rest[maybe[m]];
+        /* one variable (X or Y) beside a constant: its values from the index */
+        int var_at = atom[1] >= first_var ? 1 : 2;
+        int32_t var = atom[var_at], other = atom[3 - var_at];
+        if (other >= first_var) return false; /* r(X, Y) or r(X, X): the whole of r */
+        const int32_t(*rb)[2], (*re)[2];
+        if (var_at == 1) sk_kb_by_arg1(kb, atom[0], other, &rb, &re);
+        else sk_kb_by_arg0(kb, atom[0], other, &rb, &re);
+        for (const int32_t(*r)[2] = rb; r < re; r++) {
+            int32_t value = (*r)[var_at - 1];
+            const int32_t(*gb)[2], (*ge)[2];
+            if (var == X) { /* p(value, *): a run of [begin, end), grouped by arg0 */
+                sk_kb_by_arg0(kb, pred, value, &gb, &ge);
+                if (count + (ge - gb) > MATTER_CAP) return false;
+                for (const int32_t(*g)[2] = gb; g < ge; g++) matter[count++] = (int)(g - begin);
+                continue;
+            }
+            const int32_t(*yb)[2], (*ye)[2]; /* p(*, value), found again in [begin, end) */
+            sk_kb_by_arg1(kb, pred, value, &yb, &ye);
+            for (const int32_t(*y)[2] = yb; y < ye; y++) {
+                sk_kb_by_arg0(kb, pred, (*y)[0], &gb, &ge);
+                for (const int32_t(*g)[2] = gb; g < ge; g++) {
+                    if ((*g)[1] != value) continue;
+                    if (count == MATTER_CAP) return false;
+                    matter[count++] = (int)(g - begin);
+                }
+            }
+        }
+    }
+    qsort(matter, (size_t)count, sizeof matter[0], int_cmp);
+    int at = (int)(from - begin);
+    for (int k = 0; k < count && !c->proved; k++) {
+        if (matter[k] < at || (k > 0 && matter[k] == matter[k - 1])) continue;
+        SK_ASSERT(begin + matter[k] < end);
+        from_fact(c, goal, begin[matter[k]], rest, rest_len);
+    }
+    return true;
+}
+
 static void resolve_with_facts(derive_ctx *c, const int32_t *goal, const int32_t (*rest)[3],
                                int rest_len) {
     const int32_t first_var = c->first_var, pred = goal[0], s = goal[1], t = goal[2];
     const int32_t(*begin)[2], (*end)[2];
-    subst sub = {.count = 0};
     if (s < first_var && t < first_var) {
         uint64_t key = sk_kb_key(pred, s, t);
+        subst sub = {.count = 0};
         if (key != c->excluded && sk_kb_is_fact(c->kb, key)) emit(c, &sub, NULL, 0, rest, rest_len);
         return;
     }
     if (s < first_var) sk_kb_by_arg0(c->kb, pred, s, &begin, &end);
     else if (t < first_var) sk_kb_by_arg1(c->kb, pred, t, &begin, &end);
     else sk_kb_by_pred(c->kb, pred, &begin, &end);
+    bool free_pair = s >= first_var && t >= first_var && s != t && !c->limits.plain;
     for (const int32_t(*fact)[2] = begin; fact < end && !c->proved; fact++) {
-        if (sk_kb_key(pred, (*fact)[0], (*fact)[1]) == c->excluded) continue;
-        sub.count = 0;
-        if (!unify_term(&sub, s, (*fact)[0], first_var) ||
-            !unify_term(&sub, t, (*fact)[1], first_var))
-            continue; /* p(X,X) against p(a,b) */
-        emit(c, &sub, NULL, 0, rest, rest_len);
+        if (free_pair && c->count == c->limits.max_successors) {
+            if (facts_that_matter(c, goal, rest, rest_len, begin, fact, end)) return;
+            free_pair = false; /* it did not apply: the plain loop, to the end */
+        }
+        from_fact(c, goal, *fact, rest, rest_len);
     }
 }
 
