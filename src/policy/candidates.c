@@ -104,6 +104,7 @@ sk_status sk_candidates_work_alloc(sk_policy_work *work, const sk_policy *policy
         ok = ok && (work->d_enc[net][0] = sk_alloc(enc * D * sizeof(float)));
         ok = ok && (work->d_enc[net][1] = sk_alloc(enc * D * sizeof(float)));
         ok = ok && (work->atom_count[net] = sk_alloc(enc * sizeof(float)));
+        ok = ok && (work->enc_pad[net] = sk_alloc(2 * D * sizeof(float)));
     }
     ok = ok && (work->logp = sk_alloc(rows * sizeof(float)));
     ok = ok && (work->entropy = sk_alloc(rows * sizeof(float)));
@@ -183,22 +184,52 @@ static void embed_backward(const sk_policy *policy, float *grads, const float *a
 }
 
 /* The residual block over encodings k0..k0+K-1 of each of B rows:
- * x = embed_state (into in), h = tanh(W1 x + b1) (hid), y = x + W2 h + b2 (out). */
+ * x = embed_state (into in), h = tanh(W1 x + b1) (hid), y = x + W2 h + b2 (out).
+ * Most candidate slots are padding (the prover fills a few of its S), and an
+ * empty state encodes to the same x = 0, h = tanh(b1), y = W2 h + b2 in every
+ * slot: the block runs on the non-empty states packed to the front, then on
+ * one empty state (pad, 2 x D), and the rows are spread back to their slots
+ * from the last, so in, hid and out end as if every slot had run. */
 static void encode_rows(const sk_policy *policy, const float *params, const float *obs, int B,
-                        int k0, int K, float *in, float *hid, float *out, float *count) {
-    int D = policy->embed, E = B * K;
+                        int k0, int K, float *in, float *hid, float *out, float *count,
+                        float *pad) {
+    int D = policy->embed, E = B * K, live = 0;
+    size_t row_bytes = (size_t)D * sizeof(float);
     for (int b = 0; b < B; b++) {
         const float *row = obs + (size_t)b * (size_t)policy->obs_size;
         for (int k = 0; k < K; k++) {
             size_t e = (size_t)b * K + k;
-            embed_state(policy, params, encoding_atoms(policy, row, k0 + k), in + e * D, &count[e]);
+            /* written at the next packed slot, which an empty state leaves free */
+            embed_state(policy, params, encoding_atoms(policy, row, k0 + k), in + (size_t)live * D,
+                        &count[e]);
+            live += count[e] > 0.0f;
         }
     }
+    int rows = live < E ? live + 1 : live; /* the packed states, and one empty one */
+    if (live < E) memset(in + (size_t)live * D, 0, row_bytes);
     const sk_tensor_info *t = policy->tensors;
-    sk_linear_forward(hid, in, params + t[SK_CAND_W1].offset, params + t[SK_CAND_B1].offset, E, D, D);
-    sk_tanh_forward(hid, hid, (size_t)E * D);
-    sk_linear_forward(out, hid, params + t[SK_CAND_W2].offset, params + t[SK_CAND_B2].offset, E, D, D);
-    for (size_t i = 0; i < (size_t)E * D; i++) out[i] += in[i];
+    sk_linear_forward(hid, in, params + t[SK_CAND_W1].offset, params + t[SK_CAND_B1].offset, rows, D, D);
+    sk_tanh_forward(hid, hid, (size_t)rows * D);
+    sk_linear_forward(out, hid, params + t[SK_CAND_W2].offset, params + t[SK_CAND_B2].offset, rows, D, D);
+    for (size_t i = 0; i < (size_t)rows * D; i++) out[i] += in[i];
+    if (live == E) return;
+    memcpy(pad, hid + (size_t)live * D, row_bytes);
+    memcpy(pad + D, out + (size_t)live * D, row_bytes);
+    for (int e = E - 1, from = live - 1; e >= 0; e--) {
+        size_t to = (size_t)e * D;
+        if (count[e] > 0.0f) { /* from <= e: a row moves only later */
+            if (from != e) {
+                memcpy(in + to, in + (size_t)from * D, row_bytes);
+                memcpy(hid + to, hid + (size_t)from * D, row_bytes);
+                memcpy(out + to, out + (size_t)from * D, row_bytes);
+            }
+            from--;
+        } else {
+            memset(in + to, 0, row_bytes);
+            memcpy(hid + to, pad, row_bytes);
+            memcpy(out + to, pad + D, row_bytes);
+        }
+    }
 }
 
 /* From dy = d(out) (overwritten: it ends as d(in)) back to the embeddings; dh is scratch. */
@@ -246,7 +277,7 @@ void sk_candidates_forward(const sk_policy *policy, int net, const float *params
     const float *y = work->enc_out[net];
     if (K > 0)
         encode_rows(policy, params, obs, B, k0, K, work->enc_in[net], work->enc_hidden[net],
-                    work->enc_out[net], work->atom_count[net]);
+                    work->enc_out[net], work->atom_count[net], work->enc_pad[net]);
     const sk_tensor_info *t = policy->tensors;
     for (int b = 0; b < B; b++) {
         const float *state = policy->has_core ? work->features + (size_t)b * D : y + (size_t)b * K * D;
@@ -305,7 +336,7 @@ void sk_candidates_backward(const sk_policy *policy, int net, const float *param
 void sk_candidates_encode(const sk_policy *policy, const float *params, const float *obs, int B,
                           sk_policy_work *work) {
     encode_rows(policy, params, obs, B, 0, 1, work->state_in, work->state_hidden, work->enc,
-                work->state_atoms);
+                work->state_atoms, work->enc_pad[SK_NET_ACTOR]);
 }
 
 void sk_candidates_encode_backward(const sk_policy *policy, const float *params, float *grads,

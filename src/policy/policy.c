@@ -279,6 +279,7 @@ void sk_policy_work_free(sk_policy_work *work) {
         sk_free(work->d_enc[net][0]);
         sk_free(work->d_enc[net][1]);
         sk_free(work->atom_count[net]);
+        sk_free(work->enc_pad[net]);
     }
     float *core[] = {work->enc,      work->denc,         work->features,    work->cells,
                      work->dfeatures, work->rnn_work,     work->state_in,    work->state_hidden,

@@ -123,6 +123,7 @@ typedef struct sk_policy_work {
     float *enc_in[2], *enc_hidden[2], *enc_out[2]; /* (encodings, embed) */
     float *d_enc[2][2];                            /* two (encodings, embed) scratch */
     float *atom_count[2];                          /* (encodings) */
+    float *enc_pad[2]; /* (2, embed): an empty state's hidden and output encodings */
     /* with a core: the encoder's output and its gradient (capacity, enc_size); the
      * core's outputs h, which the heads read, their cell states c (LSTM) and the
      * gradient the heads' backward accumulates (capacity, core_size); the
