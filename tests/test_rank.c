@@ -494,6 +494,44 @@ static void test_batch_size_does_not_change_results(void **st) {
     }
 }
 
+/* A candidates policy's weights do not depend on S: ranked through an env
+ * configured with room for 40 successors (where countries never has more
+ * than 20), the same weights give the same ranks as through the default
+ * table; and the configured table is accepted as Prover-v0's. */
+static void test_configured_successors_rank_the_same(void **st) {
+    (void)st;
+    sk_loaded_policy lp, wide;
+    zero_policy(&lp, "candidates");
+    uint64_t rng = sk_rng_seed(17, 0);
+    sk_policy_init_params(&lp.policy, lp.params, &rng);
+    for (size_t k = 0; k < lp.policy.num_params; k++) lp.params[k] *= 20.0f;
+    memset(&wide, 0, sizeof wide);
+    wide.cfg = sk_config_new();
+    assert_int_equal(sk_config_set(wide.cfg, "env.dataset", g_dataset), SK_OK);
+    assert_int_equal(sk_config_set(wide.cfg, "policy.type", "candidates"), SK_OK);
+    assert_int_equal(sk_config_set(wide.cfg, "env.max_successors", "40"), SK_OK);
+    assert_int_equal(sk_env_configure(&sk_env_prover, wide.cfg, &wide.env), SK_OK);
+    assert_int_equal(wide.env->mask_size, 40);
+    void *probe = NULL;
+    assert_int_equal(sk_env_prover.create(&probe, 1, wide.cfg), SK_OK);
+    assert_int_equal(sk_policy_configure(&wide.policy, wide.cfg, wide.env, probe), SK_OK);
+    sk_env_prover.destroy(probe);
+    assert_int_equal(wide.policy.num_params, lp.policy.num_params);
+    assert_int_equal(wide.policy.obs_size, wide.env->obs_size);
+    wide.params = sk_alloc(wide.policy.num_params * sizeof(float));
+    assert_non_null(wide.params);
+    memcpy(wide.params, lp.params, lp.policy.num_params * sizeof(float));
+    rank_options options = {.split = SK_KB_TEST, .seed = 4, .threads = 2};
+    sk_rank_result base, other;
+    assert_int_equal(rank_policy(&lp, &options, &base), SK_OK);
+    if (rank_policy(&wide, &options, &other) != SK_OK) fail_msg("%s", sk_last_error());
+    assert_memory_equal(&base.head, &other.head, sizeof base.head);
+    assert_memory_equal(&base.tail, &other.tail, sizeof base.tail);
+    assert_true(base.proved_rate == other.proved_rate);
+    sk_loaded_policy_free(&lp);
+    sk_loaded_policy_free(&wide);
+}
+
 /* The ranking of rank_policy, recomputed the long way: every candidate
  * proved to the end (sk_rank_score, no bound), ranked with the same draws.
  * Returns how many corruptions were proved with a lower score than their true
@@ -1030,6 +1068,7 @@ int main(void) {
         cmocka_unit_test(test_ranking_as_evaluation),
         cmocka_unit_test(test_ranking_ties_by_seed),
         cmocka_unit_test(test_batch_size_does_not_change_results),
+        cmocka_unit_test(test_configured_successors_rank_the_same),
         cmocka_unit_test(test_countries_batches_agree),
         cmocka_unit_test(test_cut_proofs_rank_the_same),
         cmocka_unit_test(test_errors),

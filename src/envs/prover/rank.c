@@ -228,7 +228,7 @@ static sk_status workers_alloc(rank_workers *w, const sk_env_def *env, const sk_
                                const sk_actor *actor, const sk_parallel *parallel, int batch,
                                uint64_t seed) {
     memset(w, 0, sizeof *w);
-    if (env != &sk_env_prover)
+    if (!sk_env_same(env, &sk_env_prover))
         return sk_fail(SK_ERR_INVALID, "ranking evaluation needs a Prover-v0 policy, not %s",
                        env->id);
     if (batch < 0)
