@@ -1,47 +1,63 @@
 #!/usr/bin/env bash
-# Issue 15's family pipeline for seeds 1-3: KGE (configs/kge_family.ini), the RL policy
-# (configs/prover_family.ini), then the hybrid ranking of family's test split with 100
-# sampled negatives per side (skinner eval Prover-v0 --kge), reporting RL-only, KGE-only
-# and hybrid MRR and the wall time of each stage. Writes bench/results/DATE-COMMIT-hybrid.md.
-# usage: bench/prover_hybrid.sh [SKINNER=build/skinner]
+# Issue 15's pipeline for training seeds 1-3 on family or WN18RR: KGE (configs/kge_DATASET.ini),
+# the RL policy (configs/prover_DATASET.ini), then the hybrid ranking of the test split with 100
+# sampled negatives per side (skinner eval Prover-v0 --kge), reporting RL-only, KGE-only and
+# hybrid MRR, the share of true queries proved by recorded depth, and the wall time of each
+# stage. Writes bench/results/DATE-COMMIT-hybrid-DATASET.md.
+# usage: bench/prover_hybrid.sh [family|wn18rr] [SKINNER=build/skinner] [KGE_DIR]
+#   KGE_DIR: reuse KGE runs KGE_DIR/kge-s1..3 (WN18RR's take ~9 min each on 2 cores) instead of
+#   training them; their training time is then read from their metrics.csv.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-skinner=${1:-$root/build/skinner}
+dataset=${1:-family}
+skinner=${2:-$root/build/skinner}
+kge_dir=${3:-}
+[[ $dataset == family || $dataset == wn18rr ]] || { echo "hybrid: dataset family or wn18rr, not '$dataset'" >&2; exit 2; }
 [[ -x $skinner ]] || { echo "hybrid: no skinner at $skinner (build first)" >&2; exit 2; }
 export SKINNER_CONFIG_DIR=$root/configs
-family=$root/../shared/datasets/family
-[[ -d $family ]] || { echo "hybrid: no $family" >&2; exit 2; }
+data=$root/../shared/datasets/$dataset
+[[ -d $data ]] || { echo "hybrid: no $data" >&2; exit 2; }
 commit=$(git -C "$root" rev-parse --short HEAD)
 date=$(date -u +%Y-%m-%d)
-out=$root/bench/results/$date-$commit-hybrid.md
+out=$root/bench/results/$date-$commit-hybrid-$dataset.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 {
-    echo "# Prover-v0 on family: RL-only, KGE-only and hybrid ranking"
+    echo "# Prover-v0 on $dataset: RL-only, KGE-only and hybrid ranking"
     echo
     echo "$date, commit $commit, $(lscpu | sed -n 's/^Model name: *//p' | head -1) ($(nproc) cores),"
-    echo "\`bench/prover_hybrid.sh\`. Test split, all 5,626 queries, 100 sampled filtered corruptions"
-    echo "per side, head and tail averaged (DeepProofLog's protocol)."
+    echo "\`bench/prover_hybrid.sh $dataset\`. Test split, all queries, 100 sampled filtered"
+    echo "corruptions per side, head and tail averaged (DeepProofLog's protocol). Presets:"
+    echo "configs/kge_$dataset.ini, configs/prover_$dataset.ini.${kge_dir:+ KGE runs reused from $kge_dir (their own training time).}"
     echo
-    echo "| seed | KGE train s | RL train s | ranking s | RL MRR | KGE MRR | hybrid MRR | hybrid H@1 | H@10 |"
-    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    echo "| seed | KGE train s | RL train s | ranking s | RL MRR | KGE MRR | hybrid MRR | hybrid H@1 | H@10 | proved by depth |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     for seed in 1 2 3; do
         start=$(date +%s.%N)
-        (cd "$root" && "$skinner" kge train --config configs/kge_family.ini --dataset "$family" \
-            --seed "$seed" --run-dir "$tmp/kge$seed" --quiet > /dev/null)
+        if [[ -n $kge_dir ]]; then
+            kge=$kge_dir/kge-s$seed
+            kge_seconds=$(python3 -c "import csv,sys; rows=list(csv.DictReader(open(sys.argv[1]))); print(rows[-1]['wall_seconds'])" "$kge/metrics.csv")
+        else
+            kge=$tmp/kge$seed
+            (cd "$root" && "$skinner" kge train --config "configs/kge_$dataset.ini" --dataset "$data" \
+                --seed "$seed" --run-dir "$kge" --quiet > /dev/null)
+            kge_seconds=
+        fi
         mid=$(date +%s.%N)
-        (cd "$root" && "$skinner" train prover --config configs/prover_family.ini \
-            --env.dataset "$family" --seed "$seed" --run-dir "$tmp/rl$seed" --quiet > /dev/null)
+        (cd "$root" && "$skinner" train prover --config "configs/prover_$dataset.ini" \
+            --env.dataset "$data" --seed "$seed" --run-dir "$tmp/rl$seed" --quiet > /dev/null)
         mid2=$(date +%s.%N)
-        "$skinner" eval Prover-v0 --checkpoint "$tmp/rl$seed" --kge "$tmp/kge$seed" --negatives 100 \
+        "$skinner" eval Prover-v0 --checkpoint "$tmp/rl$seed" --kge "$kge" --negatives 100 \
             --corrupt both --split test --json 2> /dev/null > "$tmp/eval$seed.json"
         end=$(date +%s.%N)
-        python3 - "$tmp/eval$seed.json" "$seed" "$start" "$mid" "$mid2" "$end" <<'PY'
+        python3 - "$tmp/eval$seed.json" "$seed" "$start" "$mid" "$mid2" "$end" "$kge_seconds" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-seed, t0, t1, t2, t3 = sys.argv[2], *map(float, sys.argv[3:])
-print(f"| {seed} | {t1 - t0:.1f} | {t2 - t1:.1f} | {t3 - t2:.1f} | {r['mrr']:.3f} | {r['kge']['mrr']:.3f} "
-      f"| {r['hybrid']['mrr']:.3f} | {r['hybrid']['hits1']:.3f} | {r['hybrid']['hits10']:.3f} |")
+seed, t0, t1, t2, t3 = sys.argv[2], *map(float, sys.argv[3:7])
+kge_s = float(sys.argv[7]) if sys.argv[7] else t1 - t0
+depths = " ".join(f"{d}: {p}/{n}" for d, (p, n) in r["proved_by_depth"].items())
+print(f"| {seed} | {kge_s:.1f} | {t2 - t1:.1f} | {t3 - t2:.1f} | {r['mrr']:.3f} | {r['kge']['mrr']:.3f} "
+      f"| {r['hybrid']['mrr']:.3f} | {r['hybrid']['hits1']:.3f} | {r['hybrid']['hits10']:.3f} | {depths} |")
 PY
     done
 } | tee "$out"
