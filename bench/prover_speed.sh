@@ -26,6 +26,15 @@ median_sps() { # binary dataset
             --seconds "$seconds" --json 2> /dev/null
     done | python3 -c 'import json,statistics,sys; print(round(statistics.median(json.loads(l)["sps"] for l in sys.stdin)))'
 }
+# A table row from skinner eval --json on stdin: NAME, then mrr (RL-only) or hybrid.
+row() {
+    python3 -c "
+import json, sys
+r = json.load(sys.stdin)
+mrr = r['mrr'] if sys.argv[2] == 'mrr' else r['hybrid']['mrr']
+print(f'| {sys.argv[1]} (MRR {mrr:.3f}) | {r[\"candidates\"]:,} | {r[\"seconds\"]:.1f} | {r[\"candidates\"] / r[\"seconds\"]:,.0f} |')
+" "$1" "$2"
+}
 fmt() { python3 -c 'import sys; v=float(sys.argv[1]); print(f"{v/1e6:.2f}M" if v>=1e6 else f"{v/1e3:.0f}k")' "$1"; }
 
 {
@@ -59,12 +68,12 @@ fmt() { python3 -c 'import sys; v=float(sys.argv[1]); print(f"{v/1e6:.2f}M" if v
         echo "| ranking | candidates | seconds | candidates/s |"
         echo "| --- | --- | --- | --- |"
         "$skinner" eval Prover-v0 --checkpoint "$family_rl" --split test --threads 2 --json 2> /dev/null |
-            python3 -c 'import json,sys; r=json.load(sys.stdin); print(f"| family, full filtered, RL-only (MRR {r[\"mrr\"]:.3f}) | {r[\"candidates\"]:,} | {r[\"seconds\"]:.1f} | {r[\"candidates\"]/r[\"seconds\"]:,.0f} |")'
+            row "family, full filtered, RL-only" mrr
     fi
     if [[ -n $wn_rl && -n $wn_kge ]]; then
         "$skinner" eval Prover-v0 --checkpoint "$wn_rl" --kge "$wn_kge" --negatives 100 --split test \
             --threads 2 --json 2> /dev/null |
-            python3 -c 'import json,sys; r=json.load(sys.stdin); print(f"| WN18RR, 100 negatives, hybrid (MRR {r[\"hybrid\"][\"mrr\"]:.3f}) | {r[\"candidates\"]:,} | {r[\"seconds\"]:.1f} | {r[\"candidates\"]/r[\"seconds\"]:,.0f} |")'
+            row "WN18RR, 100 negatives, hybrid" hybrid
     fi
 } | tee "$out"
 echo "wrote $out" >&2
