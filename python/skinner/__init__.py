@@ -135,7 +135,7 @@ class VecEnv(_core.Vec):
             seed = int.from_bytes(os.urandom(8), "little")
         seed = operator.index(seed)  # ints and NumPy integers
         super().__init__(env_id, num_envs, threads, seed, _env_pairs(config), copy)
-        d = _core.describe(env_id)
+        d = self._describe()  # the sizes this config gives the env
         self.spec_info = d
         self.max_episode_steps = d["max_episode_steps"]
         self.reward_threshold = d["reward_threshold"]

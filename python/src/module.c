@@ -106,7 +106,7 @@ const char *skpy_num(char *buf, size_t size, double value) {
 
 /* --------------------------------------------------------- descriptions */
 
-static PyObject *describe_env(const sk_env_def *env) {
+PyObject *skpy_describe_env(const sk_env_def *env) {
     const sk_action_space *space = &env->action_space;
     PyObject *heads = PyList_New(0), *low = PyList_New(0), *high = PyList_New(0),
              *logs = PyList_New(0);
@@ -158,7 +158,7 @@ static PyObject *py_describe(PyObject *self, PyObject *arg) {
     const char *name = PyUnicode_AsUTF8(arg);
     if (!name) return NULL;
     const sk_env_def *env = skpy_find_env(name);
-    return env ? describe_env(env) : NULL;
+    return env ? skpy_describe_env(env) : NULL;
 }
 
 static PyObject *py_env_ids(PyObject *self, PyObject *unused) {

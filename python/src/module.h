@@ -28,6 +28,8 @@ sk_config *skpy_config_from_pairs(PyObject *pairs);
 /* Finds an env ("CartPole-v1", an alias, "FILE.so:ID"); NULL with a
  * ValueError naming the known envs. */
 const sk_env_def *skpy_find_env(const char *name);
+/* An env table's spaces and limits as a dict (skinner.describe, Vec._describe). */
+PyObject *skpy_describe_env(const sk_env_def *env);
 
 /* The pending exception as one object (normalised, traceback attached; a new
  * reference), or NULL; and setting it again (steals exc). */

@@ -592,12 +592,20 @@ static PyObject *get_workers(Vec *self, void *closure) {
     return PyLong_FromLong(sk_vec_num_workers(self->owner->vec));
 }
 
+static PyObject *vec_describe(PyObject *obj, PyObject *unused) {
+    (void)unused;
+    Vec *self = (Vec *)obj;
+    return skpy_describe_env(self->env);
+}
+
 static PyMethodDef vec_methods[] = {
     {"reset", (PyCFunction)(void (*)(void))vec_reset, METH_VARARGS | METH_KEYWORDS,
      "reset(*, seed=None, options=None) -> (obs, infos)"},
     {"step", (PyCFunction)vec_step, METH_O,
      "step(actions) -> (obs, rewards, terminations, truncations, infos)"},
     {"close", (PyCFunction)vec_close, METH_NOARGS, "close(): frees the envs (idempotent)"},
+    {"_describe", (PyCFunction)vec_describe, METH_NOARGS,
+     "_describe() -> dict: the spaces and limits of these envs, as their config sized them"},
     {"_buffer_addresses", (PyCFunction)vec_buffer_addresses, METH_NOARGS,
      "the addresses of skinner's buffers (tests of zero copy)"},
     {NULL, NULL, 0, NULL},

@@ -275,6 +275,20 @@ def test_masks_multi_head_actions(countries):
         env.step(good)
 
 
+def test_config_sizes_the_buffers(countries):
+    # Prover-v0's observation is 3A(1 + S) values and its action one of S
+    with skinner.make("Prover-v0", num_envs=3, seed=0, dataset=countries, max_atoms=4,
+                      max_successors=7) as env:
+        obs, infos = env.reset()
+        assert obs.shape == (3, 3 * 4 * (1 + 7))
+        assert infos["action_mask"].shape == (3, 7)
+        assert env.spec_info["mask_size"] == 7 and env.spec_info["heads"] == [7]
+        obs, *_ = env.step(np.array([int(np.flatnonzero(row)[0]) for row in infos["action_mask"]]))
+        assert obs.shape == (3, 96)
+    with pytest.raises(ValueError, match="env.max_successors"):
+        skinner.make("Prover-v0", dataset=countries, max_successors=5000)
+
+
 def test_unknown_env_and_bad_arguments():
     with pytest.raises(ValueError, match="CartPole-v1"):  # the message lists the known envs
         skinner.make("NoSuchEnv-v0")
