@@ -477,22 +477,30 @@ static void test_envs(void **unused) {
     expect_exit(&r, 0);
     expect_stdout(&r, "CartPole-v1");
     expect_stdout(&r, "cartpole");
+    expect_stdout(&r, "630*"); /* Prover-v0's sizes are its config's: the defaults, marked */
+    expect_stdout(&r, "* the defaults");
     cli_run_free(&r);
 
     RUN(&r, "envs", "--json");
     expect_exit(&r, 0);
     int lines = 0;
-    bool found = false;
+    bool found = false, prover_configurable = false, cartpole_fixed = false;
     for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
         cJSON *json = cJSON_Parse(line);
         if (!cJSON_IsObject(json)) FAIL_RUN(&r, "line %d is not a JSON object: %s", lines + 1, line);
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(json, "id");
         if (!cJSON_IsString(id)) FAIL_RUN(&r, "line %d has no string \"id\"", lines + 1);
+        const cJSON *configurable = cJSON_GetObjectItemCaseSensitive(json, "configurable");
+        if (!cJSON_IsBool(configurable)) FAIL_RUN(&r, "line %d has no bool \"configurable\"", lines + 1);
         found = found || strcmp(id->valuestring, "CartPole-v1") == 0;
+        cartpole_fixed |= strcmp(id->valuestring, "CartPole-v1") == 0 && cJSON_IsFalse(configurable);
+        prover_configurable |= strcmp(id->valuestring, "Prover-v0") == 0 && cJSON_IsTrue(configurable);
         cJSON_Delete(json);
         lines++;
     }
     if (!found) FAIL_RUN(&r, "%s", "no line with \"id\": \"CartPole-v1\"");
+    if (!cartpole_fixed || !prover_configurable)
+        FAIL_RUN(&r, "%s", "expected CartPole-v1 fixed and Prover-v0 configurable");
     cli_run_free(&r);
 }
 

@@ -395,8 +395,9 @@ int cmd_envs(int argc, char **argv) {
         alias_width = SK_MAX(alias_width, (int)strlen(envs[i]->alias));
         actions_width = SK_MAX(actions_width, (int)strlen(actions));
     }
+    bool any_configurable = false;
     if (!json)
-        printf("%-*s  %-*s  %4s  %-*s  %9s  %9s  %s\n", id_width, "id", alias_width, "alias", "obs",
+        printf("%-*s  %-*s  %5s  %-*s  %9s  %9s  %s\n", id_width, "id", alias_width, "alias", "obs",
                actions_width, "actions", "max steps", "solved at", "summary");
     for (int i = 0; envs[i]; i++) {
         const sk_env_def *env = envs[i];
@@ -404,15 +405,23 @@ int cmd_envs(int argc, char **argv) {
         describe_actions(actions, sizeof actions, &env->action_space);
         if (isfinite(env->solved_threshold))
             snprintf(threshold, sizeof threshold, "%g", env->solved_threshold);
+        bool configurable = env->configure != NULL;
+        any_configurable |= configurable;
         if (json)
             printf("{\"id\": \"%s\", \"alias\": \"%s\", \"obs_size\": %d, \"actions\": \"%s\", "
-                   "\"max_episode_steps\": %d, \"solved_threshold\": %s, \"bench_num_envs\": %d}\n",
+                   "\"max_episode_steps\": %d, \"solved_threshold\": %s, \"bench_num_envs\": %d, "
+                   "\"configurable\": %s}\n",
                    env->id, env->alias, env->obs_size, actions, env->max_episode_steps,
-                   threshold, sk_env_extras_of(env)->bench_num_envs ? sk_env_extras_of(env)->bench_num_envs : 4096);
+                   threshold, sk_env_extras_of(env)->bench_num_envs ? sk_env_extras_of(env)->bench_num_envs : 4096,
+                   configurable ? "true" : "false");
         else
-            printf("%-*s  %-*s  %4d  %-*s  %9d  %9s  %s\n", id_width, env->id, alias_width,
-                   env->alias, env->obs_size, actions_width, actions, env->max_episode_steps,
-                   isfinite(env->solved_threshold) ? threshold : "-", env->summary);
+            printf("%-*s  %-*s  %4d%s  %-*s  %9d  %9s  %s\n", id_width, env->id, alias_width,
+                   env->alias, env->obs_size, configurable ? "*" : " ", actions_width, actions,
+                   env->max_episode_steps, isfinite(env->solved_threshold) ? threshold : "-",
+                   env->summary);
     }
+    if (!json && any_configurable)
+        printf("* the defaults: these sizes follow the env's config keys (e.g. Prover-v0's "
+               "env.max_atoms, env.max_successors, env.max_depth)\n");
     return SK_EXIT_OK;
 }
