@@ -1196,21 +1196,35 @@ static void test_fact_sets_match_a_scan(void **st) {
     sk_kb_free(kb);
 }
 
+typedef struct indexed_atom {
+    int32_t atom[3];
+    int index;
+} indexed_atom;
+
+static int indexed_atom_cmp(const void *a, const void *b) {
+    const indexed_atom *x = a, *y = b;
+    for (int k = 0; k < 3; k++)
+        if (x->atom[k] != y->atom[k]) return x->atom[k] < y->atom[k] ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
 /* The (pred, arg) indexes against a scan of the train facts: for every
  * predicate and every constant (and one past them), by_arg0 / by_arg1 list
  * exactly the distinct train facts with that argument, in file order, and
  * by_pred all of the predicate's; the index takes O(facts) memory. */
 static void check_fact_index(const sk_kb *kb) {
     const sk_kb_atoms *train = &kb->facts[SK_KB_TRAIN];
-    uint8_t *first = malloc((size_t)train->count); /* not a repeat of an earlier fact */
-    assert_non_null(first);
-    for (int k = 0; k < train->count; k++) {
-        first[k] = 1;
-        for (int j = 0; j < k && first[k]; j++)
-            first[k] = memcmp(train->atoms[j], train->atoms[k], sizeof train->atoms[0]) != 0;
-        if (train->count > 20000) break; /* large kbs: no repeats expected, checked below */
-    }
-    if (train->count > 20000) memset(first, 1, (size_t)train->count);
+    /* first[k]: fact k is not a repeat of an earlier one (sorted by atom, then position) */
+    uint8_t *first = malloc((size_t)train->count);
+    indexed_atom *sorted = malloc((size_t)train->count * sizeof *sorted);
+    assert_true(first && sorted);
+    for (int k = 0; k < train->count; k++)
+        sorted[k] = (indexed_atom){{train->atoms[k][0], train->atoms[k][1], train->atoms[k][2]}, k};
+    qsort(sorted, (size_t)train->count, sizeof *sorted, indexed_atom_cmp);
+    for (int k = 0; k < train->count; k++)
+        first[sorted[k].index] =
+            k == 0 || memcmp(sorted[k].atom, sorted[k - 1].atom, sizeof sorted[k].atom) != 0;
+    free(sorted);
     long listed = 0;
     for (int32_t p = 0; p < kb->num_preds; p++) {
         const int32_t(*begin)[2], (*end)[2];
