@@ -4,7 +4,10 @@
  * stepped: a few Prover-v0 envs with room for 2 successors (so that the list
  * fills and the join over a free first goal runs) take actions from the
  * input's bytes, and every state's successors must equal those of the plain
- * fact loop (sk_prover_limits.plain); a difference aborts. */
+ * fact loop (sk_prover_limits.plain); a difference aborts. The kb's least
+ * model (up to 65,536 atoms) must hold every query the walk proves, and no
+ * proof may pass through a state with a ground goal outside it: ranking fails
+ * such candidates without running them. */
 #include "fuzz_util.h"
 
 #include "core/config.h"
@@ -44,6 +47,10 @@ static void walk(const char *dir, const uint8_t *data, size_t size) {
     }
     const sk_vec_buffers *b = sk_vec_buffers_of(vec);
     sk_prover_state *s = sk_vec_state(vec);
+    sk_kb_model model;
+    if (sk_kb_model_build(s->kb, 1 << 16, &model) != SK_OK) abort();
+    bool dead[ENVS] = {false};
+    int32_t proving[ENVS][3]; /* each env's query before the step */
     sk_vec_reset(vec, size);
     for (int t = 0; t < STEPS; t++) {
         for (int i = 0; i < ENVS; i++) {
@@ -62,9 +69,26 @@ static void walk(const char *dir, const uint8_t *data, size_t size) {
                 if (key[j] != s->succ_key[(size_t)i * SUCCESSORS + (size_t)j]) abort();
             size_t at = ((size_t)t * ENVS + (size_t)i) % (size ? size : 1);
             b->actions[i] = size ? data[at] % SUCCESSORS : 0;
+            memcpy(proving[i], query, sizeof proving[i]);
+            for (int g = 0; g < s->num_goals[i]; g++) {
+                const int32_t *a = s->goals + (size_t)i * s->atom_ints + 3 * g;
+                if (a[1] < s->first_var && a[2] < s->first_var &&
+                    !sk_kb_model_allows(&model, sk_kb_key(a[0], a[1], a[2])))
+                    dead[i] = true;
+            }
         }
         sk_vec_step(vec);
+        for (int i = 0; i < ENVS; i++) {
+            if (!b->terminated[i] && !b->truncated[i]) continue;
+            bool proved = b->terminated[i] && b->episode_log[(size_t)i * SK_PROVER_NUM_LOG_FIELDS +
+                                                             SK_PROVER_LOG_PROVED] > 0.5f;
+            if (proved && (dead[i] || !sk_kb_model_allows(&model, sk_kb_key(proving[i][0], proving[i][1],
+                                                                             proving[i][2]))))
+                abort();
+            dead[i] = false;
+        }
     }
+    sk_kb_model_free(&model);
     sk_vec_destroy(vec);
     sk_config_free(cfg);
 }

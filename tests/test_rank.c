@@ -219,6 +219,7 @@ typedef struct rank_options {
     int max_queries, sides;
     uint64_t seed;
     int threads, batch;
+    bool unpruned;
 } rank_options;
 
 static sk_status rank_policy(const sk_loaded_policy *lp, const rank_options *options,
@@ -228,7 +229,7 @@ static sk_status rank_policy(const sk_loaded_policy *lp, const rank_options *opt
     if (status != SK_OK) return status;
     sk_rank_options ranking = {.split = options->split, .max_queries = options->max_queries,
                                .sides = options->sides, .seed = options->seed,
-                               .batch = options->batch};
+                               .batch = options->batch, .unpruned = options->unpruned};
     status = sk_rank_run(lp->env, lp->cfg, &host.policy.actor, &host.parallel, &ranking, out);
     sk_eval_host_free(&host);
     return status;
@@ -537,17 +538,18 @@ static void test_configured_successors_rank_the_same(void **st) {
  * Returns how many corruptions were proved with a lower score than their true
  * query (sk_rank_run must cut those short, at the last step at the latest). */
 static int reference_ranking(const sk_loaded_policy *lp, const sk_kb *kb, sk_kb_split split,
-                             uint64_t seed, sk_rank_result *out) {
+                             int max_queries, uint64_t seed, sk_rank_result *out) {
     memset(out, 0, sizeof *out);
     const sk_kb_atoms *queries = &kb->queries[split];
-    enum { CAP = 4096 };
+    int total = max_queries && max_queries < queries->count ? max_queries : queries->count;
+    enum { CAP = 8192 };
     int32_t(*atoms)[3] = malloc(CAP * sizeof *atoms);
     uint8_t *positive = calloc(CAP, 1);
     double *scores = malloc(CAP * sizeof *scores);
     assert_true(atoms && positive && scores);
     sk_rank_metrics head = {0}, tail = {0};
     int below = 0;
-    for (int q = 0; q < queries->count; q++) {
+    for (int q = 0; q < total; q++) {
         memcpy(atoms[0], queries->atoms[q], sizeof atoms[0]);
         positive[0] = 1;
         int n_head = sk_rank_corruptions(kb, atoms[0], 0, atoms + 1, CAP - 1);
@@ -563,9 +565,9 @@ static int reference_ranking(const sk_loaded_policy *lp, const sk_kb *kb, sk_kb_
         sk_rank_metrics_add(&tail, sk_rank_position(scores[0], scores + 1 + n_head, n_tail, &rng));
         out->proved_rate += scores[0] > SK_RANK_FAILED;
     }
-    out->head = sk_rank_mean(head, queries->count);
-    out->tail = sk_rank_mean(tail, queries->count);
-    out->proved_rate /= queries->count;
+    out->head = sk_rank_mean(head, total);
+    out->tail = sk_rank_mean(tail, total);
+    out->proved_rate /= total;
     free(atoms);
     free(positive);
     free(scores);
@@ -579,38 +581,58 @@ static int reference_ranking(const sk_loaded_policy *lp, const sk_kb *kb, sk_kb_
 static void test_cut_proofs_rank_the_same(void **st) {
     (void)st;
     REQUIRE_SHARED(shared);
-    char countries[4200];
+    char countries[4200], family[4200];
     snprintf(countries, sizeof countries, "%s/datasets/countries_s3", shared);
-    const char *datasets[] = {g_dataset, countries};
-    for (size_t d = 0; d < 2; d++) {
+    snprintf(family, sizeof family, "%s/datasets/family", shared);
+    const char *datasets[] = {g_dataset, countries, family};
+    const char *names[] = {"hand-made", "countries_s3", "family"};
+    int64_t dead_states = 0;
+    for (size_t d = 0; d < 3; d++) {
         sk_kb *kb = NULL;
         assert_int_equal(sk_kb_load(&kb, datasets[d]), SK_OK);
-        for (uint64_t init = 0; init < 3; init++) {
+        /* family: its first queries only (6,000 corruptions each), one policy */
+        int inits = d == 2 ? 1 : 3, max_queries = d == 2 ? 12 : 0;
+        for (uint64_t init = 0; init < (uint64_t)inits; init++) {
             sk_loaded_policy lp;
             zero_policy_on(&lp, "candidates", datasets[d]);
             uint64_t rng = sk_rng_seed(21, init);
             sk_policy_init_params(&lp.policy, lp.params, &rng);
             for (size_t k = 0; k < lp.policy.num_params; k++) lp.params[k] *= 5.0f;
-            for (int split = SK_KB_VALID; split <= SK_KB_TEST; split++) {
+            for (int split = d == 2 ? SK_KB_TEST : SK_KB_VALID; split <= SK_KB_TEST; split++) {
                 sk_rank_result want, got;
-                int below = reference_ranking(&lp, kb, (sk_kb_split)split, 9, &want);
+                int below = reference_ranking(&lp, kb, (sk_kb_split)split, max_queries, 9, &want);
                 rank_options options = {.split = (sk_kb_split)split, .seed = 9, .threads = 2,
-                                           .batch = 16};
+                                        .batch = 16, .max_queries = max_queries};
                 assert_int_equal(rank_policy(&lp, &options, &got), SK_OK);
                 print_message("%s, init %llu, %s: MRR head %.4f tail %.4f, proved %.3f, %d "
-                              "corruptions proved below their query\n",
-                              d ? "countries_s3" : "hand-made", (unsigned long long)init,
+                              "corruptions proved below their query; %lld settled by the least "
+                              "model, %lld proofs stopped at a state outside it\n",
+                              names[d], (unsigned long long)init,
                               sk_rank_split_name((sk_kb_split)split), got.head.mrr, got.tail.mrr,
-                              got.proved_rate, below);
+                              got.proved_rate, below, (long long)got.settled,
+                              (long long)got.dead_states);
                 assert_memory_equal(&want.head, &got.head, sizeof want.head);
                 assert_memory_equal(&want.tail, &got.tail, sizeof want.tail);
                 assert_true(want.proved_rate == got.proved_rate);
                 if (d == 1) assert_true(below > 0); /* the cut was exercised */
+                /* the least model settled candidates without a step */
+                assert_true(got.model_used);
+                if (d > 0) assert_true(got.settled > 0);
+                dead_states += got.dead_states;
+                /* and without it: the same ranks, every candidate proved */
+                sk_rank_result unpruned;
+                options.unpruned = true;
+                assert_int_equal(rank_policy(&lp, &options, &unpruned), SK_OK);
+                assert_memory_equal(&want.head, &unpruned.head, sizeof want.head);
+                assert_memory_equal(&want.tail, &unpruned.tail, sizeof want.tail);
+                assert_true(!unpruned.model_used && unpruned.settled == 0 &&
+                            unpruned.steps > got.steps);
             }
             sk_loaded_policy_free(&lp);
         }
         sk_kb_free(kb);
     }
+    assert_true(dead_states > 0); /* proofs were stopped on the way, too */
 }
 
 /* countries_s3 with the zero policy: the counts of the real dataset, and the

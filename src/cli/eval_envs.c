@@ -258,6 +258,9 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
         } else if (cli_flag(&args, "--seed", &value, &missing)) {
             if (!missing && !cli_parse_int("--seed", value, 0, INT64_MAX, &seed, &rc)) return rc;
             explicit_seed = true;
+        } else if (cli_flag(&args, "--no-prune", NULL, NULL)) {
+            if ((rc = set_option(options, "--prune", "false")) != SK_EXIT_OK) return rc;
+            own_flag = own_flag ? own_flag : arg;
         } else if (cli_flag(&args, "--greedy", NULL, NULL)) {
             greedy = true;
         } else if (cli_flag(&args, "--json", NULL, NULL)) {

@@ -116,20 +116,28 @@ void sk_kb_free(sk_kb *kb) {
     }
     free(kb->rules);
     free(kb->const_type);
-    free(kb->train_set.keys);
-    free(kb->train_set.filter);
-    free(kb->known_set.keys);
-    free(kb->known_set.filter);
-    free(kb->by0.runs);
-    free(kb->by0.pairs);
-    free(kb->by1.runs);
-    free(kb->by1.pairs);
+    sk_kb_set_free(&kb->train_set);
+    sk_kb_set_free(&kb->known_set);
+    sk_kb_index_free(&kb->by0);
+    sk_kb_index_free(&kb->by1);
     free(kb->pred_start);
     free(kb->rule_start);
     free(kb->rule_order);
     free(kb->cand_start);
     free(kb->cand);
     free(kb);
+}
+
+void sk_kb_set_free(sk_kb_atom_set *set) {
+    free(set->keys);
+    free(set->filter);
+    memset(set, 0, sizeof *set);
+}
+
+void sk_kb_index_free(sk_kb_fact_index *index) {
+    free(index->runs);
+    free(index->pairs);
+    memset(index, 0, sizeof *index);
 }
 
 int32_t sk_kb_pred(sk_kb *kb, const char *name) {
@@ -485,7 +493,7 @@ sk_status sk_kb_parse_domains(sk_kb *kb, const char *text, const char *file) {
 
 #define FILTER_BITS_PER_ATOM 16
 
-static bool set_init(sk_kb_atom_set *set, int64_t count) {
+bool sk_kb_set_init(sk_kb_atom_set *set, int64_t count) {
     uint64_t capacity = 16;
     while (capacity < (uint64_t)count * 2) capacity *= 2;
     set->keys = calloc(capacity, sizeof *set->keys);
@@ -497,8 +505,7 @@ static bool set_init(sk_kb_atom_set *set, int64_t count) {
     return set->keys && set->filter;
 }
 
-/* Inserts key; false if it was already there. */
-static bool set_insert(sk_kb_atom_set *set, uint64_t key) {
+bool sk_kb_set_insert(sk_kb_atom_set *set, uint64_t key) {
     uint64_t hash = sk_mix64(key), bit = (hash >> 32) & set->filter_mask;
     set->filter[bit >> 6] |= (uint64_t)1 << (bit & 63);
     uint64_t slot = hash & set->mask;
@@ -522,9 +529,7 @@ static int index_entry_cmp(const void *a, const void *b) {
     return (x->order > y->order) - (x->order < y->order);
 }
 
-/* Groups the unique train facts by (pred, arg at pos), file order within a
- * group, and tables each group's run. */
-static bool build_index(const int32_t (*facts)[3], int count, int pos, sk_kb_fact_index *index) {
+bool sk_kb_index_build(const int32_t (*facts)[3], int count, int pos, sk_kb_fact_index *index) {
     index_entry *entries = malloc((size_t)(count ? count : 1) * sizeof *entries);
     index->pairs = malloc((size_t)(count ? count : 1) * sizeof *index->pairs);
     int groups = 0;
@@ -631,24 +636,24 @@ sk_status sk_kb_finalize(sk_kb *kb) {
     for (int s = 0; s < SK_KB_NUM_SPLITS; s++) all += kb->facts[s].count;
     const sk_kb_atoms *train = &kb->facts[SK_KB_TRAIN];
     int32_t(*unique)[3] = malloc((size_t)(train->count ? train->count : 1) * sizeof *unique);
-    if (!unique || !set_init(&kb->train_set, train->count) || !set_init(&kb->known_set, all)) {
+    if (!unique || !sk_kb_set_init(&kb->train_set, train->count) || !sk_kb_set_init(&kb->known_set, all)) {
         free(unique);
         return sk_fail(SK_ERR_NOMEM, "out of memory for the fact sets");
     }
     int num_unique = 0;
     for (int k = 0; k < train->count; k++) {
         const int32_t *a = train->atoms[k];
-        if (set_insert(&kb->train_set, sk_kb_key(a[0], a[1], a[2])))
+        if (sk_kb_set_insert(&kb->train_set, sk_kb_key(a[0], a[1], a[2])))
             memcpy(unique[num_unique++], a, sizeof unique[0]);
     }
     for (int s = 0; s < SK_KB_NUM_SPLITS; s++)
         for (int k = 0; k < kb->facts[s].count; k++) {
             const int32_t *a = kb->facts[s].atoms[k];
-            set_insert(&kb->known_set, sk_kb_key(a[0], a[1], a[2]));
+            sk_kb_set_insert(&kb->known_set, sk_kb_key(a[0], a[1], a[2]));
         }
     const int32_t(*facts)[3] = (const int32_t(*)[3])unique;
-    bool ok = build_index(facts, num_unique, 0, &kb->by0) &&
-              build_index(facts, num_unique, 1, &kb->by1) &&
+    bool ok = sk_kb_index_build(facts, num_unique, 0, &kb->by0) &&
+              sk_kb_index_build(facts, num_unique, 1, &kb->by1) &&
               build_pred_start(kb, facts, num_unique);
     free(unique);
     if (!ok) return sk_fail(SK_ERR_NOMEM, "out of memory for the fact index");

@@ -184,6 +184,42 @@ sk_status sk_kb_synthetic(sk_kb **out, uint64_t seed, sk_kb_synth_params params)
 /* Writes "pred(a,b)" into buf (arguments past num_consts print as _V<k>). */
 void sk_kb_format_atom(const sk_kb *kb, const int32_t atom[3], char *buf, size_t size);
 
+/* The atom set and the index of finalize, for other sets of atoms (the least
+ * model). set_init sizes a set for count atoms (false: out of memory; free it
+ * anyway); set_insert is false if key was there already. index_build groups
+ * count unique atoms by (pred, arg at pos), their order kept within a group. */
+bool sk_kb_set_init(sk_kb_atom_set *set, int64_t count);
+bool sk_kb_set_insert(sk_kb_atom_set *set, uint64_t key);
+void sk_kb_set_free(sk_kb_atom_set *set);
+bool sk_kb_index_build(const int32_t (*atoms)[3], int count, int pos, sk_kb_fact_index *index);
+void sk_kb_index_free(sk_kb_fact_index *index);
+
+/*
+ * The least model: every ground atom the rules derive from the train facts,
+ * by forward chaining to a fixed point (semi-naive: each round joins a rule
+ * with at least one atom derived in the round before). A proof of Prover-v0,
+ * whatever its actions, resolves against train facts and rules only, so it
+ * proves only atoms of the model: an atom outside it, or a state with a
+ * ground goal outside it, can never be proved. Ranking uses this to settle
+ * such candidates without running the policy (the ranks are the same).
+ *
+ * Datalog has no function symbols, so the model is finite (at most preds x
+ * constants^2 atoms), but it can be large: past max_atoms the build stops and
+ * the model is left incomplete (complete false, nothing to test against). A
+ * rule with a head variable its body does not bind derives atoms for every
+ * constant; the model is then not built either.
+ */
+typedef struct sk_kb_model {
+    sk_kb_atom_set set; /* the atoms, when complete */
+    int64_t count;      /* atoms derived (train facts included) */
+    int rounds;         /* rounds to the fixed point */
+    bool complete;      /* false: not built (over max_atoms, or a rule it cannot run) */
+} sk_kb_model;
+
+/* SK_ERR_NOMEM if memory runs out; SK_OK otherwise, complete or not. */
+sk_status sk_kb_model_build(const sk_kb *kb, int64_t max_atoms, sk_kb_model *out);
+void sk_kb_model_free(sk_kb_model *model);
+
 /* ------------------------------------------------------------ lookups */
 
 static inline uint64_t sk_kb_key(int32_t pred, int32_t arg0, int32_t arg1) {
@@ -211,6 +247,11 @@ static inline bool sk_kb_is_fact(const sk_kb *kb, uint64_t key) {
 /* Whether the ground atom is true in any split. */
 static inline bool sk_kb_is_known(const sk_kb *kb, uint64_t key) {
     return sk_kb_set_has(&kb->known_set, key);
+}
+
+/* Whether an atom may be provable: in the model, or the model is incomplete. */
+static inline bool sk_kb_model_allows(const sk_kb_model *model, uint64_t key) {
+    return !model->complete || sk_kb_set_has(&model->set, key);
 }
 
 /* The facts of index whose (pred, arg) is given, in [*begin, *end). */

@@ -95,6 +95,7 @@
 #define SK_PROVER_DEFAULT_ATOM_INTS (SK_PROVER_DEFAULT_ATOMS * 3)
 #define SK_PROVER_DEFAULT_OBS_SIZE (SK_PROVER_DEFAULT_ATOM_INTS * (1 + SK_PROVER_DEFAULT_SUCCESSORS))
 #define SK_PROVER_NUM_LOG_FIELDS 4 /* episode_return, episode_length, proved, positive */
+#define SK_PROVER_LOG_PROVED 2     /* the episode_log field: 1 if the episode ended proved */
 
 /*
  * Rewards by env.reward_type, DeepProofLog's five (get_done_reward in its

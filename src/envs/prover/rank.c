@@ -19,7 +19,7 @@
  * while keeping the batch full, since a chunk's last few episodes are the
  * only ones that run beside idle slots. */
 #define CHUNK_CANDIDATES 65536
-#define LOG_PROVED 2 /* Prover-v0's episode_log: return, length, proved, positive */
+#define LOG_PROVED SK_PROVER_LOG_PROVED
 
 static const char *const g_split_names[] = {"train", "valid", "test"};
 
@@ -181,7 +181,12 @@ static void chunk_add(rank_chunk *c, const sk_kb *kb, const int32_t query[3], do
  * bound the candidate will score below it, and its proof stops there with
  * the score SK_RANK_FAILED, which is below it too. A corruption ranks the
  * same either way; when the true query failed (bound -infinity) nothing is
- * cut. */
+ * cut.
+ *
+ * With the kb's least model (rank_workers.model), a candidate outside it
+ * cannot be proved by any actions: it scores SK_RANK_FAILED without a step,
+ * and a proof that reaches a state with a ground goal outside it fails there.
+ * These are the scores proving to the end would give. */
 typedef struct rank_jobs {
     const int32_t (*atoms)[3]; /* (count) */
     const uint8_t *positive;   /* (count) NULL: all negatives */
@@ -189,12 +194,10 @@ typedef struct rank_jobs {
     double *score;             /* (count) written, each by the worker that claimed it */
     int count;
     atomic_int next;           /* the first unclaimed */
+    atomic_llong settled;      /* candidates the model failed without a step */
+    atomic_llong steps;        /* policy steps taken */
+    atomic_llong dead;         /* proofs stopped at a dead state */
 } rank_jobs;
-
-static int claim(rank_jobs *jobs) {
-    int job = atomic_fetch_add_explicit(&jobs->next, 1, memory_order_relaxed);
-    return job < jobs->count ? job : -1;
-}
 
 /* One sk_vec of num_workers x batch env slots: worker w proves in slots
  * [w * batch, (w + 1) * batch), acting through the host's actor. */
@@ -203,6 +206,8 @@ typedef struct rank_workers {
     int num_workers, batch;
     const sk_actor *actor;
     const sk_parallel *parallel;
+    const sk_kb_model *model; /* NULL: prove every candidate to its end */
+    sk_kb_model model_storage; /* owned */
     int *job;         /* (slots) the candidate a slot proves, -1 if idle */
     double *logp_sum; /* (slots) log-probability of the actions taken so far */
     float *logp;      /* (slots) of the last action */
@@ -218,6 +223,7 @@ typedef struct rank_workers {
 
 static void workers_free(rank_workers *w) {
     sk_vec_destroy(w->vec);
+    sk_kb_model_free(&w->model_storage);
     free(w->job);
     free(w->logp_sum);
     free(w->logp);
@@ -265,6 +271,34 @@ static sk_status workers_alloc(rank_workers *w, const sk_env_def *env, const sk_
     return SK_OK;
 }
 
+/* The next candidate to prove, -1 when none is left; those the model rules
+ * out are scored on the way. */
+static int claim(const rank_workers *w, rank_jobs *jobs) {
+    for (;;) {
+        int job = atomic_fetch_add_explicit(&jobs->next, 1, memory_order_relaxed);
+        if (job >= jobs->count) return -1;
+        const int32_t *atom = jobs->atoms[job];
+        if (!w->model || sk_kb_model_allows(w->model, sk_kb_key(atom[0], atom[1], atom[2])))
+            return job;
+        jobs->score[job] = SK_RANK_FAILED;
+        atomic_fetch_add_explicit(&jobs->settled, 1, memory_order_relaxed);
+    }
+}
+
+/* Whether env slot i's state has a ground goal outside the model: no action
+ * from there leads to a proof. */
+static bool dead_state(const rank_workers *w, int i) {
+    const sk_prover_state *s = sk_vec_state(w->vec);
+    const int32_t *goals = s->goals + (size_t)i * (size_t)s->atom_ints;
+    for (int g = 0; g < s->num_goals[i]; g++) {
+        const int32_t *a = goals + 3 * g;
+        if (a[1] < s->first_var && a[2] < s->first_var &&
+            !sk_kb_model_allows(w->model, sk_kb_key(a[0], a[1], a[2])))
+            return true;
+    }
+    return false;
+}
+
 static void start_candidate(rank_workers *w, const rank_jobs *jobs, int slot, int job) {
     if (w->actor->episode_start)
         w->actor->episode_start(w->actor->ctx, slot / w->batch, slot % w->batch);
@@ -283,7 +317,7 @@ static void score_candidates(rank_workers *w, int worker) {
     size_t log_fields = (size_t)env->num_log_fields, obs_size = (size_t)env->obs_size;
     size_t mask_size = (size_t)env->mask_size, heads = (size_t)env->action_space.num_heads;
     int first = worker * w->batch, end = first + w->batch, busy = 0;
-    for (int i = first, job; i < end && (job = claim(jobs)) >= 0; i++, busy++)
+    for (int i = first, job; i < end && (job = claim(w, jobs)) >= 0; i++, busy++)
         start_candidate(w, jobs, i, job);
     while (busy > 0) {
         int last = end;
@@ -312,15 +346,20 @@ static void score_candidates(rank_workers *w, int worker) {
             int started = SK_MIN(atomic_load_explicit(&jobs->next, memory_order_relaxed), jobs->count);
             w->progress(started, jobs->count, "candidates", w->progress_user);
         }
+        int stepped = 0;
         for (int i = first; i < last; i++) {
             if (w->job[i] < 0) continue;
+            stepped++;
             w->logp_sum[i] += w->logp[i];
+            bool ended = b->terminated[i] || b->truncated[i];
             bool below = jobs->bound && w->logp_sum[i] < jobs->bound[w->job[i]];
-            if (!b->terminated[i] && !b->truncated[i] && !below) continue;
+            bool dead = !ended && !below && w->model && dead_state(w, i);
+            if (!ended && !below && !dead) continue;
+            if (dead) atomic_fetch_add_explicit(&jobs->dead, 1, memory_order_relaxed);
             bool proved = !below && b->terminated[i] &&
                           b->episode_log[(size_t)i * log_fields + LOG_PROVED] > 0.5f;
             jobs->score[w->job[i]] = proved ? w->logp_sum[i] : SK_RANK_FAILED;
-            int job = claim(jobs);
+            int job = claim(w, jobs);
             if (job >= 0) {
                 start_candidate(w, jobs, i, job);
             } else {
@@ -328,6 +367,7 @@ static void score_candidates(rank_workers *w, int worker) {
                 busy--;
             }
         }
+        atomic_fetch_add_explicit(&jobs->steps, stepped, memory_order_relaxed);
     }
 }
 
@@ -340,6 +380,9 @@ static void score_job(void *ctx, int worker, int num_workers) {
 /* Scores every job on all workers. */
 static void workers_score(rank_workers *w, rank_jobs *jobs) {
     atomic_store(&jobs->next, 0);
+    atomic_store(&jobs->settled, 0);
+    atomic_store(&jobs->steps, 0);
+    atomic_store(&jobs->dead, 0);
     w->jobs = jobs;
     w->parallel->run(w->parallel->ctx, score_job, w);
     w->jobs = NULL;
@@ -438,6 +481,24 @@ static void gather_records(const sk_parallel *parallel, int total, const double 
     free(counts);
 }
 
+/* The sum over the parts of each part's count counters (one part: as they are). */
+static void sum_over_parts(const sk_parallel *parallel, int64_t *counters, int count) {
+    int parts = parallel->num_parts > 1 ? parallel->num_parts : 1;
+    if (parts == 1) return;
+    double mine[8], *all = malloc((size_t)parts * (size_t)count * sizeof *all);
+    size_t *counts = malloc((size_t)parts * sizeof *counts);
+    SK_ASSERT(count <= 8 && all && counts && parallel->gather);
+    for (int k = 0; k < count; k++) mine[k] = (double)counters[k];
+    for (int p = 0; p < parts; p++) counts[p] = (size_t)count;
+    parallel->gather(parallel->gather_ctx, mine, all, counts);
+    for (int k = 0; k < count; k++) {
+        counters[k] = 0;
+        for (int p = 0; p < parts; p++) counters[k] += (int64_t)all[(size_t)p * (size_t)count + (size_t)k];
+    }
+    free(all);
+    free(counts);
+}
+
 /* ------------------------------------------------------------ entry points */
 
 void sk_rank_side_means(int sides, int total, sk_rank_metrics head, sk_rank_metrics tail,
@@ -468,6 +529,19 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
     w.progress_at = started;
     const sk_prover_state *env = sk_vec_state(w.vec);
     const sk_kb *kb = env->kb;
+    if (!options->unpruned) {
+        int64_t facts = kb->pred_start[kb->num_preds];
+        status = sk_kb_model_build(
+            kb, SK_MAX((int64_t)SK_RANK_MODEL_MIN_ATOMS, SK_RANK_MODEL_ATOMS_PER_FACT * facts),
+            &w.model_storage);
+        if (status != SK_OK) {
+            workers_free(&w);
+            return status;
+        }
+        out->model_atoms = w.model_storage.count;
+        out->model_used = w.model_storage.complete;
+        if (w.model_storage.complete) w.model = &w.model_storage;
+    }
     int sides = options->sides ? options->sides : env->corrupt_sides;
     if (sides < SK_PROVER_CORRUPT_HEAD || sides > SK_PROVER_CORRUPT_BOTH) {
         workers_free(&w);
@@ -530,6 +604,9 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
     rank_jobs truths = {.atoms = (const int32_t(*)[3])queries->atoms + lo, .positive = positive,
                         .score = query_score + lo, .count = hi - lo};
     workers_score(&w, &truths);
+    out->settled += truths.settled;
+    out->steps += truths.steps;
+    out->dead_states += truths.dead;
     for (int q = lo; q < hi;) {
         c.count = c.num_queries = 0;
         c.first_query = q;
@@ -544,11 +621,19 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
                           .bound = options->kge ? NULL : c.bound,
                           .score = c.score, .count = c.count};
         workers_score(&w, &jobs);
+        out->settled += jobs.settled;
+        out->steps += jobs.steps;
+        out->dead_states += jobs.dead;
         rank_chunk_queries(&c, query_score, (const int32_t(*)[3])queries->atoms, options, sides,
                            kge_scratch, hyb_scratch, records);
         if (options->progress) options->progress(q - lo, hi - lo, "queries", options->progress_user);
     }
     gather_records(parallel, total, records, all);
+    int64_t counters[3] = {out->steps, out->settled, out->dead_states};
+    sum_over_parts(parallel, counters, 3);
+    out->steps = counters[0];
+    out->settled = counters[1];
+    out->dead_states = counters[2];
     /* every query's figures, summed in query order */
     sk_rank_metrics head = {0}, tail = {0}, kge_head = {0}, kge_tail = {0}, hyb_head = {0},
                     hyb_tail = {0};
@@ -643,7 +728,10 @@ static sk_status read_options(const sk_config *options, sk_rank_options *out) {
         status = sk_cfg_double(options, "eval.fail_penalty", SK_RANK_FAIL_PENALTY, -1e6, 1e6,
                                &out->fail_penalty);
     if (status == SK_OK) status = sk_cfg_choice(options, "eval.proof", "fixed", proof_terms, &proof_term);
+    bool prune = true;
+    if (status == SK_OK) status = sk_cfg_bool(options, "eval.prune", true, &prune);
     if (status != SK_OK) return status;
+    out->unpruned = !prune;
     out->max_queries = (int)queries;
     out->seed = (uint64_t)seed;
     out->batch = (int)batch;
@@ -695,14 +783,18 @@ static void report(const sk_env_def *env, const sk_rank_options *options, const 
     add_metric(out, "", "tail_corruptions", (double)r->tail_corruptions);
     add_metric(out, "", "proved_rate", r->proved_rate);
     add_metric(out, "", "seconds", r->seconds);
+    add_metric(out, "", "steps", (double)r->steps);
+    add_metric(out, "", "settled", (double)r->settled);
     const char *split = sk_rank_split_name(options->split), *sides = sk_prover_corrupt_name(r->sides);
     append(out->json, sizeof out->json,
            "\"split\": \"%s\", \"corrupt\": \"%s\", \"queries\": %d, \"candidates\": %lld, "
            "\"head_corruptions\": %lld, \"tail_corruptions\": %lld, \"proved_rate\": %.6g, "
-           "\"seconds\": %.3f, \"seed\": %llu, \"mrr\": %.6g, \"hits1\": %.6g, "
+           "\"seconds\": %.3f, \"steps\": %lld, \"model_atoms\": %lld, \"model_used\": %s, "
+           "\"settled\": %lld, \"dead_states\": %lld, \"seed\": %llu, \"mrr\": %.6g, \"hits1\": %.6g, "
            "\"hits3\": %.6g, \"hits10\": %.6g, ",
            split, sides, r->queries, (long long)r->candidates, (long long)r->head_corruptions,
-           (long long)r->tail_corruptions, r->proved_rate, r->seconds,
+           (long long)r->tail_corruptions, r->proved_rate, r->seconds, (long long)r->steps,
+           (long long)r->model_atoms, r->model_used ? "true" : "false", (long long)r->settled, (long long)r->dead_states,
            (unsigned long long)options->seed, r->overall.mrr, r->overall.hits1, r->overall.hits3,
            r->overall.hits10);
     /* a side that was not ranked has no entry */
@@ -713,6 +805,16 @@ static void report(const sk_env_def *env, const sk_rank_options *options, const 
            "queries proved: %.1f%%\n",
            env->id, split, sides, r->queries, (long long)r->candidates, r->seconds,
            100.0 * r->proved_rate);
+    if (r->model_used)
+        append(out->text, sizeof out->text,
+               "least model: %lld atoms; %.1f%% of the candidates are outside it and failed "
+               "without a proof; %lld policy steps\n",
+               (long long)r->model_atoms, 100.0 * (double)r->settled / (double)r->candidates,
+               (long long)r->steps);
+    else if (r->model_atoms)
+        append(out->text, sizeof out->text,
+               "least model: over %lld atoms, not used; %lld policy steps\n",
+               (long long)r->model_atoms, (long long)r->steps);
     append(out->text, sizeof out->text, "%-8s %7s %7s %7s %7s\n", "", "MRR", "Hits@1", "Hits@3",
            "Hits@10");
     const char *names[3] = {"head", "tail", "overall"};

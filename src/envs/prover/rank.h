@@ -73,6 +73,11 @@
 
 #define SK_RANK_FAILED (-INFINITY)  /* the score of a failed proof */
 #define SK_RANK_DEFAULT_BATCH 256   /* env slots per worker */
+/* The least model is built up to this many atoms per train fact (at least
+ * SK_RANK_MODEL_MIN_ATOMS), and not used past it: family's is 2.8 facts per
+ * train fact (55,715 atoms, 0.1 s), WN18RR's passes 20M (230 per fact). */
+#define SK_RANK_MODEL_ATOMS_PER_FACT 8
+#define SK_RANK_MODEL_MIN_ATOMS (1 << 20)
 
 typedef struct sk_rank_metrics {
     double mrr, hits1, hits3, hits10;
@@ -90,6 +95,13 @@ typedef struct sk_rank_result {
     int64_t head_corruptions, tail_corruptions;
     double proved_rate;         /* fraction of the true queries the policy proved */
     double seconds;             /* wall time of the ranking */
+    int64_t steps;              /* policy steps taken over all candidates */
+    /* the least model (sk_kb_model): its atoms, whether it was complete and
+     * used, and the candidates it failed without a step */
+    int64_t model_atoms;
+    bool model_used;
+    int64_t settled;
+    int64_t dead_states;        /* proofs stopped at a state with a goal outside it */
     /* with a KGE model (sk_rank_options.kge): the same figures from its scores
      * alone and from the hybrid score, and the share of corruptions proved */
     /* the true queries proved, by the depth their split's *_depths.txt records:
@@ -120,6 +132,8 @@ typedef struct sk_rank_options {
     const struct sk_kge *kge; /* NULL: RL only; else also KGE-only and hybrid figures */
     double kge_weight, rl_weight, proof_bonus, fail_penalty;
     sk_rank_proof_term proof_term;
+    bool unpruned;       /* true: prove every candidate, also those the least model rules
+                            out (the same ranks, slower: for timing the policy, and tests) */
     sk_progress_fn progress; /* called after each chunk of queries ("queries"); may be NULL */
     void *progress_user;
 } sk_rank_options;
