@@ -2,8 +2,9 @@
 # Prover-v0's speed: raw env stepping on one core (skinner bench env, random allowed actions,
 # N = 1024 envs) on countries_s3, family and WN18RR, medians of REPEATS runs, beside a baseline
 # binary in the same run (ratios on this noisy machine only mean something side by side);
-# then, given policies, ranking times: family's full filtered test ranking (RL-only) and
-# WN18RR's 100-negative hybrid ranking, on 2 threads. Writes bench/results/DATE-COMMIT-prover-speed.md.
+# then, given policies, ranking times: family's full filtered test ranking (RL-only), with
+# the least model settling the unprovable candidates and without it (--no-prune: the policy
+# proves every candidate), and WN18RR's 100-negative hybrid ranking, on 2 threads. Writes bench/results/DATE-COMMIT-prover-speed.md.
 # usage: bench/prover_speed.sh [SECONDS=3] [REPEATS=3] [BASELINE_SKINNER] [FAMILY_RL WN18RR_RL WN18RR_KGE]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,7 +33,7 @@ row() {
 import json, sys
 r = json.load(sys.stdin)
 mrr = r['mrr'] if sys.argv[2] == 'mrr' else r['hybrid']['mrr']
-print(f'| {sys.argv[1]} (MRR {mrr:.3f}) | {r[\"candidates\"]:,} | {r[\"seconds\"]:.1f} | {r[\"candidates\"] / r[\"seconds\"]:,.0f} |')
+print(f'| {sys.argv[1]} (MRR {mrr:.3f}) | {r[\"candidates\"]:,} | {r[\"settled\"]:,} | {r[\"steps\"]:,} | {r[\"seconds\"]:.1f} | {r[\"candidates\"] / r[\"seconds\"]:,.0f} |')
 " "$1" "$2"
 }
 fmt() { python3 -c 'import sys; v=float(sys.argv[1]); print(f"{v/1e6:.2f}M" if v>=1e6 else f"{v/1e3:.0f}k")' "$1"; }
@@ -65,10 +66,12 @@ fmt() { python3 -c 'import sys; v=float(sys.argv[1]); print(f"{v/1e6:.2f}M" if v
         echo
         echo "## Ranking, 2 threads"
         echo
-        echo "| ranking | candidates | seconds | candidates/s |"
-        echo "| --- | --- | --- | --- |"
+        echo "| ranking | candidates | settled by the least model | policy steps | seconds | candidates/s |"
+        echo "| --- | --- | --- | --- | --- | --- |"
         "$skinner" eval Prover-v0 --checkpoint "$family_rl" --split test --threads 2 --json 2> /dev/null |
             row "family, full filtered, RL-only" mrr
+        "$skinner" eval Prover-v0 --checkpoint "$family_rl" --split test --threads 2 --no-prune \
+            --json 2> /dev/null | row "family, full filtered, RL-only, --no-prune" mrr
     fi
     if [[ -n $wn_rl && -n $wn_kge ]]; then
         "$skinner" eval Prover-v0 --checkpoint "$wn_rl" --kge "$wn_kge" --negatives 100 --split test \

@@ -59,7 +59,10 @@ static const char *g_eval_usage =
     "  --kge-weight W      hybrid = W log sigmoid(kge) + proof term (default 1)\n"
     "  --proof MODE        fixed: + --proof-bonus for a proof (default 1), or\n"
     "                      logprob: + --rl-weight x its log-probability (default 1);\n"
-    "                      a failed proof: - --fail-penalty (default 0)\n";
+    "                      a failed proof: - --fail-penalty (default 0)\n"
+    "  --no-prune          Prover-v0 ranking: run the policy on every candidate, also\n"
+    "                      those the kb's least model shows unprovable (by default\n"
+    "                      they fail without a step; the figures are the same)\n";
 
 typedef struct own_progress {
     const char *name; /* the evaluation's */
