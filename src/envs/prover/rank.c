@@ -19,7 +19,6 @@
  * while keeping the batch full, since a chunk's last few episodes are the
  * only ones that run beside idle slots. */
 #define CHUNK_CANDIDATES 65536
-#define LOG_PROVED SK_PROVER_LOG_PROVED
 
 static const char *const g_split_names[] = {"train", "valid", "test"};
 
@@ -357,7 +356,7 @@ static void score_candidates(rank_workers *w, int worker) {
             if (!ended && !below && !dead) continue;
             if (dead) atomic_fetch_add_explicit(&jobs->dead, 1, memory_order_relaxed);
             bool proved = !below && b->terminated[i] &&
-                          b->episode_log[(size_t)i * log_fields + LOG_PROVED] > 0.5f;
+                          b->episode_log[(size_t)i * log_fields + SK_PROVER_LOG_PROVED] > 0.5f;
             jobs->score[w->job[i]] = proved ? w->logp_sum[i] : SK_RANK_FAILED;
             int job = claim(w, jobs);
             if (job >= 0) {
