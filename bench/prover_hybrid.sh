@@ -56,9 +56,21 @@ r = json.load(open(sys.argv[1]))
 seed, t0, t1, t2, t3 = sys.argv[2], *map(float, sys.argv[3:7])
 kge_s = float(sys.argv[7]) if sys.argv[7] else t1 - t0
 depths = " ".join(f"{d}: {p}/{n}" for d, (p, n) in r["proved_by_depth"].items())
-print(f"| {seed} | {kge_s:.1f} | {t2 - t1:.1f} | {t3 - t2:.1f} | {r['mrr']:.3f} | {r['kge']['mrr']:.3f} "
-      f"| {r['hybrid']['mrr']:.3f} | {r['hybrid']['hits1']:.3f} | {r['hybrid']['hits10']:.3f} | {depths} |")
+print(f"| {seed} | {kge_s:.1f} | {t2 - t1:.1f} | {t3 - t2:.1f} | {r['mrr']:.4f} | {r['kge']['mrr']:.4f} "
+      f"| {r['hybrid']['mrr']:.4f} | {r['hybrid']['hits1']:.4f} | {r['hybrid']['hits10']:.4f} | {depths} |")
 PY
     done
+    # the mean and spread (min-max) over the seeds
+    python3 - "$tmp"/eval1.json "$tmp"/eval2.json "$tmp"/eval3.json <<'PY'
+import json, sys
+runs = [json.load(open(f)) for f in sys.argv[1:]]
+def cell(values):
+    return f"{sum(values) / len(values):.4f} ({min(values):.4f}-{max(values):.4f})"
+rl = [r["mrr"] for r in runs]
+kge = [r["kge"]["mrr"] for r in runs]
+hyb = [r["hybrid"]["mrr"] for r in runs]
+print()
+print(f"Mean (min-max) over the seeds: RL-only {cell(rl)}, KGE-only {cell(kge)}, hybrid {cell(hyb)}.")
+PY
 } | tee "$out"
 echo "wrote $out" >&2
