@@ -70,12 +70,8 @@ static void walk(const char *dir, const uint8_t *data, size_t size) {
             size_t at = ((size_t)t * ENVS + (size_t)i) % (size ? size : 1);
             b->actions[i] = size ? data[at] % SUCCESSORS : 0;
             memcpy(proving[i], query, sizeof proving[i]);
-            for (int g = 0; g < s->num_goals[i]; g++) {
-                const int32_t *a = s->goals + (size_t)i * s->atom_ints + 3 * g;
-                if (a[1] < s->first_var && a[2] < s->first_var &&
-                    !sk_kb_model_allows(&model, sk_kb_key(a[0], a[1], a[2])))
-                    dead[i] = true;
-            }
+            dead[i] |= sk_kb_model_rules_out(&model, s->goals + (size_t)i * s->atom_ints,
+                                             s->num_goals[i], s->first_var);
         }
         sk_vec_step(vec);
         for (int i = 0; i < ENVS; i++) {

@@ -568,12 +568,17 @@ bool sk_kb_index_build(const int32_t (*facts)[3], int count, int pos, sk_kb_fact
     return true;
 }
 
+void sk_kb_pred_starts(const int32_t (*atoms)[3], int count, int num_preds, int32_t *starts) {
+    memset(starts, 0, ((size_t)num_preds + 1) * sizeof *starts);
+    for (int k = 0; k < count; k++) starts[atoms[k][0] + 1]++;
+    for (int p = 0; p < num_preds; p++) starts[p + 1] += starts[p];
+}
+
 /* Where each predicate's facts start in by0 (grouped by pred first). */
 static bool build_pred_start(sk_kb *kb, const int32_t (*facts)[3], int count) {
-    kb->pred_start = calloc((size_t)kb->num_preds + 1, sizeof *kb->pred_start);
+    kb->pred_start = malloc(((size_t)kb->num_preds + 1) * sizeof *kb->pred_start);
     if (!kb->pred_start) return false;
-    for (int k = 0; k < count; k++) kb->pred_start[facts[k][0] + 1]++;
-    for (int p = 0; p < kb->num_preds; p++) kb->pred_start[p + 1] += kb->pred_start[p];
+    sk_kb_pred_starts(facts, count, kb->num_preds, kb->pred_start);
     return true;
 }
 

@@ -193,6 +193,9 @@ bool sk_kb_set_insert(sk_kb_atom_set *set, uint64_t key);
 void sk_kb_set_free(sk_kb_atom_set *set);
 bool sk_kb_index_build(const int32_t (*atoms)[3], int count, int pos, sk_kb_fact_index *index);
 void sk_kb_index_free(sk_kb_fact_index *index);
+/* starts (num_preds + 1): where each predicate's atoms begin once grouped by
+ * predicate, as index_build's pairs are. */
+void sk_kb_pred_starts(const int32_t (*atoms)[3], int count, int num_preds, int32_t *starts);
 
 /*
  * The least model: every ground atom the rules derive from the train facts,
@@ -252,6 +255,19 @@ static inline bool sk_kb_is_known(const sk_kb *kb, uint64_t key) {
 /* Whether an atom may be provable: in the model, or the model is incomplete. */
 static inline bool sk_kb_model_allows(const sk_kb_model *model, uint64_t key) {
     return !model->complete || sk_kb_set_has(&model->set, key);
+}
+
+/* Whether a list of goals (terms >= first_var are variables) has a ground
+ * goal outside the model: no proof goes on from there. */
+static inline bool sk_kb_model_rules_out(const sk_kb_model *model, const int32_t *goals,
+                                         int num_goals, int32_t first_var) {
+    for (int g = 0; g < num_goals; g++) {
+        const int32_t *a = goals + 3 * g;
+        if (a[1] < first_var && a[2] < first_var &&
+            !sk_kb_model_allows(model, sk_kb_key(a[0], a[1], a[2])))
+            return true;
+    }
+    return false;
 }
 
 /* The facts of index whose (pred, arg) is given, in [*begin, *end). */

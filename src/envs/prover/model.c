@@ -73,11 +73,8 @@ static void add_atom(model_build *m, int32_t pred, int32_t a0, int32_t a1) {
 static bool index_atoms(model_build *m, int count) {
     sk_kb_index_free(&m->by0);
     sk_kb_index_free(&m->by1);
-    int P = m->kb->num_preds;
-    memset(m->pred_start, 0, ((size_t)P + 1) * sizeof *m->pred_start);
-    for (int k = 0; k < count; k++) m->pred_start[m->atoms[k][0] + 1]++;
-    for (int p = 0; p < P; p++) m->pred_start[p + 1] += m->pred_start[p];
     const int32_t(*atoms)[3] = (const int32_t(*)[3])m->atoms;
+    sk_kb_pred_starts(atoms, count, m->kb->num_preds, m->pred_start);
     return sk_kb_index_build(atoms, count, 0, &m->by0) && sk_kb_index_build(atoms, count, 1, &m->by1);
 }
 
@@ -170,7 +167,7 @@ sk_status sk_kb_model_build(const sk_kb *kb, int64_t max_atoms, sk_kb_model *out
         if (!range_restricted(&kb->rules[r]) || kb->rules[r].body_len < 1) return SK_OK;
     /* the index takes int counts */
     model_build m = {.kb = kb, .max_atoms = SK_MIN(max_atoms, (int64_t)INT32_MAX)};
-    m.pred_start = calloc((size_t)kb->num_preds + 1, sizeof *m.pred_start);
+    m.pred_start = malloc(((size_t)kb->num_preds + 1) * sizeof *m.pred_start);
     m.nomem = !m.pred_start || !set_reserve(&m, 1024);
     /* the train facts, each once, by predicate */
     for (int32_t p = 0; p < kb->num_preds && !m.nomem; p++) {

@@ -193,9 +193,9 @@ typedef struct rank_jobs {
     double *score;             /* (count) written, each by the worker that claimed it */
     int count;
     atomic_int next;           /* the first unclaimed */
-    atomic_llong settled;      /* candidates the model failed without a step */
-    atomic_llong steps;        /* policy steps taken */
-    atomic_llong dead;         /* proofs stopped at a dead state */
+    /* added once per worker: proofs started (the rest the model settled),
+     * policy steps taken, proofs stopped at a dead state */
+    atomic_llong started, steps, dead;
 } rank_jobs;
 
 /* One sk_vec of num_workers x batch env slots: worker w proves in slots
@@ -205,8 +205,7 @@ typedef struct rank_workers {
     int num_workers, batch;
     const sk_actor *actor;
     const sk_parallel *parallel;
-    const sk_kb_model *model; /* NULL: prove every candidate to its end */
-    sk_kb_model model_storage; /* owned */
+    sk_kb_model model; /* incomplete: prove every candidate to its end */
     int *job;         /* (slots) the candidate a slot proves, -1 if idle */
     double *logp_sum; /* (slots) log-probability of the actions taken so far */
     float *logp;      /* (slots) of the last action */
@@ -222,7 +221,7 @@ typedef struct rank_workers {
 
 static void workers_free(rank_workers *w) {
     sk_vec_destroy(w->vec);
-    sk_kb_model_free(&w->model_storage);
+    sk_kb_model_free(&w->model);
     free(w->job);
     free(w->logp_sum);
     free(w->logp);
@@ -277,25 +276,9 @@ static int claim(const rank_workers *w, rank_jobs *jobs) {
         int job = atomic_fetch_add_explicit(&jobs->next, 1, memory_order_relaxed);
         if (job >= jobs->count) return -1;
         const int32_t *atom = jobs->atoms[job];
-        if (!w->model || sk_kb_model_allows(w->model, sk_kb_key(atom[0], atom[1], atom[2])))
-            return job;
+        if (sk_kb_model_allows(&w->model, sk_kb_key(atom[0], atom[1], atom[2]))) return job;
         jobs->score[job] = SK_RANK_FAILED;
-        atomic_fetch_add_explicit(&jobs->settled, 1, memory_order_relaxed);
     }
-}
-
-/* Whether env slot i's state has a ground goal outside the model: no action
- * from there leads to a proof. */
-static bool dead_state(const rank_workers *w, int i) {
-    const sk_prover_state *s = sk_vec_state(w->vec);
-    const int32_t *goals = s->goals + (size_t)i * (size_t)s->atom_ints;
-    for (int g = 0; g < s->num_goals[i]; g++) {
-        const int32_t *a = goals + 3 * g;
-        if (a[1] < s->first_var && a[2] < s->first_var &&
-            !sk_kb_model_allows(w->model, sk_kb_key(a[0], a[1], a[2])))
-            return true;
-    }
-    return false;
 }
 
 static void start_candidate(rank_workers *w, const rank_jobs *jobs, int slot, int job) {
@@ -315,8 +298,10 @@ static void score_candidates(rank_workers *w, int worker) {
     const sk_vec_buffers *b = sk_vec_buffers_of(w->vec);
     size_t log_fields = (size_t)env->num_log_fields, obs_size = (size_t)env->obs_size;
     size_t mask_size = (size_t)env->mask_size, heads = (size_t)env->action_space.num_heads;
+    const sk_prover_state *s = sk_vec_state(w->vec);
     int first = worker * w->batch, end = first + w->batch, busy = 0;
-    for (int i = first, job; i < end && (job = claim(w, jobs)) >= 0; i++, busy++)
+    int64_t started = 0, steps = 0, dead_states = 0;
+    for (int i = first, job; i < end && (job = claim(w, jobs)) >= 0; i++, busy++, started++)
         start_candidate(w, jobs, i, job);
     while (busy > 0) {
         int last = end;
@@ -342,32 +327,36 @@ static void score_candidates(rank_workers *w, int worker) {
         }
         if (worker == 0 && w->progress && sk_now() - w->progress_at > PROGRESS_SECONDS) {
             w->progress_at = sk_now();
-            int started = SK_MIN(atomic_load_explicit(&jobs->next, memory_order_relaxed), jobs->count);
-            w->progress(started, jobs->count, "candidates", w->progress_user);
+            int claimed = SK_MIN(atomic_load_explicit(&jobs->next, memory_order_relaxed), jobs->count);
+            w->progress(claimed, jobs->count, "candidates", w->progress_user);
         }
-        int stepped = 0;
         for (int i = first; i < last; i++) {
             if (w->job[i] < 0) continue;
-            stepped++;
+            steps++;
             w->logp_sum[i] += w->logp[i];
             bool ended = b->terminated[i] || b->truncated[i];
             bool below = jobs->bound && w->logp_sum[i] < jobs->bound[w->job[i]];
-            bool dead = !ended && !below && w->model && dead_state(w, i);
+            bool dead = !ended && !below &&
+                        sk_kb_model_rules_out(&w->model, s->goals + (size_t)i * (size_t)s->atom_ints,
+                                              s->num_goals[i], s->first_var);
             if (!ended && !below && !dead) continue;
-            if (dead) atomic_fetch_add_explicit(&jobs->dead, 1, memory_order_relaxed);
+            dead_states += dead;
             bool proved = !below && b->terminated[i] &&
                           b->episode_log[(size_t)i * log_fields + SK_PROVER_LOG_PROVED] > 0.5f;
             jobs->score[w->job[i]] = proved ? w->logp_sum[i] : SK_RANK_FAILED;
             int job = claim(w, jobs);
             if (job >= 0) {
                 start_candidate(w, jobs, i, job);
+                started++;
             } else {
                 w->job[i] = -1;
                 busy--;
             }
         }
-        atomic_fetch_add_explicit(&jobs->steps, stepped, memory_order_relaxed);
     }
+    atomic_fetch_add_explicit(&jobs->started, started, memory_order_relaxed);
+    atomic_fetch_add_explicit(&jobs->steps, steps, memory_order_relaxed);
+    atomic_fetch_add_explicit(&jobs->dead, dead_states, memory_order_relaxed);
 }
 
 static void score_job(void *ctx, int worker, int num_workers) {
@@ -379,7 +368,7 @@ static void score_job(void *ctx, int worker, int num_workers) {
 /* Scores every job on all workers. */
 static void workers_score(rank_workers *w, rank_jobs *jobs) {
     atomic_store(&jobs->next, 0);
-    atomic_store(&jobs->settled, 0);
+    atomic_store(&jobs->started, 0);
     atomic_store(&jobs->steps, 0);
     atomic_store(&jobs->dead, 0);
     w->jobs = jobs;
@@ -532,14 +521,13 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
         int64_t facts = kb->pred_start[kb->num_preds];
         status = sk_kb_model_build(
             kb, SK_MAX((int64_t)SK_RANK_MODEL_MIN_ATOMS, SK_RANK_MODEL_ATOMS_PER_FACT * facts),
-            &w.model_storage);
+            &w.model);
         if (status != SK_OK) {
             workers_free(&w);
             return status;
         }
-        out->model_atoms = w.model_storage.count;
-        out->model_used = w.model_storage.complete;
-        if (w.model_storage.complete) w.model = &w.model_storage;
+        out->model_atoms = w.model.count;
+        out->model_used = w.model.complete;
     }
     int sides = options->sides ? options->sides : env->corrupt_sides;
     if (sides < SK_PROVER_CORRUPT_HEAD || sides > SK_PROVER_CORRUPT_BOTH) {
@@ -603,7 +591,7 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
     rank_jobs truths = {.atoms = (const int32_t(*)[3])queries->atoms + lo, .positive = positive,
                         .score = query_score + lo, .count = hi - lo};
     workers_score(&w, &truths);
-    out->settled += truths.settled;
+    out->settled += truths.count - truths.started;
     out->steps += truths.steps;
     out->dead_states += truths.dead;
     for (int q = lo; q < hi;) {
@@ -620,7 +608,7 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
                           .bound = options->kge ? NULL : c.bound,
                           .score = c.score, .count = c.count};
         workers_score(&w, &jobs);
-        out->settled += jobs.settled;
+        out->settled += jobs.count - jobs.started;
         out->steps += jobs.steps;
         out->dead_states += jobs.dead;
         rank_chunk_queries(&c, query_score, (const int32_t(*)[3])queries->atoms, options, sides,
