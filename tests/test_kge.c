@@ -195,7 +195,7 @@ static void test_loss_grad_torch(void **state) {
     for (int s = 0; s < 2; s++) {
         float grads[MAX_PARAMS] = {0};
         double loss = sk_kge_batch_loss_grad(&kc.kge, (const int32_t(*)[3])kc.triples, BATCH,
-                                             sides[s], kc.negatives, NUM_NEGATIVES, grads, work);
+                                             sides[s], kc.negatives, NUM_NEGATIVES, 0.0, grads, work);
         double want_loss, want_grad[MAX_PARAMS];
         read_side_record(kc.text, sides[s], "loss", &want_loss, 1);
         read_side_record(kc.text, sides[s], "grad", want_grad, count);
@@ -225,7 +225,7 @@ static double c_loss(void *p) {
     loss_ctx *ctx = p;
     float scratch[MAX_PARAMS] = {0};
     return sk_kge_batch_loss_grad(&ctx->kc->kge, (const int32_t(*)[3])ctx->kc->triples, BATCH,
-                                  ctx->side, ctx->kc->negatives, NUM_NEGATIVES, scratch, ctx->work);
+                                  ctx->side, ctx->kc->negatives, NUM_NEGATIVES, 0.0, scratch, ctx->work);
 }
 
 /* The textbook score of kge_reference.py, in double on rows of a double arena. */
@@ -285,7 +285,7 @@ static void test_finite_differences(void **state) {
         float grads[MAX_PARAMS] = {0};
         loss_ctx ctx = {&kc, sides[s], work};
         double loss = sk_kge_batch_loss_grad(&kc.kge, (const int32_t(*)[3])kc.triples, BATCH,
-                                             sides[s], kc.negatives, NUM_NEGATIVES, grads, work);
+                                             sides[s], kc.negatives, NUM_NEGATIVES, 0.0, grads, work);
         assert_untouched_rows_zero(&kc.kge, grads);
         char what[64];
         snprintf(what, sizeof what, "%s %s, C loss (float)", sk_kge_model_names[model],
@@ -381,7 +381,7 @@ static void test_accumulation(void **state) {
         read_side_record(kc.text, sides[s], "grad", want_grad, count);
         for (int call = 0; call < 2; call++) {
             double loss = sk_kge_batch_loss_grad(&kc.kge, (const int32_t(*)[3])kc.triples, BATCH,
-                                                 sides[s], kc.negatives, NUM_NEGATIVES, grads,
+                                                 sides[s], kc.negatives, NUM_NEGATIVES, 0.0, grads,
                                                  work);
             assert_true(test_rel_err(loss, want_loss, SCORE_FLOOR) <= SCORE_TOL);
         }
@@ -397,28 +397,83 @@ static void test_accumulation(void **state) {
 }
 
 /* sk_kge_part_loss_grad over positives [0, 1) and [1, B) of a batch of B, into one gradient:
- * the losses add up to torch's loss of the batch, the gradients to its gradient. */
+ * the losses add up to torch's loss of the batch, the gradients to its gradient; at temperature
+ * 0 (DeepProofLog's loss, records loss and grad) and at the fixture's self-adversarial one
+ * (adv_loss, adv_grad). */
+static void check_parts(const kge_case *kc, double temperature, const char *loss_record,
+                        const char *grad_record) {
+    size_t count = kc->kge.num_params;
+    float *work = new_work(&kc->kge);
+    int failures = 0;
+    for (int s = 0; s < 2; s++) {
+        float grads[MAX_PARAMS] = {0};
+        const int32_t(*triples)[3] = (const int32_t(*)[3])kc->triples;
+        double loss = sk_kge_part_loss_grad(&kc->kge, triples, 1, 1.0 / BATCH, sides[s],
+                                            kc->negatives, NUM_NEGATIVES, temperature, grads,
+                                            work) +
+                      sk_kge_part_loss_grad(&kc->kge, triples + 1, BATCH - 1, 1.0 / BATCH,
+                                            sides[s], kc->negatives, NUM_NEGATIVES, temperature,
+                                            grads, work);
+        double want_loss, want_grad[MAX_PARAMS];
+        read_side_record(kc->text, sides[s], loss_record, &want_loss, 1);
+        read_side_record(kc->text, sides[s], grad_record, want_grad, count);
+        assert_true(test_rel_err(loss, want_loss, SCORE_FLOOR) <= SCORE_TOL);
+        char what[64];
+        snprintf(what, sizeof what, "%s %s parts %s", sk_kge_model_names[kc->kge.model],
+                 side_names[s], grad_record);
+        failures += compare_grads(what, grads, want_grad, count);
+    }
+    assert_int_equal(failures, 0);
+    free(work);
+}
+
 static void test_parts(void **state) {
+    sk_kge_model model = *(sk_kge_model *)*state;
+    kge_case kc;
+    load_case(&kc, model);
+    double temperature;
+    read_record(kc.text, "adversarial", &temperature, 1);
+    check_parts(&kc, 0.0, "loss", "grad");
+    check_parts(&kc, temperature, "adv_loss", "adv_grad");
+    free_case(&kc);
+}
+
+/* ---- self-adversarial negative sampling against torch ---- */
+
+/* The self-adversarial loss and gradient (weights softmax(T s_bk), held constant) of both sides
+ * against the fixture; the fixture's weights are far enough from 1/N that its gradient differs
+ * from DeepProofLog's loss's by more than the tolerance, so a temperature that is ignored, or a
+ * gradient taken through the weights, fails. */
+static void test_adversarial_torch(void **state) {
     sk_kge_model model = *(sk_kge_model *)*state;
     kge_case kc;
     load_case(&kc, model);
     size_t count = kc.kge.num_params;
     float *work = new_work(&kc.kge);
+    double temperature;
+    read_record(kc.text, "adversarial", &temperature, 1);
+    assert_true(temperature > 0.0);
     int failures = 0;
     for (int s = 0; s < 2; s++) {
         float grads[MAX_PARAMS] = {0};
-        const int32_t(*triples)[3] = (const int32_t(*)[3])kc.triples;
-        double loss = sk_kge_part_loss_grad(&kc.kge, triples, 1, 1.0 / BATCH, sides[s],
-                                            kc.negatives, NUM_NEGATIVES, grads, work) +
-                      sk_kge_part_loss_grad(&kc.kge, triples + 1, BATCH - 1, 1.0 / BATCH,
-                                            sides[s], kc.negatives, NUM_NEGATIVES, grads, work);
-        double want_loss, want_grad[MAX_PARAMS];
-        read_side_record(kc.text, sides[s], "loss", &want_loss, 1);
-        read_side_record(kc.text, sides[s], "grad", want_grad, count);
+        double loss = sk_kge_batch_loss_grad(&kc.kge, (const int32_t(*)[3])kc.triples, BATCH,
+                                             sides[s], kc.negatives, NUM_NEGATIVES, temperature,
+                                             grads, work);
+        double want_loss, want_grad[MAX_PARAMS], uniform_grad[MAX_PARAMS];
+        read_side_record(kc.text, sides[s], "adv_loss", &want_loss, 1);
+        read_side_record(kc.text, sides[s], "adv_grad", want_grad, count);
+        read_side_record(kc.text, sides[s], "grad", uniform_grad, count);
+        double apart = 0.0;
+        for (size_t i = 0; i < count; i++) apart = fmax(apart, fabs(want_grad[i] - uniform_grad[i]));
+        assert_true(apart > 100 * GRAD_ABS);
+        print_message("%s %s self-adversarial loss: skinner %.9g, torch %.9g\n",
+                      sk_kge_model_names[model], side_names[s], loss, want_loss);
         assert_true(test_rel_err(loss, want_loss, SCORE_FLOOR) <= SCORE_TOL);
         char what[64];
-        snprintf(what, sizeof what, "%s %s parts", sk_kge_model_names[model], side_names[s]);
+        snprintf(what, sizeof what, "%s %s adversarial grad", sk_kge_model_names[model],
+                 side_names[s]);
         failures += compare_grads(what, grads, want_grad, count);
+        assert_untouched_rows_zero(&kc.kge, grads);
     }
     assert_int_equal(failures, 0);
     free(work);
@@ -509,6 +564,7 @@ int main(void) {
         FOR_EACH_MODEL(test_score_grad),
         FOR_EACH_MODEL(test_accumulation),
         FOR_EACH_MODEL(test_parts),
+        FOR_EACH_MODEL(test_adversarial_torch),
         FOR_EACH_MODEL(test_init),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,6 +31,10 @@ static const char *g_kge_usage =
     "  --negatives N        corruptions per batch, shared by its positives (default 256)\n"
     "  --lr X               AdamW learning rate (default 0.001)\n"
     "  --weight-decay X     AdamW decoupled weight decay (default 0)\n"
+    "  --adversarial-temperature X\n"
+    "                       0: DeepProofLog's loss, every negative weighs 1/N (default);\n"
+    "                       X > 0: RotatE's self-adversarial sampling, each positive's\n"
+    "                       negatives weighted by softmax(X * score)\n"
     "  --eval-every N       rank the valid split every N epochs (default 10; 0: never)\n"
     "  --seed N, --threads N (0: all cores), --run-dir DIR, --force, --quiet\n"
     "  --resume RUN         continue a run from its last checkpoint (written with every\n"
@@ -155,7 +159,7 @@ static int kge_train(int argc, char **argv) {
     const char *dataset = NULL, *run_dir = NULL;
     int model = 0;
     int64_t dim, epochs, batch, negatives, seed, threads, eval_every;
-    double gamma, lr, weight_decay;
+    double gamma, lr, weight_decay, temperature;
     TRY_CFG(sk_cfg_path(cfg, "kge.dataset", NULL, &dataset));
     if (!dataset || !dataset[0]) {
         rc = cli_error(SK_EXIT_USAGE, "kge train needs --dataset DIR (a folder in DeepProofLog's format)");
@@ -169,6 +173,7 @@ static int kge_train(int argc, char **argv) {
     TRY_CFG(sk_cfg_int(cfg, "kge.negatives", 256, 1, 1 << 20, &negatives));
     TRY_CFG(sk_cfg_double(cfg, "kge.lr", 1e-3, 0.0, 10.0, &lr));
     TRY_CFG(sk_cfg_double(cfg, "kge.weight_decay", 0.0, 0.0, 10.0, &weight_decay));
+    TRY_CFG(sk_cfg_double(cfg, "kge.adversarial_temperature", 0.0, 0.0, 100.0, &temperature));
     TRY_CFG(sk_cfg_int(cfg, "kge.eval_every", 10, 0, 1000000, &eval_every));
     TRY_CFG(sk_cfg_int(cfg, "kge.seed", 1, 0, INT64_MAX, &seed));
     TRY_CFG(sk_cfg_int(cfg, "kge.threads", 0, 0, 1024, &threads));
@@ -204,7 +209,8 @@ static int kge_train(int argc, char **argv) {
     }
     sk_kge_train_config tc = {.batch_size = (int)batch, .negatives = (int)negatives,
                               .threads = (int)threads, .learning_rate = lr,
-                              .weight_decay = weight_decay, .adam_eps = 1e-8, .seed = (uint64_t)seed};
+                              .weight_decay = weight_decay, .adam_eps = 1e-8,
+                              .adversarial_temperature = temperature, .seed = (uint64_t)seed};
     if (sk_kge_trainer_create(&trainer, &kge, kb, &tc) != SK_OK) {
         rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
         goto done;

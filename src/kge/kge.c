@@ -195,22 +195,39 @@ static double sigmoid(double x) { return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x)
 static double log_sigmoid(double x) { return x >= 0 ? -log1p(exp(-x)) : x - log1p(exp(x)); }
 
 size_t sk_kge_batch_work_size(const sk_kge *kge, int negatives) {
-    (void)negatives;
-    return 2 * (size_t)kge->entity_width; /* q, its gradient */
+    /* q, its gradient, then the negatives' scores and weights (self-adversarial) */
+    return 2 * (size_t)kge->entity_width + 2 * (size_t)SK_MAX(negatives, 0);
 }
 
 double sk_kge_batch_loss_grad(const sk_kge *kge, const int32_t (*triples)[3], int batch,
                               sk_kge_side side, const int32_t *negatives, int num_negatives,
-                              float *grads, float *work) {
+                              double temperature, float *grads, float *work) {
     return sk_kge_part_loss_grad(kge, triples, batch, 1.0 / batch, side, negatives, num_negatives,
-                                 grads, work);
+                                 temperature, grads, work);
+}
+
+/* The self-adversarial weights of a positive's negatives (kge.h): softmax of
+ * temperature * score over them, from their scores into weight. */
+static void adversarial_weights(const sk_kge *kge, const float *q, const int32_t *negatives,
+                                int num_negatives, double temperature, float *score,
+                                float *weight) {
+    float top = -INFINITY;
+    for (int k = 0; k < num_negatives; k++) {
+        score[k] = sk_kge_score_query(kge, q, sk_kge_entity(kge, negatives[k]));
+        top = fmaxf(top, score[k]);
+    }
+    double sum = 0.0;
+    for (int k = 0; k < num_negatives; k++) sum += weight[k] = (float)exp(temperature * (score[k] - top));
+    for (int k = 0; k < num_negatives; k++) weight[k] = (float)(weight[k] / sum);
 }
 
 double sk_kge_part_loss_grad(const sk_kge *kge, const int32_t (*triples)[3], int count,
                              double inv_b, sk_kge_side side, const int32_t *negatives,
-                             int num_negatives, float *grads, float *work) {
+                             int num_negatives, double temperature, float *grads, float *work) {
     int W = kge->entity_width;
     float *q = work, *gq = work + W;
+    float *neg_score = work + 2 * W, *neg_weight = neg_score + num_negatives;
+    bool adversarial = temperature > 0.0;
     float *gent = grads;
     float *grel = grads + (size_t)kge->num_entities * (size_t)W;
     double loss = 0.0, inv_n = 1.0 / num_negatives;
@@ -224,11 +241,14 @@ double sk_kge_part_loss_grad(const sk_kge *kge, const int32_t (*triples)[3], int
         loss -= log_sigmoid(s) * inv_b;
         sk_kge_score_query_grad(kge, q, sk_kge_entity(kge, target), (float)(-sigmoid(-s) * inv_b),
                                 gq, gent + (size_t)target * (size_t)W);
+        if (adversarial)
+            adversarial_weights(kge, q, negatives, num_negatives, temperature, neg_score, neg_weight);
         for (int k = 0; k < num_negatives; k++) {
             int32_t e = negatives[k];
-            double sn = sk_kge_score_query(kge, q, sk_kge_entity(kge, e));
-            loss -= log_sigmoid(-sn) * inv_b * inv_n;
-            sk_kge_score_query_grad(kge, q, sk_kge_entity(kge, e), (float)(sigmoid(sn) * inv_b * inv_n),
+            double sn = adversarial ? neg_score[k] : sk_kge_score_query(kge, q, sk_kge_entity(kge, e));
+            double w = adversarial ? neg_weight[k] : inv_n; /* a weight, not differentiated */
+            loss -= log_sigmoid(-sn) * inv_b * w;
+            sk_kge_score_query_grad(kge, q, sk_kge_entity(kge, e), (float)(sigmoid(sn) * inv_b * w),
                                     gq, gent + (size_t)e * (size_t)W);
         }
         sk_kge_query_grad(kge, side, sk_kge_entity(kge, known), rel, gq,

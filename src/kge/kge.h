@@ -77,14 +77,18 @@ void sk_kge_query_grad(const sk_kge *kge, sk_kge_side side, const float *known, 
  * One batch of DeepProofLog's loss: B positives (h, r, t) (entity and
  * relation indices), each against the same N negative entities on `side`
  * (corrupted tails or heads):
- *     loss = 1/B sum_b [ -log sigmoid(s_b) - 1/N sum_k log sigmoid(-s_bk) ]
- * Returns the loss and accumulates its gradient into grads (num_params
- * floats, the arena's layout). work holds sk_kge_batch_work_size floats.
+ *     loss = 1/B sum_b [ -log sigmoid(s_b) - sum_k w_bk log sigmoid(-s_bk) ]
+ * with w_bk = 1/N at temperature 0 (DeepProofLog's), and otherwise RotatE's
+ * self-adversarial weights (Sun et al. 2019): w_bk = softmax_k(temperature *
+ * s_bk), taken as constants (no gradient flows through them), so the
+ * negatives the model scores highest weigh most. Returns the loss and
+ * accumulates its gradient into grads (num_params floats, the arena's
+ * layout). work holds sk_kge_batch_work_size floats.
  */
 size_t sk_kge_batch_work_size(const sk_kge *kge, int negatives);
 double sk_kge_batch_loss_grad(const sk_kge *kge, const int32_t (*triples)[3], int batch,
                               sk_kge_side side, const int32_t *negatives, int num_negatives,
-                              float *grads, float *work);
+                              double temperature, float *grads, float *work);
 
 /* Rows of a model read back (entities or relations) at most. */
 #define SK_KGE_MAX_ROWS (1 << 24)
@@ -105,6 +109,6 @@ sk_status sk_kge_load(sk_kge *kge, const char *path, char *dataset, size_t size)
 /* The same for `count` positives of a batch of 1 / inv_b (a worker's part). */
 double sk_kge_part_loss_grad(const sk_kge *kge, const int32_t (*triples)[3], int count,
                              double inv_b, sk_kge_side side, const int32_t *negatives,
-                             int num_negatives, float *grads, float *work);
+                             int num_negatives, double temperature, float *grads, float *work);
 
 #endif

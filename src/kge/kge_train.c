@@ -135,7 +135,8 @@ static void batch_job(void *ctx, int w, int num_workers) {
     kge_worker *wk = &tr->workers[w];
     wk->loss = hi > lo ? sk_kge_part_loss_grad(tr->kge, tr->batch + lo, hi - lo,
                                                1.0 / tr->batch_count, tr->side,
-                                               tr->batch_negatives, tr->num_negatives, wk->grads,
+                                               tr->batch_negatives, tr->num_negatives,
+                                               tr->config.adversarial_temperature, wk->grads,
                                                wk->work)
                        : 0.0;
 }
@@ -158,6 +159,7 @@ double sk_kge_train_step(sk_kge_trainer *tr, const int32_t (*triples)[3], int ba
                          sk_kge_side side, const int32_t *negatives, int num_negatives) {
     sk_kge *kge = tr->kge;
     int E = kge->num_entities;
+    SK_ASSERT(num_negatives <= tr->config.negatives); /* the workers' work was sized for those */
     tr->batch = triples;
     tr->batch_count = batch;
     tr->side = side;

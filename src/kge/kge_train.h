@@ -22,6 +22,7 @@
 typedef struct sk_kge_train_config {
     int batch_size, negatives, threads;
     double learning_rate, weight_decay, adam_eps;
+    double adversarial_temperature; /* 0: DeepProofLog's loss; > 0: self-adversarial (kge.h) */
     uint64_t seed;
 } sk_kge_train_config;
 
