@@ -60,6 +60,12 @@ static const char *g_eval_usage =
     "  --proof MODE        fixed: + --proof-bonus for a proof (default 1), or\n"
     "                      logprob: + --rl-weight x its log-probability (default 1);\n"
     "                      a failed proof: - --fail-penalty (default 0)\n"
+    "  --branches N        Prover-v0 ranking: after the greedy proof, also try other\n"
+    "                      actions at each of its first N steps (then greedy again);\n"
+    "                      a candidate scores its best proof (default 0: the greedy\n"
+    "                      proof only)\n"
+    "  --alternatives K    with --branches: the 2nd to (K+1)th most likely actions at\n"
+    "                      each such step (default 1)\n"
     "  --no-prune          Prover-v0 ranking: run the policy on every candidate, also\n"
     "                      those the kb's least model shows unprovable (by default\n"
     "                      they fail without a step; the figures are the same)\n";
@@ -241,6 +247,8 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
                    cli_flag(&args, "--corrupt", &value, &missing) ||
                    cli_flag(&args, "--kge", &value, &missing) ||
                    cli_flag(&args, "--negatives", &value, &missing) ||
+                   cli_flag(&args, "--branches", &value, &missing) ||
+                   cli_flag(&args, "--alternatives", &value, &missing) ||
                    cli_flag(&args, "--kge-weight", &value, &missing) ||
                    cli_flag(&args, "--rl-weight", &value, &missing) ||
                    cli_flag(&args, "--proof", &value, &missing) ||

@@ -209,6 +209,19 @@ typedef struct rank_workers {
     int *job;         /* (slots) the candidate a slot proves, -1 if idle */
     double *logp_sum; /* (slots) log-probability of the actions taken so far */
     float *logp;      /* (slots) of the last action */
+    /* the branch search (sk_rank_options.branches; NULL arrays when 0): a
+     * slot's attempt (0 greedy, then branches, see next_attempt), the steps
+     * of the attempt so far, the best proof found, the greedy path of
+     * attempt 0 (max_steps entries a slot: actions, log-probabilities,
+     * allowed actions) with its length, and the actions tried at the
+     * current branch step (alternatives + 1 a slot) with their count and
+     * total probability */
+    int branches, alternatives, max_steps;
+    int *attempt, *step, *path_len, *tried_count;
+    double *best, *tried_mass;
+    int32_t *path_action, *tried_action;
+    float *path_logp;
+    int32_t *path_allowed;
     rank_jobs *jobs;  /* what the current parallel run scores */
     /* progress within a batch of candidates (one query of a large knowledge
      * base can take minutes): worker 0 reports the candidates started */
@@ -225,12 +238,22 @@ static void workers_free(rank_workers *w) {
     free(w->job);
     free(w->logp_sum);
     free(w->logp);
+    free(w->attempt);
+    free(w->step);
+    free(w->path_len);
+    free(w->best);
+    free(w->path_action);
+    free(w->path_logp);
+    free(w->path_allowed);
+    free(w->tried_count);
+    free(w->tried_mass);
+    free(w->tried_action);
     memset(w, 0, sizeof *w);
 }
 
 static sk_status workers_alloc(rank_workers *w, const sk_env_def *env, const sk_config *env_cfg,
                                const sk_actor *actor, const sk_parallel *parallel, int batch,
-                               uint64_t seed) {
+                               int branches, int alternatives, uint64_t seed) {
     memset(w, 0, sizeof *w);
     if (!sk_env_same(env, &sk_env_prover))
         return sk_fail(SK_ERR_INVALID, "ranking evaluation needs a Prover-v0 policy, not %s",
@@ -258,6 +281,29 @@ static sk_status workers_alloc(rank_workers *w, const sk_env_def *env, const sk_
     w->logp = malloc((size_t)slots * sizeof *w->logp);
     if (status == SK_OK && (!w->job || !w->logp_sum || !w->logp))
         status = sk_fail(SK_ERR_NOMEM, "out of memory for %d ranking slots", slots);
+    if (status == SK_OK && (branches < 0 || (branches > 0 && alternatives < 1)))
+        status = sk_fail(SK_ERR_INVALID, "branches = %d, alternatives = %d (expected >= 0, and "
+                         ">= 1 with branches)", branches, alternatives);
+    if (status == SK_OK && branches > 0) {
+        w->branches = branches;
+        w->alternatives = alternatives;
+        w->max_steps = SK_MAX(1, sk_vec_env(w->vec)->max_episode_steps);
+        size_t n = (size_t)slots, path = n * (size_t)w->max_steps;
+        w->attempt = malloc(n * sizeof *w->attempt);
+        w->step = malloc(n * sizeof *w->step);
+        w->path_len = malloc(n * sizeof *w->path_len);
+        w->best = malloc(n * sizeof *w->best);
+        w->path_action = malloc(path * sizeof *w->path_action);
+        w->path_logp = malloc(path * sizeof *w->path_logp);
+        w->path_allowed = malloc(path * sizeof *w->path_allowed);
+        w->tried_count = malloc(n * sizeof *w->tried_count);
+        w->tried_mass = malloc(n * sizeof *w->tried_mass);
+        w->tried_action = malloc(n * (size_t)(alternatives + 1) * sizeof *w->tried_action);
+        if (!w->attempt || !w->step || !w->path_len || !w->best || !w->path_action ||
+            !w->path_logp || !w->path_allowed || !w->tried_count || !w->tried_mass ||
+            !w->tried_action)
+            status = sk_fail(SK_ERR_NOMEM, "out of memory for the branch search of %d slots", slots);
+    }
     if (status != SK_OK) {
         workers_free(w);
         return status;
@@ -281,13 +327,143 @@ static int claim(const rank_workers *w, rank_jobs *jobs) {
     }
 }
 
-static void start_candidate(rank_workers *w, const rank_jobs *jobs, int slot, int job) {
+/* Attempt a >= 1 of the branch search: branch step (a - 1) / alternatives,
+ * taking the (a - 1) % alternatives + 2nd most likely action there. */
+static int branch_step(const rank_workers *w, int a) { return (a - 1) / w->alternatives; }
+static int branch_rank(const rank_workers *w, int a) { return (a - 1) % w->alternatives + 2; }
+
+/* Starts attempt `attempt` of job's proof in slot (0: a new candidate). */
+static void start_attempt(rank_workers *w, const rank_jobs *jobs, int slot, int job, int attempt) {
     if (w->actor->episode_start)
         w->actor->episode_start(w->actor->ctx, slot / w->batch, slot % w->batch);
     w->job[slot] = job;
     w->logp_sum[slot] = 0.0;
+    if (w->branches) {
+        w->attempt[slot] = attempt;
+        w->step[slot] = 0;
+        if (attempt == 0) {
+            w->best[slot] = SK_RANK_FAILED;
+            w->path_len[slot] = 0;
+        } else if (branch_rank(w, attempt) == 2) { /* a new branch step: only its greedy action tried */
+            size_t at = (size_t)slot * (size_t)w->max_steps + (size_t)branch_step(w, attempt);
+            w->tried_action[(size_t)slot * (size_t)(w->alternatives + 1)] = w->path_action[at];
+            w->tried_count[slot] = 1;
+            w->tried_mass[slot] = exp((double)w->path_logp[at]);
+        }
+    }
     sk_prover_set_query(sk_vec_state(w->vec), sk_vec_io(w->vec), slot, jobs->atoms[job],
                         jobs->positive && jobs->positive[job]);
+}
+
+static void start_candidate(rank_workers *w, const rank_jobs *jobs, int slot, int job) {
+    start_attempt(w, jobs, slot, job, 0);
+}
+
+/* ---- the branch search ----
+ *
+ * With branches = B > 0 and alternatives = K, a candidate's greedy proof
+ * (attempt 0) is followed by attempts that each leave the greedy path once:
+ * at each of its first B steps t in turn, the 2nd, 3rd, ..., (K + 1)th most
+ * likely action there (the ones tried before masked out), after the greedy
+ * path's first t actions and followed by greedy actions. The candidate scores
+ * the best log-probability of the proofs found (SK_RANK_FAILED if none). An
+ * attempt's log-probability is that of the policy's own distribution: the
+ * replayed steps keep the greedy path's, and the branch's is the masked
+ * choice's times 1 - (the probability of the actions masked out).
+ *
+ * An attempt stops, like a greedy proof, once its running sum falls below the
+ * candidate's bound or its best proof so far (it can no longer beat either),
+ * and at a dead state; one that could not reach either is not started, and a
+ * candidate stops once a proof beats its bound. None of this changes the
+ * ranks (the same argument as for greedy proofs): an attempt's path is fixed
+ * by the greedy path and the actions tried before at its branch step, every
+ * attempt that is started reaches its branch step, and a branch past where the
+ * greedy path was cut starts from a prefix that is already below the bound or
+ * dead, so it cannot give a proof that counts. */
+
+/* Number of allowed actions in mask[0..n). */
+static int32_t allowed_count(const uint8_t *mask, int n) {
+    int32_t count = 0;
+    for (int j = 0; j < n; j++) count += mask[j] != 0;
+    return count;
+}
+
+/* Before the policy acts: at its branch step an attempt cannot take the
+ * actions tried there before, and attempt 0 records how many it may take. */
+static void branch_before_act(rank_workers *w, int first, int last) {
+    const sk_vec_buffers *b = sk_vec_buffers_of(w->vec);
+    int mask_size = sk_vec_env(w->vec)->mask_size;
+    for (int i = first; i < last; i++) {
+        if (w->job[i] < 0) continue;
+        int a = w->attempt[i], t = w->step[i];
+        uint8_t *mask = b->masks + (size_t)i * (size_t)mask_size;
+        if (a == 0 && t < w->max_steps)
+            w->path_allowed[(size_t)i * (size_t)w->max_steps + (size_t)t] = allowed_count(mask, mask_size);
+        if (a > 0 && t == branch_step(w, a)) {
+            const int32_t *tried = w->tried_action + (size_t)i * (size_t)(w->alternatives + 1);
+            for (int k = 0; k < w->tried_count[i]; k++) mask[tried[k]] = 0;
+        }
+    }
+}
+
+/* After it acted: replayed steps take the greedy path's actions and
+ * log-probabilities, a branch step's log-probability becomes that of the
+ * unmasked distribution (and its action is tried), and attempt 0's path is
+ * recorded. */
+static void branch_after_act(rank_workers *w, int first, int last) {
+    const sk_vec_buffers *b = sk_vec_buffers_of(w->vec);
+    size_t heads = (size_t)sk_vec_env(w->vec)->action_space.num_heads;
+    for (int i = first; i < last; i++) {
+        if (w->job[i] < 0) continue;
+        size_t path = (size_t)i * (size_t)w->max_steps;
+        int a = w->attempt[i], t = w->step[i];
+        int32_t *action = b->actions + (size_t)i * heads;
+        if (a == 0) {
+            if (t < w->max_steps) {
+                w->path_action[path + (size_t)t] = *action;
+                w->path_logp[path + (size_t)t] = w->logp[i];
+                w->path_len[i] = t + 1;
+            }
+        } else if (t < branch_step(w, a)) {
+            *action = w->path_action[path + (size_t)t];
+            w->logp[i] = w->path_logp[path + (size_t)t];
+        } else if (t == branch_step(w, a)) {
+            w->logp[i] += (float)log1p(-w->tried_mass[i]); /* log(1 - p(the masked actions)) */
+            w->tried_action[(size_t)i * (size_t)(w->alternatives + 1) + (size_t)w->tried_count[i]++] =
+                *action;
+            w->tried_mass[i] += exp((double)w->logp[i]);
+        }
+    }
+}
+
+/* The first attempt after `attempt` worth running for slot i (given its best
+ * proof so far and, if bounded, its bound); 0 if none. */
+static int next_attempt(const rank_workers *w, int i, int attempt, bool bounded, double bound) {
+    size_t path = (size_t)i * (size_t)w->max_steps;
+    int len = SK_MIN(w->path_len[i], w->branches);
+    if (bounded && w->best[i] > bound) return 0; /* it ranks above its true query */
+    double floor = bounded ? fmax(bound, w->best[i]) : w->best[i];
+    int a = attempt + 1;
+    if (attempt > 0 && branch_rank(w, a) > 2) { /* the next action at the same step */
+        int t = branch_step(w, a);
+        double prefix = 0.0;
+        for (int k = 0; k < t; k++) prefix += w->path_logp[path + (size_t)k];
+        /* the next action has at most 1 - p(those tried); fewer than rank allowed: none */
+        if (w->path_allowed[path + (size_t)t] >= branch_rank(w, a) && w->tried_mass[i] < 1.0 &&
+            prefix + log1p(-w->tried_mass[i]) >= floor)
+            return a;
+        a = (t + 1) * w->alternatives + 1; /* the next step's first branch */
+    }
+    double prefix = 0.0;
+    for (int k = 0; k < branch_step(w, a) && k < len; k++) prefix += w->path_logp[path + (size_t)k];
+    for (int t = branch_step(w, a); t < len; t++) {
+        float greedy = w->path_logp[path + (size_t)t];
+        /* the second action has at most 1 - p(greedy action) */
+        if (w->path_allowed[path + (size_t)t] >= 2 && prefix + log1p(-exp((double)greedy)) >= floor)
+            return t * w->alternatives + 1;
+        prefix += greedy;
+    }
+    return 0;
 }
 
 /* Worker `worker` proves candidates with greedy actions in its slots and
@@ -306,6 +482,7 @@ static void score_candidates(rank_workers *w, int worker) {
     while (busy > 0) {
         int last = end;
         while (w->job[last - 1] < 0) last--;
+        if (w->branches) branch_before_act(w, first, last);
         for (int at = first; at < last; at += w->actor->max_rows) {
             int rows = SK_MIN(w->actor->max_rows, last - at);
             size_t row = (size_t)at;
@@ -318,6 +495,7 @@ static void score_candidates(rank_workers *w, int worker) {
                               b->masks + row * mask_size, rows, true, b->actions + row * heads,
                               w->logp + row);
         }
+        if (w->branches) branch_after_act(w, first, last);
         /* step the runs of busy slots; an idle slot keeps its state */
         for (int lo = first; lo < last;) {
             int hi = lo;
@@ -336,14 +514,31 @@ static void score_candidates(rank_workers *w, int worker) {
             w->logp_sum[i] += w->logp[i];
             bool ended = b->terminated[i] || b->truncated[i];
             bool below = jobs->bound && w->logp_sum[i] < jobs->bound[w->job[i]];
+            /* an attempt of the branch search also stops below its best proof */
+            below = below || (w->branches && w->logp_sum[i] < w->best[i]);
             bool dead = !ended && !below &&
                         sk_kb_model_rules_out(&w->model, s->goals + (size_t)i * (size_t)s->atom_ints,
                                               s->num_goals[i], s->first_var);
-            if (!ended && !below && !dead) continue;
+            if (!ended && !below && !dead) {
+                if (w->branches) w->step[i]++;
+                continue;
+            }
             dead_states += dead;
             bool proved = !below && b->terminated[i] &&
                           b->episode_log[(size_t)i * log_fields + SK_PROVER_LOG_PROVED] > 0.5f;
-            jobs->score[w->job[i]] = proved ? w->logp_sum[i] : SK_RANK_FAILED;
+            if (w->branches) {
+                int current = w->job[i];
+                if (proved) w->best[i] = fmax(w->best[i], w->logp_sum[i]);
+                int next = next_attempt(w, i, w->attempt[i], jobs->bound != NULL,
+                                        jobs->bound ? jobs->bound[current] : 0.0);
+                if (next > 0) {
+                    start_attempt(w, jobs, i, current, next);
+                    continue;
+                }
+                jobs->score[current] = w->best[i];
+            } else {
+                jobs->score[w->job[i]] = proved ? w->logp_sum[i] : SK_RANK_FAILED;
+            }
             int job = claim(w, jobs);
             if (job >= 0) {
                 start_candidate(w, jobs, i, job);
@@ -510,7 +705,8 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
     double started = sk_now();
     rank_workers w;
     sk_status status =
-        workers_alloc(&w, env_def, env_cfg, actor, parallel, options->batch, options->seed);
+        workers_alloc(&w, env_def, env_cfg, actor, parallel, options->batch, options->branches,
+                      options->alternatives ? options->alternatives : 1, options->seed);
     if (status != SK_OK) return status;
     w.progress = options->progress;
     w.progress_user = options->progress_user;
@@ -675,10 +871,12 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
 
 sk_status sk_rank_score(const sk_env_def *env, const sk_config *env_cfg, const sk_actor *actor,
                         const sk_parallel *parallel, const int32_t (*atoms)[3],
-                        const uint8_t *positive, int count, int batch, double *scores) {
+                        const uint8_t *positive, int count, int batch, int branches,
+                        int alternatives, double *scores) {
     if (count < 0) return sk_fail(SK_ERR_INVALID, "count = %d (expected >= 0)", count);
     rank_workers w;
-    sk_status status = workers_alloc(&w, env, env_cfg, actor, parallel, batch, 0);
+    sk_status status =
+        workers_alloc(&w, env, env_cfg, actor, parallel, batch, branches, alternatives, 0);
     if (status != SK_OK) return status;
     rank_jobs jobs = {.atoms = atoms, .positive = positive, .score = scores, .count = count};
     workers_score(&w, &jobs);
@@ -697,13 +895,16 @@ static sk_status read_options(const sk_config *options, sk_rank_options *out) {
     const char *corrupt = sk_cfg_string(options, "eval.corrupt", NULL);
     if (corrupt && !sk_prover_corrupt_parse(corrupt, &out->sides))
         return sk_fail(SK_ERR_INVALID, "eval.corrupt '%s' (expected head, tail or both)", corrupt);
-    int64_t queries, seed, batch, negatives;
+    int64_t queries, seed, batch, negatives, branches, alternatives;
     static const char *const proof_terms[] = {"fixed", "logprob", NULL};
     int proof_term = 0;
     sk_status status = sk_cfg_int(options, "eval.queries", 0, 0, INT32_MAX, &queries);
     if (status == SK_OK) status = sk_cfg_int(options, "eval.seed", 1, 0, INT64_MAX, &seed);
     if (status == SK_OK) status = sk_cfg_int(options, "eval.batch", 0, 0, 1 << 20, &batch);
     if (status == SK_OK) status = sk_cfg_int(options, "eval.negatives", 0, 0, INT32_MAX, &negatives);
+    if (status == SK_OK) status = sk_cfg_int(options, "eval.branches", 0, 0, 1 << 16, &branches);
+    if (status == SK_OK)
+        status = sk_cfg_int(options, "eval.alternatives", 1, 1, 1 << 16, &alternatives);
     if (status == SK_OK)
         status = sk_cfg_double(options, "eval.kge_weight", SK_RANK_KGE_WEIGHT, 0.0, 1e6, &out->kge_weight);
     if (status == SK_OK)
@@ -723,6 +924,8 @@ static sk_status read_options(const sk_config *options, sk_rank_options *out) {
     out->seed = (uint64_t)seed;
     out->batch = (int)batch;
     out->negatives = (int)negatives;
+    out->branches = (int)branches;
+    out->alternatives = (int)alternatives;
     out->proof_term = (sk_rank_proof_term)proof_term;
     return SK_OK;
 }
@@ -777,11 +980,14 @@ static void report(const sk_env_def *env, const sk_rank_options *options, const 
            "\"split\": \"%s\", \"corrupt\": \"%s\", \"queries\": %d, \"candidates\": %lld, "
            "\"head_corruptions\": %lld, \"tail_corruptions\": %lld, \"proved_rate\": %.6g, "
            "\"seconds\": %.3f, \"steps\": %lld, \"model_atoms\": %lld, \"model_used\": %s, "
-           "\"settled\": %lld, \"dead_states\": %lld, \"seed\": %llu, \"mrr\": %.6g, \"hits1\": %.6g, "
+           "\"settled\": %lld, \"dead_states\": %lld, \"branches\": %d, \"alternatives\": %d, "
+           "\"seed\": %llu, "
+           "\"mrr\": %.6g, \"hits1\": %.6g, "
            "\"hits3\": %.6g, \"hits10\": %.6g, ",
            split, sides, r->queries, (long long)r->candidates, (long long)r->head_corruptions,
            (long long)r->tail_corruptions, r->proved_rate, r->seconds, (long long)r->steps,
-           (long long)r->model_atoms, r->model_used ? "true" : "false", (long long)r->settled, (long long)r->dead_states,
+           (long long)r->model_atoms, r->model_used ? "true" : "false", (long long)r->settled,
+           (long long)r->dead_states, options->branches, options->branches ? options->alternatives : 0,
            (unsigned long long)options->seed, r->overall.mrr, r->overall.hits1, r->overall.hits3,
            r->overall.hits10);
     /* a side that was not ranked has no entry */
@@ -792,6 +998,11 @@ static void report(const sk_env_def *env, const sk_rank_options *options, const 
            "queries proved: %.1f%%\n",
            env->id, split, sides, r->queries, (long long)r->candidates, r->seconds,
            100.0 * r->proved_rate);
+    if (options->branches)
+        append(out->text, sizeof out->text,
+               "proof search: the greedy proof, then the next %d most likely action%s at each "
+               "of its first %d steps\n",
+               options->alternatives, options->alternatives == 1 ? "" : "s", options->branches);
     if (r->model_used)
         append(out->text, sizeof out->text,
                "least model: %lld atoms; %.1f%% of the candidates are outside it and failed "

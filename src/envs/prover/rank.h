@@ -140,6 +140,11 @@ typedef struct sk_rank_options {
     sk_rank_proof_term proof_term;
     bool unpruned;       /* true: prove every candidate, also those the least model rules
                             out (the same ranks, slower: for timing the policy, and tests) */
+    int branches;        /* > 0: after the greedy proof, try other actions at each of its
+                            first `branches` steps (a search that leaves the greedy path once,
+                            rank.c); a candidate scores its best proof. 0: greedy only */
+    int alternatives;    /* with branches: the 2nd .. (alternatives + 1)th most likely
+                            actions at each such step (0: 1, the second only) */
     sk_progress_fn progress; /* called after each chunk of queries ("queries"); may be NULL */
     void *progress_user;
 } sk_rank_options;
@@ -180,10 +185,13 @@ const char *sk_rank_split_name(sk_kb_split split);
 /* ---- the pieces, for tests ---- */
 
 /* Scores atoms[0..count) as sk_rank_run does (positive[k]: atoms[k] runs
- * as a positive), on batch env slots per worker (0: the default). */
+ * as a positive), on batch env slots per worker (0: the default), with the
+ * branch search of `branches` steps and `alternatives` actions (0: greedy
+ * proofs only); no bound, and no least model. */
 sk_status sk_rank_score(const sk_env_def *env, const sk_config *env_cfg, const sk_actor *actor,
                         const sk_parallel *parallel, const int32_t (*atoms)[3],
-                        const uint8_t *positive, int count, int batch, double *scores);
+                        const uint8_t *positive, int count, int batch, int branches,
+                        int alternatives, double *scores);
 
 /* The filtered corruptions of query on side 0 (head, arg0) or 1 (tail,
  * arg1), in kb->cand order, into out (room for cap; kb->cand_start bounds how
