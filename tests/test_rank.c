@@ -542,6 +542,14 @@ static void test_configured_successors_rank_the_same(void **st) {
     sk_loaded_policy_free(&wide);
 }
 
+/* The hand-made kb, countries_s3 and family (paths into countries and family). */
+static void three_datasets(const char *shared, char countries[4200], char family[4200],
+                           const char *datasets[3]) {
+    snprintf(countries, 4200, "%s/datasets/countries_s3", shared);
+    snprintf(family, 4200, "%s/datasets/family", shared);
+    datasets[0] = g_dataset, datasets[1] = countries, datasets[2] = family;
+}
+
 /* The ranking of rank_policy, recomputed the long way: every candidate
  * proved to the end (sk_rank_score, no bound), ranked with the same draws.
  * Returns how many corruptions were proved with a lower score than their true
@@ -592,9 +600,8 @@ static void test_cut_proofs_rank_the_same(void **st) {
     (void)st;
     REQUIRE_SHARED(shared);
     char countries[4200], family[4200];
-    snprintf(countries, sizeof countries, "%s/datasets/countries_s3", shared);
-    snprintf(family, sizeof family, "%s/datasets/family", shared);
-    const char *datasets[] = {g_dataset, countries, family};
+    const char *datasets[3];
+    three_datasets(shared, countries, family, datasets);
     const char *names[] = {"hand-made", "countries_s3", "family"};
     int64_t dead_states = 0;
     double greedy_proved = 0.0;
@@ -750,9 +757,8 @@ static void test_branch_search_scores(void **st) {
     (void)st;
     REQUIRE_SHARED(shared);
     char countries[4200], family[4200];
-    snprintf(countries, sizeof countries, "%s/datasets/countries_s3", shared);
-    snprintf(family, sizeof family, "%s/datasets/family", shared);
-    const char *datasets[] = {g_dataset, countries, family};
+    const char *datasets[3];
+    three_datasets(shared, countries, family, datasets);
     enum { BRANCHES = 4, ALTERNATIVES = 3, CAP = 4096 };
     int32_t(*atoms)[3] = malloc(CAP * sizeof *atoms);
     uint8_t *positive = malloc(CAP);
