@@ -8,6 +8,7 @@
 #include "test_util.h"
 
 #include "kge/kge.h"
+#include "kge/kge_train.h"
 
 #include <math.h>
 
@@ -541,6 +542,90 @@ static void test_init(void **state) {
     sk_kge_free(&other);
 }
 
+/* ---- the trainer's update ---- */
+
+/* The first update of sk_kge_train_step against AdamW applied by hand to torch's gradient
+ * (record tail.grad): Adam's first step divides the bias-corrected moments m = g, v = g², so each
+ * parameter moves by lr_1 g / (|g| + eps) after decoupled weight decay p (1 - lr_1 wd), where
+ * lr_1 is the rate of update 1: the learning rate, or under a cosine decay over T updates
+ * lr (1 + cos(pi / T)) / 2 (T = 1 leaves every parameter where it was). Two workers split the
+ * batch, so their reduction is in it too. */
+static void test_first_update(void **state) {
+    sk_kge_model model = *(sk_kge_model *)*state;
+    const double lr = 0.01, pi = 3.14159265358979323846;
+    const struct {
+        int64_t decay_steps;
+        double weight_decay, want_lr;
+    } cases[] = {
+        {0, 0.0, lr},
+        {4, 0.0, lr * (1.0 + cos(pi / 4.0)) / 2.0},
+        {4, 0.1, lr * (1.0 + cos(pi / 4.0)) / 2.0},
+        {1, 0.1, 0.0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        kge_case kc;
+        load_case(&kc, model);
+        size_t count = kc.kge.num_params;
+        double before[MAX_PARAMS], grad[MAX_PARAMS];
+        for (size_t i = 0; i < count; i++) before[i] = kc.kge.params[i];
+        read_side_record(kc.text, SK_KGE_TAIL, "grad", grad, count);
+        int32_t atoms[BATCH][3];
+        for (int b = 0; b < BATCH; b++) {
+            atoms[b][0] = kc.triples[b][1] + SK_KB_FIRST_PRED;
+            atoms[b][1] = kc.triples[b][0] + 1;
+            atoms[b][2] = kc.triples[b][2] + 1;
+        }
+        sk_kb kb = {0};
+        kb.facts[SK_KB_TRAIN].atoms = atoms;
+        kb.facts[SK_KB_TRAIN].count = BATCH;
+        sk_kge_train_config tc = {.batch_size = BATCH, .negatives = NUM_NEGATIVES, .threads = 2,
+                                  .learning_rate = lr, .weight_decay = cases[c].weight_decay,
+                                  .adam_eps = 1e-8, .lr_decay_steps = cases[c].decay_steps,
+                                  .seed = 1};
+        assert_true(fabs(sk_kge_learning_rate(&tc, 1) - cases[c].want_lr) <= 1e-15);
+        sk_kge_trainer *tr;
+        assert_int_equal(sk_kge_trainer_create(&tr, &kc.kge, &kb, &tc), SK_OK);
+        sk_kge_train_step(tr, (const int32_t(*)[3])kc.triples, BATCH, SK_KGE_TAIL, kc.negatives,
+                          NUM_NEGATIVES);
+        assert_int_equal(sk_kge_trainer_steps(tr), 1);
+        double lr1 = cases[c].want_lr, worst = 0.0;
+        int failures = 0;
+        for (size_t i = 0; i < count; i++) {
+            /* the rows no triple or negative touches keep their values (lazy, as SparseAdam) */
+            size_t ew = (size_t)kc.kge.entity_width, rw = (size_t)kc.kge.relation_width,
+                   entities = (size_t)NUM_ENTITIES * ew;
+            bool untouched = i < entities ? i / ew == UNTOUCHED_ENTITY
+                                          : (i - entities) / rw == UNTOUCHED_RELATION;
+            double want = untouched ? before[i]
+                                         : before[i] * (1.0 - lr1 * cases[c].weight_decay) -
+                                               lr1 * grad[i] / (fabs(grad[i]) + 1e-8);
+            double err = fabs(kc.kge.params[i] - want);
+            worst = fmax(worst, err);
+            if (!(err <= 2e-6) && failures++ < 5)
+                print_error("%s case %zu param %zu: skinner %.9g, AdamW %.9g (before %.9g)\n",
+                            sk_kge_model_names[model], c, i, (double)kc.kge.params[i], want,
+                            before[i]);
+        }
+        print_message("%s decay over %lld, wd %.1f: worst %.2e\n", sk_kge_model_names[model],
+                      (long long)cases[c].decay_steps, cases[c].weight_decay, worst);
+        assert_int_equal(failures, 0);
+        sk_kge_trainer_destroy(tr);
+        free_case(&kc);
+    }
+}
+
+/* The cosine decay's landmarks: half the rate halfway, 0 at the last update and after it. */
+static void test_cosine_landmarks(void **state) {
+    (void)state;
+    sk_kge_train_config tc = {.learning_rate = 0.004, .lr_decay_steps = 1000};
+    assert_true(fabs(sk_kge_learning_rate(&tc, 500) - 0.002) <= 1e-15);
+    assert_true(fabs(sk_kge_learning_rate(&tc, 1000)) <= 1e-15);
+    assert_true(fabs(sk_kge_learning_rate(&tc, 5000)) <= 1e-15);
+    assert_true(sk_kge_learning_rate(&tc, 250) > sk_kge_learning_rate(&tc, 251));
+    tc.lr_decay_steps = 0;
+    assert_true(sk_kge_learning_rate(&tc, 5000) == 0.004);
+}
+
 static void test_model_names(void **state) {
     (void)state;
     assert_string_equal(sk_kge_model_names[SK_KGE_TRANSE], "transe");
@@ -566,6 +651,8 @@ int main(void) {
         FOR_EACH_MODEL(test_parts),
         FOR_EACH_MODEL(test_adversarial_torch),
         FOR_EACH_MODEL(test_init),
+        FOR_EACH_MODEL(test_first_update),
+        cmocka_unit_test(test_cosine_landmarks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,6 +31,9 @@ static const char *g_kge_usage =
     "  --negatives N        corruptions per batch, shared by its positives (default 256)\n"
     "  --lr X               AdamW learning rate (default 0.001)\n"
     "  --weight-decay X     AdamW decoupled weight decay (default 0)\n"
+    "  --lr-schedule NAME   constant (default) or cosine: the rate falls as\n"
+    "                       (1 + cos(pi t / T)) / 2 to 0 at the last of the T updates of\n"
+    "                       --epochs (a --resume to more epochs stretches the curve)\n"
     "  --adversarial-temperature X\n"
     "                       0: DeepProofLog's loss, every negative weighs 1/N (default);\n"
     "                       X > 0: RotatE's self-adversarial sampling, each positive's\n"
@@ -51,6 +54,7 @@ static const char *g_kge_usage =
     "  --seed N             tie-breaking and sampling (default 1)\n"
     "  --threads N, --json\n";
 
+static const char *const g_schedule_names[] = {"constant", "cosine", NULL};
 static const char *const g_split_names[] = {"train", "valid", "test", NULL};
 static const char *const g_side_names[] = {"head", "tail", "both", NULL};
 
@@ -157,7 +161,7 @@ static int kge_train(int argc, char **argv) {
         }
     }
     const char *dataset = NULL, *run_dir = NULL;
-    int model = 0;
+    int model = 0, schedule = 0;
     int64_t dim, epochs, batch, negatives, seed, threads, eval_every;
     double gamma, lr, weight_decay, temperature;
     TRY_CFG(sk_cfg_path(cfg, "kge.dataset", NULL, &dataset));
@@ -173,6 +177,7 @@ static int kge_train(int argc, char **argv) {
     TRY_CFG(sk_cfg_int(cfg, "kge.negatives", 256, 1, 1 << 20, &negatives));
     TRY_CFG(sk_cfg_double(cfg, "kge.lr", 1e-3, 0.0, 10.0, &lr));
     TRY_CFG(sk_cfg_double(cfg, "kge.weight_decay", 0.0, 0.0, 10.0, &weight_decay));
+    TRY_CFG(sk_cfg_choice(cfg, "kge.lr_schedule", "constant", g_schedule_names, &schedule));
     TRY_CFG(sk_cfg_double(cfg, "kge.adversarial_temperature", 0.0, 0.0, 100.0, &temperature));
     TRY_CFG(sk_cfg_int(cfg, "kge.eval_every", 10, 0, 1000000, &eval_every));
     TRY_CFG(sk_cfg_int(cfg, "kge.seed", 1, 0, INT64_MAX, &seed));
@@ -211,6 +216,8 @@ static int kge_train(int argc, char **argv) {
                               .threads = (int)threads, .learning_rate = lr,
                               .weight_decay = weight_decay, .adam_eps = 1e-8,
                               .adversarial_temperature = temperature, .seed = (uint64_t)seed};
+    if (schedule == 1) /* cosine over every update of the run: ceil(facts / batch) an epoch */
+        tc.lr_decay_steps = epochs * ((kb->facts[SK_KB_TRAIN].count + batch - 1) / batch);
     if (sk_kge_trainer_create(&trainer, &kge, kb, &tc) != SK_OK) {
         rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
         goto done;

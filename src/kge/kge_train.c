@@ -141,12 +141,21 @@ static void batch_job(void *ctx, int w, int num_workers) {
                        : 0.0;
 }
 
-/* AdamW on row `row`: g is its summed gradient. */
-static void adam_row(sk_kge_trainer *tr, float *p, float *m, float *v, const float *g, int width) {
+double sk_kge_learning_rate(const sk_kge_train_config *config, int64_t step) {
+    int64_t T = config->lr_decay_steps;
+    if (T <= 0) return config->learning_rate;
+    double f = step < T ? (double)step / (double)T : 1.0;
+    const double pi = 3.14159265358979323846;
+    return config->learning_rate * 0.5 * (1.0 + cos(pi * f));
+}
+
+/* AdamW on row `row` at learning rate lr: g is its summed gradient. */
+static void adam_row(sk_kge_trainer *tr, float lr, float *p, float *m, float *v, const float *g,
+                     int width) {
     const double b1 = 0.9, b2 = 0.999;
     double t = (double)tr->step;
     float c1 = (float)(1.0 - pow(b1, t)), c2 = (float)(1.0 - pow(b2, t));
-    float lr = (float)tr->config.learning_rate, eps = (float)tr->config.adam_eps;
+    float eps = (float)tr->config.adam_eps;
     float decay = 1.0f - lr * (float)tr->config.weight_decay;
     for (int j = 0; j < width; j++) {
         m[j] = 0.9f * m[j] + 0.1f * g[j];
@@ -177,6 +186,7 @@ double sk_kge_train_step(sk_kge_trainer *tr, const int32_t (*triples)[3], int ba
     tr->step++;
     double loss = 0.0;
     for (int w = 0; w < tr->num_workers; w++) loss += tr->workers[w].loss;
+    float lr = (float)sk_kge_learning_rate(&tr->config, tr->step);
     for (int i = 0; i < tr->num_touched; i++) {
         int32_t row = tr->touched_rows[i];
         int width;
@@ -187,7 +197,7 @@ double sk_kge_train_step(sk_kge_trainer *tr, const int32_t (*triples)[3], int ba
             for (int j = 0; j < width; j++) sum[j] += part[j];
             memset(part, 0, (size_t)width * sizeof(float));
         }
-        adam_row(tr, kge->params + at, tr->adam_m + at, tr->adam_v + at, sum, width);
+        adam_row(tr, lr, kge->params + at, tr->adam_m + at, tr->adam_v + at, sum, width);
         memset(sum, 0, (size_t)width * sizeof(float));
         tr->touched[row] = 0;
     }

@@ -23,6 +23,7 @@ typedef struct sk_kge_train_config {
     int batch_size, negatives, threads;
     double learning_rate, weight_decay, adam_eps;
     double adversarial_temperature; /* 0: DeepProofLog's loss; > 0: self-adversarial (kge.h) */
+    int64_t lr_decay_steps;         /* 0: a constant learning rate; > 0: cosine decay (below) */
     uint64_t seed;
 } sk_kge_train_config;
 
@@ -35,6 +36,10 @@ void sk_kge_trainer_destroy(sk_kge_trainer *tr);
 /* One epoch; returns the mean batch loss. */
 double sk_kge_train_epoch(sk_kge_trainer *tr);
 int64_t sk_kge_trainer_steps(const sk_kge_trainer *tr);
+/* The learning rate of update `step` (1 for the first): learning_rate, or with
+ * lr_decay_steps = T > 0, learning_rate * (1 + cos(pi * min(step, T) / T)) / 2,
+ * which falls to 0 at update T and stays there. */
+double sk_kge_learning_rate(const sk_kge_train_config *config, int64_t step);
 /* One step on the given batch and negatives (for tests and the PyTorch comparison). */
 double sk_kge_train_step(sk_kge_trainer *tr, const int32_t (*triples)[3], int batch,
                          sk_kge_side side, const int32_t *negatives, int num_negatives);
