@@ -1267,6 +1267,9 @@ static void test_cli_kge(void **st) {
     const char *bad_model[] = {"kge", "train", "--dataset", g_dataset, "--model", "distmult",
                                "--run-dir", run, "--force", "--quiet", NULL};
     assert_int_equal(run_skinner(out, sizeof out, bad_model), 2);
+    const char *bad_schedule[] = {"kge", "train", "--dataset", g_dataset, "--lr-schedule",
+                                  "linear", "--run-dir", run, "--force", "--quiet", NULL};
+    assert_int_equal(run_skinner(out, sizeof out, bad_schedule), 2);
     const char *bad_key[] = {"kge", "train", "--dataset", g_dataset, "--dimension", "4", NULL};
     assert_int_equal(run_skinner(out, sizeof out, bad_key), 2);
     const char *no_data[] = {"kge", "train", "--dim", "4", NULL};
