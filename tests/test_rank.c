@@ -1270,6 +1270,10 @@ static void test_cli_kge(void **st) {
     const char *bad_schedule[] = {"kge", "train", "--dataset", g_dataset, "--lr-schedule",
                                   "linear", "--run-dir", run, "--force", "--quiet", NULL};
     assert_int_equal(run_skinner(out, sizeof out, bad_schedule), 2);
+    /* --help after a kge command is the usage, not an option that needs a value */
+    const char *help[] = {"kge", "eval", "--checkpoint", run, "--help", NULL};
+    assert_int_equal(run_skinner(out, sizeof out, help), 0);
+    assert_non_null(strstr(out, "usage: skinner kge train"));
     const char *bad_key[] = {"kge", "train", "--dataset", g_dataset, "--dimension", "4", NULL};
     assert_int_equal(run_skinner(out, sizeof out, bad_key), 2);
     const char *no_data[] = {"kge", "train", "--dim", "4", NULL};

@@ -400,6 +400,12 @@ done:
 }
 
 int cmd_kge(int argc, char **argv) {
+    /* `kge train --help` (anywhere after the command) prints the usage, as `kge --help` does */
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(g_kge_usage, stdout);
+            return SK_EXIT_OK;
+        }
     if (argc >= 1 && strcmp(argv[0], "train") == 0) return kge_train(argc - 1, argv + 1);
     if (argc >= 1 && strcmp(argv[0], "eval") == 0) return kge_eval(argc - 1, argv + 1);
     bool help = argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0);
