@@ -7,7 +7,7 @@
 # Each policy is ranked twice: by its greedy proofs, and with the branch search of SEARCH (default
 # the dataset's preset below; `skinner eval --help`), whose figures are the headline ones.
 # usage: bench/prover_hybrid.sh [family|wn18rr] [SKINNER=build/skinner] [KGE_DIR]
-#   KGE_DIR: reuse KGE runs KGE_DIR/kge-s1..3 (WN18RR's take ~9 min each on 2 cores) instead of
+#   KGE_DIR: reuse KGE runs KGE_DIR/kge-s1..3 (WN18RR's take 9-13 min each on 2 cores) instead of
 #   training them; their training time is then read from their metrics.csv.
 #   SEARCH="--branches N --alternatives K" overrides the search.
 set -euo pipefail
@@ -79,17 +79,21 @@ print(f"| {seed} | {kge_s:.1f} | {t2 - t1:.1f} | {t3 - t2:.1f} | {g['seconds']:.
 PY
     done
     # the mean and spread (min-max) over the seeds
-    python3 - "$tmp" <<'PY'
+    python3 - "$tmp" "$search" <<'PY'
 import json, sys
+searched = bool(sys.argv[2])
 runs = [json.load(open(f"{sys.argv[1]}/eval{s}.json")) for s in (1, 2, 3)]
 greedy = [json.load(open(f"{sys.argv[1]}/greedy{s}.json")) for s in (1, 2, 3)]
 def cell(values):
     return f"{sum(values) / len(values):.4f} ({min(values):.4f}-{max(values):.4f})"
 print()
-print(f"Mean (min-max) over the seeds, with the search: RL-only {cell([r['mrr'] for r in runs])}, "
-      f"KGE-only {cell([r['kge']['mrr'] for r in runs])}, hybrid {cell([r['hybrid']['mrr'] for r in runs])}; "
-      f"greedy proofs alone: RL-only {cell([r['mrr'] for r in greedy])}, "
-      f"hybrid {cell([r['hybrid']['mrr'] for r in greedy])}.")
+line = (f"Mean (min-max) over the seeds, {'with the search' if searched else 'greedy proofs'}: "
+        f"RL-only {cell([r['mrr'] for r in runs])}, KGE-only {cell([r['kge']['mrr'] for r in runs])}, "
+        f"hybrid {cell([r['hybrid']['mrr'] for r in runs])}")
+if searched:
+    line += (f"; greedy proofs alone: RL-only {cell([r['mrr'] for r in greedy])}, "
+             f"hybrid {cell([r['hybrid']['mrr'] for r in greedy])}")
+print(line + ".")
 PY
 } | tee "$out"
 echo "wrote $out" >&2
