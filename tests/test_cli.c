@@ -452,7 +452,8 @@ static void test_help(void **unused) {
         {"train", "cartpole", "--help"}, {"eval", "--help", NULL},
         {"eval", "cartpole", "--help"},  {"envs", "--help", NULL},
         {"bench", "--help", NULL},       {"bench", "env", "--help"},
-        {"bench", "train", "--help"},
+        {"bench", "train", "--help"},    {"kge", "--help", NULL},
+        {"kge", "train", "--help"},      {"kge", "eval", "--help"},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         cli_run r;
@@ -462,6 +463,12 @@ static void test_help(void **unused) {
         cli_run_free(&r);
     }
     cli_run r;
+    /* help is printed before any config is read: a config that is not there does not matter */
+    RUN(&r, "train", "cartpole", "--config", "/nonexistent.ini", "--help");
+    expect_exit(&r, 0);
+    expect_stdout(&r, "usage");
+    if (*r.err) FAIL_RUN(&r, "%s", "help wrote to stderr");
+    cli_run_free(&r);
     RUN(&r, "--version");
     expect_exit(&r, 0);
     expect_stdout(&r, "skinner ");

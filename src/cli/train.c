@@ -58,9 +58,15 @@ int cli_train_config(int argc, char **argv, const char *argv0, sk_config *cfg,
         fputs(usage, stderr);
         return cli_error(SK_EXIT_USAGE, "missing ENV (see 'skinner envs')");
     }
-    /* first pass: --config or --resume, which the overrides apply on top of */
+    /* first pass: --help before anything is loaded (a missing preset warns); --config or
+     * --resume, which the overrides apply on top of */
     const char *config_path = NULL, *resume_dir = NULL;
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage, stdout);
+            extra->help = true;
+            return SK_EXIT_OK;
+        }
         if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) config_path = argv[i + 1];
         else if (strncmp(argv[i], "--config=", 9) == 0) config_path = argv[i] + 9;
         else if (extra->allow_run_flags && strcmp(argv[i], "--resume") == 0 && i + 1 < argc)
