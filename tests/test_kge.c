@@ -552,14 +552,14 @@ static void test_init(void **state) {
  * batch, so their reduction is in it too. */
 static void test_first_update(void **state) {
     sk_kge_model model = *(sk_kge_model *)*state;
-    const double lr = 0.01, pi = 3.14159265358979323846;
+    const double lr = 0.01;
     const struct {
         int64_t decay_steps;
         double weight_decay, want_lr;
     } cases[] = {
         {0, 0.0, lr},
-        {4, 0.0, lr * (1.0 + cos(pi / 4.0)) / 2.0},
-        {4, 0.1, lr * (1.0 + cos(pi / 4.0)) / 2.0},
+        {4, 0.0, lr * (1.0 + cos(M_PI / 4.0)) / 2.0},
+        {4, 0.1, lr * (1.0 + cos(M_PI / 4.0)) / 2.0},
         {1, 0.1, 0.0},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -590,10 +590,10 @@ static void test_first_update(void **state) {
         assert_int_equal(sk_kge_trainer_steps(tr), 1);
         double lr1 = cases[c].want_lr, worst = 0.0;
         int failures = 0;
+        size_t ew = (size_t)kc.kge.entity_width, rw = (size_t)kc.kge.relation_width,
+               entities = (size_t)NUM_ENTITIES * ew;
         for (size_t i = 0; i < count; i++) {
             /* the rows no triple or negative touches keep their values (lazy, as SparseAdam) */
-            size_t ew = (size_t)kc.kge.entity_width, rw = (size_t)kc.kge.relation_width,
-                   entities = (size_t)NUM_ENTITIES * ew;
             bool untouched = i < entities ? i / ew == UNTOUCHED_ENTITY
                                           : (i - entities) / rw == UNTOUCHED_RELATION;
             double want = untouched ? before[i]

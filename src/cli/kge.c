@@ -217,7 +217,7 @@ static int kge_train(int argc, char **argv) {
                               .weight_decay = weight_decay, .adam_eps = 1e-8,
                               .adversarial_temperature = temperature, .seed = (uint64_t)seed};
     if (schedule == 1) /* cosine over every update of the run: ceil(facts / batch) an epoch */
-        tc.lr_decay_steps = epochs * ((kb->facts[SK_KB_TRAIN].count + batch - 1) / batch);
+        tc.lr_decay_steps = epochs * sk_kge_batches_per_epoch(kb->facts[SK_KB_TRAIN].count, (int)batch);
     if (sk_kge_trainer_create(&trainer, &kge, kb, &tc) != SK_OK) {
         rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
         goto done;
@@ -400,17 +400,15 @@ done:
 }
 
 int cmd_kge(int argc, char **argv) {
-    /* `kge train --help` (anywhere after the command) prints the usage, as `kge --help` does */
-    for (int i = 1; i < argc; i++)
+    /* --help anywhere (`kge --help`, `kge train ... --help`) prints the usage */
+    for (int i = 0; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(g_kge_usage, stdout);
             return SK_EXIT_OK;
         }
     if (argc >= 1 && strcmp(argv[0], "train") == 0) return kge_train(argc - 1, argv + 1);
     if (argc >= 1 && strcmp(argv[0], "eval") == 0) return kge_eval(argc - 1, argv + 1);
-    bool help = argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0);
-    fputs(g_kge_usage, help ? stdout : stderr);
-    if (help) return SK_EXIT_OK;
+    fputs(g_kge_usage, stderr);
     return cli_error(SK_EXIT_USAGE, argc ? "unknown kge command '%s' (expected train or eval)"
                                           : "missing kge command%s (expected train or eval)",
                      argc ? argv[0] : "");

@@ -49,24 +49,20 @@ static void on_signal(int signo) {
 
 int cli_train_config(int argc, char **argv, const char *argv0, sk_config *cfg,
                      cli_train_extra *extra, const char *usage) {
-    if (argc < 1 || argv[0][0] == '-') {
-        if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
-            fputs(usage, stdout);
-            extra->help = true;
-            return SK_EXIT_OK;
-        }
-        fputs(usage, stderr);
-        return cli_error(SK_EXIT_USAGE, "missing ENV (see 'skinner envs')");
-    }
-    /* first pass: --help before anything is loaded (a missing preset warns); --config or
-     * --resume, which the overrides apply on top of */
-    const char *config_path = NULL, *resume_dir = NULL;
-    for (int i = 1; i < argc; i++) {
+    /* --help anywhere, before anything is loaded (a missing preset would warn) */
+    for (int i = 0; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(usage, stdout);
             extra->help = true;
             return SK_EXIT_OK;
         }
+    if (argc < 1 || argv[0][0] == '-') {
+        fputs(usage, stderr);
+        return cli_error(SK_EXIT_USAGE, "missing ENV (see 'skinner envs')");
+    }
+    /* first pass: --config or --resume, which the overrides apply on top of */
+    const char *config_path = NULL, *resume_dir = NULL;
+    for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) config_path = argv[i + 1];
         else if (strncmp(argv[i], "--config=", 9) == 0) config_path = argv[i] + 9;
         else if (extra->allow_run_flags && strcmp(argv[i], "--resume") == 0 && i + 1 < argc)
@@ -111,11 +107,7 @@ int cli_train_config(int argc, char **argv, const char *argv0, sk_config *cfg,
         const char *value = NULL, *arg = argv[args.index];
         bool missing = false;
         long long number;
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            fputs(usage, stdout);
-            extra->help = true;
-            return SK_EXIT_OK;
-        } else if (cli_flag(&args, "--config", &value, &missing)) {
+        if (cli_flag(&args, "--config", &value, &missing)) {
         } else if (cli_flag(&args, "--seed", &value, &missing)) {
             if (!missing && !cli_parse_int("--seed", value, 0, INT64_MAX, &number, &rc)) return rc;
             if (!missing) sk_config_set(cfg, "train.seed", value);

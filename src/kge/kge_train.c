@@ -145,22 +145,31 @@ double sk_kge_learning_rate(const sk_kge_train_config *config, int64_t step) {
     int64_t T = config->lr_decay_steps;
     if (T <= 0) return config->learning_rate;
     double f = step < T ? (double)step / (double)T : 1.0;
-    const double pi = 3.14159265358979323846;
-    return config->learning_rate * 0.5 * (1.0 + cos(pi * f));
+    return config->learning_rate * 0.5 * (1.0 + cos(M_PI * f));
 }
 
-/* AdamW on row `row` at learning rate lr: g is its summed gradient. */
-static void adam_row(sk_kge_trainer *tr, float lr, float *p, float *m, float *v, const float *g,
-                     int width) {
-    const double b1 = 0.9, b2 = 0.999;
+/* AdamW's constants of one update, the same for every row it touches. */
+typedef struct adam_update {
+    float lr, c1, c2, eps, decay; /* c1, c2: the bias corrections 1 - beta^t */
+} adam_update;
+
+static adam_update adam_update_at(const sk_kge_trainer *tr) {
     double t = (double)tr->step;
-    float c1 = (float)(1.0 - pow(b1, t)), c2 = (float)(1.0 - pow(b2, t));
-    float eps = (float)tr->config.adam_eps;
-    float decay = 1.0f - lr * (float)tr->config.weight_decay;
+    float lr = (float)sk_kge_learning_rate(&tr->config, tr->step);
+    return (adam_update){.lr = lr,
+                         .c1 = (float)(1.0 - pow(0.9, t)),
+                         .c2 = (float)(1.0 - pow(0.999, t)),
+                         .eps = (float)tr->config.adam_eps,
+                         .decay = 1.0f - lr * (float)tr->config.weight_decay};
+}
+
+/* AdamW on one row: g is its summed gradient. */
+static void adam_row(const adam_update *u, float *p, float *m, float *v, const float *g,
+                     int width) {
     for (int j = 0; j < width; j++) {
         m[j] = 0.9f * m[j] + 0.1f * g[j];
         v[j] = 0.999f * v[j] + 0.001f * g[j] * g[j];
-        p[j] = p[j] * decay - lr * (m[j] / c1) / (sqrtf(v[j] / c2) + eps);
+        p[j] = p[j] * u->decay - u->lr * (m[j] / u->c1) / (sqrtf(v[j] / u->c2) + u->eps);
     }
 }
 
@@ -186,7 +195,7 @@ double sk_kge_train_step(sk_kge_trainer *tr, const int32_t (*triples)[3], int ba
     tr->step++;
     double loss = 0.0;
     for (int w = 0; w < tr->num_workers; w++) loss += tr->workers[w].loss;
-    float lr = (float)sk_kge_learning_rate(&tr->config, tr->step);
+    adam_update update = adam_update_at(tr);
     for (int i = 0; i < tr->num_touched; i++) {
         int32_t row = tr->touched_rows[i];
         int width;
@@ -197,7 +206,7 @@ double sk_kge_train_step(sk_kge_trainer *tr, const int32_t (*triples)[3], int ba
             for (int j = 0; j < width; j++) sum[j] += part[j];
             memset(part, 0, (size_t)width * sizeof(float));
         }
-        adam_row(tr, lr, kge->params + at, tr->adam_m + at, tr->adam_v + at, sum, width);
+        adam_row(&update, kge->params + at, tr->adam_m + at, tr->adam_v + at, sum, width);
         memset(sum, 0, (size_t)width * sizeof(float));
         tr->touched[row] = 0;
     }
@@ -285,7 +294,7 @@ sk_status sk_kge_trainer_restore(sk_kge_trainer *tr, const char *path, int *epoc
     int64_t c[2] = {0, 0};
     if (status == SK_OK) {
         memcpy(c, counters->data, sizeof c);
-        int64_t batches = ((int64_t)tr->num_train + tr->config.batch_size - 1) / tr->config.batch_size;
+        int64_t batches = sk_kge_batches_per_epoch(tr->num_train, tr->config.batch_size);
         if (!(c[0] >= 1 && c[0] <= 1000000 && c[1] == c[0] * batches))
             status = sk_fail(SK_ERR_CORRUPT,
                              "'%s': state.counters (%lld epochs, %lld steps) do not go together "

@@ -36,6 +36,10 @@ void sk_kge_trainer_destroy(sk_kge_trainer *tr);
 /* One epoch; returns the mean batch loss. */
 double sk_kge_train_epoch(sk_kge_trainer *tr);
 int64_t sk_kge_trainer_steps(const sk_kge_trainer *tr);
+/* Updates an epoch makes: one per batch, the last one possibly short. */
+static inline int64_t sk_kge_batches_per_epoch(int64_t train_facts, int batch_size) {
+    return (train_facts + batch_size - 1) / batch_size;
+}
 /* The learning rate of update `step` (1 for the first): learning_rate, or with
  * lr_decay_steps = T > 0, learning_rate * (1 + cos(pi * min(step, T) / T)) / 2,
  * which falls to 0 at update T and stays there. */
