@@ -323,6 +323,13 @@ typedef struct sk_env_def {
      * table's sizes are the env's whatever its config. Consumers get the
      * configured table from sk_env_configure (sk_vec_create calls it). */
     sk_status (*configure)(struct sk_env_def *def, const sk_config *cfg);
+    /* Optional (ABI 3): the observation's declared space, Box-style: value k
+     * of every observation lies in [obs_low[k], obs_high[k]] (obs_size values
+     * each; +-INFINITY for an unbounded side). NULL: unbounded, but finite.
+     * Training and `skinner check` report an observation outside it as the
+     * env's fault, naming the env, its index, the step and the value. */
+    const float *obs_low;
+    const float *obs_high;
 } sk_env_def;
 
 /* ----------------------------------------------------------------- extras */
@@ -474,8 +481,9 @@ SK_API sk_status sk_env_register(const sk_env_def *env);
  * which SK_PLUGIN_EXPORT(...) defines. sk_env_load_plugin dlopens it, checks
  * the version and every table, and registers them.
  */
-#define SK_ENV_ABI_VERSION 2
-/* Version 1 tables (no configure member) still load. */
+#define SK_ENV_ABI_VERSION 3
+/* Version 1 tables (no configure member) and version 2 tables (no
+ * obs_low/obs_high) still load. */
 #define SK_ENV_ABI_OLDEST 1
 
 #define SK_PLUGIN_EXPORT(...)                                                                      \

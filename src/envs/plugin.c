@@ -38,9 +38,17 @@ static void free_tables(const sk_env_def **tables, int count) {
     free(tables);
 }
 
-/* Version 1 tables end before sk_env_def.configure: copies of them with the
- * member zeroed (reading a v1 table as a v2 one would read past its end). */
-static const sk_env_def **upgrade_v1(const sk_env_def *const *envs, int count) {
+/* The bytes of sk_env_def a table of an older ABI version has: version 1
+ * ends before configure, version 2 before obs_low. */
+static size_t table_size_of_version(int version) {
+    if (version == 1) return offsetof(sk_env_def, configure);
+    if (version == 2) return offsetof(sk_env_def, obs_low);
+    return sizeof(sk_env_def);
+}
+
+/* Copies of an older version's tables with the newer members zeroed (reading
+ * them as the current version would read past their end). */
+static const sk_env_def **upgrade_tables(const sk_env_def *const *envs, int count, int version) {
     const sk_env_def **tables = calloc((size_t)count + 1, sizeof *tables);
     for (int k = 0; tables && k < count; k++) {
         sk_env_def *copy = calloc(1, sizeof *copy);
@@ -48,7 +56,7 @@ static const sk_env_def **upgrade_v1(const sk_env_def *const *envs, int count) {
             free_tables(tables, k);
             return NULL;
         }
-        memcpy(copy, envs[k], offsetof(sk_env_def, configure));
+        memcpy(copy, envs[k], table_size_of_version(version));
         tables[k] = copy;
     }
     return tables;
@@ -93,7 +101,8 @@ static sk_status register_plugin(void *handle, const char *path) {
     char *absolute = realpath(path, NULL);
     if (!absolute) return sk_fail(SK_ERR_NOMEM, "plugin '%s': %s", path, strerror(errno));
     const sk_env_def **upgraded = NULL;
-    if (*version == 1 && !(envs = upgraded = upgrade_v1(envs, count))) {
+    if (*version < SK_ENV_ABI_VERSION &&
+        !(envs = upgraded = upgrade_tables(envs, count, *version))) {
         free(absolute);
         return sk_fail(SK_ERR_NOMEM, "plugin '%s': out of memory", path);
     }

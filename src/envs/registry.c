@@ -103,6 +103,16 @@ bool sk_env_validate(const sk_env_def *env, char *why, size_t why_size) {
                                       "short name)", env->alias);
     if (env->obs_size < 1)
         return invalid(why, why_size, "obs_size = %d (expected >= 1)", env->obs_size);
+    if ((env->obs_low == NULL) != (env->obs_high == NULL))
+        return invalid(why, why_size, "obs_low is %s but obs_high is %s (expected both NULL for "
+                                      "an unbounded observation, or both set)",
+                       env->obs_low ? "set" : "NULL", env->obs_high ? "set" : "NULL");
+    for (int k = 0; env->obs_low && k < env->obs_size; k++)
+        if (isnan(env->obs_low[k]) || isnan(env->obs_high[k]) ||
+            !(env->obs_low[k] <= env->obs_high[k]))
+            return invalid(why, why_size, "obs_low[%d] = %g, obs_high[%d] = %g (expected "
+                                          "low <= high, +-INFINITY for an unbounded side)",
+                           k, (double)env->obs_low[k], k, (double)env->obs_high[k]);
     if (env->max_episode_steps < 1)
         return invalid(why, why_size, "max_episode_steps = %d (expected >= 1)",
                        env->max_episode_steps);
