@@ -107,17 +107,33 @@ def test_the_gil_is_released_while_training():
 
 
 def test_ctrl_c_stops_the_run_cleanly_then_raises(tmp_path):
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
+    # Ctrl-C sent from the 3rd update's callback, not from a timer: a timer
+    # fired before the run had started (or between runs) on a loaded machine
+    steps_seen = []
+
+    def interrupt_at_third_update(stats):
+        steps_seen.append(stats["steps"])
+        if len(steps_seen) == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+        return True
+
     with pytest.raises(KeyboardInterrupt):
-        skinner.train("CartPole-v1", total_steps=10**8, run_dir=tmp_path / "run", threads=1)
-    timer.join()
+        skinner.train("CartPole-v1", total_steps=10**8, run_dir=tmp_path / "run", threads=1,
+                      callback=interrupt_at_third_update)
+    batch = steps_seen[0]
+    # the run stopped after the update that saw the signal, and said so
+    assert steps_seen == [batch, 2 * batch, 3 * batch]
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    assert summary["interrupted"] if "interrupted" in summary else True
+    assert summary["interrupted"] is True
+    assert summary["total_steps"] == 3 * batch
     assert (tmp_path / "run" / "policy.safetensors").is_file()
-    result = skinner.train("CartPole-v1", resume=tmp_path / "run",
-                           total_steps=summary.get("total_steps", 0) + 2048)
+    # the checkpoint holds those 3 updates: the resumed run starts after them
+    resumed = []
+    result = skinner.train("CartPole-v1", resume=tmp_path / "run", total_steps=4 * batch,
+                           callback=lambda stats: resumed.append(stats["steps"]))
     assert not result["interrupted"]
+    assert resumed == [4 * batch]
+    assert result["total_steps"] == 4 * batch
 
 
 def test_bad_train_arguments(tmp_path):
