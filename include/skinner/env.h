@@ -51,6 +51,8 @@ typedef enum sk_status {
     SK_ERR_NOMEM,       /* an allocation failed */
     SK_ERR_NUMERIC,     /* training diverged (non-finite values) */
     SK_ERR_INTERRUPTED, /* stopped by a signal or a callback */
+    SK_ERR_ENV,         /* an env broke its contract (non-finite or unwritten output, a value
+                           outside its declared space, no legal action): the env's fault */
 } sk_status;
 
 /* The message of the last failure on this thread; never NULL. */
@@ -183,7 +185,9 @@ typedef struct sk_action_space {
     float high[SK_MAX_ACTION_DIM];
 } sk_action_space;
 
-/* The mask bytes per env the action space's layout needs (see above). */
+/* The mask bytes per env the action space's layout needs (see above); -1
+ * when that passes INT_MAX (summed in 64 bits) or num_heads is out of range:
+ * such a table is refused. */
 SK_API int sk_action_mask_size(const sk_action_space *space);
 
 /* Checks one env's actions (num_heads values) against the space and its mask

@@ -83,7 +83,8 @@ SK_API void sk_vec_parallel(sk_vec *vec, sk_parallel_job job, void *ctx);
 /* The same pool as a sk_parallel for an env's own evaluation. */
 SK_API sk_parallel sk_vec_parallel_of(sk_vec *vec);
 
-/* The env state's arrays (see sk_env_def.state_arrays). */
+/* The env state's arrays (see sk_env_def.state_arrays); -1 with SK_ERR_ENV
+ * naming the env when it lists a bad count, type or array. */
 SK_API int sk_vec_state_arrays(sk_vec *vec, sk_env_array *arrays);
 
 /*

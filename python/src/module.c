@@ -17,6 +17,7 @@ PyObject *skpy_raise(sk_status status, const char *msg) {
     case SK_ERR_IO: type = PyExc_OSError; break;
     case SK_ERR_NOMEM: type = PyExc_MemoryError; break;
     case SK_ERR_NUMERIC: type = PyExc_FloatingPointError; break;
+    case SK_ERR_ENV: type = PyExc_RuntimeError; break; /* the env's fault, not the numerics' */
     case SK_ERR_INTERRUPTED: type = PyExc_KeyboardInterrupt; break;
     default: break;
     }

@@ -28,6 +28,7 @@ const char *sk_status_name(sk_status status) {
     case SK_ERR_NOMEM: return "out of memory";
     case SK_ERR_NUMERIC: return "numerical failure";
     case SK_ERR_INTERRUPTED: return "interrupted";
+    case SK_ERR_ENV: return "env fault";
     }
     return "unknown status";
 }

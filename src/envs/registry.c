@@ -13,6 +13,7 @@
 #include "morpho/morpho.h"
 #include "prover/prover.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <pthread.h>
@@ -58,10 +59,21 @@ static bool validate_space(const sk_env_def *env, char *why, size_t why_size) {
         if (space->num_heads < 1 || space->num_heads > SK_MAX_HEADS)
             return invalid(why, why_size, "action_space.num_heads = %d (expected 1..%d)",
                            space->num_heads, SK_MAX_HEADS);
-        for (int h = 0; h < space->num_heads; h++)
+        int64_t logits = 0;
+        for (int h = 0; h < space->num_heads; h++) {
             if (space->head_sizes[h] < 1)
                 return invalid(why, why_size, "action_space.head_sizes[%d] = %d (expected >= 1)",
                                h, space->head_sizes[h]);
+            logits += space->head_sizes[h];
+        }
+        if (logits > INT_MAX)
+            return invalid(why, why_size, "action_space.head_sizes add up to %lld choices (expected "
+                                          "at most %d)", (long long)logits, INT_MAX);
+        for (int k = 0; k < SK_MAX_HEAD0_PRIOR; k++)
+            if (!isfinite(space->head0_prior[k]))
+                return invalid(why, why_size, "action_space.head0_prior[%d] = %g (expected a "
+                                              "finite logit offset)",
+                               k, (double)space->head0_prior[k]);
     } else if (space->kind == SK_SPACE_CONTINUOUS) {
         if (space->dim < 1 || space->dim > SK_MAX_ACTION_DIM)
             return invalid(why, why_size, "action_space.dim = %d (expected 1..%d)", space->dim,
@@ -79,6 +91,10 @@ static bool validate_space(const sk_env_def *env, char *why, size_t why_size) {
                        (int)space->kind);
     }
     int expected_mask = sk_action_mask_size(space);
+    if (expected_mask < 0) /* the layout's size, summed in 64 bits, passes INT_MAX */
+        return invalid(why, why_size, "action_space: its mask layout needs more than %d bytes per "
+                                      "env (head_sizes[0] x head_sizes[h]%s; expected smaller heads)",
+                       INT_MAX, space->masks_by_head0 ? " with masks_by_head0" : "");
     if (env->mask_size != 0 && env->mask_size != expected_mask) {
         if (expected_mask == 0)
             return invalid(why, why_size, "mask_size = %d (expected 0: a continuous action "
@@ -86,6 +102,45 @@ static bool validate_space(const sk_env_def *env, char *why, size_t why_size) {
         return invalid(why, why_size, "mask_size = %d (expected 0 for no masks, or %d, what "
                                       "sk_action_mask_size gives for this action space)",
                        env->mask_size, expected_mask);
+    }
+    return true;
+}
+
+/* The extras are optional, but what an env declares there is called or read
+ * as surely as its step: checked as strictly. */
+static bool validate_extras(const sk_env_def *env, char *why, size_t why_size) {
+    const sk_env_extras *extras = env->extras;
+    if (!extras) return true;
+    if (extras->preset && (!extras->preset[0] || strchr(extras->preset, '/')))
+        return invalid(why, why_size, "extras.preset \"%s\" is empty or contains '/' (expected "
+                                      "NULL or the basename of a preset in configs/)",
+                       extras->preset);
+    if (extras->bench_num_envs < 0)
+        return invalid(why, why_size, "extras.bench_num_envs = %d (expected 0 for the default, or "
+                                      "more)", extras->bench_num_envs);
+    if (extras->action_names) {
+        bool discrete = env->action_space.kind == SK_SPACE_DISCRETE;
+        int choices = discrete ? env->action_space.head_sizes[0] : 0, k = 0;
+        /* reads at most one entry past head 0's choices: the NULL that ends the list */
+        while (k <= choices && extras->action_names[k]) {
+            if (!extras->action_names[k][0])
+                return invalid(why, why_size, "extras.action_names[%d] is empty (expected a name "
+                                              "for each of head 0's choices)", k);
+            k++;
+        }
+        if (k != choices)
+            return invalid(why, why_size, "extras.action_names lists %s%d names (expected NULL, or "
+                                          "one name for each of head 0's %d choices, then NULL)",
+                           k > choices ? "more than " : "", k > choices ? choices : k, choices);
+    }
+    const sk_env_evaluation *evaluation = extras->evaluation;
+    if (evaluation) {
+        if (!evaluation->name || !evaluation->name[0])
+            return invalid(why, why_size, "extras.evaluation->name is empty (expected a name, "
+                                          "e.g. \"ranking\")");
+        if (!evaluation->run)
+            return invalid(why, why_size, "extras.evaluation->run is NULL (expected a function: "
+                                          "extras.evaluation declares an evaluation)");
     }
     return true;
 }
@@ -137,7 +192,7 @@ bool sk_env_validate(const sk_env_def *env, char *why, size_t why_size) {
     for (size_t f = 0; f < sizeof functions / sizeof functions[0]; f++)
         if (!functions[f].present)
             return invalid(why, why_size, "%s is NULL (expected a function)", functions[f].name);
-    return validate_space(env, why, why_size);
+    return validate_space(env, why, why_size) && validate_extras(env, why, why_size);
 }
 
 /* The env among the first count of envs whose id or alias is name, case-insensitively. */

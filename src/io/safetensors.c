@@ -34,8 +34,14 @@ static const char *const g_dtype_names[] = {"F32", "F64", "I32", "I64", "U8", "U
 static const size_t g_dtype_sizes[] = {4, 8, 4, 8, 1, 8};
 #define NUM_DTYPES (sizeof g_dtype_sizes / sizeof g_dtype_sizes[0])
 
-size_t sk_st_dtype_size(sk_st_dtype dtype) { return g_dtype_sizes[dtype]; }
-const char *sk_st_dtype_name(sk_st_dtype dtype) { return g_dtype_names[dtype]; }
+static bool dtype_known(sk_st_dtype dtype) { return (unsigned)dtype < NUM_DTYPES; }
+
+/* 0 and "unknown" for a dtype outside the table (a caller's bad value, e.g. an
+ * env's state array type): never a read past it. */
+size_t sk_st_dtype_size(sk_st_dtype dtype) { return dtype_known(dtype) ? g_dtype_sizes[dtype] : 0; }
+const char *sk_st_dtype_name(sk_st_dtype dtype) {
+    return dtype_known(dtype) ? g_dtype_names[dtype] : "unknown";
+}
 
 static size_t tensor_bytes(const sk_st_tensor *t) {
     size_t count = 1;
@@ -75,6 +81,12 @@ static int compare_width(const void *a, const void *b) {
 
 sk_status sk_st_write(const char *path, const sk_st_tensor *tensors_in, int num_tensors,
                       const sk_st_meta *meta, int num_meta) {
+    for (int i = 0; i < num_tensors; i++)
+        if (!dtype_known(tensors_in[i].dtype))
+            return sk_fail(SK_ERR_INVALID, "cannot write '%s': tensor '%s' has dtype %d (expected "
+                                           "one of F32, F64, I32, I64, U8, U64)",
+                           path, tensors_in[i].name ? tensors_in[i].name : "(no name)",
+                           (int)tensors_in[i].dtype);
     const sk_st_tensor **order = malloc((size_t)(num_tensors ? num_tensors : 1) * sizeof *order);
     sk_st_tensor *tensors = malloc((size_t)(num_tensors ? num_tensors : 1) * sizeof *tensors);
     if (!order || !tensors) {

@@ -6,6 +6,7 @@
 #include "policy.h"
 #include "../nn/nn.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -100,10 +101,11 @@ static inline bool allowed(const uint8_t *mask, int j) { return mask == NULL || 
 
 int sk_action_mask_size(const sk_action_space *space) {
     if (space->kind != SK_SPACE_DISCRETE) return 0;
-    int n0 = space->head_sizes[0], size = n0;
-    for (int h = 1; h < space->num_heads; h++)
+    if (space->num_heads < 1 || space->num_heads > SK_MAX_HEADS) return -1;
+    int64_t n0 = space->head_sizes[0], size = n0; /* a term is below 2^62: stops past INT_MAX */
+    for (int h = 1; h < space->num_heads && size >= 0 && size <= INT_MAX; h++)
         size += space->masks_by_head0 ? n0 * space->head_sizes[h] : space->head_sizes[h];
-    return size;
+    return size >= 0 && size <= INT_MAX ? (int)size : -1;
 }
 
 /* Head h's mask within a row's mask m_row (NULL: unmasked), given the row's
@@ -158,16 +160,13 @@ int sk_action_mask_unusable(const sk_action_space *space, const uint8_t *mask) {
 
 /* Log of the normaliser over the allowed logits of one head. NaN when no
  * allowed logit is a number above -inf: weights that overflow are numerical
- * trouble for the governor to roll back, not a crash. */
+ * trouble for the governor to roll back, not a crash. A mask that allows
+ * nothing is the env's fault, which the trainer's checked step reports
+ * (sk_vec_step_checked) before any sampling; here it gives NaN too. */
 static inline float head_log_normaliser(const float *z, const uint8_t *mask, int n) {
     float max = -INFINITY;
-    bool any = false;
     for (int j = 0; j < n; j++)
-        if (allowed(mask, j)) {
-            any = true;
-            if (z[j] > max) max = z[j];
-        }
-    SK_ASSERT(any); /* an env must allow at least one action per head */
+        if (allowed(mask, j) && z[j] > max) max = z[j];
     if (max == -INFINITY) return NAN;
     float sum = 0.0f;
     for (int j = 0; j < n; j++)
@@ -206,6 +205,10 @@ void sk_categorical_sample(const sk_action_space *space, const float *logits, co
                     cumulative += expf(z[j] - lse);
                     if (u < cumulative) break;
                 }
+            }
+            if (chosen < 0) { /* nothing allowed: a valid index, and a NaN log-probability */
+                chosen = 0;
+                lse = NAN;
             }
             a_row[h] = chosen;
             if (head_relevant(space, h, a_row[0])) row_logp += z[chosen] - lse;

@@ -54,8 +54,9 @@ sk_status sk_governor_trouble(sk_trainer *tr, const char *what) {
         if (tr->update - oldest < g->window)
             return sk_fail(SK_ERR_NUMERIC,
                            "training diverged: %d anomalies within %d updates (last: %s); the "
-                           "last good policy is kept; try a lower ppo.learning_rate or "
-                           "ppo.max_grad_norm",
+                           "last good policy is kept; the env's outputs were checked every step "
+                           "(finite, inside its declared space), so the learner diverged: try a "
+                           "lower ppo.learning_rate or ppo.max_grad_norm",
                            slots, g->window, what);
     }
     return SK_OK;

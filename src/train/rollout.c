@@ -5,7 +5,7 @@
  */
 #include "trainer_internal.h"
 
-#include "skinner/vec.h"
+#include "../vec/vec_internal.h"
 
 #include <string.h>
 
@@ -156,7 +156,8 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
     int N = ro->num_envs, T = ro->horizon, O = ro->obs_size, H = ro->num_heads;
     int D = ro->action_dim, M = ro->mask_size, lo = wk->lo, B = wk->hi - wk->lo;
     wk->num_episodes = 0;
-    if (B == 0) return;
+    /* an env fault at the reset or in another rollout ends the run (trainer.c) */
+    if (B == 0 || sk_vec_faulted(tr->vec)) return;
 
     if (tr->update > 0) { /* the last rollout's final observations start this one */
         memcpy(ro->obs + (size_t)lo * O, ro->obs + ((size_t)T * N + (size_t)lo) * O,
@@ -178,7 +179,8 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
         memcpy(ro->values + row + (size_t)lo, wk->work.out[SK_NET_CRITIC], (size_t)B * sizeof(float));
 
         load_actions(tr, t, lo, wk->hi);
-        sk_vec_step_range(tr->vec, lo, wk->hi);
+        /* each env's step count since the run began: update * T + t + 1 */
+        if (!sk_vec_step_checked(tr->vec, lo, wk->hi, tr->update * T + t + 1)) return;
         store_step(tr, t, lo, wk->hi);
         normalize_step(tr, wk, t);
         record_episodes_and_truncations(tr, wk, t);
@@ -198,7 +200,7 @@ void sk_reset_job(void *ctx, int w, int num_workers) {
     sk_rollout *ro = &tr->rollout;
     sk_worker *wk = &tr->workers[w];
     if (wk->hi == wk->lo) return;
-    sk_vec_reset_range(tr->vec, wk->lo, wk->hi, tr->s.seed);
+    if (!sk_vec_reset_checked(tr->vec, wk->lo, wk->hi, tr->s.seed)) return;
     size_t C = (size_t)ro->core_size, count_c = (size_t)(wk->hi - wk->lo) * C;
     if (C) { /* every episode starts from a zero state */
         memset(ro->state_h + (size_t)wk->lo * C, 0, count_c * sizeof(float));

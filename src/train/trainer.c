@@ -566,6 +566,14 @@ sk_status sk_trainer_run(sk_trainer *tr) {
             if (status != SK_OK) break;
         }
         sk_vec_parallel(tr->vec, sk_rollout_job, tr);
+        /* an env that broke its contract (sk_vec_step_checked) stops every rank */
+        if (any_rank(tr, sk_vec_faulted(tr->vec))) {
+            atomic_store(&tr->abort_requested, true); /* no checkpoint of that rollout */
+            status = sk_vec_faulted(tr->vec) ? sk_vec_fault(tr->vec)
+                                             : sk_fail(SK_ERR_ENV, "an env of another rank broke "
+                                                                   "its contract (that rank names it)");
+            break;
+        }
         if (any_rank(tr, atomic_load(&tr->abort_requested))) {
             atomic_store(&tr->abort_requested, true);
             status = sk_fail(SK_ERR_INTERRUPTED,

@@ -6,9 +6,14 @@
 #include "vec_internal.h"
 
 #include "../core/core.h"
+#include "../policy/policy.h"
 #include "pool.h"
 
+#include <float.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,11 +29,28 @@ struct sk_vec {
     sk_pool *pool;
     sk_vec_buffers buffers;
     sk_env_io io;
+    /* the checked steps (sk_vec_step_checked): the observation's bounds, the
+     * declared Box clamped to the finite floats, and the first fault seen */
+    float *obs_low, *obs_high; /* (obs_size) each */
+    pthread_mutex_t fault_lock;
+    atomic_bool faulted;
+    char fault[768];
 };
 
-static sk_status alloc_buffer(void **out, size_t count, size_t size) {
-    *out = sk_alloc(count * size + 1); /* + 1: a zero-sized buffer is still a distinct pointer */
-    return *out ? SK_OK : sk_fail(SK_ERR_NOMEM, "out of memory (%zu x %zu bytes)", count, size);
+/* A buffer of `per_env` values of `size` bytes for each env (what: its name,
+ * for the message); the product is checked, not wrapped. */
+static sk_status alloc_buffer(const sk_vec *vec, const char *what, void **out, size_t per_env,
+                              size_t size) {
+    size_t values, bytes;
+    *out = NULL;
+    if (!__builtin_mul_overflow((size_t)vec->num_envs, per_env, &values) &&
+        !__builtin_mul_overflow(values, size, &bytes) && bytes < SIZE_MAX)
+        *out = sk_alloc(bytes + 1); /* + 1: a zero-sized buffer is still a distinct pointer */
+    return *out ? SK_OK
+                : sk_fail(SK_ERR_NOMEM, "%s: out of memory for its %s: %d envs x %zu values x "
+                                        "%zu bytes (obs_size %d, mask_size %d)",
+                          vec->env->id, what, vec->num_envs, per_env, size, vec->env->obs_size,
+                          vec->env->mask_size);
 }
 
 #define CHECK(expr)                                                                                \
@@ -37,24 +59,44 @@ static sk_status alloc_buffer(void **out, size_t count, size_t size) {
         if (check_status_ != SK_OK) return check_status_;                                          \
     } while (0)
 
+/* The observation's bounds for the checked steps: the declared Box clamped
+ * to the finite floats ("unbounded" still means finite). */
+static sk_status alloc_bounds(sk_vec *vec) {
+    const sk_env_def *env = vec->env;
+    size_t obs = (size_t)env->obs_size;
+    vec->obs_low = sk_alloc(obs * sizeof(float));
+    vec->obs_high = sk_alloc(obs * sizeof(float));
+    if (!vec->obs_low || !vec->obs_high)
+        return sk_fail(SK_ERR_NOMEM, "%s: out of memory for its observation bounds (obs_size %d)",
+                       env->id, env->obs_size);
+    for (size_t k = 0; k < obs; k++) {
+        vec->obs_low[k] = env->obs_low ? fmaxf(env->obs_low[k], -FLT_MAX) : -FLT_MAX;
+        vec->obs_high[k] = env->obs_high ? fminf(env->obs_high[k], FLT_MAX) : FLT_MAX;
+    }
+    return SK_OK;
+}
+
 static sk_status vec_build(sk_vec *vec, int threads, const sk_config *cfg) {
     const sk_env_def *env = vec->env;
-    size_t n = (size_t)vec->num_envs, obs = (size_t)env->obs_size;
+    size_t obs = (size_t)env->obs_size;
     sk_vec_buffers *b = &vec->buffers;
     bool discrete = env->action_space.kind == SK_SPACE_DISCRETE;
-    CHECK(alloc_buffer((void **)&b->obs, n * obs, sizeof(float)));
-    CHECK(alloc_buffer((void **)&b->final_obs, n * obs, sizeof(float)));
+    CHECK(alloc_buffer(vec, "observations", (void **)&b->obs, obs, sizeof(float)));
+    CHECK(alloc_buffer(vec, "final observations", (void **)&b->final_obs, obs, sizeof(float)));
     if (discrete)
-        CHECK(alloc_buffer((void **)&b->actions, n * (size_t)env->action_space.num_heads,
-                           sizeof(int32_t)));
+        CHECK(alloc_buffer(vec, "actions", (void **)&b->actions,
+                           (size_t)env->action_space.num_heads, sizeof(int32_t)));
     else
-        CHECK(alloc_buffer((void **)&b->actions_continuous, n * (size_t)env->action_space.dim,
-                           sizeof(float)));
-    CHECK(alloc_buffer((void **)&b->rewards, n, sizeof(float)));
-    CHECK(alloc_buffer((void **)&b->terminated, n, 1));
-    CHECK(alloc_buffer((void **)&b->truncated, n, 1));
-    if (env->mask_size > 0) CHECK(alloc_buffer((void **)&b->masks, n * (size_t)env->mask_size, 1));
-    CHECK(alloc_buffer((void **)&b->episode_log, n * (size_t)env->num_log_fields, sizeof(float)));
+        CHECK(alloc_buffer(vec, "actions", (void **)&b->actions_continuous,
+                           (size_t)env->action_space.dim, sizeof(float)));
+    CHECK(alloc_buffer(vec, "rewards", (void **)&b->rewards, 1, sizeof(float)));
+    CHECK(alloc_buffer(vec, "terminated flags", (void **)&b->terminated, 1, 1));
+    CHECK(alloc_buffer(vec, "truncated flags", (void **)&b->truncated, 1, 1));
+    if (env->mask_size > 0)
+        CHECK(alloc_buffer(vec, "masks", (void **)&b->masks, (size_t)env->mask_size, 1));
+    CHECK(alloc_buffer(vec, "episode logs", (void **)&b->episode_log,
+                       (size_t)env->num_log_fields, sizeof(float)));
+    CHECK(alloc_bounds(vec));
     vec->io = (sk_env_io){
         .obs = b->obs,
         .final_obs = b->final_obs,
@@ -72,7 +114,9 @@ static sk_status vec_build(sk_vec *vec, int threads, const sk_config *cfg) {
     /* skinner's workers are the parallelism: a BLAS call inside an env's step
      * (Morpho-v0's host training) or a policy runs on its worker's core */
     openblas_set_num_threads(1);
-    return env->create(&vec->state, vec->num_envs, cfg);
+    CHECK(env->create(&vec->state, vec->num_envs, cfg));
+    sk_env_array arrays[SK_MAX_ENV_ARRAYS];
+    return sk_vec_state_arrays(vec, arrays) < 0 ? SK_ERR_ENV : SK_OK;
 }
 
 sk_status sk_vec_create(sk_vec **out, const sk_env_def *env, int num_envs, int threads,
@@ -103,6 +147,7 @@ sk_status sk_vec_create_range(sk_vec **out, const sk_env_def *env, int num_envs,
     sk_vec *vec = calloc(1, sizeof *vec);
     sk_status status = vec ? SK_OK : sk_fail(SK_ERR_NOMEM, "out of memory");
     if (vec) {
+        pthread_mutex_init(&vec->fault_lock, NULL);
         vec->env = env;
         vec->num_envs = num_envs;
         vec->lo = lo;
@@ -123,9 +168,11 @@ void sk_vec_destroy(sk_vec *vec) {
     if (vec->pool) sk_pool_destroy(vec->pool);
     if (vec->state) vec->env->destroy(vec->state);
     sk_vec_buffers *b = &vec->buffers;
-    void *all[] = {b->obs,       b->final_obs, b->actions, b->actions_continuous, b->rewards,
-                   b->terminated, b->truncated, b->masks,  b->episode_log};
+    void *all[] = {b->obs,       b->final_obs, b->actions,     b->actions_continuous,
+                   b->rewards,   b->terminated, b->truncated, b->masks,
+                   b->episode_log, vec->obs_low, vec->obs_high};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sk_free(all[i]);
+    pthread_mutex_destroy(&vec->fault_lock);
     free(vec);
 }
 
@@ -193,8 +240,33 @@ sk_parallel sk_vec_parallel_of(sk_vec *vec) {
 }
 
 int sk_vec_state_arrays(sk_vec *vec, sk_env_array *arrays) {
-    int count = vec->env->state_arrays(vec->state, arrays);
-    SK_ASSERT(count >= 0 && count <= SK_MAX_ENV_ARRAYS);
+    /* room past the limit, so an env that lists a few too many is reported, not
+     * let loose on the caller's stack */
+    sk_env_array listed[2 * SK_MAX_ENV_ARRAYS];
+    const char *id = vec->env->id;
+    int count = vec->env->state_arrays(vec->state, listed);
+    if (count < 0 || count > SK_MAX_ENV_ARRAYS) {
+        sk_fail(SK_ERR_ENV, "env %s: state_arrays returned %d arrays (expected 0..%d, "
+                            "SK_MAX_ENV_ARRAYS)", id, count, SK_MAX_ENV_ARRAYS);
+        return -1;
+    }
+    for (int a = 0; a < count; a++) {
+        const sk_env_array *array = &listed[a];
+        const char *name = array->name ? array->name : "(no name)";
+        if ((unsigned)array->type > (unsigned)SK_ARRAY_U64) {
+            sk_fail(SK_ERR_ENV, "env %s: state array %d ('%s') has type %d (expected an "
+                                "sk_array_type, SK_ARRAY_F32..SK_ARRAY_U64)",
+                    id, a, name, (int)array->type);
+            return -1;
+        }
+        if (array->count < 0 || (array->count > 0 && !array->data)) {
+            sk_fail(SK_ERR_ENV, "env %s: state array %d ('%s') has count %d and %s data "
+                                "(expected a count >= 0 and data for count > 0)",
+                    id, a, name, array->count, array->data ? "some" : "no");
+            return -1;
+        }
+    }
+    memcpy(arrays, listed, (size_t)count * sizeof *arrays);
     return count;
 }
 
@@ -216,6 +288,7 @@ static double element(const sk_env_array *a, size_t k) {
 sk_status sk_vec_check_state(sk_vec *vec, const char *source) {
     sk_env_array arrays[SK_MAX_ENV_ARRAYS];
     int count = sk_vec_state_arrays(vec, arrays);
+    if (count < 0) return SK_ERR_ENV;
     for (int a = 0; a < count; a++) {
         const sk_env_array *array = &arrays[a];
         if (!array->has_range) continue;
@@ -237,4 +310,145 @@ sk_status sk_vec_check_state(sk_vec *vec, const char *source) {
         return sk_fail(status, "%s: %s", source, message);
     }
     return SK_OK;
+}
+
+/* ---- checked steps: what the env wrote, blamed on the env ---- */
+
+/* A quiet NaN with a payload no arithmetic produces (operations on NaN give
+ * the default 0x7fc00000 or keep an input's payload): an observation value
+ * that still holds it after a step was never written. */
+#define OBS_CANARY_BITS 0x7fc0ca9eu
+
+typedef union canary_bits {
+    uint32_t bits;
+    float value;
+} canary_bits;
+
+static float obs_canary(void) { return (canary_bits){.bits = OBS_CANARY_BITS}.value; }
+static bool is_canary(float value) { return (canary_bits){.value = value}.bits == OBS_CANARY_BITS; }
+
+/* Records the first fault (later ones are consequences or repeats). */
+static void record_fault(sk_vec *vec, int env_index, const char *when, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void record_fault(sk_vec *vec, int env_index, const char *when, const char *fmt, ...) {
+    char what[512];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(what, sizeof what, fmt, args);
+    va_end(args);
+    pthread_mutex_lock(&vec->fault_lock);
+    if (!atomic_load(&vec->faulted)) {
+        snprintf(vec->fault, sizeof vec->fault,
+                 "env %s broke its contract (env index %d, %s): %s; this is the env's fault, not "
+                 "the learner's",
+                 vec->env->id, env_index, when, what);
+        atomic_store(&vec->faulted, true);
+    }
+    pthread_mutex_unlock(&vec->fault_lock);
+}
+
+/* Whether every value of rows lo..hi-1 (width values each) lies in [low[k], high[k]]:
+ * one compare pair per value, false for NaN, no branch in the loop. */
+static bool rows_within(const float *values, const float *low, const float *high, size_t lo,
+                        size_t hi, size_t width) {
+    bool within = true;
+    for (size_t i = lo; i < hi; i++) {
+        const float *row = values + i * width;
+        for (size_t k = 0; k < width; k++) within &= (row[k] >= low[k]) & (row[k] <= high[k]);
+    }
+    return within;
+}
+
+/* Names the first bad value of one observation row (`field`: "observation" or
+ * "final_obs") into the vec's fault; false when the row is good. */
+static bool blame_obs_row(sk_vec *vec, const float *row, int env_index, const char *when,
+                          const char *field) {
+    const sk_env_def *env = vec->env;
+    for (int k = 0; k < env->obs_size; k++) {
+        float value = row[k];
+        if (value >= vec->obs_low[k] && value <= vec->obs_high[k]) continue;
+        if (is_canary(value))
+            record_fault(vec, env_index, when,
+                         "%s value %d of env %d was never written (obs_size = %d: the env "
+                         "wrote fewer values than it declares)",
+                         field, k, env_index, env->obs_size);
+        else if (!isfinite(value))
+            record_fault(vec, env_index, when, "%s value %d = %g is not finite", field, k,
+                         (double)value);
+        else
+            record_fault(vec, env_index, when,
+                         "%s value %d = %.9g is outside the declared Box [%g, %g] "
+                         "(obs_low[%d], obs_high[%d])",
+                         field, k, (double)value,
+                         (double)(env->obs_low ? env->obs_low[k] : vec->obs_low[k]),
+                         (double)(env->obs_high ? env->obs_high[k] : vec->obs_high[k]), k, k);
+        return true;
+    }
+    return false;
+}
+
+/* Checks the outputs of envs lo..hi-1 after a reset (step 0) or step; records
+ * the first fault. */
+static bool check_outputs(sk_vec *vec, int lo, int hi, int64_t step) {
+    const sk_env_def *env = vec->env;
+    const sk_vec_buffers *b = &vec->buffers;
+    size_t O = (size_t)env->obs_size, M = (size_t)env->mask_size;
+    static const float reward_low = -FLT_MAX, reward_high = FLT_MAX;
+    bool good = rows_within(b->obs, vec->obs_low, vec->obs_high, (size_t)lo, (size_t)hi, O);
+    bool ended = false;
+    if (step > 0) {
+        good &= rows_within(b->rewards, &reward_low, &reward_high, (size_t)lo, (size_t)hi, 1);
+        for (int i = lo; i < hi; i++) ended |= (b->terminated[i] | b->truncated[i]) != 0;
+    }
+    if (good && !ended && M == 0) return true; /* the common case: nothing more to look at */
+    char when[64];
+    if (step > 0) snprintf(when, sizeof when, "step %lld", (long long)step);
+    else snprintf(when, sizeof when, "reset");
+    for (int i = lo; i < hi; i++) {
+        if (!good && blame_obs_row(vec, b->obs + (size_t)i * O, i, when, "observation"))
+            return false;
+        if (!good && step > 0 && !(b->rewards[i] >= reward_low && b->rewards[i] <= reward_high)) {
+            record_fault(vec, i, when, "reward = %g is not finite", (double)b->rewards[i]);
+            return false;
+        }
+        if (step > 0 && (b->terminated[i] || b->truncated[i]) &&
+            blame_obs_row(vec, b->final_obs + (size_t)i * O, i, when, "final_obs"))
+            return false;
+        int head = M ? sk_action_mask_unusable(&env->action_space, b->masks + (size_t)i * M) : -1;
+        if (head >= 0) {
+            record_fault(vec, i, when, "its mask row allows no action of head %d (expected at "
+                                       "least one allowed choice per head)", head);
+            return false;
+        }
+    }
+    return true;
+}
+
+static void fill_canary(sk_vec *vec, int lo, int hi) {
+    float canary = obs_canary();
+    size_t O = (size_t)vec->env->obs_size;
+    float *obs = vec->buffers.obs;
+    for (size_t k = (size_t)lo * O; k < (size_t)hi * O; k++) obs[k] = canary;
+}
+
+bool sk_vec_reset_checked(sk_vec *vec, int lo, int hi, uint64_t seed) {
+    fill_canary(vec, lo, hi);
+    sk_vec_reset_range(vec, lo, hi, seed);
+    return check_outputs(vec, lo, hi, 0);
+}
+
+bool sk_vec_step_checked(sk_vec *vec, int lo, int hi, int64_t step) {
+    fill_canary(vec, lo, hi);
+    sk_vec_step_range(vec, lo, hi);
+    return check_outputs(vec, lo, hi, step);
+}
+
+bool sk_vec_faulted(const sk_vec *vec) { return atomic_load(&vec->faulted); }
+
+sk_status sk_vec_fault(sk_vec *vec) {
+    if (!atomic_load(&vec->faulted)) return SK_OK;
+    pthread_mutex_lock(&vec->fault_lock);
+    sk_status status = sk_fail(SK_ERR_ENV, "%s", vec->fault);
+    pthread_mutex_unlock(&vec->fault_lock);
+    return status;
 }

@@ -11,4 +11,21 @@
 sk_status sk_vec_create_range(sk_vec **out, const sk_env_def *env, int num_envs, int lo, int hi,
                               int threads, const sk_config *cfg);
 
+/*
+ * Checked stepping, for the trainer: before the env writes, the observation
+ * rows of envs lo..hi-1 are filled with a NaN canary; after, every
+ * observation must be finite and inside the env's declared Box (obs_low,
+ * obs_high), every reward finite, every final_obs of an ended episode too,
+ * and every mask row must allow a choice per head. The first fault is kept
+ * (any thread may find one) with the env's id, index, step and value, and
+ * the call returns false. step: the env's step count, for the message (the
+ * reset is step 0). A few compares per value: the env's output is read once.
+ */
+bool sk_vec_reset_checked(sk_vec *vec, int lo, int hi, uint64_t seed);
+bool sk_vec_step_checked(sk_vec *vec, int lo, int hi, int64_t step);
+/* Whether a checked call found a fault (cheap: one atomic load). */
+bool sk_vec_faulted(const sk_vec *vec);
+/* SK_OK, or SK_ERR_ENV with the first fault's message set on this thread. */
+sk_status sk_vec_fault(sk_vec *vec);
+
 #endif
