@@ -15,7 +15,6 @@ convention (Gymnasium's same-step mode).
 """
 
 import math
-import operator
 import os
 import signal
 import threading
@@ -133,7 +132,6 @@ class VecEnv(_core.Vec):
     def __init__(self, env_id, num_envs=1, threads=1, seed=None, copy=False, config=None):
         if seed is None:
             seed = int.from_bytes(os.urandom(8), "little")
-        seed = operator.index(seed)  # ints and NumPy integers
         super().__init__(env_id, num_envs, threads, seed, _env_pairs(config), copy)
         d = self._describe()  # the sizes this config gives the env
         self.spec_info = d
@@ -162,9 +160,10 @@ class VecEnv(_core.Vec):
 def make(env_id, num_envs=1, threads=1, seed=None, copy=False, **config):
     """A vector env of num_envs copies of env_id: a built-in id or alias
     ("CartPole-v1", "cartpole"), a plugin ("./libmyenv.so:MyEnv-v0") or a
-    Python-defined env (skinner.register). threads: worker threads stepping
+    Python-defined env (skinner.register). num_envs: 1..2**24, the CLI's cap.
+    threads: worker threads stepping
     slices of the envs (0: one per core; Python-defined envs step on one).
-    seed: the first reset's seed (None: random). config: the env's keys
+    seed: the first reset's seed, in [0, 2**64) (None: random). config: the env's keys
     (dataset="...", precision="float32"), with or without "env.".
     """
     return VecEnv(env_id, num_envs=num_envs, threads=threads, seed=seed, copy=copy,

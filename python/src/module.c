@@ -105,6 +105,51 @@ const char *skpy_num(char *buf, size_t size, double value) {
     return buf;
 }
 
+/* ------------------------------------------------------ integer arguments */
+
+/* obj as an int object (ints and NumPy integers), or NULL with a TypeError
+ * naming what: PyNumber_Index's own message does not say which argument. */
+static PyObject *integer_arg(PyObject *obj, const char *what, const char *expected) {
+    PyObject *index = PyNumber_Index(obj);
+    if (!index && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s must be %s (got %s)", what, expected,
+                     Py_TYPE(obj)->tp_name);
+    }
+    return index;
+}
+
+int skpy_seed(PyObject *obj, unsigned long long *seed) {
+    static const char expected[] = "an int in [0, 2**64) or None";
+    PyObject *index = integer_arg(obj, "seed", expected);
+    if (!index) return -1;
+    *seed = PyLong_AsUnsignedLongLong(index); /* refuses negatives and 2**64 up */
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "seed = %S is out of range (expected %s)", index, expected);
+        Py_DECREF(index);
+        return -1;
+    }
+    Py_DECREF(index);
+    return 0;
+}
+
+int skpy_num_envs(PyObject *obj, int *num_envs) {
+    PyObject *index = integer_arg(obj, "num_envs", "an int");
+    if (!index) return -1;
+    int overflow = 0;
+    long long value = PyLong_AsLongLongAndOverflow(index, &overflow);
+    if (overflow || value < 1 || value > SKPY_MAX_NUM_ENVS) {
+        PyErr_Format(PyExc_ValueError, "num_envs = %S is out of range (expected 1..%d)", index,
+                     SKPY_MAX_NUM_ENVS);
+        Py_DECREF(index);
+        return -1;
+    }
+    Py_DECREF(index);
+    *num_envs = (int)value;
+    return 0;
+}
+
 /* --------------------------------------------------------- descriptions */
 
 PyObject *skpy_describe_env(const sk_env_def *env) {

@@ -47,6 +47,18 @@ void skpy_set_trainer(sk_trainer *trainer);
 /* Formats a double for PyErr_Format, which has no %g. */
 const char *skpy_num(char *buf, size_t size, double value);
 
+/* A seed from Python, parsed one way for make() and reset(): an int or NumPy
+ * integer in [0, 2**64). 0, or -1 with TypeError (not an integer) or
+ * ValueError (negative, or 2**64 and above: never wrapped around). */
+int skpy_seed(PyObject *obj, unsigned long long *seed);
+
+/* The most envs one vector env takes from Python: the CLI's cap on
+ * `skinner bench env --num-envs` (src/cli/bench.c), which test_vec checks. */
+#define SKPY_MAX_NUM_ENVS (1 << 24)
+/* num_envs from Python, in 1..SKPY_MAX_NUM_ENVS: 0, or -1 with TypeError or
+ * ValueError naming the range. */
+int skpy_num_envs(PyObject *obj, int *num_envs);
+
 /* Whether env is a Python-defined env (it steps on one thread). */
 int skpy_env_is_python(const sk_env_def *env);
 

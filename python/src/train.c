@@ -209,11 +209,13 @@ PyObject *skpy_evaluate(PyObject *self, PyObject *args, PyObject *kwargs) {
     (void)self;
     static char *kwlist[] = {"checkpoint", "episodes", "greedy", "seed", "config", NULL};
     PyObject *path_obj, *pairs = Py_None;
+    PyObject *seed_obj = NULL;
     int episodes = 10, greedy = 0;
     unsigned long long seed = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|ipKO", kwlist, &path_obj, &episodes, &greedy,
-                                     &seed, &pairs))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|ipOO", kwlist, &path_obj, &episodes, &greedy,
+                                     &seed_obj, &pairs))
         return NULL;
+    if (seed_obj && skpy_seed(seed_obj, &seed) < 0) return NULL;
     if (episodes < 1) {
         PyErr_Format(PyExc_ValueError, "episodes = %d (expected 1 or more)", episodes);
         return NULL;
@@ -258,16 +260,18 @@ PyObject *skpy_bench(PyObject *self, PyObject *args, PyObject *kwargs) {
     int num_envs = 4096, threads = 1;
     double seconds = 1.0;
     unsigned long long seed = 0;
-    PyObject *pairs = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|iidKO", kwlist, &name, &num_envs, &threads,
-                                     &seconds, &seed, &pairs))
+    PyObject *num_envs_obj = NULL, *seed_obj = NULL, *pairs = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|OidOO", kwlist, &name, &num_envs_obj,
+                                     &threads, &seconds, &seed_obj, &pairs))
         return NULL;
-    if (num_envs < 1 || threads < 0 || !(seconds > 0.0 && seconds <= 3600.0)) {
+    if ((num_envs_obj && skpy_num_envs(num_envs_obj, &num_envs) < 0) ||
+        (seed_obj && skpy_seed(seed_obj, &seed) < 0))
+        return NULL;
+    if (threads < 0 || !(seconds > 0.0 && seconds <= 3600.0)) {
         char text[32];
         PyErr_Format(PyExc_ValueError,
-                     "num_envs = %d, threads = %d, seconds = %s (expected num_envs >= 1, threads "
-                     ">= 0, 0 < seconds <= 3600)",
-                     num_envs, threads, skpy_num(text, sizeof text, seconds));
+                     "threads = %d, seconds = %s (expected threads >= 0, 0 < seconds <= 3600)",
+                     threads, skpy_num(text, sizeof text, seconds));
         return NULL;
     }
     const sk_env_def *env = skpy_find_env(name);
@@ -569,8 +573,8 @@ static PyObject *shape_actions(PyObject *actions, npy_intp rows, npy_intp width,
 
 static PyObject *agent_seed(Agent *self, PyObject *arg) {
     if (!agent_ok(self)) return NULL;
-    unsigned long long s = PyLong_AsUnsignedLongLong(arg);
-    if (PyErr_Occurred()) return NULL;
+    unsigned long long s;
+    if (skpy_seed(arg, &s) < 0) return NULL;
     sk_agent_seed(self->agent, s);
     Py_RETURN_NONE;
 }

@@ -128,19 +128,17 @@ static int vec_init(Vec *self, PyObject *args, PyObject *kwargs) {
     const char *name;
     int num_envs = 1, threads = 1, copy = 0;
     unsigned long long seed = 0;
-    PyObject *pairs = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|iiKOp", kwlist, &name, &num_envs, &threads,
-                                     &seed, &pairs, &copy))
+    PyObject *num_envs_obj = NULL, *seed_obj = NULL, *pairs = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|OiOOp", kwlist, &name, &num_envs_obj,
+                                     &threads, &seed_obj, &pairs, &copy))
         return -1;
     if (self->busy) {
         PyErr_SetString(PyExc_RuntimeError, "__init__ while the env is being stepped");
         return -1;
     }
     vec_clear(self);
-    if (num_envs < 1) {
-        PyErr_Format(PyExc_ValueError, "num_envs = %d (expected 1 or more)", num_envs);
-        return -1;
-    }
+    if (num_envs_obj && skpy_num_envs(num_envs_obj, &num_envs) < 0) return -1;
+    if (seed_obj && skpy_seed(seed_obj, &seed) < 0) return -1;
     if (threads < 0) {
         PyErr_Format(PyExc_ValueError, "threads = %d (expected 0 for one per core, or more)",
                      threads);
@@ -406,35 +404,21 @@ static PyObject *infos_after_reset(Vec *self) {
     return infos;
 }
 
-static PyObject *vec_reset(Vec *self, PyObject *args, PyObject *kwargs) {
-    static char *kwlist[] = {"seed", "options", NULL};
-    PyObject *seed_obj = Py_None, *options = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OO", kwlist, &seed_obj, &options))
-        return NULL;
-    if (check_open(self) < 0) return NULL;
-    if (options != Py_None && !(PyDict_Check(options) && PyDict_Size(options) == 0)) {
-        PyErr_SetString(PyExc_ValueError, "reset options are not supported (expected None)");
-        return NULL;
-    }
+/* A reset of an env this thread holds (busy), as step_held: the seed's
+ * __index__ may run Python code too. */
+static PyObject *reset_held(Vec *self, PyObject *seed_obj) {
     if (seed_obj != Py_None) {
-        PyObject *index = PyNumber_Index(seed_obj); /* ints and NumPy integers */
-        unsigned long long s = index ? PyLong_AsUnsignedLongLong(index) : 0;
-        Py_XDECREF(index);
-        if (PyErr_Occurred()) {
-            PyErr_SetString(PyExc_ValueError, "seed must be an int in [0, 2**64) or None");
-            return NULL;
-        }
+        unsigned long long s;
+        if (skpy_seed(seed_obj, &s) < 0) return NULL;
         self->seed = s;
         self->resets_since_seed = 0;
     }
     uint64_t seed = self->seed + (uint64_t)self->resets_since_seed++;
     Owner *owner = self->owner; /* kept alive across the GIL-free call */
     Py_INCREF(owner);
-    self->busy = 1;
     Py_BEGIN_ALLOW_THREADS
     sk_vec_reset(owner->vec, seed);
     Py_END_ALLOW_THREADS
-    self->busy = 0;
     Py_DECREF(owner);
     if (skpy_env_error_take() < 0) return NULL;
     memset(self->owner->done, 0, (size_t)self->num_envs);
@@ -448,6 +432,22 @@ static PyObject *vec_reset(Vec *self, PyObject *args, PyObject *kwargs) {
         return NULL;
     }
     return Py_BuildValue("(NN)", obs, infos);
+}
+
+static PyObject *vec_reset(Vec *self, PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"seed", "options", NULL};
+    PyObject *seed_obj = Py_None, *options = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OO", kwlist, &seed_obj, &options))
+        return NULL;
+    if (check_open(self) < 0) return NULL;
+    if (options != Py_None && !(PyDict_Check(options) && PyDict_Size(options) == 0)) {
+        PyErr_SetString(PyExc_ValueError, "reset options are not supported (expected None)");
+        return NULL;
+    }
+    self->busy = 1;
+    PyObject *result = reset_held(self, seed_obj);
+    self->busy = 0;
+    return result;
 }
 
 /* done = terminated | truncated, in one vectorised pass; returns how many. */
@@ -471,8 +471,11 @@ static int set_copy(PyObject *infos, const char *key, PyObject *d) {
     return status;
 }
 
-static PyObject *vec_step(Vec *self, PyObject *actions) {
-    if (check_open(self) < 0) return NULL;
+/* A step of an env this thread holds (busy): converting the actions may run
+ * Python code (an __array__) that releases the GIL, so the env is held from
+ * before the conversion until the outputs are built, and another thread's
+ * step meanwhile is refused instead of running on half-written actions. */
+static PyObject *step_held(Vec *self, PyObject *actions) {
     PyArrayObject *a = (PyArrayObject *)PyArray_FROM_O(actions);
     if (!a) return NULL;
     int status = self->heads ? load_discrete(self, a) : load_continuous(self, a);
@@ -481,11 +484,9 @@ static PyObject *vec_step(Vec *self, PyObject *actions) {
 
     Owner *owner = self->owner; /* kept alive across the GIL-free call */
     Py_INCREF(owner);
-    self->busy = 1;
     Py_BEGIN_ALLOW_THREADS
     sk_vec_step(owner->vec);
     Py_END_ALLOW_THREADS
-    self->busy = 0;
     Py_DECREF(owner);
     if (skpy_env_error_take() < 0) return NULL;
 
@@ -536,6 +537,14 @@ static PyObject *vec_step(Vec *self, PyObject *actions) {
         return NULL;
     }
     return Py_BuildValue("(NNNNN)", o, r, t, u, infos);
+}
+
+static PyObject *vec_step(Vec *self, PyObject *actions) {
+    if (check_open(self) < 0) return NULL;
+    self->busy = 1;
+    PyObject *result = step_held(self, actions);
+    self->busy = 0;
+    return result;
 }
 
 static PyObject *vec_close(Vec *self, PyObject *unused) {

@@ -225,6 +225,15 @@ def test_act_rejects_bad_input(trained):
         skinner.load(trained / "missing.safetensors")
 
 
+@pytest.mark.parametrize("seed", [2**64, -1])
+def test_seeds_out_of_range_are_refused_not_wrapped(trained, seed):
+    message = rf"seed = {seed} is out of range"
+    with pytest.raises(ValueError, match=message):
+        skinner.load(trained).seed(seed)
+    with pytest.raises(ValueError, match=message):
+        skinner.evaluate(trained, episodes=1, seed=seed)
+
+
 def test_evaluate_matches_the_cli_figures(trained):
     a = skinner.evaluate(trained, episodes=8, greedy=True, seed=3)
     b = skinner.evaluate(trained, episodes=8, greedy=True, seed=3)

@@ -3,13 +3,15 @@ zero copy, determinism against the C library, and bad input."""
 
 import ctypes
 import math
+import re
+import subprocess
 
 import numpy as np
 import pytest
 
 import skinner
 from cartpole_ref import step as cartpole_step
-from conftest import BUILD
+from conftest import BUILD, require
 
 
 def test_spaces_and_attributes():
@@ -240,6 +242,55 @@ def test_numpy_integer_seeds():
         assert np.array_equal(a, env.reset(seed=3)[0])
 
 
+SEEDS_OUT_OF_RANGE = [2**64, 2**64 + 5, 2**70, -1, -(2**63)]
+
+
+@pytest.mark.parametrize("seed", SEEDS_OUT_OF_RANGE)
+def test_make_refuses_the_seeds_reset_refuses(seed):
+    """A seed outside [0, 2**64) is refused by make, reset and bench
+    alike (test_train: Policy.seed, evaluate), never wrapped around (2**64 was seed 0, -1 was 2**64-1)."""
+    message = rf"seed = {seed} is out of range \(expected an int in \[0, 2\*\*64\) or None\)"
+    with pytest.raises(ValueError, match=message):
+        skinner.make("CartPole-v1", num_envs=2, seed=seed)
+    with skinner.make("CartPole-v1", num_envs=2, seed=0) as env:
+        with pytest.raises(ValueError, match=message):
+            env.reset(seed=seed)
+    with pytest.raises(ValueError, match=message):
+        skinner.bench("CartPole-v1", num_envs=2, seconds=0.01, seed=seed)
+
+
+def test_make_takes_every_seed_reset_takes():
+    for seed in (0, 2**63, 2**64 - 1, np.uint64(2**64 - 1)):
+        with skinner.make("CartPole-v1", num_envs=3, seed=seed) as env:
+            first = env.reset()[0].copy()
+            assert np.array_equal(first, env.reset(seed=seed)[0]), seed
+    with skinner.make("CartPole-v1", num_envs=3, seed=0) as zero, \
+            skinner.make("CartPole-v1", num_envs=3, seed=2**64 - 1) as top:
+        assert not np.array_equal(zero.reset()[0], top.reset()[0])
+    for bad in (1.5, "1", [1]):
+        with pytest.raises(TypeError, match="seed must be an int"):
+            skinner.make("CartPole-v1", seed=bad)
+
+
+def test_num_envs_is_capped_as_the_cli_caps_it():
+    cli = subprocess.run([str(BUILD / "skinner"), "bench", "env", "CartPole-v1", "--num-envs",
+                          str(2**30), "--seconds", "0.01"], capture_output=True, text=True,
+                         timeout=60)
+    assert cli.returncode == 2, cli.stderr
+    cap = int(re.search(r"--num-envs = 1073741824 is out of range \(expected 1\.\.(\d+)\)",
+                        cli.stderr).group(1))
+    for num_envs in (2**30, cap + 1, 2**31, 2**64, 0, -1):
+        message = rf"num_envs = {num_envs} is out of range \(expected 1\.\.{cap}\)"
+        with pytest.raises(ValueError, match=message):
+            skinner.make("CartPole-v1", num_envs=num_envs)
+        with pytest.raises(ValueError, match=message):
+            skinner.bench("CartPole-v1", num_envs=num_envs, seconds=0.01)
+    with pytest.raises(TypeError, match="num_envs must be an int"):
+        skinner.make("CartPole-v1", num_envs=2.0)
+    with skinner.make("CartPole-v1", num_envs=np.int64(3)) as env:
+        assert env.num_envs == 3
+
+
 def test_bad_continuous_actions():
     with skinner.make("Pendulum-v1", num_envs=2, seed=0) as env:
         env.reset()
@@ -312,9 +363,7 @@ def test_bench_through_the_module():
 def test_plugin_envs():
     """An env from a plugin (examples/plugin's GridWorld-v0, built by the
     tests): loaded by make, masked, and trained like a built-in."""
-    plugin = BUILD / "tests" / "libgridworld.so"
-    if not plugin.is_file():
-        pytest.skip(f"no plugin at {plugin}")
+    plugin = require(BUILD / "tests" / "libgridworld.so", "built with the tests")
     with skinner.make(f"{plugin}:GridWorld-v0", num_envs=4, seed=0) as env:
         assert env.spec_info["plugin"] == str(plugin)
         obs, infos = env.reset()
