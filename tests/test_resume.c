@@ -453,6 +453,14 @@ static void test_tampered_prover_state_refused(void **state) {
     /* a current observation naming a predicate past the policy's table (fuzz_resume) */
     tamper(good, bad, "state.obs", 3 * 600, 1e6);
     expect_refused(cfg, bad, "state.obs of env 2", "cannot read");
+    /* env 3 at depth 0 claiming 20 visited states: each inside its declared
+     * range (0..20, 0..20), but the episode would visit a 22nd state before its
+     * truncation at depth 20 (issue 30 item 10: the step asserted, exit 134) */
+    tamper(good, bad, "env.depth", 3, 0);
+    char twice[160];
+    snprintf(twice, sizeof twice, "%s/prover-bad2.safetensors", g_dir);
+    tamper(bad, twice, "env.num_visited", 3, 20);
+    expect_refused(cfg, twice, "env.num_visited of env 3 = 20", "expected 1");
     sk_config_free(cfg);
 }
 

@@ -484,6 +484,15 @@ static sk_status prover_check_state(const void *state, int num_envs) {
                 status = check_atoms(s, "successors", i,
                                      s->succ + (si * S + (size_t)j) * W, len);
         }
+        /* every step of an episode visits one state, and the episode ends
+         * (truncated) when its depth reaches max_depth: a state at depth d
+         * has visited d + 1, so the steps left never outgrow visited_cap */
+        if (status == SK_OK && s->num_visited[i] != s->depth[i] + 1)
+            status = sk_fail(SK_ERR_CORRUPT,
+                             "env.num_visited of env %d = %d with env.depth %d: a state at "
+                             "depth d has visited d + 1 states (expected %d)",
+                             i, (int)s->num_visited[i], (int)s->depth[i],
+                             (int)s->depth[i] + 1);
         if (status == SK_OK) status = check_atoms(s, "query", i, s->query + 3 * si, 1);
         const int32_t *query = s->query + 3 * si;
         if (status == SK_OK && (query[1] < 1 || query[1] > s->kb->num_consts || query[2] < 1 ||
