@@ -7,6 +7,7 @@
 #include "test_fixture.h"
 #include "test_util.h"
 
+#include "io/safetensors.h"
 #include "kge/kge.h"
 #include "kge/kge_train.h"
 
@@ -634,6 +635,96 @@ static void test_model_names(void **state) {
     assert_null(sk_kge_model_names[3]);
 }
 
+/* ---- tampered model files (issue 30 item 15): refused, naming what is wrong ---- */
+
+/* A RotatE model of 3 entities and 2 relations of dim 4 written with the metadata given
+ * (format, model, dim, gamma; NULL leaves a key out), checksums as sk_st_write seals them. */
+static void write_model(const char *path, const char *model, const char *dim, const char *gamma) {
+    static float entities[3 * 8], relations[2 * 4];
+    sk_st_tensor tensors[] = {
+        {.name = "kge.entities", .ndim = 2, .shape = {3, 8}, .data = entities, .dtype = SK_ST_F32},
+        {.name = "kge.relations", .ndim = 2, .shape = {2, 4}, .data = relations,
+         .dtype = SK_ST_F32},
+    };
+    sk_st_meta meta[4] = {{"format", "skinner-kge-1"}};
+    int count = 1;
+    if (model) meta[count++] = (sk_st_meta){"model", model};
+    if (dim) meta[count++] = (sk_st_meta){"dim", dim};
+    if (gamma) meta[count++] = (sk_st_meta){"gamma", gamma};
+    assert_int_equal(sk_st_write(path, tensors, 2, meta, count), SK_OK);
+}
+
+/* sk_kge_load of path fails with SK_ERR_CORRUPT and a message holding both needles. */
+static void expect_model_refused(const char *path, const char *needle1, const char *needle2) {
+    sk_kge kge;
+    sk_status status = sk_kge_load(&kge, path, NULL, 0);
+    if (status == SK_OK) {
+        sk_kge_free(&kge);
+        fail_msg("a tampered KGE model loaded: %s (wanted '%s')", path, needle1);
+    }
+    assert_int_equal(status, SK_ERR_CORRUPT);
+    const char *message = sk_last_error();
+    print_message("refused: %s\n", message);
+    if (!strstr(message, needle1) || (needle2 && !strstr(message, needle2)))
+        fail_msg("message lacks '%s'/'%s': %s", needle1, needle2 ? needle2 : "", message);
+}
+
+static void test_tampered_models_refused(void **state) {
+    (void)state;
+    char dir[] = "/tmp/skinner-test-kge-XXXXXX", path[96];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/kge.safetensors", dir);
+    /* the control: the writer's own file loads, numbers as written */
+    write_model(path, "rotate", "4", "6.5");
+    sk_kge kge;
+    assert_int_equal(sk_kge_load(&kge, path, NULL, 0), SK_OK);
+    assert_int_equal(kge.dim, 4);
+    assert_true(kge.gamma == 6.5f);
+    sk_kge_free(&kge);
+
+    /* numbers with trailing text, none, or out of range: strtol read "16abc" as 16,
+     * strtod "abc" as 0 */
+    const struct { const char *model, *dim, *gamma, *needle; } bad[] = {
+        {"rotate", "16abc", "6.5", "dim = \"16abc\" (expected an integer 1..4096)"},
+        {"rotate", "4", "abc", "gamma = \"abc\""},
+        {"rotate", "4", "", "gamma = \"\""},
+        {"rotate", "4", "6.5x", "gamma = \"6.5x\""},
+        {"rotate", "4", "nan", "gamma = \"nan\""},
+        {"rotate", "4", "-1", "gamma = \"-1\""},
+        {"rotate", "0", "6.5", "dim = \"0\""},
+        {"rotate", "4097", "6.5", "dim = \"4097\""},
+        {"rotate", NULL, "6.5", "dim = \"(none)\""},
+        {"rotat", "4", "6.5", "model = \"rotat\""},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        write_model(path, bad[k].model, bad[k].dim, bad[k].gamma);
+        expect_model_refused(path, bad[k].needle, NULL);
+    }
+
+    /* both checksum keys renamed away (same length, so the layout holds): refused as a
+     * policy without one is, by every reader (kge eval, eval --kge and kge train
+     * --resume all read models through sk_kge_load) */
+    write_model(path, "rotate", "4", "6.5");
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    char bytes[4096];
+    size_t size = fread(bytes, 1, sizeof bytes, f);
+    assert_true(size > 8 && size < sizeof bytes);
+    bytes[size] = '\0'; /* the header is text; the zero data after it ends it too */
+    const char *keys[] = {SK_ST_CRC_KEY, SK_ST_CHECKSUM_KEY};
+    for (int k = 0; k < 2; k++) {
+        char *key = strstr(bytes + 8, keys[k]);
+        assert_non_null(key);
+        key[0] = 'x';
+    }
+    rewind(f);
+    assert_int_equal(fwrite(bytes, 1, size, f), size);
+    fclose(f);
+    expect_model_refused(path, "has no checksum", path);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* One test per function and model, named e.g. "test_scores(transe)". */
 #define MODEL_TEST(f, m, name) {#f "(" name ")", f, NULL, NULL, &model_ids[m]}
 #define FOR_EACH_MODEL(f)                                                                          \
@@ -653,6 +744,7 @@ int main(void) {
         FOR_EACH_MODEL(test_init),
         FOR_EACH_MODEL(test_first_update),
         cmocka_unit_test(test_cosine_landmarks),
+        cmocka_unit_test(test_tampered_models_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

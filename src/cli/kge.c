@@ -170,8 +170,8 @@ static int kge_train(int argc, char **argv) {
         goto done;
     }
     TRY_CFG(sk_cfg_choice(cfg, "kge.model", "rotate", sk_kge_model_names, &model));
-    TRY_CFG(sk_cfg_int(cfg, "kge.dim", 200, 1, 4096, &dim));
-    TRY_CFG(sk_cfg_double(cfg, "kge.gamma", 6.0, 0.0, 1e6, &gamma));
+    TRY_CFG(sk_cfg_int(cfg, "kge.dim", 200, 1, SK_KGE_MAX_DIM, &dim));
+    TRY_CFG(sk_cfg_double(cfg, "kge.gamma", 6.0, 0.0, SK_KGE_MAX_GAMMA, &gamma));
     TRY_CFG(sk_cfg_int(cfg, "kge.epochs", 100, 1, 1000000, &epochs));
     TRY_CFG(sk_cfg_int(cfg, "kge.batch_size", 512, 1, 1 << 20, &batch));
     TRY_CFG(sk_cfg_int(cfg, "kge.negatives", 256, 1, 1 << 20, &negatives));

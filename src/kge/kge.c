@@ -105,7 +105,7 @@ float sk_kge_score_query(const sk_kge *kge, const float *q, const float *e) {
 }
 
 float sk_kge_score(const sk_kge *kge, const float *h, const float *rel, const float *t) {
-    float q[2 * 4096];
+    float q[2 * SK_KGE_MAX_DIM];
     SK_ASSERT(kge->entity_width <= (int)(sizeof q / sizeof q[0]));
     sk_kge_query(kge, SK_KGE_TAIL, h, rel, q);
     return sk_kge_score_query(kge, q, t);

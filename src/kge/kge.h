@@ -92,6 +92,10 @@ double sk_kge_batch_loss_grad(const sk_kge *kge, const int32_t (*triples)[3], in
 
 /* Rows of a model read back (entities or relations) at most. */
 #define SK_KGE_MAX_ROWS (1 << 24)
+/* kge.dim and kge.gamma at most, in a config and in a model's metadata
+ * (sk_kge_score holds a query of 2 * SK_KGE_MAX_DIM floats on the stack). */
+#define SK_KGE_MAX_DIM 4096
+#define SK_KGE_MAX_GAMMA 1e6
 
 /* Writes kge to path (atomically) with its dataset, epochs and config as
  * metadata (format "skinner-kge-1"). */
