@@ -41,6 +41,7 @@
 
 #include "skinner/env.h"
 #include "skinner/vec.h"
+#include "skinner/check.h"
 
 #ifdef __cplusplus
 extern "C" {

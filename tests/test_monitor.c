@@ -10,7 +10,9 @@
  *
  * Through the program: the plain-text snapshot (stdout not a terminal) and the error exits; then
  * the full-screen view in a tmux pseudo-terminal: figures shown, a live update picked up, a
- * resize re-laid out at the new size, and q ends it with exit code 0. tmux runs on a private
+ * resize re-laid out at the new size, and q ends it with exit code 0; a run of more updates than
+ * live.bin's ring keeps shows its early rows (from metrics.csv) in the drawn curve, in the
+ * snapshot and on the terminal. tmux runs on a private
  * server (-S, a socket in the temp folder) that the teardown kills, so a failure never leaves a
  * session behind.
  */
@@ -37,6 +39,10 @@
 #define PANE_HEIGHT 30
 #define SMALL_PANE_WIDTH 60
 #define SMALL_PANE_HEIGHT 20
+#define LONG_RUN_UPDATES 2000 /* ~4x live.bin's ring */
+#define LONG_RUN_EARLY 100    /* the first updates, at LONG_RUN_EARLY_RETURN; then LATE */
+#define LONG_RUN_EARLY_RETURN (-500.0)
+#define LONG_RUN_LATE_RETURN 100.0
 
 static char g_tmp[4096];        /* this run's temp folder, removed at the end */
 static char g_tmux_socket[4200]; /* the private tmux server of the terminal test, or "" */
@@ -577,6 +583,62 @@ static sk_live *make_run_dir(char *dir, size_t size, const char *name) {
     return live;
 }
 
+/* A finished run of LONG_RUN_UPDATES updates, 1024 steps each, as the trainer writes it:
+ * live.bin (whose ring keeps the last SK_LIVE_CURVE_POINTS) and metrics.csv (every update, and a
+ * row still being written). Its return is LONG_RUN_EARLY_RETURN for the first LONG_RUN_EARLY
+ * updates: only the early rows hold it. */
+static void make_long_run_dir(char *dir, size_t size, const char *name) {
+    path_in_tmp(dir, size, name);
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) fail_msg("mkdir %s: %s", dir, strerror(errno));
+    char path[4300];
+    snprintf(path, sizeof path, "%s/live.bin", dir);
+    sk_live *live = NULL;
+    create_live(&live, path, "CartPole-v1", 1024 * LONG_RUN_UPDATES);
+    snprintf(path, sizeof path, "%s/metrics.csv", dir);
+    FILE *metrics = fopen(path, "w");
+    if (!metrics) fail_msg("cannot write %s", path);
+    fputs("update,steps,wall_seconds,sps,mean_return,mean_length,episodes,policy_loss,value_loss,"
+          "entropy,approx_kl,clip_fraction,explained_variance,learning_rate\n",
+          metrics);
+    for (int64_t u = 1; u <= LONG_RUN_UPDATES; u++) {
+        sk_update_stats st = known_stats(u);
+        st.mean_return = u <= LONG_RUN_EARLY ? LONG_RUN_EARLY_RETURN : LONG_RUN_LATE_RETURN;
+        sk_live_update(live, &st, false, -1);
+        fprintf(metrics, "%lld,%lld,%.3f,%.0f,%.6g,%.6g,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
+                (long long)st.update, (long long)st.steps, st.wall_seconds, st.sps,
+                st.mean_return, st.mean_length, (long long)st.episodes, st.policy_loss,
+                st.value_loss, st.entropy, st.approx_kl, st.clip_fraction,
+                st.explained_variance, st.learning_rate);
+    }
+    fputs("2001,-7", metrics); /* a row the writer has not finished: not a point */
+    if (fclose(metrics) != 0) fail_msg("cannot write %s", path);
+    sk_live_set_status(live, SK_LIVE_FINISHED);
+    sk_live_close(live);
+}
+
+static void test_program_whole_run_snapshot(void **state) {
+    (void)state;
+    char dir[4200];
+    make_long_run_dir(dir, sizeof dir, "long-run");
+    program_run r;
+    RUN_PROGRAM(&r, "monitor", dir);
+    /* the ring alone: "512 points, steps 1524736..2048000, return 100.00..100.00" */
+    EXPECT_RUN(&r, 0, "return curve  2000 points, steps 1024..2048000, return -500.00..100.00",
+               NULL);
+    program_run_free(&r);
+
+    /* a bare live file (no metrics.csv beside it): the ring, as before */
+    char live_path[4300], bare_dir[4200], bare[4300];
+    snprintf(live_path, sizeof live_path, "%s/live.bin", dir);
+    path_in_tmp(bare_dir, sizeof bare_dir, "bare-live");
+    if (mkdir(bare_dir, 0755) != 0 && errno != EEXIST) fail_msg("mkdir %s", bare_dir);
+    snprintf(bare, sizeof bare, "%s/live.bin", bare_dir);
+    if (rename(live_path, bare) != 0) fail_msg("rename %s: %s", live_path, strerror(errno));
+    RUN_PROGRAM(&r, "monitor", bare);
+    EXPECT_RUN(&r, 0, "512 points, steps 1524736..2048000, return 100.00..100.00", NULL);
+    program_run_free(&r);
+}
+
 static void test_program_snapshot(void **state) {
     (void)state;
     char dir[4200];
@@ -732,16 +794,37 @@ static int widest_line(const char *text, int *lines) {
     return width > widest ? width : widest;
 }
 
-static void test_program_terminal(void **state) {
-    (void)state;
+/* Names this test's private tmux server's socket; false (and no socket) without tmux. */
+static bool tmux_available(void) {
     /* a socket path must fit in sockaddr_un (108 bytes) */
     path_in_tmp(g_tmux_socket, sizeof g_tmux_socket, "tmux.sock");
     if (strlen(g_tmux_socket) >= 100)
         snprintf(g_tmux_socket, sizeof g_tmux_socket, "/tmp/skinner-test-monitor-%ld.sock",
                  (long)getpid());
     char version[256];
-    if (TMUX(version, sizeof version, "-V") == 127) {
-        g_tmux_socket[0] = '\0';
+    if (TMUX(version, sizeof version, "-V") != 127) return true;
+    g_tmux_socket[0] = '\0';
+    return false;
+}
+
+/* 'skinner monitor dir' in a detached PANE_WIDTH x PANE_HEIGHT tmux session; its exit code goes
+ * to exit_path unless NULL. */
+static void start_monitor(const char *session, const char *dir, const char *exit_path) {
+    if (strchr(dir, '\'') || strchr(SKINNER_BINARY, '\''))
+        fail_msg("a path with a quote cannot go through tmux's shell: %s", dir);
+    char command[13000];
+    snprintf(command, sizeof command, "'%s' monitor '%s'%s%s%s", SKINNER_BINARY, dir,
+             exit_path ? "; echo $? > '" : "", exit_path ? exit_path : "", exit_path ? "'" : "");
+    char width[16], height[16];
+    snprintf(width, sizeof width, "%d", PANE_WIDTH);
+    snprintf(height, sizeof height, "%d", PANE_HEIGHT);
+    if (TMUX(NULL, 0, "new-session", "-d", "-s", session, "-x", width, "-y", height, command) != 0)
+        fail_msg("tmux new-session failed");
+}
+
+static void test_program_terminal(void **state) {
+    (void)state;
+    if (!tmux_available()) {
         print_message("skipped: tmux is not installed\n");
         skip();
     }
@@ -749,18 +832,10 @@ static void test_program_terminal(void **state) {
     sk_live *live = make_run_dir(dir, sizeof dir, "terminal-run");
     char exit_path[4300];
     snprintf(exit_path, sizeof exit_path, "%s/monitor-exit-code", dir);
-    if (strchr(dir, '\'') || strchr(SKINNER_BINARY, '\''))
-        fail_msg("a path with a quote cannot go through tmux's shell: %s", dir);
-    char command[13000];
-    snprintf(command, sizeof command, "'%s' monitor '%s'; echo $? > '%s'", SKINNER_BINARY, dir,
-             exit_path);
     const char *session = "monitor";
-    char width[16], height[16];
-    snprintf(width, sizeof width, "%d", PANE_WIDTH);
-    snprintf(height, sizeof height, "%d", PANE_HEIGHT);
-    if (TMUX(NULL, 0, "new-session", "-d", "-s", session, "-x", width, "-y", height, command) != 0)
-        fail_msg("tmux new-session failed");
+    start_monitor(session, dir, exit_path);
     static char pane[1 << 16];
+    char width[16], height[16];
 
     /* what was written before the monitor started */
     WAIT_FOR_PANE(pane, session, "CartPole-v1", "running", "123456", "87.25", "ETA",
@@ -806,6 +881,35 @@ static void test_program_terminal(void **state) {
     free(code);
 }
 
+/* The early rows of a run longer than live.bin's ring are drawn: the curve starts at the first
+ * update's steps and reaches down to the early return, at the left. */
+static void test_program_terminal_whole_run(void **state) {
+    (void)state;
+    if (!tmux_available()) {
+        print_message("skipped: tmux is not installed\n");
+        skip();
+    }
+    char dir[4200];
+    make_long_run_dir(dir, sizeof dir, "long-terminal-run");
+    const char *session = "monitor-long";
+    start_monitor(session, dir, NULL);
+    static char pane[1 << 16];
+    WAIT_FOR_PANE(pane, session, "finished", "whole run (2000 points)", "2048000 steps");
+    /* the x axis starts at update 1's steps: its labels are the line after the axis */
+    const char *corner = strstr(pane, "\xe2\x94\x94"); /* U+2514, the axis' corner */
+    const char *labels = corner ? strchr(corner, '\n') : NULL;
+    if (!labels || strncmp(labels + 1 + strspn(labels + 1, " "), "1024 ", 5) != 0)
+        fail_msg("the curve does not start at step 1024 (update 1):\n%s", pane);
+    /* the bottom row is labelled with the early return and has the curve at its left end */
+    const char *low = strstr(pane, "-500 \xe2\x94\x82"); /* the label, a space, U+2502 */
+    if (!low || low[8] != '*')
+        fail_msg("the early return (-500) is not drawn at the left of the bottom row:\n%s", pane);
+    const char *high = strstr(pane, " 100 \xe2\x94\x82");
+    if (!high || high > low || !memchr(high, '*', (size_t)(strchr(high, '\n') - high)))
+        fail_msg("the later return (100) is not the top row:\n%s", pane);
+    if (TMUX(NULL, 0, "send-keys", "-t", session, "q") != 0) fail_msg("tmux send-keys failed");
+}
+
 /* ------------------------------------------------------------------ main */
 
 static int setup(void **unused) {
@@ -833,8 +937,10 @@ int main(void) {
         cmocka_unit_test(test_replaced_under_reader),
         cmocka_unit_test(test_refuses_bad_files),
         cmocka_unit_test(test_program_snapshot),
+        cmocka_unit_test(test_program_whole_run_snapshot),
         cmocka_unit_test(test_program_errors),
         cmocka_unit_test_teardown(test_program_terminal, tmux_teardown),
+        cmocka_unit_test_teardown(test_program_terminal_whole_run, tmux_teardown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -50,5 +50,6 @@ int cmd_bench(int argc, char **argv);
 int cmd_monitor(int argc, char **argv); /* monitor.c */
 int cmd_plot(int argc, char **argv);    /* plot.c */
 int cmd_kge(int argc, char **argv);     /* kge.c */
+int cmd_check(int argc, char **argv);   /* check.c */
 
 #endif

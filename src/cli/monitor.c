@@ -25,14 +25,19 @@
 #define MIN_PLOT_ROWS 3
 #define MIN_PLOT_WIDTH 10
 #define MIN_BAR_WIDTH 10
+#define HISTORY_MAX_POINTS (1 << 20) /* past it, every other point of the history is dropped */
+#define HISTORY_READ_CHUNK 65536
+#define HISTORY_LINE_MAX 4096 /* a metrics.csv row is ~150 bytes */
 
 static const char *g_monitor_usage =
     "usage: skinner monitor RUN_DIR [--once]\n"
     "\n"
     "Watches a training run from RUN_DIR/live.bin, four times a second: progress and\n"
     "ETA, speed, returns, losses, learning rate, solved, governor events and the\n"
-    "return curve. Works on a run in progress (from another terminal) and on a\n"
-    "finished one. Press q to quit.\n"
+    "return curve of the whole run (RUN_DIR/metrics.csv and live.bin, fitted to the\n"
+    "window: each column the mean '*' and the range ':' of the updates it covers).\n"
+    "Works on a run in progress (from another terminal) and on a finished one.\n"
+    "Press q to quit.\n"
     "\n"
     "When standard input or output is not a terminal (a pipe, a file, a script),\n"
     "prints one plain-text snapshot of the same figures and exits.\n"
@@ -133,19 +138,161 @@ static int collect_fields(const sk_live_data *d, field *fields) {
     return n;
 }
 
-/* The curve's finite points, oldest first; returns how many. */
-static int curve_points(const sk_live_data *d, sk_live_point *points) {
-    int n = 0;
-    for (int64_t i = 0; i < d->curve_count; i++) {
-        sk_live_point p = sk_live_curve_at(d, i);
-        if (isfinite(p.mean_return)) points[n++] = p;
+/* ---------------------------------------------------------------- history */
+
+/*
+ * The return curve of the whole run. live.bin keeps the latest SK_LIVE_CURVE_POINTS updates;
+ * the rows before those come from RUN_DIR/metrics.csv, read incrementally (only the bytes
+ * appended since the last frame). A run resumed or started again in the same folder rewrites
+ * metrics.csv: a shorter file, another file, or a row whose update is not after the last one
+ * kept starts the history over from there.
+ */
+typedef struct history {
+    char path[4200];            /* RUN_DIR/metrics.csv, "" when watching a bare live file */
+    struct stat opened;         /* the file read so far (inode and device) */
+    long offset;                /* bytes consumed: whole lines only */
+    bool refused;               /* not a metrics.csv: ignored */
+    int64_t stride, skipped;    /* keep every stride-th row once the history has halved */
+    int64_t count, capacity;
+    int64_t *updates;           /* (count) */
+    sk_live_point *points;      /* (count) */
+    /* the curve drawn: the history before the live ring, then the ring (history_curve) */
+    int64_t curve_count, curve_capacity;
+    sk_live_point *curve; /* (curve_count) */
+} history;
+
+static void history_reset(history *h) {
+    h->offset = 0;
+    h->refused = false;
+    h->stride = 1;
+    h->skipped = 0;
+    h->count = 0;
+}
+
+static void history_free(history *h) {
+    free(h->updates);
+    free(h->points);
+    free(h->curve);
+    h->updates = NULL;
+    h->points = h->curve = NULL;
+    h->count = h->capacity = h->curve_count = h->curve_capacity = 0;
+}
+
+/* update,steps,wall_seconds,sps,mean_return,...: false if the line is not such a row. */
+static bool parse_metrics_row(const char *line, int64_t *update, sk_live_point *point) {
+    double values[5];
+    const char *text = line;
+    for (int i = 0; i < 5; i++) {
+        char *end = NULL;
+        values[i] = strtod(text, &end);
+        if (end == text || (*end != ',' && !(i == 4 && (*end == '\0' || *end == '\r'))))
+            return false;
+        text = end + 1;
     }
-    return n;
+    if (!(values[0] >= 1 && values[0] < 9e18) || !isfinite(values[1])) return false;
+    *update = (int64_t)values[0];
+    *point = (sk_live_point){(int64_t)values[1], values[2], values[4]};
+    return true;
+}
+
+static void history_add(history *h, int64_t update, sk_live_point point) {
+    while (h->count > 0 && h->updates[h->count - 1] >= update) h->count--; /* rewritten */
+    if (h->skipped++ % h->stride != 0) return;
+    if (h->count == HISTORY_MAX_POINTS) { /* bounded: keep every other point */
+        for (int64_t i = 0; i < h->count / 2; i++) {
+            h->updates[i] = h->updates[2 * i];
+            h->points[i] = h->points[2 * i];
+        }
+        h->count /= 2;
+        h->stride *= 2;
+    }
+    if (h->count == h->capacity) {
+        int64_t capacity = h->capacity ? 2 * h->capacity : 1024;
+        int64_t *updates = realloc(h->updates, (size_t)capacity * sizeof *updates);
+        if (updates) h->updates = updates;
+        sk_live_point *points = realloc(h->points, (size_t)capacity * sizeof *points);
+        if (points) h->points = points;
+        if (!updates || !points) return; /* out of memory: the curve lacks this row */
+        h->capacity = capacity;
+    }
+    h->updates[h->count] = update;
+    h->points[h->count++] = point;
+}
+
+/* Reads the rows appended since the last call. */
+static void history_refresh(history *h) {
+    struct stat st;
+    if (!h->path[0] || stat(h->path, &st) != 0) return;
+    if (st.st_ino != h->opened.st_ino || st.st_dev != h->opened.st_dev || st.st_size < h->offset) {
+        history_reset(h);
+        h->opened = st;
+    }
+    if (h->refused || st.st_size == h->offset) return;
+    FILE *f = fopen(h->path, "rb");
+    if (!f) return;
+    static char chunk[HISTORY_READ_CHUNK + HISTORY_LINE_MAX];
+    size_t held = 0; /* bytes of an unfinished line carried to the next chunk */
+    if (fseek(f, h->offset, SEEK_SET) == 0) {
+        size_t got;
+        while ((got = fread(chunk + held, 1, HISTORY_READ_CHUNK, f)) > 0) {
+            held += got;
+            char *line = chunk, *newline;
+            while ((newline = memchr(line, '\n', held - (size_t)(line - chunk))) != NULL) {
+                *newline = '\0';
+                int64_t update;
+                sk_live_point point;
+                if (h->offset == 0) h->refused = strncmp(line, "update,steps,", 13) != 0;
+                else if (parse_metrics_row(line, &update, &point)) history_add(h, update, point);
+                h->offset += (long)(newline + 1 - line);
+                line = newline + 1;
+            }
+            held -= (size_t)(line - chunk);
+            if (held >= HISTORY_LINE_MAX) h->refused = true; /* no such line in a metrics file */
+            if (h->refused) break;
+            memmove(chunk, line, held);
+        }
+    }
+    fclose(f);
+}
+
+/* Reads the history's new rows and makes h->curve the finite points of the whole run, oldest
+ * first: the history's rows before the live ring's first point, then the ring. */
+static void history_curve(history *h, const sk_live_data *d) {
+    history_refresh(h);
+    int64_t ring_start = d->curve_count > 0 ? sk_live_curve_at(d, 0).steps : INT64_MAX;
+    int64_t earlier = 0;
+    while (earlier < h->count && h->points[earlier].steps < ring_start) earlier++;
+    int64_t needed = earlier + d->curve_count;
+    if (needed > h->curve_capacity) {
+        sk_live_point *grown = realloc(h->curve, (size_t)needed * sizeof *grown);
+        if (grown) {
+            h->curve = grown;
+            h->curve_capacity = needed;
+        }
+    }
+    if (needed > h->curve_capacity) earlier = 0; /* out of memory: the ring alone, if it fits */
+    int64_t n = 0;
+    for (int64_t i = 0; i < earlier; i++)
+        if (isfinite(h->points[i].mean_return)) h->curve[n++] = h->points[i];
+    for (int64_t i = 0; i < d->curve_count && n < h->curve_capacity; i++) {
+        sk_live_point p = sk_live_curve_at(d, i);
+        if (isfinite(p.mean_return)) h->curve[n++] = p;
+    }
+    h->curve_count = n;
+}
+
+/* The lowest and highest mean return of the curve (count > 0). */
+static void curve_range(const sk_live_point *points, int64_t count, double *low, double *high) {
+    *low = *high = points[0].mean_return;
+    for (int64_t i = 1; i < count; i++) {
+        *low = fmin(*low, points[i].mean_return);
+        *high = fmax(*high, points[i].mean_return);
+    }
 }
 
 /* ------------------------------------------------------------- plain text */
 
-static void print_plain(const sk_live_data *d) {
+static void print_plain(const sk_live_data *d, history *h) {
     char text[64];
     printf("skinner monitor: %s (%s)\n", d->env_id, sk_live_status_name(d->status));
     format_steps(text, sizeof text, d);
@@ -156,19 +303,18 @@ static void print_plain(const sk_live_data *d) {
     int n = collect_fields(d, fields);
     for (int i = 0; i < n; i++) printf("%-*s%s\n", LABEL_WIDTH, fields[i].label, fields[i].value);
     printf("%-*s%s\n", LABEL_WIDTH, "last event", d->governor_event[0] ? d->governor_event : "-");
-    sk_live_point points[SK_LIVE_CURVE_POINTS];
-    int count = curve_points(d, points);
+    history_curve(h, d);
+    const sk_live_point *points = h->curve;
+    int64_t count = h->curve_count;
     if (count == 0) {
         printf("%-*s%s\n", LABEL_WIDTH, "return curve", "no finished episodes yet");
         return;
     }
-    double low = points[0].mean_return, high = low;
-    for (int i = 1; i < count; i++) {
-        low = fmin(low, points[i].mean_return);
-        high = fmax(high, points[i].mean_return);
-    }
-    printf("%-*s%d points, steps %lld..%lld, return %.2f..%.2f\n", LABEL_WIDTH, "return curve",
-           count, (long long)points[0].steps, (long long)points[count - 1].steps, low, high);
+    double low, high;
+    curve_range(points, count, &low, &high);
+    printf("%-*s%lld points, steps %lld..%lld, return %.2f..%.2f\n", LABEL_WIDTH, "return curve",
+           (long long)count, (long long)points[0].steps, (long long)points[count - 1].steps, low,
+           high);
 }
 
 /* ------------------------------------------------------------------ curses */
@@ -256,45 +402,66 @@ static int draw_fields(int y, const sk_live_data *d) {
     return y + (n + across - 1) / across;
 }
 
-/* Mean return per column: the mean of the points that fall in it, interpolated
- * across columns no point falls in. */
-static void curve_columns(const sk_live_point *points, int count, int width, double *values) {
+/* One column of the curve: the mean, lowest and highest return of the points that fall in it;
+ * a column no point falls in gets the mean interpolated between its neighbours (low = high =
+ * mean), NAN before the first point. */
+typedef struct curve_column {
+    double mean, low, high;
+} curve_column;
+
+static void curve_columns(const sk_live_point *points, int64_t count, int width,
+                          curve_column *columns) {
     static double sums[MAX_PLOT_WIDTH];
-    static int hits[MAX_PLOT_WIDTH];
+    static int64_t hits[MAX_PLOT_WIDTH];
     memset(sums, 0, sizeof sums);
     memset(hits, 0, sizeof hits);
     double first = (double)points[0].steps, span = (double)(points[count - 1].steps) - first;
-    for (int i = 0; i < count; i++) {
+    for (int64_t i = 0; i < count; i++) {
         double position = span > 0 ? ((double)points[i].steps - first) / span : 0.0;
         int column = (int)lround(position * (width - 1));
         column = SK_MAX(0, SK_MIN(width - 1, column));
-        sums[column] += points[i].mean_return;
+        double value = points[i].mean_return;
+        curve_column *col = &columns[column];
+        col->low = hits[column] ? fmin(col->low, value) : value;
+        col->high = hits[column] ? fmax(col->high, value) : value;
+        sums[column] += value;
         hits[column]++;
     }
     int previous = -1;
     for (int c = 0; c < width; c++) {
-        values[c] = NAN;
-        if (!hits[c]) continue;
-        values[c] = sums[c] / hits[c];
+        if (!hits[c]) {
+            columns[c] = (curve_column){NAN, NAN, NAN};
+            continue;
+        }
+        columns[c].mean = sums[c] / (double)hits[c];
         for (int g = previous + 1; previous >= 0 && g < c; g++) {
             double t = (double)(g - previous) / (double)(c - previous);
-            values[g] = values[previous] + t * (values[c] - values[previous]);
+            double mean = columns[previous].mean + t * (columns[c].mean - columns[previous].mean);
+            columns[g] = (curve_column){mean, mean, mean};
         }
         previous = c;
     }
 }
 
-static void draw_curve(int top, const sk_live_data *d) {
+/* The row (0 at the top) of a return in a plot of rows rows spanning low..high. */
+static int curve_row(double value, double low, double high, int rows) {
+    int row = (int)lround((high - value) / (high - low) * (rows - 1));
+    return SK_MAX(0, SK_MIN(rows - 1, row));
+}
+
+static void draw_curve(int top, const sk_live_data *d, history *h) {
     int bottom = LINES - 1; /* the x labels */
     int rows = bottom - 1 - (top + 1);
-    static sk_live_point points[SK_LIVE_CURVE_POINTS];
-    int count = curve_points(d, points);
+    history_curve(h, d);
+    const sk_live_point *points = h->curve;
+    int64_t count = h->curve_count;
     if (rows < MIN_PLOT_ROWS) {
         put(top, 0, "(a taller window shows the return curve)");
         return;
     }
     char heading[96];
-    snprintf(heading, sizeof heading, "mean return by step (last %d updates)", count);
+    snprintf(heading, sizeof heading, "mean return by step, %s (%lld points)",
+             h->count > 0 ? "whole run" : "last updates", (long long)count);
     attron(A_BOLD);
     put(top, 0, heading);
     attroff(A_BOLD);
@@ -302,11 +469,8 @@ static void draw_curve(int top, const sk_live_data *d) {
         put(top + 1, 2, "no finished episodes yet");
         return;
     }
-    double low = points[0].mean_return, high = low;
-    for (int i = 1; i < count; i++) {
-        low = fmin(low, points[i].mean_return);
-        high = fmax(high, points[i].mean_return);
-    }
+    double low, high;
+    curve_range(points, count, &low, &high);
     char low_text[32], high_text[32];
     snprintf(low_text, sizeof low_text, "%.5g", low);
     snprintf(high_text, sizeof high_text, "%.5g", high);
@@ -325,18 +489,21 @@ static void draw_curve(int top, const sk_live_data *d) {
     mvaddch(axis, x0 - 1, ACS_LLCORNER);
     mvhline(axis, x0, ACS_HLINE, width);
 
-    static double values[MAX_PLOT_WIDTH];
-    curve_columns(points, count, width, values);
+    static curve_column columns[MAX_PLOT_WIDTH];
+    curve_columns(points, count, width, columns);
     attron(pair_attr(PAIR_CURVE) | A_BOLD);
     int previous_row = -1;
     for (int c = 0; c < width; c++) {
-        if (isnan(values[c])) continue;
-        int row = (int)lround((high - values[c]) / (high - low) * (rows - 1));
-        row = SK_MAX(0, SK_MIN(rows - 1, row));
-        /* a steep change: join the two points with a vertical run */
-        if (previous_row >= 0)
-            for (int r = SK_MIN(row, previous_row) + 1; r < SK_MAX(row, previous_row); r++)
-                mvaddch(plot_top + r, x0 + c, ':');
+        if (isnan(columns[c].mean)) continue;
+        int row = curve_row(columns[c].mean, low, high, rows);
+        /* the column's range, reaching to the previous column's mean on a steep change */
+        int from = curve_row(columns[c].high, low, high, rows);
+        int to = curve_row(columns[c].low, low, high, rows);
+        if (previous_row >= 0) {
+            from = SK_MIN(from, previous_row + 1);
+            to = SK_MAX(to, previous_row - 1);
+        }
+        for (int r = from; r <= to; r++) mvaddch(plot_top + r, x0 + c, ':');
         mvaddch(plot_top + row, x0 + c, '*');
         previous_row = row;
     }
@@ -350,7 +517,8 @@ static void draw_curve(int top, const sk_live_data *d) {
     if (last_x > x0 + (int)strlen(first) + 1) put(bottom, last_x, last);
 }
 
-static void draw(const sk_live_data *d, double seconds_without_update, bool copy_failed) {
+static void draw(const sk_live_data *d, history *h, double seconds_without_update,
+                 bool copy_failed) {
     erase();
     draw_title(d);
     draw_progress(1, d);
@@ -369,12 +537,14 @@ static void draw(const sk_live_data *d, double seconds_without_update, bool copy
     int y = draw_fields(3, d);
     put(y, 0, "last event");
     put(y, LABEL_WIDTH, d->governor_event[0] ? d->governor_event : "-");
-    draw_curve(y + 2, d);
+    draw_curve(y + 2, d, h);
     refresh();
 }
 
-/* The run folder's file was replaced (a new run in the same folder): follow it. */
-static void follow_replacement(sk_live_reader **reader, const char *path, struct stat *opened) {
+/* The run folder's file was replaced (a new run in the same folder): follow it, and read the
+ * history again. */
+static void follow_replacement(sk_live_reader **reader, const char *path, struct stat *opened,
+                               history *h) {
     struct stat now;
     if (stat(path, &now) != 0 || (now.st_ino == opened->st_ino && now.st_dev == opened->st_dev))
         return;
@@ -383,10 +553,11 @@ static void follow_replacement(sk_live_reader **reader, const char *path, struct
     sk_live_close_read(*reader);
     *reader = fresh;
     *opened = now;
+    history_reset(h);
 }
 
 static int run_curses(sk_live_reader **reader, const char *path, struct stat *opened,
-                      sk_live_data *data) {
+                      sk_live_data *data, history *h) {
     struct sigaction action = {0};
     action.sa_handler = on_quit_signal;
     sigemptyset(&action.sa_mask);
@@ -420,7 +591,7 @@ static int run_curses(sk_live_reader **reader, const char *path, struct stat *op
     while (!g_quit) {
         double now = sk_now();
         if (now - last_reopen_check >= REOPEN_CHECK_SECONDS) {
-            follow_replacement(reader, path, opened);
+            follow_replacement(reader, path, opened, h);
             last_reopen_check = now;
         }
         static sk_live_data fresh; /* a failed copy leaves it unspecified */
@@ -430,7 +601,7 @@ static int run_curses(sk_live_reader **reader, const char *path, struct stat *op
             last_update = data->update;
             last_change = now;
         }
-        draw(data, now - last_change, !copied);
+        draw(data, h, now - last_change, !copied);
         int key = getch();
         if (key == 'q' || key == 'Q') break;
         if (key == KEY_RESIZE) clear(); /* repaint every cell at the new size */
@@ -496,13 +667,19 @@ int cmd_monitor(int argc, char **argv) {
                          "writing)",
                          path);
     }
+    /* the rows before the live ring's: metrics.csv beside the live file */
+    static history h;
+    history_reset(&h);
+    const char *slash = strrchr(path, '/');
+    snprintf(h.path, sizeof h.path, "%.*smetrics.csv", slash ? (int)(slash - path + 1) : 0, path);
     int rc = SK_EXIT_OK;
     if (once || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)) {
-        print_plain(&data);
+        print_plain(&data, &h);
         if (fflush(stdout) != 0) rc = cli_error(SK_EXIT_FAILURE, "cannot write the snapshot");
     } else {
-        rc = run_curses(&reader, path, &st, &data);
+        rc = run_curses(&reader, path, &st, &data, &h);
     }
+    history_free(&h);
     sk_live_close_read(reader);
     return rc;
 }
