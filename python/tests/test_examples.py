@@ -1,32 +1,52 @@
 """The examples in examples/python run as documented (the PyTorch one where
-torch is installed)."""
+torch is installed), and so do the Python-defined envs the docs print:
+each block of docs/python.md and README.md that registers an env runs as
+printed, read from the .md at test time."""
 
 import os
+import pathlib
 import re
 import subprocess
 import sys
 
 import pytest
 
+import skinner
 from conftest import REPO
 
 EXAMPLES = REPO / "examples" / "python"
 
 
-def run(script, *args, timeout=120):
+def environment():
+    """os.environ with the skinner under test first on the path, from any folder."""
     env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(pathlib.Path(skinner.__file__).parents[1]),
+                                         env.get("PYTHONPATH", "")])
+    return env
+
+
+def run(script, *args, timeout=120):
     return subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True,
-                          text=True, timeout=timeout, env=env)
+                          text=True, timeout=timeout, env=environment())
+
+
+def documented_arguments(script):
+    """The arguments of the command the script's docstring prints
+    (`PYTHONPATH=build/python /usr/bin/python3 examples/python/X.py ARGS`)."""
+    text = (EXAMPLES / script).read_text()
+    m = re.search(rf"^\s*PYTHONPATH=\S+ \S+ examples/python/{re.escape(script)}(.*)$", text, re.M)
+    assert m, f"{script} prints no command to run it"
+    return m.group(1).split()
 
 
 def test_random_actions():
-    out = run("random_actions.py")
+    out = run("random_actions.py", *documented_arguments("random_actions.py"))
     assert out.returncode == 0, out.stderr
     assert re.search(r"steps/s", out.stdout), out.stdout
 
 
 def test_numpy_env_example_solves():
-    out = run("numpy_env.py", "--seed", "1")
+    out = run("numpy_env.py", *documented_arguments("numpy_env.py"))  # as printed: no flags
     assert out.returncode == 0, out.stdout + out.stderr
     assert "solved after" in out.stdout
     mean = float(re.search(r"mean return ([0-9.]+)", out.stdout.splitlines()[-1]).group(1))
@@ -38,3 +58,39 @@ def test_torch_ppo_example_runs():
     out = run("torch_ppo.py", "--total-steps", "8192", "--seed", "1")
     assert out.returncode == 0, out.stdout + out.stderr
     assert re.search(r"steps/s", out.stdout), out.stdout
+
+
+DOCS_WITH_PYTHON_ENVS = ["docs/python.md", "README.md"]
+
+
+def python_env_blocks():
+    """(file, block number, code) of every ```python block that registers an env."""
+    blocks = []
+    for name in DOCS_WITH_PYTHON_ENVS:
+        text = (REPO / name).read_text()
+        fenced = re.findall(r"^```python\n(.*?)^```", text, re.M | re.S)
+        blocks += [(name, k, code) for k, code in enumerate(fenced) if "skinner.register(" in code]
+    return blocks
+
+
+def test_the_docs_print_a_python_env():
+    assert any(name == "docs/python.md" for name, _, _ in python_env_blocks()), \
+        "docs/python.md has no Python-defined env block left to run"
+
+
+@pytest.mark.parametrize("name, index, code", python_env_blocks(),
+                         ids=[f"{name}:{index}" for name, index, _ in python_env_blocks()])
+def test_docs_python_env_block_runs_as_printed(tmp_path, name, index, code):
+    """The block as the page prints it, in a fresh interpreter, in an empty
+    folder (a run_dir it names lands there)."""
+    script = tmp_path / "block.py"
+    script.write_text(code)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path, env=environment())
+    where = f"{name}, python block {index}"
+    assert out.returncode == 0, f"{where}:\n{out.stdout}\n{out.stderr}"
+    if "skinner.train(" in code and "callback=" in code:
+        # training on a Python-defined env reports its progress through the callback
+        assert len(out.stdout.splitlines()) >= 2, f"{where} printed no progress:\n{out.stdout}"
+    if 'print("solved:"' in code:
+        assert out.stdout.splitlines()[-1].startswith("solved: True"), f"{where}:\n{out.stdout}"
