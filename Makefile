@@ -22,8 +22,13 @@ build: setup $(BUILD)/CMakeCache.txt
 run: build
 	$(BUILD)/skinner train CartPole-v1 --stop-when-solved
 
+# Then what skipped, and why (a case that lacks ../shared or a package says so in
+# ctest's log; scripts/skipped_cases.sh lists them). Under CI=true nothing skips: a
+# missing requirement fails its test, naming the path.
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS); status=$$?; \
+	bash $(CURDIR)/scripts/skipped_cases.sh $(abspath $(BUILD))/Testing/Temporary/LastTest.log; \
+	exit $$status
 
 install: build
 	cmake --install $(BUILD)
@@ -33,7 +38,9 @@ install: build
 sanitize: setup
 	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DSKINNER_SANITIZE=address,undefined $(CMAKE_FLAGS)
 	cmake --build build-sanitize -j $(JOBS)
-	cd build-sanitize && ctest --output-on-failure -j $(JOBS) -LE slow
+	cd build-sanitize && ctest --output-on-failure -j $(JOBS) -LE slow; status=$$?; \
+	bash $(CURDIR)/scripts/skipped_cases.sh $(CURDIR)/build-sanitize/Testing/Temporary/LastTest.log; \
+	exit $$status
 
 # libFuzzer harnesses (fuzz/README.md), each run for FUZZ_SECONDS from its seed corpus
 # (fuzz/corpus/NAME, plus what earlier runs found in build-fuzz/corpus/NAME); any crash,

@@ -824,10 +824,7 @@ static void start_monitor(const char *session, const char *dir, const char *exit
 
 static void test_program_terminal(void **state) {
     (void)state;
-    if (!tmux_available()) {
-        print_message("skipped: tmux is not installed\n");
-        skip();
-    }
+    if (!tmux_available()) TEST_SKIP("tmux is not installed (scripts/setup.sh installs it)");
     char dir[4200];
     sk_live *live = make_run_dir(dir, sizeof dir, "terminal-run");
     char exit_path[4300];
@@ -885,10 +882,7 @@ static void test_program_terminal(void **state) {
  * update's steps and reaches down to the early return, at the left. */
 static void test_program_terminal_whole_run(void **state) {
     (void)state;
-    if (!tmux_available()) {
-        print_message("skipped: tmux is not installed\n");
-        skip();
-    }
+    if (!tmux_available()) TEST_SKIP("tmux is not installed (scripts/setup.sh installs it)");
     char dir[4200];
     make_long_run_dir(dir, sizeof dir, "long-terminal-run");
     const char *session = "monitor-long";

@@ -383,15 +383,13 @@ static void mean_std(const float *x, size_t count, double *mean, double *std) {
 }
 
 static bool fashion_installed(void) {
-    if (access(MORPHO_FASHION_DIR "/train-images-idx3-ubyte.gz", R_OK) == 0) return true;
-    print_message("skipped: %s is absent (apt-get install dataset-fashion-mnist)\n",
-                  MORPHO_FASHION_DIR);
-    return false;
+    return access(MORPHO_FASHION_DIR "/train-images-idx3-ubyte.gz", R_OK) == 0;
 }
 
 static void test_fashion_real(void **unused) {
     (void)unused;
-    if (!fashion_installed()) skip();
+    if (!fashion_installed())
+        TEST_SKIP("%s is absent (apt-get install dataset-fashion-mnist)", MORPHO_FASHION_DIR);
     const int n_val = 5000;
     morpho_data d;
     double start = sk_now();

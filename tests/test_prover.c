@@ -734,7 +734,7 @@ static void check_small_shapes(const char *dataset, int atoms, int successors, i
 static void test_small_shapes_keep_the_shortest(void **st) {
     (void)st;
     check_small_shapes("", 4, 3, 300); /* the synthetic forest */
-    const char *shared = test_shared_dir();
+    OPTIONAL_SHARED(shared, "family and wn18rr");
     char dataset[4096 + 64];
     if (shared) {
         snprintf(dataset, sizeof dataset, "%s/datasets/family", shared);
@@ -1454,7 +1454,7 @@ static void test_fact_index_matches_a_scan(void **st) {
     kb = kb_from("p(a,b).\np(a,c).\np(b,b).\np(a,b).\nq(c,d).\np(c,a).\n", "");
     check_fact_index(kb);
     sk_kb_free(kb);
-    const char *shared = test_shared_dir();
+    OPTIONAL_SHARED(shared, "wn18rr");
     if (!shared) return;
     char dataset[4096 + 64];
     snprintf(dataset, sizeof dataset, "%s/datasets/wn18rr", shared);

@@ -367,8 +367,7 @@ static void test_unwritable_path(void **state) {
 static void test_write_failure_reported(void **state) {
     (void)state;
     if (access("/dev/full", W_OK) != 0) {
-        print_message("skipped: no /dev/full\n");
-        skip();
+        TEST_SKIP("no /dev/full");
     }
     sk_telemetry *tele = NULL;
     assert_int_equal(sk_telemetry_open(&tele, "/dev/full", 16), SK_OK);

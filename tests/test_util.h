@@ -17,21 +17,141 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ../shared next to the repository, or NULL (a user's fresh clone has none). */
-static inline const char *test_shared_dir(void) {
+/* ------------------------------------------------------------ skipping, loudly
+ * A case that cannot run here (no ../shared, tmux or a Debian data package missing)
+ * prints `SKIPPED: <case>: <why>` and ends as skipped; `make test` gathers those lines
+ * from ctest's log and lists them. A program whose every case skipped exits with
+ * TEST_SKIP_EXIT, which tests/CMakeLists.txt declares as ctest's SKIP_RETURN_CODE, so
+ * ctest lists it as skipped rather than passed. Under CI (CI=true) nothing may skip:
+ * CI has ../shared and what scripts/setup.sh installs, so the case fails instead,
+ * naming what is missing. */
+#define TEST_SKIP_EXIT 77
+
+static inline bool test_under_ci(void) {
+    const char *ci = getenv("CI");
+    return ci && ci[0] && strcmp(ci, "0") != 0 && strcmp(ci, "false") != 0;
+}
+
+/* Whole cases skipped by this program (each test is one program). */
+static inline int *test_skipped_cases(void) {
+    static int count;
+    return &count;
+}
+
+/* The running case, as test_run_group tracks it: its index in the group (-1 before the
+ * first), the group, and each case's own setup (cmocka runs the cases in order). */
+typedef struct test_group_state {
+    int current;
+    const struct CMUnitTest *tests;
+    size_t count;
+} test_group_state;
+
+static inline test_group_state *test_group(void) {
+    static test_group_state group = {.current = -1};
+    return &group;
+}
+
+static inline const char *test_current_case(void) {
+    test_group_state *group = test_group();
+    return group->current >= 0 && (size_t)group->current < group->count
+               ? group->tests[group->current].name
+               : NULL;
+}
+
+/* Each case's setup: advances to the case, then runs the case's own setup if it has one. */
+static inline int test_case_begin(void **state) {
+    test_group_state *group = test_group();
+    group->current++;
+    CMFixtureFunction own = test_current_case() ? group->tests[group->current].setup_func : NULL;
+    return own ? own(state) : 0;
+}
+
+/* Prints the SKIPPED line of the running case (test_case, the calling function, names it
+ * outside test_run_group) or of its part `part` (NULL: the whole case), and counts a whole
+ * case; under CI fails the case at file:line instead (and does not return). */
+__attribute__((format(printf, 5, 6))) static inline void
+test_skip_note(const char *file, int line, const char *test_case, const char *part,
+               const char *fmt, ...) {
+    char why[4600];
+    if (test_current_case()) test_case = test_current_case();
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(why, sizeof why, fmt, args);
+    va_end(args);
+    if (test_under_ci()) {
+        print_error("FAILED: %s%s%s%s: %s (CI=true: a missing requirement fails the run)\n",
+                    test_case, part ? ", part '" : "", part ? part : "", part ? "'" : "", why);
+        _fail(file, line);
+    }
+    print_message("SKIPPED: %s%s%s%s: %s\n", test_case, part ? ", part '" : "", part ? part : "",
+                  part ? "'" : "", why);
+    if (!part) ++*test_skipped_cases();
+}
+
+/* Skips the running case (printf-style reason); fails it under CI. */
+#define TEST_SKIP(...)                                                                             \
+    do {                                                                                           \
+        test_skip_note(__FILE__, __LINE__, __func__, NULL, __VA_ARGS__);                           \
+        skip();                                                                                    \
+    } while (0)
+
+/* Notes that the part `part` of the running case was left out; the rest of it runs. */
+#define TEST_SKIP_PART(part, ...) test_skip_note(__FILE__, __LINE__, __func__, part, __VA_ARGS__)
+
+/* Where the references and datasets are: $SKINNER_SHARED_DIR when set, else ../shared
+ * next to the repository. */
+static inline const char *test_shared_path(void) {
     static char path[4096];
-    snprintf(path, sizeof path, "%s/../shared", SKINNER_SOURCE_DIR);
+    const char *override = getenv("SKINNER_SHARED_DIR");
+    if (override && override[0]) snprintf(path, sizeof path, "%s", override);
+    else snprintf(path, sizeof path, "%s/../shared", SKINNER_SOURCE_DIR);
+    return path;
+}
+
+/* The shared folder, or NULL when it is absent (a user's fresh clone has none). */
+static inline const char *test_shared_dir(void) {
+    const char *path = test_shared_path();
     return access(path, R_OK) == 0 ? path : NULL;
 }
 
-/* Skips the current test with a message when ../shared is absent. */
+#define TEST_SHARED_MISSING                                                                        \
+    "%s (Gymnasium references, datasets) is missing: put it next to the repository or set "       \
+    "SKINNER_SHARED_DIR"
+
+/* Declares dir_var, the shared folder; skips the case when it is absent (fails under CI). */
 #define REQUIRE_SHARED(dir_var)                                                                    \
     const char *dir_var = test_shared_dir();                                                       \
-    if (!dir_var) {                                                                                \
-        print_message("skipped: ../shared (Gymnasium references, datasets) is not next to the "   \
-                      "repository\n");                                                             \
-        skip();                                                                                    \
+    if (!dir_var) TEST_SKIP(TEST_SHARED_MISSING, test_shared_path())
+
+/* Declares dir_var, the shared folder or NULL; when absent, notes that the case's
+ * `part` is left out (fails under CI). */
+#define OPTIONAL_SHARED(dir_var, part)                                                             \
+    const char *dir_var = test_shared_dir();                                                       \
+    if (!dir_var) TEST_SKIP_PART(part, TEST_SHARED_MISSING, test_shared_path())
+
+/* The test program's main: cmocka's runner, then the skip policy above (every case
+ * skipped: TEST_SKIP_EXIT; otherwise the number of failed cases, as cmocka returns). */
+static inline int test_run_group(const char *name, const struct CMUnitTest *tests, size_t count,
+                                 CMFixtureFunction setup, CMFixtureFunction teardown) {
+    /* the same cases, each entered through test_case_begin so that a skip can name it */
+    struct CMUnitTest *tracked = malloc(count * sizeof *tracked);
+    if (!tracked) {
+        fprintf(stderr, "%s: out of memory\n", name);
+        return 1;
     }
+    memcpy(tracked, tests, count * sizeof *tracked);
+    for (size_t i = 0; i < count; i++) tracked[i].setup_func = test_case_begin;
+    *test_group() = (test_group_state){.current = -1, .tests = tests, .count = count};
+    int failed = _cmocka_run_group_tests(name, tracked, count, setup, teardown);
+    free(tracked);
+    int skipped = *test_skipped_cases();
+    if (skipped) print_message("skipped %d of %zu cases (the SKIPPED lines above say why)\n",
+                               skipped, count);
+    return failed == 0 && count > 0 && (size_t)skipped == count ? TEST_SKIP_EXIT : failed;
+}
+#undef cmocka_run_group_tests
+#define cmocka_run_group_tests(tests, setup, teardown)                                             \
+    test_run_group(#tests, tests, sizeof(tests) / sizeof((tests)[0]), setup, teardown)
 
 /* Relative error with an absolute floor, for float comparisons. */
 static inline double test_rel_err(double got, double want, double floor_abs) {

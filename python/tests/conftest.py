@@ -1,6 +1,11 @@
 """Shared set-up of the Python module's tests: where the repository, the build
 and ../shared are. ctest runs them as `/usr/bin/python3 -m pytest` with
-PYTHONPATH=build/python and SKINNER_BUILD=build."""
+PYTHONPATH=build/python and SKINNER_BUILD=build.
+
+Skips are loud (as the C tests' TEST_SKIP in tests/test_util.h): a test whose
+requirement is absent skips through `require`, the summary prints one line
+`SKIPPED: <test>: <why>` per skipped test (which `make test` gathers), and under
+CI (CI=true) a missing requirement fails the test instead, naming the path."""
 
 import os
 import pathlib
@@ -9,12 +14,38 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("SKINNER_BUILD", REPO / "build"))
-SHARED = REPO.parent / "shared"
+# the references and datasets: $SKINNER_SHARED_DIR, else ../shared next to the repository
+SHARED = pathlib.Path(os.environ.get("SKINNER_SHARED_DIR") or REPO.parent / "shared")
 COUNTRIES = SHARED / "datasets" / "countries_s3"
+
+
+def under_ci():
+    return os.environ.get("CI", "") not in ("", "0", "false")
+
+
+def require(path, why):
+    """`path` when it exists; otherwise skips the test saying what is missing and
+    why it matters (under CI fails it instead)."""
+    path = pathlib.Path(path)
+    if path.exists():
+        return path
+    message = f"{path} is missing ({why})"
+    if under_ci():
+        pytest.fail(f"{message}; CI=true: a missing requirement fails the run", pytrace=False)
+    pytest.skip(message)
 
 
 @pytest.fixture
 def countries():
-    if not COUNTRIES.is_dir():
-        pytest.skip(f"no dataset at {COUNTRIES}")
-    return str(COUNTRIES)
+    return str(require(COUNTRIES, "the dataset countries_s3 of ../shared: put ../shared next to "
+                                  "the repository or set SKINNER_SHARED_DIR"))
+
+
+def pytest_terminal_summary(terminalreporter):
+    skipped = terminalreporter.stats.get("skipped", [])
+    for report in skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        reason = reason[len("Skipped: "):] if reason.startswith("Skipped: ") else reason
+        terminalreporter.write_line(f"SKIPPED: {report.nodeid}: {reason}")
+    if skipped:
+        terminalreporter.write_line(f"skipped {len(skipped)} tests (the SKIPPED lines above say why)")

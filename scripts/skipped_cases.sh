@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# After ctest (`make test` runs it): what skipped, from ctest's log. Each test prints
+# `SKIPPED: <case>: <why>` for a case it skipped, or `SKIPPED: <case>, part '<part>': <why>`
+# for a part of one (tests/test_util.h, python/tests/conftest.py); this groups them by
+# reason under the test program that printed them. Usage: skipped_cases.sh [LastTest.log]
+set -euo pipefail
+log=${1:-build/Testing/Temporary/LastTest.log}
+[[ -f $log ]] || { echo "skipped_cases: no ctest log at $log"; exit 0; }
+awk '
+/^[0-9]+\/[0-9]+ Testing: / { test = $3; next }
+/^SKIPPED: / {
+    line = substr($0, 10)
+    split_at = index(line, ": ")
+    what = substr(line, 1, split_at - 1); why = substr(line, split_at + 2)
+    if (what ~ /, part \x27/) parts++; else cases++
+    if (!(why in listed)) { reasons[++num_reasons] = why; listed[why] = "" ; count[why] = 0 }
+    listed[why] = listed[why] "\n      " test ": " what
+    count[why]++
+}
+END {
+    if (cases + parts == 0) { print "skipped: none"; exit }
+    printf "skipped: %d case%s", cases, cases == 1 ? "" : "s"
+    if (parts) printf " and %d part%s of cases", parts, parts == 1 ? "" : "s"
+    print ", because:"
+    for (r = 1; r <= num_reasons; r++) printf "  %d: %s%s\n", count[reasons[r]], reasons[r], listed[reasons[r]]
+}' "$log"
