@@ -213,10 +213,14 @@ def test_reset_seeds():
 def test_bad_discrete_actions(actions, message):
     with skinner.make("CartPole-v1", num_envs=4, seed=0) as env:
         obs, _ = env.reset()
-        before = obs.copy()
+        env.actions[:] = [1, 0, 1, 0]
+        obs, rewards, terminations, truncations, _ = env.step(env.actions)
+        before = [a.copy() for a in (obs, rewards, terminations, truncations, env.actions)]
         with pytest.raises(ValueError, match=message):
             env.step(actions)
-        assert np.array_equal(obs, before)  # nothing was stepped
+        after = (obs, rewards, terminations, truncations, env.actions)
+        for a, b in zip(before, after):  # nothing was stepped, nothing you see was written
+            assert np.array_equal(a, b)
         env.step(np.zeros(4, np.int32))  # and the env still works
 
 
