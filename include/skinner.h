@@ -223,9 +223,14 @@ SK_API sk_status sk_evaluate_with(const char *checkpoint, const char *env_name,
                                   uint64_t seed, const char *trace_path, sk_eval_result *out);
 
 /* Baselines without a policy: the env's hand-written heuristic
- * (sk_env_def.heuristic), or action 0 on every head (for Morpho-v0: WAIT,
- * the host alone). */
-typedef enum sk_controller { SK_CONTROLLER_HEURISTIC, SK_CONTROLLER_ZERO } sk_controller;
+ * (sk_env_def.heuristic), action 0 on every head (for Morpho-v0: WAIT, the
+ * host alone), or uniform random actions (each head's allowed choices, or
+ * each continuous value within its bounds; seeded, one stream per env). */
+typedef enum sk_controller {
+    SK_CONTROLLER_HEURISTIC,
+    SK_CONTROLLER_ZERO,
+    SK_CONTROLLER_RANDOM
+} sk_controller;
 /* Runs `episodes` episodes of env_name, created from cfg's env.* keys, with a
  * controller; as sk_evaluate otherwise. */
 SK_API sk_status sk_evaluate_controller(const char *env_name, const sk_config *cfg,

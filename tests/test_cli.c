@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/stat.h>
@@ -120,18 +121,18 @@ static void cli_run_free(cli_run *r) {
     r->out = r->err = NULL;
 }
 
-/* Starts SKINNER_BINARY with the NULL-terminated args; stdout and stderr go to files in g_tmp. */
-static void cli_start(cli_run *r, const char *first, va_list rest) {
+/* Starts SKINNER_BINARY with args (NULL-terminated); stdout and stderr go to files in g_tmp. */
+static void cli_start_argv(cli_run *r, char *const *args) {
     memset(r, 0, sizeof *r);
     char *argv[CLI_MAX_ARGS + 2];
     int argc = 0;
     argv[argc++] = (char *)SKINNER_BINARY;
     size_t used = (size_t)snprintf(r->command, sizeof r->command, "skinner");
-    for (const char *arg = first; arg; arg = va_arg(rest, const char *)) {
+    for (int i = 0; args[i]; i++) {
         if (argc > CLI_MAX_ARGS) fail_msg("too many arguments");
-        argv[argc++] = (char *)arg;
+        argv[argc++] = args[i];
         if (used < sizeof r->command)
-            used += (size_t)snprintf(r->command + used, sizeof r->command - used, " %s", arg);
+            used += (size_t)snprintf(r->command + used, sizeof r->command - used, " %s", args[i]);
     }
     argv[argc] = NULL;
     char out_path[4200], err_path[4200];
@@ -153,6 +154,17 @@ static void cli_start(cli_run *r, const char *first, va_list rest) {
         _exit(127);
     }
     r->pid = pid;
+}
+
+static void cli_start(cli_run *r, const char *first, va_list rest) {
+    char *args[CLI_MAX_ARGS + 2];
+    int argc = 0;
+    for (const char *arg = first; arg; arg = va_arg(rest, const char *)) {
+        if (argc > CLI_MAX_ARGS) fail_msg("too many arguments");
+        args[argc++] = (char *)arg;
+    }
+    args[argc] = NULL;
+    cli_start_argv(r, args);
 }
 
 static void cli_finish(cli_run *r) {
@@ -963,6 +975,383 @@ static void test_user_facing_messages(void **unused) {
     cli_run_free(&r);
 }
 
+/* ------------------------------------- issue 30: the commands the docs print */
+
+/* The working folder g_tmp/NAME (created), entered; leave_dir goes back. The
+ * docs' commands name ./libgridworld.so and write runs/ where they run. */
+static char g_home[4096];
+
+static void enter_dir(const char *name) {
+    char dir[4200];
+    path_in_tmp(dir, sizeof dir, name);
+    char command[4400];
+    snprintf(command, sizeof command, "mkdir -p '%s'", dir);
+    assert_int_equal(system(command), 0);
+    if (!getcwd(g_home, sizeof g_home)) fail_msg("getcwd: %s", strerror(errno));
+    if (chdir(dir) != 0) fail_msg("cannot enter %s: %s", dir, strerror(errno));
+}
+
+static void leave_dir(void) {
+    if (chdir(g_home) != 0) fail_msg("cannot go back to %s: %s", g_home, strerror(errno));
+}
+
+enum { DOC_MAX_COMMANDS = 16, DOC_LINE = 512 };
+
+/* The `skinner ...` lines of the ```sh blocks of a file of the source tree,
+ * without the program's name and a trailing # comment; how many. */
+static int doc_commands(const char *relative, char lines[][DOC_LINE]) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", SKINNER_SOURCE_DIR, relative);
+    char *text = read_file(path, NULL);
+    if (!text) fail_msg("cannot read %s", path);
+    int count = 0;
+    bool in_sh = false;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strncmp(line, "```", 3) == 0) {
+            in_sh = !in_sh && strcmp(line, "```sh") == 0;
+            continue;
+        }
+        if (!in_sh || strncmp(line, "skinner ", 8) != 0) continue;
+        if (count == DOC_MAX_COMMANDS) fail_msg("%s: more than %d commands", path, count);
+        char *comment = strstr(line, " #");
+        if (comment) *comment = '\0';
+        snprintf(lines[count++], DOC_LINE, "%s", line + 8);
+    }
+    free(text);
+    return count;
+}
+
+/* Splits a command line at spaces into args (NULL-terminated, pointing into
+ * line), with the docs' placeholder RUN (alone or as RUN/...) made run_dir. */
+static void doc_args(char *line, const char *run_dir, char *args[CLI_MAX_ARGS + 1],
+                     char storage[CLI_MAX_ARGS][4400]) {
+    int argc = 0;
+    for (char *word = strtok(line, " "); word; word = strtok(NULL, " ")) {
+        if (argc == CLI_MAX_ARGS) fail_msg("too many words in '%s'", line);
+        if (run_dir && (strcmp(word, "RUN") == 0 || strncmp(word, "RUN/", 4) == 0)) {
+            snprintf(storage[argc], sizeof storage[argc], "%s%s", run_dir, word + 3);
+            word = storage[argc];
+        }
+        args[argc++] = word;
+    }
+    args[argc] = NULL;
+}
+
+/* The run folder a train command printed ("run folder: DIR"), in buf. */
+static void printed_run_dir(const cli_run *r, char *buf, size_t size) {
+    const char *at = strstr(r->out, "run folder: ");
+    if (!at) FAIL_RUN(r, "%s", "no 'run folder: ' line");
+    at += strlen("run folder: ");
+    size_t len = strcspn(at, "\n");
+    if (len >= size) FAIL_RUN(r, "%s", "run folder path too long");
+    memcpy(buf, at, len);
+    buf[len] = '\0';
+}
+
+/* A command the docs print ran cleanly: exit 0, no error, and no note about a
+ * choice the user did not make. */
+static void expect_clean_at(int line, const cli_run *r) {
+    expect_exit_at(line, r, 0);
+    if (strstr(r->err, "error")) FAIL_RUN_AT(line, r, "%s", "an error on stderr despite exit 0");
+    if (strstr(r->err, "note:")) FAIL_RUN_AT(line, r, "%s", "a note about a default");
+}
+#define expect_clean(r) expect_clean_at(__LINE__, (r))
+
+/* Issue 30 item 1: the example plugin's commands, exactly as its README prints
+ * them, in a folder holding ./libgridworld.so. `skinner train
+ * ./libgridworld.so:GridWorld-v0` segfaulted without --quiet (the steps notice
+ * parsed env.num_envs from a config without it), and every test passed
+ * --quiet. RUN is the run folder the first train command printed. */
+static void test_plugin_doc_commands(void **unused) {
+    (void)unused;
+    char lines[DOC_MAX_COMMANDS][DOC_LINE];
+    int count = doc_commands("examples/plugin/README.md", lines);
+    if (count < 5) fail_msg("examples/plugin/README.md: %d skinner commands, expected its 6", count);
+    enter_dir("plugin-docs");
+    if (symlink(PLUGIN_GRIDWORLD, "libgridworld.so") != 0 && errno != EEXIST)
+        fail_msg("symlink: %s", strerror(errno));
+    char run_dir[4200] = "", storage[CLI_MAX_ARGS][4400];
+    bool trained = false, listed = false;
+    for (int c = 0; c < count; c++) {
+        char *args[CLI_MAX_ARGS + 1];
+        bool needs_run = strstr(lines[c], "RUN") != NULL;
+        if (needs_run && !run_dir[0]) fail_msg("'%s' names RUN before a train command", lines[c]);
+        doc_args(lines[c], run_dir, args, storage);
+        cli_run r;
+        cli_start_argv(&r, args);
+        cli_finish(&r);
+        expect_clean(&r);
+        if (!run_dir[0] && strcmp(args[0], "train") == 0) {
+            printed_run_dir(&r, run_dir, sizeof run_dir);
+            trained = true;
+        }
+        listed |= strcmp(args[args[1] && strcmp(args[0], "--env-lib") == 0 ? 2 : 0], "envs") == 0 &&
+                  strstr(r.out, "GridWorld-v0") != NULL;
+        cli_run_free(&r);
+    }
+    leave_dir();
+    if (!trained || !listed) fail_msg("the README's commands trained %s and listed GridWorld-v0 %s",
+                                      trained ? "yes" : "no", listed ? "yes" : "no");
+}
+
+/* `make run` is quiet about its own choices: the Makefile's run recipe,
+ * verbatim, printed a note that the preset's 500000 steps are not a multiple of
+ * the batch. A --total-steps the user gives is still noted
+ * (test_user_facing_messages). */
+static void test_make_run_is_quiet_about_its_defaults(void **unused) {
+    (void)unused;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/Makefile", SKINNER_SOURCE_DIR);
+    char *makefile = read_file(path, NULL);
+    if (!makefile) fail_msg("cannot read %s", path);
+    const char *recipe = strstr(makefile, "\nrun:");
+    const char *program = recipe ? strstr(recipe, "$(BUILD)/skinner ") : NULL;
+    if (!program) fail_msg("%s has no 'run:' recipe running $(BUILD)/skinner", path);
+    char line[DOC_LINE], storage[CLI_MAX_ARGS][4400], *args[CLI_MAX_ARGS + 1];
+    program += strlen("$(BUILD)/skinner ");
+    snprintf(line, sizeof line, "%.*s", (int)strcspn(program, "\n"), program);
+    free(makefile);
+    doc_args(line, NULL, args, storage);
+    enter_dir("make-run");
+    cli_run r;
+    cli_start_argv(&r, args);
+    cli_finish(&r);
+    leave_dir();
+    expect_clean(&r);
+    expect_stdout(&r, "solved");
+    cli_run_free(&r);
+}
+
+/* Issue 30 item 2: eval ENV --checkpoint RUN_DIR reloads the run's plugin, as
+ * the checkpoint file did; from another folder, without --env-lib. */
+static void test_eval_run_dir_reloads_plugin(void **unused) {
+    (void)unused;
+    char run_dir[4200], spec[4300];
+    path_in_tmp(run_dir, sizeof run_dir, "gridworld-run");
+    snprintf(spec, sizeof spec, "%s:GridWorld-v0", PLUGIN_GRIDWORLD);
+    cli_run r;
+    RUN(&r, "train", spec, "--stop-when-solved", "--run-dir", run_dir, "--quiet");
+    expect_exit(&r, 0);
+    cli_run_free(&r);
+    RUN(&r, "eval", "GridWorld-v0", "--checkpoint", run_dir, "--episodes", "10", "--json");
+    expect_exit(&r, 0);
+    cJSON *json = parse_json_object(&r, r.out, "eval --json");
+    if (json_number(&r, json, "episodes") != 10) FAIL_RUN(&r, "%s", "not 10 episodes");
+    cJSON_Delete(json);
+    cli_run_free(&r);
+    /* a checkpoint whose plugin is gone says so */
+    RUN(&r, "eval", "GridWorld-v0", "--checkpoint", "/nonexistent/run");
+    EXPECT_ERROR(&r, 2, "GridWorld-v0");
+    cli_run_free(&r);
+}
+
+/* Issue 30 item 9: an env with a NULL alias and summary (allowed by
+ * skinner/env.h; v1_plugin's OldAbi-v0) is listed, not a segfault. */
+static void test_envs_null_alias(void **unused) {
+    (void)unused;
+    cli_run r;
+    RUN(&r, "envs", "--env-lib", PLUGIN_V1);
+    expect_exit(&r, 0);
+    const char *line = strstr(r.out, "\nOldAbi-v0 ");
+    if (!line) FAIL_RUN(&r, "%s", "no OldAbi-v0 line");
+    const char *header = r.out, *cartpole = strstr(r.out, "\nCartPole-v1");
+    long alias_column = strstr(header, "alias") - header;
+    if (!cartpole || line[1 + alias_column] != '-')
+        FAIL_RUN(&r, "%s", "OldAbi-v0's alias column does not show '-'");
+    cli_run_free(&r);
+    RUN(&r, "envs", "--json", "--env-lib", PLUGIN_V1);
+    expect_exit(&r, 0);
+    bool found = false;
+    for (char *row = strtok(r.out, "\n"); row; row = strtok(NULL, "\n")) {
+        cJSON *json = cJSON_Parse(row);
+        if (!cJSON_IsObject(json)) FAIL_RUN(&r, "not a JSON object: %s", row);
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(json, "id");
+        if (cJSON_IsString(id) && strcmp(id->valuestring, "OldAbi-v0") == 0) {
+            found = true;
+            if (!cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(json, "alias")) ||
+                !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(json, "summary")))
+                FAIL_RUN(&r, "OldAbi-v0's alias and summary are not null: %s", row);
+        }
+        cJSON_Delete(json);
+    }
+    if (!found) FAIL_RUN(&r, "%s", "no OldAbi-v0 object");
+    cli_run_free(&r);
+}
+
+/* Issue 30 item 18: an error that embeds sk_last_error() in sk_fail reads
+ * what it writes; the message must come out whole. */
+static void test_fail_embeds_last_error(void **unused) {
+    (void)unused;
+    sk_fail(SK_ERR_UNKNOWN_ENV, "unknown environment '%s'", "Nope-v0");
+    assert_int_equal(sk_fail(SK_ERR_CORRUPT, "checkpoint 'x' was trained on unknown env '%s' (%s)",
+                             "Nope-v0", sk_last_error()),
+                     SK_ERR_CORRUPT);
+    assert_string_equal(sk_last_error(), "checkpoint 'x' was trained on unknown env 'Nope-v0' "
+                                         "(unknown environment 'Nope-v0')");
+}
+
+/* Issue 30 item 18: an env whose create or check_state fails without a
+ * message is named, with the function, instead of "error: no error". */
+static void test_silent_env_failures_are_named(void **unused) {
+    (void)unused;
+    char spec[4300], run_dir[4200];
+    snprintf(spec, sizeof spec, "%s:SilentCreate-v0", PLUGIN_CLI_FIXTURE);
+    cli_run r;
+    RUN(&r, "train", spec, "--total-steps", "64", "--quiet");
+    EXPECT_ERROR(&r, 1, "SilentCreate-v0's create", "without a message");
+    if (strstr(r.err, "no error")) FAIL_RUN(&r, "%s", "'no error'");
+    cli_run_free(&r);
+    snprintf(spec, sizeof spec, "%s:SilentCheck-v0", PLUGIN_CLI_FIXTURE);
+    path_in_tmp(run_dir, sizeof run_dir, "silent-check");
+    RUN(&r, "train", spec, "--total-steps", "64", "--run-dir", run_dir, "--quiet");
+    expect_exit(&r, 0);
+    cli_run_free(&r);
+    RUN(&r, "train", "SilentCheck-v0", "--resume", run_dir, "--total-steps", "128", "--quiet");
+    EXPECT_ERROR(&r, 1, "SilentCheck-v0's check_state", "without a message");
+    if (strstr(r.err, "no error")) FAIL_RUN(&r, "%s", "'no error'");
+    cli_run_free(&r);
+}
+
+/* Issue 30 item 14: the default run folder stays inside runs/ whatever the
+ * env's id holds ('/' and ".." here). */
+static void test_default_run_dir_stays_in_runs(void **unused) {
+    (void)unused;
+    enter_dir("escape/a/b");
+    cli_run r;
+    RUN(&r, "train", "escape", "--env-lib", PLUGIN_CLI_FIXTURE, "--total-steps", "64", "--quiet");
+    char run_dir[4200];
+    expect_exit(&r, 0);
+    printed_run_dir(&r, run_dir, sizeof run_dir);
+    struct stat st;
+    bool inside = strncmp(run_dir, "runs/", 5) == 0 && !strchr(run_dir + 5, '/') &&
+                  strcmp(run_dir + 5, "..") != 0 && stat(run_dir, &st) == 0 && S_ISDIR(st.st_mode);
+    bool escaped = stat("../escape", &st) == 0 || stat("../../escape/escape", &st) == 0;
+    leave_dir();
+    if (!inside || escaped)
+        FAIL_RUN(&r, "the run folder %s is not one folder inside runs/%s", run_dir,
+                 escaped ? " (it escaped to ../escape)" : "");
+    cli_run_free(&r);
+}
+
+/* The value after `label` in text (as printed), and how many significant
+ * digits it was printed with. */
+static double printed_number(const cli_run *r, const char *label, int *digits) {
+    const char *at = strstr(r->out, label);
+    if (!at) FAIL_RUN(r, "no '%s'", label);
+    at += strlen(label);
+    char *end = NULL;
+    double value = strtod(at, &end);
+    if (end == at) FAIL_RUN(r, "no number after '%s'", label);
+    const char *first = at;
+    while (first < end && (*first == '-' || *first == '0' || *first == '.')) first++;
+    *digits = 0;
+    for (const char *c = first; c < end; c++) *digits += isdigit((unsigned char)*c) != 0;
+    return value;
+}
+
+/* Issue 30: eval's text shows at least 3 significant digits (a return of 0.41
+ * +- 0.61 was printed for 0.411 +- 0.614), the same figures as --json. */
+static void test_eval_text_digits(void **unused) {
+    (void)unused;
+    cli_run text, json_run;
+    RUN(&text, "eval", "GridWorld-v0", "--env-lib", PLUGIN_GRIDWORLD, "--policy", "random",
+        "--episodes", "200", "--seed", "3");
+    expect_exit(&text, 0);
+    RUN(&json_run, "eval", "GridWorld-v0", "--env-lib", PLUGIN_GRIDWORLD, "--policy", "random",
+        "--episodes", "200", "--seed", "3", "--json");
+    expect_exit(&json_run, 0);
+    cJSON *json = parse_json_object(&json_run, json_run.out, "eval --json");
+    const char *labels[] = {"return ", "+- ", "(min "};
+    const char *keys[] = {"mean_return", "std_return", "min_return"};
+    for (int k = 0; k < 3; k++) {
+        int digits;
+        double shown_value = printed_number(&text, labels[k], &digits);
+        double exact = json_number(&json_run, json, keys[k]);
+        if (digits < 3 || !(fabs(shown_value - exact) <= 5e-3 * fabs(exact) + 1e-9))
+            FAIL_RUN(&text, "%s printed as %g with %d significant digits (exact %.6g)", keys[k],
+                     shown_value, digits, exact);
+    }
+    cJSON_Delete(json);
+    cli_run_free(&text);
+    cli_run_free(&json_run);
+}
+
+/* Issue 30: eval --policy random, a uniform baseline. CartPole-v1's random
+ * policy balances ~22 steps on average (Gymnasium's documented random-agent
+ * return); Masked-v0's forbidden actions are never taken (each costs 100) and
+ * its two allowed ones are taken equally often; Pendulum-v1's torques spread
+ * over [-2, 2] and stay in it; a seed gives the same figures, another seed
+ * others. */
+static void test_eval_random_policy(void **unused) {
+    (void)unused;
+    cli_run r, again;
+    RUN(&r, "eval", "CartPole-v1", "--policy", "random", "--episodes", "1000", "--json");
+    expect_exit(&r, 0);
+    cJSON *json = parse_json_object(&r, r.out, "eval --json");
+    double mean = json_number(&r, json, "mean_return");
+    if (!(mean > 20.0 && mean < 24.5)) FAIL_RUN(&r, "random CartPole-v1 return %g, expected ~22", mean);
+    cJSON_Delete(json);
+    cli_run_free(&r);
+
+    const int episodes = 250, steps = 4 * episodes; /* Masked-v0: 4 steps an episode */
+    RUN(&r, "eval", "Masked-v0", "--env-lib", PLUGIN_CLI_FIXTURE, "--policy", "random",
+        "--episodes", "250", "--json");
+    expect_exit(&r, 0);
+    json = parse_json_object(&r, r.out, "eval --json");
+    if (json_number(&r, json, "mean_return") != 4.0)
+        FAIL_RUN(&r, "%s", "a masked action was taken (return below 4)");
+    const cJSON *actions = cJSON_GetObjectItemCaseSensitive(json, "actions");
+    double counts[4];
+    for (int a = 0; a < 4; a++) {
+        char name[8];
+        snprintf(name, sizeof name, "%d", a);
+        counts[a] = json_number(&r, actions, name);
+    }
+    /* binomial(1000, 1/2): sd ~16; 5 sd either side */
+    if (counts[0] != 0 || counts[2] != 0 || counts[1] + counts[3] != steps ||
+        fabs(counts[1] - steps / 2.0) > 80.0)
+        FAIL_RUN(&r, "actions taken %g %g %g %g, expected 0, ~%d, 0, ~%d", counts[0], counts[1],
+                 counts[2], counts[3], steps / 2, steps / 2);
+    cJSON_Delete(json);
+    cli_run_free(&r);
+
+    char trace[4200];
+    path_in_tmp(trace, sizeof trace, "random-pendulum.jsonl");
+    RUN(&r, "eval", "Pendulum-v1", "--policy", "random", "--episodes", "2", "--trace", trace);
+    expect_exit(&r, 0);
+    cli_run_free(&r);
+    char *rows = read_file(trace, NULL);
+    if (!rows) fail_msg("no trace %s", trace);
+    double low = INFINITY, high = -INFINITY;
+    int count = 0;
+    for (char *row = strtok(rows, "\n"); row; row = strtok(NULL, "\n")) {
+        cJSON *step = cJSON_Parse(row);
+        const cJSON *action = cJSON_GetObjectItemCaseSensitive(step, "action");
+        if (cJSON_IsArray(action)) {
+            double u = cJSON_GetArrayItem(action, 0)->valuedouble;
+            low = fmin(low, u), high = fmax(high, u), count++;
+        }
+        cJSON_Delete(step);
+    }
+    free(rows);
+    if (count != 400 || low < -2.0 || high > 2.0 || low > -1.8 || high < 1.8)
+        fail_msg("random Pendulum-v1 torques: %d steps in [%g, %g], expected 400 spread over "
+                 "[-2, 2]", count, low, high);
+
+    RUN(&r, "eval", "GridWorld-v0", "--env-lib", PLUGIN_GRIDWORLD, "--policy", "random",
+        "--episodes", "20", "--seed", "5", "--json");
+    RUN(&again, "eval", "GridWorld-v0", "--env-lib", PLUGIN_GRIDWORLD, "--policy", "random",
+        "--episodes", "20", "--seed", "5", "--json");
+    expect_exit(&r, 0);
+    if (strcmp(r.out, again.out) != 0) FAIL_RUN(&again, "seed 5 twice differs from:\n%s", r.out);
+    cli_run_free(&again);
+    RUN(&again, "eval", "GridWorld-v0", "--env-lib", PLUGIN_GRIDWORLD, "--policy", "random",
+        "--episodes", "20", "--seed", "6", "--json");
+    if (strcmp(r.out, again.out) == 0) FAIL_RUN(&again, "%s", "seeds 5 and 6 give the same figures");
+    cli_run_free(&again);
+    cli_run_free(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unknown_command),
@@ -989,6 +1378,15 @@ int main(void) {
         cmocka_unit_test(test_bench_env_options),
         cmocka_unit_test(test_eval_moved_dataset),
         cmocka_unit_test(test_bench_env_slow_steps_keep_the_budget),
+        cmocka_unit_test(test_plugin_doc_commands),
+        cmocka_unit_test(test_make_run_is_quiet_about_its_defaults),
+        cmocka_unit_test(test_eval_run_dir_reloads_plugin),
+        cmocka_unit_test(test_envs_null_alias),
+        cmocka_unit_test(test_fail_embeds_last_error),
+        cmocka_unit_test(test_silent_env_failures_are_named),
+        cmocka_unit_test(test_default_run_dir_stays_in_runs),
+        cmocka_unit_test(test_eval_text_digits),
+        cmocka_unit_test(test_eval_random_policy),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -13,14 +13,17 @@
 
 static const char *g_eval_usage =
     "usage: skinner eval ENV --checkpoint FILE|RUN_DIR [--env.KEY VALUE ...] [options]\n"
-    "       skinner eval ENV --policy heuristic|zero [--config FILE] [--env.KEY VALUE ...] [options]\n"
+    "       skinner eval ENV --policy random|zero|heuristic [--config FILE] [--env.KEY VALUE ...]\n"
+    "                        [options]\n"
     "\n"
     "Runs a saved policy, or a baseline controller, for N whole episodes and\n"
     "prints the mean and standard deviation of the return and of the env's other\n"
     "episode scores (Morpho-v0: test accuracy, extra parameters, fossils,\n"
     "Shapley values), and how often each head-0 action was taken.\n"
-    "Baselines: 'heuristic' is the env's hand-written controller (Morpho-v0 has\n"
-    "one); 'zero' takes action 0 on every head (Morpho-v0: WAIT, the host alone).\n"
+    "Baselines: 'random' takes uniform random actions (each head's allowed choices,\n"
+    "continuous values within their bounds; --seed sets them); 'zero' takes action\n"
+    "0 on every head (Morpho-v0: WAIT, the host alone); 'heuristic' is the env's\n"
+    "hand-written controller (Morpho-v0 has one).\n"
     "They create the env from its preset (or --config) and --env.KEY overrides.\n"
     "A checkpoint carries its run's config; --env.KEY may only point its data\n"
     "locations elsewhere (keys the env reads as paths, such as env.dataset).\n"
@@ -35,7 +38,8 @@ static const char *g_eval_usage =
     "options:\n"
     "  --checkpoint FILE   a policy.safetensors written by 'skinner train', or the run\n"
     "                      folder that holds it\n"
-    "  --policy NAME       checkpoint (default, needs --checkpoint), heuristic or zero\n"
+    "  --policy NAME       checkpoint (default, needs --checkpoint), random, zero or\n"
+    "                      heuristic\n"
     "  --config FILE       baselines: INI layered on the env's preset to create it\n"
     "  --episodes N        episodes to run (default 100); for Prover-v0, run N\n"
     "                      episodes and report returns instead of ranking\n"
@@ -145,6 +149,19 @@ static const char *action_name(const sk_env_def *env, int a, char *buf, size_t s
     return buf;
 }
 
+/* A score with at least 3 significant digits and at least 2 decimals, never
+ * in exponent form: 0.957, 0.0312, 21.50, 500.00 (a fixed %.2f showed a small
+ * return as 0.96 +- 0.03). */
+static const char *format_score(char *buf, size_t size, double value) {
+    enum { MIN_DIGITS = 3, MIN_DECIMALS = 2, MAX_DECIMALS = 8 };
+    int decimals = MIN_DECIMALS;
+    if (isfinite(value) && value != 0.0)
+        decimals = (int)SK_MAX(MIN_DECIMALS, SK_MIN(MAX_DECIMALS, MIN_DIGITS - 1 -
+                                                    (int)floor(log10(fabs(value)))));
+    snprintf(buf, size, "%.*f", decimals, value);
+    return buf;
+}
+
 /* The return, the env's other episode scores, and the head-0 actions taken. */
 static void print_eval(const sk_env_def *env, const char *who, bool greedy,
                        const sk_eval_result *r, bool json) {
@@ -170,11 +187,16 @@ static void print_eval(const sk_env_def *env, const char *who, bool greedy,
         printf("}\n");
         return;
     }
-    printf("%s: %d episodes, return %.2f +- %.2f (min %.2f, max %.2f), length %.1f\n", env->id,
-           r->episodes, r->mean_return, r->std_return, r->min_return, r->max_return,
-           r->mean_length);
+    char mean[32], std[32], min[32], max[32];
+    printf("%s: %d episodes, return %s +- %s (min %s, max %s), length %.1f\n", env->id,
+           r->episodes, format_score(mean, sizeof mean, r->mean_return),
+           format_score(std, sizeof std, r->std_return),
+           format_score(min, sizeof min, r->min_return),
+           format_score(max, sizeof max, r->max_return), r->mean_length);
     for (int f = 2; f < r->num_log_fields; f++)
-        printf("  %-14s %10.4f +- %.4f\n", env->log_names[f], r->log_mean[f], r->log_std[f]);
+        printf("  %-14s %10s +- %s\n", env->log_names[f],
+               format_score(mean, sizeof mean, r->log_mean[f]),
+               format_score(std, sizeof std, r->log_std[f]));
     if (r->num_ops && steps > 0 && sk_env_extras_of(env)->action_names) {
         printf("  actions:");
         for (int a = 0; a < r->num_ops; a++)
@@ -206,16 +228,6 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
     if (argc < 1 || argv[0][0] == '-') {
         fputs(g_eval_usage, stderr);
         return cli_error(SK_EXIT_USAGE, "missing ENV (see 'skinner envs')");
-    }
-    const sk_env_def *env = sk_env_find(argv[0]);
-    if (!env) { /* a plugin env: its checkpoint's run names the plugin */
-        char message[1024];
-        snprintf(message, sizeof message, "%s", sk_last_error());
-        for (int i = 1; i + 1 < argc && !env; i++)
-            if (strcmp(argv[i], "--checkpoint") == 0 &&
-                sk_checkpoint_load_plugin(argv[i + 1]) == SK_OK)
-                env = sk_env_find(argv[0]);
-        if (!env) return cli_error(SK_EXIT_USAGE, "%s", message);
     }
     const char *checkpoint = NULL, *policy = "checkpoint", *config_path = NULL, *trace = NULL;
     long long episodes = 100, seed = 1, threads = -1;
@@ -295,17 +307,30 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
                              checkpoint);
         checkpoint = checkpoint_in_dir;
     }
+    const sk_env_def *env = sk_env_find(argv[0]);
+    if (!env && checkpoint) { /* a plugin env: its checkpoint's run names the plugin */
+        char message[1024];
+        snprintf(message, sizeof message, "%s", sk_last_error());
+        if (sk_checkpoint_load_plugin(checkpoint) != SK_OK)
+            return cli_error(SK_EXIT_USAGE, "%s; nor could the plugin its checkpoint names be "
+                                            "loaded: %s",
+                             message, sk_last_error());
+        env = sk_env_find(argv[0]);
+    }
+    if (!env) return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
     bool baseline = strcmp(policy, "checkpoint") != 0;
     sk_controller controller = SK_CONTROLLER_ZERO;
     if (strcmp(policy, "heuristic") == 0) controller = SK_CONTROLLER_HEURISTIC;
+    else if (strcmp(policy, "random") == 0) controller = SK_CONTROLLER_RANDOM;
     else if (baseline && strcmp(policy, "zero") != 0)
-        return cli_error(SK_EXIT_USAGE, "--policy '%s' (expected checkpoint, heuristic or zero)",
-                         policy);
+        return cli_error(SK_EXIT_USAGE,
+                         "--policy '%s' (expected checkpoint, random, zero or heuristic)", policy);
     if (baseline && checkpoint)
         return cli_error(SK_EXIT_USAGE, "--policy %s runs without a checkpoint; drop --checkpoint",
                          policy);
     if (!baseline && !checkpoint)
-        return cli_error(SK_EXIT_USAGE, "eval needs --checkpoint FILE (or --policy heuristic|zero)");
+        return cli_error(SK_EXIT_USAGE,
+                         "eval needs --checkpoint FILE (or --policy random|zero|heuristic)");
     const char *key, *value;
     if (!baseline && config_path)
         return cli_error(SK_EXIT_USAGE,
@@ -369,6 +394,9 @@ int cmd_eval(int argc, char **argv) {
     return rc;
 }
 
+/* An optional name (an env's alias may be NULL) for a table cell. */
+static const char *or_dash(const char *text) { return text ? text : "-"; }
+
 /* Gymnasium's names: Discrete(n) for one head, MultiDiscrete([n1 n2 ...]) for
  * several, Box(shape) with its bounds for continuous actions. */
 static void describe_actions(char *buf, size_t size, const sk_action_space *space) {
@@ -384,6 +412,22 @@ static void describe_actions(char *buf, size_t size, const sk_action_space *spac
     for (int h = 0; h < space->num_heads && used < size; h++)
         used += (size_t)snprintf(buf + used, size - used, "%s%d", h ? " " : "", space->head_sizes[h]);
     if (used < size) snprintf(buf + used, size - used, "])");
+}
+
+/* text as a JSON string on stdout, or null for NULL (an env's alias and
+ * summary may be NULL; a plugin's strings may hold quotes). */
+static void print_json_text(const char *text) {
+    if (!text) {
+        fputs("null", stdout);
+        return;
+    }
+    putchar('"');
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        if (*c == '"' || *c == '\\') printf("\\%c", *c);
+        else if (*c < 0x20) printf("\\u%04x", *c);
+        else putchar(*c);
+    }
+    putchar('"');
 }
 
 int cmd_envs(int argc, char **argv) {
@@ -406,7 +450,7 @@ int cmd_envs(int argc, char **argv) {
         char actions[ACTIONS_SIZE];
         describe_actions(actions, sizeof actions, &envs[i]->action_space);
         id_width = SK_MAX(id_width, (int)strlen(envs[i]->id));
-        alias_width = SK_MAX(alias_width, (int)strlen(envs[i]->alias));
+        alias_width = SK_MAX(alias_width, (int)strlen(or_dash(envs[i]->alias)));
         actions_width = SK_MAX(actions_width, (int)strlen(actions));
     }
     bool any_configurable = false;
@@ -421,18 +465,25 @@ int cmd_envs(int argc, char **argv) {
             snprintf(threshold, sizeof threshold, "%g", env->solved_threshold);
         bool configurable = env->configure != NULL;
         any_configurable |= configurable;
-        if (json)
-            printf("{\"id\": \"%s\", \"alias\": \"%s\", \"obs_size\": %d, \"actions\": \"%s\", "
-                   "\"max_episode_steps\": %d, \"solved_threshold\": %s, \"bench_num_envs\": %d, "
-                   "\"configurable\": %s}\n",
-                   env->id, env->alias, env->obs_size, actions, env->max_episode_steps,
-                   threshold, sk_env_extras_of(env)->bench_num_envs ? sk_env_extras_of(env)->bench_num_envs : 4096,
+        if (json) {
+            fputs("{\"id\": ", stdout);
+            print_json_text(env->id);
+            fputs(", \"alias\": ", stdout);
+            print_json_text(env->alias);
+            fputs(", \"summary\": ", stdout);
+            print_json_text(env->summary);
+            printf(", \"obs_size\": %d, \"actions\": \"%s\", \"max_episode_steps\": %d, "
+                   "\"solved_threshold\": %s, \"bench_num_envs\": %d, \"configurable\": %s}\n",
+                   env->obs_size, actions, env->max_episode_steps, threshold,
+                   sk_env_extras_of(env)->bench_num_envs ? sk_env_extras_of(env)->bench_num_envs : 4096,
                    configurable ? "true" : "false");
-        else
+        } else {
             printf("%-*s  %-*s  %4d%s  %-*s  %9d  %9s  %s\n", id_width, env->id, alias_width,
-                   env->alias, env->obs_size, configurable ? "*" : " ", actions_width, actions,
-                   env->max_episode_steps, isfinite(env->solved_threshold) ? threshold : "-",
-                   env->summary);
+                   or_dash(env->alias), env->obs_size, configurable ? "*" : " ", actions_width,
+                   actions, env->max_episode_steps,
+                   isfinite(env->solved_threshold) ? threshold : "-",
+                   env->summary ? env->summary : "");
+        }
     }
     if (!json && any_configurable)
         printf("* the defaults: these sizes follow the env's config keys (e.g. Prover-v0's "

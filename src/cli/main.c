@@ -68,8 +68,16 @@ bool cli_flag(cli_args *args, const char *name, const char **value, bool *missin
     return true;
 }
 
+/* A number that is not there (a config key nobody set) is refused, not parsed. */
+static bool refuse_missing(const char *flag, const char *text, int *exit_code) {
+    if (text) return false;
+    *exit_code = cli_error(SK_EXIT_USAGE, "%s has no value (expected a number)", flag);
+    return true;
+}
+
 bool cli_parse_int(const char *flag, const char *text, long long lo, long long hi, long long *out,
                    int *exit_code) {
+    if (refuse_missing(flag, text, exit_code)) return false;
     char *end = NULL;
     errno = 0;
     long long value = strtoll(text, &end, 10);
@@ -94,6 +102,7 @@ bool cli_parse_int(const char *flag, const char *text, long long lo, long long h
 
 bool cli_parse_double(const char *flag, const char *text, double lo, double hi, double *out,
                       int *exit_code) {
+    if (refuse_missing(flag, text, exit_code)) return false;
     char *end = NULL;
     double value = strtod(text, &end);
     if (!*text || *end != '\0' || value != value) {

@@ -6,6 +6,7 @@
 #include "core/config.h"
 #include "train/trainer_internal.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -45,6 +46,14 @@ static volatile sig_atomic_t g_interrupted;
 static void on_signal(int signo) {
     (void)signo;
     g_interrupted = 1;
+}
+
+/* Whether the INI file at path (already loaded once, so readable) sets key. */
+static bool config_file_sets(const char *path, const char *key) {
+    sk_config *file = sk_config_new();
+    bool sets = file && sk_config_load_file(file, path) == SK_OK && sk_config_get(file, key);
+    sk_config_free(file);
+    return sets;
 }
 
 int cli_train_config(int argc, char **argv, const char *argv0, sk_config *cfg,
@@ -99,6 +108,7 @@ int cli_train_config(int argc, char **argv, const char *argv0, sk_config *cfg,
     } else {
         rc = cli_load_config(cfg, env, config_path, argv0);
         if (rc != SK_EXIT_OK) return rc;
+        extra->total_steps_given = config_path && config_file_sets(config_path, "train.total_steps");
     }
     sk_config_set(cfg, "env.id", env->id);
 
@@ -118,6 +128,7 @@ int cli_train_config(int argc, char **argv, const char *argv0, sk_config *cfg,
             if (!missing && !cli_parse_int("--total-steps", value, 1, INT64_MAX / 2, &number, &rc))
                 return rc;
             if (!missing) sk_config_set(cfg, "train.total_steps", value);
+            extra->total_steps_given = true;
         } else if (extra->allow_run_flags && cli_flag(&args, "--stop-when-solved", NULL, NULL)) {
             sk_config_set(cfg, "train.stop_when_solved", "true");
         } else if (extra->allow_run_flags && cli_flag(&args, "--run-dir", &value, &missing)) {
@@ -153,6 +164,7 @@ int cli_train_config(int argc, char **argv, const char *argv0, sk_config *cfg,
                                  value);
             if (sk_config_set(cfg, key, value) != SK_OK)
                 return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
+            if (strcmp(key, "train.total_steps") == 0) extra->total_steps_given = true;
         } else {
             return cli_error(SK_EXIT_USAGE, "unknown option '%s' (see 'skinner %s --help')", arg,
                              extra->allow_bench_flags ? "bench train" : "train");
@@ -203,16 +215,23 @@ bool cli_progress_update(const sk_update_stats *st, void *user) {
     return !g_interrupted;
 }
 
+/* runs/ID-DATE-TIME-sSEED, one folder inside runs/ whatever the env's id holds:
+ * a plugin's id may contain '/' or "..", which would put the run elsewhere, so
+ * every character but letters, digits, '.', '-' and '_' becomes '_', and a
+ * leading '.' too (no hidden folder). */
 static void default_run_dir(char *buf, size_t size, const sk_env_def *env, const char *seed) {
     time_t now = time(NULL);
     struct tm tm;
     localtime_r(&now, &tm);
-    char stamp[32];
+    char stamp[32], name[256];
     strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    snprintf(buf, size, "runs/%s-%s-s%s", env->id, stamp, seed ? seed : "1");
+    snprintf(name, sizeof name, "%s-%s-s%s", env->id, stamp, seed ? seed : "1");
+    for (char *c = name; *c; c++)
+        if (!(isalnum((unsigned char)*c) || *c == '-' || *c == '_' || (*c == '.' && c > name)))
+            *c = '_';
+    snprintf(buf, size, "runs/%s", name);
     struct stat st;
-    for (int k = 2; stat(buf, &st) == 0 && k < 1000; k++)
-        snprintf(buf, size, "runs/%s-%s-s%s-%d", env->id, stamp, seed ? seed : "1", k);
+    for (int k = 2; stat(buf, &st) == 0 && k < 1000; k++) snprintf(buf, size, "runs/%s-%d", name, k);
 }
 
 /* True if dir is a directory that holds anything (a file or an unreadable path
@@ -247,24 +266,24 @@ static void remove_stale_temp_files(const char *dir) {
     closedir(d);
 }
 
-/* The steps the trainer will run: whole updates of env.num_envs x ppo.horizon. */
-static void notice_rounded_steps(const sk_config *cfg) {
-    long long total, num_envs, horizon;
-    int ignored;
-    if (!cli_parse_int("train.total_steps", sk_config_get(cfg, "train.total_steps"), 1, INT64_MAX,
-                       &total, &ignored) ||
-        !cli_parse_int("env.num_envs", sk_config_get(cfg, "env.num_envs"), 1, INT32_MAX,
-                       &num_envs, &ignored) ||
-        !cli_parse_int("ppo.horizon", sk_config_get(cfg, "ppo.horizon"), 1, INT32_MAX, &horizon,
-                       &ignored))
+/* The steps the trainer will run: whole updates of env.num_envs x ppo.horizon.
+ * resolved is the trainer's config, which holds every key it read (an env
+ * without a preset has no env.num_envs in the user's config). */
+static void notice_rounded_steps(const sk_config *resolved) {
+    int64_t total, num_envs, horizon;
+    if (!sk_parse_i64(sk_config_get(resolved, "train.total_steps"), &total) ||
+        !sk_parse_i64(sk_config_get(resolved, "env.num_envs"), &num_envs) ||
+        !sk_parse_i64(sk_config_get(resolved, "ppo.horizon"), &horizon) || num_envs < 1 ||
+        horizon < 1 || num_envs > INT32_MAX || horizon > INT32_MAX)
         return;
-    long long batch = num_envs * horizon, updates = total / batch;
+    int64_t batch = num_envs * horizon, updates = total / batch;
     if (updates < 1) updates = 1;
     if (updates * batch != total)
         fprintf(stderr,
                 "skinner: note: --total-steps %lld is not a multiple of the batch (env.num_envs %lld"
                 " x ppo.horizon %lld = %lld): training runs %lld updates, %lld steps\n",
-                total, num_envs, horizon, batch, updates, updates * batch);
+                (long long)total, (long long)num_envs, (long long)horizon, (long long)batch,
+                (long long)updates, (long long)(updates * batch));
 }
 
 /* Rank 0's exit code to every rank of a distributed run (the others' own
@@ -387,7 +406,8 @@ int cmd_train(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     if (!extra.quiet) {
-        if (!extra.resume_dir) notice_rounded_steps(cfg);
+        if (!extra.resume_dir && extra.total_steps_given)
+            notice_rounded_steps(sk_trainer_config(trainer));
         int threads = sk_trainer_threads(trainer);
         if (comm->size > 1)
             fprintf(stderr, "training %s on %d processes x %d thread%s, run folder %s\n",

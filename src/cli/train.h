@@ -7,6 +7,10 @@ typedef struct cli_train_extra {
     bool allow_run_flags, allow_bench_flags;
     bool help, quiet, json;
     bool force; /* --force: an existing, non-empty --run-dir may be written into */
+    /* train.total_steps came from the user (--total-steps, --train.total_steps or
+     * --config FILE), not from a preset or default: only then is its rounding
+     * to whole updates worth a note */
+    bool total_steps_given;
     const char *run_dir;
     const char *resume_dir; /* --resume RUN_DIR */
     double seconds;

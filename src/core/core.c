@@ -11,6 +11,10 @@
 #include <unistd.h>
 
 static _Thread_local char g_error[1024] = "no error";
+/* Whether sk_fail wrote g_error since the last sk_error_clear: a callee (an
+ * env's create, say) may fail without a message, and its caller must then say
+ * who failed rather than print a stale or empty one. */
+static _Thread_local bool g_error_set;
 
 static sk_log_fn g_log_fn;
 static void *g_log_user;
@@ -34,11 +38,33 @@ const char *sk_status_name(sk_status status) {
 }
 
 sk_status sk_fail(sk_status status, const char *fmt, ...) {
+    /* formatted aside first: an argument may be sk_last_error() itself, which
+     * vsnprintf into the same buffer would overwrite while reading it */
+    char message[sizeof g_error];
     va_list args;
     va_start(args, fmt);
-    vsnprintf(g_error, sizeof g_error, fmt, args);
+    vsnprintf(message, sizeof message, fmt, args);
     va_end(args);
+    memcpy(g_error, message, sizeof g_error);
+    g_error_set = true;
     return status;
+}
+
+void sk_error_clear(void) {
+    snprintf(g_error, sizeof g_error, "no error");
+    g_error_set = false;
+}
+
+sk_status sk_fail_if_silent(sk_status status, const char *fmt, ...) {
+    if (status == SK_OK || g_error_set) return status;
+    char message[sizeof g_error];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(message, sizeof message, fmt, args);
+    va_end(args);
+    return sk_fail(status, "%s returned '%s' without a message (an env reports its errors with "
+                           "sk_fail)",
+                   message, sk_status_name(status));
 }
 
 sk_status sk_fail_at(sk_status status, const char *source, int line, const char *fmt, ...) {

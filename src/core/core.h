@@ -13,6 +13,15 @@
 sk_status sk_fail_at(sk_status status, const char *source, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Marks the error message unset, before calling code (an env's function) that
+ * should report its failures with sk_fail. sk_fail_if_silent then returns
+ * status unchanged if it is SK_OK or a message was set since, else records
+ * "WHO returned 'STATUS' without a message ..." with WHO formatted from fmt
+ * (e.g. "CartPole-v1's create"). */
+void sk_error_clear(void);
+sk_status sk_fail_if_silent(sk_status status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* A broken contract: a bug, not bad input. */
 _Noreturn void sk_panic(const char *file, int line, const char *msg);
 #define SK_ASSERT(cond)                                                                            \

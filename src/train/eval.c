@@ -95,31 +95,75 @@ static sk_status load_params(const sk_st_file *file, const char *path, const sk_
     return SK_OK;
 }
 
+/* The random controller's streams: env i draws from sk_rng_seed(seed,
+ * RANDOM_STREAM + i), apart from the envs' own (seed, i) and the policy's, so
+ * its actions are the same under any split of the envs over processes. */
+#define RANDOM_STREAM 0x7a2d0000ULL
+
 /* Who picks the actions: a loaded policy, or a controller of the env's. */
 typedef struct actor {
     sk_policy_actor *policy; /* NULL: controller */
     sk_controller controller;
     bool greedy;
+    /* SK_CONTROLLER_RANDOM: each env's stream, and all-zero logits, which make
+     * the categorical sampler uniform over each head's allowed choices */
+    uint64_t rng[EVAL_MAX_ENVS];
+    float *flat_logits; /* (sum of head sizes) */
 } actor;
 
-/* Actions for envs lo..hi-1 (this process's). */
-static void act(sk_vec *vec, const actor *who, int lo, int hi) {
+/* Uniform random actions for env i: each head's allowed choices (its mask
+ * block, relevance to head 0 as the policy's sampler has it), or each
+ * continuous value within [low, high]. SK_ERR_INVALID for a mask row that
+ * leaves a head nothing to choose. */
+static sk_status act_randomly(sk_vec *vec, actor *who, int i, int64_t step) {
+    const sk_env_def *env = sk_vec_env(vec);
+    const sk_action_space *space = &env->action_space;
+    const sk_vec_buffers *b = sk_vec_buffers_of(vec);
+    uint64_t *rng = &who->rng[i];
+    if (space->kind == SK_SPACE_CONTINUOUS) {
+        float *u = b->actions_continuous + (size_t)i * space->dim;
+        for (int d = 0; d < space->dim; d++)
+            u[d] = (float)sk_rng_uniform(rng, space->low[d], space->high[d]);
+        return SK_OK;
+    }
+    const uint8_t *mask = env->mask_size ? b->masks + (size_t)i * env->mask_size : NULL;
+    int head = mask ? sk_action_mask_unusable(space, mask) : -1;
+    if (head >= 0)
+        return sk_fail(SK_ERR_INVALID,
+                       "%s: env %d's mask at step %lld allows no choice of head %d (expected at "
+                       "least one allowed action per head)",
+                       env->id, i, (long long)step, head);
+    float logp;
+    sk_categorical_sample(space, who->flat_logits, mask, 1, rng, false,
+                          b->actions + (size_t)i * space->num_heads, &logp);
+    return SK_OK;
+}
+
+/* Actions for envs lo..hi-1 (this process's) at step `step`. */
+static sk_status act(sk_vec *vec, actor *who, int lo, int hi, int64_t step) {
     const sk_env_def *env = sk_vec_env(vec);
     const sk_vec_buffers *b = sk_vec_buffers_of(vec);
     int H = env->action_space.num_heads, D = env->action_space.dim, M = env->mask_size;
     int O = env->obs_size;
     if (!who->policy) {
-        if (who->controller == SK_CONTROLLER_HEURISTIC)
+        if (who->controller == SK_CONTROLLER_HEURISTIC) {
             sk_env_extras_of(env)->heuristic(sk_vec_state(vec), lo, hi, b->actions);
+            return sk_vec_check_actions(vec, lo, hi, "its heuristic");
+        } else if (who->controller == SK_CONTROLLER_RANDOM)
+            for (int i = lo; i < hi; i++) {
+                sk_status status = act_randomly(vec, who, i, step);
+                if (status != SK_OK) return status;
+            }
         else
             memset(b->actions + (size_t)lo * H, 0, (size_t)(hi - lo) * (size_t)H * sizeof(int32_t));
-        return;
+        return SK_OK;
     }
     bool discrete = env->action_space.kind == SK_SPACE_DISCRETE;
     sk_policy_actor_act(who->policy, 0, b->obs + (size_t)lo * O,
                         M ? b->masks + (size_t)lo * M : NULL, hi - lo, who->greedy,
                         discrete ? b->actions + (size_t)lo * H : NULL,
                         discrete ? NULL : b->actions_continuous + (size_t)lo * D, NULL);
+    return SK_OK;
 }
 
 /* ---- the trace: JSON lines, one per counted step and one per episode end ---- */
@@ -176,7 +220,7 @@ enum { E_STEP, E_ENV, E_LOG };
  * Under comm, this process runs its envs lo..hi-1 (the vec's range) and every
  * process's counted episodes are gathered and summed in the order one process
  * counts them (step, then env). */
-static sk_status run_episodes(sk_vec *vec, const actor *who, int episodes, uint64_t seed,
+static sk_status run_episodes(sk_vec *vec, actor *who, int episodes, uint64_t seed,
                               FILE *trace, const sk_comm *comm, int lo, int hi,
                               sk_eval_result *out) {
     const sk_env_def *env = sk_vec_env(vec);
@@ -207,7 +251,8 @@ static sk_status run_episodes(sk_vec *vec, const actor *who, int episodes, uint6
     int done = 0;
     double op_counts[SK_EVAL_MAX_OPS] = {0};
     for (int64_t t = 0; done < mine; t++) {
-        act(vec, who, lo, hi);
+        status = act(vec, who, lo, hi, t);
+        if (status != SK_OK) break;
         if (discrete)
             for (int i = lo; i < hi; i++) {
                 int32_t a0 = b->actions[(size_t)i * H];
@@ -234,6 +279,12 @@ static sk_status run_episodes(sk_vec *vec, const actor *who, int episodes, uint6
         }
     }
     counters_free(&c);
+    status = sk_comm_agree(comm, status); /* a fault on any rank ends every rank's evaluation */
+    if (status != SK_OK) {
+        free(records);
+        free(all);
+        return status;
+    }
     /* every process's records, in rank order; each is in (step, env) order */
     size_t *counts = calloc((size_t)comm->size, sizeof *counts);
     int *cursor = calloc((size_t)comm->size, sizeof *cursor);
@@ -356,7 +407,9 @@ sk_status sk_policy_load_with(sk_loaded_policy *out, const char *checkpoint, con
     if (status == SK_OK) {
         /* symbolic envs size the policy from their data: ask one instance */
         void *probe = NULL;
-        status = out->env->create(&probe, 1, out->cfg);
+        sk_error_clear();
+        status = sk_fail_if_silent(out->env->create(&probe, 1, out->cfg), "%s's create",
+                                   out->env->id);
         if (status == SK_OK) status = sk_policy_configure(&out->policy, out->cfg, out->env, probe);
         if (probe) out->env->destroy(probe);
         if (status == SK_OK) status = check_overrides(out->cfg, overrides, checkpoint);
@@ -385,7 +438,7 @@ void sk_loaded_policy_free(sk_loaded_policy *lp) {
 /* Runs the episodes on min(episodes, EVAL_MAX_ENVS) envs created from cfg, on
  * the calling thread, tracing them to trace_path if given. Under comm (every
  * rank calls it), this rank runs its slice of the envs. */
-static sk_status evaluate_with(const sk_env_def *env, const sk_config *cfg, const actor *who,
+static sk_status evaluate_with(const sk_env_def *env, const sk_config *cfg, actor *who,
                                int episodes, uint64_t seed, const char *trace_path,
                                const sk_comm *comm, sk_eval_result *out) {
     int n = SK_MIN(episodes, EVAL_MAX_ENVS);
@@ -471,10 +524,19 @@ sk_status sk_evaluate_controller_comm(const char *env_name, const sk_config *cfg
     else if (controller == SK_CONTROLLER_ZERO && env->action_space.kind != SK_SPACE_DISCRETE)
         status = sk_fail(SK_ERR_INVALID, "the zero controller needs discrete actions; %s's are continuous",
                          env->id);
-    status = sk_comm_agree(comm, status);
-    if (status != SK_OK) return status;
     actor who = {.controller = controller};
-    return evaluate_with(env, cfg, &who, episodes, seed, trace_path, comm, out);
+    if (status == SK_OK && controller == SK_CONTROLLER_RANDOM) {
+        size_t logits = 0;
+        for (int h = 0; env->action_space.kind == SK_SPACE_DISCRETE && h < env->action_space.num_heads; h++)
+            logits += (size_t)env->action_space.head_sizes[h];
+        if (!(who.flat_logits = calloc(logits ? logits : 1, sizeof(float))))
+            status = sk_fail(SK_ERR_NOMEM, "out of memory for %zu logits", logits);
+        for (uint64_t i = 0; i < EVAL_MAX_ENVS; i++) who.rng[i] = sk_rng_seed(seed, RANDOM_STREAM + i);
+    }
+    status = sk_comm_agree(comm, status);
+    if (status == SK_OK) status = evaluate_with(env, cfg, &who, episodes, seed, trace_path, comm, out);
+    free(who.flat_logits);
+    return status;
 }
 
 /* sk_parallel.gather over a communicator: counts in doubles. */

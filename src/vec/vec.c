@@ -114,7 +114,8 @@ static sk_status vec_build(sk_vec *vec, int threads, const sk_config *cfg) {
     /* skinner's workers are the parallelism: a BLAS call inside an env's step
      * (Morpho-v0's host training) or a policy runs on its worker's core */
     openblas_set_num_threads(1);
-    CHECK(env->create(&vec->state, vec->num_envs, cfg));
+    sk_error_clear();
+    CHECK(sk_fail_if_silent(env->create(&vec->state, vec->num_envs, cfg), "%s's create", env->id));
     sk_env_array arrays[SK_MAX_ENV_ARRAYS];
     return sk_vec_state_arrays(vec, arrays) < 0 ? SK_ERR_ENV : SK_OK;
 }
@@ -303,7 +304,9 @@ sk_status sk_vec_check_state(sk_vec *vec, const char *source) {
                            array->hi);
         }
     }
+    sk_error_clear();
     sk_status status = vec->env->check_state ? vec->env->check_state(vec->state, vec->num_envs) : SK_OK;
+    status = sk_fail_if_silent(status, "%s's check_state", vec->env->id);
     if (status != SK_OK) {
         char message[1024]; /* sk_last_error's buffer is the one written next */
         snprintf(message, sizeof message, "%s", sk_last_error());
