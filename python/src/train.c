@@ -359,6 +359,7 @@ PyObject *skpy_bench(PyObject *self, PyObject *args, PyObject *kwargs) {
 typedef struct {
     PyObject_HEAD
     sk_agent *agent;
+    int acting; /* act() calls under way: converting their inputs may release the GIL */
 } Agent;
 
 static void agent_dealloc(Agent *self) {
@@ -376,6 +377,14 @@ static int agent_init(Agent *self, PyObject *args, PyObject *kwargs) {
     sk_config *over = skpy_config_from_pairs(pairs);
     if (!over) {
         Py_DECREF(bytes);
+        return -1;
+    }
+    if (self->acting) { /* checked here: the conversions above may run Python code */
+        PyErr_SetString(PyExc_RuntimeError,
+                        "__init__ while another thread acts with this policy (its network would "
+                        "be freed under it)");
+        Py_DECREF(bytes);
+        sk_config_free(over);
         return -1;
     }
     sk_agent_free(self->agent);
@@ -438,16 +447,9 @@ static PyArrayObject *recurrent_state(Agent *self, PyObject *state_obj, PyObject
     return state;
 }
 
-/* act(obs (B, obs_size), greedy, masks (B, mask_size) or None, state, episode_start)
- * -> actions, or (actions, state) for a recurrent policy */
-static PyObject *agent_act(Agent *self, PyObject *args, PyObject *kwargs) {
-    static char *kwlist[] = {"obs", "deterministic", "action_mask", "state", "episode_start", NULL};
-    PyObject *obs_obj, *mask_obj = Py_None, *state_obj = Py_None, *start_obj = Py_None;
-    int greedy = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|pOOO", kwlist, &obs_obj, &greedy, &mask_obj,
-                                     &state_obj, &start_obj))
-        return NULL;
-    if (!agent_ok(self)) return NULL;
+/* act of a policy that __init__ may not replace meanwhile (self->acting) */
+static PyObject *act_held(Agent *self, PyObject *obs_obj, int greedy, PyObject *mask_obj,
+                          PyObject *state_obj, PyObject *start_obj) {
     int recurrent = sk_agent_state_size(self->agent) > 0;
     if (!recurrent && (state_obj != Py_None || start_obj != Py_None)) {
         PyErr_SetString(PyExc_ValueError,
@@ -548,6 +550,22 @@ static PyObject *agent_act(Agent *self, PyObject *args, PyObject *kwargs) {
         }
     }
     return Py_BuildValue("(NN)", shaped_actions, state_out);
+}
+
+/* act(obs (B, obs_size), greedy, masks (B, mask_size) or None, state, episode_start)
+ * -> actions, or (actions, state) for a recurrent policy */
+static PyObject *agent_act(Agent *self, PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"obs", "deterministic", "action_mask", "state", "episode_start", NULL};
+    PyObject *obs_obj, *mask_obj = Py_None, *state_obj = Py_None, *start_obj = Py_None;
+    int greedy = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|pOOO", kwlist, &obs_obj, &greedy, &mask_obj,
+                                     &state_obj, &start_obj))
+        return NULL;
+    if (!agent_ok(self)) return NULL;
+    self->acting++;
+    PyObject *result = act_held(self, obs_obj, greedy, mask_obj, state_obj, start_obj);
+    self->acting--;
+    return result;
 }
 
 /* Gymnasium's shapes: Discrete (batch,), others (batch, k); a single

@@ -270,6 +270,37 @@ def test_a_numpy_false_stops_the_run():
     assert result["interrupted"] and result["updates"] == 1
 
 
+def test_a_policy_is_not_reloaded_under_an_act(trained):
+    """act() converting a slow observation (its __array__ releases the GIL)
+    keeps the policy: another thread's __init__ on it is refused, not a free
+    of the network the act is about to run."""
+    policy = skinner.load(trained)
+    obs = np.random.default_rng(0).normal(0, 0.5, (8, 4)).astype(np.float32)
+    expected = policy.act(obs, deterministic=True)
+    converting, release = threading.Event(), threading.Event()
+    results = []
+
+    class SlowObs:
+        def __array__(self, dtype=None, copy=None):
+            converting.set()
+            release.wait(10)
+            return obs if dtype is None else obs.astype(dtype)
+
+    thread = threading.Thread(
+        target=lambda: results.append(policy.act(SlowObs(), deterministic=True)))
+    thread.start()
+    try:
+        assert converting.wait(10)
+        with pytest.raises(RuntimeError, match="another thread"):
+            policy.__init__(str(trained / "policy.safetensors"))
+    finally:
+        release.set()
+        thread.join(10)
+    np.testing.assert_array_equal(results[0], expected)
+    policy.__init__(str(trained / "policy.safetensors"))  # once no act runs, it reloads
+    np.testing.assert_array_equal(policy.act(obs, deterministic=True), expected)
+
+
 def test_one_policy_acted_on_from_several_threads(trained):
     policy = skinner.load(trained)
     obs = [np.random.default_rng(k).normal(0, 0.5, (256, 4)).astype(np.float32) for k in range(4)]
