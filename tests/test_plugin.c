@@ -228,6 +228,49 @@ static void test_validation(void **unused) {
                                                     .low = {-1.0f}, .high = {1.0f}},
              table.mask_size = 2),
             "mask_size = 2 (expected 0: a continuous action space has no masks)");
+    /* ABI 3's observation Box: both bounds or neither, low <= high */
+    static const float low[1] = {-1.0f}, high[1] = {1.0f}, above_high[1] = {2.0f};
+    REFUSED(table.obs_low = low, "obs_low is set but obs_high is NULL");
+    REFUSED(table.obs_high = high, "obs_low is NULL but obs_high is set");
+    REFUSED((table.obs_low = above_high, table.obs_high = high),
+            "obs_low[0] = 2, obs_high[0] = 1 (expected low <= high");
+    table = coin_table("Boxed-v0");
+    table.obs_low = low;
+    table.obs_high = high;
+    assert_true(sk_env_validate(&table, why, sizeof why));
+    /* issue 30, item 12: size products in 64 bits (65536 x 65536 wrapped to 65536 in an int) */
+    REFUSED((table.action_space.num_heads = 2, table.action_space.head_sizes[0] = 65536,
+             table.action_space.head_sizes[1] = 65536, table.action_space.masks_by_head0 = true,
+             table.mask_size = 65536),
+            "mask layout needs more than 2147483647 bytes per env");
+    REFUSED((table.action_space.num_heads = 2, table.action_space.head_sizes[0] = INT32_MAX,
+             table.action_space.head_sizes[1] = 2),
+            "action_space.head_sizes add up to 2147483649 choices");
+    /* item 14: a prior that is no number */
+    REFUSED(table.action_space.head0_prior[1] = NAN, "action_space.head0_prior[1] = nan");
+    REFUSED(table.action_space.head0_prior[0] = INFINITY, "action_space.head0_prior[0] = inf");
+    /* item 13: the extras, as strictly as the functions */
+    static sk_env_evaluation evaluation;
+    static sk_env_extras extras;
+    evaluation = (sk_env_evaluation){.name = "ranking"};
+    extras = (sk_env_extras){.evaluation = &evaluation};
+    REFUSED(table.extras = &extras, "extras.evaluation->run is NULL");
+    evaluation.name = "";
+    REFUSED(table.extras = &extras, "extras.evaluation->name is empty");
+    extras = (sk_env_extras){.bench_num_envs = -1};
+    REFUSED(table.extras = &extras, "extras.bench_num_envs = -1");
+    extras = (sk_env_extras){.preset = "../etc/passwd"};
+    REFUSED(table.extras = &extras, "extras.preset \"../etc/passwd\" is empty or contains '/'");
+    static const char *const one_name[] = {"left", NULL};
+    static const char *const three_names[] = {"left", "right", "up", NULL};
+    static const char *const empty_name[] = {"left", "", NULL};
+    extras = (sk_env_extras){.action_names = one_name};
+    REFUSED(table.extras = &extras, "extras.action_names lists 1 names (expected NULL, or one "
+                                    "name for each of head 0's 2 choices");
+    extras.action_names = three_names;
+    REFUSED(table.extras = &extras, "extras.action_names lists more than 2 names");
+    extras.action_names = empty_name;
+    REFUSED(table.extras = &extras, "extras.action_names[1] is empty");
 #undef REFUSED
     assert_null(sk_env_find("Broken-v0"));
 }

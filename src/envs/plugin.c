@@ -10,7 +10,10 @@
 #include "registry.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <errno.h>
 #include <pthread.h>
@@ -119,6 +122,57 @@ static sk_status register_plugin(void *handle, const char *path) {
     return SK_OK;
 }
 
+/* Reads `size` bytes at `offset` of f; false past its end. */
+static bool read_at(FILE *f, long offset, void *out, size_t size) {
+    return fseek(f, offset, SEEK_SET) == 0 && fread(out, 1, size, f) == size;
+}
+
+/* Whether a table of `count` entries of `entry` bytes at `offset` lies inside file_size. */
+static bool table_inside(uint64_t offset, uint64_t count, uint64_t entry, uint64_t file_size) {
+    return offset <= file_size && count <= (file_size - offset) / (entry ? entry : 1);
+}
+
+/*
+ * dlopen maps a shared object's segments as its headers say, and a segment
+ * that runs past the end of a truncated file faults (SIGBUS) on first touch,
+ * inside dlopen, where no error can be reported. So the file is checked
+ * first: an ELF header of this machine's class, and the program headers, the
+ * section headers and every loaded segment inside the file. What this cannot
+ * see (a file truncated or rewritten between this check and dlopen, a
+ * corrupt segment's content) still reaches dlopen.
+ */
+static sk_status check_elf(const char *path, uint64_t file_size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return sk_fail(SK_ERR_INVALID, "plugin '%s' cannot be opened: %s", path, strerror(errno));
+    ElfW(Ehdr) header;
+    const char *problem = NULL;
+    if (!read_at(f, 0, &header, sizeof header) || memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
+        problem = "it does not start with an ELF header (expected a shared object built with "
+                  "-shared -fPIC)";
+    else if (header.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32))
+        problem = "its ELF class is not this machine's (32 vs 64 bits)";
+    else if (header.e_phentsize != sizeof(ElfW(Phdr)) ||
+             !table_inside(header.e_phoff, header.e_phnum, header.e_phentsize, file_size))
+        problem = "its program headers lie past the end of the file (truncated?)";
+    else if (header.e_shnum > 0 &&
+             !table_inside(header.e_shoff, header.e_shnum, header.e_shentsize, file_size))
+        problem = "its section headers lie past the end of the file (truncated?)";
+    for (int p = 0; !problem && p < header.e_phnum; p++) {
+        ElfW(Phdr) segment;
+        if (!read_at(f, (long)(header.e_phoff + (uint64_t)p * sizeof segment), &segment,
+                     sizeof segment))
+            problem = "its program headers cannot be read";
+        else if (segment.p_type == PT_LOAD &&
+                 !table_inside(segment.p_offset, segment.p_filesz, 1, file_size))
+            problem = "a loaded segment runs past the end of the file (truncated?)";
+    }
+    fclose(f);
+    if (problem)
+        return sk_fail(SK_ERR_INVALID, "plugin '%s' (%llu bytes) is not a loadable shared object: %s",
+                       path, (unsigned long long)file_size, problem);
+    return SK_OK;
+}
+
 sk_status sk_env_load_plugin(const char *path) {
     if (!path || !path[0])
         return sk_fail(SK_ERR_INVALID, "no plugin file given (expected the path of a .so)");
@@ -127,6 +181,8 @@ sk_status sk_env_load_plugin(const char *path) {
         return sk_fail(SK_ERR_INVALID, "plugin '%s' cannot be opened: %s", path, strerror(errno));
     if (!S_ISREG(info.st_mode))
         return sk_fail(SK_ERR_INVALID, "plugin '%s' is not a regular file (expected a .so)", path);
+    sk_status elf = check_elf(path, (uint64_t)info.st_size);
+    if (elf != SK_OK) return elf;
     /* dlopen searches the library path for a name without a '/': ask for this file. */
     char local[4200];
     const char *file = path;
@@ -139,12 +195,18 @@ sk_status sk_env_load_plugin(const char *path) {
     if (!handle) {
         const char *reason = dlerror();
         bool undefined = reason && strstr(reason, "undefined symbol");
+        /* linked with -lskinner and the library is not on the loader's path */
+        bool linked = reason && strstr(reason, "libskinner.so");
         return sk_fail(SK_ERR_INVALID, "plugin '%s' is not a loadable shared object: %s%s", path,
                        reason ? reason : "dlopen failed",
                        undefined ? " (a plugin takes its sk_* functions from the program that "
                                    "loads it, which must export them: link it with "
                                    "-Wl,--export-dynamic or against libskinner.so)"
-                                 : "");
+                       : linked ? " (a plugin needs no libskinner: the program that loads it "
+                                  "provides the sk_* functions; build plugins with `cc my_env.c "
+                                  "-o libmy_env.so $(pkg-config --cflags --libs skinner-plugin)`, "
+                                  "no -lskinner)"
+                                : "");
     }
     pthread_mutex_lock(&g_plugins_lock);
     bool seen = already_loaded(handle);

@@ -455,3 +455,20 @@ sk_status sk_vec_fault(sk_vec *vec) {
     pthread_mutex_unlock(&vec->fault_lock);
     return status;
 }
+
+sk_status sk_vec_check_actions(const sk_vec *vec, int lo, int hi, const char *source) {
+    const sk_env_def *env = vec->env;
+    const sk_action_space *space = &env->action_space;
+    const sk_vec_buffers *b = &vec->buffers;
+    if (space->kind != SK_SPACE_DISCRETE) return SK_OK;
+    size_t H = (size_t)space->num_heads, M = (size_t)env->mask_size;
+    for (int i = lo; i < hi; i++) {
+        const int32_t *row = b->actions + (size_t)i * H;
+        int head = sk_action_check(space, M ? b->masks + (size_t)i * M : NULL, row);
+        if (head >= 0)
+            return sk_fail(SK_ERR_ENV, "env %s: %s wrote action %d for head %d of env index %d "
+                                       "(expected 0..%d, allowed by its mask)",
+                           env->id, source, (int)row[head], head, i, space->head_sizes[head] - 1);
+    }
+    return SK_OK;
+}

@@ -28,4 +28,9 @@ bool sk_vec_faulted(const sk_vec *vec);
 /* SK_OK, or SK_ERR_ENV with the first fault's message set on this thread. */
 sk_status sk_vec_fault(sk_vec *vec);
 
+/* SK_ERR_ENV naming the env, the index and the head when an action of envs
+ * lo..hi-1 is out of its head's range or masked (source: who wrote them, e.g.
+ * "its heuristic"); continuous actions pass. */
+sk_status sk_vec_check_actions(const sk_vec *vec, int lo, int hi, const char *source);
+
 #endif
