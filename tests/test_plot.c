@@ -1,7 +1,10 @@
 /*
  * skinner plot end to end, on run folders written here by hand (no training): the images it
  * writes (a PNG of the requested size with a well-formed IHDR chunk, an SVG document) and its
- * exit codes and messages for every kind of bad input.
+ * exit codes and messages for every kind of bad input. The axes are checked in the SVG's own
+ * coordinates: the panel's frame from its grid lines, the curve's vertices against the runs'
+ * steps and returns (headroom above a solved run, --xlim, --logx), and the threshold lines and
+ * their labels when several envs are plotted.
  *
  * Each command runs in a child (fork + execv) with stdout and stderr in files of this run's
  * temp folder, so the wait status is the program's own and the two streams stay apart (help on
@@ -13,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <math.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -20,6 +24,15 @@
 
 #define CHILD_TIMEOUT_SECONDS 60
 #define MAX_CHILD_ARGS 16
+#define SVG_MAX_POINTS 100000
+#define PIXEL_TOLERANCE 0.5
+
+/* Colours as cairo writes them in SVG styles: the first run's, the second's, the threshold's
+ * and the grid's (plot.c's palette). */
+#define SVG_RUN0 "rgb(12.156863%,46.666667%,70.588235%)"
+#define SVG_RUN1 "rgb(100%,49.803922%,5.490196%)"
+#define SVG_THRESHOLD "rgb(35.294118%,35.294118%,35.294118%)"
+#define SVG_GRID "rgb(88.235294%,88.235294%,88.235294%)"
 
 static const char *g_header =
     "update,steps,wall_seconds,sps,mean_return,mean_length,episodes,policy_loss,value_loss,"
@@ -225,6 +238,149 @@ static void expect_png(const char *path, uint32_t width, uint32_t height) {
     if (memcmp(png + size - 8, "IEND", 4) != 0) fail_msg("%s does not end with IEND", path);
     free(png);
 }
+
+/* ------------------------------------------------------------------ SVG geometry */
+
+typedef struct svg_point {
+    double x, y; /* SVG user units (pixels), y down */
+} svg_point;
+
+/* The vertices of every path stroked in color, in SVG coordinates (cairo writes PLplot's paths
+ * flipped, with transform="matrix(1,0,0,-1,0,H)"). Returns how many. */
+static int svg_stroke_points(const char *svg, const char *color, svg_point *points) {
+    char needle[128];
+    snprintf(needle, sizeof needle, "stroke:%s;", color);
+    int n = 0;
+    for (const char *p = strstr(svg, "<path "); p; p = strstr(p + 1, "<path ")) {
+        const char *end = strstr(p, "/>");
+        const char *style = strstr(p, needle), *d = strstr(p, " d=\"");
+        if (!end || !style || style > end || !d || d > end) continue;
+        const char *transform = strstr(p, "matrix(1,0,0,-1,0,");
+        double flip = transform && transform < end ? strtod(transform + 18, NULL) : NAN;
+        const char *c = d + 4;
+        while (*c && *c != '"') {
+            if (*c == 'M' || *c == 'L' || *c == ' ' || *c == 'Z') {
+                c++;
+                continue;
+            }
+            char *after = NULL;
+            double x = strtod(c, &after);
+            if (after == c) fail_msg("unexpected path data at '%.20s'", c);
+            double y = strtod(after, &after);
+            if (n == SVG_MAX_POINTS) fail_msg("more than %d path points", SVG_MAX_POINTS);
+            points[n++] = (svg_point){x, isnan(flip) ? y : flip - y};
+            c = after;
+        }
+    }
+    return n;
+}
+
+/* A panel's frame in SVG coordinates. */
+typedef struct svg_panel {
+    double left, right, top, bottom;
+} svg_panel;
+
+/* Panel index (0 = env steps, the left one; 1 = seconds) of a side-by-side figure, from its grid:
+ * a horizontal grid line spans the panel's width, a vertical one its height. */
+static svg_panel svg_find_panel(const char *svg, int index) {
+    static svg_point grid[SVG_MAX_POINTS];
+    int n = svg_stroke_points(svg, SVG_GRID, grid);
+    double lefts[2] = {INFINITY, INFINITY};
+    for (int i = 0; i + 1 < n; i += 2) /* each grid line is its own two-point path */
+        if (fabs(grid[i].y - grid[i + 1].y) < 1e-6) {
+            double left = fmin(grid[i].x, grid[i + 1].x);
+            if (left < lefts[0] - 1) lefts[1] = lefts[0], lefts[0] = left;
+            else if (fabs(left - lefts[0]) > 1 && left < lefts[1]) lefts[1] = left;
+        }
+    if (!isfinite(lefts[index])) fail_msg("no panel %d in the grid lines", index);
+    svg_panel panel = {lefts[index], -INFINITY, INFINITY, -INFINITY};
+    for (int i = 0; i + 1 < n; i += 2) {
+        if (fabs(grid[i].y - grid[i + 1].y) < 1e-6 &&
+            fabs(fmin(grid[i].x, grid[i + 1].x) - panel.left) < 1e-6)
+            panel.right = fmax(panel.right, fmax(grid[i].x, grid[i + 1].x));
+    }
+    for (int i = 0; i + 1 < n; i += 2) {
+        if (fabs(grid[i].x - grid[i + 1].x) < 1e-6 && grid[i].x >= panel.left - 1e-6 &&
+            grid[i].x <= panel.right + 1e-6) {
+            panel.top = fmin(panel.top, fmin(grid[i].y, grid[i + 1].y));
+            panel.bottom = fmax(panel.bottom, fmax(grid[i].y, grid[i + 1].y));
+        }
+    }
+    if (!(panel.right > panel.left && panel.bottom > panel.top))
+        fail_msg("panel %d has no grid to find its frame by", index);
+    return panel;
+}
+
+static bool in_panel(const svg_panel *panel, svg_point p) {
+    return p.x >= panel->left - PIXEL_TOLERANCE && p.x <= panel->right + PIXEL_TOLERANCE &&
+           p.y >= panel->top - PIXEL_TOLERANCE && p.y <= panel->bottom + PIXEL_TOLERANCE;
+}
+
+/* The points of color inside the panel (its legend sample is outside), in x order as drawn. */
+static int panel_points(const char *svg, const char *color, const svg_panel *panel,
+                        svg_point *points) {
+    int n = svg_stroke_points(svg, color, points), kept = 0;
+    for (int i = 0; i < n; i++)
+        if (in_panel(panel, points[i])) points[kept++] = points[i];
+    return kept;
+}
+
+/* The vertex drawn at x (within PIXEL_TOLERANCE), or a failure naming what was sought. */
+static svg_point vertex_at(const svg_point *points, int n, double x, const char *what) {
+    int best = -1;
+    for (int i = 0; i < n; i++)
+        if (best < 0 || fabs(points[i].x - x) < fabs(points[best].x - x)) best = i;
+    if (best < 0 || fabs(points[best].x - x) > PIXEL_TOLERANCE)
+        fail_msg("no curve vertex at x = %.2f for %s (nearest: %.2f)", x, what,
+                 best < 0 ? NAN : points[best].x);
+    return points[best];
+}
+
+/* The y axis as drawn: svg_y = scale * value + offset, from two vertices of known value. */
+typedef struct y_axis {
+    double scale, offset;
+} y_axis;
+
+static y_axis fit_y_axis(svg_point a, double a_value, svg_point b, double b_value) {
+    y_axis axis;
+    axis.scale = (b.y - a.y) / (b_value - a_value);
+    axis.offset = a.y - axis.scale * a_value;
+    return axis;
+}
+
+static double y_value(const y_axis *axis, double svg_y) {
+    return (svg_y - axis->offset) / axis->scale;
+}
+
+/* The figure's SVG text; the caller frees it. */
+static char *plot_svg(const char *name, const char *const *args) {
+    char svg[4200];
+    tmp_path(svg, sizeof svg, name);
+    const char *argv[MAX_CHILD_ARGS + 1];
+    int argc = 0;
+    argv[argc++] = "plot";
+    for (; *args; args++) argv[argc++] = *args;
+    argv[argc++] = "-o";
+    argv[argc++] = svg;
+    argv[argc] = NULL;
+    child c;
+    run_args(&c, argv);
+    EXPECT_WRITTEN(&c, svg);
+    child_free(&c);
+    size_t size = 0;
+    char *text = (char *)get_file(svg, &size);
+    if (!text) fail_msg("%s was not written", svg);
+    return text;
+}
+#define PLOT_SVG(name, ...) plot_svg((name), (const char *const[]){__VA_ARGS__, NULL})
+
+/* alpha's rows (setup): update u at 2048 u steps and 0.02 u seconds, return 20 + 9.5 u, the
+ * first two nan; solved threshold 475 (summary.json). */
+#define ALPHA_FIRST 3
+#define ALPHA_LAST 60
+#define ALPHA_STEPS(u) (2048.0 * (u))
+#define ALPHA_RETURN(u) (20.0 + 9.5 * (u))
+#define ALPHA_THRESHOLD 475.0
 
 /* ------------------------------------------------------------------- tests */
 
@@ -446,13 +602,188 @@ static void test_unwritable_output(void **unused) {
     ERROR_CASE(1, ARGS(dir, "-o", out), out);
 }
 
+/* The highest point (a solved run's plateau, or a threshold above it) stays clear of the frame:
+ * the y range reaches at least 8% of its height above it. Before, it reached 5% of the data's
+ * span (4.5% of the height), and the plateau ran into the top ticks. */
+static void test_headroom(void **unused) {
+    (void)unused;
+    char dir[4200];
+    tmp_path(dir, sizeof dir, "alpha");
+    char *svg = PLOT_SVG("headroom.svg", dir);
+    static svg_point curve[SVG_MAX_POINTS], dashes[SVG_MAX_POINTS];
+    for (int p = 0; p < 2; p++) {
+        svg_panel panel = svg_find_panel(svg, p);
+        int n = panel_points(svg, SVG_RUN0, &panel, curve);
+        double width = panel.right - panel.left;
+        /* x from 0 to the last point: steps on the left panel, seconds (0.02 u) on the right */
+        double first_x = panel.left + width * ALPHA_FIRST / ALPHA_LAST;
+        svg_point first = vertex_at(curve, n, first_x, "the first finite row");
+        svg_point last = vertex_at(curve, n, panel.right, "the last row");
+        y_axis axis = fit_y_axis(first, ALPHA_RETURN(ALPHA_FIRST), last, ALPHA_RETURN(ALPHA_LAST));
+        /* the vertices in between lie on the same axes */
+        svg_point middle = vertex_at(curve, n, panel.left + width * 30 / ALPHA_LAST, "update 30");
+        if (fabs(y_value(&axis, middle.y) - ALPHA_RETURN(30)) > 0.5)
+            fail_msg("panel %d: update 30 drawn at return %g, want %g", p,
+                     y_value(&axis, middle.y), ALPHA_RETURN(30));
+        double top = y_value(&axis, panel.top), bottom = y_value(&axis, panel.bottom);
+        double headroom = (top - ALPHA_RETURN(ALPHA_LAST)) / (top - bottom);
+        if (headroom < 0.08)
+            fail_msg("panel %d: the frame's top (%g) is %.1f%% of the height above the highest "
+                     "return (%g); want at least 8%%", p, top, 100 * headroom,
+                     ALPHA_RETURN(ALPHA_LAST));
+        if (!(bottom < ALPHA_RETURN(ALPHA_FIRST)))
+            fail_msg("panel %d: the frame's bottom (%g) is above the lowest return", p, bottom);
+        /* the threshold is one dashed line, at 475, across the panel */
+        int dash_points = panel_points(svg, SVG_THRESHOLD, &panel, dashes);
+        if (dash_points < 2) fail_msg("panel %d: no threshold line", p);
+        for (int i = 0; i < dash_points; i++)
+            if (fabs(y_value(&axis, dashes[i].y) - ALPHA_THRESHOLD) > 0.5)
+                fail_msg("panel %d: a threshold dash at return %g, want %g", p,
+                         y_value(&axis, dashes[i].y), ALPHA_THRESHOLD);
+    }
+    free(svg);
+}
+
+/* --xlim LO:HI sets the steps axis (either side may be empty); the seconds axis keeps its own. */
+static void test_xlim(void **unused) {
+    (void)unused;
+    char dir[4200];
+    tmp_path(dir, sizeof dir, "alpha");
+    static svg_point curve[SVG_MAX_POINTS];
+    const struct {
+        const char *flag;
+        double low, high; /* in steps */
+    } cases[] = {
+        {"20480:81920", 20480, 81920},               /* updates 10..40 */
+        {":61440", 0, 61440},                        /* 0 .. update 30 */
+        {"61440:", 61440, ALPHA_STEPS(ALPHA_LAST)}, /* update 30 .. the last */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char *svg = PLOT_SVG("xlim.svg", dir, "--xlim", cases[k].flag);
+        svg_panel panel = svg_find_panel(svg, 0);
+        int n = panel_points(svg, SVG_RUN0, &panel, curve);
+        double width = panel.right - panel.left, span = cases[k].high - cases[k].low;
+        double min_x = INFINITY, max_x = -INFINITY;
+        for (int i = 0; i < n; i++) min_x = fmin(min_x, curve[i].x), max_x = fmax(max_x, curve[i].x);
+        /* the curve runs from edge to edge, clipped, with the rows inside where they belong */
+        double first = fmax(cases[k].low, ALPHA_STEPS(ALPHA_FIRST));
+        double want_min = panel.left + width * (first - cases[k].low) / span;
+        if (fabs(min_x - want_min) > PIXEL_TOLERANCE || fabs(max_x - panel.right) > PIXEL_TOLERANCE)
+            fail_msg("--xlim %s: the curve spans x %.2f..%.2f, want %.2f..%.2f", cases[k].flag,
+                     min_x, max_x, want_min, panel.right);
+        for (int u = ALPHA_FIRST; u <= ALPHA_LAST; u++) {
+            double steps = ALPHA_STEPS(u);
+            if (steps <= cases[k].low || steps >= cases[k].high) continue;
+            vertex_at(curve, n, panel.left + width * (steps - cases[k].low) / span, cases[k].flag);
+        }
+        /* the seconds panel: still 0 to the last point */
+        svg_panel seconds = svg_find_panel(svg, 1);
+        n = panel_points(svg, SVG_RUN0, &seconds, curve);
+        vertex_at(curve, n, seconds.right, "the seconds panel's last row");
+        vertex_at(curve, n,
+                  seconds.left + (seconds.right - seconds.left) * ALPHA_FIRST / ALPHA_LAST,
+                  "the seconds panel's first row");
+        free(svg);
+    }
+    ERROR_CASE(2, ARGS(dir, "--xlim", "5"), "--xlim", "LO:HI", "'5'");
+    ERROR_CASE(2, ARGS(dir, "--xlim", "1:2:3"), "--xlim", "'1:2:3'");
+    ERROR_CASE(2, ARGS(dir, "--xlim", "abc:"), "--xlim LO", "'abc'");
+    ERROR_CASE(2, ARGS(dir, "--xlim", "9:3"), "--xlim 9:3", "below");
+    ERROR_CASE(2, ARGS(dir, "--xlim", ":0"), "--xlim :0", "above 0");
+    ERROR_CASE(2, ARGS(dir, "--xlim"), "'--xlim' needs a value");
+    ERROR_CASE(2, ARGS(dir, "--logx", "--xlim", "0:100"), "--logx", "above 0");
+}
+
+/* --logx: both x axes logarithmic, from the first point's x to the last's. */
+static void test_logx(void **unused) {
+    (void)unused;
+    char dir[4200];
+    tmp_path(dir, sizeof dir, "alpha");
+    static svg_point curve[SVG_MAX_POINTS];
+    char *svg = PLOT_SVG("logx.svg", dir, "--logx");
+    for (int p = 0; p < 2; p++) {
+        svg_panel panel = svg_find_panel(svg, p);
+        int n = panel_points(svg, SVG_RUN0, &panel, curve);
+        double low = log10(ALPHA_FIRST), high = log10(ALPHA_LAST); /* x is u times a unit */
+        for (int u = ALPHA_FIRST; u <= ALPHA_LAST; u++) {
+            char what[64];
+            snprintf(what, sizeof what, "panel %d, update %d on a log axis", p, u);
+            double x = panel.left + (panel.right - panel.left) * (log10(u) - low) / (high - low);
+            vertex_at(curve, n, x, what);
+        }
+    }
+    free(svg);
+    /* with --xlim: from LO */
+    svg = PLOT_SVG("logx_xlim.svg", dir, "--logx", "--xlim", "1000:");
+    svg_panel panel = svg_find_panel(svg, 0);
+    int n = panel_points(svg, SVG_RUN0, &panel, curve);
+    double low = log10(1000.0), high = log10(ALPHA_STEPS(ALPHA_LAST));
+    double x = panel.left + (panel.right - panel.left) *
+                                (log10(ALPHA_STEPS(ALPHA_FIRST)) - low) / (high - low);
+    vertex_at(curve, n, x, "the first row on a log axis from 1000");
+    free(svg);
+}
+
+/* Runs of several envs: each env's threshold is a dashed line at its value, labelled (grey text
+ * just above the line at its left end); runs of one env need no label (the title names it). */
+static void test_thresholds_of_several_envs(void **unused) {
+    (void)unused;
+    char alpha[4200], acro[4200];
+    tmp_path(alpha, sizeof alpha, "alpha");
+    char *metrics = metrics_text(ALPHA_LAST, 0, -600.0); /* -590.5 .. -30 */
+    make_run(acro, sizeof acro, "acro", metrics,
+             "{\"env\": \"Acrobot-v1\", \"seed\": 1, \"solved_threshold\": -100}\n", NULL);
+    free(metrics);
+    const double thresholds[2] = {ALPHA_THRESHOLD, -100.0};
+    static svg_point curve[SVG_MAX_POINTS], dashes[SVG_MAX_POINTS];
+    char *svg = PLOT_SVG("envs.svg", alpha, acro);
+    for (int p = 0; p < 2; p++) {
+        svg_panel panel = svg_find_panel(svg, p);
+        int n = panel_points(svg, SVG_RUN0, &panel, curve);
+        double width = panel.right - panel.left;
+        svg_point first = vertex_at(curve, n, panel.left + width * ALPHA_FIRST / ALPHA_LAST, "a");
+        svg_point last = vertex_at(curve, n, panel.right, "alpha's last row");
+        y_axis axis = fit_y_axis(first, ALPHA_RETURN(ALPHA_FIRST), last, ALPHA_RETURN(ALPHA_LAST));
+        int dash_points = panel_points(svg, SVG_THRESHOLD, &panel, dashes);
+        for (int t = 0; t < 2; t++) {
+            double line_y = axis.scale * thresholds[t] + axis.offset, left = INFINITY;
+            double right = -INFINITY;
+            for (int i = 0; i < dash_points; i++)
+                if (fabs(dashes[i].y - line_y) < PIXEL_TOLERANCE)
+                    left = fmin(left, dashes[i].x), right = fmax(right, dashes[i].x);
+            if (right - left < 0.9 * width)
+                fail_msg("panel %d: no dashed line across at the threshold %g (y %.1f)", p,
+                         thresholds[t], line_y);
+            /* its label: grey glyphs above the line, within 3 text heights, in the left third */
+            bool labelled = false;
+            for (const char *g = strstr(svg, "<g style=\"fill:" SVG_THRESHOLD); g && !labelled;
+                 g = strstr(g + 1, "<g style=\"fill:" SVG_THRESHOLD)) {
+                const char *use = strstr(g, "<use "), *x_attr = use ? strstr(use, " x=\"") : NULL;
+                const char *y_attr = use ? strstr(use, " y=\"") : NULL;
+                if (!x_attr || !y_attr) continue;
+                double x = strtod(x_attr + 4, NULL), y = strtod(y_attr + 4, NULL);
+                labelled = x >= panel.left && x < panel.left + width / 3 && y < line_y &&
+                           y > line_y - 40;
+            }
+            if (!labelled) fail_msg("panel %d: the threshold %g has no label", p, thresholds[t]);
+        }
+    }
+    free(svg);
+    svg = PLOT_SVG("one_env.svg", alpha);
+    if (strstr(svg, "<g style=\"fill:" SVG_THRESHOLD))
+        fail_msg("a plot of one env labels its threshold in the panel (the title names it)");
+    free(svg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_png_default),       cmocka_unit_test(test_png_sizes),
         cmocka_unit_test(test_svg),               cmocka_unit_test(test_two_runs),
         cmocka_unit_test(test_partial_last_row),  cmocka_unit_test(test_usage),
         cmocka_unit_test(test_bad_folders),       cmocka_unit_test(test_no_finite_returns),
-        cmocka_unit_test(test_unwritable_output),
+        cmocka_unit_test(test_unwritable_output), cmocka_unit_test(test_headroom),
+        cmocka_unit_test(test_xlim),              cmocka_unit_test(test_logx),
+        cmocka_unit_test(test_thresholds_of_several_envs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

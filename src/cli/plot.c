@@ -16,13 +16,19 @@ static const char *g_plot_usage =
     "\n"
     "Draws the learning curves of run folders written by 'skinner train': the mean\n"
     "return over the last 100 episodes against env steps and against wall-clock\n"
-    "seconds, several runs overlaid, with the env's solved threshold dashed.\n"
+    "seconds, several runs overlaid, with each env's solved threshold dashed (and\n"
+    "labelled with the env's id when the runs are of several envs).\n"
     "\n"
     "options:\n"
     "  -o, --output FILE   FILE.png or FILE.svg (default RUN_DIR/curves.png of the\n"
     "                      first run)\n"
     "  --width W           image width in pixels (default 1200)\n"
-    "  --height H          image height in pixels (default 500)\n";
+    "  --height H          image height in pixels (default 500)\n"
+    "  --xlim LO:HI        the env-steps axis from LO to HI; either may be left out\n"
+    "                      (:100000, 5e4:) for the data's end (default 0 to the last\n"
+    "                      step; the seconds axis keeps its range)\n"
+    "  --logx              logarithmic x axes (steps and seconds), from the first\n"
+    "                      point's x unless --xlim says otherwise\n";
 
 #define PLOT_DEFAULT_WIDTH 1200
 #define PLOT_DEFAULT_HEIGHT 500
@@ -39,6 +45,9 @@ static const char *g_plot_usage =
 #define PLOT_MAX_RUNS 10 /* one colour each */
 #define PLOT_LABEL_SIZE 256
 #define PLOT_ENV_SIZE 64
+#define PLOT_HEADROOM 0.10 /* above the highest return or threshold, of the y span */
+#define PLOT_FOOTROOM 0.05 /* below the lowest */
+#define THRESHOLD_LABEL_LIFT 0.5 /* a threshold's label sits this many text heights above it */
 
 static const char *g_metrics_header =
     "update,steps,wall_seconds,sps,mean_return,mean_length,episodes,policy_loss,value_loss,"
@@ -216,10 +225,18 @@ static void load_run_info(plot_run *run, const char *dir) {
 
 /* ------------------------------------------------------------------ drawing */
 
+/* What the command line asks of the axes. */
+typedef struct plot_axes {
+    double steps_low, steps_high; /* --xlim; NAN = the data's */
+    bool logx;
+} plot_axes;
+
 typedef struct plot_frame {
-    double x_min, x_max, y_min, y_max; /* world coordinates */
+    double x_min, x_max, y_min, y_max; /* world coordinates (log10 of x on a log axis) */
     double x_tick, y_tick;             /* major tick spacing */
     bool x_steps;                      /* env steps, else wall-clock seconds */
+    bool logx;
+    double text_height;                /* in y world units */
     const char *x_label, *y_label;
 } plot_frame;
 
@@ -240,6 +257,7 @@ static void tick_label(PLINT axis, PLFLT value, char *label, PLINT length, PLPoi
     double tick = axis == PL_X_AXIS ? frame->x_tick : frame->y_tick;
     double thousands = axis == PL_X_AXIS && frame->x_steps ? 1e3 : 1e5;
     if (tick > 0) value = round(value / tick) * tick; /* 0, not 1.4e-17 */
+    if (axis == PL_X_AXIS && frame->logx) value = pow(10.0, value); /* PLplot passes the log */
     double size = fabs(value);
     if (size >= fmax(1e6, thousands)) snprintf(label, (size_t)length, "%gM", value / 1e6);
     else if (size >= thousands) snprintf(label, (size_t)length, "%gk", value / 1e3);
@@ -266,34 +284,86 @@ static bool first_threshold(const plot_run *runs, int i) {
     return true;
 }
 
+/* Whether the runs are of more than one env. */
+static bool several_envs(const plot_run *runs, int num_runs) {
+    for (int i = 1; i < num_runs; i++)
+        if (strcmp(runs[i].env, runs[0].env) != 0) return true;
+    return false;
+}
+
+/* "CartPole-v1 solved (475)": the ids of the envs whose threshold is run i's, then it ("solved
+ * (475)" when named is false or no env is known). */
+static void threshold_text(const plot_run *runs, int num_runs, int i, bool named, char *out,
+                           size_t size) {
+    size_t used = 0;
+    out[0] = '\0';
+    for (int j = 0; named && j < num_runs; j++) {
+        bool seen = !runs[j].env[0] || runs[j].threshold != runs[i].threshold;
+        for (int k = 0; k < j && !seen; k++)
+            seen = runs[k].threshold == runs[i].threshold && strcmp(runs[k].env, runs[j].env) == 0;
+        if (!seen && used < size)
+            used += (size_t)snprintf(out + used, size - used, "%s%s", used ? ", " : "",
+                                     runs[j].env);
+    }
+    if (used < size)
+        snprintf(out + used, size - used, "%ssolved (%g)", used ? " " : "", runs[i].threshold);
+}
+
+/* The run's x values on the frame's axis into xs (log10 on a log axis, dropping x <= 0, with
+ * the returns kept in step into ys); returns how many. */
+static int panel_points(const plot_run *run, const plot_frame *frame, double *xs, double *ys) {
+    const double *x = frame->x_steps ? run->steps : run->seconds;
+    int n = 0;
+    for (int k = 0; k < run->num_points; k++) {
+        if (frame->logx && !(x[k] > 0)) continue;
+        xs[n] = frame->logx ? log10(x[k]) : x[k];
+        ys[n++] = run->returns[k];
+    }
+    return n;
+}
+
 /* One panel: grid, curves, threshold lines, box and labels in the current viewport. */
 static void draw_panel(const plot_run *runs, int num_runs, plot_frame *frame, double y_label_disp,
                        double scale) {
+    const char *x_grid = frame->logx ? "gl" : "g", *x_box = frame->logx ? "bcnstlo" : "bcnsto";
     plwind(frame->x_min, frame->x_max, frame->y_min, frame->y_max);
     plcol0(COLOR_GRID);
     plwidth(scale);
-    plbox("g", frame->x_tick, 0, "g", frame->y_tick, 0);
+    plbox(x_grid, frame->x_tick, 0, "g", frame->y_tick, 0);
     pllsty(2);
     plcol0(COLOR_THRESHOLD);
     plwidth(2.0 * scale);
+    bool label_thresholds = several_envs(runs, num_runs);
     for (int i = 0; i < num_runs; i++) {
         if (!first_threshold(runs, i)) continue;
         PLFLT xs[2] = {frame->x_min, frame->x_max}, ys[2] = {runs[i].threshold, runs[i].threshold};
         plline(2, xs, ys);
+        if (!label_thresholds) continue; /* the title names the env */
+        char text[PLOT_LABEL_SIZE], escaped[2 * PLOT_LABEL_SIZE];
+        threshold_text(runs, num_runs, i, true, text, sizeof text);
+        escape_label(escaped, sizeof escaped, text);
+        plschr(0, 0.8);
+        plptex(frame->x_min + 0.02 * (frame->x_max - frame->x_min),
+               runs[i].threshold + THRESHOLD_LABEL_LIFT * frame->text_height, 1, 0, 0, escaped);
+        plschr(0, 1.0);
     }
     pllsty(1);
     plwidth(2.0 * scale);
     plssym(0, 2.5 * scale);
     for (int i = 0; i < num_runs; i++) {
+        double *xs = malloc((size_t)runs[i].num_points * sizeof *xs);
+        double *ys = malloc((size_t)runs[i].num_points * sizeof *ys);
+        int n = xs && ys ? panel_points(&runs[i], frame, xs, ys) : 0;
         plcol0(COLOR_FIRST_RUN + i);
-        PLFLT *xs = frame->x_steps ? runs[i].steps : runs[i].seconds;
-        if (runs[i].num_points == 1) plpoin(1, xs, runs[i].returns, DOT_SYMBOL); /* no line */
-        plline(runs[i].num_points, xs, runs[i].returns);
+        if (n == 1) plpoin(1, xs, ys, DOT_SYMBOL); /* no line */
+        if (n > 0) plline(n, xs, ys);
+        free(xs);
+        free(ys);
     }
     plcol0(COLOR_FG);
     plwidth(scale);
     plslabelfunc(tick_label, frame);
-    plbox("bcnsto", frame->x_tick, 0, "bcnstvo", frame->y_tick, 0);
+    plbox(x_box, frame->x_tick, 0, "bcnstvo", frame->y_tick, 0);
     plmtex("b", 3.0, 0.5, 0.5, frame->x_label);
     if (y_label_disp > 0) plmtex("l", y_label_disp, 0.5, 0.5, frame->y_label);
 }
@@ -305,12 +375,11 @@ static double draw_legend(const plot_run *runs, int num_runs, double x_offset, d
                           double max_lines, double scale) {
     enum { MAX_ENTRIES = 2 * PLOT_MAX_RUNS };
     const char *texts[MAX_ENTRIES], *symbols[MAX_ENTRIES];
-    char threshold_texts[PLOT_MAX_RUNS][96];
+    char threshold_texts[PLOT_MAX_RUNS][PLOT_LABEL_SIZE];
     PLINT opts[MAX_ENTRIES], colors[MAX_ENTRIES], styles[MAX_ENTRIES], text_colors[MAX_ENTRIES],
         zeros[MAX_ENTRIES];
     PLFLT widths[MAX_ENTRIES], ones[MAX_ENTRIES];
-    bool one_env = true; /* then the title names it and the threshold's label need not */
-    for (int i = 0; i < num_runs; i++) one_env &= strcmp(runs[i].env, runs[0].env) == 0;
+    bool named = several_envs(runs, num_runs); /* else the title names the env */
     int entries = 0;
     for (int i = 0; i < num_runs; i++, entries++) {
         texts[entries] = runs[i].label;
@@ -319,9 +388,9 @@ static double draw_legend(const plot_run *runs, int num_runs, double x_offset, d
     }
     for (int i = 0; i < num_runs; i++) {
         if (!first_threshold(runs, i)) continue;
-        bool named = !one_env && runs[i].env[0];
-        snprintf(threshold_texts[i], sizeof threshold_texts[i], "%s%ssolved (%g)",
-                 named ? runs[i].env : "", named ? " " : "", runs[i].threshold);
+        char text[sizeof threshold_texts[i]];
+        threshold_text(runs, num_runs, i, named, text, sizeof text);
+        escape_label(threshold_texts[i], sizeof threshold_texts[i], text);
         texts[entries] = threshold_texts[i];
         colors[entries] = COLOR_THRESHOLD;
         styles[entries++] = 2;
@@ -344,27 +413,40 @@ static double draw_legend(const plot_run *runs, int num_runs, double x_offset, d
     return legend_w;
 }
 
-/* Axis ranges shared by both panels: x from 0, y around every return and threshold. */
-static void frame_ranges(const plot_run *runs, int num_runs, plot_frame frames[2]) {
+/* Axis ranges: x from 0 (from the first positive x on a log axis) to the last point, the steps'
+ * as --xlim says; y, shared by both panels, around every return and threshold with headroom
+ * above, so a solved run's curve stays clear of the frame. */
+static void frame_ranges(const plot_run *runs, int num_runs, const plot_axes *axes,
+                         plot_frame frames[2]) {
     double y_min = INFINITY, y_max = -INFINITY;
+    double x_low[2] = {INFINITY, INFINITY}, x_high[2] = {0, 0}; /* positive x only */
     for (int i = 0; i < num_runs; i++) {
         for (int k = 0; k < runs[i].num_points; k++) {
             y_min = fmin(y_min, runs[i].returns[k]);
             y_max = fmax(y_max, runs[i].returns[k]);
-            frames[0].x_max = fmax(frames[0].x_max, runs[i].steps[k]);
-            frames[1].x_max = fmax(frames[1].x_max, runs[i].seconds[k]);
+            double x[2] = {runs[i].steps[k], runs[i].seconds[k]};
+            for (int p = 0; p < 2; p++) {
+                if (x[p] > 0) x_low[p] = fmin(x_low[p], x[p]);
+                x_high[p] = fmax(x_high[p], x[p]);
+            }
         }
         if (!isnan(runs[i].threshold)) {
             y_min = fmin(y_min, runs[i].threshold);
             y_max = fmax(y_max, runs[i].threshold);
         }
     }
-    double pad = y_max > y_min ? 0.05 * (y_max - y_min) : fmax(1.0, 0.05 * fabs(y_max));
+    double span = y_max > y_min ? y_max - y_min : fmax(1.0, 0.05 * fabs(y_max)) / PLOT_FOOTROOM;
     for (int p = 0; p < 2; p++) {
-        frames[p].x_min = 0;
-        if (!(frames[p].x_max > 0)) frames[p].x_max = 1;
-        frames[p].y_min = y_min - pad;
-        frames[p].y_max = y_max + pad;
+        double low = axes->logx ? x_low[p] : 0, high = x_high[p];
+        if (p == 0 && !isnan(axes->steps_low)) low = axes->steps_low;
+        if (p == 0 && !isnan(axes->steps_high)) high = axes->steps_high;
+        if (!isfinite(low)) low = 1; /* a log axis without a positive point */
+        if (!(high > low)) high = axes->logx ? 10 * low : low + 1;
+        frames[p].logx = axes->logx;
+        frames[p].x_min = axes->logx ? log10(low) : low;
+        frames[p].x_max = axes->logx ? log10(high) : high;
+        frames[p].y_min = y_min - PLOT_FOOTROOM * span;
+        frames[p].y_max = y_max + PLOT_HEADROOM * span;
     }
 }
 
@@ -397,8 +479,8 @@ static bool has_device(const char *device) {
 }
 
 /* Draws the whole figure to path with the device; false with a message on failure. */
-static bool draw_figure(const plot_run *runs, int num_runs, const char *device, const char *path,
-                        int width, int height) {
+static bool draw_figure(const plot_run *runs, int num_runs, const plot_axes *axes,
+                        const char *device, const char *path, int width, int height) {
     g_plot_output = path;
     plsexit(on_plplot_exit);
     plsabort(on_plplot_abort);
@@ -434,7 +516,7 @@ static bool draw_figure(const plot_run *runs, int num_runs, const char *device, 
     double panel_h = side ? top - bottom : (top - bottom - gap_y) / 2;
     plot_frame frames[2] = {{.x_steps = true, .x_label = "env steps"},
                             {.x_label = "wall-clock seconds"}};
-    frame_ranges(runs, num_runs, frames);
+    frame_ranges(runs, num_runs, axes, frames);
     frames[0].y_tick = frames[1].y_tick = tick_step(frames[0].y_max - frames[0].y_min,
                                                     panel_h * page_h, 3.5 * text_mm);
     /* room at the left of a panel for its widest y tick label (an end one), then the y label */
@@ -458,8 +540,13 @@ static bool draw_figure(const plot_run *runs, int num_runs, const char *device, 
     if (panel_h * page_h < DIGIT_WIDTH * (double)strlen(y_label) * text_mm) y_label = "mean return";
     for (int p = 0; p < 2; p++) {
         frames[p].y_label = y_label;
-        frames[p].x_tick = tick_step(frames[p].x_max - frames[p].x_min, panel_w * page_w,
-                                     5.0 * text_mm);
+        frames[p].text_height = (frames[p].y_max - frames[p].y_min) * text_mm / (panel_h * page_h);
+        /* a log axis: a tick a decade when it spans one, else PLplot's choice */
+        if (frames[p].logx)
+            frames[p].x_tick = frames[p].x_max - frames[p].x_min >= 1 ? 1 : 0;
+        else
+            frames[p].x_tick = tick_step(frames[p].x_max - frames[p].x_min, panel_w * page_w,
+                                         5.0 * text_mm);
         double x0 = side ? left + p * (panel_w + gap_x) : left;
         double y1 = side ? top : top - p * (panel_h + gap_y);
         plvpor(x0, x0 + panel_w, y1 - panel_h, y1);
@@ -477,11 +564,34 @@ static bool draw_figure(const plot_run *runs, int num_runs, const char *device, 
 
 /* ---------------------------------------------------------------- the command */
 
+/* --xlim LO:HI, either side empty for the data's end; LO < HI when both are given. */
+static void parse_xlim(const char *text, plot_axes *axes, int *rc) {
+    const char *colon = strchr(text, ':');
+    if (!colon || strchr(colon + 1, ':')) {
+        *rc = cli_error(SK_EXIT_USAGE, "--xlim expects LO:HI (either may be empty), got '%s'",
+                        text);
+        return;
+    }
+    char low[64], high[64];
+    int low_length = colon - text < (int)sizeof low ? (int)(colon - text) : (int)sizeof low - 1;
+    snprintf(low, sizeof low, "%.*s", low_length, text);
+    snprintf(high, sizeof high, "%s", colon + 1);
+    if (low[0] && !cli_parse_double("--xlim LO", low, -1e18, 1e18, &axes->steps_low, rc)) return;
+    if (high[0] && !cli_parse_double("--xlim HI", high, -1e18, 1e18, &axes->steps_high, rc))
+        return;
+    if (!(axes->steps_high > axes->steps_low) && low[0] && high[0])
+        *rc = cli_error(SK_EXIT_USAGE, "--xlim %s: LO must be below HI", text);
+    else if (!low[0] && high[0] && !(axes->steps_high > 0))
+        *rc = cli_error(SK_EXIT_USAGE, "--xlim %s: HI must be above 0, where the axis starts",
+                        text);
+}
+
 int cmd_plot(int argc, char **argv) {
     const char *output = NULL, *device = "pngcairo";
     long long width = PLOT_DEFAULT_WIDTH, height = PLOT_DEFAULT_HEIGHT;
     int rc = SK_EXIT_OK, num_dirs = 0;
     const char *dirs[PLOT_MAX_RUNS];
+    plot_axes axes = {NAN, NAN, false};
     cli_args args = {argc, 0, argv};
     while (rc == SK_EXIT_OK && args.index < argc) {
         const char *value = NULL, *arg = argv[args.index];
@@ -498,6 +608,10 @@ int cmd_plot(int argc, char **argv) {
         } else if (cli_flag(&args, "--height", &value, &missing)) {
             if (!missing)
                 cli_parse_int("--height", value, PLOT_MIN_SIZE, PLOT_MAX_SIZE, &height, &rc);
+        } else if (cli_flag(&args, "--xlim", &value, &missing)) {
+            if (!missing) parse_xlim(value, &axes, &rc);
+        } else if (cli_flag(&args, "--logx", NULL, &missing)) {
+            axes.logx = true;
         } else if (arg[0] == '-' && arg[1] != '\0') {
             rc = cli_error(SK_EXIT_USAGE, "unknown option '%s' (see 'skinner plot --help')", arg);
         } else if (num_dirs == PLOT_MAX_RUNS) {
@@ -507,6 +621,9 @@ int cmd_plot(int argc, char **argv) {
         }
         if (missing) rc = cli_error(SK_EXIT_USAGE, "option '%s' needs a value", arg);
     }
+    if (rc == SK_EXIT_OK && axes.logx && !(isnan(axes.steps_low) || axes.steps_low > 0))
+        rc = cli_error(SK_EXIT_USAGE, "--xlim %g: with --logx the axis must start above 0",
+                       axes.steps_low);
     if (rc == SK_EXIT_OK && num_dirs == 0) {
         fputs(g_plot_usage, stderr);
         rc = cli_error(SK_EXIT_USAGE, "missing RUN_DIR (a folder written by 'skinner train')");
@@ -539,7 +656,8 @@ int cmd_plot(int argc, char **argv) {
         if (!probe) rc = cli_error(SK_EXIT_FAILURE, "cannot write %s: %s", output, strerror(errno));
         else fclose(probe);
     }
-    if (rc == SK_EXIT_OK && !draw_figure(runs, num_dirs, device, output, (int)width, (int)height))
+    if (rc == SK_EXIT_OK &&
+        !draw_figure(runs, num_dirs, &axes, device, output, (int)width, (int)height))
         rc = SK_EXIT_FAILURE;
     if (rc == SK_EXIT_OK) printf("wrote %s\n", output);
     for (int i = 0; i < num_dirs; i++) {
