@@ -14,6 +14,7 @@ docs/python.md has the whole API, the buffer lifetime rules and the autoreset
 convention (Gymnasium's same-step mode).
 """
 
+import json
 import math
 import os
 import signal
@@ -42,6 +43,7 @@ except ImportError:  # pragma: no cover - depends on the machine
     _SAME_STEP = "SameStep"
 
 __all__ = ["make", "register", "train", "load", "evaluate", "bench", "envs", "describe",
+           "check_env", "EnvCheckError",
            "VecEnv", "Policy", "spaces", "HAVE_GYMNASIUM", "__version__"]
 
 from . import spaces  # noqa: E402  (skinner's own classes, always importable)
@@ -316,3 +318,41 @@ def bench(env_id, num_envs=4096, threads=1, seconds=1.0, seed=0, **config):
     A Python-defined env is called once per batch step."""
     return _core.bench(env_id, num_envs=num_envs, threads=threads, seconds=float(seconds),
                        seed=seed, config=_env_pairs(config))
+
+
+class EnvCheckError(Exception):
+    """A check of skinner.check_env failed; `report` holds the whole report."""
+
+    def __init__(self, message, report):
+        super().__init__(message)
+        self.report = report
+
+
+def check_env(env_id, num_envs=0, steps=0, seed=1, threads=0, raise_on_failure=True, **config):
+    """Checks an env as `skinner check` does (docs/check.md): canaries and
+    guard zones around its buffers, observations inside its observation
+    space, finite rewards, legal masks, flags, the time limit, final
+    observations and episode statistics, the same trajectory for the same seed
+    and another for another seed, state restored bit for bit, a corrupted
+    state refused, and its speed. 0 for num_envs, steps or threads: the
+    defaults. config: the env's keys, as make takes them.
+
+    Returns the report as a dict ({"env", "checks": [{"name", "status",
+    "detail", "env", "step"}, ...], "passed", "failed", ...}); with
+    raise_on_failure, a failed check raises EnvCheckError naming it. An
+    exception raised by the env propagates as itself."""
+    report = json.loads(_core.check_env(env_id, config=_env_pairs(config), num_envs=num_envs,
+                                        steps=steps, seed=seed, threads=threads))
+    if raise_on_failure and report["failed"]:
+        lines = []
+        for check in report["checks"]:
+            if check["status"] != "FAIL":
+                continue
+            where = "" if check["env"] is None else f"env {check['env']}"
+            if check["step"] is not None:
+                where += (" " if where else "") + (f"step {check['step']}" if check["step"]
+                                                   else "at reset")
+            lines.append(f"{check['name']}: {where + ': ' if where else ''}{check['detail']}")
+        raise EnvCheckError(f"{report['env']}: {report['failed']} check(s) failed\n  "
+                            + "\n  ".join(lines), report)
+    return report

@@ -244,6 +244,8 @@ static PyMethodDef methods[] = {
      "runs the C trainer (see skinner.train)"},
     {"evaluate", (PyCFunction)(void (*)(void))skpy_evaluate, METH_VARARGS | METH_KEYWORDS,
      "evaluates a checkpoint (see skinner.evaluate)"},
+    {"check_env", (PyCFunction)(void (*)(void))skpy_check_env, METH_VARARGS | METH_KEYWORDS,
+     "check_env(env_id, config, num_envs, steps, seed, threads) -> the report as JSON"},
     {"bench", (PyCFunction)(void (*)(void))skpy_bench, METH_VARARGS | METH_KEYWORDS,
      "raw env stepping with random actions, in C (see skinner.bench)"},
     {NULL, NULL, 0, NULL},

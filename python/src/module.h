@@ -69,6 +69,7 @@ PyObject *skpy_register(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *skpy_train(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *skpy_evaluate(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *skpy_bench(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *skpy_check_env(PyObject *self, PyObject *args, PyObject *kwargs); /* check.c */
 int skpy_vec_ready(PyObject *module);
 int skpy_agent_ready(PyObject *module);
 

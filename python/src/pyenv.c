@@ -26,6 +26,7 @@ typedef struct slot {
     sk_env_def def;
     char id[128];
     PyObject *cls, *kwargs;
+    float *obs_bounds; /* (2, obs_size): the observation Box's low, then high; or NULL */
 } slot;
 
 static slot g_slots[MAX_SLOTS];
@@ -429,6 +430,39 @@ static int read_space(PyObject *space, sk_action_space *out, int *obs_size, cons
     return status;
 }
 
+/* The observation space's low and high (a Box's) as the table's declared
+ * space, so that training and `skinner check` hold observations to it; none
+ * when the space has no bounds. -1 with an exception for bounds of the wrong
+ * shape. */
+static int read_obs_bounds(PyObject *space, slot *s) {
+    PyObject *bound[2] = {PyObject_GetAttrString(space, "low"), PyObject_GetAttrString(space, "high")};
+    PyErr_Clear();
+    int status = 0, O = s->def.obs_size;
+    if (bound[0] && bound[1] && !(s->obs_bounds = malloc(2 * (size_t)O * sizeof(float)))) {
+        PyErr_NoMemory();
+        status = -1;
+    }
+    for (int side = 0; side < 2 && s->obs_bounds && status == 0; side++) {
+        PyArrayObject *a = (PyArrayObject *)PyArray_FromAny(
+            bound[side], PyArray_DescrFromType(NPY_FLOAT32), 0, 1, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST, NULL);
+        if (!a || PyArray_SIZE(a) != O) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "observation space: %s must have %d values", side ? "high" : "low", O);
+            status = -1;
+        } else {
+            memcpy(s->obs_bounds + (size_t)side * (size_t)O, PyArray_DATA(a), (size_t)O * sizeof(float));
+        }
+        Py_XDECREF(a);
+    }
+    Py_XDECREF(bound[0]);
+    Py_XDECREF(bound[1]);
+    if (status == 0 && s->obs_bounds) {
+        s->def.obs_low = s->obs_bounds;
+        s->def.obs_high = s->obs_bounds + O;
+    }
+    return status;
+}
+
 /* register(env_id, cls, observation_space, action_space, max_episode_steps,
  *          reward_threshold, kwargs) */
 PyObject *skpy_register(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -469,10 +503,12 @@ PyObject *skpy_register(PyObject *self, PyObject *args, PyObject *kwargs) {
         return NULL;
     }
     slot *s = &g_slots[g_num_slots];
+    free(s->obs_bounds); /* an earlier registration that failed in this slot */
     memset(s, 0, sizeof *s);
     snprintf(s->id, sizeof s->id, "%s", id);
     sk_env_def *d = &s->def;
     if (read_space(obs_space, &d->action_space, &d->obs_size, "observation space") < 0 ||
+        read_obs_bounds(obs_space, s) < 0 ||
         read_space(act_space, &d->action_space, NULL, "action space") < 0)
         return NULL;
     d->id = s->id;

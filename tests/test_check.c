@@ -1,0 +1,250 @@
+/*
+ * skinner check (issue 30): the real program on every built-in env and the
+ * example plugin (every check passes), on Broken-v0 built with one fault per
+ * fixture (tests/plugins/broken_plugin.c: the right check fails, naming the
+ * faulty env), in text and in --json; and the commands docs/check.md prints,
+ * run verbatim.
+ *
+ * Commands run through sh (popen) with stderr folded into stdout; the exit
+ * code is the program's own, and a crash shows as 128 + the signal.
+ */
+#include "test_json.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#define MAX_OUTPUT (1 << 20)
+
+typedef struct check_run {
+    int exit_code;
+    char *out;
+} check_run;
+
+/* Runs `command` with sh in directory dir (NULL: the current one), with the
+ * skinner program's folder first on PATH. */
+static check_run run_in(const char *dir, const char *command) {
+    char program_dir[4096], shell[16384];
+    snprintf(program_dir, sizeof program_dir, "%s", SKINNER_BINARY);
+    char *slash = strrchr(program_dir, '/');
+    if (slash) *slash = '\0';
+    snprintf(shell, sizeof shell, "cd '%s' && PATH='%s':\"$PATH\" %s 2>&1", dir ? dir : ".",
+             program_dir, command);
+    FILE *pipe = popen(shell, "r");
+    if (!pipe) fail_msg("popen failed for: %s", command);
+    check_run run = {.out = calloc(MAX_OUTPUT + 1, 1)};
+    size_t used = 0, got;
+    while ((got = fread(run.out + used, 1, MAX_OUTPUT - used, pipe)) > 0) used += got;
+    int status = pclose(pipe);
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return run;
+}
+
+/* The check named `name` in a --json report; fails the test if absent. */
+static const cJSON *json_check(const cJSON *report, const char *name, const char *out) {
+    const cJSON *check;
+    cJSON_ArrayForEach(check, cJSON_GetObjectItemCaseSensitive(report, "checks")) {
+        const cJSON *item = cJSON_GetObjectItemCaseSensitive(check, "name");
+        if (cJSON_IsString(item) && strcmp(item->valuestring, name) == 0) return check;
+    }
+    fail_msg("no check \"%s\" in the JSON:\n%s", name, out);
+    return NULL;
+}
+
+static cJSON *parse_report(const check_run *run, const char *command) {
+    const char *start = strchr(run->out, '{'); /* after any warning line */
+    cJSON *report = start ? cJSON_Parse(start) : NULL;
+    if (!report) fail_msg("'%s' printed no JSON object:\n%s", command, run->out);
+    return report;
+}
+
+/* `skinner check ARGS --json` exits 0 and every check passes (or is skipped or
+ * informational); the text form says the same. */
+static void expect_all_pass(const char *args) {
+    char command[8192];
+    snprintf(command, sizeof command, "skinner check %s --json", args);
+    check_run run = run_in(NULL, command);
+    if (run.exit_code != 0) fail_msg("'%s' exited %d:\n%s", command, run.exit_code, run.out);
+    cJSON *report = parse_report(&run, command);
+    assert_int_equal(test_json_number(report, "failed"), 0);
+    const cJSON *check;
+    int passed = 0;
+    cJSON_ArrayForEach(check, cJSON_GetObjectItemCaseSensitive(report, "checks")) {
+        const char *status = cJSON_GetObjectItemCaseSensitive(check, "status")->valuestring;
+        if (strcmp(status, "FAIL") == 0) fail_msg("'%s': a check failed:\n%s", command, run.out);
+        passed += strcmp(status, "pass") == 0;
+    }
+    /* the buffer, contract and determinism checks apply to every env */
+    if (passed < 10) fail_msg("'%s': only %d checks passed:\n%s", command, passed, run.out);
+    print_message("%s: %d checks passed\n", args, passed);
+    cJSON_Delete(report);
+    free(run.out);
+}
+
+static void test_builtin_envs_pass(void **unused) {
+    (void)unused;
+    int checked = 0;
+    for (const sk_env_def *const *env = sk_env_list(); *env; env++) {
+        if (strcmp((*env)->id, "Prover-v0") == 0) continue; /* needs a dataset: its own case */
+        char args[512];
+        if (strcmp((*env)->id, "Morpho-v0") == 0) /* episodes of 3 small host epochs */
+            snprintf(args, sizeof args, "%s --env.epochs 3 --env.batches 2 --env.batch_size 64",
+                     (*env)->id);
+        else snprintf(args, sizeof args, "%s", (*env)->id);
+        expect_all_pass(args);
+        checked++;
+    }
+    assert_true(checked >= 8);
+}
+
+static void test_prover_passes(void **unused) {
+    (void)unused;
+    REQUIRE_SHARED(shared);
+    char args[4608];
+    snprintf(args, sizeof args, "Prover-v0 --env.dataset %s/datasets/countries_s3", shared);
+    expect_all_pass(args);
+}
+
+static void test_gridworld_plugin_passes(void **unused) {
+    (void)unused;
+    expect_all_pass(PLUGIN_GRIDWORLD ":GridWorld-v0");
+}
+
+/* A fixture's fault is flagged by `check` (env: the env it names, -1 for
+ * none), in the text output and in --json, and the run exits 1. */
+static void expect_flagged(const char *plugin, const char *check, int env) {
+    char command[8192], line_start[64], where[64];
+    snprintf(command, sizeof command, "skinner check %s:Broken-v0", plugin);
+    check_run text = run_in(NULL, command);
+    if (text.exit_code != 1) fail_msg("'%s' exited %d (expected 1):\n%s", command, text.exit_code, text.out);
+    snprintf(line_start, sizeof line_start, "FAIL  %s ", check);
+    const char *line = strstr(text.out, line_start);
+    if (!line) fail_msg("'%s' did not flag %s:\n%s", command, check, text.out);
+    const char *end = strchr(line, '\n');
+    snprintf(where, sizeof where, "env %d", env);
+    if (env >= 0 && (!strstr(line, where) || strstr(line, where) > end))
+        fail_msg("'%s': the %s line does not name env %d:\n%s", command, check, env, text.out);
+    print_message("%.*s\n", (int)(end ? end - line : (long)strlen(line)), line);
+    free(text.out);
+
+    strcat(command, " --json");
+    check_run json = run_in(NULL, command);
+    assert_int_equal(json.exit_code, 1);
+    cJSON *report = parse_report(&json, command);
+    const cJSON *item = json_check(report, check, json.out);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(item, "status")->valuestring, "FAIL");
+    const cJSON *env_item = cJSON_GetObjectItemCaseSensitive(item, "env");
+    if (env >= 0) assert_int_equal(test_json_number(item, "env"), env);
+    else assert_true(cJSON_IsNull(env_item));
+    assert_true(test_json_number(report, "failed") >= 1);
+    cJSON_Delete(report);
+    free(json.out);
+}
+
+/* Most faults strike env 3 (FAULTY_ENV); an overrun shows past the last of
+ * the 16 envs; a row written relative to the range lands in env 0's. */
+#define FAULTY_ENV 3
+#define LAST_ENV 15
+
+static void test_unwritten_obs(void **u) { (void)u, expect_flagged(PLUGIN_UNWRITTEN_OBS, "unwritten", FAULTY_ENV); }
+static void test_obs_size5(void **u) { (void)u, expect_flagged(PLUGIN_OBS_SIZE5, "unwritten", 0); }
+static void test_obs_overrun(void **u) { (void)u, expect_flagged(PLUGIN_OBS_OVERRUN, "overrun", LAST_ENV); }
+static void test_reward_overrun(void **u) { (void)u, expect_flagged(PLUGIN_REWARD_OVERRUN, "overrun", LAST_ENV); }
+static void test_mask_overrun(void **u) { (void)u, expect_flagged(PLUGIN_MASK_OVERRUN, "overrun", LAST_ENV); }
+static void test_wrong_row(void **u) { (void)u, expect_flagged(PLUGIN_WRONG_ROW, "other_rows", 0); }
+static void test_obs_box(void **u) { (void)u, expect_flagged(PLUGIN_OBS_BOX, "obs_space", FAULTY_ENV); }
+static void test_nan_reward(void **u) { (void)u, expect_flagged(PLUGIN_NAN_REWARD, "rewards", FAULTY_ENV); }
+static void test_no_legal_action(void **u) { (void)u, expect_flagged(PLUGIN_NO_LEGAL_ACTION, "masks", FAULTY_ENV); }
+static void test_nondeterministic(void **u) { (void)u, expect_flagged(PLUGIN_NONDETERMINISTIC, "same_seed", FAULTY_ENV); }
+static void test_seeds_ignored(void **u) { (void)u, expect_flagged(PLUGIN_SEEDS_IGNORED, "seeds_differ", -1); }
+static void test_no_final_obs(void **u) { (void)u, expect_flagged(PLUGIN_NO_FINAL_OBS, "final_obs", FAULTY_ENV); }
+static void test_both_flags(void **u) { (void)u, expect_flagged(PLUGIN_BOTH_FLAGS, "flags", FAULTY_ENV); }
+static void test_no_truncation(void **u) { (void)u, expect_flagged(PLUGIN_NO_TRUNCATION, "time_limit", FAULTY_ENV); }
+static void test_wrong_log_return(void **u) { (void)u, expect_flagged(PLUGIN_WRONG_LOG_RETURN, "episode_log", FAULTY_ENV); }
+static void test_unsaved_field(void **u) { (void)u, expect_flagged(PLUGIN_UNSAVED_FIELD, "state_restore", 0); }
+static void test_check_state_misses(void **u) { (void)u, expect_flagged(PLUGIN_CHECK_STATE_MISSES, "check_state", LAST_ENV); }
+static void test_duplicate_names(void **u) { (void)u, expect_flagged(PLUGIN_DUPLICATE_NAMES, "state_arrays", -1); }
+
+/* The unbroken fixture passes: every flag above comes from its fault. */
+static void test_fixture_passes(void **unused) {
+    (void)unused;
+    expect_all_pass(PLUGIN_NONE ":Broken-v0");
+}
+
+/* Usage errors exit 2. */
+static void test_usage_errors(void **unused) {
+    (void)unused;
+    const char *commands[] = {"skinner check", "skinner check CartPole-v1 --steps 0",
+                              "skinner check CartPole-v1 --bogus", "skinner check Nope-v0",
+                              "skinner check CartPole-v1 --env.nope 1"};
+    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
+        check_run run = run_in(NULL, commands[k]);
+        if (run.exit_code != 2) fail_msg("'%s' exited %d (expected 2):\n%s", commands[k], run.exit_code, run.out);
+        free(run.out);
+    }
+}
+
+/* Every `skinner check` line of docs/check.md's shell blocks, verbatim: from
+ * the repository's root, except a command on ./libgridworld.so, which runs
+ * where the plugin is (as examples/plugin builds it). Each must exit 0. */
+static void test_docs_commands(void **unused) {
+    (void)unused;
+    char path[4096], plugin_dir[4096];
+    snprintf(path, sizeof path, "%s/docs/check.md", SKINNER_SOURCE_DIR);
+    FILE *doc = fopen(path, "r");
+    if (!doc) fail_msg("cannot read %s", path);
+    snprintf(plugin_dir, sizeof plugin_dir, "%s", PLUGIN_GRIDWORLD);
+    *strrchr(plugin_dir, '/') = '\0';
+    char line[4096];
+    bool in_shell = false;
+    int ran = 0;
+    while (fgets(line, sizeof line, doc)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, "```", 3) == 0) {
+            in_shell = !in_shell && strcmp(line, "```sh") == 0;
+            continue;
+        }
+        if (!in_shell || strncmp(line, "skinner check", 13) != 0) continue;
+        bool plugin = strstr(line, "./libgridworld.so") != NULL;
+        if (strstr(line, "../shared") && !test_shared_dir()) {
+            TEST_SKIP_PART(line, TEST_SHARED_MISSING, test_shared_path());
+            continue;
+        }
+        check_run run = run_in(plugin ? plugin_dir : SKINNER_SOURCE_DIR, line);
+        if (run.exit_code != 0) fail_msg("docs/check.md's '%s' exited %d:\n%s", line, run.exit_code, run.out);
+        print_message("docs/check.md: %s: exit 0\n", line);
+        free(run.out);
+        ran++;
+    }
+    fclose(doc);
+    assert_true(ran >= 3);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_builtin_envs_pass),
+        cmocka_unit_test(test_prover_passes),
+        cmocka_unit_test(test_gridworld_plugin_passes),
+        cmocka_unit_test(test_fixture_passes),
+        cmocka_unit_test(test_unwritten_obs),
+        cmocka_unit_test(test_obs_size5),
+        cmocka_unit_test(test_obs_overrun),
+        cmocka_unit_test(test_reward_overrun),
+        cmocka_unit_test(test_mask_overrun),
+        cmocka_unit_test(test_wrong_row),
+        cmocka_unit_test(test_obs_box),
+        cmocka_unit_test(test_nan_reward),
+        cmocka_unit_test(test_no_legal_action),
+        cmocka_unit_test(test_nondeterministic),
+        cmocka_unit_test(test_seeds_ignored),
+        cmocka_unit_test(test_no_final_obs),
+        cmocka_unit_test(test_both_flags),
+        cmocka_unit_test(test_no_truncation),
+        cmocka_unit_test(test_wrong_log_return),
+        cmocka_unit_test(test_unsaved_field),
+        cmocka_unit_test(test_check_state_misses),
+        cmocka_unit_test(test_duplicate_names),
+        cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_docs_commands),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
