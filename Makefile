@@ -30,8 +30,11 @@ test: build
 	bash $(CURDIR)/scripts/skipped_cases.sh $(abspath $(BUILD))/Testing/Temporary/LastTest.log; \
 	exit $$status
 
+# Into PREFIX every time: the prefix cached in $(BUILD) at its first configure is
+# only a default (docs/install.md). The last lines say where the Python package is
+# and, if python3 does not search there, the PYTHONPATH line to export.
 install: build
-	cmake --install $(BUILD)
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 # Address and undefined-behaviour sanitizers, in a build folder of their own
 # (CI builds this one without MPI: the suite must pass in a single-process build too).

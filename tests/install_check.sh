@@ -1,42 +1,69 @@
 #!/usr/bin/env bash
-# make install's promise: the program, library, header, presets and pkg-config
-# file land under PREFIX, and the header's worked example builds against them
-# with `pkg-config --cflags --libs skinner` and trains CartPole-v1 to solved.
+# make install's promise (issue 30, item 3): from an existing build folder, `make install
+# PREFIX=DIR` installs into DIR every time (two prefixes in turn), never into the prefix
+# cached in the build folder (/usr/local by default); the program, libraries, headers,
+# presets and pkg-config files land under DIR; the Python package imports with
+# /usr/bin/python3 after exactly the line make install printed, and finds the installed
+# presets; the header's worked example builds against DIR with `pkg-config --cflags --libs
+# skinner`, runs without LD_LIBRARY_PATH and trains CartPole-v1 to solved.
 set -euo pipefail
-build_dir=$1
-source_dir=$2
-prefix=$(mktemp -d)
-trap 'rm -rf "$prefix"' EXIT
-cmake --install "$build_dir" --prefix "$prefix" > /dev/null
-for f in bin/skinner include/skinner.h share/skinner/configs/cartpole.ini; do
-    [[ -e $prefix/$f ]] || { echo "install_check: $prefix/$f is missing"; exit 1; }
-done
-pc_dir=$(dirname "$(find "$prefix" -name skinner.pc | head -1)")
-[[ -n $pc_dir ]] || { echo "install_check: no skinner.pc installed"; exit 1; }
-export PKG_CONFIG_PATH=$pc_dir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
-cc -std=c17 -Wall -Wextra -Werror "$source_dir/examples/train_cartpole.c" -o "$prefix/example" \
-    $(pkg-config --cflags --libs skinner)
-# -lskinner links libskinner.so, installed beside the .pc file's folder; a prefix
-# outside the loader's search path needs LD_LIBRARY_PATH
-out=$(LD_LIBRARY_PATH=$(dirname "$pc_dir")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$prefix/example")
-echo "$out"
-[[ $out == solved=1* ]] || { echo "install_check: the example did not solve CartPole-v1"; exit 1; }
-# the installed program finds its installed presets (no warning about a missing preset)
-err=$("$prefix/bin/skinner" train cartpole --total-steps 2048 --quiet --run-dir "$prefix/run" 2>&1 >/dev/null || true)
-if grep -q "no preset" <<< "$err"; then echo "install_check: installed skinner found no preset: $err"; exit 1; fi
-# the Python module, where it was built: installed beside the library, it imports
-# from the prefix and finds the installed presets
-py_dir=$(find "$prefix" -name _core.*.so -path '*/skinner/*' | head -1)
-if [[ -n $py_dir ]]; then
-    site=$(dirname "$(dirname "$py_dir")")
-    out=$(cd / && PYTHONPATH=$site /usr/bin/python3 -c "
-import skinner, os
-assert os.path.dirname(skinner.__file__).startswith('$prefix'), skinner.__file__
+build_dir=$(realpath "$1")
+source_dir=$(realpath "$2")
+fail() { echo "install_check: $*"; exit 1; }
+marker=$(mktemp) # skinner files newer than this under the cached prefix were installed there
+prefixes=()
+trap 'rm -rf "$marker" "${prefixes[@]}"' EXIT
+cached=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build_dir/CMakeCache.txt")
+[[ -n $cached ]] || fail "no CMAKE_INSTALL_PREFIX in $build_dir/CMakeCache.txt"
+
+for round in 1 2; do
+    prefix=$(mktemp -d)
+    prefixes+=("$prefix")
+    out=$(make -s --no-print-directory -C "$source_dir" install BUILD="$build_dir" PREFIX="$prefix" \
+          JOBS=1 2>&1) ||
+        { tail -n 30 <<< "$out"; fail "make install PREFIX=$prefix failed"; }
+    grep -e '^-- skinner' -e '^export' <<< "$out" || true
+    outside=$(sed -n 's/^-- \(Installing\|Up-to-date\): //p' <<< "$out" | grep -v "^$prefix/" || true)
+    [[ -z $outside ]] || fail "make install PREFIX=$prefix wrote outside it: $outside"
+    grep -q "^-- skinner: installed under $prefix\$" <<< "$out" || fail "make install did not say where"
+    pc=$(find "$prefix" -name skinner.pc | head -1)
+    [[ -n $pc ]] || fail "no skinner.pc under $prefix"
+    lib_dir=$(dirname "$(dirname "$pc")")
+    for f in "$prefix/bin/skinner" "$prefix/include/skinner.h" "$prefix/include/skinner/env.h" \
+             "$lib_dir/libskinner.so.0" "$lib_dir/libskinner.a" "$lib_dir/pkgconfig/skinner-plugin.pc" \
+             "$prefix/share/skinner/configs/cartpole.ini"; do
+        [[ -e $f ]] || fail "make install PREFIX=$prefix: $f is missing"
+    done
+    # the Python package, where it was built: imported after exactly what make install said
+    if grep -q "^-- skinner: the Python package is in" <<< "$out"; then
+        export_line=$(grep '^export PYTHONPATH=' <<< "$out" || true)
+        if grep -q "does not search" <<< "$out"; then
+            [[ -n $export_line ]] || fail "make install said python3 does not search the package's folder, but not what to export"
+        fi
+        echo "python3 after: ${export_line:-nothing}"
+        py=$(cd / && unset PYTHONPATH && eval "$export_line" && /usr/bin/python3 -c "
+import os, skinner
+assert os.path.realpath(skinner.__file__).startswith(os.path.realpath('$prefix')), skinner.__file__
 print('preset', skinner._preset_path('CartPole-v1'))
 r = skinner.train('CartPole-v1', total_steps=4096, threads=1)
-print('steps', r['total_steps'])")
-    echo "$out"
-    [[ $out == *"preset $prefix/share/skinner/configs/cartpole.ini"* && $out == *"steps 4096"* ]] ||
-        { echo "install_check: the installed Python module did not import or find its presets"; exit 1; }
-fi
+print('steps', r['total_steps'])") || fail "the installed Python package did not import as make install said"
+        echo "$py"
+        [[ $py == *"preset $prefix/share/skinner/configs/cartpole.ini"* && $py == *"steps 4096"* ]] ||
+            fail "the installed Python module did not find its presets or train"
+    fi
+done
+installed_there=$(find "$cached" -newer "$marker" -name '*skinner*' 2>/dev/null | head -5 || true)
+[[ -z $installed_there ]] || fail "files were installed into the cached prefix $cached: $installed_there"
+
+# the header's example against the last prefix, through pkg-config; skinner.pc gives the
+# library's folder as run path, so it runs without LD_LIBRARY_PATH
+export PKG_CONFIG_PATH=$lib_dir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+cc -std=c17 -Wall -Wextra -Werror "$source_dir/examples/train_cartpole.c" -o "$prefix/example" \
+    $(pkg-config --cflags --libs skinner)
+out=$(env -u LD_LIBRARY_PATH "$prefix/example")
+echo "$out"
+[[ $out == solved=1* ]] || fail "the example did not solve CartPole-v1"
+# the installed program finds its installed presets (no warning about a missing preset)
+err=$("$prefix/bin/skinner" train cartpole --total-steps 2048 --quiet --run-dir "$prefix/run" 2>&1 >/dev/null || true)
+if grep -q "no preset" <<< "$err"; then fail "installed skinner found no preset: $err"; fi
 echo "install_check: ok"

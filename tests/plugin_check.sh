@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # An env from outside the tree, end to end, against an installed skinner: from a
 # clean prefix, the example plugin (examples/plugin) builds with the installed
-# headers through pkg-config and no -lskinner; the installed program trains it
+# headers through pkg-config and no -lskinner (with its Makefile, and with the
+# one-line skinner-plugin build the docs print; a plugin linked with -lskinner
+# loads through skinner.pc's run path, or is refused saying how plugins are
+# built); the installed program trains it
 # to its threshold, evaluates and benches it, and resumes a run of it. The
 # shared library exports only sk_* symbols, and programs linked with it run
 # (one of them loading the plugin itself).
@@ -41,6 +44,33 @@ lib=$work/plugin/libgridworld.so
 if readelf -d "$lib" | grep -q 'NEEDED.*libskinner'; then fail "the plugin links libskinner"; fi
 cd "$work"
 
+# issue 30, item 4: the one-line build docs/install.md and env.h print, through the
+# skinner-plugin module (no -lskinner), trained with the installed program as printed
+mkdir oneline && cp "$source_dir/examples/plugin/gridworld.c" oneline/
+(cd oneline && PATH=$prefix/bin:$PATH && unset LD_LIBRARY_PATH &&
+    cc -std=c17 -O2 gridworld.c -o libgridworld.so $(pkg-config --cflags --libs skinner-plugin) &&
+    skinner train ./libgridworld.so:GridWorld-v0 --stop-when-solved) > oneline.out 2>&1 ||
+    { cat oneline.out; fail "the documented plugin build and train failed"; }
+grep "^solved GridWorld-v0" oneline.out || { cat oneline.out; fail "the one-line plugin was not solved"; }
+if readelf -d oneline/libgridworld.so | grep -q 'NEEDED.*libskinner'; then
+    fail "a plugin built with skinner-plugin links libskinner"
+fi
+# built as the issue's user did, with skinner's --libs (-lskinner): skinner.pc gives the
+# library's folder as run path, so it loads without LD_LIBRARY_PATH
+cc -std=c17 -O2 -shared -fPIC oneline/gridworld.c -o liblinked.so $(pkg-config --cflags --libs skinner)
+env -u LD_LIBRARY_PATH "$skinner" --env-lib ./liblinked.so envs | grep -q "GridWorld-v0" ||
+    fail "a plugin built with pkg-config --cflags --libs skinner does not load"
+# linked with -lskinner by hand, the library off the loader's path: refused, saying how
+# plugins are built
+cc -std=c17 -O2 -shared -fPIC oneline/gridworld.c -o libbyhand.so -I"$prefix/include" \
+    -L"$lib_dir" -lskinner
+if err=$(env -u LD_LIBRARY_PATH "$skinner" --env-lib ./libbyhand.so envs 2>&1); then
+    fail "a plugin that needs a libskinner.so.0 the loader cannot find was loaded"
+fi
+echo "$err"
+grep -q "libskinner.so.0: cannot open.*pkg-config --cflags --libs skinner-plugin.*no -lskinner" <<< "$err" ||
+    fail "the refusal of a -lskinner plugin does not say how plugins are built: $err"
+
 # train to the threshold, through FILE.so:ID
 "$skinner" train ./plugin/libgridworld.so:GridWorld-v0 --total-steps 200000 --env.num_envs 16 \
     --stop-when-solved --run-dir run --quiet > train.out
@@ -69,7 +99,7 @@ grep -q -- "--env-lib" <<< "$err" || fail "the unknown-env error does not mentio
 # a refused plugin: exit 1 and a message naming the file
 echo "not a shared object" > fake.so
 if err=$("$skinner" --env-lib fake.so envs 2>&1); then fail "--env-lib fake.so was accepted"; fi
-grep -q "plugin 'fake.so' is not a loadable shared object" <<< "$err" || fail "unexpected error: $err"
+grep -q "plugin 'fake.so'.* is not a loadable shared object" <<< "$err" || fail "unexpected error: $err"
 
 # bench and list it
 "$skinner" bench env GridWorld-v0 --env-lib plugin/libgridworld.so --num-envs 256 --seconds 0.3 \

@@ -18,7 +18,9 @@
  *     const sk_env_def coin_env = {.id = "Coin-v0", .obs_size = 1, ...};
  *     SK_PLUGIN_EXPORT(&coin_env)
  *
- * Built with: cc -shared -fPIC coin.c -o libcoin.so $(pkg-config --cflags skinner)
+ * Built with: cc -std=c17 -O2 coin.c -o libcoin.so $(pkg-config --cflags --libs skinner-plugin)
+ * (-fPIC -shared and the headers, no -lskinner: the program that loads the plugin
+ * provides the sk_* functions; docs/install.md)
  * Trained with: skinner train ./libcoin.so:Coin-v0
  */
 #ifndef SKINNER_ENV_H
