@@ -157,7 +157,9 @@ SK_API void sk_trainer_set_callback(sk_trainer *trainer, sk_update_fn fn, void *
  * keeps the last checkpoint written before it. */
 SK_API void sk_trainer_abort(sk_trainer *trainer);
 /* Writes the run folder (config.ini, metrics.csv, checkpoints, summary.json)
- * into dir, created if missing. Without it, nothing is written. */
+ * into dir, created if missing. Without it, nothing is written. The folder
+ * is locked until sk_trainer_destroy: while another process (or trainer)
+ * writes into dir, SK_ERR_IO names it and nothing is written. */
 SK_API sk_status sk_trainer_set_run_dir(sk_trainer *trainer, const char *dir);
 /* Trains until train.total_steps, until solved when train.stop_when_solved,
  * or until the callback returns false. */

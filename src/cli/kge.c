@@ -5,6 +5,7 @@
 #include "core/core.h"
 #include "io/safetensors.h"
 #include "kge/kge_train.h"
+#include "train/run_files.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -108,6 +109,7 @@ static int kge_train(int argc, char **argv) {
     sk_kge kge = {0};
     sk_kge_trainer *trainer = NULL;
     FILE *metrics = NULL;
+    int run_lock = -1;
     if (rc != SK_EXIT_OK) goto done;
     /* --resume RUN: the run's config, with only the epochs, threads and evaluation changeable */
     char resume_dir[4096] = "";
@@ -203,7 +205,9 @@ static int kge_train(int argc, char **argv) {
                        run_dir);
         goto done;
     }
-    if (sk_kb_load(&kb, dataset) != SK_OK || sk_mkdirs(run_dir) != SK_OK) {
+    /* one writer per run folder: a second kge train into it (or a --resume of it) is refused */
+    if (sk_kb_load(&kb, dataset) != SK_OK || sk_mkdirs(run_dir) != SK_OK ||
+        sk_run_lock(run_dir, &run_lock) != SK_OK) {
         rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
         goto done;
     }
@@ -305,6 +309,7 @@ static int kge_train(int argc, char **argv) {
     printf("evaluate: skinner kge eval --checkpoint %s --negatives 100\n", run_dir);
 done:
     if (metrics) fclose(metrics);
+    sk_run_unlock(run_lock);
     sk_kge_trainer_destroy(trainer);
     sk_kge_free(&kge);
     sk_kb_free(kb);

@@ -5,8 +5,88 @@
 #include "../io/live.h"
 #include "../io/safetensors.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#define LOCK_FILE "run.lock"
+#define LOCK_TEXT_MAX 2048 /* bytes of the holder's record read back or written */
+
+/* This process's command line, arguments separated by spaces, into out. */
+static void own_command(char *out, size_t size) {
+    snprintf(out, size, "(unknown command)");
+    FILE *f = fopen("/proc/self/cmdline", "rb");
+    if (!f) return;
+    size_t len = fread(out, 1, size - 1, f);
+    fclose(f);
+    while (len > 0 && out[len - 1] == '\0') len--;
+    for (size_t k = 0; k < len; k++)
+        if (out[k] == '\0') out[k] = ' ';
+    out[len] = '\0';
+}
+
+/* The holder's record (pid, host, command lines) as one line: "pid 12, host h:
+ * skinner train ...". Empty if the holder has not written it yet. */
+static void holder_of(int fd, char *out, size_t size) {
+    char text[LOCK_TEXT_MAX];
+    ssize_t got = pread(fd, text, sizeof text - 1, 0);
+    text[got > 0 ? got : 0] = '\0';
+    char pid[32] = "?", host[256] = "?", command[LOCK_TEXT_MAX] = "?";
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "pid ", 4) == 0) snprintf(pid, sizeof pid, "%s", line + 4);
+        else if (strncmp(line, "host ", 5) == 0) snprintf(host, sizeof host, "%s", line + 5);
+        else if (strncmp(line, "command ", 8) == 0)
+            snprintf(command, sizeof command, "%s", line + 8);
+    }
+    snprintf(out, size, "pid %s on host %s: %s", pid, host, command);
+}
+
+sk_status sk_run_lock(const char *dir, int *lock_fd) {
+    *lock_fd = -1;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/" LOCK_FILE, dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return sk_fail(SK_ERR_IO, "cannot open the run folder's lock '%s': %s", path,
+                       strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int error = errno;
+        char holder[LOCK_TEXT_MAX + 300];
+        if (error == EWOULDBLOCK) holder_of(fd, holder, sizeof holder);
+        close(fd);
+        if (error != EWOULDBLOCK)
+            return sk_fail(SK_ERR_IO, "cannot lock the run folder '%s' (%s): %s", dir, path,
+                           strerror(error));
+        return sk_fail(SK_ERR_IO,
+                       "run folder '%s' is in use by another process (%s); two writers would "
+                       "interleave its metrics.csv and checkpoints: wait for that run to end, or "
+                       "stop it, then resume it",
+                       dir, holder);
+    }
+    char host[256] = "?", command[LOCK_TEXT_MAX - 300], record[LOCK_TEXT_MAX];
+    if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "?");
+    host[sizeof host - 1] = '\0';
+    own_command(command, sizeof command);
+    int len = snprintf(record, sizeof record, "pid %ld\nhost %s\ncommand %s\n", (long)getpid(),
+                       host, command);
+    size_t size = (size_t)SK_MIN(len, (int)sizeof record - 1);
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, record, size, 0) != (ssize_t)size) {
+        int error = errno;
+        close(fd);
+        return sk_fail(SK_ERR_IO, "cannot write the run folder's lock '%s': %s", path,
+                       strerror(error));
+    }
+    *lock_fd = fd;
+    return SK_OK;
+}
+
+void sk_run_unlock(int lock_fd) {
+    if (lock_fd >= 0) close(lock_fd); /* closing the last descriptor releases the flock */
+}
 
 static const char *g_metrics_header =
     "update,steps,wall_seconds,sps,mean_return,mean_length,episodes,policy_loss,value_loss,"

@@ -387,6 +387,7 @@ sk_status sk_trainer_create_comm(sk_trainer **out, const sk_config *cfg, const s
     sk_status status = tr ? SK_OK : sk_fail(SK_ERR_NOMEM, "out of memory");
     if (tr) {
         tr->comm = *comm;
+        tr->run_lock = -1;
         tr->cfg = sk_config_copy(cfg);
         status = tr->cfg ? trainer_build_local(tr) : sk_fail(SK_ERR_NOMEM, "out of memory");
     }
@@ -422,6 +423,7 @@ void sk_trainer_destroy(sk_trainer *tr) {
     if (tr->metrics) fclose(tr->metrics);
     if (tr->telemetry) sk_events_end(tr, SK_OK);
     sk_live_close(tr->live);
+    sk_run_unlock(tr->run_lock);
     sk_config_free(tr->cfg);
     free(tr);
 }
@@ -436,8 +438,13 @@ void sk_trainer_set_callback(sk_trainer *tr, sk_update_fn fn, void *user) {
 sk_status sk_trainer_set_run_dir(sk_trainer *tr, const char *dir) {
     if (strlen(dir) >= sizeof tr->run_dir - 64)
         return sk_trainer_fail(tr, sk_fail(SK_ERR_INVALID, "run directory path is too long"));
+    if (tr->run_lock >= 0 && strcmp(dir, tr->run_dir) == 0) return SK_OK; /* held already */
     sk_status status = sk_mkdirs(dir);
+    int lock_fd = -1;
+    if (status == SK_OK) status = sk_run_lock(dir, &lock_fd); /* one writer per folder */
     if (status != SK_OK) return sk_trainer_fail(tr, status);
+    sk_run_unlock(tr->run_lock);
+    tr->run_lock = lock_fd;
     snprintf(tr->run_dir, sizeof tr->run_dir, "%s", dir);
     return SK_OK;
 }

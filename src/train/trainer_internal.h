@@ -175,6 +175,7 @@ struct sk_trainer {
     sk_update_fn callback;
     void *callback_user;
     char run_dir[4096];
+    int run_lock; /* run_dir's lock (sk_run_lock), -1 before one is held */
     FILE *metrics;
     bool resumed; /* state restored from a checkpoint: no reset at the start */
     atomic_bool abort_requested; /* sk_trainer_abort: drop the rollout in progress */
