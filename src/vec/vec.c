@@ -331,10 +331,12 @@ static float obs_canary(void) { return (canary_bits){.bits = OBS_CANARY_BITS}.va
 static bool is_canary(float value) { return (canary_bits){.value = value}.bits == OBS_CANARY_BITS; }
 
 /* Records the first fault (later ones are consequences or repeats). */
-static void record_fault(sk_vec *vec, int env_index, const char *when, const char *fmt, ...)
+static void record_fault(sk_vec *vec, int env_index, int64_t step, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-static void record_fault(sk_vec *vec, int env_index, const char *when, const char *fmt, ...) {
-    char what[512];
+static void record_fault(sk_vec *vec, int env_index, int64_t step, const char *fmt, ...) {
+    char what[512], when[64];
+    if (step > 0) snprintf(when, sizeof when, "step %lld", (long long)step);
+    else snprintf(when, sizeof when, "reset");
     va_list args;
     va_start(args, fmt);
     vsnprintf(what, sizeof what, fmt, args);
@@ -354,32 +356,47 @@ static void record_fault(sk_vec *vec, int env_index, const char *when, const cha
  * one compare pair per value, false for NaN, no branch in the loop. */
 static bool rows_within(const float *values, const float *low, const float *high, size_t lo,
                         size_t hi, size_t width) {
-    bool within = true;
+    int outside = 0;
     for (size_t i = lo; i < hi; i++) {
         const float *row = values + i * width;
-        for (size_t k = 0; k < width; k++) within &= (row[k] >= low[k]) & (row[k] <= high[k]);
+        for (size_t k = 0; k < width; k++) outside |= !(row[k] >= low[k]) | !(row[k] <= high[k]);
     }
-    return within;
+    return !outside;
+}
+
+/* Whether all count values are finite: one compare per value, over the flat
+ * array (what an env without a declared Box must satisfy); vectorises. */
+static bool all_finite(const float *values, size_t count) {
+    int outside = 0;
+    for (size_t k = 0; k < count; k++) outside |= !(fabsf(values[k]) <= FLT_MAX);
+    return !outside;
+}
+
+/* Whether observation rows lo..hi-1 are finite and inside the declared Box. */
+static bool obs_rows_good(const sk_vec *vec, const float *obs, size_t lo, size_t hi) {
+    size_t O = (size_t)vec->env->obs_size;
+    if (!vec->env->obs_low) return all_finite(obs + lo * O, (hi - lo) * O);
+    return rows_within(obs, vec->obs_low, vec->obs_high, lo, hi, O);
 }
 
 /* Names the first bad value of one observation row (`field`: "observation" or
  * "final_obs") into the vec's fault; false when the row is good. */
-static bool blame_obs_row(sk_vec *vec, const float *row, int env_index, const char *when,
+static bool blame_obs_row(sk_vec *vec, const float *row, int env_index, int64_t step,
                           const char *field) {
     const sk_env_def *env = vec->env;
     for (int k = 0; k < env->obs_size; k++) {
         float value = row[k];
         if (value >= vec->obs_low[k] && value <= vec->obs_high[k]) continue;
         if (is_canary(value))
-            record_fault(vec, env_index, when,
+            record_fault(vec, env_index, step,
                          "%s value %d of env %d was never written (obs_size = %d: the env "
                          "wrote fewer values than it declares)",
                          field, k, env_index, env->obs_size);
         else if (!isfinite(value))
-            record_fault(vec, env_index, when, "%s value %d = %g is not finite", field, k,
+            record_fault(vec, env_index, step, "%s value %d = %g is not finite", field, k,
                          (double)value);
         else
-            record_fault(vec, env_index, when,
+            record_fault(vec, env_index, step,
                          "%s value %d = %.9g is outside the declared Box [%g, %g] "
                          "(obs_low[%d], obs_high[%d])",
                          field, k, (double)value,
@@ -396,30 +413,28 @@ static bool check_outputs(sk_vec *vec, int lo, int hi, int64_t step) {
     const sk_env_def *env = vec->env;
     const sk_vec_buffers *b = &vec->buffers;
     size_t O = (size_t)env->obs_size, M = (size_t)env->mask_size;
-    static const float reward_low = -FLT_MAX, reward_high = FLT_MAX;
-    bool good = rows_within(b->obs, vec->obs_low, vec->obs_high, (size_t)lo, (size_t)hi, O);
-    bool ended = false;
+    bool good = obs_rows_good(vec, b->obs, (size_t)lo, (size_t)hi);
+    int ended = 0;
     if (step > 0) {
-        good &= rows_within(b->rewards, &reward_low, &reward_high, (size_t)lo, (size_t)hi, 1);
-        for (int i = lo; i < hi; i++) ended |= (b->terminated[i] | b->truncated[i]) != 0;
+        good &= all_finite(b->rewards + lo, (size_t)(hi - lo));
+        for (int i = lo; i < hi; i++) ended |= b->terminated[i] | b->truncated[i];
     }
     if (good && !ended && M == 0) return true; /* the common case: nothing more to look at */
-    char when[64];
-    if (step > 0) snprintf(when, sizeof when, "step %lld", (long long)step);
-    else snprintf(when, sizeof when, "reset");
     for (int i = lo; i < hi; i++) {
-        if (!good && blame_obs_row(vec, b->obs + (size_t)i * O, i, when, "observation"))
+        if (!good && blame_obs_row(vec, b->obs + (size_t)i * O, i, step, "observation"))
             return false;
-        if (!good && step > 0 && !(b->rewards[i] >= reward_low && b->rewards[i] <= reward_high)) {
-            record_fault(vec, i, when, "reward = %g is not finite", (double)b->rewards[i]);
+        if (!good && step > 0 && !all_finite(b->rewards + i, 1)) {
+            record_fault(vec, i, step, "reward = %g is not finite", (double)b->rewards[i]);
             return false;
         }
-        if (step > 0 && (b->terminated[i] || b->truncated[i]) &&
-            blame_obs_row(vec, b->final_obs + (size_t)i * O, i, when, "final_obs"))
+        if (ended && (b->terminated[i] || b->truncated[i]) &&
+            !obs_rows_good(vec, b->final_obs, (size_t)i, (size_t)i + 1)) {
+            blame_obs_row(vec, b->final_obs + (size_t)i * O, i, step, "final_obs");
             return false;
+        }
         int head = M ? sk_action_mask_unusable(&env->action_space, b->masks + (size_t)i * M) : -1;
         if (head >= 0) {
-            record_fault(vec, i, when, "its mask row allows no action of head %d (expected at "
+            record_fault(vec, i, step, "its mask row allows no action of head %d (expected at "
                                        "least one allowed choice per head)", head);
             return false;
         }
