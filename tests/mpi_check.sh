@@ -154,7 +154,8 @@ fi
 # are summed in one process's order: greedy policies and controllers give the same figures
 for spec in "CartPole-v1 --checkpoint t2 --greedy --episodes 30" \
             "CartPole-P-v1 --checkpoint tl --greedy --episodes 25" \
-            "Morpho-v0 --policy heuristic --episodes 3 --env.epochs 4"; do
+            "Morpho-v0 --policy heuristic --episodes 3 --env.epochs 4" \
+            "CartPole-v1 --policy random --episodes 30"; do
     # shellcheck disable=SC2086
     "$skinner" eval $spec --json > one.json
     # shellcheck disable=SC2086
@@ -162,7 +163,7 @@ for spec in "CartPole-v1 --checkpoint t2 --greedy --episodes 30" \
     grep -q '"mean_return"' three.json || fail "no evaluation from mpirun: $(cat three.json)"
     cmp -s one.json three.json || fail "eval $spec over 3 ranks differs: $(cat one.json three.json)"
 done
-pass "episode evaluation over 3 ranks equals one process (MLP and LSTM greedy, Morpho-v0's heuristic)"
+pass "episode evaluation over 3 ranks equals one process (MLP and LSTM greedy, Morpho-v0's heuristic, random)"
 rc=0
 "${mpirun[@]}" -np 2 "$skinner" eval CartPole-v1 --checkpoint t2 --episodes 4 --trace trace.jsonl \
     > trace.log 2>&1 || rc=$?
