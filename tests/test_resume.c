@@ -49,7 +49,7 @@ static void train(sk_config *cfg, recorder *rec, const char *resume, const char 
     assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
     if (resume) assert_int_equal(sk_trainer_resume(tr, resume), SK_OK);
     sk_trainer_set_callback(tr, record, rec);
-    assert_int_equal(sk_trainer_run(tr), SK_OK);
+    if (sk_trainer_run(tr) != SK_OK) fail_msg("training failed: %s", sk_trainer_last_error(tr));
     if (save) assert_int_equal(sk_trainer_save(tr, save), SK_OK);
     sk_trainer_destroy(tr);
 }
@@ -514,6 +514,100 @@ static void test_recurrent_resume(void **state) {
     }
 }
 
+/* ---- env state arrays need names of their own (issue 30 item 14) ---- */
+
+/* Named-v0: an env of nothing whose two state arrays take the names in g_array_names. */
+static const char *g_array_names[2] = {"flip", "count"};
+static int g_named_envs;
+
+static sk_status named_create(void **state, int num_envs, const sk_config *cfg) {
+    (void)cfg;
+    g_named_envs = num_envs;
+    *state = sk_alloc(2 * (size_t)num_envs);
+    return *state ? SK_OK : SK_ERR_NOMEM;
+}
+static void named_reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t seed) {
+    (void)state, (void)seed;
+    for (int i = lo; i < hi; i++) io->obs[i] = 0.0f;
+}
+/* an episode that never ends, of observation 0 and reward 0 */
+static void named_step(void *state, const sk_env_io *io, int lo, int hi) {
+    (void)state;
+    memset(io->obs + lo, 0, (size_t)(hi - lo) * sizeof *io->obs);
+    memset(io->rewards + lo, 0, (size_t)(hi - lo) * sizeof *io->rewards);
+    memset(io->terminated + lo, 0, (size_t)(hi - lo));
+    memset(io->truncated + lo, 0, (size_t)(hi - lo));
+}
+static int named_state_arrays(void *state, sk_env_array *arrays) {
+    uint8_t *bytes = state;
+    for (int a = 0; a < 2; a++)
+        arrays[a] = (sk_env_array){.name = g_array_names[a], .type = SK_ARRAY_U8, .count = 1,
+                                   .data = bytes + a * g_named_envs};
+    return 2;
+}
+static const sk_env_def g_named_env = {
+    .id = "Named-v0",
+    .obs_size = 1,
+    .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {2}},
+    .max_episode_steps = 1000000, /* never reached here */
+    .solved_threshold = NAN,
+    .num_log_fields = 2,
+    .log_names = {"episode_return", "episode_length"},
+    .create = named_create,
+    .destroy = sk_free,
+    .reset = named_reset,
+    .step = named_step,
+    .state_arrays = named_state_arrays,
+};
+
+static void test_state_array_names_checked(void **state) {
+    (void)state;
+    if (sk_env_register(&g_named_env) != SK_OK) fail_msg("%s", sk_last_error());
+    sk_config *cfg = sk_config_new();
+    sk_config_set(cfg, "env.id", "Named-v0");
+    sk_config_set(cfg, "env.num_envs", "2");
+    sk_config_set(cfg, "ppo.horizon", "4");
+    sk_config_set(cfg, "train.total_steps", "8");
+    sk_config_set(cfg, "train.threads", "1");
+    char good[128], bad[128];
+    snprintf(good, sizeof good, "%s/named.safetensors", g_dir);
+    snprintf(bad, sizeof bad, "%s/named-bad.safetensors", g_dir);
+    recorder rec = {0};
+    train(cfg, &rec, NULL, good); /* the control: its own names save and resume */
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    assert_int_equal(sk_trainer_resume(tr, good), SK_OK);
+    sk_trainer_destroy(tr);
+    static const char long_name[] = "a_name_of_sixty_characters_is_one_past_the_room_of_a_tensor_";
+    const struct { const char *first, *second, *needle; } cases[] = {
+        {NULL, "count", "env Named-v0: state array 0 has a NULL name"},
+        {"flip", "", "env Named-v0: state array 1 has an empty name"},
+        {"flip", "flip", "env Named-v0: state arrays 0 and 1 are both named 'flip'"},
+        {"flip", long_name, "env Named-v0: state array 1's name 'a_name_of_sixty"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        g_array_names[0] = cases[k].first;
+        g_array_names[1] = cases[k].second;
+        assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+        /* writing: refused, and no file */
+        unlink(bad);
+        sk_status saved = sk_trainer_save(tr, bad);
+        if (saved != SK_ERR_ENV || !strstr(sk_trainer_last_error(tr), cases[k].needle))
+            fail_msg("save with names '%s', '%s': status %d, '%s' (wanted '%s')",
+                     cases[k].first ? cases[k].first : "(NULL)", cases[k].second, (int)saved,
+                     sk_trainer_last_error(tr), cases[k].needle);
+        assert_int_equal(access(bad, F_OK), -1);
+        /* loading the good checkpoint into such an env: refused too */
+        assert_int_equal(sk_trainer_resume(tr, good), SK_ERR_ENV);
+        if (!strstr(sk_trainer_last_error(tr), cases[k].needle))
+            fail_msg("resume: '%s' (wanted '%s')", sk_trainer_last_error(tr), cases[k].needle);
+        sk_trainer_destroy(tr);
+    }
+    g_array_names[0] = "flip";
+    g_array_names[1] = "count";
+    sk_config_free(cfg);
+}
+
 int main(void) {
     snprintf(g_dir, sizeof g_dir, "/tmp/skinner-test-resume-XXXXXX");
     if (!mkdtemp(g_dir)) return 1;
@@ -527,6 +621,7 @@ int main(void) {
         cmocka_unit_test(test_tampered_checkpoints_refused),
         cmocka_unit_test(test_tampered_prover_state_refused),
         cmocka_unit_test(test_recurrent_resume),
+        cmocka_unit_test(test_state_array_names_checked),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];

@@ -36,11 +36,47 @@ static const char *const g_counter_names[NUM_COUNTERS] = {
     "update", "steps", "episodes", "adam_step", "window_count", "window_pos", "anomalies",
     "workers", "envs", "solved", "solved_at_steps"};
 
+/* An env state array is the tensor "env.NAME"; NAME fits in ENV_NAME_MAX bytes. */
+#define ENV_TENSOR_PREFIX "env."
+#define ENV_NAME_MAX 59
+
 typedef struct tensor_list {
     sk_st_tensor items[MAX_CHECKPOINT_TENSORS];
-    char names[SK_MAX_ENV_ARRAYS][64];
+    char names[SK_MAX_ENV_ARRAYS][sizeof ENV_TENSOR_PREFIX + ENV_NAME_MAX];
     int count;
 } tensor_list;
+
+/* The env's state arrays and their tensor names, each its own: a NULL name
+ * would be written as "env.(null)", an empty one as "env.", and two arrays
+ * of one name as two tensors of one key, of which a load reads one into both.
+ * Checked on save and on resume, naming the env and the array. */
+static sk_status env_arrays(sk_trainer *tr, sk_env_array *arrays, int *count,
+                            char (*names)[sizeof ENV_TENSOR_PREFIX + ENV_NAME_MAX]) {
+    const char *id = tr->env->id;
+    *count = sk_vec_state_arrays(tr->vec, arrays);
+    if (*count < 0) return SK_ERR_ENV; /* sk_vec_state_arrays said why */
+    for (int a = 0; a < *count; a++) {
+        const char *name = arrays[a].name;
+        if (!name || !name[0])
+            return sk_fail(SK_ERR_ENV,
+                           "env %s: state array %d has %s name (expected a name of its own, "
+                           "saved as the checkpoint tensor env.NAME)",
+                           id, a, name ? "an empty" : "a NULL");
+        if (strlen(name) > ENV_NAME_MAX)
+            return sk_fail(SK_ERR_ENV,
+                           "env %s: state array %d's name '%.*s...' is longer than %d characters",
+                           id, a, ENV_NAME_MAX, name, ENV_NAME_MAX);
+        for (int b = 0; b < a; b++)
+            if (strcmp(arrays[b].name, name) == 0)
+                return sk_fail(SK_ERR_ENV,
+                               "env %s: state arrays %d and %d are both named '%s' (expected a "
+                               "name of its own for each: the checkpoint keeps one tensor "
+                               "env.%s)",
+                               id, b, a, name, name);
+        snprintf(names[a], sizeof names[a], ENV_TENSOR_PREFIX "%s", name);
+    }
+    return SK_OK;
+}
 
 static void add(tensor_list *list, const char *name, sk_st_dtype dtype, const void *data,
                 int64_t rows, int64_t cols) {
@@ -131,12 +167,12 @@ sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
     add(&list, "state.obs_count", SK_ST_F64, &obs_count, 1, 0);
     add(&list, "state.return_stats", SK_ST_F64, return_stats, 3, 0);
     sk_env_array arrays[SK_MAX_ENV_ARRAYS];
-    int num_arrays = sk_vec_state_arrays(tr->vec, arrays);
-    for (int a = 0; a < num_arrays; a++) {
-        snprintf(list.names[a], sizeof list.names[a], "env.%s", arrays[a].name);
+    int num_arrays;
+    sk_status named = env_arrays(tr, arrays, &num_arrays, list.names);
+    if (named != SK_OK) return sk_trainer_fail(tr, named);
+    for (int a = 0; a < num_arrays; a++)
         add(&list, list.names[a], (sk_st_dtype)arrays[a].type, arrays[a].data, tr->s.num_envs,
             arrays[a].count);
-    }
 
     char *config_text = sk_config_to_string(tr->cfg);
     if (!config_text) return sk_trainer_fail(tr, sk_fail(SK_ERR_NOMEM, "out of memory"));
@@ -373,13 +409,12 @@ sk_status sk_trainer_resume(sk_trainer *tr, const char *path) {
                     "checkpoint '%s': state.return_stats holds a negative count or variance",
                     path));
     sk_env_array arrays[SK_MAX_ENV_ARRAYS];
-    int num_arrays = sk_vec_state_arrays(tr->vec, arrays);
-    for (int a = 0; a < num_arrays; a++) {
-        char name[80];
-        snprintf(name, sizeof name, "env.%s", arrays[a].name);
-        TRY(restore(file, path, name, (sk_st_dtype)arrays[a].type, arrays[a].data,
+    char names[SK_MAX_ENV_ARRAYS][sizeof ENV_TENSOR_PREFIX + ENV_NAME_MAX];
+    int num_arrays;
+    TRY(env_arrays(tr, arrays, &num_arrays, names));
+    for (int a = 0; a < num_arrays; a++)
+        TRY(restore(file, path, names[a], (sk_st_dtype)arrays[a].type, arrays[a].data,
                     (int64_t)N * arrays[a].count, false, 0, 0));
-    }
     TRY(sk_vec_check_state(tr->vec, path));
     TRY(check_current_step(tr, path));
     tr->steps = counters[C_STEPS];
