@@ -122,3 +122,29 @@ def test_options_and_errors():
         skinner.check_env("NoSuchEnv-v0")
     with pytest.raises(ValueError, match="nope"):
         skinner.check_env("CartPole-v1", nope=1)
+
+
+class RaisesAtStep3(Walker):
+    def step(self, actions):
+        if self.t[0] >= 2:
+            raise KeyError("the walker broke at step 3")
+        return super().step(actions)
+
+
+if "CheckRaises-v0" not in skinner.envs():
+    skinner.register("CheckRaises-v0", RaisesAtStep3, max_episode_steps=20)
+
+
+def test_env_exception_propagates():
+    with pytest.raises(KeyError, match="broke at step 3"):
+        skinner.check_env("CheckRaises-v0")
+
+
+def test_docs_python_block_runs_verbatim():
+    """docs/check.md's Python block, as printed."""
+    import pathlib
+    doc = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "check.md").read_text()
+    blocks = doc.split("```python\n")[1:]
+    assert blocks, "docs/check.md has no python block"
+    for block in blocks:
+        exec(compile(block.split("```")[0], "docs/check.md", "exec"), {})

@@ -289,13 +289,14 @@ sk_status ck_measure_speed(ck_run *run) {
     int num_envs = slow ? run->num_envs : SK_MAX(run->num_envs, SPEED_NUM_ENVS);
     sk_status status = steps_per_second(run, num_envs, 1, &one, &workers);
     if (status != SK_OK) return status;
-    if (run->whole_batch || num_envs < 2) {
+    if (run->whole_batch || num_envs < 2 || run->threads < 2) {
         ck_note(run, CK_SPEED, "%.3g env steps/s on 1 thread (%d envs)", one, num_envs);
         return SK_OK;
     }
     status = steps_per_second(run, num_envs, run->threads, &all, &all_workers);
     if (status != SK_OK) return status;
-    ck_note(run, CK_SPEED, "%.3g env steps/s on 1 thread, %.3g on %d threads (%d envs; masked "
-            "actions drawn on one thread)", one, all, all_workers, num_envs);
+    ck_note(run, CK_SPEED, "%.3g env steps/s on 1 thread, %.3g on %d threads (%d envs; %s)", one, all, all_workers, num_envs,
+            run->env->mask_size ? "actions drawn within the masks each step, on one thread"
+                                : "actions drawn once");
     return SK_OK;
 }
