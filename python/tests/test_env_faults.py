@@ -1,7 +1,7 @@
 """An env's faults are the env's (issue 30, item 5): a Python-defined env that
-returns a NaN reward or observation stops skinner.train with a RuntimeError
-naming the env, its index, the step and the value, not a FloatingPointError
-advising a lower learning rate."""
+returns a NaN reward or observation, or one outside its observation_space,
+stops skinner.train with a RuntimeError naming the env, its index, the step
+and the value, not a FloatingPointError advising a lower learning rate."""
 
 import numpy as np
 import pytest
@@ -51,8 +51,15 @@ class NanObs(Steady):
             obs[FAULT_ENV, 1] = np.nan
 
 
+class OutOfBox(Steady):
+    def misbehave(self, obs, reward):
+        if self.t[FAULT_ENV] == FAULT_STEP:
+            obs[FAULT_ENV, 0] = 3.0
+
+
 skinner.register("PyNanReward-v0", NanReward, max_episode_steps=100)
 skinner.register("PyNanObs-v0", NanObs, max_episode_steps=100)
+skinner.register("PyOutOfBox-v0", OutOfBox, max_episode_steps=100)
 
 
 @pytest.mark.parametrize(
@@ -60,6 +67,8 @@ skinner.register("PyNanObs-v0", NanObs, max_episode_steps=100)
     [
         ("PyNanReward-v0", "reward = nan is not finite"),
         ("PyNanObs-v0", "observation value 1 = nan is not finite"),
+        # the observation_space Box (-1, 1) becomes the table's obs_low/obs_high
+        ("PyOutOfBox-v0", "observation value 0 = 3 is outside the declared Box [-1, 1]"),
     ],
 )
 def test_a_nan_from_the_env_is_named_as_the_envs_fault(env_id, what):
