@@ -3,7 +3,8 @@
 # at a missing folder (SKINNER_SHARED_DIR), a test that needs them prints one
 # `SKIPPED: <case>: <why>` line per case naming the folder, a program whose every case
 # skipped exits 77 (ctest's SKIP_RETURN_CODE), and under CI=true the same cases fail,
-# naming the folder. The same for the Python tests, and scripts/skipped_cases.sh's count.
+# naming the folder. The same for the Python tests, and scripts/skipped_cases.sh's count
+# (after ctest, and as ctest's last test).
 # Usage: skip_check.sh SOURCE_DIR TEST_CARTPOLE SKIP_ALL [PYTHON PYTHONPATH BUILD_DIR]
 set -uo pipefail
 source_dir=$1 some_skip=$2 all_skip=$3 python=${4:-} python_path=${5:-} build_dir=${6:-}
@@ -42,6 +43,13 @@ echo "$summary"
 grep -q "^skipped: 3 cases and 1 part of cases, because:" <<< "$summary" ||
     fail "skipped_cases.sh does not count 3 cases and 1 part"
 grep -q "^      test_x: test_transitions" <<< "$summary" || fail "skipped_cases.sh does not list the case"
+# as ctest's last test: it reads the log ctest is writing and reports Skipped (77) if any skipped
+mv "$work/LastTest.log" "$work/LastTest.log.tmp"
+bash "$source_dir/scripts/skipped_cases.sh" --during "$work" > /dev/null; status=$?
+(( status == 77 )) || fail "skipped_cases.sh --during exited $status with skips in the log, expected 77"
+echo "1/1 Testing: test_x" > "$work/LastTest.log.tmp"
+bash "$source_dir/scripts/skipped_cases.sh" --during "$work" > /dev/null ||
+    fail "skipped_cases.sh --during failed on a log without skips"
 
 # the Python tests: the same, through conftest.py's require
 if [[ -n $python ]]; then
