@@ -40,6 +40,7 @@
 #define SMALL_PANE_WIDTH 60
 #define SMALL_PANE_HEIGHT 20
 #define LONG_RUN_UPDATES 2000 /* ~4x live.bin's ring */
+#define VERY_LONG_RUN_UPDATES 70000 /* past the monitor's 65536 rows of history */
 #define LONG_RUN_EARLY 100    /* the first updates, at LONG_RUN_EARLY_RETURN; then LATE */
 #define LONG_RUN_EARLY_RETURN (-500.0)
 #define LONG_RUN_LATE_RETURN 100.0
@@ -583,24 +584,24 @@ static sk_live *make_run_dir(char *dir, size_t size, const char *name) {
     return live;
 }
 
-/* A finished run of LONG_RUN_UPDATES updates, 1024 steps each, as the trainer writes it:
+/* A finished run of `updates` updates, 1024 steps each, as the trainer writes it:
  * live.bin (whose ring keeps the last SK_LIVE_CURVE_POINTS) and metrics.csv (every update, and a
  * row still being written). Its return is LONG_RUN_EARLY_RETURN for the first LONG_RUN_EARLY
  * updates: only the early rows hold it. */
-static void make_long_run_dir(char *dir, size_t size, const char *name) {
+static void make_long_run_dir(char *dir, size_t size, const char *name, int64_t updates) {
     path_in_tmp(dir, size, name);
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) fail_msg("mkdir %s: %s", dir, strerror(errno));
     char path[4300];
     snprintf(path, sizeof path, "%s/live.bin", dir);
     sk_live *live = NULL;
-    create_live(&live, path, "CartPole-v1", 1024 * LONG_RUN_UPDATES);
+    create_live(&live, path, "CartPole-v1", 1024 * updates);
     snprintf(path, sizeof path, "%s/metrics.csv", dir);
     FILE *metrics = fopen(path, "w");
     if (!metrics) fail_msg("cannot write %s", path);
     fputs("update,steps,wall_seconds,sps,mean_return,mean_length,episodes,policy_loss,value_loss,"
           "entropy,approx_kl,clip_fraction,explained_variance,learning_rate\n",
           metrics);
-    for (int64_t u = 1; u <= LONG_RUN_UPDATES; u++) {
+    for (int64_t u = 1; u <= updates; u++) {
         sk_update_stats st = known_stats(u);
         st.mean_return = u <= LONG_RUN_EARLY ? LONG_RUN_EARLY_RETURN : LONG_RUN_LATE_RETURN;
         sk_live_update(live, &st, false, -1);
@@ -610,7 +611,7 @@ static void make_long_run_dir(char *dir, size_t size, const char *name) {
                 st.value_loss, st.entropy, st.approx_kl, st.clip_fraction,
                 st.explained_variance, st.learning_rate);
     }
-    fputs("2001,-7", metrics); /* a row the writer has not finished: not a point */
+    fprintf(metrics, "%lld,-7", (long long)updates + 1); /* a row not finished: not a point */
     if (fclose(metrics) != 0) fail_msg("cannot write %s", path);
     sk_live_set_status(live, SK_LIVE_FINISHED);
     sk_live_close(live);
@@ -619,7 +620,7 @@ static void make_long_run_dir(char *dir, size_t size, const char *name) {
 static void test_program_whole_run_snapshot(void **state) {
     (void)state;
     char dir[4200];
-    make_long_run_dir(dir, sizeof dir, "long-run");
+    make_long_run_dir(dir, sizeof dir, "long-run", LONG_RUN_UPDATES);
     program_run r;
     RUN_PROGRAM(&r, "monitor", dir);
     /* the ring alone: "512 points, steps 1524736..2048000, return 100.00..100.00" */
@@ -636,6 +637,14 @@ static void test_program_whole_run_snapshot(void **state) {
     if (rename(live_path, bare) != 0) fail_msg("rename %s: %s", live_path, strerror(errno));
     RUN_PROGRAM(&r, "monitor", bare);
     EXPECT_RUN(&r, 0, "512 points, steps 1524736..2048000, return 100.00..100.00", NULL);
+    program_run_free(&r);
+
+    /* past 65536 rows the history keeps every other row, evenly: the odd updates before the
+     * ring's first (69489), 34744 of them, then the ring's 512 */
+    make_long_run_dir(dir, sizeof dir, "very-long-run", VERY_LONG_RUN_UPDATES);
+    RUN_PROGRAM(&r, "monitor", dir);
+    EXPECT_RUN(&r, 0, "return curve  35256 points, steps 1024..71680000, return -500.00..100.00",
+               NULL);
     program_run_free(&r);
 }
 
@@ -884,7 +893,7 @@ static void test_program_terminal_whole_run(void **state) {
     (void)state;
     if (!tmux_available()) TEST_SKIP("tmux is not installed (scripts/setup.sh installs it)");
     char dir[4200];
-    make_long_run_dir(dir, sizeof dir, "long-terminal-run");
+    make_long_run_dir(dir, sizeof dir, "long-terminal-run", LONG_RUN_UPDATES);
     const char *session = "monitor-long";
     start_monitor(session, dir, NULL);
     static char pane[1 << 16];
