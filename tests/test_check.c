@@ -115,7 +115,8 @@ static void expect_flagged(const char *plugin, const char *check, int env) {
     char command[8192], line_start[64], where[64];
     snprintf(command, sizeof command, "skinner check %s:Broken-v0", plugin);
     check_run text = run_in(NULL, command);
-    if (text.exit_code != 1) fail_msg("'%s' exited %d (expected 1):\n%s", command, text.exit_code, text.out);
+    if (text.exit_code != 1)
+        fail_msg("'%s' exited %d (expected 1):\n%s", command, text.exit_code, text.out);
     snprintf(line_start, sizeof line_start, "FAIL  %s ", check);
     const char *line = strstr(text.out, line_start);
     if (!line) fail_msg("'%s' did not flag %s:\n%s", command, check, text.out);
@@ -140,29 +141,26 @@ static void expect_flagged(const char *plugin, const char *check, int env) {
     free(json.out);
 }
 
-/* Most faults strike env 3 (FAULTY_ENV); an overrun shows past the last of
- * the 16 envs; a row written relative to the range lands in env 0's. */
+/* One fixture of tests/plugins/broken_plugin.c: the check that must flag it
+ * and the env it must name (-1: none). Most faults strike env 3
+ * (FAULTY_ENV); an overrun shows past the last of the 16 envs; a row written
+ * relative to the range lands in env 0's. */
+typedef struct fault_case {
+    const char *plugin, *check;
+    int env;
+} fault_case;
+
 #define FAULTY_ENV 3
 #define LAST_ENV 15
 
-static void test_unwritten_obs(void **u) { (void)u, expect_flagged(PLUGIN_UNWRITTEN_OBS, "unwritten", FAULTY_ENV); }
-static void test_obs_size5(void **u) { (void)u, expect_flagged(PLUGIN_OBS_SIZE5, "unwritten", 0); }
-static void test_obs_overrun(void **u) { (void)u, expect_flagged(PLUGIN_OBS_OVERRUN, "overrun", LAST_ENV); }
-static void test_reward_overrun(void **u) { (void)u, expect_flagged(PLUGIN_REWARD_OVERRUN, "overrun", LAST_ENV); }
-static void test_mask_overrun(void **u) { (void)u, expect_flagged(PLUGIN_MASK_OVERRUN, "overrun", LAST_ENV); }
-static void test_wrong_row(void **u) { (void)u, expect_flagged(PLUGIN_WRONG_ROW, "other_rows", 0); }
-static void test_obs_box(void **u) { (void)u, expect_flagged(PLUGIN_OBS_BOX, "obs_space", FAULTY_ENV); }
-static void test_nan_reward(void **u) { (void)u, expect_flagged(PLUGIN_NAN_REWARD, "rewards", FAULTY_ENV); }
-static void test_no_legal_action(void **u) { (void)u, expect_flagged(PLUGIN_NO_LEGAL_ACTION, "masks", FAULTY_ENV); }
-static void test_nondeterministic(void **u) { (void)u, expect_flagged(PLUGIN_NONDETERMINISTIC, "same_seed", FAULTY_ENV); }
-static void test_seeds_ignored(void **u) { (void)u, expect_flagged(PLUGIN_SEEDS_IGNORED, "seeds_differ", -1); }
-static void test_no_final_obs(void **u) { (void)u, expect_flagged(PLUGIN_NO_FINAL_OBS, "final_obs", FAULTY_ENV); }
-static void test_both_flags(void **u) { (void)u, expect_flagged(PLUGIN_BOTH_FLAGS, "flags", FAULTY_ENV); }
-static void test_no_truncation(void **u) { (void)u, expect_flagged(PLUGIN_NO_TRUNCATION, "time_limit", FAULTY_ENV); }
-static void test_wrong_log_return(void **u) { (void)u, expect_flagged(PLUGIN_WRONG_LOG_RETURN, "episode_log", FAULTY_ENV); }
-static void test_unsaved_field(void **u) { (void)u, expect_flagged(PLUGIN_UNSAVED_FIELD, "state_restore", 0); }
-static void test_check_state_misses(void **u) { (void)u, expect_flagged(PLUGIN_CHECK_STATE_MISSES, "check_state", LAST_ENV); }
-static void test_duplicate_names(void **u) { (void)u, expect_flagged(PLUGIN_DUPLICATE_NAMES, "state_arrays", -1); }
+static void test_fault_flagged(void **state) {
+    const fault_case *fault = *state;
+    expect_flagged(fault->plugin, fault->check, fault->env);
+}
+
+#define FAULT(fault, check, env)                                                                   \
+    {.name = "fault_" #fault, .test_func = test_fault_flagged,                                     \
+     .initial_state = &(fault_case){PLUGIN_##fault, check, env}}
 
 /* The unbroken fixture passes: every flag above comes from its fault. */
 static void test_fixture_passes(void **unused) {
@@ -178,7 +176,8 @@ static void test_usage_errors(void **unused) {
                               "skinner check CartPole-v1 --env.nope 1"};
     for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
         check_run run = run_in(NULL, commands[k]);
-        if (run.exit_code != 2) fail_msg("'%s' exited %d (expected 2):\n%s", commands[k], run.exit_code, run.out);
+        if (run.exit_code != 2)
+            fail_msg("'%s' exited %d (expected 2):\n%s", commands[k], run.exit_code, run.out);
         free(run.out);
     }
 }
@@ -210,7 +209,8 @@ static void test_docs_commands(void **unused) {
             continue;
         }
         check_run run = run_in(plugin ? plugin_dir : SKINNER_SOURCE_DIR, line);
-        if (run.exit_code != 0) fail_msg("docs/check.md's '%s' exited %d:\n%s", line, run.exit_code, run.out);
+        if (run.exit_code != 0)
+            fail_msg("docs/check.md's '%s' exited %d:\n%s", line, run.exit_code, run.out);
         print_message("docs/check.md: %s: exit 0\n", line);
         free(run.out);
         ran++;
@@ -225,24 +225,24 @@ int main(void) {
         cmocka_unit_test(test_prover_passes),
         cmocka_unit_test(test_gridworld_plugin_passes),
         cmocka_unit_test(test_fixture_passes),
-        cmocka_unit_test(test_unwritten_obs),
-        cmocka_unit_test(test_obs_size5),
-        cmocka_unit_test(test_obs_overrun),
-        cmocka_unit_test(test_reward_overrun),
-        cmocka_unit_test(test_mask_overrun),
-        cmocka_unit_test(test_wrong_row),
-        cmocka_unit_test(test_obs_box),
-        cmocka_unit_test(test_nan_reward),
-        cmocka_unit_test(test_no_legal_action),
-        cmocka_unit_test(test_nondeterministic),
-        cmocka_unit_test(test_seeds_ignored),
-        cmocka_unit_test(test_no_final_obs),
-        cmocka_unit_test(test_both_flags),
-        cmocka_unit_test(test_no_truncation),
-        cmocka_unit_test(test_wrong_log_return),
-        cmocka_unit_test(test_unsaved_field),
-        cmocka_unit_test(test_check_state_misses),
-        cmocka_unit_test(test_duplicate_names),
+        FAULT(UNWRITTEN_OBS, "unwritten", FAULTY_ENV),
+        FAULT(OBS_SIZE5, "unwritten", 0),
+        FAULT(OBS_OVERRUN, "overrun", LAST_ENV),
+        FAULT(REWARD_OVERRUN, "overrun", LAST_ENV),
+        FAULT(MASK_OVERRUN, "overrun", LAST_ENV),
+        FAULT(WRONG_ROW, "other_rows", 0),
+        FAULT(OBS_BOX, "obs_space", FAULTY_ENV),
+        FAULT(NAN_REWARD, "rewards", FAULTY_ENV),
+        FAULT(NO_LEGAL_ACTION, "masks", FAULTY_ENV),
+        FAULT(NONDETERMINISTIC, "same_seed", FAULTY_ENV),
+        FAULT(SEEDS_IGNORED, "seeds_differ", -1),
+        FAULT(NO_FINAL_OBS, "final_obs", FAULTY_ENV),
+        FAULT(BOTH_FLAGS, "flags", FAULTY_ENV),
+        FAULT(NO_TRUNCATION, "time_limit", FAULTY_ENV),
+        FAULT(WRONG_LOG_RETURN, "episode_log", FAULTY_ENV),
+        FAULT(UNSAVED_FIELD, "state_restore", 0),
+        FAULT(CHECK_STATE_MISSES, "check_state", LAST_ENV),
+        FAULT(DUPLICATE_NAMES, "state_arrays", -1),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_docs_commands),
     };

@@ -53,7 +53,7 @@ typedef struct sk_check_report {
 
 typedef struct sk_check_options {
     int num_envs;  /* 0: 16, or 2 for a slow env (extras->bench_num_envs > 0) */
-    int steps;     /* steps of each run; 0: max_episode_steps + 8 within 64..1024, or 8 for a slow env */
+    int steps;     /* steps of each run; 0: max_episode_steps + 8 within 64..1024 (8: slow env) */
     uint64_t seed; /* the envs' seed; the actions come from a stream derived from it */
     int threads;   /* workers of the thread check; 0: one per core, at least 2 */
     /* the env steps its whole batch at once only (a Python-defined env): the

@@ -19,7 +19,8 @@ PyObject *skpy_check_env(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (num_envs < 0 || num_envs > (1 << 16) || steps < 0 || steps > (1 << 24) || threads < 0 ||
         threads > 1024) {
         PyErr_Format(PyExc_ValueError, "num_envs = %d, steps = %d, threads = %d (expected "
-                     "0..65536, 0..16777216 and 0..1024; 0: the default)", num_envs, steps, threads);
+                     "0..65536, 0..16777216 and 0..1024; 0: the default)",
+                     num_envs, steps, threads);
         return NULL;
     }
     const sk_env_def *env = skpy_find_env(name);

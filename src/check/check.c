@@ -85,8 +85,8 @@ bool ck_failed(const ck_run *run, ck_check check) {
 static size_t mask_block(const sk_action_space *space, int h, int a) {
     size_t at = 0;
     for (int g = 0; g < h; g++)
-        at += space->masks_by_head0 && g > 0 ? (size_t)space->head_sizes[0] * (size_t)space->head_sizes[g]
-                                             : (size_t)space->head_sizes[g];
+        at += (size_t)space->head_sizes[g] *
+              (space->masks_by_head0 && g > 0 ? (size_t)space->head_sizes[0] : 1);
     if (space->masks_by_head0 && h > 0) at += (size_t)a * (size_t)space->head_sizes[h];
     return at;
 }
@@ -94,6 +94,12 @@ static size_t mask_block(const sk_action_space *space, int h, int a) {
 static bool head_relevant(const sk_action_space *space, int h, int a) {
     uint64_t when = space->relevant_when[h];
     return h == 0 || when == 0 || (a < 64 && ((when >> a) & 1u));
+}
+
+size_t ck_action_row_bytes(const sk_env_def *env) {
+    const sk_action_space *space = &env->action_space;
+    return space->kind == SK_SPACE_DISCRETE ? (size_t)space->num_heads * sizeof(int32_t)
+                                            : (size_t)space->dim * sizeof(float);
 }
 
 /* A uniformly random choice among the n whose mask byte is set (all when
@@ -119,7 +125,8 @@ void ck_random_actions(const sk_env_def *env, const uint8_t *masks, int32_t *act
             continue;
         }
         int32_t *row = actions + (size_t)i * (size_t)space->num_heads;
-        const uint8_t *mask = masks && env->mask_size ? masks + (size_t)i * (size_t)env->mask_size : NULL;
+        const uint8_t *mask =
+            masks && env->mask_size ? masks + (size_t)i * (size_t)env->mask_size : NULL;
         for (int h = 0; h < space->num_heads; h++)
             row[h] = random_allowed(mask ? mask + mask_block(space, h, h ? row[0] : 0) : NULL,
                                     space->head_sizes[h], rng);
@@ -194,8 +201,7 @@ static sk_status instance_create(ck_run *run, instance *inst, uint64_t action_se
     const sk_env_def *env = run->env;
     const sk_action_space *space = &env->action_space;
     size_t O = (size_t)env->obs_size;
-    size_t action_bytes = space->kind == SK_SPACE_DISCRETE ? (size_t)space->num_heads * sizeof(int32_t)
-                                                           : (size_t)space->dim * sizeof(float);
+    size_t action_bytes = ck_action_row_bytes(env);
     const guarded shapes[NUM_BUFS] = {
         [BUF_OBS] = {"obs", NULL, NULL, O * sizeof(float), true},
         [BUF_FINAL_OBS] = {"final_obs", NULL, NULL, O * sizeof(float), true},
@@ -218,8 +224,8 @@ static sk_status instance_create(ck_run *run, instance *inst, uint64_t action_se
         if (!g->base) {
             const char *name = g->name;
             instance_free(inst);
-            return sk_fail(SK_ERR_NOMEM, "%s: out of memory for the checker's %s buffer (%zu bytes)",
-                           env->id, name, bytes);
+            return sk_fail(SK_ERR_NOMEM, "%s: out of memory for the checker's %s buffer (%zu "
+                           "bytes)", env->id, name, bytes);
         }
         g->data = g->base + GUARD_BYTES;
         memset(g->base, CANARY_BYTE, bytes + 2 * GUARD_BYTES);
@@ -383,7 +389,8 @@ static void check_episode_end(ck_run *run, const instance *inst, episode_tally *
                     "the episode ended", k, env->log_names[k]);
             return;
         }
-    double tolerance = RETURN_RELATIVE_TOLERANCE * tally->sum_abs[i] * (1.0 + tally->length[i]) + 1e-6;
+    double tolerance =
+        RETURN_RELATIVE_TOLERANCE * tally->sum_abs[i] * (1.0 + tally->length[i]) + 1e-6;
     if (!(fabs((double)log[0] - tally->sum[i]) <= tolerance))
         ck_fail(run, CK_EPISODE_LOG, i, step, "episode_log[0] (%s) = %.9g, but the episode's %d "
                 "rewards sum to %.9g", env->log_names[0], (double)log[0], tally->length[i],
@@ -400,7 +407,8 @@ static void check_after_step(ck_run *run, const instance *inst, episode_tally *t
     const sk_env_io *io = &inst->io;
     check_guards(run, inst, step);
     for (int i = 0; i < inst->num_envs; i++) {
-        check_obs_row(run, io->obs + (size_t)i * (size_t)env->obs_size, "obs", CK_UNWRITTEN, i, step);
+        const float *obs = io->obs + (size_t)i * (size_t)env->obs_size;
+        check_obs_row(run, obs, "obs", CK_UNWRITTEN, i, step);
         if (io->masks) check_mask_row(run, io->masks + (size_t)i * (size_t)env->mask_size, i, step);
         float reward = io->rewards[i];
         if (is_canary(reward)) ck_fail(run, CK_UNWRITTEN, i, step, "the reward was never written");
@@ -689,14 +697,16 @@ static sk_status run_ranges(ck_run *run) {
     if (status != SK_OK) return status;
     unsigned char *before[NUM_BUFS] = {0};
     for (int b = 0; b < NUM_BUFS && status == SK_OK; b++)
-        if (!(before[b] = malloc(data_bytes(&inst, b) + 1))) status = sk_fail(SK_ERR_NOMEM, "out of memory");
+        if (!(before[b] = malloc(data_bytes(&inst, b) + 1)))
+            status = sk_fail(SK_ERR_NOMEM, "out of memory");
     int steps = SK_MIN(run->steps, RANGE_STEPS);
     for (int step = 0; step <= steps && status == SK_OK; step++) {
         int split = 1 + step % (N - 1);
         if (step > 0) instance_actions(&inst);
         for (int part = 0; part < 2; part++) {
             int lo = part ? split : 0, hi = part ? N : split;
-            for (int b = 0; b < NUM_BUFS; b++) memcpy(before[b], inst.bufs[b].data, data_bytes(&inst, b));
+            for (int b = 0; b < NUM_BUFS; b++)
+                memcpy(before[b], inst.bufs[b].data, data_bytes(&inst, b));
             if (step == 0) run->env->reset(inst.state, &inst.io, lo, hi, run->seed);
             else run->env->step(inst.state, &inst.io, lo, hi);
             check_other_rows(run, &inst, before, lo, hi, step);
@@ -754,7 +764,8 @@ sk_status sk_check_env(const sk_env_def *env, const sk_config *cfg,
         if (status == SK_OK && ck_failed(&run, CK_OVERRUN)) {
             /* sk_vec's buffers have no guard zones: an env writing past its rows
              * would corrupt the heap there */
-            const ck_check vec_checks[] = {CK_STATE_ARRAYS, CK_STATE_RESTORE, CK_CHECK_STATE, CK_SPEED};
+            const ck_check vec_checks[] = {CK_STATE_ARRAYS, CK_STATE_RESTORE, CK_CHECK_STATE,
+                                           CK_SPEED};
             for (size_t k = 0; k < sizeof vec_checks / sizeof vec_checks[0]; k++)
                 ck_skip(&run, vec_checks[k], "not run: the env writes past its rows (see overrun)");
         } else {
@@ -762,7 +773,8 @@ sk_status sk_check_env(const sk_env_def *env, const sk_config *cfg,
             if (status == SK_OK) status = ck_measure_speed(&run);
         }
     }
-    for (int k = 0; k < out->num_results; k++) out->num_failed += out->results[k].outcome == SK_CHECK_FAIL;
+    for (int k = 0; k < out->num_results; k++)
+        out->num_failed += out->results[k].outcome == SK_CHECK_FAIL;
     sk_config_free(empty);
     return status;
 }

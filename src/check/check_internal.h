@@ -46,9 +46,14 @@ typedef struct ck_run {
 void ck_fail(ck_run *run, ck_check check, int env, long long step, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 /* Marks a check skipped, or sets the detail of a check that did not fail. */
-void ck_skip(ck_run *run, ck_check check, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void ck_note(ck_run *run, ck_check check, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void ck_skip(ck_run *run, ck_check check, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void ck_note(ck_run *run, ck_check check, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 bool ck_failed(const ck_run *run, ck_check check);
+
+/* The bytes of one env's actions (num_heads int32 or dim floats). */
+size_t ck_action_row_bytes(const sk_env_def *env);
 
 /* Random actions for envs lo..hi-1, each head's among the choices its mask
  * row allows (head 0 first, then the block of head 0's choice where masks

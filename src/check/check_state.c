@@ -70,9 +70,11 @@ static int list_arrays(ck_run *run, sk_vec *vec, sk_env_array *arrays, long long
         else if (type_bytes(array->type) == 0) problem = "has an unknown type";
         else if (array->count < 1) problem = "has count < 1";
         else if (!array->data) problem = "has no data";
-        else if (array->has_range && !(array->lo <= array->hi)) problem = "has a range with lo > hi or NaN";
+        else if (array->has_range && !(array->lo <= array->hi))
+            problem = "has a range with lo > hi or NaN";
         for (int b = 0; !problem && b < a; b++)
-            if (strcmp(arrays[b].name, array->name) == 0) problem = "repeats an earlier array's name";
+            if (strcmp(arrays[b].name, array->name) == 0)
+                problem = "repeats an earlier array's name";
         if (problem) {
             ck_fail(run, CK_STATE_ARRAYS, -1, step, "array %d (\"%s\", type %d, count %d) %s", a,
                     array->name ? array->name : "(null)", (int)array->type, array->count, problem);
@@ -155,16 +157,17 @@ static int try_corruptions(ck_run *run, sk_vec *vec) {
         } else if (array->has_range) {
             if (array->lo - 1 >= type_lo) values[num_values++] = floor(array->lo) - 1;
             if (array->hi + 1 <= type_hi) values[num_values++] = ceil(array->hi) + 1;
-        } else if (run->env->check_state && (array->type == SK_ARRAY_I32 || array->type == SK_ARRAY_I64)) {
+        } else if (run->env->check_state &&
+                   (array->type == SK_ARRAY_I32 || array->type == SK_ARRAY_I64)) {
             values[num_values++] = type_lo;
         }
-        size_t k = (size_t)env_index * (size_t)array->count;
-        unsigned char saved[8];
-        memcpy(saved, (unsigned char *)array->data + k * type_bytes(array->type), type_bytes(array->type));
+        size_t k = (size_t)env_index * (size_t)array->count, bytes = type_bytes(array->type);
+        unsigned char saved[8], *element = (unsigned char *)array->data + k * bytes;
+        memcpy(saved, element, bytes);
         for (int v = 0; v < num_values; v++) {
             write_value(array, k, values[v]);
             sk_status status = sk_vec_check_state(vec, "a corrupted state");
-            memcpy((unsigned char *)array->data + k * type_bytes(array->type), saved, type_bytes(array->type));
+            memcpy(element, saved, bytes);
             tried++;
             if (status == SK_OK) {
                 if (array->has_range)
@@ -217,10 +220,7 @@ sk_status ck_check_state(ck_run *run) {
     } else if (restore_into(run, y, arrays, count, first)) {
         int second = SK_MAX(1, run->steps - first);
         const sk_vec_buffers *xb = sk_vec_buffers_of(x), *yb = sk_vec_buffers_of(y);
-        const sk_action_space *space = &run->env->action_space;
-        size_t action_bytes = (size_t)run->num_envs *
-                              (space->kind == SK_SPACE_DISCRETE ? (size_t)space->num_heads * sizeof(int32_t)
-                                                                : (size_t)space->dim * sizeof(float));
+        size_t action_bytes = (size_t)run->num_envs * ck_action_row_bytes(run->env);
         for (int step = 1; step <= second; step++) {
             /* the copy gets the original's actions: its masks were not part of the state */
             ck_random_actions(run->env, xb->masks, xb->actions, xb->actions_continuous, 0,
@@ -235,8 +235,8 @@ sk_status ck_check_state(ck_run *run) {
                                "the original", "the restored copy"))
                 break;
         }
-        ck_note(run, CK_STATE_RESTORE, "the state saved at step %d, restored into a fresh instance, "
-                "continued bit for bit for %d steps", first, second);
+        ck_note(run, CK_STATE_RESTORE, "the state saved at step %d, restored into a fresh "
+                "instance, continued bit for bit for %d steps", first, second);
         corrupted = y;
     } else {
         ck_skip(run, CK_CHECK_STATE, "the state could not be restored (see state_restore)");
@@ -295,7 +295,8 @@ sk_status ck_measure_speed(ck_run *run) {
     }
     status = steps_per_second(run, num_envs, run->threads, &all, &all_workers);
     if (status != SK_OK) return status;
-    ck_note(run, CK_SPEED, "%.3g env steps/s on 1 thread, %.3g on %d threads (%d envs; %s)", one, all, all_workers, num_envs,
+    ck_note(run, CK_SPEED, "%.3g env steps/s on 1 thread, %.3g on %d threads (%d envs; %s)", one,
+            all, all_workers, num_envs,
             run->env->mask_size ? "actions drawn within the masks each step, on one thread"
                                 : "actions drawn once");
     return SK_OK;
