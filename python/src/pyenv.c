@@ -435,7 +435,8 @@ static int read_space(PyObject *space, sk_action_space *out, int *obs_size, cons
  * when the space has no bounds. -1 with an exception for bounds of the wrong
  * shape. */
 static int read_obs_bounds(PyObject *space, slot *s) {
-    PyObject *bound[2] = {PyObject_GetAttrString(space, "low"), PyObject_GetAttrString(space, "high")};
+    PyObject *bound[2] = {PyObject_GetAttrString(space, "low"),
+                          PyObject_GetAttrString(space, "high")};
     PyErr_Clear();
     int status = 0, O = s->def.obs_size;
     if (bound[0] && bound[1] && !(s->obs_bounds = malloc(2 * (size_t)O * sizeof(float)))) {
@@ -444,13 +445,17 @@ static int read_obs_bounds(PyObject *space, slot *s) {
     }
     for (int side = 0; side < 2 && s->obs_bounds && status == 0; side++) {
         PyArrayObject *a = (PyArrayObject *)PyArray_FromAny(
-            bound[side], PyArray_DescrFromType(NPY_FLOAT32), 0, 1, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST, NULL);
-        if (!a || PyArray_SIZE(a) != O) {
+            bound[side], PyArray_DescrFromType(NPY_FLOAT32), 0, 1,
+            NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST, NULL);
+        float *out = s->obs_bounds + (size_t)side * (size_t)O;
+        if (!a || (PyArray_SIZE(a) != O && PyArray_SIZE(a) != 1)) {
             PyErr_Clear();
-            PyErr_Format(PyExc_ValueError, "observation space: %s must have %d values", side ? "high" : "low", O);
+            PyErr_Format(PyExc_ValueError, "observation space: %s must have %d values (or one)",
+                         side ? "high" : "low", O);
             status = -1;
         } else {
-            memcpy(s->obs_bounds + (size_t)side * (size_t)O, PyArray_DATA(a), (size_t)O * sizeof(float));
+            const float *values = PyArray_DATA(a);
+            for (int k = 0; k < O; k++) out[k] = values[PyArray_SIZE(a) == 1 ? 0 : k];
         }
         Py_XDECREF(a);
     }
