@@ -5,6 +5,7 @@
 # skipped exits 77 (ctest's SKIP_RETURN_CODE), and under CI=true the same cases fail,
 # naming the folder. The same for the Python tests, and scripts/skipped_cases.sh's count
 # (after ctest, and as ctest's last test).
+# (The skips it provokes are echoed indented, so that make test does not count them.)
 # Usage: skip_check.sh SOURCE_DIR TEST_CARTPOLE SKIP_ALL [PYTHON PYTHONPATH BUILD_DIR]
 set -uo pipefail
 source_dir=$1 some_skip=$2 all_skip=$3 python=${4:-} python_path=${5:-} build_dir=${6:-}
@@ -17,7 +18,7 @@ unset CI
 
 # outside CI: the reference cases skip, naming the folder, and the others pass
 out=$("$some_skip" 2>&1); status=$?
-echo "$out" | grep -E '^(SKIPPED|skipped)'
+echo "$out" | grep -E '^(SKIPPED|skipped)' | sed 's/^/  expected: /'
 (( status == 0 )) || fail "$some_skip exited $status without the references (expected 0: the rest passed)"
 skips=$(grep -c "^SKIPPED: test_[a-z_]*: $missing .*is missing" <<< "$out")
 (( skips == 3 )) || fail "expected 3 SKIPPED lines naming $missing, got $skips"
@@ -56,7 +57,7 @@ if [[ -n $python ]]; then
     out=$(cd "$work" && PYTHONPATH=$python_path SKINNER_BUILD=$build_dir "$python" -m pytest -q \
         -p no:cacheprovider "$source_dir/python/tests/test_vec.py" \
         -k "test_masks_multi_head_actions or test_config_sizes_the_buffers" 2>&1); status=$?
-    echo "$out" | grep -E '^(SKIPPED|skipped)'
+    echo "$out" | grep -E '^(SKIPPED|skipped)' | sed 's/^/  expected: /'
     (( status == 0 )) || fail "pytest exited $status without the references: $out"
     (( $(grep -c "^SKIPPED: .*test_vec.py::test_[a-z_]*: $missing/datasets/countries_s3 is missing" <<< "$out") == 2 )) ||
         fail "pytest's summary does not list the 2 skipped tests naming $missing: $out"
