@@ -39,7 +39,7 @@ static inline int *test_skipped_cases(void) {
 }
 
 /* The running case, as test_run_group tracks it: its index in the group (-1 before the
- * first), the group, and each case's own setup (cmocka runs the cases in order). */
+ * first) and the group's cases as the test declared them (cmocka runs them in order). */
 typedef struct test_group_state {
     int current;
     const struct CMUnitTest *tests;
