@@ -99,7 +99,7 @@ static void test_bad_tables(void **unused) {
     int before = count_envs();
     assert_int_equal(sk_env_load_plugin(PLUGIN_ZERO_OBS), SK_ERR_INVALID);
     assert_message_has(PLUGIN_ZERO_OBS, "env table 0", "BadObs-v0", "obs_size = 0",
-                       "expected >= 1", NULL);
+                       "expected 1..16777216", NULL);
     assert_int_equal(sk_env_load_plugin(PLUGIN_NULL_STEP), SK_ERR_INVALID);
     assert_message_has(PLUGIN_NULL_STEP, "env table 0", "BadStep-v0", "step is NULL", NULL);
     assert_int_equal(sk_env_load_plugin(PLUGIN_DUPLICATE_ID), SK_ERR_INVALID);
@@ -200,7 +200,8 @@ static void test_validation(void **unused) {
     REFUSED(table.id = "", "id is empty");
     REFUSED(table.id = NULL, "id is empty");
     REFUSED(table.id = "a.so:b", "contains ':'");
-    REFUSED(table.obs_size = 0, "obs_size = 0 (expected >= 1)");
+    REFUSED(table.obs_size = 0, "obs_size = 0 (expected 1..16777216");
+    REFUSED(table.obs_size = INT32_MAX, "obs_size = 2147483647 (expected 1..16777216");
     REFUSED(table.max_episode_steps = 0, "max_episode_steps = 0 (expected >= 1)");
     REFUSED(table.num_log_fields = 1, "num_log_fields = 1 (expected 2..8");
     REFUSED(table.num_log_fields = SK_MAX_LOG_FIELDS + 1, "num_log_fields = 9");

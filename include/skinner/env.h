@@ -152,6 +152,10 @@ static inline uint32_t sk_rng_below(uint64_t *state, uint32_t n) {
 
 /* ------------------------------------------------------------ action space */
 
+/* The largest obs_size a table may declare (64 MB of floats per observation):
+ * a bound on every product of sizes with it, so a table cannot ask for
+ * buffers no machine has and get a wrapped size instead. */
+#define SK_MAX_OBS_SIZE (1 << 24)
 #define SK_MAX_HEADS 8
 #define SK_MAX_ACTION_DIM 16
 #define SK_MAX_HEAD0_PRIOR 8

@@ -156,8 +156,9 @@ bool sk_env_validate(const sk_env_def *env, char *why, size_t why_size) {
     if (env->alias && (!env->alias[0] || strchr(env->alias, ':')))
         return invalid(why, why_size, "alias \"%s\" is empty or contains ':' (expected NULL or a "
                                       "short name)", env->alias);
-    if (env->obs_size < 1)
-        return invalid(why, why_size, "obs_size = %d (expected >= 1)", env->obs_size);
+    if (env->obs_size < 1 || env->obs_size > SK_MAX_OBS_SIZE)
+        return invalid(why, why_size, "obs_size = %d (expected 1..%d, SK_MAX_OBS_SIZE)",
+                       env->obs_size, SK_MAX_OBS_SIZE);
     if ((env->obs_low == NULL) != (env->obs_high == NULL))
         return invalid(why, why_size, "obs_low is %s but obs_high is %s (expected both NULL for "
                                       "an unbounded observation, or both set)",

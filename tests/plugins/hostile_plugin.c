@@ -45,7 +45,7 @@
 #define ID "BadHeuristic-v0"
 #elif defined(HOSTILE_HUGE_OBS)
 #define ID "HugeObs-v0"
-#define OBS_SIZE 2147483647
+#define OBS_SIZE SK_MAX_OBS_SIZE /* the largest allowed: with 2^20 envs, 64 TB of buffers */
 #define OBS_WRITTEN 0 /* never stepped: its buffers cannot be allocated */
 #else
 #error "define one HOSTILE_* fault"
