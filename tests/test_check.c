@@ -234,6 +234,7 @@ int main(void) {
         FAULT(OBS_BOX, "obs_space", FAULTY_ENV),
         FAULT(NAN_REWARD, "rewards", FAULTY_ENV),
         FAULT(NO_LEGAL_ACTION, "masks", FAULTY_ENV),
+        FAULT(HEAD_MASK, "masks", FAULTY_ENV),
         FAULT(NONDETERMINISTIC, "same_seed", FAULTY_ENV),
         FAULT(SEEDS_IGNORED, "seeds_differ", -1),
         FAULT(NO_FINAL_OBS, "final_obs", FAULTY_ENV),

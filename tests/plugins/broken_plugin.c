@@ -21,6 +21,21 @@
 #define GOAL (POSITIONS - 1)
 #define MAX_STEPS 20
 #define NUM_MOVES 3
+#if defined(BROKEN_HEAD_MASK)
+/* a second head (a stride of 1 or 2, unused) that matters only when head 0
+ * steps right, with masks by head 0: head 0's block, then one block of the
+ * second head per head-0 choice */
+#define NUM_HEADS 2
+#define STRIDES 2
+#define MASK_SIZE (NUM_MOVES + NUM_MOVES * STRIDES)
+#define SPACE                                                                                      \
+    {.kind = SK_SPACE_DISCRETE, .num_heads = 2, .head_sizes = {NUM_MOVES, STRIDES},               \
+     .relevant_when = {0, 1u << 2}, .masks_by_head0 = true}
+#else
+#define NUM_HEADS 1
+#define MASK_SIZE NUM_MOVES
+#define SPACE {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {NUM_MOVES}}
+#endif
 #define NUM_LOG_FIELDS 2
 #define FAULTY_ENV 3
 #define WRITTEN_OBS 4 /* what the env writes of each observation */
@@ -111,10 +126,15 @@ static void observe(walk_state *s, const sk_env_io *io, int i, int lo, bool step
 #if defined(BROKEN_OBS_OVERRUN)
     obs[OBS_SIZE] = 0.0f; /* one value too many: the next row's first, past the last row */
 #endif
-    uint8_t *mask = io->masks + row * NUM_MOVES;
+    uint8_t *mask = io->masks + row * MASK_SIZE;
     mask[0] = s->pos[i] > 0;
     mask[1] = 1;
     mask[2] = s->pos[i] < POSITIONS - 1;
+#if defined(BROKEN_HEAD_MASK)
+    memset(mask + NUM_MOVES, 1, NUM_MOVES * STRIDES);
+    /* stepping right is allowed, but then no stride is: no legal action */
+    if (i == FAULTY_ENV) memset(mask + NUM_MOVES + 2 * STRIDES, 0, STRIDES);
+#endif
 #if defined(BROKEN_MASK_OVERRUN)
     mask[NUM_MOVES] = 1;
 #endif
@@ -142,7 +162,7 @@ static void walk_reset(void *state, const sk_env_io *io, int lo, int hi, uint64_
 static void walk_step(void *state, const sk_env_io *io, int lo, int hi) {
     walk_state *s = state;
     for (int i = lo; i < hi; i++) {
-        int32_t move = io->actions[i];
+        int32_t move = io->actions[(size_t)i * NUM_HEADS];
         if (move >= 0 && move < NUM_MOVES) {
             int32_t pos = s->pos[i] + move - 1;
             if (pos >= 0 && pos < POSITIONS) s->pos[i] = pos;
@@ -174,7 +194,7 @@ static void walk_step(void *state, const sk_env_io *io, int lo, int hi) {
         if (i == FAULTY_ENV) io->obs[(size_t)i * OBS_SIZE] = 1.5f;
 #endif
 #if defined(BROKEN_NO_LEGAL_ACTION)
-        if (i == FAULTY_ENV) memset(io->masks + (size_t)i * NUM_MOVES, 0, NUM_MOVES);
+        if (i == FAULTY_ENV) memset(io->masks + (size_t)i * MASK_SIZE, 0, NUM_MOVES);
 #endif
         if (!io->terminated[i] && !io->truncated[i]) continue;
 #if defined(BROKEN_NO_FINAL_OBS)
@@ -201,8 +221,8 @@ static const sk_env_def broken_env = {
     .id = "Broken-v0",
     .summary = "a walker on a line, with one fault per build (tests/test_check.c)",
     .obs_size = OBS_SIZE,
-    .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {NUM_MOVES}},
-    .mask_size = NUM_MOVES,
+    .action_space = SPACE,
+    .mask_size = MASK_SIZE,
     .max_episode_steps = MAX_STEPS,
     .solved_threshold = NAN,
     .num_log_fields = NUM_LOG_FIELDS,
