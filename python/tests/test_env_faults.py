@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import skinner
+from conftest import BUILD, require
 
 FAULT_ENV, FAULT_STEP = 1, 3
 
@@ -81,3 +82,16 @@ def test_a_nan_from_the_env_is_named_as_the_envs_fault(env_id, what):
     assert f"env index {FAULT_ENV}" in message and f"step {FAULT_STEP}" in message, message
     assert "learning_rate" not in message, message
 
+
+
+def test_a_plugin_mask_without_legal_action_raises_instead_of_aborting():
+    """A plugin env (tests/plugins/hostile_plugin.c, NoLegal-v0) whose env 1
+    allows no action at its step 3: the sampler asserted and killed the
+    interpreter; now the rollout names the env and Python gets a RuntimeError."""
+    plugin = require(BUILD / "tests" / "libhostile_no_legal.so", "built with the tests")
+    with pytest.raises(RuntimeError) as caught:
+        skinner.train(f"{plugin}:NoLegal-v0", total_steps=20000, threads=1,
+                      config={"env.num_envs": 4, "ppo.horizon": 16})
+    message = str(caught.value)
+    assert "NoLegal-v0" in message and "env index 1, step 3" in message, message
+    assert "its mask row allows no action of head 0" in message, message
