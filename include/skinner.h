@@ -162,7 +162,11 @@ SK_API void sk_trainer_abort(sk_trainer *trainer);
  * writes into dir, SK_ERR_IO names it and nothing is written. */
 SK_API sk_status sk_trainer_set_run_dir(sk_trainer *trainer, const char *dir);
 /* Trains until train.total_steps, until solved when train.stop_when_solved,
- * or until the callback returns false. */
+ * or until the callback returns false. Every env step is checked: an env
+ * that writes a non-finite or out-of-Box observation, a non-finite reward,
+ * fewer observation values than obs_size or a mask allowing no action ends
+ * the run with SK_ERR_ENV naming the env, index, step and value (nothing is
+ * learned from that rollout); SK_ERR_NUMERIC is the learner's divergence. */
 SK_API sk_status sk_trainer_run(sk_trainer *trainer);
 SK_API sk_train_result sk_trainer_result(const sk_trainer *trainer);
 /* Worker threads the trainer uses: train.threads (0 = all cores), capped at env.num_envs. */
