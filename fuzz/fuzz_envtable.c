@@ -62,8 +62,8 @@ static input g_script;
 
 typedef struct stub_state {
     int num_envs;
-    int32_t *elapsed;       /* (num_envs) */
-    double *extra[4];       /* (num_envs) each: arrays listed by state_arrays */
+    int32_t *elapsed; /* (num_envs) */
+    double *extra[4]; /* (num_envs) each: arrays listed by state_arrays */
 } stub_state;
 
 static const sk_env_def *g_def; /* the table being fuzzed */
@@ -136,7 +136,8 @@ static int stub_state_arrays(void *state, sk_env_array *arrays) {
         bool i32 = type == SK_ARRAY_I32;
         arrays[a] = (sk_env_array){
             .name = a % 2 ? "elapsed" : "extra",
-            .type = (sk_array_type)(type == SK_ARRAY_F64 || i32 ? type : (type > 5 ? type : SK_ARRAY_F64)),
+            .type = (sk_array_type)(type == SK_ARRAY_F64 || i32 ? type
+                                                                : (type > 5 ? type : SK_ARRAY_F64)),
             .count = take_u8(&g_script) % 4 == 0 ? 0 : 1,
             .data = i32 ? (void *)s->elapsed : (void *)s->extra[a % 4],
             .has_range = take_u8(&g_script) & 1,
@@ -148,8 +149,8 @@ static int stub_state_arrays(void *state, sk_env_array *arrays) {
 }
 
 static sk_status stub_run(const sk_env_def *env, const sk_config *env_cfg, const sk_config *options,
-                          const sk_actor *actor, const sk_parallel *parallel, sk_progress_fn progress,
-                          void *progress_user, sk_env_report *out) {
+                          const sk_actor *actor, const sk_parallel *parallel,
+                          sk_progress_fn progress, void *progress_user, sk_env_report *out) {
     (void)env, (void)env_cfg, (void)options, (void)actor, (void)parallel, (void)progress;
     (void)progress_user, (void)out;
     return SK_OK;
@@ -168,17 +169,21 @@ static const sk_env_evaluation g_eval_good = {.name = "ranking", .run = stub_run
 static const sk_env_evaluation g_eval_no_run = {.name = "ranking", .run = NULL};
 static const sk_env_evaluation g_eval_no_name = {.name = NULL, .run = stub_run};
 
-static void build_table(input *in, sk_env_def *def, sk_env_extras *extras, float *low, float *high) {
+static void build_table(input *in, sk_env_def *def, sk_env_extras *extras, float *low,
+                        float *high) {
     memset(def, 0, sizeof *def);
     def->id = "Fuzz-v0";
     def->obs_size = take_u8(in) % 70 - 2; /* -2..67 */
     sk_action_space *space = &def->action_space;
     uint8_t kind = take_u8(in);
-    space->kind = kind < 120 ? SK_SPACE_DISCRETE : kind < 250 ? SK_SPACE_CONTINUOUS : (sk_space_kind)kind;
+    space->kind = kind < 120   ? SK_SPACE_DISCRETE
+                  : kind < 250 ? SK_SPACE_CONTINUOUS
+                               : (sk_space_kind)kind;
     space->num_heads = take_u8(in) % 11 - 1;
     for (int h = 0; h < SK_MAX_HEADS; h++) {
         space->head_sizes[h] = take_size(in);
-        space->relevant_when[h] = take_u8(in) < 200 ? 0 : ((uint64_t)take_u32(in) << 32 | take_u32(in));
+        space->relevant_when[h] =
+            take_u8(in) < 200 ? 0 : ((uint64_t)take_u32(in) << 32 | take_u32(in));
     }
     space->masks_by_head0 = take_u8(in) & 1;
     for (int k = 0; k < SK_MAX_HEAD0_PRIOR; k++)
@@ -190,13 +195,15 @@ static void build_table(input *in, sk_env_def *def, sk_env_extras *extras, float
     }
     uint8_t masks = take_u8(in) % 4;
     int expected = sk_action_mask_size(space);
-    def->mask_size = masks == 0 ? 0 : masks == 1 ? expected : masks == 2 ? take_size(in) : expected + 1;
+    int one_more = expected < INT_MAX ? expected + 1 : 0; /* a size the layout does not have */
+    def->mask_size = masks == 0 ? 0 : masks == 1 ? expected : masks == 2 ? take_size(in) : one_more;
     def->max_episode_steps = take_size(in);
     def->solved_threshold = take_u8(in) < 200 ? NAN : (double)take_float(in);
     def->num_log_fields = take_u8(in) % 11 - 1;
-    static const char *const log_names[SK_MAX_LOG_FIELDS] = {"episode_return", "episode_length",
-                                                             "a", "b", "c", "d", "e", "f"};
-    for (int k = 0; k < SK_MAX_LOG_FIELDS; k++) def->log_names[k] = take_u8(in) < 250 ? log_names[k] : "";
+    static const char *const log_names[SK_MAX_LOG_FIELDS] = {
+        "episode_return", "episode_length", "a", "b", "c", "d", "e", "f"};
+    for (int k = 0; k < SK_MAX_LOG_FIELDS; k++)
+        def->log_names[k] = take_u8(in) < 250 ? log_names[k] : "";
     uint8_t functions = take_u8(in); /* a set bit below 5 leaves that function NULL (rarely) */
     bool drop = functions >= 250;
     def->create = drop && (functions & 1) ? NULL : stub_create;
@@ -227,12 +234,14 @@ static void build_table(input *in, sk_env_def *def, sk_env_extras *extras, float
     def->extras = extras;
 }
 
-/* Whether the vec's buffers stay under MAX_VEC_BYTES (in 64 bits: sizes were validated to fit an int). */
+/* Whether the vec's buffers stay under MAX_VEC_BYTES (in 64 bits: sizes were validated to fit an
+ * int). */
 static bool small_enough(const sk_env_def *def, int num_envs) {
-    int64_t per_env = (int64_t)def->obs_size * 8 + def->mask_size + def->action_space.num_heads * 4 +
-                      def->num_log_fields * 4 + 16;
+    int64_t per_env = (int64_t)def->obs_size * 8 + def->mask_size +
+                      def->action_space.num_heads * 4 + def->num_log_fields * 4 + 16;
     int64_t logits = 0;
-    for (int h = 0; def->action_space.kind == SK_SPACE_DISCRETE && h < def->action_space.num_heads; h++)
+    for (int h = 0; def->action_space.kind == SK_SPACE_DISCRETE && h < def->action_space.num_heads;
+         h++)
         logits += def->action_space.head_sizes[h];
     return per_env * num_envs <= MAX_VEC_BYTES && logits * 4 <= MAX_VEC_BYTES;
 }

@@ -143,7 +143,8 @@ static bool table_inside(uint64_t offset, uint64_t count, uint64_t entry, uint64
  */
 static sk_status check_elf(const char *path, uint64_t file_size) {
     FILE *f = fopen(path, "rb");
-    if (!f) return sk_fail(SK_ERR_INVALID, "plugin '%s' cannot be opened: %s", path, strerror(errno));
+    if (!f)
+        return sk_fail(SK_ERR_INVALID, "plugin '%s' cannot be opened: %s", path, strerror(errno));
     ElfW(Ehdr) header;
     const char *problem = NULL;
     if (!read_at(f, 0, &header, sizeof header) || memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
@@ -168,8 +169,9 @@ static sk_status check_elf(const char *path, uint64_t file_size) {
     }
     fclose(f);
     if (problem)
-        return sk_fail(SK_ERR_INVALID, "plugin '%s' (%llu bytes) is not a loadable shared object: %s",
-                       path, (unsigned long long)file_size, problem);
+        return sk_fail(SK_ERR_INVALID,
+                       "plugin '%s' (%llu bytes) is not a loadable shared object: %s", path,
+                       (unsigned long long)file_size, problem);
     return SK_OK;
 }
 

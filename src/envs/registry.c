@@ -67,8 +67,9 @@ static bool validate_space(const sk_env_def *env, char *why, size_t why_size) {
             logits += space->head_sizes[h];
         }
         if (logits > INT_MAX)
-            return invalid(why, why_size, "action_space.head_sizes add up to %lld choices (expected "
-                                          "at most %d)", (long long)logits, INT_MAX);
+            return invalid(why, why_size,
+                           "action_space.head_sizes add up to %lld choices (expected at most %d)",
+                           (long long)logits, INT_MAX);
         for (int k = 0; k < SK_MAX_HEAD0_PRIOR; k++)
             if (!isfinite(space->head0_prior[k]))
                 return invalid(why, why_size, "action_space.head0_prior[%d] = %g (expected a "
@@ -92,8 +93,9 @@ static bool validate_space(const sk_env_def *env, char *why, size_t why_size) {
     }
     int expected_mask = sk_action_mask_size(space);
     if (expected_mask < 0) /* the layout's size, summed in 64 bits, passes INT_MAX */
-        return invalid(why, why_size, "action_space: its mask layout needs more than %d bytes per "
-                                      "env (head_sizes[0] x head_sizes[h]%s; expected smaller heads)",
+        return invalid(why, why_size,
+                       "action_space: its mask layout needs more than %d bytes per env "
+                       "(head_sizes[0] x head_sizes[h]%s; expected smaller heads)",
                        INT_MAX, space->masks_by_head0 ? " with masks_by_head0" : "");
     if (env->mask_size != 0 && env->mask_size != expected_mask) {
         if (expected_mask == 0)
