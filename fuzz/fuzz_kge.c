@@ -2,7 +2,8 @@
  * checksums resealed so that the mutation reaches the validation behind them,
  * is read as a model (sk_kge_load) and restored into a trainer on a small
  * knowledge base (sk_kge_trainer_restore); whatever restore accepts then
- * trains one epoch and ranks the test split, so it must be safe to use. */
+ * trains one epoch and ranks the test split, so it must be safe to use.
+ * What the load accepts must also be what the file says (check_accepted). */
 #include "fuzz_util.h"
 
 #include "io/safetensors.h"
@@ -30,17 +31,32 @@ static sk_kb *kb_once(void) {
     return kb;
 }
 
+/* A model sk_kge_load accepted carried a checksum (one without loaded, while a
+ * policy without one is refused), and its dim and gamma metadata read to the
+ * end as the model's numbers ("16abc" loaded as 16 and "abc" as 0 before). */
+static void check_accepted(const char *path, const sk_kge *model, bool sealed) {
+    if (!sealed) abort();
+    sk_st_file *file = NULL;
+    if (sk_st_open(&file, path) != SK_OK) abort();
+    const char *dim = sk_st_meta_get(file, "dim"), *gamma = sk_st_meta_get(file, "gamma");
+    char *end = NULL;
+    if (!dim || strtod(dim, &end) != (double)model->dim || *end) abort();
+    if (!gamma || (float)strtod(gamma, &end) != model->gamma || *end) abort();
+    sk_st_close(file);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > (1 << 20)) return 0;
     char *bytes = malloc(size + 1);
     if (!bytes) abort();
     memcpy(bytes, data, size);
-    sk_st_reseal(bytes, size);
+    bool sealed = sk_st_reseal(bytes, size);
     const char *path = fuzz_as_file((const uint8_t *)bytes, size);
     free(bytes);
     sk_kge model;
     char dataset[256];
     if (sk_kge_load(&model, path, dataset, sizeof dataset) != SK_OK) return 0;
+    check_accepted(path, &model, sealed);
     sk_kb *kb = kb_once();
     bool fits = model.num_entities == kb->num_consts &&
                 model.num_relations == kb->num_preds - SK_KB_FIRST_PRED && model.dim <= 64;
