@@ -1,13 +1,13 @@
 /*
- * Helpers shared by the tests that check an env against Gymnasium's recordings in
- * ../shared/reference/gymnasium (test_cartpole.c, test_acrobot.c, test_mountaincar.c,
- * test_pendulum.c): a reader for those csv files, a checker that compares one field at a time,
- * counts every mismatch and prints the first ones with their row, field, got and want, and the
- * I/O buffers an env steps into. What is particular to an env (its tolerances and why, its
- * state, which fields it compares) stays in its test.
+ * Helpers for the tests that check an env against Gymnasium's recordings in
+ * ../shared/reference/gymnasium: a reader for those csv files, a checker that compares one field
+ * at a time, counts every mismatch and prints the first ones with their row, field, got and
+ * want, and the I/O buffers an env steps into. The classic-control tests (test_cartpole.c,
+ * test_acrobot.c, test_mountaincar.c, test_pendulum.c) use them through gym_harness.h, which
+ * runs the replays for all four; other env tests use them directly.
  *
  * Header-only and static inline, so that a test may use part of it without unused-function
- * warnings and tests/CMakeLists.txt needs nothing.
+ * warnings.
  */
 #ifndef SK_GYM_REFERENCE_H
 #define SK_GYM_REFERENCE_H
@@ -22,13 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A test may narrow the reader before including this header. */
-#ifndef CSV_MAX_COLS
+/* One size for every test: csv_table crosses from a test into gym_harness.c. */
 #define CSV_MAX_COLS 32
-#endif
-#ifndef CSV_LINE
 #define CSV_LINE 4096
-#endif
 
 /* The first mismatches are printed, the rest only counted. */
 #define MAX_PRINTED_MISMATCHES 12
