@@ -552,6 +552,7 @@ typedef struct core_ctx {
     sk_policy policy;
     sk_policy_work work;
     float *params, *scratch_grads, *obs, *actions_f, h0[QS * CD], c0[QS * CD];
+    float state0[QS * 2 * CD]; /* h0, c0 as the core takes them: each row's parts in turn */
     float old_logp[QB], adv[QB], returns[QB], old_values[QB];
     int32_t actions[QB];
     uint8_t resets[QB];
@@ -559,8 +560,19 @@ typedef struct core_ctx {
     sk_ppo_loss_config config;
 } core_ctx;
 
+/* c->state0 from h0 and c0 (an LSTM's rows: h, then c; a GRU's: h). */
+static const float *core_state0(core_ctx *c) {
+    int parts = c->policy.core->num_parts;
+    for (int r = 0; r < QS; r++) {
+        memcpy(c->state0 + (size_t)(r * parts) * CD, c->h0 + r * CD, CD * sizeof(float));
+        if (parts == 2)
+            memcpy(c->state0 + (size_t)(r * parts + 1) * CD, c->c0 + r * CD, CD * sizeof(float));
+    }
+    return c->state0;
+}
+
 static sk_ppo_rows core_rows(core_ctx *c) {
-    return (sk_ppo_rows){.rows = QB, .seq_len = QT, .h0 = c->h0, .c0 = c->c0, .resets = c->resets,
+    return (sk_ppo_rows){.rows = QB, .seq_len = QT, .state0 = core_state0(c), .resets = c->resets,
                          .obs = c->obs, .actions = c->continuous ? NULL : c->actions,
                          .actions_continuous = c->continuous ? c->actions_f : NULL,
                          .old_logp = c->old_logp, .advantages = c->adv, .returns = c->returns,
@@ -584,7 +596,7 @@ static void test_ppo_loss_core(void **state) {
         core_ctx c = {.config = {.clip_coef = 0.2f, .ent_coef = 0.05f, .vf_coef = 0.5f,
                                  .clip_vloss = true},
                       .continuous = variant == 1};
-        sk_core_spec core = {true, variant == 1 ? SK_RNN_GRU : SK_RNN_LSTM, CD};
+        sk_core_spec core = {variant == 1 ? &sk_core_gru : &sk_core_lstm, CD};
         sk_action_space space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {3}};
         if (c.continuous)
             space = (sk_action_space){.kind = SK_SPACE_CONTINUOUS, .dim = 2, .low = {-1, -1},
@@ -599,7 +611,7 @@ static void test_ppo_loss_core(void **state) {
             sk_obs_atoms atoms = {.atoms = CA, .candidates = CS, .num_preds = CP, .num_args = CR};
             assert_int_equal(sk_policy_init_candidates(&c.policy, &space, 0, &atoms, CD, core), SK_OK);
         }
-        assert_true(c.policy.has_core);
+        assert_true(c.policy.core != NULL);
         assert_int_equal(sk_policy_work_alloc(&c.work, &c.policy, QB), SK_OK);
         int O = c.policy.obs_size;
         c.params = calloc(c.policy.num_params, sizeof(float));
@@ -625,7 +637,8 @@ static void test_ppo_loss_core(void **state) {
         /* old log-probs and values near the current ones: some rows clip */
         sk_ppo_loss_sums sums = {0};
         sk_ppo_rows rows = core_rows(&c);
-        sk_policy_core_forward(&c.policy, c.params, c.obs, c.h0, c.c0, c.resets, QT, QS, &c.work);
+        sk_policy_core_forward(&c.policy, c.params, c.obs, core_state0(&c), c.resets, QT, QS,
+                               &c.work);
         sk_policy_forward(&c.policy, SK_NET_ACTOR, c.params, c.obs, QB, &c.work);
         float entropy[QB];
         if (c.continuous) /* actions the policy would take: the ratio stays moderate */
@@ -651,11 +664,13 @@ static void test_ppo_loss_core(void **state) {
         g_fd_eps = 1e-2f;
         assert_int_equal(failures, 0);
         /* a reset row's output does not depend on the entering state */
-        sk_policy_core_forward(&c.policy, c.params, c.obs, c.h0, c.c0, c.resets, QT, QS, &c.work);
+        sk_policy_core_forward(&c.policy, c.params, c.obs, core_state0(&c), c.resets, QT, QS,
+                               &c.work);
         float cut = c.work.features[(size_t)(0 * QS + 2) * CD];
         c.h0[2 * CD] += 1.0f;
         c.c0[2 * CD] += 1.0f;
-        sk_policy_core_forward(&c.policy, c.params, c.obs, c.h0, c.c0, c.resets, QT, QS, &c.work);
+        sk_policy_core_forward(&c.policy, c.params, c.obs, core_state0(&c), c.resets, QT, QS,
+                               &c.work);
         assert_true(c.work.features[(size_t)(0 * QS + 2) * CD] == cut);
         sk_policy_work_free(&c.work);
         free(c.params);

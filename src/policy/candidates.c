@@ -7,6 +7,7 @@
  * value is a linear read-out of the current state's encoding. Variables are
  * argument indices like constants, so they share embeddings by slot.
  */
+#include "../core/config.h"
 #include "../core/core.h"
 #include "../core/rng.h"
 #include "../nn/nn.h"
@@ -33,7 +34,7 @@ sk_status sk_policy_init_candidates(sk_policy *policy, const sk_action_space *sp
                        atoms->candidates);
     if (atoms->atoms < 1 || atoms->candidates < 1 || atoms->num_preds < 1 || atoms->num_args < 1)
         return sk_fail(SK_ERR_INVALID, "the env describes an empty symbolic observation");
-    policy->type = SK_POLICY_CANDIDATES;
+    policy->kind = &sk_kind_candidates;
     policy->atoms = *atoms;
     policy->embed = embed;
     policy->space = *space;
@@ -55,7 +56,7 @@ sk_status sk_policy_init_candidates(sk_policy *policy, const sk_action_space *sp
     }
     policy->num_tensors = SK_CAND_NUM_TENSORS;
     policy->feature_size = embed;
-    if (core.enabled) {
+    if (core.ops) {
         if (core.size != embed)
             return sk_fail(SK_ERR_INVALID, "the candidates policy's core must be %d wide (its embed)",
                            embed);
@@ -69,7 +70,7 @@ sk_status sk_policy_init_candidates(sk_policy *policy, const sk_action_space *sp
 #define EMBED_INIT_STD 0.1 /* small: initial logits near 0, a near-uniform first policy */
 #define RESIDUAL_GAIN 0.1  /* the block starts close to the identity */
 
-void sk_candidates_init_params(const sk_policy *policy, float *params, uint64_t *rng) {
+static void init_params(const sk_policy *policy, float *params, uint64_t *rng) {
     memset(params, 0, policy->num_params * sizeof(float));
     for (int t = SK_CAND_PREDS; t <= SK_CAND_ARGS; t++) {
         const sk_tensor_info *info = &policy->tensors[t];
@@ -81,7 +82,7 @@ void sk_candidates_init_params(const sk_policy *policy, float *params, uint64_t 
     sk_orthogonal_init(params + w1->offset, w1->rows, w1->cols, sqrt(2.0), rng);
     sk_orthogonal_init(params + w2->offset, w2->rows, w2->cols, RESIDUAL_GAIN, rng);
     sk_orthogonal_init(params + wv->offset, wv->rows, wv->cols, 1.0, rng);
-    if (policy->has_core) sk_policy_init_core_params(policy, params, rng);
+    if (policy->core) policy->core->init_params(policy, params, rng);
 }
 
 /* Encodings per row: the current state, plus every candidate for the actor. */
@@ -89,8 +90,7 @@ static int encodings_per_row(const sk_policy *policy, int net) {
     return net == SK_NET_ACTOR ? 1 + policy->atoms.candidates : 1;
 }
 
-sk_status sk_candidates_work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity) {
-    work->capacity = capacity;
+static sk_status work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity) {
     size_t rows = (size_t)capacity, D = (size_t)policy->embed;
     bool ok = true;
     for (int net = 0; net < 2; net++) {
@@ -108,11 +108,13 @@ sk_status sk_candidates_work_alloc(sk_policy_work *work, const sk_policy *policy
     }
     ok = ok && (work->logp = sk_alloc(rows * sizeof(float)));
     ok = ok && (work->entropy = sk_alloc(rows * sizeof(float)));
-    if (!ok || sk_policy_core_work_alloc(work, policy, capacity) != SK_OK) {
-        sk_policy_work_free(work);
-        return sk_fail(SK_ERR_NOMEM, "out of memory for policy activations (%d rows)", capacity);
-    }
-    return SK_OK;
+    if (ok && policy->core) /* the current states' encodings, for the core */
+        ok = (work->state_in = sk_alloc(rows * D * sizeof(float))) &&
+             (work->state_hidden = sk_alloc(rows * D * sizeof(float))) &&
+             (work->state_atoms = sk_alloc(rows * sizeof(float))) &&
+             (work->state_d[0] = sk_alloc(rows * D * sizeof(float))) &&
+             (work->state_d[1] = sk_alloc(rows * D * sizeof(float)));
+    return ok ? SK_OK : SK_ERR_NOMEM;
 }
 
 /* The atoms of encoding k (0: the current state, j + 1: candidate j) of a row. */
@@ -120,7 +122,7 @@ static inline const float *encoding_atoms(const sk_policy *policy, const float *
     return obs_row + (size_t)k * 3 * (size_t)policy->atoms.atoms;
 }
 
-int sk_candidates_obs_invalid(const sk_policy *policy, const float *obs_row) {
+static int obs_invalid(const sk_policy *policy, const float *obs_row) {
     int count = 3 * policy->atoms.atoms * (1 + policy->atoms.candidates);
     for (int k = 0; k < count; k++) {
         float v = obs_row[k];
@@ -260,7 +262,7 @@ static void encode_rows_backward(const sk_policy *policy, const float *params, f
  * the actor every candidate after it); with one, the state comes from the
  * core, and only the actor encodes, its candidates. */
 static void net_encodings(const sk_policy *policy, int net, int *k0, int *K) {
-    if (!policy->has_core) {
+    if (!policy->core) {
         *k0 = 0;
         *K = encodings_per_row(policy, net);
     } else {
@@ -269,8 +271,8 @@ static void net_encodings(const sk_policy *policy, int net, int *k0, int *K) {
     }
 }
 
-void sk_candidates_forward(const sk_policy *policy, int net, const float *params, const float *obs,
-                           int B, sk_policy_work *work) {
+static void forward(const sk_policy *policy, int net, const float *params, const float *obs, int B,
+                    sk_policy_work *work) {
     SK_ASSERT(B <= work->capacity);
     int D = policy->embed, S = policy->atoms.candidates, k0, K;
     net_encodings(policy, net, &k0, &K);
@@ -280,9 +282,9 @@ void sk_candidates_forward(const sk_policy *policy, int net, const float *params
                     work->enc_out[net], work->atom_count[net], work->enc_pad[net]);
     const sk_tensor_info *t = policy->tensors;
     for (int b = 0; b < B; b++) {
-        const float *state = policy->has_core ? work->features + (size_t)b * D : y + (size_t)b * K * D;
+        const float *state = policy->core ? work->features + (size_t)b * D : y + (size_t)b * K * D;
         if (net == SK_NET_ACTOR) {
-            const float *cands = policy->has_core ? y + (size_t)b * K * D : state + D;
+            const float *cands = policy->core ? y + (size_t)b * K * D : state + D;
             for (int j = 0; j < S; j++)
                 work->out[net][(size_t)b * S + j] = dot(state, cands + (size_t)j * D, D);
         } else {
@@ -292,8 +294,8 @@ void sk_candidates_forward(const sk_policy *policy, int net, const float *params
     }
 }
 
-void sk_candidates_backward(const sk_policy *policy, int net, const float *params, float *grads,
-                            const float *obs, int B, sk_policy_work *work) {
+static void backward(const sk_policy *policy, int net, const float *params, float *grads,
+                     const float *obs, int B, sk_policy_work *work) {
     int D = policy->embed, S = policy->atoms.candidates, k0, K;
     net_encodings(policy, net, &k0, &K);
     const sk_tensor_info *t = policy->tensors;
@@ -303,7 +305,7 @@ void sk_candidates_backward(const sk_policy *policy, int net, const float *param
     const float *wv = params + t[SK_CAND_VALUE_W].offset;
     float *dwv = grads + t[SK_CAND_VALUE_W].offset;
     for (int b = 0; b < B; b++) {
-        bool core = policy->has_core;
+        bool core = policy->core != NULL;
         const float *state = core ? work->features + (size_t)b * D : y + (size_t)b * K * D;
         float *dstate = core ? work->dfeatures + (size_t)b * D : dy + (size_t)b * K * D;
         if (net == SK_NET_ACTOR) {
@@ -333,16 +335,52 @@ void sk_candidates_backward(const sk_policy *policy, int net, const float *param
                              work->enc_hidden[net], work->atom_count[net], dy, work->d_enc[net][1]);
 }
 
-void sk_candidates_encode(const sk_policy *policy, const float *params, const float *obs, int B,
-                          sk_policy_work *work) {
+static void encode(const sk_policy *policy, const float *params, const float *obs, int B,
+                   sk_policy_work *work) {
     encode_rows(policy, params, obs, B, 0, 1, work->state_in, work->state_hidden, work->enc,
                 work->state_atoms, work->enc_pad[SK_NET_ACTOR]);
 }
 
-void sk_candidates_encode_backward(const sk_policy *policy, const float *params, float *grads,
-                                   const float *obs, int B, sk_policy_work *work) {
+static void encode_backward(const sk_policy *policy, const float *params, float *grads,
+                            const float *obs, int B, sk_policy_work *work) {
     float *dy = work->state_d[0];
     memcpy(dy, work->denc, (size_t)B * (size_t)policy->embed * sizeof(float));
     encode_rows_backward(policy, params, grads, obs, B, 0, 1, work->state_in, work->state_hidden,
                          work->state_atoms, dy, work->state_d[1]);
 }
+
+/* residual blocks of every encoding, the candidates' dot products and the value */
+static double forward_macs(const sk_policy *policy) {
+    double D = policy->embed, S = policy->atoms.candidates;
+    double encodings = policy->core ? 1.0 + S : 2.0 + S; /* the state once with a core */
+    return encodings * 2.0 * D * D + S * D + D;
+}
+
+static sk_status configure(sk_policy *policy, const sk_config *cfg, const sk_env_def *env,
+                           const void *env_state) {
+    int64_t embed;
+    sk_core_spec core;
+    sk_status status;
+    if ((status = sk_cfg_int(cfg, "policy.embed", 32, 1, 4096, &embed)) != SK_OK) return status;
+    if ((status = sk_policy_configure_core(cfg, (int)embed, &core)) != SK_OK) return status;
+    if (core.ops && core.size != embed)
+        return sk_fail(SK_ERR_CONFIG,
+                       "policy.core_size = %d must equal policy.embed = %d for the candidates "
+                       "policy (candidates are scored against the core's output)",
+                       core.size, (int)embed);
+    if (!sk_env_extras_of(env)->obs_atoms)
+        return sk_fail(SK_ERR_CONFIG,
+                       "policy.type = candidates needs symbolic observations; %s has numeric ones "
+                       "(use policy.type = mlp)",
+                       env->id);
+    sk_obs_atoms atoms;
+    sk_env_extras_of(env)->obs_atoms(env_state, &atoms);
+    return sk_policy_init_candidates(policy, &env->action_space, env->mask_size, &atoms,
+                                     (int)embed, core);
+}
+
+const sk_kind_ops sk_kind_candidates = {
+    .name = "candidates", .configure = configure, .init_params = init_params,
+    .work_alloc = work_alloc, .forward = forward, .backward = backward, .encode = encode,
+    .encode_backward = encode_backward, .obs_invalid = obs_invalid, .forward_macs = forward_macs,
+};

@@ -22,15 +22,12 @@ enum { SK_CAND_PREDS, SK_CAND_ARGS, SK_CAND_W1, SK_CAND_B1, SK_CAND_W2, SK_CAND_
 
 typedef enum sk_activation { SK_ACTIVATION_TANH, SK_ACTIVATION_RELU } sk_activation;
 
-/* MLP: separate actor and critic MLPs over a numeric observation.
- * CANDIDATES: for symbolic observations (sk_env_def.obs_atoms): embeds every
- * atom (TransE-like: predicate + arg0 - arg1), averages a state's atoms,
- * passes the average through a residual block, and scores each candidate by
- * the dot product of its encoding with the current state's; the value head
- * reads the state's encoding. */
-typedef enum sk_policy_type { SK_POLICY_MLP, SK_POLICY_CANDIDATES } sk_policy_type;
-extern const char *const sk_policy_type_names[]; /* NULL-terminated, by enum value */
 extern const char *const sk_activation_names[]; /* NULL-terminated, by enum value */
+
+typedef struct sk_policy sk_policy;
+typedef struct sk_policy_work sk_policy_work;
+typedef struct sk_kind_ops sk_kind_ops;
+typedef struct sk_core_ops sk_core_ops;
 
 enum { SK_NET_ACTOR = 0, SK_NET_CRITIC = 1 };
 
@@ -40,8 +37,8 @@ typedef struct sk_tensor_info {
     int rows, cols;  /* cols is 1 for a bias */
 } sk_tensor_info;
 
-typedef struct sk_policy {
-    sk_policy_type type;
+struct sk_policy {
+    const sk_kind_ops *kind; /* what reads the observation and scores the actions */
     sk_obs_atoms atoms; /* CANDIDATES: the observation's layout */
     int embed;          /* CANDIDATES: embedding width */
     int obs_size, hidden, layers;
@@ -55,25 +52,89 @@ typedef struct sk_policy {
     sk_tensor_info tensors[SK_MAX_TENSORS];
     /* per net, per linear layer (layers + 1 of them): index into tensors of the weight */
     int weight_tensor[2][SK_MAX_LAYERS + 1];
-    /* The recurrent core (policy.core), shared by actor and critic and placed
+    /* The recurrent core (policy.core; NULL: none), shared by actor and critic and placed
      * between the encoder and the heads:
      *   MLP:        obs -> encoder (Linear + activation, `hidden` wide) -> core -> the actor
      *               and critic nets (`layers` hidden layers each, 0 allowed) read its output
      *   CANDIDATES: a state's encoding (embed) -> core (core_size = embed) -> the candidates
      *               are scored against its output, and the value reads it.
-     * Its state, per env, is h (LSTM: and c), core_size floats each. */
-    bool has_core;
-    sk_rnn rnn;          /* input: the encoding (enc_size); hidden: core_size */
+     * Its state, per env, is core->num_parts parts of core_size floats, one after another
+     * (LSTM: h, then c; GRU: h). */
+    const sk_core_ops *core;
+    int core_size;       /* the core's output width (0 without a core) */
+    sk_rnn rnn;          /* recurrent cores: input: the encoding (enc_size); hidden: core_size */
     int enc_size;        /* the encoder's output width */
-    int feature_size;    /* what the heads read: rnn.hidden_size with a core, else obs_size */
+    int feature_size;    /* what the heads read: core_size with a core, else obs_size */
     int encoder_tensor;  /* MLP with a core: index of encoder.weight (the bias follows), else -1 */
-    int core_tensor;     /* index of core.weight_ih_l0 (its block of 4 follows), else -1 */
-} sk_policy;
+    int core_tensor;     /* index of the core's first tensor (its block follows), else -1 */
+};
 
-/* What policy.core asks for: no core, or an LSTM/GRU of `size` units. */
+/* A policy kind (policy.type): how the observation is read, encoded for a core and scored.
+ * A new kind is one file holding one of these and one row in sk_kind_table (policy.c). */
+struct sk_kind_ops {
+    const char *name; /* policy.type's value */
+    /* Reads the kind's policy.* keys and lays the policy out for env (core: policy.core's
+     * choice, its size not yet checked against the kind's widths). */
+    sk_status (*configure)(sk_policy *policy, const sk_config *cfg, const sk_env_def *env,
+                           const void *env_state);
+    void (*init_params)(const sk_policy *policy, float *params, uint64_t *rng);
+    /* The kind's scratch (the core's part follows, from sk_policy_work_alloc). */
+    sk_status (*work_alloc)(sk_policy_work *work, const sk_policy *policy, int capacity);
+    void (*forward)(const sk_policy *policy, int net, const float *params, const float *obs,
+                    int B, sk_policy_work *work);
+    void (*backward)(const sk_policy *policy, int net, const float *params, float *grads,
+                     const float *obs, int B, sk_policy_work *work);
+    /* With a core: the rows' encodings into work->enc, and back from work->denc. */
+    void (*encode)(const sk_policy *policy, const float *params, const float *obs, int rows,
+                   sk_policy_work *work);
+    void (*encode_backward)(const sk_policy *policy, const float *params, float *grads,
+                            const float *obs, int rows, sk_policy_work *work);
+    int (*obs_invalid)(const sk_policy *policy, const float *obs_row);
+    /* multiply-adds of one row's forward through both nets, the core's left out */
+    double (*forward_macs)(const sk_policy *policy);
+};
+extern const sk_kind_ops sk_kind_mlp, sk_kind_candidates;
+extern const sk_kind_ops *const sk_kind_table[]; /* NULL-terminated; the first is the default */
+
+#define SK_CORE_MAX_PARTS 2
+/* A policy core (policy.core): what sits between the encoder and the heads and carries a
+ * state per env from step to step. The state of B rows is (B, state floats): each row's
+ * parts one after another. A new core is one file holding one of these and one row in
+ * sk_core_table (core.c). */
+struct sk_core_ops {
+    const char *name; /* policy.core's value */
+    int num_parts;    /* parts of an env's state, core_size floats each */
+    /* checkpoint tensor "state.core_NAME" of each part, (envs x core_size), and the largest
+     * |value| a part may hold when read back (a checkpoint, a caller's state) */
+    const char *part_names[SK_CORE_MAX_PARTS];
+    double part_limits[SK_CORE_MAX_PARTS];
+    /* Appends the core's tensors at *offset for an input of input_size and sets the
+     * policy's core fields (core_tensor, rnn). size is checked by the caller. */
+    void (*layout)(sk_policy *policy, size_t *offset, int input_size, int size);
+    void (*init_params)(const sk_policy *policy, float *params, uint64_t *rng);
+    /* Floats of the core's own work for `capacity` rows (a sequence's T x B at most). */
+    size_t (*work_floats)(const sk_policy *policy, int capacity);
+    /* T steps of B rows from work->enc (T * B, enc_size) into work->features (T * B,
+     * core_size), from state0 (B, state floats; NULL: zero) and resets (T, B) or NULL;
+     * keeps what backward needs in work->core_work. */
+    void (*forward)(const sk_policy *policy, const float *params, const float *state0,
+                    const uint8_t *resets, int T, int B, sk_policy_work *work);
+    /* From work->dfeatures into work->denc (overwritten) and grads (accumulated). */
+    void (*backward)(const sk_policy *policy, const float *params, float *grads,
+                     const uint8_t *resets, int T, int B, sk_policy_work *work);
+    /* One step of B rows from work->enc: state (B, state floats) advances in place and
+     * work->features holds the output. */
+    void (*step)(const sk_policy *policy, const float *params, float *state, int B,
+                 sk_policy_work *work);
+    double (*forward_macs)(const sk_policy *policy); /* one row's step */
+};
+extern const sk_core_ops sk_core_lstm, sk_core_gru;
+/* NULL-terminated; policy.core = none is the absence of a core, not a row */
+extern const sk_core_ops *const sk_core_table[];
+
+/* What policy.core asks for: no core (ops NULL), or a core of `size` units. */
 typedef struct sk_core_spec {
-    bool enabled;
-    sk_rnn_cell cell;
+    const sk_core_ops *ops;
     int size;
 } sk_core_spec;
 
@@ -105,14 +166,17 @@ sk_status sk_policy_init_candidates(sk_policy *policy, const sk_action_space *sp
  * layer_init). */
 void sk_policy_init_params(const sk_policy *policy, float *params, uint64_t *rng);
 
-/* Appends the core's four tensors ("core.weight_ih_l0", ...) at *offset, for
- * an input of input_size; sets has_core, rnn, enc_size and core_tensor. */
+/* Appends the core's tensors ("core.weight_ih_l0", ...) at *offset, for an input of
+ * input_size; sets core, core_size, enc_size and core_tensor. */
 sk_status sk_policy_add_core(sk_policy *policy, size_t *offset, int input_size, sk_core_spec core);
-/* CleanRL's recurrent init of the core's block: orthogonal weights, zero biases. */
-void sk_policy_init_core_params(const sk_policy *policy, float *params, uint64_t *rng);
+/* Appends a tensor to the layout at *offset (SK_MAX_TENSORS at most). */
+sk_tensor_info *sk_policy_add_tensor(sk_policy *policy, size_t *offset, const char *name, int rows,
+                                     int cols);
+/* policy.core and policy.core_size (default: default_size). */
+sk_status sk_policy_configure_core(const sk_config *cfg, int default_size, sk_core_spec *core);
 
 /* Scratch activations for up to `capacity` rows. */
-typedef struct sk_policy_work {
+struct sk_policy_work {
     int capacity;
     float *hidden[2][SK_MAX_LAYERS]; /* (capacity, hidden) per net and layer */
     float *out[2];                   /* logits (capacity, logits_size), values (capacity) */
@@ -128,9 +192,10 @@ typedef struct sk_policy_work {
      * core's outputs h, which the heads read, their cell states c (LSTM) and the
      * gradient the heads' backward accumulates (capacity, core_size); the
      * recurrent layer's own work; CANDIDATES: the state encodings' scratch */
-    float *enc, *denc, *features, *cells, *dfeatures, *rnn_work;
+    float *enc, *denc, *features, *cells, *dfeatures, *core_work;
+    float *core_state; /* (capacity, state floats) the core's scratch for a state's parts */
     float *state_in, *state_hidden, *state_atoms, *state_d[2];
-} sk_policy_work;
+};
 
 sk_status sk_policy_work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity);
 /* The core's part of the work (nothing without a core); SK_ERR_NOMEM, unreported. */
@@ -161,39 +226,28 @@ double sk_policy_forward_flops(const sk_policy *policy);
 
 /* ---- the recurrent core (policy.h's sk_policy.has_core) ---- */
 
-/* Floats of an env's recurrent state: core_size for a GRU (h), twice that for
- * an LSTM (h, then c); 0 without a core. */
+/* Floats of an env's recurrent state, its core's parts one after another (LSTM: h, then c;
+ * GRU: h); 0 without a core. */
 int sk_policy_state_size(const sk_policy *policy);
 /* The features of a sequence of T steps of B rows, obs (T, B, obs_size)
- * time-major, from the state h0, c0 (B, core_size; c0 LSTM only) entering
+ * time-major, from the states state0 (B, state floats; NULL: zero) entering
  * the first step, with resets (T, B) or NULL (1: the row's episode starts at
  * that step, its state is zeroed): work->features (T * B, core_size). Keeps
  * what sk_policy_core_backward needs. */
 void sk_policy_core_forward(const sk_policy *policy, const float *params, const float *obs,
-                            const float *h0, const float *c0, const uint8_t *resets, int T, int B,
+                            const float *state0, const uint8_t *resets, int T, int B,
                             sk_policy_work *work);
 /* Backpropagation through time within the sequence, from work->dfeatures;
  * accumulates into grads. */
 void sk_policy_core_backward(const sk_policy *policy, const float *params, float *grads,
                              const float *obs, const uint8_t *resets, int T, int B,
                              sk_policy_work *work);
-/* One acting step of B rows: h, c (B, core_size; c NULL for a GRU) advance in
- * place from obs (B, obs_size), and work->features holds the new h. */
-void sk_policy_core_step(const sk_policy *policy, const float *params, const float *obs, float *h,
-                         float *c, int B, sk_policy_work *work);
-
-/* CANDIDATES forward/backward (sk_policy_forward/backward dispatch here). */
-void sk_candidates_forward(const sk_policy *policy, int net, const float *params, const float *obs,
-                           int B, sk_policy_work *work);
-void sk_candidates_backward(const sk_policy *policy, int net, const float *params, float *grads,
-                            const float *obs, int B, sk_policy_work *work);
-void sk_candidates_init_params(const sk_policy *policy, float *params, uint64_t *rng);
-/* CANDIDATES with a core: the current states' encodings into work->enc, and back from work->denc. */
-void sk_candidates_encode(const sk_policy *policy, const float *params, const float *obs, int B,
-                          sk_policy_work *work);
-void sk_candidates_encode_backward(const sk_policy *policy, const float *params, float *grads,
-                                   const float *obs, int B, sk_policy_work *work);
-sk_status sk_candidates_work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity);
+/* One acting step of B rows: state (B, state floats) advances in place from
+ * obs (B, obs_size), and work->features holds the core's output. */
+void sk_policy_core_step(const sk_policy *policy, const float *params, const float *obs,
+                         float *state, int B, sk_policy_work *work);
+/* The first value of a state row (state floats) outside what its core can hold, or -1. */
+int sk_policy_state_invalid(const sk_policy *policy, const float *state_row);
 
 /* ---- the action distribution, whichever the space: these dispatch ---- */
 
@@ -233,7 +287,6 @@ void sk_gaussian_backward(int dim, const float *mean, const float *log_std, cons
  * observations: an index outside the layout's ranges; others: a non-finite
  * value), or -1. A restored checkpoint's observations are checked with it. */
 int sk_policy_obs_invalid(const sk_policy *policy, const float *obs_row);
-int sk_candidates_obs_invalid(const sk_policy *policy, const float *obs_row);
 
 /* A mask row every head can choose from: head 0 allows a choice, and so does
  * each head in the block that any allowed head-0 choice would use. -1 when

@@ -112,22 +112,9 @@ void sk_policy_actor_act_at(sk_policy_actor *pa, int worker, int at, const float
         obs = normalised;
     }
     const sk_policy *policy = &lp->policy;
-    if (policy->has_core && rows > 0) {
-        /* the rows' states are interleaved (h, c per row); the core steps them as blocks */
-        size_t C = (size_t)policy->rnn.hidden_size, S = (size_t)sk_policy_state_size(policy);
-        float *h = work->dfeatures, *c = work->cells; /* free while acting */
-        float *state = sk_policy_actor_state(pa, worker, at);
-        bool lstm = policy->rnn.cell == SK_RNN_LSTM;
-        for (int r = 0; r < rows; r++) {
-            memcpy(h + (size_t)r * C, state + (size_t)r * S, C * sizeof(float));
-            if (lstm) memcpy(c + (size_t)r * C, state + (size_t)r * S + C, C * sizeof(float));
-        }
-        sk_policy_core_step(policy, lp->params, obs, h, lstm ? c : NULL, rows, work);
-        for (int r = 0; r < rows; r++) {
-            memcpy(state + (size_t)r * S, h + (size_t)r * C, C * sizeof(float));
-            if (lstm) memcpy(state + (size_t)r * S + C, c + (size_t)r * C, C * sizeof(float));
-        }
-    }
+    if (policy->core && rows > 0)
+        sk_policy_core_step(policy, lp->params, obs, sk_policy_actor_state(pa, worker, at), rows,
+                            work);
     sk_policy_forward(&lp->policy, SK_NET_ACTOR, lp->params, obs, rows, work);
     sk_policy_sample(&lp->policy, lp->params, work->out[SK_NET_ACTOR], masks, rows,
                      &pa->rng[worker], greedy, actions, actions_continuous,

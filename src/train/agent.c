@@ -73,15 +73,12 @@ static sk_status act_rows(sk_agent *agent, const float *obs, const uint8_t *mask
                                "least one allowed action per head)",
                                i, head);
         }
-        for (size_t k = 0; k < S; k++) {
-            float v = state[(size_t)i * S + k];
-            double limit = k < (size_t)policy->rnn.hidden_size ? 1.0 : SK_CORE_CELL_MAX;
-            if (!(v >= -limit && v <= limit))
-                return sk_fail(SK_ERR_INVALID,
-                               "state row %d: value %zu (%g) is not a state the core can hold "
-                               "(expected h within [-1, 1], an LSTM's c within +-%g)",
-                               i, k, (double)v, SK_CORE_CELL_MAX);
-        }
+        int k = S ? sk_policy_state_invalid(policy, state + (size_t)i * S) : -1;
+        if (k >= 0)
+            return sk_fail(SK_ERR_INVALID,
+                           "state row %d: value %d (%g) is not a state the core can hold "
+                           "(expected h within [-1, 1], an LSTM's c within +-%g)",
+                           i, k, (double)state[(size_t)i * S + (size_t)k], SK_CORE_CELL_MAX);
     }
     int H = space->num_heads, D = space->dim;
     for (int lo = 0; lo < rows; lo += AGENT_ROWS) {
@@ -108,7 +105,7 @@ static sk_status act_rows(sk_agent *agent, const float *obs, const uint8_t *mask
 
 sk_status sk_agent_act(sk_agent *agent, const float *obs, const uint8_t *masks, int rows,
                        bool greedy, int32_t *actions, float *actions_continuous) {
-    if (agent->lp.policy.has_core)
+    if (agent->lp.policy.core)
         return sk_fail(SK_ERR_INVALID,
                        "the policy is recurrent (policy.core): act with its memory "
                        "(sk_agent_act_recurrent)");
@@ -120,7 +117,7 @@ int sk_agent_state_size(const sk_agent *agent) { return sk_policy_state_size(&ag
 sk_status sk_agent_act_recurrent(sk_agent *agent, const float *obs, const uint8_t *masks,
                                  const uint8_t *episode_start, float *state, int rows,
                                  bool greedy, int32_t *actions, float *actions_continuous) {
-    if (!agent->lp.policy.has_core)
+    if (!agent->lp.policy.core)
         return sk_fail(SK_ERR_INVALID, "the policy is feed-forward: it has no memory to carry "
                                        "(use sk_agent_act)");
     return act_rows(agent, obs, masks, episode_start, state, rows, greedy, actions,

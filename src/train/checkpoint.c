@@ -105,6 +105,26 @@ static void saved_part(sk_trainer *tr, const sk_trainer_array *row, void **data,
     }
 }
 
+/* The core's states (N, S: each env's parts one after another) to or from the layout
+ * checkpoints keep, part after part (parts, N, core_size). */
+static void core_parts_copy(const sk_trainer *tr, float *state, float *parts, bool to_parts) {
+    const sk_policy *policy = &tr->learner.policy;
+    size_t N = (size_t)tr->s.num_envs, C = (size_t)policy->core_size;
+    size_t P = (size_t)policy->core->num_parts;
+    for (size_t p = 0; p < P; p++)
+        for (size_t i = 0; i < N; i++) {
+            float *row = state + (i * P + p) * C, *part = parts + (p * N + i) * C;
+            if (to_parts) memcpy(part, row, C * sizeof(float));
+            else memcpy(row, part, C * sizeof(float));
+        }
+}
+
+/* A core-parts row's tensor name for part p: "state.core_h", ... */
+static void core_part_name(const sk_trainer *tr, const sk_trainer_array *row, int p, char *name,
+                           size_t size) {
+    snprintf(name, size, "%s_%s", row->checkpoint_name, tr->learner.policy.core->part_names[p]);
+}
+
 /* Whether a table row is in this run's checkpoints: not when it is empty
  * (masks of an env without them, recurrent states of a feed-forward policy). */
 static bool saved(const sk_trainer *tr, const sk_trainer_array *row) {
@@ -114,8 +134,10 @@ static bool saved(const sk_trainer *tr, const sk_trainer_array *row) {
 sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
     static _Thread_local tensor_list list; /* ~10 KB: keep it off the stack */
     sk_trainer *tr = (sk_trainer *)tr_const; /* the table hands out writable slots; nothing is written */
+    static _Thread_local char part_names[SK_CORE_MAX_PARTS][64];
     list.count = 0;
     const sk_learner *ln = &tr->learner;
+    float *parts = NULL; /* the core's states as checkpoints keep them */
     const sk_policy *policy = &ln->policy;
     for (int i = 0; i < policy->num_tensors; i++) {
         const sk_tensor_info *info = &policy->tensors[i];
@@ -141,7 +163,20 @@ sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
         void *data;
         int64_t rows, cols;
         saved_part(tr, row, &data, &rows, &cols);
-        add(&list, row->checkpoint_name, (sk_st_dtype)row->type, data, rows, cols);
+        if (!row->core_parts) {
+            add(&list, row->checkpoint_name, (sk_st_dtype)row->type, data, rows, cols);
+            continue;
+        }
+        SK_ASSERT(!parts);
+        if (!(parts = sk_alloc((size_t)rows * sizeof(float))))
+            return sk_trainer_fail(tr, sk_fail(SK_ERR_NOMEM, "out of memory (%lld floats of core "
+                                                             "states)", (long long)rows));
+        core_parts_copy(tr, data, parts, true);
+        int P = policy->core->num_parts;
+        for (int p = 0; p < P; p++) {
+            core_part_name(tr, row, p, part_names[p], sizeof part_names[p]);
+            add(&list, part_names[p], (sk_st_dtype)row->type, parts + (rows / P) * p, rows / P, 0);
+        }
     }
     int64_t counters[NUM_COUNTERS] = {
         [C_UPDATE] = tr->update, [C_STEPS] = tr->steps, [C_EPISODES] = tr->episodes,
@@ -169,13 +204,19 @@ sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
     sk_env_array arrays[SK_MAX_ENV_ARRAYS];
     int num_arrays;
     sk_status named = env_arrays(tr, arrays, &num_arrays, list.names);
-    if (named != SK_OK) return sk_trainer_fail(tr, named);
+    if (named != SK_OK) {
+        sk_free(parts);
+        return sk_trainer_fail(tr, named);
+    }
     for (int a = 0; a < num_arrays; a++)
         add(&list, list.names[a], (sk_st_dtype)arrays[a].type, arrays[a].data, tr->s.num_envs,
             arrays[a].count);
 
     char *config_text = sk_config_to_string(tr->cfg);
-    if (!config_text) return sk_trainer_fail(tr, sk_fail(SK_ERR_NOMEM, "out of memory"));
+    if (!config_text) {
+        sk_free(parts);
+        return sk_trainer_fail(tr, sk_fail(SK_ERR_NOMEM, "out of memory"));
+    }
     char steps[32];
     snprintf(steps, sizeof steps, "%lld", (long long)tr->steps);
     sk_st_meta meta[] = {
@@ -187,6 +228,7 @@ sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
     };
     sk_status status = sk_st_write(path, list.items, list.count, meta, 5);
     free(config_text);
+    sk_free(parts);
     return sk_trainer_fail(tr, status);
 }
 
@@ -358,6 +400,7 @@ sk_status sk_trainer_resume(sk_trainer *tr, const char *path) {
     double seconds[2], return_stats[3], obs_count;
     uint64_t *rngs = tr->rngs_all;
     const double inf = INFINITY;
+    float *parts = NULL; /* the core's states as checkpoints keep them */
     if (!version || strcmp(version, STATE_VERSION) != 0)
         TRY(sk_fail(SK_ERR_CORRUPT, "'%s' holds no training state to resume from", path));
     TRY(sk_st_require_checksum(file, path));
@@ -386,8 +429,24 @@ sk_status sk_trainer_resume(sk_trainer *tr, const char *path) {
         void *data;
         int64_t rows, cols;
         saved_part(tr, row, &data, &rows, &cols);
-        TRY(restore(file, path, row->checkpoint_name, (sk_st_dtype)row->type, data,
-                    rows * (cols > 0 ? cols : 1), row->has_range, row->lo, row->hi));
+        if (!row->core_parts) {
+            TRY(restore(file, path, row->checkpoint_name, (sk_st_dtype)row->type, data,
+                        rows * (cols > 0 ? cols : 1), row->has_range, row->lo, row->hi));
+            continue;
+        }
+        const sk_core_ops *core = ln->policy.core;
+        if (!parts && !(parts = sk_alloc((size_t)rows * sizeof(float))))
+            TRY(sk_fail(SK_ERR_NOMEM, "out of memory (%lld floats of core states)",
+                        (long long)rows));
+        for (int p = 0; p < core->num_parts; p++) {
+            char name[64];
+            core_part_name(tr, row, p, name, sizeof name);
+            double limit = core->part_limits[p];
+            int64_t count = rows / core->num_parts;
+            TRY(restore(file, path, name, (sk_st_dtype)row->type, parts + count * p, count, true,
+                        -limit, limit));
+        }
+        core_parts_copy(tr, data, parts, false);
     }
     TRY(restore(file, path, "state.seconds", SK_ST_F64, seconds, 2, false, 0, 0));
     if (!(seconds[0] >= 0.0 && seconds[0] < inf))
@@ -437,6 +496,7 @@ sk_status sk_trainer_resume(sk_trainer *tr, const char *path) {
     if (tr->s.norm_reward) sk_norm_map_update(&ln->reward_map, &ln->return_stats, false);
     tr->resumed = true;
 done:
+    sk_free(parts);
     sk_st_close(file);
     return sk_trainer_fail(tr, status);
 }

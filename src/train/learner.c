@@ -122,11 +122,10 @@ static size_t sequence_row(const sk_rollout *ro, int32_t s, int t) {
 /* Gathers the states entering the block's sequences and where their
  * episodes start (an ended step cuts the state before the next one). */
 static void gather_core(const sk_rollout *ro, sk_worker *wk, const int32_t *sequences, int count) {
-    size_t C = (size_t)ro->core_size, N = (size_t)ro->num_envs;
+    size_t S = (size_t)ro->state_size, N = (size_t)ro->num_envs;
     for (int j = 0; j < count; j++) {
         size_t s = (size_t)sequences[j];
-        memcpy(wk->mb_h0 + (size_t)j * C, ro->chunk_h + s * C, C * sizeof(float));
-        if (ro->lstm) memcpy(wk->mb_c0 + (size_t)j * C, ro->chunk_c + s * C, C * sizeof(float));
+        memcpy(wk->mb_state0 + (size_t)j * S, ro->chunk_state + s * S, S * sizeof(float));
         for (int t = 0; t < ro->bptt_horizon; t++) {
             size_t k = sequence_row(ro, sequences[j], t);
             wk->mb_resets[(size_t)t * (size_t)count + (size_t)j] =
@@ -154,7 +153,7 @@ static void minibatch_job(void *ctx, int w, int num_workers) {
     int count = hi - lo, rows = count * L;
     if (count == 0) return;
     const int32_t *sequences = ln->perm + ln->current_minibatch + lo;
-    if (ro->core_size) gather_core(ro, wk, sequences, count);
+    if (ro->state_size) gather_core(ro, wk, sequences, count);
     for (int r = 0; r < rows; r++) {
         int t = r / count, j = r % count;
         size_t k = sequence_row(ro, sequences[j], t);
@@ -170,8 +169,7 @@ static void minibatch_job(void *ctx, int w, int num_workers) {
     sk_ppo_rows block = {
         .rows = rows,
         .seq_len = L,
-        .h0 = wk->mb_h0,
-        .c0 = ro->lstm ? wk->mb_c0 : NULL,
+        .state0 = wk->mb_state0,
         .resets = wk->mb_resets,
         .obs = wk->mb_obs,
         .actions = H ? wk->mb_actions : NULL,

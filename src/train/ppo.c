@@ -9,10 +9,10 @@ void sk_ppo_loss_grad(const sk_policy *policy, const float *params, float *grads
                       sk_policy_work *work, const sk_ppo_rows *rows, float scale,
                       const sk_ppo_loss_config *config, sk_ppo_loss_sums *sums) {
     int B = rows->rows;
-    int T = policy->has_core ? rows->seq_len : 1, sequences = B / T;
-    if (policy->has_core) {
+    int T = policy->core ? rows->seq_len : 1, sequences = B / T;
+    if (policy->core) {
         SK_ASSERT(T >= 1 && B % T == 0);
-        sk_policy_core_forward(policy, params, rows->obs, rows->h0, rows->c0, rows->resets, T,
+        sk_policy_core_forward(policy, params, rows->obs, rows->state0, rows->resets, T,
                                sequences, work);
     }
     sk_policy_forward(policy, SK_NET_ACTOR, params, rows->obs, B, work);
@@ -70,11 +70,11 @@ void sk_ppo_loss_grad(const sk_policy *policy, const float *params, float *grads
             dvalues[i] = dv_scale * error;
         }
     }
-    if (policy->has_core)
+    if (policy->core)
         memset(work->dfeatures, 0, (size_t)B * (size_t)policy->feature_size * sizeof(float));
     sk_policy_backward(policy, SK_NET_ACTOR, params, grads, rows->obs, B, work);
     sk_policy_backward(policy, SK_NET_CRITIC, params, grads, rows->obs, B, work);
-    if (policy->has_core)
+    if (policy->core)
         sk_policy_core_backward(policy, params, grads, rows->obs, rows->resets, T, sequences, work);
 }
 

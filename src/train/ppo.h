@@ -12,12 +12,12 @@ typedef struct sk_ppo_loss_config {
 
 /* A block of rows of one minibatch, gathered contiguously. For a policy with
  * a core the rows are seq_len steps of rows / seq_len sequences, time-major
- * ((seq_len, sequences, ...)), entering with the states h0, c0 (sequences,
- * core_size) and cut where resets (rows) is 1. */
+ * ((seq_len, sequences, ...)), entering with the states state0 (sequences,
+ * the core's state floats) and cut where resets (rows) is 1. */
 typedef struct sk_ppo_rows {
     int rows;
     int seq_len;             /* with a core: steps per sequence; rows is a multiple */
-    const float *h0, *c0;    /* with a core: the state entering each sequence (c0: LSTM) */
+    const float *state0;     /* with a core: the state entering each sequence */
     const uint8_t *resets;   /* with a core: (rows) an episode starts at that step, or NULL */
     const float *obs;        /* (rows, obs_size) */
     const int32_t *actions;  /* (rows, num_heads) discrete actions, or NULL */

@@ -78,15 +78,12 @@ static void critic_values(sk_trainer *tr, sk_worker *wk, const float *obs, const
                           int count, float *values) {
     const sk_learner *ln = &tr->learner;
     const sk_rollout *ro = &tr->rollout;
-    if (ro->core_size) {
-        size_t C = (size_t)ro->core_size;
-        for (int k = 0; k < count; k++) {
-            memcpy(wk->trunc_h + (size_t)k * C, ro->state_h + (size_t)index[k] * C, C * sizeof(float));
-            if (ro->lstm)
-                memcpy(wk->trunc_c + (size_t)k * C, ro->state_c + (size_t)index[k] * C,
-                       C * sizeof(float));
-        }
-        sk_policy_core_step(&ln->policy, ln->params, obs, wk->trunc_h, wk->trunc_c, count, &wk->work);
+    if (ro->state_size) {
+        size_t S = (size_t)ro->state_size;
+        for (int k = 0; k < count; k++)
+            memcpy(wk->trunc_state + (size_t)k * S, ro->state + (size_t)index[k] * S,
+                   S * sizeof(float));
+        sk_policy_core_step(&ln->policy, ln->params, obs, wk->trunc_state, count, &wk->work);
     }
     sk_policy_forward(&ln->policy, SK_NET_CRITIC, ln->params, obs, count, &wk->work);
     memcpy(values, wk->work.out[SK_NET_CRITIC], (size_t)count * sizeof(float));
@@ -123,12 +120,10 @@ static void record_episodes_and_truncations(sk_trainer *tr, sk_worker *wk, int t
 /* With a core: the states of envs whose episode ended at step t start over
  * (the autoreset step's observation opens the next episode). */
 static void reset_ended_states(sk_rollout *ro, const sk_worker *wk, int t) {
-    size_t C = (size_t)ro->core_size, row = (size_t)t * (size_t)ro->num_envs;
-    for (int i = wk->lo; i < wk->hi; i++) {
-        if (!(ro->terminated[row + (size_t)i] || ro->truncated[row + (size_t)i])) continue;
-        memset(ro->state_h + (size_t)i * C, 0, C * sizeof(float));
-        if (ro->lstm) memset(ro->state_c + (size_t)i * C, 0, C * sizeof(float));
-    }
+    size_t S = (size_t)ro->state_size, row = (size_t)t * (size_t)ro->num_envs;
+    for (int i = wk->lo; i < wk->hi; i++)
+        if (ro->terminated[row + (size_t)i] || ro->truncated[row + (size_t)i])
+            memset(ro->state + (size_t)i * S, 0, S * sizeof(float));
 }
 
 /* With a core: keeps the states entering chunk t / L, then advances the
@@ -136,15 +131,14 @@ static void reset_ended_states(sk_rollout *ro, const sk_worker *wk, int t) {
 static void core_step(sk_trainer *tr, sk_worker *wk, int t, const float *obs_t) {
     sk_rollout *ro = &tr->rollout;
     const sk_learner *ln = &tr->learner;
-    size_t C = (size_t)ro->core_size, N = (size_t)ro->num_envs, lo = (size_t)wk->lo;
-    size_t count = (size_t)(wk->hi - wk->lo) * C;
-    float *h = ro->state_h + lo * C, *c = ro->lstm ? ro->state_c + lo * C : NULL;
+    size_t S = (size_t)ro->state_size, N = (size_t)ro->num_envs, lo = (size_t)wk->lo;
+    float *state = ro->state + lo * S;
     if (t % ro->bptt_horizon == 0) {
         size_t chunk = (size_t)(t / ro->bptt_horizon) * N;
-        memcpy(ro->chunk_h + (chunk + lo) * C, h, count * sizeof(float));
-        if (c) memcpy(ro->chunk_c + (chunk + lo) * C, c, count * sizeof(float));
+        memcpy(ro->chunk_state + (chunk + lo) * S, state,
+               (size_t)(wk->hi - wk->lo) * S * sizeof(float));
     }
-    sk_policy_core_step(&ln->policy, ln->params, obs_t, h, c, wk->hi - wk->lo, &wk->work);
+    sk_policy_core_step(&ln->policy, ln->params, obs_t, state, wk->hi - wk->lo, &wk->work);
 }
 
 void sk_rollout_job(void *ctx, int w, int num_workers) {
@@ -170,7 +164,7 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
         size_t row = (size_t)t * (size_t)N;
         const float *obs_t = ro->obs + (row + (size_t)lo) * (size_t)O;
         const uint8_t *masks_t = M ? ro->masks + (row + (size_t)lo) * (size_t)M : NULL;
-        if (ro->core_size) core_step(tr, wk, t, obs_t);
+        if (ro->state_size) core_step(tr, wk, t, obs_t);
         sk_policy_forward(&ln->policy, SK_NET_ACTOR, ln->params, obs_t, B, &wk->work);
         sk_policy_sample(&ln->policy, ln->params, wk->work.out[SK_NET_ACTOR], masks_t, B, &wk->rng,
                          false, ro->actions + (row + (size_t)lo) * (size_t)H,
@@ -184,7 +178,7 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
         store_step(tr, t, lo, wk->hi);
         normalize_step(tr, wk, t);
         record_episodes_and_truncations(tr, wk, t);
-        if (ro->core_size) reset_ended_states(ro, wk, t);
+        if (ro->state_size) reset_ended_states(ro, wk, t);
     }
     /* value of the observation after the last step, for GAE */
     size_t last = (size_t)T * (size_t)N + (size_t)lo;
@@ -201,11 +195,8 @@ void sk_reset_job(void *ctx, int w, int num_workers) {
     sk_worker *wk = &tr->workers[w];
     if (wk->hi == wk->lo) return;
     if (!sk_vec_reset_checked(tr->vec, wk->lo, wk->hi, tr->s.seed)) return;
-    size_t C = (size_t)ro->core_size, count_c = (size_t)(wk->hi - wk->lo) * C;
-    if (C) { /* every episode starts from a zero state */
-        memset(ro->state_h + (size_t)wk->lo * C, 0, count_c * sizeof(float));
-        if (ro->lstm) memset(ro->state_c + (size_t)wk->lo * C, 0, count_c * sizeof(float));
-    }
+    size_t S = (size_t)ro->state_size; /* every episode starts from a zero state */
+    memset(ro->state + (size_t)wk->lo * S, 0, (size_t)(wk->hi - wk->lo) * S * sizeof(float));
     const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
     size_t O = (size_t)ro->obs_size, M = (size_t)ro->mask_size, count = (size_t)(wk->hi - wk->lo);
     memcpy(ro->obs + (size_t)wk->lo * O, b->obs + (size_t)wk->lo * O, count * O * sizeof(float));

@@ -86,12 +86,12 @@ static sk_status resolve_sequences(sk_trainer *tr) {
     const sk_policy *policy = &tr->learner.policy;
     int N = tr->s.num_envs, T = tr->s.horizon;
     int L = 1;
-    if (!policy->has_core && sk_config_get(tr->cfg, "ppo.bptt_horizon")) {
+    if (!policy->core && sk_config_get(tr->cfg, "ppo.bptt_horizon")) {
         /* a recurrent preset run with policy.core = none: known, checked, unused */
         int64_t unused;
         CHECK(sk_cfg_int(tr->cfg, "ppo.bptt_horizon", T, 1, T, &unused));
     }
-    if (policy->has_core) {
+    if (policy->core) {
         int64_t v;
         CHECK(sk_cfg_int(tr->cfg, "ppo.bptt_horizon", T % 16 == 0 ? 16 : T, 1, T, &v));
         L = (int)v;
@@ -107,8 +107,7 @@ static sk_status resolve_sequences(sk_trainer *tr) {
                            "(env.num_envs %d x ppo.horizon %d / ppo.bptt_horizon %d)",
                            tr->s.num_minibatches, sequences, N, T, L);
     }
-    tr->rollout.core_size = policy->has_core ? policy->rnn.hidden_size : 0;
-    tr->rollout.lstm = policy->has_core && policy->rnn.cell == SK_RNN_LSTM;
+    tr->rollout.state_size = sk_policy_state_size(policy);
     tr->rollout.bptt_horizon = L;
     tr->learner.num_sequences = N * (T / L);
     tr->learner.minibatch_sequences = tr->learner.num_sequences / tr->s.num_minibatches;
@@ -133,7 +132,7 @@ static sk_status alloc_worker(sk_trainer *tr, sk_worker *wk, int w) {
     int block_sequences =
         (tr->learner.minibatch_sequences + tr->total_workers - 1) / tr->total_workers;
     int block = block_sequences * L;
-    size_t C = (size_t)tr->rollout.core_size;
+    size_t S = (size_t)tr->rollout.state_size;
     int capacity = SK_MAX(SK_MAX(slice, block), 1);
     size_t O = (size_t)tr->obs_size;
     /* the run's worker index: one process with K threads and K ranks of one
@@ -153,10 +152,8 @@ static sk_status alloc_worker(sk_trainer *tr, sk_worker *wk, int w) {
     CHECK(alloc_bytes((void **)&wk->mb_masks, (size_t)block * (size_t)tr->mask_size + 1));
     CHECK(alloc_floats(&wk->trunc_obs, (size_t)slice * O + 1));
     CHECK(alloc_bytes((void **)&wk->trunc_index, ((size_t)slice + 1) * sizeof(int)));
-    CHECK(alloc_floats(&wk->trunc_h, (size_t)slice * C + 1));
-    CHECK(alloc_floats(&wk->trunc_c, (size_t)slice * C + 1));
-    CHECK(alloc_floats(&wk->mb_h0, (size_t)block_sequences * C + 1));
-    CHECK(alloc_floats(&wk->mb_c0, (size_t)block_sequences * C + 1));
+    CHECK(alloc_floats(&wk->trunc_state, (size_t)slice * S + 1));
+    CHECK(alloc_floats(&wk->mb_state0, (size_t)block_sequences * S + 1));
     CHECK(alloc_bytes((void **)&wk->mb_resets, (size_t)block + 1));
     size_t record = (size_t)tr->env->num_log_fields + 1;
     CHECK(alloc_floats(&wk->episodes, record * ((size_t)tr->s.horizon * (size_t)slice + 1)));
@@ -168,7 +165,7 @@ static void free_worker(sk_worker *wk) {
     void *all[] = {wk->grads,   wk->mb_obs,     wk->mb_logp,    wk->mb_adv,
                    wk->mb_returns, wk->mb_values, wk->mb_actions, wk->mb_masks,
                    wk->trunc_obs, wk->trunc_index, wk->episodes, wk->mb_actions_f,
-                   wk->trunc_h,   wk->trunc_c,    wk->mb_h0,      wk->mb_c0, wk->mb_resets};
+                   wk->trunc_state, wk->mb_state0, wk->mb_resets};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sk_free(all[i]);
     sk_welford_free(&wk->obs_acc);
     sk_welford_free(&wk->return_acc);
@@ -259,7 +256,7 @@ static sk_status count_workers(sk_trainer *tr) {
 static int rollout_columns(sk_trainer *tr, sk_comm_columns *out) {
     sk_rollout *ro = &tr->rollout;
     size_t T = (size_t)ro->horizon, f = sizeof(float);
-    size_t chunks = T / (size_t)ro->bptt_horizon, C = (size_t)ro->core_size;
+    size_t chunks = T / (size_t)ro->bptt_horizon, S = (size_t)ro->state_size;
     int n = 0;
     out[n++] = (sk_comm_columns){ro->obs, T + 1, (size_t)ro->obs_size * f};
     out[n++] = (sk_comm_columns){ro->values, T + 1, f};
@@ -272,8 +269,7 @@ static int rollout_columns(sk_trainer *tr, sk_comm_columns *out) {
     if (ro->num_heads)
         out[n++] = (sk_comm_columns){ro->actions, T, (size_t)ro->num_heads * sizeof(int32_t)};
     if (ro->action_dim) out[n++] = (sk_comm_columns){ro->actions_f, T, (size_t)ro->action_dim * f};
-    if (C) out[n++] = (sk_comm_columns){ro->chunk_h, chunks, C * f};
-    if (C && ro->lstm) out[n++] = (sk_comm_columns){ro->chunk_c, chunks, C * f};
+    if (S) out[n++] = (sk_comm_columns){ro->chunk_state, chunks, S * f};
     return n;
 }
 
@@ -282,11 +278,10 @@ enum { MAX_COLUMNS = 16 + SK_MAX_ENV_ARRAYS };
 /* The per-env state a checkpoint holds beyond the rollout's arrays. */
 static int state_columns(sk_trainer *tr, sk_comm_columns *out) {
     sk_rollout *ro = &tr->rollout;
-    size_t C = (size_t)ro->core_size, f = sizeof(float);
+    size_t S = (size_t)ro->state_size, f = sizeof(float);
     int n = 0;
     out[n++] = (sk_comm_columns){ro->discounted_return, 1, sizeof(double)};
-    if (C) out[n++] = (sk_comm_columns){ro->state_h, 1, C * f};
-    if (C && ro->lstm) out[n++] = (sk_comm_columns){ro->state_c, 1, C * f};
+    if (S) out[n++] = (sk_comm_columns){ro->state, 1, S * f};
     sk_env_array arrays[SK_MAX_ENV_ARRAYS];
     int count = sk_vec_state_arrays(tr->vec, arrays);
     for (int a = 0; a < count; a++)

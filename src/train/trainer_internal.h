@@ -79,11 +79,10 @@ typedef struct sk_rollout {
     uint8_t *masks;          /* (T + 1, N, mask_size) */
     uint8_t *terminated, *truncated; /* (T, N) */
     double *discounted_return; /* (N) per env, for reward scaling */
-    /* with a recurrent core (C = its size, L = ppo.bptt_horizon): */
-    int core_size, bptt_horizon; /* C (0: no core), L (1 without a core) */
-    bool lstm;                   /* the state has a cell c beside h */
-    float *state_h, *state_c;    /* (N, C) each env's state entering its next step */
-    float *chunk_h, *chunk_c;    /* (T / L, N, C) the state entering each L-step chunk */
+    /* with a core (S = its state's floats per env, L = ppo.bptt_horizon): */
+    int state_size, bptt_horizon; /* S (0: no core), L (1 without a core) */
+    float *state;                 /* (N, S) each env's state entering its next step */
+    float *chunk_state;           /* (T / L, N, S) the state entering each L-step chunk */
 } sk_rollout;
 
 /* Advantages and returns of envs lo..hi-1 (GAE, truncation bootstrapped). */
@@ -125,8 +124,8 @@ typedef struct sk_worker {
     /* truncation bootstrap scratch */
     float *trunc_obs;       /* (slice, obs_size) */
     int *trunc_index;       /* (slice) */
-    float *trunc_h, *trunc_c; /* (slice, core_size) copies of recurrent states */
-    float *mb_h0, *mb_c0;   /* (block sequences, core_size) the states entering them */
+    float *trunc_state;     /* (slice, state_size) copies of recurrent states */
+    float *mb_state0;       /* (block sequences, state_size) the states entering them */
     uint8_t *mb_resets;     /* (block) */
     sk_welford obs_acc, return_acc; /* what this worker saw, for the running statistics */
     /* episodes finished in this rollout, in order: the env's episode_log

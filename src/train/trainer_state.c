@@ -11,8 +11,9 @@
 #include <stddef.h>
 #include <string.h>
 
-#define NO_RANGE false, 0.0, 0.0
-#define RANGE(lo, hi) true, (double)(lo), (double)(hi)
+#define NO_RANGE false, 0.0, 0.0, false
+#define RANGE(lo, hi) true, (double)(lo), (double)(hi), false
+#define CORE_PARTS false, 0.0, 0.0, true /* each part in its core's range */
 #define AT(member) offsetof(sk_trainer, member)
 
 /* Elements per row kind; see sk_trainer_array_count. */
@@ -49,14 +50,10 @@ const sk_trainer_array g_sk_trainer_arrays[] = {
     {NULL, SK_ARRAY_F64, AT(episode_counts_all), SK_SIZE_WORKERS_ALL, NO_RANGE},
     {"state.discounted_return", SK_ARRAY_F64, AT(rollout.discounted_return), SK_SIZE_ENVS,
      RANGE(-INFINITY, INFINITY)},
-    /* the recurrent core's state per env (h = o tanh(c) for an LSTM, a blend of
-     * tanh outputs for a GRU: within [-1, 1] either way; an LSTM's cell moves by
-     * at most 1 a step from 0 at an episode's start) */
-    {"state.core_h", SK_ARRAY_F32, AT(rollout.state_h), SK_SIZE_ENVS_CORE, RANGE(-1.0, 1.0)},
-    {"state.core_c", SK_ARRAY_F32, AT(rollout.state_c), SK_SIZE_ENVS_CELL,
-     RANGE(-SK_CORE_CELL_MAX, SK_CORE_CELL_MAX)},
-    {NULL, SK_ARRAY_F32, AT(rollout.chunk_h), SK_SIZE_CHUNKS_CORE, NO_RANGE},
-    {NULL, SK_ARRAY_F32, AT(rollout.chunk_c), SK_SIZE_CHUNKS_CELL, NO_RANGE},
+    /* the core's state per env: "state.core_h", "state.core_c" (LSTM), each part in the
+     * range its core declares */
+    {"state.core", SK_ARRAY_F32, AT(rollout.state), SK_SIZE_ENVS_STATE, CORE_PARTS},
+    {NULL, SK_ARRAY_F32, AT(rollout.chunk_state), SK_SIZE_CHUNKS_STATE, NO_RANGE},
 };
 const int g_sk_num_trainer_arrays = (int)(sizeof g_sk_trainer_arrays / sizeof g_sk_trainer_arrays[0]);
 
@@ -70,13 +67,11 @@ size_t sk_array_type_size(sk_array_type type) { return g_type_sizes[type]; }
 size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
     size_t envs = (size_t)tr->s.num_envs, rows = envs * (size_t)tr->s.horizon, rows1 = rows + envs;
     const sk_rollout *ro = &tr->rollout;
-    size_t core = (size_t)ro->core_size, cell = ro->lstm ? core : 0;
+    size_t state = (size_t)ro->state_size;
     size_t chunks = (size_t)tr->s.horizon / (size_t)ro->bptt_horizon;
     switch (kind) {
-    case SK_SIZE_ENVS_CORE: return envs * core;
-    case SK_SIZE_ENVS_CELL: return envs * cell;
-    case SK_SIZE_CHUNKS_CORE: return chunks * envs * core;
-    case SK_SIZE_CHUNKS_CELL: return chunks * envs * cell;
+    case SK_SIZE_ENVS_STATE: return envs * state;
+    case SK_SIZE_CHUNKS_STATE: return chunks * envs * state;
     case SK_SIZE_PARAMS: return tr->learner.policy.num_params;
     case SK_SIZE_ENVS: return envs;
     case SK_SIZE_ROWS: return rows;

@@ -22,10 +22,8 @@ typedef enum sk_size_kind {
     SK_SIZE_EPISODES_ALL,
     SK_SIZE_WORKERS,     /* max_workers (a rank's workers, padded to the largest count) */
     SK_SIZE_WORKERS_ALL, /* ranks x max_workers */
-    SK_SIZE_ENVS_CORE,   /* N x core_size (0 without a core) */
-    SK_SIZE_ENVS_CELL,   /* N x core_size for an LSTM's cell, else 0 */
-    SK_SIZE_CHUNKS_CORE, /* T / L x N x core_size */
-    SK_SIZE_CHUNKS_CELL,
+    SK_SIZE_ENVS_STATE,   /* N x the core's state floats (0 without a core) */
+    SK_SIZE_CHUNKS_STATE, /* T / L x N x the core's state floats */
 } sk_size_kind;
 
 typedef struct sk_trainer_array {
@@ -35,6 +33,10 @@ typedef struct sk_trainer_array {
     sk_size_kind size;
     bool has_range;              /* a restored element must lie in [lo, hi] (floats: and be finite) */
     double lo, hi;
+    /* (N, S) states of the policy's core: saved as one tensor per part of the core's
+     * state, checkpoint_name + "_" + the part's name, (N x core_size) each, in the part's
+     * range (sk_core_ops) */
+    bool core_parts;
 } sk_trainer_array;
 
 extern const sk_trainer_array g_sk_trainer_arrays[];
