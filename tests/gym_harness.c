@@ -635,6 +635,47 @@ void gym_autoreset_streams(const gym_env *env, const double *state, double actio
     gym_close(&run);
 }
 
+void gym_truncation(gym_run *run, const gym_env *env, const double *state,
+                    const double *terminal_state, double action, double start_return) {
+    int limit = env->max_steps, num_envs = env->never_terminates ? 3 : 4;
+    gym_open(run, env, num_envs);
+    gym_reset(run, 11);
+    gym_set_state(run, 0, state, limit - 1, start_return);
+    gym_set_state(run, 1, state, 0, 0.0);
+    gym_set_state(run, 2, state, limit - 2, start_return);
+    if (num_envs == 4) gym_set_state(run, 3, terminal_state, limit - 1, start_return);
+    for (int i = 0; i < num_envs; i++) gym_set_action(run, i, action);
+    gym_poison(run);
+    gym_step(run);
+    const sk_env_io *io = &run->io;
+    int obs_size = env->def->obs_size;
+
+    assert_int_equal(io->truncated[0], 1);
+    assert_int_equal(io->terminated[0], 0);
+    assert_true(io->rewards[0] == io->rewards[1]); /* the same state and action */
+    assert_true(io->episode_log[1] == (float)limit);
+    for (int k = 0; k < obs_size; k++) /* final_obs is the post-step state of the ended episode */
+        assert_true(io->final_obs[k] == io->obs[obs_size + k]);
+    gym_run next = *run; /* env 0 only: its next episode */
+    next.num_envs = 1;
+    assert_first_states(&next);
+
+    assert_int_equal(io->truncated[1], 0);
+    assert_int_equal(io->terminated[1], 0);
+    assert_int_equal(gym_elapsed(run, 1), 1);
+    assert_true(isnan(io->episode_log[ENV_LOG_FIELDS]) && isnan(io->final_obs[obs_size]));
+
+    assert_int_equal(io->truncated[2], 0); /* one step short of the limit */
+    assert_int_equal(io->terminated[2], 0);
+    assert_int_equal(gym_elapsed(run, 2), limit - 1);
+
+    if (num_envs == 4) {
+        assert_int_equal(io->terminated[3], 1); /* both at once: terminated wins */
+        assert_int_equal(io->truncated[3], 0);
+        assert_true(io->episode_log[3 * ENV_LOG_FIELDS + 1] == (float)limit);
+    }
+}
+
 void gym_step_range(gym_run *run, const gym_env *env, double action) {
     gym_open(run, env, 3);
     gym_reset(run, 5);

@@ -127,6 +127,14 @@ void gym_reset_streams(const gym_env *env);
  * end together; they must then start distinct new episodes, each with its own first obs. */
 void gym_autoreset_streams(const gym_env *env, const double *state, double action,
                            double (*policy)(const gym_run *run, int i));
+/* The time limit, one step of 4 envs (3 where the env never terminates) reset with seed 11,
+ * each given `action`: env 0 in `state` on its last allowed step, env 1 in the same state at
+ * step 0, env 2 one step short of the limit, env 3 in terminal_state on its last allowed step.
+ * Envs 0, 2 and 3 have earned start_return so far. Checks the flags (terminated wins over the
+ * limit), the steps, the logged lengths, env 0's final observation and its next episode; the
+ * run stays open for an env's own checks (rewards, returns); close it with gym_close. */
+void gym_truncation(gym_run *run, const gym_env *env, const double *state,
+                    const double *terminal_state, double action, double start_return);
 /* step(1, 2) of 3 envs reset with seed 5, each given `action`: envs 0 and 2 untouched. The run
  * stays open for an env's own checks; close it with gym_close. */
 void gym_step_range(gym_run *run, const gym_env *env, double action);

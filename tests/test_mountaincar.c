@@ -248,43 +248,12 @@ static void test_episode_log(void **unused) {
 /* ------------------------------------------------------------------ limits */
 
 static void run_truncation(const variant *v) {
-    /* env 0 on its last allowed step, env 1 the same state at elapsed 0, env 2 one step
-     * earlier, env 3 terminating on the last allowed step */
+    const double before_limit[2] = {-0.5, 0.01}, near_goal[2] = {0.49, 0.02};
     gym_run h;
-    gym_open(&h, &v->env, 4);
-    gym_reset(&h, 11);
-    int32_t limit = v->env.max_steps;
-    set_car(&h, 0, -0.5, 0.01, limit - 1, -5.0);
-    set_car(&h, 1, -0.5, 0.01, 0, 0.0);
-    set_car(&h, 2, -0.5, 0.01, limit - 2, 0.0);
-    set_car(&h, 3, 0.49, 0.02, limit - 1, 0.0);
-    for (int i = 0; i < 4; i++) gym_set_action(&h, i, v->continuous ? 0.0 : 1.0);
-    gym_poison(&h);
-    gym_step(&h);
-
-    assert_int_equal(h.io.truncated[0], 1);
-    assert_int_equal(h.io.terminated[0], 0);
+    gym_truncation(&h, &v->env, before_limit, near_goal, v->continuous ? 0.0 : 1.0, -5.0);
     float want_reward = v->continuous ? 0.0f : -1.0f;
     assert_true(h.io.rewards[0] == want_reward);
     assert_true(h.io.episode_log[0] == (float)(-5.0 + want_reward));
-    assert_true(h.io.episode_log[1] == (float)limit);
-    for (int k = 0; k < 2; k++) /* final_obs is the post-step state of the truncated episode */
-        assert_true(h.io.final_obs[k] == h.io.obs[2 + k]);
-    assert_int_equal(car_of(&h)->elapsed[0], 0);
-    assert_true(car_of(&h)->position[0] >= GYM_RESET_LOW && car_of(&h)->position[0] < GYM_RESET_HIGH);
-    assert_true(h.io.obs[0] == (float)car_of(&h)->position[0] && h.io.obs[1] == 0.0f);
-
-    assert_int_equal(h.io.truncated[1], 0);
-    assert_int_equal(h.io.terminated[1], 0);
-    assert_int_equal(car_of(&h)->elapsed[1], 1);
-
-    assert_int_equal(h.io.truncated[2], 0); /* one step short of the limit */
-    assert_int_equal(h.io.terminated[2], 0);
-    assert_int_equal(car_of(&h)->elapsed[2], limit - 1);
-
-    assert_int_equal(h.io.terminated[3], 1); /* both at once: terminated wins */
-    assert_int_equal(h.io.truncated[3], 0);
-    assert_true(h.io.episode_log[6 + 1] == (float)limit);
     assert_true(h.io.final_obs[6] >= (float)v->goal_position);
     gym_close(&h);
 }
