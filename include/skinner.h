@@ -175,6 +175,10 @@ SK_API int sk_trainer_threads(const sk_trainer *trainer);
  * one forward of both nets (and any recurrent core) in the rollout, then per
  * update epoch a forward and a backward (twice the forward's). */
 SK_API double sk_trainer_flops_per_step(const sk_trainer *trainer);
+/* The policy's parameters (floats) and the env steps of one update (env.num_envs x
+ * ppo.horizon): a model's size and an update's batch, for reports. */
+SK_API size_t sk_trainer_num_params(const sk_trainer *trainer);
+SK_API int sk_trainer_batch_size(const sk_trainer *trainer);
 /* Writes a checkpoint (safetensors): the policy under plain tensor names
  * (actor.0.weight, ...), loadable by sk_evaluate and by PyTorch, plus the whole
  * training state (optimiser, counters, RNG streams, normalisation statistics,

@@ -226,8 +226,30 @@ static void test_lstm_state_layout(void **state) {
     sk_policy_work_free(&work);
 }
 
+/* What bench reports of a trainer (issue 31 ask 5: through the API, not its internals):
+ * the model's size from the layout's arithmetic, an update's batch from the config. */
+static void test_trainer_sizes(void **state) {
+    (void)state;
+    sk_config *cfg = sk_config_new();
+    sk_config_set(cfg, "env.id", "CartPole-v1");
+    sk_config_set(cfg, "env.num_envs", "8");
+    sk_config_set(cfg, "ppo.horizon", "32");
+    sk_config_set(cfg, "policy.core", "lstm");
+    sk_config_set(cfg, "policy.hidden", "16");
+    sk_config_set(cfg, "policy.core_size", "8");
+    sk_config_set(cfg, "policy.layers", "0");
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    /* encoder (16 x 4 + 16), LSTM (4 x 8 x (16 + 8 + 2)), actor (2 x 8 + 2), critic (8 + 1) */
+    assert_int_equal(sk_trainer_num_params(tr), 16 * 4 + 16 + 4 * 8 * (16 + 8 + 2) + 18 + 9);
+    assert_int_equal(sk_trainer_batch_size(tr), 8 * 32);
+    sk_trainer_destroy(tr);
+    sk_config_free(cfg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_trainer_sizes),
         cmocka_unit_test(test_toy_core_trains),
         cmocka_unit_test(test_lstm_state_layout),
     };

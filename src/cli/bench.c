@@ -302,7 +302,7 @@ static int bench_train(int argc, char **argv) {
             snprintf(mean_return, sizeof mean_return, "%.4g", r.final_mean_return);
         double flops = sk_trainer_flops_per_step(trainer);
         /* what rank 0 handed MPI to send per update (0 in one process) */
-        double updates = (double)r.total_steps / (double)trainer->batch_size;
+        double updates = (double)r.total_steps / (double)sk_trainer_batch_size(trainer);
         double bytes = updates > 0 ? (double)(after.bytes - before.bytes) / updates : 0.0;
         double calls = updates > 0 ? (double)(after.calls - before.calls) / updates : 0.0;
         double reduce_bytes =
@@ -318,8 +318,8 @@ static int bench_train(int argc, char **argv) {
                    "\"comm_allreduces_per_update\": %.1f, \"params\": %zu, \"batch\": %d}\n",
                    extra.env->id, comm->size, sk_trainer_threads(trainer), r.wall_seconds,
                    (long long)r.total_steps, r.sps, mean_return, flops, flops * r.sps * 1e-9,
-                   updates, bytes, calls, reduce_bytes, reduces, trainer->learner.policy.num_params,
-                   trainer->batch_size);
+                   updates, bytes, calls, reduce_bytes, reduces, sk_trainer_num_params(trainer),
+                   sk_trainer_batch_size(trainer));
         else {
             printf("%s: PPO loop %.2f s, %lld env steps: %.3g env steps/s (mean return %.1f); "
                    "model %.3g FLOPs/step, %.2f GFLOP/s\n",

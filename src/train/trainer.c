@@ -448,6 +448,10 @@ sk_train_result sk_trainer_result(const sk_trainer *tr) { return tr->result; }
 
 int sk_trainer_threads(const sk_trainer *tr) { return tr->num_workers; }
 
+size_t sk_trainer_num_params(const sk_trainer *tr) { return tr->learner.policy.num_params; }
+
+int sk_trainer_batch_size(const sk_trainer *tr) { return tr->batch_size; }
+
 double sk_trainer_flops_per_step(const sk_trainer *tr) {
     return sk_policy_forward_flops(&tr->learner.policy) * (1.0 + 3.0 * tr->s.update_epochs);
 }
