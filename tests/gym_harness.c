@@ -200,8 +200,8 @@ static void finish(const checker *ck, const char *what) {
 
 /* --------------------------------------------------------------- the files */
 
-static void load(const gym_env *env, bool transitions, csv_table *t, gym_columns *c) {
-    REQUIRE_SHARED(shared);
+static void load(const gym_env *env, const char *shared, bool transitions, csv_table *t,
+                 gym_columns *c) {
     csv_load_reference(t, shared, transitions ? env->transitions : env->episodes);
     int obs_size = env->def->obs_size;
     c->episode = c->t = c->truncated = -1;
@@ -262,10 +262,10 @@ static void check_autoreset(checker *ck, const gym_run *run, int row) {
 
 /* ---------------------------------------------------------------- the replays */
 
-void gym_transitions(const gym_env *env, gym_row_hook hook, void *ctx) {
+void gym_transitions(const gym_env *env, const char *shared, gym_row_hook hook, void *ctx) {
     csv_table t;
     gym_columns c;
-    load(env, true, &t, &c);
+    load(env, shared, true, &t, &c);
     checker ck = {.source = env->transitions, .csv_lines = env->csv_lines};
     const gym_tolerance *tol = &env->one_step;
     int terminal_rows = 0, identical_rows = 0;
@@ -347,10 +347,10 @@ static bool check_episode_step(checker *ck, const gym_run *run, const csv_table 
     return ended;
 }
 
-void gym_episodes_per_step(const gym_env *env, gym_row_hook hook, void *ctx) {
+void gym_episodes_per_step(const gym_env *env, const char *shared, gym_row_hook hook, void *ctx) {
     csv_table t;
     gym_columns c;
-    load(env, false, &t, &c);
+    load(env, shared, false, &t, &c);
     checker ck = {.source = env->episodes, .csv_lines = env->csv_lines};
     gym_run run;
     gym_open(&run, env, 1);
@@ -415,10 +415,10 @@ static bool past_horizon_end(checker *ck, const gym_run *run, const csv_table *t
     return exact;
 }
 
-void gym_episodes_free_run(const gym_env *env, gym_row_hook hook, void *ctx) {
+void gym_episodes_free_run(const gym_env *env, const char *shared, gym_row_hook hook, void *ctx) {
     csv_table t;
     gym_columns c;
-    load(env, false, &t, &c);
+    load(env, shared, false, &t, &c);
     checker ck = {.source = env->episodes, .csv_lines = env->csv_lines};
     int horizon = env->free_run_growth ? env->free_run_horizon : INT32_MAX;
     int episodes = 0, exact_ends = 0;

@@ -6,7 +6,9 @@
  *   gym_transitions        one step from each of the 2000 recorded states
  *   gym_episodes_per_step  the 20 recorded episodes, every step from its recorded state
  *   gym_episodes_free_run  the 20 episodes from their first state and recorded actions only
- *   gym_reset_streams      reset seeds and per-env streams
+ *   gym_reset_streams      the reset distribution, seeds and per-env streams
+ *   gym_autoreset_streams  envs that end together start distinct new episodes
+ *   gym_truncation         the time limit, and terminated winning over it
  *   gym_step_range         step(lo, hi) touches lo..hi-1 only
  * What only one env has (its reset distribution, its rules, its episode log) stays in its test.
  * The comparisons and the csv reader are gym_reference.h's.
@@ -114,11 +116,12 @@ double gym_coord(const gym_run *run, int i, int k);
 double gym_float_ulp(float x);
 int32_t gym_elapsed(const gym_run *run, int i);
 
-/* The replays. Each fails the test on any mismatch after printing its largest errors; the hook
- * (may be NULL) sees every step. */
-void gym_transitions(const gym_env *env, gym_row_hook hook, void *ctx);
-void gym_episodes_per_step(const gym_env *env, gym_row_hook hook, void *ctx);
-void gym_episodes_free_run(const gym_env *env, gym_row_hook hook, void *ctx);
+/* The replays of the recordings under shared (the case's REQUIRE_SHARED: a skip must be noted
+ * in the test's own file, where test_util.h tracks the running case). Each fails the test on
+ * any mismatch after printing its largest errors; the hook (may be NULL) sees every step. */
+void gym_transitions(const gym_env *env, const char *shared, gym_row_hook hook, void *ctx);
+void gym_episodes_per_step(const gym_env *env, const char *shared, gym_row_hook hook, void *ctx);
+void gym_episodes_free_run(const gym_env *env, const char *shared, gym_row_hook hook, void *ctx);
 
 /* Reset: each env index its own stream, the same for one seed whatever the ranges reset, a new
  * one for another seed. */

@@ -126,7 +126,8 @@ static void count_row(void *ctx, const gym_run *run, const csv_table *t, const g
 static void test_transitions(void **unused) {
     (void)unused;
     coverage seen = {0};
-    gym_transitions(&g_acrobot, count_row, &seen);
+    REQUIRE_SHARED(shared);
+    gym_transitions(&g_acrobot, shared, count_row, &seen);
     print_message("transitions: %d with a velocity at its bound, actions %d/%d/%d\n",
                   seen.clipped_rows, seen.actions_seen[0], seen.actions_seen[1],
                   seen.actions_seen[2]);
@@ -136,12 +137,14 @@ static void test_transitions(void **unused) {
 
 static void test_episodes_per_step(void **unused) {
     (void)unused;
-    gym_episodes_per_step(&g_acrobot, NULL, NULL);
+    REQUIRE_SHARED(shared);
+    gym_episodes_per_step(&g_acrobot, shared, NULL, NULL);
 }
 
 static void test_episodes_free_running(void **unused) {
     (void)unused;
-    gym_episodes_free_run(&g_acrobot, NULL, NULL);
+    REQUIRE_SHARED(shared);
+    gym_episodes_free_run(&g_acrobot, shared, NULL, NULL);
 }
 
 static void test_reset_distribution(void **unused) {

@@ -108,12 +108,14 @@ static gym_env g_cartpole = {
 
 static void test_transitions(void **unused) {
     (void)unused;
-    gym_transitions(&g_cartpole, NULL, NULL);
+    REQUIRE_SHARED(shared);
+    gym_transitions(&g_cartpole, shared, NULL, NULL);
 }
 
 static void test_episodes_per_step(void **unused) {
     (void)unused;
-    gym_episodes_per_step(&g_cartpole, NULL, NULL);
+    REQUIRE_SHARED(shared);
+    gym_episodes_per_step(&g_cartpole, shared, NULL, NULL);
 }
 
 static void test_episodes_free_running(void **unused) {
@@ -124,7 +126,8 @@ static void test_episodes_free_running(void **unused) {
     print_message("free run: horizon %d steps (bound %.1e * %.4f^t <= %.0e)\n", horizon,
                   FREE_RUN_BASE_TOL, free_run_bound(1) / FREE_RUN_BASE_TOL,
                   FREE_RUN_HORIZON_TOL);
-    gym_episodes_free_run(&g_cartpole, NULL, NULL);
+    REQUIRE_SHARED(shared);
+    gym_episodes_free_run(&g_cartpole, shared, NULL, NULL);
 }
 
 static void test_reset_distribution(void **unused) {

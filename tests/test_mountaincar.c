@@ -136,7 +136,8 @@ static void count_rules(void *ctx, const gym_run *run, const csv_table *t, const
 
 static void run_transitions(const variant *v) {
     coverage seen = {.continuous = v->continuous};
-    gym_transitions(&v->env, count_rules, &seen);
+    REQUIRE_SHARED(shared);
+    gym_transitions(&v->env, shared, count_rules, &seen);
     print_message("%s: %d at the left wall, %d at the speed limit, %d with |action| > 1\n",
                   v->env.transitions, seen.wall_rows, seen.speed_limit_rows,
                   seen.clipped_action_rows);
@@ -158,22 +159,26 @@ static void test_transitions_continuous(void **unused) {
 
 static void test_episodes_per_step_discrete(void **unused) {
     (void)unused;
-    gym_episodes_per_step(&g_discrete.env, NULL, NULL);
+    REQUIRE_SHARED(shared);
+    gym_episodes_per_step(&g_discrete.env, shared, NULL, NULL);
 }
 
 static void test_episodes_per_step_continuous(void **unused) {
     (void)unused;
-    gym_episodes_per_step(&g_continuous.env, NULL, NULL);
+    REQUIRE_SHARED(shared);
+    gym_episodes_per_step(&g_continuous.env, shared, NULL, NULL);
 }
 
 static void test_episodes_free_running_discrete(void **unused) {
     (void)unused;
-    gym_episodes_free_run(&g_discrete.env, NULL, NULL);
+    REQUIRE_SHARED(shared);
+    gym_episodes_free_run(&g_discrete.env, shared, NULL, NULL);
 }
 
 static void test_episodes_free_running_continuous(void **unused) {
     (void)unused;
-    gym_episodes_free_run(&g_continuous.env, NULL, NULL);
+    REQUIRE_SHARED(shared);
+    gym_episodes_free_run(&g_continuous.env, shared, NULL, NULL);
 }
 
 /* ------------------------------------------------------------------- reset */

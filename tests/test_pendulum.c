@@ -157,7 +157,8 @@ static void count_clips(void *ctx, const gym_run *run, const csv_table *t, const
 static void test_transitions(void **unused) {
     (void)unused;
     coverage seen = {0};
-    gym_transitions(&g_pendulum, count_clips, &seen);
+    REQUIRE_SHARED(shared);
+    gym_transitions(&g_pendulum, shared, count_clips, &seen);
     print_message("transitions: %d with |action| > 2, %d with the speed clipped\n",
                   seen.clipped_rows, seen.saturated_rows);
     assert_true(seen.saturated_rows > 0 && seen.clipped_rows > 0); /* the file exercises both */
@@ -174,7 +175,8 @@ static void track_theta(void *ctx, const gym_run *run, const csv_table *t, const
 static void test_episodes_per_step(void **unused) {
     (void)unused;
     double max_theta = 0.0;
-    gym_episodes_per_step(&g_pendulum, track_theta, &max_theta);
+    REQUIRE_SHARED(shared);
+    gym_episodes_per_step(&g_pendulum, shared, track_theta, &max_theta);
     print_message("episodes, per step: max recorded |theta| %.3g\n", max_theta);
     assert_true(max_theta > M_PI); /* steps from |theta| > pi: the cost must normalise it */
 }
@@ -182,7 +184,8 @@ static void test_episodes_per_step(void **unused) {
 static void test_episodes_free_running(void **unused) {
     (void)unused;
     double max_theta = 0.0;
-    gym_episodes_free_run(&g_pendulum, track_theta, &max_theta);
+    REQUIRE_SHARED(shared);
+    gym_episodes_free_run(&g_pendulum, shared, track_theta, &max_theta);
     print_message("free run: max |theta| %.3g (the tolerances assume < %g)\n", max_theta,
                   FREE_RUN_MAX_THETA);
     assert_true(max_theta < FREE_RUN_MAX_THETA);
