@@ -619,6 +619,7 @@ void gym_autoreset_streams(const gym_env *env, const double *state, double actio
     print_message("%s streams: %d identical envs ended together after %d steps\n", env->def->id,
                   GYM_STREAM_ENVS, steps);
     if (env->never_terminates) {
+        assert_int_equal(run.io.terminated[0], 0);
         assert_int_equal(run.io.truncated[0], 1);
         assert_int_equal(steps, env->max_steps);
     } else {
