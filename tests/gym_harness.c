@@ -420,7 +420,15 @@ void gym_episodes_free_run(const gym_env *env, const char *shared, gym_row_hook 
     gym_columns c;
     load(env, shared, false, &t, &c);
     checker ck = {.source = env->episodes, .csv_lines = env->csv_lines};
-    int horizon = env->free_run_growth ? env->free_run_horizon : INT32_MAX;
+    int horizon = INT32_MAX;
+    if (env->free_run_growth) {
+        horizon = 0;
+        while (env->free_run_growth(horizon + 1).state_abs <= env->free_run_horizon_tol)
+            horizon++;
+        print_message("free run: horizon %d steps (the bound %.3g at step 1, %.3g there)\n",
+                      horizon, env->free_run_growth(1).state_abs,
+                      env->free_run_growth(horizon).state_abs);
+    }
     int episodes = 0, exact_ends = 0;
     for (int first = 0; first < t.rows;) {
         int last = csv_run_end(&t, first, c.episode);

@@ -85,10 +85,10 @@ typedef struct gym_env {
     bool step_moves_all;      /* or all of them */
     const gym_uniform *reset_uniform; /* (state_size); low == high: that constant */
     gym_tolerance one_step, free_run;
-    /* Free runs of a chaotic env: the tolerance after `steps` steps and the step up to which it
-     * says something (past it only the env's own rules are checked); NULL: free_run throughout. */
+    /* Free runs of a chaotic env: the tolerance after `steps` steps, which says something up
+     * to a horizon (past it only the env's own rules are checked); NULL: free_run throughout. */
     gym_tolerance (*free_run_growth)(int steps);
-    int free_run_horizon;
+    double free_run_horizon_tol; /* the horizon: the last step whose state_abs is within it */
 
     /* Where the state keeps what the recordings hold (offsetof its arrays): one double array
      * per recorded value, the step count and the running return (float or double). */
@@ -141,5 +141,22 @@ void gym_truncation(gym_run *run, const gym_env *env, const double *state,
 /* step(1, 2) of 3 envs reset with seed 5, each given `action`: envs 0 and 2 untouched. The run
  * stays open for an env's own checks; close it with gym_close. */
 void gym_step_range(gym_run *run, const gym_env *env, double action);
+
+/* The cases every env runs as they are, for a test's case table: GYM_CASE(name, case, &env)
+ * names the case and hands it the env as its state. Inline, so that a skip is noted in the
+ * test's own file (test_util.h tracks the running case and the skips per file). */
+#define GYM_CASE(name, function, env) {#name, function, NULL, NULL, (void *)(env)}
+
+static inline void gym_case_episodes_per_step(void **state) {
+    REQUIRE_SHARED(shared);
+    gym_episodes_per_step(*state, shared, NULL, NULL);
+}
+
+static inline void gym_case_episodes_free_run(void **state) {
+    REQUIRE_SHARED(shared);
+    gym_episodes_free_run(*state, shared, NULL, NULL);
+}
+
+static inline void gym_case_reset_streams(void **state) { gym_reset_streams(*state); }
 
 #endif

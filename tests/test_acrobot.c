@@ -135,23 +135,6 @@ static void test_transitions(void **unused) {
     assert_true(seen.actions_seen[0] > 0 && seen.actions_seen[1] > 0 && seen.actions_seen[2] > 0);
 }
 
-static void test_episodes_per_step(void **unused) {
-    (void)unused;
-    REQUIRE_SHARED(shared);
-    gym_episodes_per_step(&g_acrobot, shared, NULL, NULL);
-}
-
-static void test_episodes_free_running(void **unused) {
-    (void)unused;
-    REQUIRE_SHARED(shared);
-    gym_episodes_free_run(&g_acrobot, shared, NULL, NULL);
-}
-
-static void test_reset_distribution(void **unused) {
-    (void)unused;
-    gym_reset_streams(&g_acrobot);
-}
-
 /* A pumping policy that raises the tip within ~70-140 steps: torque along the second joint's
  * velocity, action 2 (+1) when dtheta2 > 0 and action 0 (-1) otherwise. */
 static double pumping_action(const gym_run *run, int i) {
@@ -273,9 +256,9 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_definition),
         cmocka_unit_test(test_transitions),
-        cmocka_unit_test(test_episodes_per_step),
-        cmocka_unit_test(test_episodes_free_running),
-        cmocka_unit_test(test_reset_distribution),
+        GYM_CASE(test_episodes_per_step, gym_case_episodes_per_step, &g_acrobot),
+        GYM_CASE(test_episodes_free_running, gym_case_episodes_free_run, &g_acrobot),
+        GYM_CASE(test_reset_distribution, gym_case_reset_streams, &g_acrobot),
         cmocka_unit_test(test_env_streams),
         cmocka_unit_test(test_episode_log),
         cmocka_unit_test(test_truncation),

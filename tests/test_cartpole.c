@@ -78,7 +78,7 @@ static const gym_uniform g_reset[4] = {{-RESET_BOUND, RESET_BOUND, 1.5e-3, 5e-4}
                                        {-RESET_BOUND, RESET_BOUND, 1.5e-3, 5e-4},
                                        {-RESET_BOUND, RESET_BOUND, 1.5e-3, 5e-4}};
 
-static gym_env g_cartpole = {
+static const gym_env g_cartpole = {
     .def = &sk_env_cartpole,
     .transitions = "CartPole-v1.transitions.csv",
     .episodes = "CartPole-v1.episodes.csv",
@@ -95,6 +95,7 @@ static gym_env g_cartpole = {
     .reset_uniform = g_reset,
     .one_step = {.state_rel = STATE_REL_TOL},
     .free_run_growth = free_run_growth,
+    .free_run_horizon_tol = FREE_RUN_HORIZON_TOL,
     .coord_field = {offsetof(sk_cartpole_state, x),
                     offsetof(sk_cartpole_state, x_dot),
                     offsetof(sk_cartpole_state, theta),
@@ -110,29 +111,6 @@ static void test_transitions(void **unused) {
     (void)unused;
     REQUIRE_SHARED(shared);
     gym_transitions(&g_cartpole, shared, NULL, NULL);
-}
-
-static void test_episodes_per_step(void **unused) {
-    (void)unused;
-    REQUIRE_SHARED(shared);
-    gym_episodes_per_step(&g_cartpole, shared, NULL, NULL);
-}
-
-static void test_episodes_free_running(void **unused) {
-    (void)unused;
-    int horizon = 0;
-    while (free_run_bound(horizon + 1) <= FREE_RUN_HORIZON_TOL) horizon++;
-    g_cartpole.free_run_horizon = horizon;
-    print_message("free run: horizon %d steps (bound %.1e * %.4f^t <= %.0e)\n", horizon,
-                  FREE_RUN_BASE_TOL, free_run_bound(1) / FREE_RUN_BASE_TOL,
-                  FREE_RUN_HORIZON_TOL);
-    REQUIRE_SHARED(shared);
-    gym_episodes_free_run(&g_cartpole, shared, NULL, NULL);
-}
-
-static void test_reset_distribution(void **unused) {
-    (void)unused;
-    gym_reset_streams(&g_cartpole);
 }
 
 static void test_env_streams(void **unused) {
@@ -196,9 +174,9 @@ static void test_step_range(void **unused) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transitions),
-        cmocka_unit_test(test_episodes_per_step),
-        cmocka_unit_test(test_episodes_free_running),
-        cmocka_unit_test(test_reset_distribution),
+        GYM_CASE(test_episodes_per_step, gym_case_episodes_per_step, &g_cartpole),
+        GYM_CASE(test_episodes_free_running, gym_case_episodes_free_run, &g_cartpole),
+        GYM_CASE(test_reset_distribution, gym_case_reset_streams, &g_cartpole),
         cmocka_unit_test(test_env_streams),
         cmocka_unit_test(test_episode_log),
         cmocka_unit_test(test_truncation),

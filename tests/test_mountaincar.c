@@ -157,30 +157,6 @@ static void test_transitions_continuous(void **unused) {
 
 /* ---------------------------------------------------------------- episodes */
 
-static void test_episodes_per_step_discrete(void **unused) {
-    (void)unused;
-    REQUIRE_SHARED(shared);
-    gym_episodes_per_step(&g_discrete.env, shared, NULL, NULL);
-}
-
-static void test_episodes_per_step_continuous(void **unused) {
-    (void)unused;
-    REQUIRE_SHARED(shared);
-    gym_episodes_per_step(&g_continuous.env, shared, NULL, NULL);
-}
-
-static void test_episodes_free_running_discrete(void **unused) {
-    (void)unused;
-    REQUIRE_SHARED(shared);
-    gym_episodes_free_run(&g_discrete.env, shared, NULL, NULL);
-}
-
-static void test_episodes_free_running_continuous(void **unused) {
-    (void)unused;
-    REQUIRE_SHARED(shared);
-    gym_episodes_free_run(&g_continuous.env, shared, NULL, NULL);
-}
-
 /* ------------------------------------------------------------------- reset */
 
 static void test_reset_distribution(void **unused) {
@@ -401,10 +377,13 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transitions_discrete),
         cmocka_unit_test(test_transitions_continuous),
-        cmocka_unit_test(test_episodes_per_step_discrete),
-        cmocka_unit_test(test_episodes_per_step_continuous),
-        cmocka_unit_test(test_episodes_free_running_discrete),
-        cmocka_unit_test(test_episodes_free_running_continuous),
+        GYM_CASE(test_episodes_per_step_discrete, gym_case_episodes_per_step, &g_discrete.env),
+        GYM_CASE(test_episodes_per_step_continuous, gym_case_episodes_per_step,
+                 &g_continuous.env),
+        GYM_CASE(test_episodes_free_running_discrete, gym_case_episodes_free_run,
+                 &g_discrete.env),
+        GYM_CASE(test_episodes_free_running_continuous, gym_case_episodes_free_run,
+                 &g_continuous.env),
         cmocka_unit_test(test_reset_distribution),
         cmocka_unit_test(test_env_streams),
         cmocka_unit_test(test_episode_log),

@@ -191,11 +191,6 @@ static void test_episodes_free_running(void **unused) {
     assert_true(max_theta < FREE_RUN_MAX_THETA);
 }
 
-static void test_reset_distribution(void **unused) {
-    (void)unused;
-    gym_reset_streams(&g_pendulum);
-}
-
 static void test_env_streams(void **unused) {
     (void)unused;
     const double swinging[2] = {0.5, -0.25};
@@ -357,7 +352,7 @@ int main(void) {
         cmocka_unit_test(test_transitions),
         cmocka_unit_test(test_episodes_per_step),
         cmocka_unit_test(test_episodes_free_running),
-        cmocka_unit_test(test_reset_distribution),
+        GYM_CASE(test_reset_distribution, gym_case_reset_streams, &g_pendulum),
         cmocka_unit_test(test_env_streams),
         cmocka_unit_test(test_episode_log),
         cmocka_unit_test(test_truncation),
