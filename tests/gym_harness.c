@@ -11,7 +11,7 @@ void gym_open_cfg(gym_run *run, const gym_env *env, int num_envs, sk_config *cfg
     run->num_envs = num_envs;
     run->cfg = cfg;
     assert_int_equal(env->def->create(&run->state, num_envs, cfg), SK_OK);
-    assert_int_equal(*(const int *)run->state, num_envs); /* every state opens with num_envs */
+    assert_int_equal(*(const int *)run->state, num_envs); /* its first member: see gym_env */
     /* each env reads only its own kind of action; the other pointer stays NULL so that an env
      * reading the wrong one crashes instead of passing */
     bool continuous = env->def->action_space.kind == SK_SPACE_CONTINUOUS;

@@ -91,7 +91,8 @@ typedef struct gym_env {
     double free_run_horizon_tol; /* the horizon: the last step whose state_abs is within it */
 
     /* Where the state keeps what the recordings hold (offsetof its arrays): one double array
-     * per recorded value, the step count and the running return (float or double). */
+     * per recorded value, the step count and the running return (float or double). The state
+     * opens with int num_envs, as every classic-control env's does (gym_open checks it). */
     size_t coord_field[GYM_MAX_STATE];
     size_t elapsed_field, return_field;
     bool float_return;
