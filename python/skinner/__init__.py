@@ -95,8 +95,16 @@ def _env_pairs(config):
     return pairs
 
 
+def _obs_bounds(d):
+    """The env's declared observation Box (its obs_low/obs_high), else unbounded."""
+    if d.get("obs_low") is None:
+        return np.full(d["obs_size"], -np.inf, np.float32), np.full(d["obs_size"], np.inf, np.float32)
+    return np.array(d["obs_low"], np.float32), np.array(d["obs_high"], np.float32)
+
+
 def _single_spaces(d):
-    obs = _spaces.Box(-np.inf, np.inf, (d["obs_size"],), np.float32)
+    low, high = _obs_bounds(d)
+    obs = _spaces.Box(low, high, dtype=np.float32)
     if d["kind"] == "continuous":
         act = _spaces.Box(np.array(d["low"], np.float32), np.array(d["high"], np.float32),
                           dtype=np.float32)
@@ -108,7 +116,8 @@ def _single_spaces(d):
 
 
 def _batch_spaces(d, n):
-    obs = _spaces.Box(-np.inf, np.inf, (n, d["obs_size"]), np.float32)
+    low, high = _obs_bounds(d)
+    obs = _spaces.Box(np.tile(low, (n, 1)), np.tile(high, (n, 1)), dtype=np.float32)
     if d["kind"] == "continuous":
         act = _spaces.Box(np.tile(np.array(d["low"], np.float32), (n, 1)),
                           np.tile(np.array(d["high"], np.float32), (n, 1)), dtype=np.float32)

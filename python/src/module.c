@@ -155,7 +155,7 @@ int skpy_num_envs(PyObject *obj, int *num_envs) {
 PyObject *skpy_describe_env(const sk_env_def *env) {
     const sk_action_space *space = &env->action_space;
     PyObject *heads = PyList_New(0), *low = PyList_New(0), *high = PyList_New(0),
-             *logs = PyList_New(0);
+             *logs = PyList_New(0), *obs_low = NULL, *obs_high = NULL;
     if (!heads || !low || !high || !logs) goto fail;
     if (space->kind == SK_SPACE_DISCRETE) {
         for (int h = 0; h < space->num_heads; h++) {
@@ -178,11 +178,24 @@ PyObject *skpy_describe_env(const sk_env_def *env) {
         if (!s || PyList_Append(logs, s) < 0) { Py_XDECREF(s); goto fail; }
         Py_DECREF(s);
     }
+    if (env->obs_low) {
+        obs_low = PyList_New(env->obs_size);
+        obs_high = PyList_New(env->obs_size);
+        if (!obs_low || !obs_high) goto fail;
+        for (int k = 0; k < env->obs_size; k++) {
+            PyList_SET_ITEM(obs_low, k, PyFloat_FromDouble(env->obs_low[k]));
+            PyList_SET_ITEM(obs_high, k, PyFloat_FromDouble(env->obs_high[k]));
+        }
+    } else {
+        obs_low = Py_NewRef(Py_None);
+        obs_high = Py_NewRef(Py_None);
+    }
     const sk_env_extras *extras = sk_env_extras_of(env);
     const char *plugin = sk_env_plugin_path(env);
     return Py_BuildValue(
-        "{s:s,s:z,s:z,s:i,s:s,s:N,s:N,s:N,s:i,s:N,s:N,s:N,s:z,s:z,s:O}", "id", env->id, "alias",
-        env->alias, "summary", env->summary, "obs_size", env->obs_size, "kind",
+        "{s:s,s:z,s:z,s:i,s:N,s:N,s:s,s:N,s:N,s:N,s:i,s:N,s:N,s:N,s:z,s:z,s:O}", "id", env->id,
+        "alias", env->alias, "summary", env->summary, "obs_size", env->obs_size, "obs_low",
+        obs_low, "obs_high", obs_high, "kind",
         space->kind == SK_SPACE_DISCRETE ? "discrete" : "continuous", "heads", heads, "low", low,
         "high", high, "mask_size", env->mask_size, "max_episode_steps",
         env->max_episode_steps == INT32_MAX ? Py_NewRef(Py_None)
@@ -192,6 +205,8 @@ PyObject *skpy_describe_env(const sk_env_def *env) {
         "log_names", logs, "preset", extras->preset, "plugin", plugin, "python",
         skpy_env_is_python(env) ? Py_True : Py_False);
 fail:
+    Py_XDECREF(obs_low);
+    Py_XDECREF(obs_high);
     Py_XDECREF(heads);
     Py_XDECREF(low);
     Py_XDECREF(high);

@@ -14,6 +14,32 @@ from cartpole_ref import step as cartpole_step
 from conftest import BUILD, require
 
 
+# Gymnasium 1.4.0's observation spaces of the classic-control envs, from its source (CartPole's
+# unbounded velocities are float32's largest value there; skinner says inf).
+GYMNASIUM_OBS_BOUNDS = {
+    "CartPole-v1": ([-4.8, -np.inf, -12 * 2 * math.pi / 360 * 2, -np.inf],
+                    [4.8, np.inf, 12 * 2 * math.pi / 360 * 2, np.inf]),
+    "Acrobot-v1": ([-1, -1, -1, -1, -4 * math.pi, -9 * math.pi],
+                   [1, 1, 1, 1, 4 * math.pi, 9 * math.pi]),
+    "MountainCar-v0": ([-1.2, -0.07], [0.6, 0.07]),
+    "MountainCarContinuous-v0": ([-1.2, -0.07], [0.6, 0.07]),
+    "Pendulum-v1": ([-1, -1, -8], [1, 1, 8]),
+}
+
+
+@pytest.mark.parametrize("env_id", sorted(GYMNASIUM_OBS_BOUNDS))
+def test_observation_spaces_are_gymnasiums(env_id):
+    low, high = (np.array(b, np.float32) for b in GYMNASIUM_OBS_BOUNDS[env_id])
+    with skinner.make(env_id, num_envs=4, seed=3) as env:
+        space = env.single_observation_space
+        assert np.array_equal(space.low, low) and np.array_equal(space.high, high)
+        assert np.array_equal(env.observation_space.high, np.tile(high, (4, 1)))
+        obs, _ = env.reset(seed=3)
+        for _ in range(300):
+            assert env.observation_space.contains(obs)
+            obs, *_ = env.step(env.action_space.sample())
+
+
 def test_spaces_and_attributes():
     with skinner.make("CartPole-v1", num_envs=8, seed=0) as env:
         assert env.num_envs == 8

@@ -324,6 +324,12 @@ static int acrobot_state_arrays(void *state, sk_env_array *arrays) {
     return sk_soa_arrays(state, g_fields, NUM_FIELDS, arrays);
 }
 
+/* Gymnasium's observation space: cos and sin of both joint angles, the clipped velocities. */
+static const float acrobot_obs_low[OBS_SIZE] = {-1.0f, -1.0f, -1.0f, -1.0f, (float)-MAX_VEL_1,
+                                                (float)-MAX_VEL_2};
+static const float acrobot_obs_high[OBS_SIZE] = {1.0f, 1.0f, 1.0f, 1.0f, (float)MAX_VEL_1,
+                                                 (float)MAX_VEL_2};
+
 static const sk_env_extras acrobot_extras = {
     .preset = "acrobot",
 };
@@ -333,6 +339,8 @@ const sk_env_def sk_env_acrobot = {
     .alias = "acrobot",
     .summary = "swing a two-link pendulum's tip above a line by torquing its middle joint",
     .obs_size = OBS_SIZE,
+    .obs_low = acrobot_obs_low,
+    .obs_high = acrobot_obs_high,
     .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {NUM_ACTIONS}},
     .mask_size = 0,
     .max_episode_steps = MAX_EPISODE_STEPS,

@@ -658,9 +658,17 @@ static const sk_env_extras cartpole_p_extras = {
     .preset = "cartpole_p",
 };
 
+/* Gymnasium's observation space: x within twice its threshold, theta within twice its
+ * threshold (an episode ends past the threshold, so an observation stays well inside), the
+ * velocities unbounded. */
+static const float cartpole_obs_high[OBS_SIZE] = {(float)(2 * X_THRESHOLD), INFINITY,
+                                                  (float)(2 * THETA_THRESHOLD), INFINITY};
+static const float cartpole_obs_low[OBS_SIZE] = {(float)(-2 * X_THRESHOLD), -INFINITY,
+                                                 (float)(-2 * THETA_THRESHOLD), -INFINITY};
+
 /* What CartPole-v1 and CartPole-P-v1 share: spaces, limits, threshold, log and functions. */
 #define CARTPOLE_TABLE                                                                             \
-    .obs_size = OBS_SIZE,                                                                          \
+    .obs_size = OBS_SIZE, .obs_low = cartpole_obs_low, .obs_high = cartpole_obs_high,             \
     .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {2}},                \
     .mask_size = 0, .max_episode_steps = MAX_EPISODE_STEPS, .solved_threshold = 475.0,            \
     .num_log_fields = 2, .log_names = {"episode_return", "episode_length"},                        \

@@ -311,6 +311,10 @@ static int mountaincar_state_arrays(void *state, sk_env_array *arrays) {
     return sk_soa_arrays(state, g_fields, NUM_FIELDS, arrays);
 }
 
+/* Gymnasium's observation space (both variants): position and the clipped velocity. */
+static const float mountaincar_obs_low[OBS_SIZE] = {(float)MIN_POSITION, (float)-MAX_SPEED};
+static const float mountaincar_obs_high[OBS_SIZE] = {(float)MAX_POSITION, (float)MAX_SPEED};
+
 static const sk_env_extras mountaincar_extras = {
     .preset = "mountaincar",
 };
@@ -320,6 +324,8 @@ const sk_env_def sk_env_mountaincar = {
     .alias = "mountaincar",
     .summary = "drive an underpowered car up a hill by rocking it (3 discrete pushes)",
     .obs_size = OBS_SIZE,
+    .obs_low = mountaincar_obs_low,
+    .obs_high = mountaincar_obs_high,
     .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {3}},
     .mask_size = 0,
     .max_episode_steps = DISCRETE_MAX_EPISODE_STEPS,
@@ -343,6 +349,8 @@ const sk_env_def sk_env_mountaincar_continuous = {
     .alias = "mountaincar_continuous",
     .summary = "drive an underpowered car up a hill with a continuous force, paying for effort",
     .obs_size = OBS_SIZE,
+    .obs_low = mountaincar_obs_low,
+    .obs_high = mountaincar_obs_high,
     .action_space = {.kind = SK_SPACE_CONTINUOUS,
                      .dim = 1,
                      .low = {(float)CONTINUOUS_MIN_ACTION},

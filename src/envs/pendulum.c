@@ -252,9 +252,13 @@ static const sk_env_extras pendulum_p_extras = {
     .preset = "pendulum_p",
 };
 
+/* Gymnasium's observation space: cos and sin of the angle, the clipped angular velocity. */
+static const float pendulum_obs_low[OBS_SIZE] = {-1.0f, -1.0f, (float)-MAX_SPEED};
+static const float pendulum_obs_high[OBS_SIZE] = {1.0f, 1.0f, (float)MAX_SPEED};
+
 /* What Pendulum-v1 and Pendulum-P-v1 share: spaces, limits, threshold, log and functions. */
 #define PENDULUM_TABLE                                                                             \
-    .obs_size = OBS_SIZE,                                                                          \
+    .obs_size = OBS_SIZE, .obs_low = pendulum_obs_low, .obs_high = pendulum_obs_high,             \
     .action_space = {.kind = SK_SPACE_CONTINUOUS, .dim = 1, .low = {(float)-MAX_TORQUE},           \
                      .high = {(float)MAX_TORQUE}},                                                 \
     .mask_size = 0, .max_episode_steps = MAX_EPISODE_STEPS, .solved_threshold = -200.0,           \

@@ -31,7 +31,8 @@ struct sk_vec {
     sk_env_io io;
     /* the checked steps (sk_vec_step_checked): the observation's bounds, the
      * declared Box clamped to the finite floats, and the first fault seen */
-    float *obs_low, *obs_high; /* (obs_size) each */
+    float *obs_low, *obs_high; /* (bounds_rows, obs_size) each: the bounds repeated */
+    int bounds_rows;
     pthread_mutex_t fault_lock;
     atomic_bool faulted;
     char fault[768];
@@ -59,19 +60,28 @@ static sk_status alloc_buffer(const sk_vec *vec, const char *what, void **out, s
         if (check_status_ != SK_OK) return check_status_;                                          \
     } while (0)
 
+/* Values of bounds the Box check compares a block of rows against: a short
+ * observation (CartPole's 4) repeated over rows, so the check runs as one
+ * flat loop that vectorises instead of an inner loop of 4. */
+#define BOUNDS_BLOCK_VALUES 256
+
 /* The observation's bounds for the checked steps: the declared Box clamped
- * to the finite floats ("unbounded" still means finite). */
+ * to the finite floats ("unbounded" still means finite), repeated for
+ * bounds_rows rows. */
 static sk_status alloc_bounds(sk_vec *vec) {
     const sk_env_def *env = vec->env;
     size_t obs = (size_t)env->obs_size;
-    vec->obs_low = sk_alloc(obs * sizeof(float));
-    vec->obs_high = sk_alloc(obs * sizeof(float));
+    size_t rows = obs < BOUNDS_BLOCK_VALUES ? BOUNDS_BLOCK_VALUES / obs : 1;
+    vec->bounds_rows = (int)rows;
+    vec->obs_low = sk_alloc(rows * obs * sizeof(float));
+    vec->obs_high = sk_alloc(rows * obs * sizeof(float));
     if (!vec->obs_low || !vec->obs_high)
         return sk_fail(SK_ERR_NOMEM, "%s: out of memory for its observation bounds (obs_size %d)",
                        env->id, env->obs_size);
-    for (size_t k = 0; k < obs; k++) {
-        vec->obs_low[k] = env->obs_low ? fmaxf(env->obs_low[k], -FLT_MAX) : -FLT_MAX;
-        vec->obs_high[k] = env->obs_high ? fminf(env->obs_high[k], FLT_MAX) : FLT_MAX;
+    for (size_t j = 0; j < rows * obs; j++) {
+        size_t k = j % obs;
+        vec->obs_low[j] = env->obs_low ? fmaxf(env->obs_low[k], -FLT_MAX) : -FLT_MAX;
+        vec->obs_high[j] = env->obs_high ? fminf(env->obs_high[k], FLT_MAX) : FLT_MAX;
     }
     return SK_OK;
 }
@@ -352,14 +362,18 @@ static void record_fault(sk_vec *vec, int env_index, int64_t step, const char *f
     pthread_mutex_unlock(&vec->fault_lock);
 }
 
-/* Whether every value of rows lo..hi-1 (width values each) lies in [low[k], high[k]]:
- * one compare pair per value, false for NaN, no branch in the loop. */
+/* Whether every value of rows lo..hi-1 (width values each) lies within the
+ * bounds, which hold block_rows rows: one compare pair per value over blocks of
+ * whole rows, false for NaN, no branch in the loop. */
 static bool rows_within(const float *values, const float *low, const float *high, size_t lo,
-                        size_t hi, size_t width) {
+                        size_t hi, size_t width, size_t block_rows) {
     int outside = 0;
-    for (size_t i = lo; i < hi; i++) {
-        const float *row = values + i * width;
-        for (size_t k = 0; k < width; k++) outside |= !(row[k] >= low[k]) | !(row[k] <= high[k]);
+    const float *row = values + lo * width;
+    for (size_t i = lo; i < hi; i += block_rows) {
+        size_t count = (hi - i < block_rows ? hi - i : block_rows) * width;
+        for (size_t k = 0; k < count; k++)
+            outside |= !(row[k] >= low[k]) | !(row[k] <= high[k]);
+        row += count;
     }
     return !outside;
 }
@@ -376,7 +390,7 @@ static bool all_finite(const float *values, size_t count) {
 static bool obs_rows_good(const sk_vec *vec, const float *obs, size_t lo, size_t hi) {
     size_t O = (size_t)vec->env->obs_size;
     if (!vec->env->obs_low) return all_finite(obs + lo * O, (hi - lo) * O);
-    return rows_within(obs, vec->obs_low, vec->obs_high, lo, hi, O);
+    return rows_within(obs, vec->obs_low, vec->obs_high, lo, hi, O, (size_t)vec->bounds_rows);
 }
 
 /* Names the first bad value of one observation row (`field`: "observation" or
