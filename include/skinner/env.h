@@ -425,6 +425,35 @@ typedef struct sk_env_evaluation {
                      void *progress_user, sk_env_report *out);
 } sk_env_evaluation;
 
+/* The kinds of value an evaluation option takes. */
+typedef enum sk_option_kind {
+    SK_OPTION_INT,    /* an integer in [low, high] */
+    SK_OPTION_DOUBLE, /* a finite number in [low, high] */
+    SK_OPTION_BOOL,   /* true/false, 1/0, yes/no, on/off */
+    SK_OPTION_CHOICE, /* one of `choices` */
+    SK_OPTION_STRING,
+    SK_OPTION_PATH    /* a file or folder (a string the host may resolve) */
+} sk_option_kind;
+
+/*
+ * One option of an env's own evaluation, key eval.NAME: `skinner eval ENV
+ * --eval.NAME VALUE` sets it, `skinner eval ENV --help` prints the table.
+ * alias is an extra flag of its own ("--split"), or NULL; with alias_value
+ * the alias takes no value and sets that one ("--no-prune" sets prune to
+ * "false"). The evaluation still reads and checks each key itself (typed
+ * reads); the table is what hosts show and check before running it.
+ */
+typedef struct sk_env_option {
+    const char *name;            /* "split": the key eval.split */
+    sk_option_kind kind;
+    const char *help;            /* one line */
+    const char *default_text;    /* the default as --help shows it, or NULL */
+    double low, high;            /* INT and DOUBLE: the range */
+    const char *const *choices;  /* CHOICE: the values, NULL-terminated */
+    const char *alias;           /* "--split", or NULL */
+    const char *alias_value;     /* NULL: the alias takes a value */
+} sk_env_option;
+
 /*
  * Everything only one consumer needs, kept out of the contract: all optional.
  */
@@ -448,6 +477,11 @@ struct sk_env_extras {
     void (*heuristic)(const void *state, int lo, int hi, int32_t *actions);
     /* An evaluation of its own, or NULL. */
     const sk_env_evaluation *evaluation;
+    /* Optional (ABI 3): the options of that evaluation, ended by an entry
+     * whose name is NULL; NULL: none. Here rather than in sk_env_evaluation
+     * so an env can declare its options beside its extras; an older
+     * plugin's extras end before this member (it is read as NULL). */
+    const sk_env_option *eval_options;
 };
 
 /* The env's extras, or an empty table when it has none: never NULL. */

@@ -25,7 +25,7 @@ static const char *g_check_usage =
     "                8 for a slow env)\n"
     "  --seed N      the envs' seed (default 1); seed N+1 is the 'different seed'\n"
     "  --threads N   workers of the thread check (default one per core, at least 2)\n"
-    "  --env.KEY V   the env's config (e.g. --env.dataset DIR for Prover-v0)\n"
+    "  --env.KEY V   the env's config (e.g. --env.dataset DIR)\n"
     "  --env-lib P   load a plugin first (or name the env as P.so:ID)\n"
     "  --json        one JSON object: env, options, checks (name, status, detail,\n"
     "                env, step), passed, failed\n";

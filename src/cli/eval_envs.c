@@ -15,25 +15,22 @@ static const char *g_eval_usage =
     "usage: skinner eval ENV --checkpoint FILE|RUN_DIR [--env.KEY VALUE ...] [options]\n"
     "       skinner eval ENV --policy random|zero|heuristic [--config FILE] [--env.KEY VALUE ...]\n"
     "                        [options]\n"
+    "       skinner eval ENV --help    (also lists ENV's evaluation options)\n"
     "\n"
     "Runs a saved policy, or a baseline controller, for N whole episodes and\n"
     "prints the mean and standard deviation of the return and of the env's other\n"
-    "episode scores (Morpho-v0: test accuracy, extra parameters, fossils,\n"
-    "Shapley values), and how often each head-0 action was taken.\n"
+    "episode scores, and how often each head-0 action was taken.\n"
     "Baselines: 'random' takes uniform random actions (each head's allowed choices,\n"
     "continuous values within their bounds; --seed sets them); 'zero' takes action\n"
-    "0 on every head (Morpho-v0: WAIT, the host alone); 'heuristic' is the env's\n"
-    "hand-written controller (Morpho-v0 has one).\n"
+    "0 on every head; 'heuristic' is the env's hand-written controller, if it has one.\n"
     "They create the env from its preset (or --config) and --env.KEY overrides.\n"
     "A checkpoint carries its run's config; --env.KEY may only point its data\n"
     "locations elsewhere (keys the env reads as paths, such as env.dataset).\n"
     "\n"
-    "Prover-v0 is ranked instead, unless --episodes is given: each query of a\n"
-    "split and its head and/or tail corruptions (filtered: known true facts left\n"
-    "out) are proved with greedy actions and scored by the log-probability of\n"
-    "the proof found, a failed proof below any success, ties broken at random;\n"
-    "prints MRR and Hits@1/3/10 of the true query for each ranked side and\n"
-    "overall (their mean). Progress goes to stderr.\n"
+    "An env may have an evaluation of its own (a ranking, say), which runs on a\n"
+    "checkpoint in place of episodes unless --episodes is given. Its options are\n"
+    "--eval.KEY VALUE, and the aliases the env declares for them; 'skinner eval\n"
+    "ENV --help' lists them. Progress goes to stderr.\n"
     "\n"
     "options:\n"
     "  --checkpoint FILE   a policy.safetensors written by 'skinner train', or the run\n"
@@ -41,38 +38,17 @@ static const char *g_eval_usage =
     "  --policy NAME       checkpoint (default, needs --checkpoint), random, zero or\n"
     "                      heuristic\n"
     "  --config FILE       baselines: INI layered on the env's preset to create it\n"
-    "  --episodes N        episodes to run (default 100); for Prover-v0, run N\n"
-    "                      episodes and report returns instead of ranking\n"
+    "  --episodes N        episodes to run (default 100); with an env's own\n"
+    "                      evaluation, run N episodes and report returns instead\n"
     "  --greedy            take the most likely action instead of sampling\n"
-    "                      (ranking always does)\n"
-    "  --seed N            seed of the env resets and action sampling, or of the\n"
-    "                      ranking's tie-breaking (default 1)\n"
+    "  --seed N            seed of the env resets and action sampling, or the env's\n"
+    "                      own evaluation's eval.seed (default 1)\n"
+    "  --threads N         an env's own evaluation: worker threads (default 0: all\n"
+    "                      cores)\n"
+    "  --eval.KEY VALUE    an option of the env's own evaluation (see ENV --help)\n"
     "  --json              print one JSON object\n"
     "  --trace FILE        write every evaluated step (actions, op name, reward) and\n"
-    "                      every episode's scores to FILE as JSON lines\n"
-    "  --split NAME        Prover-v0 ranking: train, valid or test (default test)\n"
-    "  --queries N         Prover-v0 ranking: the first N queries of the split\n"
-    "                      (default: all)\n"
-    "  --threads N         Prover-v0 ranking: worker threads (default 0: all cores)\n"
-    "  --corrupt SIDE      Prover-v0 ranking: head, tail or both (default: the\n"
-    "                      run's env.corrupt; Countries' protocol is tail)\n"
-    "  --negatives N       Prover-v0 ranking: N sampled corruptions per side\n"
-    "                      (filtered, without replacement); default 0: all of them\n"
-    "  --kge RUN_OR_FILE   Prover-v0 ranking: a 'skinner kge train' model; reports\n"
-    "                      RL-only, KGE-only and hybrid figures of the same candidates\n"
-    "  --kge-weight W      hybrid = W log sigmoid(kge) + proof term (default 1)\n"
-    "  --proof MODE        fixed: + --proof-bonus for a proof (default 1), or\n"
-    "                      logprob: + --rl-weight x its log-probability (default 1);\n"
-    "                      a failed proof: - --fail-penalty (default 0)\n"
-    "  --branches N        Prover-v0 ranking: after the greedy proof, also try other\n"
-    "                      actions at each of its first N steps (then greedy again);\n"
-    "                      a candidate scores its best proof (default 0: the greedy\n"
-    "                      proof only)\n"
-    "  --alternatives K    with --branches: the 2nd to (K+1)th most likely actions at\n"
-    "                      each such step (default 1)\n"
-    "  --no-prune          Prover-v0 ranking: run the policy on every candidate, also\n"
-    "                      those the kb's least model shows unprovable (by default\n"
-    "                      they fail without a step; the figures are the same)\n";
+    "                      every episode's scores to FILE as JSON lines\n";
 
 typedef struct own_progress {
     const char *name; /* the evaluation's */
@@ -105,11 +81,11 @@ static int own_error(sk_status status) {
     return cli_error(SK_EXIT_USAGE, "%s", message);
 }
 
-/* The env's own evaluation (as Prover-v0's ranking) of a checkpoint. */
+/* The env's own evaluation (a ranking, say) of a checkpoint. */
 static int eval_own(const sk_env_def *env, const char *checkpoint, const sk_config *overrides,
                     const sk_config *options, int threads, bool json) {
     const sk_env_evaluation *evaluation = sk_env_extras_of(env)->evaluation;
-    /* under mpirun the evaluation's units (Prover-v0's queries) are split over
+    /* under mpirun the evaluation's units (a ranking's queries) are split over
      * the ranks and merged; rank 0 reports */
     const sk_comm *comm = cli_comm();
     bool root = comm->rank == 0;
@@ -206,23 +182,216 @@ static void print_eval(const sk_env_def *env, const char *who, bool greedy,
     }
 }
 
-/* Sets eval.NAME for the flag --NAME (an option of the env's own evaluation). */
-static int set_option(sk_config *options, const char *flag, const char *value) {
-    char key[64];
-    size_t name = strcspn(flag + 2, "="); /* --NAME or --NAME=VALUE */
-    snprintf(key, sizeof key, "eval.%.*s", (int)name, flag + 2);
-    for (char *c = key; *c; c++) /* --kge-weight: eval.kge_weight */
+static const char *const g_kind_values[] = {"N", "X", "true|false", "NAME", "TEXT", "PATH"};
+
+/* env's evaluation options, as `skinner eval ENV --help` prints them. */
+static void print_env_options(const sk_env_def *env) {
+    const sk_env_evaluation *evaluation = sk_env_extras_of(env)->evaluation;
+    const sk_env_option *table = sk_env_extras_of(env)->eval_options;
+    if (!evaluation) {
+        printf("\n%s has no evaluation of its own: it is evaluated by return over --episodes.\n",
+               env->id);
+        return;
+    }
+    printf("\n%s has an evaluation of its own, its %s, run on a checkpoint without\n"
+           "--episodes: %s.\nIts options:\n", env->id, evaluation->name,
+           evaluation->description ? evaluation->description : "");
+    if (!table || !table[0].name) {
+        printf("  (none declared: --eval.KEY VALUE goes to it unchecked)\n");
+        return;
+    }
+    for (const sk_env_option *option = table; option->name; option++) {
+        unsigned kind = (unsigned)option->kind;
+        const char *value = kind < sizeof g_kind_values / sizeof *g_kind_values
+                                ? g_kind_values[kind] : "VALUE";
+        printf("  --eval.%s %s", option->name, value);
+        if (option->alias)
+            printf(option->alias_value ? " (%s: %s)" : " (or %s)", option->alias,
+                   option->alias_value ? option->alias_value : "");
+        printf("\n      %s", option->help ? option->help : "");
+        if (option->kind == SK_OPTION_CHOICE && option->choices) {
+            printf("; one of ");
+            for (int c = 0; option->choices[c]; c++)
+                printf("%s%s", c ? ", " : "", option->choices[c]);
+        } else if (option->kind == SK_OPTION_INT && option->high >= 0x1p63) {
+            printf("; at least %.0f", option->low);
+        } else if (option->kind == SK_OPTION_INT || option->kind == SK_OPTION_DOUBLE) {
+            printf("; %.10g to %.10g", option->low, option->high);
+        }
+        if (option->default_text) printf("; default %s", option->default_text);
+        printf("\n");
+    }
+}
+
+/* The option of env's table that the flag names (--eval.NAME, '-' read as
+ * '_', or a declared alias); NULL if none. *by_alias says which. */
+static const sk_env_option *find_option(const sk_env_def *env, const char *flag, size_t length,
+                                        bool *by_alias) {
+    const sk_env_option *table = sk_env_extras_of(env)->eval_options;
+    for (const sk_env_option *option = table; option && option->name; option++) {
+        *by_alias = option->alias && strlen(option->alias) == length &&
+                    strncmp(option->alias, flag, length) == 0;
+        if (*by_alias) return option;
+        const char *name = flag + strlen("--eval.");
+        size_t name_length = length - strlen("--eval.");
+        if (length <= strlen("--eval.") || strncmp(flag, "--eval.", strlen("--eval.")) != 0 ||
+            strlen(option->name) != name_length)
+            continue;
+        bool same = true;
+        for (size_t k = 0; k < name_length && same; k++)
+            same = option->name[k] == (name[k] == '-' ? '_' : name[k]);
+        if (same) return option;
+    }
+    return NULL;
+}
+
+/* Whether value suits option (a usage error naming flag in *exit_code if not). */
+static bool check_option(const sk_env_option *option, const char *flag, const char *value,
+                         int *exit_code) {
+    long long whole;
+    double number;
+    bool truth;
+    switch (option->kind) {
+    case SK_OPTION_INT: {
+        /* a double of INT64_MAX rounds to 2^63, past long long */
+        long long high = option->high >= 0x1p63 ? INT64_MAX : (long long)option->high;
+        return cli_parse_int(flag, value, (long long)option->low, high, &whole, exit_code);
+    }
+    case SK_OPTION_DOUBLE:
+        return cli_parse_double(flag, value, option->low, option->high, &number, exit_code);
+    case SK_OPTION_BOOL:
+        if (sk_parse_bool(value, &truth)) return true;
+        *exit_code = cli_error(SK_EXIT_USAGE, "%s '%s' (expected true or false)", flag, value);
+        return false;
+    case SK_OPTION_CHOICE: {
+        char expected[256] = "";
+        for (int c = 0; option->choices && option->choices[c]; c++) {
+            if (strcmp(option->choices[c], value) == 0) return true;
+            size_t used = strlen(expected);
+            snprintf(expected + used, sizeof expected - used, "%s%s", c ? ", " : "",
+                     option->choices[c]);
+        }
+        *exit_code = cli_error(SK_EXIT_USAGE, "%s '%s' (expected one of: %s)", flag, value, expected);
+        return false;
+    }
+    default:
+        return true;
+    }
+}
+
+/* An unknown flag: refused naming the env's evaluation options. */
+static int unknown_flag(const sk_env_def *env, const char *arg) {
+    const sk_env_option *table = sk_env_extras_of(env)->eval_options;
+    if (!table || !table[0].name)
+        return cli_error(SK_EXIT_USAGE, "unknown option '%s' (see 'skinner eval --help'; %s declares "
+                                        "no evaluation options)",
+                         arg, env->id);
+    char names[1024] = "";
+    for (const sk_env_option *option = table; option->name; option++) {
+        size_t used = strlen(names);
+        snprintf(names + used, sizeof names - used, "%s--eval.%s", option == table ? "" : ", ",
+                 option->name);
+    }
+    return cli_error(SK_EXIT_USAGE, "unknown option '%s' (see 'skinner eval %s --help'; %s's "
+                                    "evaluation options: %s)",
+                     arg, env->id, env->id, names);
+}
+
+/* Reads argv[args->index] if it is one of env's evaluation options (or any
+ * --eval.KEY when the env has an evaluation but declares no table) into
+ * options as eval.NAME; false if it is not. *exit_code says whether it was
+ * refused. */
+static bool eval_option_flag(cli_args *args, const sk_env_def *env, sk_config *options,
+                             int *exit_code) {
+    const char *arg = args->argv[args->index];
+    size_t length = strcspn(arg, "=");
+    bool by_alias = false;
+    const sk_env_option *option = find_option(env, arg, length, &by_alias);
+    const sk_env_option *table = sk_env_extras_of(env)->eval_options;
+    bool unchecked = !option && sk_env_extras_of(env)->evaluation && (!table || !table[0].name) &&
+                     length > strlen("--eval.") && strncmp(arg, "--eval.", strlen("--eval.")) == 0;
+    if (!option && !unchecked) return false;
+    *exit_code = SK_EXIT_OK;
+    const char *value = NULL;
+    args->index++;
+    if (by_alias && option->alias_value) {
+        if (arg[length] == '=') {
+            *exit_code = cli_error(SK_EXIT_USAGE, "%.*s takes no value", (int)length, arg);
+            return true;
+        }
+        value = option->alias_value;
+    } else if (arg[length] == '=') {
+        value = arg + length + 1;
+    } else if (args->index < args->argc) {
+        value = args->argv[args->index++];
+    } else {
+        *exit_code = cli_error(SK_EXIT_USAGE, "option '%s' needs a value", arg);
+        return true;
+    }
+    char flag[128], key[160];
+    snprintf(flag, sizeof flag, "%.*s", (int)length, arg);
+    if (option && !check_option(option, flag, value, exit_code)) return true;
+    if (option) snprintf(key, sizeof key, "eval.%s", option->name);
+    else snprintf(key, sizeof key, "%s", flag + 2);
+    for (char *c = key; *c; c++)
         if (*c == '-') *c = '_';
     if (sk_config_set(options, key, value) != SK_OK)
-        return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
+        *exit_code = cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
+    return true;
+}
+
+/* The env argv names; a plugin env's checkpoint can name its plugin, so the
+ * --checkpoint given (a run folder read as its policy.safetensors, in
+ * checkpoint_in_dir) is resolved here too. */
+static int resolve_env(int argc, char **argv, const char **checkpoint, char *checkpoint_in_dir,
+                       size_t size, const sk_env_def **out) {
+    *checkpoint = NULL;
+    cli_args args = {argc, 1, argv};
+    while (args.index < argc) {
+        const char *value = NULL;
+        bool missing = false;
+        if (cli_flag(&args, "--checkpoint", &value, &missing)) {
+            if (!missing) *checkpoint = value;
+        } else {
+            args.index++;
+        }
+    }
+    struct stat checkpoint_info;
+    if (*checkpoint && stat(*checkpoint, &checkpoint_info) == 0 && S_ISDIR(checkpoint_info.st_mode)) {
+        /* a run folder: its checkpoint */
+        snprintf(checkpoint_in_dir, size, "%s/policy.safetensors", *checkpoint);
+        if (access(checkpoint_in_dir, F_OK) != 0)
+            return cli_error(SK_EXIT_FAILURE,
+                             "--checkpoint %s is a directory without policy.safetensors (expected a "
+                             "run folder written by 'skinner train', or the checkpoint file)",
+                             *checkpoint);
+        *checkpoint = checkpoint_in_dir;
+    }
+    const sk_env_def *env = sk_env_find(argv[0]);
+    if (!env && *checkpoint) { /* a plugin env: its checkpoint's run names the plugin */
+        char message[1024];
+        snprintf(message, sizeof message, "%s", sk_last_error());
+        if (sk_checkpoint_load_plugin(*checkpoint) != SK_OK)
+            return cli_error(SK_EXIT_USAGE, "%s; nor could the plugin its checkpoint names be "
+                                            "loaded: %s",
+                             message, sk_last_error());
+        env = sk_env_find(argv[0]);
+    }
+    if (!env) return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
+    *out = env;
     return SK_EXIT_OK;
 }
 
 /* cfg collects --env.KEY overrides, options the eval.* options of the env's
  * own evaluation; the caller frees both. */
 static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) {
-    if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
+    bool help = false;
+    for (int i = 0; i < argc; i++)
+        help |= strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
+    if (help) {
         fputs(g_eval_usage, stdout);
+        const sk_env_def *named = argc >= 1 && argv[0][0] != '-' ? sk_env_find(argv[0]) : NULL;
+        if (named) print_env_options(named);
         return SK_EXIT_OK;
     }
     if (argc < 1 || argv[0][0] == '-') {
@@ -230,23 +399,24 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
         return cli_error(SK_EXIT_USAGE, "missing ENV (see 'skinner envs')");
     }
     const char *checkpoint = NULL, *policy = "checkpoint", *config_path = NULL, *trace = NULL;
+    char checkpoint_in_dir[4200];
+    const sk_env_def *env = NULL;
+    int rc = resolve_env(argc, argv, &checkpoint, checkpoint_in_dir, sizeof checkpoint_in_dir, &env);
+    if (rc != SK_EXIT_OK) return rc;
     long long episodes = 100, seed = 1, threads = -1;
     bool greedy = false, json = false, explicit_episodes = false, explicit_seed = false;
     const char *own_flag = NULL; /* the first flag given for the env's own evaluation */
-    int rc = SK_EXIT_OK;
     cli_args args = {argc, 1, argv};
     while (args.index < argc) {
         const char *value = NULL, *arg = argv[args.index];
         bool missing = false;
-        if (cli_env_flag(&args, cfg, &rc)) {
+        if (cli_env_flag(&args, cfg, &rc) || eval_option_flag(&args, env, options, &rc)) {
             if (rc != SK_EXIT_OK) return rc;
+            if (strncmp(arg, "--env.", strlen("--env.")) != 0) own_flag = own_flag ? own_flag : arg;
             continue;
         }
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            fputs(g_eval_usage, stdout);
-            return SK_EXIT_OK;
-        } else if (cli_flag(&args, "--checkpoint", &value, &missing)) {
-            checkpoint = value;
+        if (cli_flag(&args, "--checkpoint", &value, &missing)) {
+            /* resolve_env read it */
         } else if (cli_flag(&args, "--policy", &value, &missing)) {
             if (!missing) policy = value;
         } else if (cli_flag(&args, "--config", &value, &missing)) {
@@ -255,35 +425,12 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
             if (!missing && !cli_parse_int("--episodes", value, 1, 10000000, &episodes, &rc))
                 return rc;
             explicit_episodes = true;
-        } else if (cli_flag(&args, "--split", &value, &missing) ||
-                   cli_flag(&args, "--corrupt", &value, &missing) ||
-                   cli_flag(&args, "--kge", &value, &missing) ||
-                   cli_flag(&args, "--negatives", &value, &missing) ||
-                   cli_flag(&args, "--branches", &value, &missing) ||
-                   cli_flag(&args, "--alternatives", &value, &missing) ||
-                   cli_flag(&args, "--kge-weight", &value, &missing) ||
-                   cli_flag(&args, "--rl-weight", &value, &missing) ||
-                   cli_flag(&args, "--proof", &value, &missing) ||
-                   cli_flag(&args, "--proof-bonus", &value, &missing) ||
-                   cli_flag(&args, "--fail-penalty", &value, &missing)) {
-            /* eval.split, eval.corrupt: the evaluation checks the value */
-            if (!missing && (rc = set_option(options, arg, value)) != SK_EXIT_OK) return rc;
-            own_flag = own_flag ? own_flag : arg;
-        } else if (cli_flag(&args, "--queries", &value, &missing)) {
-            long long queries;
-            if (!missing && !cli_parse_int("--queries", value, 1, INT32_MAX, &queries, &rc))
-                return rc;
-            if (!missing && (rc = set_option(options, arg, value)) != SK_EXIT_OK) return rc;
-            own_flag = own_flag ? own_flag : arg;
         } else if (cli_flag(&args, "--threads", &value, &missing)) {
             if (!missing && !cli_parse_int("--threads", value, 0, 4096, &threads, &rc)) return rc;
             own_flag = own_flag ? own_flag : arg;
         } else if (cli_flag(&args, "--seed", &value, &missing)) {
             if (!missing && !cli_parse_int("--seed", value, 0, INT64_MAX, &seed, &rc)) return rc;
             explicit_seed = true;
-        } else if (cli_flag(&args, "--no-prune", NULL, NULL)) {
-            if ((rc = set_option(options, "--prune", "false")) != SK_EXIT_OK) return rc;
-            own_flag = own_flag ? own_flag : arg;
         } else if (cli_flag(&args, "--greedy", NULL, NULL)) {
             greedy = true;
         } else if (cli_flag(&args, "--json", NULL, NULL)) {
@@ -291,33 +438,10 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
         } else if (cli_flag(&args, "--trace", &value, &missing)) {
             trace = value;
         } else {
-            return cli_error(SK_EXIT_USAGE, "unknown option '%s' (see 'skinner eval --help')", arg);
+            return unknown_flag(env, arg);
         }
         if (missing) return cli_error(SK_EXIT_USAGE, "option '%s' needs a value", arg);
     }
-    char checkpoint_in_dir[4200];
-    struct stat checkpoint_info;
-    if (checkpoint && stat(checkpoint, &checkpoint_info) == 0 && S_ISDIR(checkpoint_info.st_mode)) {
-        /* a run folder: its checkpoint */
-        snprintf(checkpoint_in_dir, sizeof checkpoint_in_dir, "%s/policy.safetensors", checkpoint);
-        if (access(checkpoint_in_dir, F_OK) != 0)
-            return cli_error(SK_EXIT_FAILURE,
-                             "--checkpoint %s is a directory without policy.safetensors (expected a "
-                             "run folder written by 'skinner train', or the checkpoint file)",
-                             checkpoint);
-        checkpoint = checkpoint_in_dir;
-    }
-    const sk_env_def *env = sk_env_find(argv[0]);
-    if (!env && checkpoint) { /* a plugin env: its checkpoint's run names the plugin */
-        char message[1024];
-        snprintf(message, sizeof message, "%s", sk_last_error());
-        if (sk_checkpoint_load_plugin(checkpoint) != SK_OK)
-            return cli_error(SK_EXIT_USAGE, "%s; nor could the plugin its checkpoint names be "
-                                            "loaded: %s",
-                             message, sk_last_error());
-        env = sk_env_find(argv[0]);
-    }
-    if (!env) return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
     bool baseline = strcmp(policy, "checkpoint") != 0;
     sk_controller controller = SK_CONTROLLER_ZERO;
     if (strcmp(policy, "heuristic") == 0) controller = SK_CONTROLLER_HEURISTIC;
@@ -355,7 +479,8 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
     if (own) {
         char seed_text[24];
         snprintf(seed_text, sizeof seed_text, "%lld", seed);
-        if (explicit_seed && (rc = set_option(options, "--seed", seed_text)) != SK_EXIT_OK) return rc;
+        if (explicit_seed && sk_config_set(options, "eval.seed", seed_text) != SK_OK)
+            return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
         return eval_own(env, checkpoint, cfg, options, threads < 0 ? 0 : (int)threads, json);
     }
     /* under mpirun each rank runs a slice of the evaluation envs; rank 0 reports */
@@ -486,7 +611,7 @@ int cmd_envs(int argc, char **argv) {
         }
     }
     if (!json && any_configurable)
-        printf("* the defaults: these sizes follow the env's config keys (e.g. Prover-v0's "
-               "env.max_atoms, env.max_successors, env.max_depth)\n");
+        printf("* the defaults: these sizes follow the env's config keys (--env.KEY; see the "
+               "env's docs)\n");
     return SK_EXIT_OK;
 }

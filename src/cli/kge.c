@@ -1,18 +1,9 @@
-/* skinner kge train | eval: knowledge-graph embeddings (src/kge, docs/prover.md). */
+/* skinner kge train | eval: flags into a config for skinner/kge.h's drivers, and their reports. */
 #include "cli.h"
 
-#include "core/config.h"
-#include "core/core.h"
-#include "io/safetensors.h"
-#include "kge/kge_train.h"
-#include "train/run_files.h"
+#include "skinner/kge.h"
 
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 static const char *g_kge_usage =
     "usage: skinner kge train --dataset DIR [options]\n"
@@ -55,10 +46,6 @@ static const char *g_kge_usage =
     "  --seed N             tie-breaking and sampling (default 1)\n"
     "  --threads N, --json\n";
 
-static const char *const g_schedule_names[] = {"constant", "cosine", NULL};
-static const char *const g_split_names[] = {"train", "valid", "test", NULL};
-static const char *const g_side_names[] = {"head", "tail", "both", NULL};
-
 /* --name value / --name=value into cfg as kge.name ('-' becomes '_'). */
 static int read_flags(int argc, char **argv, sk_config *cfg, const char **config_path, bool *json,
                       bool *quiet, bool *force) {
@@ -92,229 +79,59 @@ static int read_flags(int argc, char **argv, sk_config *cfg, const char **config
     return SK_EXIT_OK;
 }
 
-#define TRY_CFG(expr)                                                                              \
-    do {                                                                                           \
-        if ((expr) != SK_OK) {                                                                     \
-            rc = cli_error(SK_EXIT_USAGE, "%s", sk_last_error());                                  \
-            goto done;                                                                             \
-        }                                                                                          \
-    } while (0)
+/* A failure of the library: a key to change is a usage error. */
+static int kge_error(sk_status status) {
+    return cli_error(status == SK_ERR_CONFIG ? SK_EXIT_USAGE : SK_EXIT_FAILURE, "%s",
+                     sk_last_error());
+}
+
+static void train_started(const sk_kge_train_summary *sizes, void *user) {
+    (void)user;
+    fprintf(stderr, "kge: %s dim %d on %s: %d entities, %d relations, %d train facts\n",
+            sizes->model, sizes->dim, sizes->dataset, sizes->entities,
+            sizes->relations, sizes->train_facts);
+}
+
+static void train_epoch(const sk_kge_epoch *epoch, void *user) {
+    (void)user;
+    if (epoch->ranked || epoch->epoch == 1)
+        fprintf(stderr, "epoch %lld/%lld  loss %.4f  %.1fs\n", (long long)epoch->epoch,
+                (long long)epoch->epochs, epoch->loss, epoch->seconds);
+    if (epoch->ranked)
+        fprintf(stderr, "  valid (100 negatives per side): MRR %.4f  hits@1 %.4f  hits@10 %.4f\n",
+                epoch->valid.mrr, epoch->valid.hits1, epoch->valid.hits10);
+}
 
 static int kge_train(int argc, char **argv) {
     sk_config *cfg = sk_config_new();
     const char *config_path = NULL;
     bool json = false, quiet = false, force = false;
     int rc = read_flags(argc, argv, cfg, &config_path, &json, &quiet, &force);
-    sk_kb *kb = NULL;
-    sk_kge kge = {0};
-    sk_kge_trainer *trainer = NULL;
-    FILE *metrics = NULL;
-    int run_lock = -1;
-    if (rc != SK_EXIT_OK) goto done;
-    /* --resume RUN: the run's config, with only the epochs, threads and evaluation changeable */
-    char resume_dir[4096] = "";
-    const char *resume = sk_config_get(cfg, "kge.resume");
-    if (resume) {
-        snprintf(resume_dir, sizeof resume_dir, "%s", resume);
-        if (config_path) {
-            rc = cli_error(SK_EXIT_USAGE, "--resume continues a run with its own config.ini; drop --config");
-            goto done;
-        }
-        char run_config[4200];
-        snprintf(run_config, sizeof run_config, "%s/config.ini", resume_dir);
-        sk_config *run = sk_config_new();
-        sk_status loaded = sk_config_load_file(run, run_config);
-        const char *key, *value;
-        for (int k = 0; loaded == SK_OK && sk_config_entry_at(run, k, &key, &value); k++) {
-            if (strcmp(key, "kge.resume") == 0 || strcmp(key, "kge.run_dir") == 0) continue;
-            const char *given = sk_config_get(cfg, key);
-            bool changeable = strcmp(key, "kge.epochs") == 0 || strcmp(key, "kge.threads") == 0 ||
-                              strcmp(key, "kge.eval_every") == 0 || strcmp(key, "kge.run_dir") == 0;
-            if (given && !changeable && strcmp(given, value) != 0) {
-                rc = cli_error(SK_EXIT_USAGE,
-                               "%s = %s cannot change when resuming (the run has %s); only "
-                               "kge.epochs, kge.threads and kge.eval_every can",
-                               key, given, value);
-                sk_config_free(run);
-                goto done;
-            }
-            if (!given) sk_config_set(cfg, key, value);
-        }
-        sk_config_free(run);
-        if (loaded != SK_OK) {
-            rc = cli_error(SK_EXIT_FAILURE, "cannot resume '%s': %s", resume_dir, sk_last_error());
-            goto done;
-        }
-        sk_config_set(cfg, "kge.run_dir", resume_dir);
-        (void)sk_cfg_string(cfg, "kge.resume", NULL); /* read: not an unknown key */
-        force = true;
-    }
-    if (config_path) {
-        sk_config *file = sk_config_new();
-        sk_status loaded = sk_config_load_file(file, config_path);
-        const char *key, *value;
-        /* the command line's keys win over the file's */
-        for (int k = 0; loaded == SK_OK && sk_config_entry_at(file, k, &key, &value); k++)
-            if (!sk_config_get(cfg, key)) sk_config_set(cfg, key, value);
-        sk_config_free(file);
-        if (loaded != SK_OK) {
-            rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-            goto done;
-        }
-    }
-    const char *dataset = NULL, *run_dir = NULL;
-    int model = 0, schedule = 0;
-    int64_t dim, epochs, batch, negatives, seed, threads, eval_every;
-    double gamma, lr, weight_decay, temperature;
-    TRY_CFG(sk_cfg_path(cfg, "kge.dataset", NULL, &dataset));
-    if (!dataset || !dataset[0]) {
-        rc = cli_error(SK_EXIT_USAGE, "kge train needs --dataset DIR (a folder in DeepProofLog's format)");
-        goto done;
-    }
-    TRY_CFG(sk_cfg_choice(cfg, "kge.model", "rotate", sk_kge_model_names, &model));
-    TRY_CFG(sk_cfg_int(cfg, "kge.dim", 200, 1, SK_KGE_MAX_DIM, &dim));
-    TRY_CFG(sk_cfg_double(cfg, "kge.gamma", 6.0, 0.0, SK_KGE_MAX_GAMMA, &gamma));
-    TRY_CFG(sk_cfg_int(cfg, "kge.epochs", 100, 1, 1000000, &epochs));
-    TRY_CFG(sk_cfg_int(cfg, "kge.batch_size", 512, 1, 1 << 20, &batch));
-    TRY_CFG(sk_cfg_int(cfg, "kge.negatives", 256, 1, 1 << 20, &negatives));
-    TRY_CFG(sk_cfg_double(cfg, "kge.lr", 1e-3, 0.0, 10.0, &lr));
-    TRY_CFG(sk_cfg_double(cfg, "kge.weight_decay", 0.0, 0.0, 10.0, &weight_decay));
-    TRY_CFG(sk_cfg_choice(cfg, "kge.lr_schedule", "constant", g_schedule_names, &schedule));
-    TRY_CFG(sk_cfg_double(cfg, "kge.adversarial_temperature", 0.0, 0.0, 100.0, &temperature));
-    TRY_CFG(sk_cfg_int(cfg, "kge.eval_every", 10, 0, 1000000, &eval_every));
-    TRY_CFG(sk_cfg_int(cfg, "kge.seed", 1, 0, INT64_MAX, &seed));
-    TRY_CFG(sk_cfg_int(cfg, "kge.threads", 0, 0, 1024, &threads));
-    run_dir = sk_cfg_string(cfg, "kge.run_dir", NULL);
-    TRY_CFG(sk_cfg_check_unused(cfg, "kge"));
-    char default_dir[256];
-    if (!run_dir) {
-        time_t now = time(NULL);
-        struct tm tm;
-        localtime_r(&now, &tm);
-        char stamp[32];
-        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-        snprintf(default_dir, sizeof default_dir, "runs/kge-%s-%s-s%lld",
-                 sk_kge_model_names[model], stamp, (long long)seed);
-        run_dir = default_dir;
-    }
-    char path[4300];
-    snprintf(path, sizeof path, "%s/kge.safetensors", run_dir);
-    struct stat st;
-    if (!force && stat(path, &st) == 0) {
-        rc = cli_error(SK_EXIT_FAILURE, "%s already holds a model; give another --run-dir, or --force",
-                       run_dir);
-        goto done;
-    }
-    /* one writer per run folder: a second kge train into it (or a --resume of it) is refused */
-    if (sk_kb_load(&kb, dataset) != SK_OK || sk_mkdirs(run_dir) != SK_OK ||
-        sk_run_lock(run_dir, &run_lock) != SK_OK) {
+    if (rc == SK_EXIT_OK && force && sk_config_set(cfg, "kge.force", "true") != SK_OK)
         rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-        goto done;
+    sk_kge_train_summary summary;
+    if (rc == SK_EXIT_OK) {
+        sk_status status = sk_kge_train_run(cfg, config_path, quiet ? NULL : train_started,
+                                            quiet ? NULL : train_epoch, NULL, &summary);
+        if (status != SK_OK) rc = kge_error(status);
     }
-    if (sk_kge_init(&kge, (sk_kge_model)model, kb->num_consts, kb->num_preds - SK_KB_FIRST_PRED,
-                    (int)dim, (float)gamma, (uint64_t)seed) != SK_OK) {
-        rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-        goto done;
+    if (rc == SK_EXIT_OK) {
+        printf("trained %s (dim %d) for %lld epochs in %.1f s; model: %s\n", summary.model,
+               summary.dim, (long long)summary.epochs, summary.seconds, summary.model_path);
+        printf("evaluate: skinner kge eval --checkpoint %s --negatives 100\n", summary.run_dir);
     }
-    sk_kge_train_config tc = {.batch_size = (int)batch, .negatives = (int)negatives,
-                              .threads = (int)threads, .learning_rate = lr,
-                              .weight_decay = weight_decay, .adam_eps = 1e-8,
-                              .adversarial_temperature = temperature, .seed = (uint64_t)seed};
-    if (schedule == 1) /* cosine over every update of the run: ceil(facts / batch) an epoch */
-        tc.lr_decay_steps = epochs * sk_kge_batches_per_epoch(kb->facts[SK_KB_TRAIN].count, (int)batch);
-    if (sk_kge_trainer_create(&trainer, &kge, kb, &tc) != SK_OK) {
-        rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-        goto done;
-    }
-    int64_t done_epochs = 0;
-    char model_path[4300];
-    snprintf(model_path, sizeof model_path, "%s/kge.safetensors", run_dir);
-    if (resume_dir[0]) {
-        int restored = 0;
-        if (sk_kge_trainer_restore(trainer, model_path, &restored) != SK_OK) {
-            rc = cli_error(SK_EXIT_FAILURE, "cannot resume '%s': %s", resume_dir, sk_last_error());
-            goto done;
-        }
-        done_epochs = restored;
-        if (done_epochs >= epochs) {
-            rc = cli_error(SK_EXIT_USAGE,
-                           "'%s' has trained %lld epochs already; give --epochs above that to "
-                           "continue it",
-                           resume_dir, (long long)done_epochs);
-            goto done;
-        }
-    }
-    char *config_text = sk_config_to_string(cfg);
-    snprintf(path, sizeof path, "%s/config.ini", run_dir);
-    FILE *f = fopen(path, "w");
-    if (f && config_text) fputs(config_text, f);
-    if (f) fclose(f);
-    free(config_text);
-    snprintf(path, sizeof path, "%s/metrics.csv", run_dir);
-    metrics = fopen(path, done_epochs ? "a" : "w");
-    if (!metrics) {
-        rc = cli_error(SK_EXIT_FAILURE, "cannot write '%s'", path);
-        goto done;
-    }
-    if (!done_epochs)
-        fprintf(metrics, "epoch,steps,wall_seconds,loss,valid_mrr,valid_hits1,valid_hits10\n");
-    if (!quiet)
-        fprintf(stderr, "kge: %s dim %lld on %s: %d entities, %d relations, %d train facts\n",
-                sk_kge_model_names[model], (long long)dim, dataset, kb->num_consts,
-                kb->num_preds - SK_KB_FIRST_PRED, kb->facts[SK_KB_TRAIN].count);
-    double started = sk_now();
-    sk_rank_result valid = {0};
-    for (int64_t epoch = done_epochs + 1; epoch <= epochs; epoch++) {
-        double loss = sk_kge_train_epoch(trainer);
-        bool ranked = eval_every > 0 && (epoch % eval_every == 0 || epoch == epochs) &&
-                      kb->queries[SK_KB_VALID].count > 0;
-        if (ranked) {
-            sk_kge_rank_options ro = {.split = SK_KB_VALID, .sides = SK_PROVER_CORRUPT_BOTH,
-                                      .negatives = 100, .seed = 1, .threads = (int)threads};
-            if (sk_kge_rank(&kge, kb, &ro, &valid) != SK_OK) {
-                rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-                goto done;
-            }
-        }
-        double seconds = sk_now() - started;
-        if (ranked)
-            fprintf(metrics, "%lld,%lld,%.3f,%.6g,%.6g,%.6g,%.6g\n", (long long)epoch,
-                    (long long)sk_kge_trainer_steps(trainer), seconds, loss, valid.overall.mrr,
-                    valid.overall.hits1, valid.overall.hits10);
-        else
-            fprintf(metrics, "%lld,%lld,%.3f,%.6g,,,\n", (long long)epoch,
-                    (long long)sk_kge_trainer_steps(trainer), seconds, loss);
-        fflush(metrics);
-        if (!quiet && (ranked || epoch == 1))
-            fprintf(stderr, "epoch %lld/%lld  loss %.4f  %s%.1fs\n", (long long)epoch,
-                    (long long)epochs, loss, "", seconds);
-        if (!quiet && ranked)
-            fprintf(stderr, "  valid (100 negatives per side): MRR %.4f  hits@1 %.4f  hits@10 %.4f\n",
-                    valid.overall.mrr, valid.overall.hits1, valid.overall.hits10);
-        if (!isfinite(loss)) {
-            rc = cli_error(SK_EXIT_FAILURE, "the loss is not finite at epoch %lld; lower --lr",
-                           (long long)epoch);
-            goto done;
-        }
-        /* a resumable checkpoint with every evaluation, and at the end */
-        if ((ranked || epoch == epochs) &&
-            sk_kge_trainer_save(trainer, model_path, dataset, (int)epoch, cfg) != SK_OK) {
-            rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-            goto done;
-        }
-    }
-    snprintf(path, sizeof path, "%s", model_path);
-    printf("trained %s (dim %lld) for %lld epochs in %.1f s; model: %s\n", sk_kge_model_names[model],
-           (long long)dim, (long long)epochs, sk_now() - started, path);
-    printf("evaluate: skinner kge eval --checkpoint %s --negatives 100\n", run_dir);
-done:
-    if (metrics) fclose(metrics);
-    sk_run_unlock(run_lock);
-    sk_kge_trainer_destroy(trainer);
-    sk_kge_free(&kge);
-    sk_kb_free(kb);
     sk_config_free(cfg);
     return rc;
+}
+
+static void print_scores(const char *name, const sk_kge_scores *s) {
+    printf("  %-8s MRR %.4f  hits@1 %.4f  hits@3 %.4f  hits@10 %.4f\n", name, s->mrr, s->hits1,
+           s->hits3, s->hits10);
+}
+
+static void print_json_scores(const char *name, const sk_kge_scores *s) {
+    printf(", \"%s\": {\"mrr\": %.6g, \"hits1\": %.6g, \"hits3\": %.6g, \"hits10\": %.6g}", name,
+           s->mrr, s->hits1, s->hits3, s->hits10);
 }
 
 static int kge_eval(int argc, char **argv) {
@@ -322,86 +139,36 @@ static int kge_eval(int argc, char **argv) {
     const char *config_path = NULL;
     bool json = false, quiet = false, force = false;
     int rc = read_flags(argc, argv, cfg, &config_path, &json, &quiet, &force);
-    sk_kb *kb = NULL;
-    sk_kge kge = {0};
-    bool loaded = false;
-    if (rc != SK_EXIT_OK) goto done;
-    const char *checkpoint = sk_cfg_string(cfg, "kge.checkpoint", NULL), *dataset = NULL;
-    if (!checkpoint) {
-        rc = cli_error(SK_EXIT_USAGE, "kge eval needs --checkpoint (a kge run folder or its kge.safetensors)");
-        goto done;
+    sk_kge_eval_summary r;
+    if (rc == SK_EXIT_OK) {
+        sk_status status = sk_kge_eval_run(cfg, &r);
+        if (status != SK_OK) rc = kge_error(status);
     }
-    char path[4300], saved_dataset[4096];
-    struct stat st;
-    if (stat(checkpoint, &st) == 0 && S_ISDIR(st.st_mode)) snprintf(path, sizeof path, "%s/kge.safetensors", checkpoint);
-    else snprintf(path, sizeof path, "%s", checkpoint);
-    if (sk_kge_load(&kge, path, saved_dataset, sizeof saved_dataset) != SK_OK) {
-        rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-        goto done;
-    }
-    loaded = true;
-    int split = 2, side = 2;
-    int64_t negatives, queries, seed, threads;
-    TRY_CFG(sk_cfg_path(cfg, "kge.dataset", saved_dataset[0] ? saved_dataset : NULL, &dataset));
-    TRY_CFG(sk_cfg_choice(cfg, "kge.split", "test", g_split_names, &split));
-    TRY_CFG(sk_cfg_choice(cfg, "kge.corrupt", "both", g_side_names, &side));
-    TRY_CFG(sk_cfg_int(cfg, "kge.negatives", 0, 0, INT32_MAX, &negatives));
-    TRY_CFG(sk_cfg_int(cfg, "kge.queries", 0, 0, INT32_MAX, &queries));
-    TRY_CFG(sk_cfg_int(cfg, "kge.seed", 1, 0, INT64_MAX, &seed));
-    TRY_CFG(sk_cfg_int(cfg, "kge.threads", 0, 0, 1024, &threads));
-    TRY_CFG(sk_cfg_check_unused(cfg, "kge"));
-    if (!dataset) {
-        rc = cli_error(SK_EXIT_USAGE, "the model names no dataset; give --dataset DIR");
-        goto done;
-    }
-    if (sk_kb_load(&kb, dataset) != SK_OK) {
-        rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-        goto done;
-    }
-    static const int sides[] = {SK_PROVER_CORRUPT_HEAD, SK_PROVER_CORRUPT_TAIL, SK_PROVER_CORRUPT_BOTH};
-    sk_kge_rank_options ro = {.split = (sk_kb_split)split, .max_queries = (int)queries,
-                              .sides = sides[side], .negatives = (int)negatives,
-                              .seed = (uint64_t)seed, .threads = (int)threads};
-    sk_rank_result r;
-    if (sk_kge_rank(&kge, kb, &ro, &r) != SK_OK) {
-        rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-        goto done;
-    }
-    char protocol[64];
-    if (negatives > 0) snprintf(protocol, sizeof protocol, "%lld sampled negatives", (long long)negatives);
-    else snprintf(protocol, sizeof protocol, "all corruptions");
+    sk_config_free(cfg);
+    if (rc != SK_EXIT_OK) return rc;
     if (json) {
         printf("{\"model\": \"%s\", \"dim\": %d, \"split\": \"%s\", \"corrupt\": \"%s\", "
                "\"negatives\": %lld, \"queries\": %d, \"seconds\": %.3f, \"mrr\": %.6g, "
                "\"hits1\": %.6g, \"hits3\": %.6g, \"hits10\": %.6g",
-               sk_kge_model_names[kge.model], kge.dim, g_split_names[split], g_side_names[side],
-               (long long)negatives, r.queries, r.seconds, r.overall.mrr, r.overall.hits1,
-               r.overall.hits3, r.overall.hits10);
-        if (ro.sides & SK_PROVER_CORRUPT_HEAD)
-            printf(", \"head\": {\"mrr\": %.6g, \"hits1\": %.6g, \"hits3\": %.6g, \"hits10\": %.6g}",
-                   r.head.mrr, r.head.hits1, r.head.hits3, r.head.hits10);
-        if (ro.sides & SK_PROVER_CORRUPT_TAIL)
-            printf(", \"tail\": {\"mrr\": %.6g, \"hits1\": %.6g, \"hits3\": %.6g, \"hits10\": %.6g}",
-                   r.tail.mrr, r.tail.hits1, r.tail.hits3, r.tail.hits10);
+               r.model, r.dim, r.split, r.corrupt, (long long)r.negatives, r.queries, r.seconds,
+               r.overall.mrr, r.overall.hits1, r.overall.hits3, r.overall.hits10);
+        if (r.head_ranked) print_json_scores("head", &r.head);
+        if (r.tail_ranked) print_json_scores("tail", &r.tail);
         printf("}\n");
-    } else {
-        printf("%s dim %d, %s split, %d queries, %s, filtered (%.2f s):\n",
-               sk_kge_model_names[kge.model], kge.dim, g_split_names[split], r.queries, protocol,
-               r.seconds);
-        printf("  %-8s MRR %.4f  hits@1 %.4f  hits@3 %.4f  hits@10 %.4f\n", "mean", r.overall.mrr,
-               r.overall.hits1, r.overall.hits3, r.overall.hits10);
-        if (ro.sides == SK_PROVER_CORRUPT_BOTH) {
-            printf("  %-8s MRR %.4f  hits@1 %.4f  hits@3 %.4f  hits@10 %.4f\n", "head", r.head.mrr,
-                   r.head.hits1, r.head.hits3, r.head.hits10);
-            printf("  %-8s MRR %.4f  hits@1 %.4f  hits@3 %.4f  hits@10 %.4f\n", "tail", r.tail.mrr,
-                   r.tail.hits1, r.tail.hits3, r.tail.hits10);
-        }
+        return SK_EXIT_OK;
     }
-done:
-    if (loaded) sk_kge_free(&kge);
-    sk_kb_free(kb);
-    sk_config_free(cfg);
-    return rc;
+    char protocol[64];
+    if (r.negatives > 0)
+        snprintf(protocol, sizeof protocol, "%lld sampled negatives", (long long)r.negatives);
+    else snprintf(protocol, sizeof protocol, "all corruptions");
+    printf("%s dim %d, %s split, %d queries, %s, filtered (%.2f s):\n", r.model, r.dim, r.split,
+           r.queries, protocol, r.seconds);
+    print_scores("mean", &r.overall);
+    if (r.head_ranked && r.tail_ranked) {
+        print_scores("head", &r.head);
+        print_scores("tail", &r.tail);
+    }
+    return SK_EXIT_OK;
 }
 
 int cmd_kge(int argc, char **argv) {

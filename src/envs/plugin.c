@@ -50,17 +50,25 @@ static size_t table_size_of_version(int version) {
 }
 
 /* Copies of an older version's tables with the newer members zeroed (reading
- * them as the current version would read past their end). */
+ * them as the current version would read past their end). Their extras too:
+ * before version 3 they end before eval_options. One allocation each. */
 static const sk_env_def **upgrade_tables(const sk_env_def *const *envs, int count, int version) {
     const sk_env_def **tables = calloc((size_t)count + 1, sizeof *tables);
     for (int k = 0; tables && k < count; k++) {
-        sk_env_def *copy = calloc(1, sizeof *copy);
+        struct {
+            sk_env_def def;
+            sk_env_extras extras;
+        } *copy = calloc(1, sizeof *copy);
         if (!copy) {
             free_tables(tables, k);
             return NULL;
         }
-        memcpy(copy, envs[k], table_size_of_version(version));
-        tables[k] = copy;
+        memcpy(&copy->def, envs[k], table_size_of_version(version));
+        if (copy->def.extras) {
+            memcpy(&copy->extras, copy->def.extras, offsetof(sk_env_extras, eval_options));
+            copy->def.extras = &copy->extras;
+        }
+        tables[k] = &copy->def;
     }
     return tables;
 }

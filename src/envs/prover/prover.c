@@ -506,10 +506,13 @@ static sk_status prover_check_state(const void *state, int num_envs) {
     return SK_OK;
 }
 
+extern const sk_env_option sk_prover_eval_options[]; /* eval_options.c */
+
 static const sk_env_extras prover_extras = {
     .preset = "prover",
     .obs_atoms = prover_obs_atoms,
     .evaluation = &sk_prover_ranking,
+    .eval_options = sk_prover_eval_options,
 };
 
 const sk_env_def sk_env_prover = {
