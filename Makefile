@@ -26,6 +26,7 @@ run: build
 # ctest's log; scripts/skipped_cases.sh lists them). Under CI=true nothing skips: a
 # missing requirement fails its test, naming the path.
 test: build
+	@bash scripts/setup.sh --test
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS); status=$$?; \
 	bash $(CURDIR)/scripts/skipped_cases.sh $(abspath $(BUILD))/Testing/Temporary/LastTest.log; \
 	exit $$status

@@ -7,8 +7,7 @@ set -euo pipefail
 # plotter's PLplot with its cairo driver; test: cmocka and tmux (monitor tests); data:
 # Fashion-MNIST for Morpho-v0 (/usr/share/datasets/fashion-mnist); fuzz: clang and its
 # libFuzzer runtime (libclang_rt.fuzzer, a Recommends of clang that --no-install-recommends skips);
-# the Python module: headers, NumPy and pytest for Debian's python3 (python3-torch is optional:
-# the tests and examples that compare against PyTorch skip without it); data-parallel training:
+# the Python module: headers, NumPy and pytest for Debian's python3; data-parallel training:
 # Open MPI (mpirun and the headers and library skinner links when it finds them); Morpho's
 # convolutional host: oneDNN.
 packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev zlib1g-dev
@@ -16,6 +15,11 @@ packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev zlib1g-d
           dataset-fashion-mnist clang libclang-rt-14-dev
           python3-dev python3-numpy python3-pytest
           openmpi-bin libopenmpi-dev libdnnl-dev)
+# --test (make test): PyTorch too, for the Python tests that compare skinner's networks with
+# PyTorch's (a reference only: skinner never imports it). Without it they skip, or under CI fail.
+if [[ ${1:-} == --test ]]; then
+    packages+=(python3-torch)
+fi
 
 missing=()
 for pkg in "${packages[@]}"; do

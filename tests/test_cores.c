@@ -230,14 +230,14 @@ static void test_lstm_state_layout(void **state) {
  * the model's size from the layout's arithmetic, an update's batch from the config. */
 static void test_trainer_sizes(void **state) {
     (void)state;
+    static const char *const settings[][2] = {
+        {"env.id", "CartPole-v1"}, {"env.num_envs", "8"},     {"ppo.horizon", "32"},
+        {"policy.core", "lstm"},   {"policy.hidden", "16"},   {"policy.core_size", "8"},
+        {"policy.layers", "0"},
+    };
     sk_config *cfg = sk_config_new();
-    sk_config_set(cfg, "env.id", "CartPole-v1");
-    sk_config_set(cfg, "env.num_envs", "8");
-    sk_config_set(cfg, "ppo.horizon", "32");
-    sk_config_set(cfg, "policy.core", "lstm");
-    sk_config_set(cfg, "policy.hidden", "16");
-    sk_config_set(cfg, "policy.core_size", "8");
-    sk_config_set(cfg, "policy.layers", "0");
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++)
+        sk_config_set(cfg, settings[i][0], settings[i][1]);
     sk_trainer *tr = NULL;
     assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
     /* encoder (16 x 4 + 16), LSTM (4 x 8 x (16 + 8 + 2)), actor (2 x 8 + 2), critic (8 + 1) */

@@ -35,6 +35,19 @@ def require(path, why):
     pytest.skip(message)
 
 
+def require_torch():
+    """torch, for the comparisons against PyTorch; `make test` installs Debian's python3-torch
+    (scripts/setup.sh --test). Skips without it, and under CI fails instead."""
+    try:
+        import torch
+    except ImportError as error:
+        message = f"could not import torch ({error}): install python3-torch (scripts/setup.sh --test)"
+        if under_ci():
+            pytest.fail(f"{message}; CI=true: a missing requirement fails the run", pytrace=False)
+        pytest.skip(message)
+    return torch
+
+
 @pytest.fixture
 def countries():
     return str(require(COUNTRIES, "the dataset countries_s3 of ../shared: put ../shared next to "

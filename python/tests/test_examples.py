@@ -12,7 +12,7 @@ import sys
 import pytest
 
 import skinner
-from conftest import REPO
+from conftest import REPO, require_torch
 
 EXAMPLES = REPO / "examples" / "python"
 
@@ -54,7 +54,7 @@ def test_numpy_env_example_solves():
 
 
 def test_torch_ppo_example_runs():
-    pytest.importorskip("torch", reason="python3-torch is not installed: the PyTorch example is skipped")
+    require_torch()
     out = run("torch_ppo.py", "--total-steps", "8192", "--seed", "1")
     assert out.returncode == 0, out.stdout + out.stderr
     assert re.search(r"steps/s", out.stdout), out.stdout

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import skinner
+from conftest import require_torch
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +82,7 @@ def test_state_semantics_and_errors(solved_lstm, tmp_path):
 
 
 def test_agrees_with_torch_lstm(tmp_path):
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     run = tmp_path / "run"
     # raw observations (no normaliser) so that the torch net reads what skinner's reads
     skinner.train("CartPole-P-v1", config={"ppo.norm_obs": False}, run_dir=run,

@@ -13,7 +13,7 @@ import pytest
 
 import skinner
 from cartpole_ref import NumpyCartPole
-from conftest import REPO
+from conftest import REPO, require_torch
 
 if "NumpyCartPole-v1" not in skinner.envs():
     skinner.register("NumpyCartPole-v1", NumpyCartPole, max_episode_steps=500,
@@ -187,7 +187,7 @@ def test_load_state_dict_matches_the_file(trained):
 
 
 def test_act_agrees_with_a_pytorch_network_built_from_the_state_dict(trained):
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     policy = skinner.load(trained)
     sd = {k: torch.from_numpy(v) for k, v in policy.state_dict().items()}
     actor = torch.nn.Sequential(torch.nn.Linear(4, 64), torch.nn.Tanh(), torch.nn.Linear(64, 64),

@@ -116,57 +116,23 @@ static sk_status resolve_sequences(sk_trainer *tr) {
 
 static const char *const g_sections[] = {"env", "ppo", "policy", "train", "governor", NULL};
 
-static sk_status alloc_floats(float **out, size_t count) {
-    *out = sk_alloc(count * sizeof(float));
-    return *out ? SK_OK : sk_fail(SK_ERR_NOMEM, "out of memory (%zu floats)", count);
-}
-
-static sk_status alloc_bytes(void **out, size_t count) {
-    *out = sk_alloc(count);
-    return *out ? SK_OK : sk_fail(SK_ERR_NOMEM, "out of memory (%zu bytes)", count);
-}
-
+/* A worker's stream and scratch beyond the table's arrays (trainer_state.c). */
 static sk_status alloc_worker(sk_trainer *tr, sk_worker *wk, int w) {
     int slice = wk->hi - wk->lo;
-    int L = tr->rollout.bptt_horizon;
     int block_sequences =
         (tr->learner.minibatch_sequences + tr->total_workers - 1) / tr->total_workers;
-    int block = block_sequences * L;
-    size_t S = (size_t)tr->rollout.state_size;
-    int capacity = SK_MAX(SK_MAX(slice, block), 1);
-    size_t O = (size_t)tr->obs_size;
+    int capacity = SK_MAX(SK_MAX(slice, block_sequences * tr->rollout.bptt_horizon), 1);
     /* the run's worker index: one process with K threads and K ranks of one
      * thread each give each worker the same stream */
     wk->rng = sk_rng_seed(tr->s.seed ^ 0x5eed5eed5eedULL, (uint64_t)(tr->worker_offset + w));
     CHECK(sk_policy_work_alloc(&wk->work, &tr->learner.policy, capacity));
-    CHECK(alloc_floats(&wk->grads, tr->learner.policy.num_params));
-    CHECK(alloc_floats(&wk->mb_obs, (size_t)block * O + 1));
-    CHECK(alloc_floats(&wk->mb_logp, (size_t)block + 1));
-    CHECK(alloc_floats(&wk->mb_adv, (size_t)block + 1));
-    CHECK(alloc_floats(&wk->mb_returns, (size_t)block + 1));
-    CHECK(alloc_floats(&wk->mb_values, (size_t)block + 1));
-    CHECK(alloc_bytes((void **)&wk->mb_actions, ((size_t)block * tr->num_heads + 1) * sizeof(int32_t)));
-    CHECK(alloc_floats(&wk->mb_actions_f, (size_t)block * (size_t)tr->action_dim + 1));
     CHECK(sk_welford_init(&wk->obs_acc, tr->obs_size));
     CHECK(sk_welford_init(&wk->return_acc, 1));
-    CHECK(alloc_bytes((void **)&wk->mb_masks, (size_t)block * (size_t)tr->mask_size + 1));
-    CHECK(alloc_floats(&wk->trunc_obs, (size_t)slice * O + 1));
-    CHECK(alloc_bytes((void **)&wk->trunc_index, ((size_t)slice + 1) * sizeof(int)));
-    CHECK(alloc_floats(&wk->trunc_state, (size_t)slice * S + 1));
-    CHECK(alloc_floats(&wk->mb_state0, (size_t)block_sequences * S + 1));
-    CHECK(alloc_bytes((void **)&wk->mb_resets, (size_t)block + 1));
-    size_t record = (size_t)tr->env->num_log_fields + 1;
-    CHECK(alloc_floats(&wk->episodes, record * ((size_t)tr->s.horizon * (size_t)slice + 1)));
     return SK_OK;
 }
 
 static void free_worker(sk_worker *wk) {
     sk_policy_work_free(&wk->work);
-    void *all[] = {wk->grads,   wk->mb_obs,     wk->mb_logp,    wk->mb_adv,
-                   wk->mb_returns, wk->mb_values, wk->mb_actions, wk->mb_masks,
-                   wk->trunc_obs, wk->trunc_index, wk->episodes, wk->mb_actions_f,
-                   wk->trunc_state, wk->mb_state0, wk->mb_resets};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sk_free(all[i]);
     sk_welford_free(&wk->obs_acc);
     sk_welford_free(&wk->return_acc);
 }
@@ -224,15 +190,11 @@ static sk_status trainer_build_local(sk_trainer *tr) {
  * among the run's. */
 static sk_status count_workers(sk_trainer *tr) {
     int K = tr->comm.size;
+    CHECK(sk_trainer_state_alloc(tr, true));
     double *counts = malloc((size_t)K * sizeof *counts);
-    tr->rank_workers = malloc((size_t)K * sizeof *tr->rank_workers);
-    tr->rank_floats = malloc((size_t)K * sizeof *tr->rank_floats);
     double mine = tr->num_workers;
     if (counts) sk_comm_allgather_f64(&tr->comm, &mine, 1, counts);
-    if (!counts || !tr->rank_workers || !tr->rank_floats) {
-        free(counts);
-        return sk_fail(SK_ERR_NOMEM, "out of memory");
-    }
+    if (!counts) return sk_fail(SK_ERR_NOMEM, "out of memory");
     tr->worker_offset = tr->total_workers = tr->max_workers = 0;
     for (int r = 0; r < K; r++) {
         tr->rank_workers[r] = (int)counts[r];
@@ -241,13 +203,6 @@ static sk_status count_workers(sk_trainer *tr) {
         tr->max_workers = SK_MAX(tr->max_workers, tr->rank_workers[r]);
     }
     free(counts);
-    size_t parts = (size_t)K * (size_t)tr->max_workers;
-    tr->rngs_all = malloc((1 + (size_t)tr->total_workers) * sizeof *tr->rngs_all);
-    tr->part_start = malloc(parts * sizeof *tr->part_start);
-    tr->part_count = malloc(parts * sizeof *tr->part_count);
-    tr->part_cursor = malloc(parts * sizeof *tr->part_cursor);
-    if (!tr->rngs_all || !tr->part_start || !tr->part_count || !tr->part_cursor)
-        return sk_fail(SK_ERR_NOMEM, "out of memory");
     return SK_OK;
 }
 
@@ -313,6 +268,13 @@ void sk_trainer_sync_state(sk_trainer *tr) {
     free(scratch);
 }
 
+size_t sk_trainer_exchange_bytes(sk_trainer *tr) {
+    if (tr->comm.size == 1) return 0;
+    sk_comm_columns columns[MAX_COLUMNS];
+    int n = rollout_columns(tr, columns);
+    return sk_comm_columns_scratch(columns, n, tr->s.num_envs);
+}
+
 /* After a rollout, every rank gets every rank's rows: each computes its
  * share of every minibatch, drawn from all the envs as in one process. */
 static void exchange_rollout(sk_trainer *tr) {
@@ -343,20 +305,13 @@ static sk_status trainer_build_shared(sk_trainer *tr) {
     tr->rollout.num_heads = tr->num_heads;
     tr->rollout.action_dim = tr->action_dim;
     tr->rollout.mask_size = tr->mask_size;
-    CHECK(sk_trainer_state_alloc(tr));
-    if (tr->comm.size > 1) {
-        sk_comm_columns columns[MAX_COLUMNS];
-        int n = rollout_columns(tr, columns);
-        tr->columns_scratch = sk_alloc(sk_comm_columns_scratch(columns, n, N) + 1);
-        if (!tr->columns_scratch) return sk_fail(SK_ERR_NOMEM, "out of memory");
-    }
-    CHECK(learner_init(tr));
     tr->workers = calloc((size_t)tr->num_workers, sizeof(sk_worker));
     if (!tr->workers) return sk_fail(SK_ERR_NOMEM, "out of memory");
-    for (int w = 0; w < tr->num_workers; w++) {
+    for (int w = 0; w < tr->num_workers; w++)
         sk_vec_slice(tr->vec, w, &tr->workers[w].lo, &tr->workers[w].hi);
-        CHECK(alloc_worker(tr, &tr->workers[w], w));
-    }
+    CHECK(sk_trainer_state_alloc(tr, false));
+    CHECK(learner_init(tr));
+    for (int w = 0; w < tr->num_workers; w++) CHECK(alloc_worker(tr, &tr->workers[w], w));
     tr->result.solved_at_steps = -1;
     tr->result.solved_at_seconds = NAN;
     return SK_OK;
@@ -404,16 +359,9 @@ sk_status sk_trainer_create_comm(sk_trainer **out, const sk_config *cfg, const s
 void sk_trainer_destroy(sk_trainer *tr) {
     if (!tr) return;
     for (int w = 0; tr->workers && w < tr->num_workers; w++) free_worker(&tr->workers[w]);
+    sk_trainer_state_free(tr); /* the workers' arrays too: before the workers go */
     free(tr->workers);
-    free(tr->rank_workers);
-    free(tr->rngs_all);
-    free((void *)tr->part_start);
-    free(tr->part_count);
-    free(tr->part_cursor);
-    free(tr->rank_floats);
-    sk_free(tr->columns_scratch);
     sk_vec_destroy(tr->vec);
-    sk_trainer_state_free(tr);
     learner_free(&tr->learner);
     if (tr->metrics) fclose(tr->metrics);
     if (tr->telemetry) sk_events_end(tr, SK_OK);
@@ -477,12 +425,13 @@ static void merge_episodes(sk_trainer *tr) {
     sk_comm_allgatherv_f32(&tr->comm, tr->episodes_local, local, tr->episodes_all,
                            sk_trainer_array_count(tr, SK_SIZE_EPISODES_ALL), tr->rank_floats);
     sk_comm_allgather_f64(&tr->comm, tr->episode_counts, (size_t)Wmax, tr->episode_counts_all);
-    const float **start = tr->part_start;
-    int *count = tr->part_count, *cursor = tr->part_cursor, parts = 0;
+    const int64_t *start = tr->part_start;
+    int32_t *count = tr->part_count, *cursor = tr->part_cursor;
+    int parts = 0;
     size_t at = 0;
     for (int r = 0; r < tr->comm.size; r++) /* (rank, worker) order: the run's worker order */
         for (int w = 0; w < tr->rank_workers[r]; w++, parts++) {
-            start[parts] = tr->episodes_all + at;
+            tr->part_start[parts] = (int64_t)at;
             count[parts] = (int)tr->episode_counts_all[(size_t)r * (size_t)Wmax + (size_t)w];
             cursor[parts] = 0;
             at += (size_t)count[parts] * record;
@@ -491,8 +440,9 @@ static void merge_episodes(sk_trainer *tr) {
     tr->log_count = 0;
     for (int t = 0; t < tr->s.horizon; t++) {
         for (int k = 0; k < parts; k++) {
-            while (cursor[k] < count[k] && (int)start[k][record * (size_t)cursor[k] + (size_t)L] == t) {
-                const float *episode = start[k] + record * (size_t)cursor[k]++;
+            const float *part = tr->episodes_all + start[k];
+            while (cursor[k] < count[k] && (int)part[record * (size_t)cursor[k] + (size_t)L] == t) {
+                const float *episode = part + record * (size_t)cursor[k]++;
                 for (int f = 2; f < L; f++) tr->log_sum[f] += episode[f];
                 tr->log_count++;
                 tr->window_return[tr->window_pos] = episode[0];

@@ -123,7 +123,7 @@ typedef struct sk_worker {
     float *mb_actions_f;    /* (block, action_dim) */
     /* truncation bootstrap scratch */
     float *trunc_obs;       /* (slice, obs_size) */
-    int *trunc_index;       /* (slice) */
+    int32_t *trunc_index;   /* (slice) */
     float *trunc_state;     /* (slice, state_size) copies of recurrent states */
     float *mb_state0;       /* (block sequences, state_size) the states entering them */
     uint8_t *mb_resets;     /* (block) */
@@ -149,10 +149,12 @@ struct sk_trainer {
      * worker_offset .. worker_offset + num_workers - 1 of total_workers, in
      * rank order; each rank's count in rank_workers, the largest max_workers */
     int worker_offset, total_workers, max_workers;
-    int *rank_workers;         /* (ranks) */
+    int32_t *rank_workers;     /* (ranks) */
     uint64_t *rngs_all;        /* (1 + total_workers) the shuffle stream, then every worker's */
-    const float **part_start;  /* (ranks x max_workers) the episode merge's cursors */
-    int *part_count, *part_cursor;
+    /* (ranks x max_workers) the episode merge's parts: where each starts in episodes_all,
+     * its records and the cursor */
+    int64_t *part_start;
+    int32_t *part_count, *part_cursor;
     size_t *rank_floats;       /* (ranks) */
     void *columns_scratch;     /* the rollout's exchange between ranks */
     bool run_files;            /* rank 0 writes a run folder, so every rank joins its checkpoints */
@@ -198,8 +200,12 @@ void sk_trainer_sync_state(sk_trainer *tr);
 
 /* ---- the table of the trainer's arrays (trainer_state.c) ---- */
 
-/* Allocates every array of the table, sized from the trainer's settings. */
-sk_status sk_trainer_state_alloc(sk_trainer *tr);
+/* Allocates the arrays of the table, sized from the trainer's settings: with ranks_only
+ * those sized by the communicator alone (the layout's counts, before the workers are
+ * counted), else every other one, each worker's too (tr->workers and their slices set). */
+sk_status sk_trainer_state_alloc(sk_trainer *tr, bool ranks_only);
+/* Bytes of the rollout's exchange between ranks (0 in one process). */
+size_t sk_trainer_exchange_bytes(sk_trainer *tr);
 void sk_trainer_state_free(sk_trainer *tr);
 
 /* Where the current observations live: row T once a rollout has run. */

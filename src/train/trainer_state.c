@@ -15,6 +15,9 @@
 #define RANGE(lo, hi) true, (double)(lo), (double)(hi), false
 #define CORE_PARTS false, 0.0, 0.0, true /* each part in its core's range */
 #define AT(member) offsetof(sk_trainer, member)
+#define WORKER(member) offsetof(sk_worker, member) /* one array per worker */
+
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "rank_floats is held as SK_ARRAY_U64");
 
 /* Elements per row kind; see sk_trainer_array_count. */
 const sk_trainer_array g_sk_trainer_arrays[] = {
@@ -54,6 +57,32 @@ const sk_trainer_array g_sk_trainer_arrays[] = {
      * range its core declares */
     {"state.core", SK_ARRAY_F32, AT(rollout.state), SK_SIZE_ENVS_STATE, CORE_PARTS},
     {NULL, SK_ARRAY_F32, AT(rollout.chunk_state), SK_SIZE_CHUNKS_STATE, NO_RANGE},
+    /* the distributed layout: each rank's workers, the run's streams, the episode merge's
+     * parts and the rollout's exchange (sk_comm) */
+    {NULL, SK_ARRAY_I32, AT(rank_workers), SK_SIZE_RANKS, NO_RANGE},
+    {NULL, SK_ARRAY_U64, AT(rank_floats), SK_SIZE_RANKS, NO_RANGE},
+    {NULL, SK_ARRAY_U64, AT(rngs_all), SK_SIZE_RNGS, NO_RANGE},
+    {NULL, SK_ARRAY_I64, AT(part_start), SK_SIZE_PARTS, NO_RANGE},
+    {NULL, SK_ARRAY_I32, AT(part_count), SK_SIZE_PARTS, NO_RANGE},
+    {NULL, SK_ARRAY_I32, AT(part_cursor), SK_SIZE_PARTS, NO_RANGE},
+    {NULL, SK_ARRAY_U8, AT(columns_scratch), SK_SIZE_EXCHANGE, NO_RANGE},
+    /* each worker's: its gradient share, its gathered minibatch block, the truncation
+     * bootstrap's copies and its episodes of a rollout */
+    {NULL, SK_ARRAY_F32, WORKER(grads), SK_SIZE_W_PARAMS, NO_RANGE},
+    {NULL, SK_ARRAY_F32, WORKER(mb_obs), SK_SIZE_W_BLOCK_OBS, NO_RANGE},
+    {NULL, SK_ARRAY_F32, WORKER(mb_logp), SK_SIZE_W_BLOCK, NO_RANGE},
+    {NULL, SK_ARRAY_F32, WORKER(mb_adv), SK_SIZE_W_BLOCK, NO_RANGE},
+    {NULL, SK_ARRAY_F32, WORKER(mb_returns), SK_SIZE_W_BLOCK, NO_RANGE},
+    {NULL, SK_ARRAY_F32, WORKER(mb_values), SK_SIZE_W_BLOCK, NO_RANGE},
+    {NULL, SK_ARRAY_I32, WORKER(mb_actions), SK_SIZE_W_BLOCK_HEADS, NO_RANGE},
+    {NULL, SK_ARRAY_F32, WORKER(mb_actions_f), SK_SIZE_W_BLOCK_DIM, NO_RANGE},
+    {NULL, SK_ARRAY_U8, WORKER(mb_masks), SK_SIZE_W_BLOCK_MASK, NO_RANGE},
+    {NULL, SK_ARRAY_F32, WORKER(mb_state0), SK_SIZE_W_BLOCK_STATES, NO_RANGE},
+    {NULL, SK_ARRAY_U8, WORKER(mb_resets), SK_SIZE_W_BLOCK, NO_RANGE},
+    {NULL, SK_ARRAY_F32, WORKER(trunc_obs), SK_SIZE_W_SLICE_OBS, NO_RANGE},
+    {NULL, SK_ARRAY_I32, WORKER(trunc_index), SK_SIZE_W_SLICE, NO_RANGE},
+    {NULL, SK_ARRAY_F32, WORKER(trunc_state), SK_SIZE_W_SLICE_STATE, NO_RANGE},
+    {NULL, SK_ARRAY_F32, WORKER(episodes), SK_SIZE_W_EPISODES, NO_RANGE},
 };
 const int g_sk_num_trainer_arrays = (int)(sizeof g_sk_trainer_arrays / sizeof g_sk_trainer_arrays[0]);
 
@@ -64,7 +93,36 @@ static const size_t g_type_sizes[] = {
 
 size_t sk_array_type_size(sk_array_type type) { return g_type_sizes[type]; }
 
+static bool per_worker(sk_size_kind kind) { return kind >= SK_SIZE_W_PARAMS; }
+
+/* Elements of an array of that kind; wk: the worker of a per-worker kind. */
+static size_t array_count(const sk_trainer *tr, const sk_worker *wk, sk_size_kind kind) {
+    SK_ASSERT(!per_worker(kind) || wk);
+    if (!per_worker(kind)) return sk_trainer_array_count(tr, kind);
+    size_t slice = (size_t)(wk->hi - wk->lo);
+    size_t L = (size_t)tr->rollout.bptt_horizon;
+    size_t block_sequences = ((size_t)tr->learner.minibatch_sequences + (size_t)tr->total_workers -
+                              1) / (size_t)tr->total_workers;
+    size_t block = block_sequences * L, S = (size_t)tr->rollout.state_size;
+    switch (kind) {
+    case SK_SIZE_W_PARAMS: return tr->learner.policy.num_params;
+    case SK_SIZE_W_SLICE: return slice;
+    case SK_SIZE_W_SLICE_OBS: return slice * (size_t)tr->obs_size;
+    case SK_SIZE_W_SLICE_STATE: return slice * S;
+    case SK_SIZE_W_BLOCK: return block;
+    case SK_SIZE_W_BLOCK_OBS: return block * (size_t)tr->obs_size;
+    case SK_SIZE_W_BLOCK_HEADS: return block * (size_t)tr->num_heads;
+    case SK_SIZE_W_BLOCK_DIM: return block * (size_t)tr->action_dim;
+    case SK_SIZE_W_BLOCK_MASK: return block * (size_t)tr->mask_size;
+    case SK_SIZE_W_BLOCK_STATES: return block_sequences * S;
+    case SK_SIZE_W_EPISODES:
+        return ((size_t)tr->env->num_log_fields + 1) * ((size_t)tr->s.horizon * slice + 1);
+    default: SK_ASSERT(false && "unknown size kind"); return 0;
+    }
+}
+
 size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
+    SK_ASSERT(!per_worker(kind));
     size_t envs = (size_t)tr->s.num_envs, rows = envs * (size_t)tr->s.horizon, rows1 = rows + envs;
     const sk_rollout *ro = &tr->rollout;
     size_t state = (size_t)ro->state_size;
@@ -90,32 +148,65 @@ size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
     case SK_SIZE_WORKERS_ALL: return (size_t)tr->comm.size * (size_t)tr->max_workers;
     case SK_SIZE_MOMENTS_ALL:
         return (size_t)tr->comm.size * sk_trainer_array_count(tr, SK_SIZE_MOMENTS);
+    case SK_SIZE_RANKS: return (size_t)tr->comm.size;
+    case SK_SIZE_RNGS: return 1 + (size_t)tr->total_workers;
+    case SK_SIZE_PARTS: return (size_t)tr->comm.size * (size_t)tr->max_workers;
+    case SK_SIZE_EXCHANGE: return sk_trainer_exchange_bytes((sk_trainer *)tr);
+    default: break; /* per worker: array_count */
     }
     SK_ASSERT(false && "unknown size kind");
     return 0;
 }
 
 void **sk_trainer_array_slot(sk_trainer *tr, const sk_trainer_array *row) {
+    SK_ASSERT(!per_worker(row->size));
     return (void **)((char *)tr + row->offset);
 }
 
-sk_status sk_trainer_state_alloc(sk_trainer *tr) {
+/* The slot of a row in the trainer, or in worker wk for a per-worker row. */
+static void **slot_of(sk_trainer *tr, sk_worker *wk, const sk_trainer_array *row) {
+    return (void **)((char *)(per_worker(row->size) ? (void *)wk : (void *)tr) + row->offset);
+}
+
+/* Runs fn on every (row, worker) pair: a trainer row once (wk NULL), a per-worker row for
+ * each worker. */
+static sk_status each_array(sk_trainer *tr, bool ranks_only,
+                            sk_status (*fn)(sk_trainer *tr, sk_worker *wk,
+                                            const sk_trainer_array *row)) {
     for (int i = 0; i < g_sk_num_trainer_arrays; i++) {
         const sk_trainer_array *row = &g_sk_trainer_arrays[i];
-        size_t bytes = sk_trainer_array_count(tr, row->size) * g_type_sizes[row->type];
-        void *data = sk_alloc(bytes + 1); /* + 1: empty arrays (no masks) are still distinct */
-        if (!data) return sk_fail(SK_ERR_NOMEM, "out of memory (%zu bytes for the trainer)", bytes);
-        *sk_trainer_array_slot(tr, row) = data;
+        if ((row->size == SK_SIZE_RANKS) != ranks_only) continue;
+        int count = per_worker(row->size) ? (tr->workers ? tr->num_workers : 0) : 1;
+        for (int w = 0; w < count; w++) {
+            sk_status status = fn(tr, per_worker(row->size) ? &tr->workers[w] : NULL, row);
+            if (status != SK_OK) return status;
+        }
     }
     return SK_OK;
 }
 
+static sk_status alloc_array(sk_trainer *tr, sk_worker *wk, const sk_trainer_array *row) {
+    size_t bytes = array_count(tr, wk, row->size) * g_type_sizes[row->type];
+    void *data = sk_alloc(bytes + 1); /* + 1: empty arrays (no masks) are still distinct */
+    if (!data) return sk_fail(SK_ERR_NOMEM, "out of memory (%zu bytes for the trainer)", bytes);
+    *slot_of(tr, wk, row) = data;
+    return SK_OK;
+}
+
+static sk_status free_array(sk_trainer *tr, sk_worker *wk, const sk_trainer_array *row) {
+    void **slot = slot_of(tr, wk, row);
+    sk_free(*slot);
+    *slot = NULL;
+    return SK_OK;
+}
+
+sk_status sk_trainer_state_alloc(sk_trainer *tr, bool ranks_only) {
+    return each_array(tr, ranks_only, alloc_array);
+}
+
 void sk_trainer_state_free(sk_trainer *tr) {
-    for (int i = 0; i < g_sk_num_trainer_arrays; i++) {
-        void **slot = sk_trainer_array_slot(tr, &g_sk_trainer_arrays[i]);
-        sk_free(*slot);
-        *slot = NULL;
-    }
+    each_array(tr, true, free_array);
+    each_array(tr, false, free_array);
 }
 
 size_t sk_trainer_current_row(const sk_trainer *tr) {

@@ -24,6 +24,25 @@ typedef enum sk_size_kind {
     SK_SIZE_WORKERS_ALL, /* ranks x max_workers */
     SK_SIZE_ENVS_STATE,   /* N x the core's state floats (0 without a core) */
     SK_SIZE_CHUNKS_STATE, /* T / L x N x the core's state floats */
+    /* the distributed layout */
+    SK_SIZE_RANKS,        /* ranks: sized by the communicator alone, allocated before the
+                           * workers are counted (sk_trainer_state_alloc's ranks_only) */
+    SK_SIZE_RNGS,         /* 1 + the run's workers: the shuffle stream, then each worker's */
+    SK_SIZE_PARTS,        /* ranks x max_workers */
+    SK_SIZE_EXCHANGE,     /* bytes of the rollout's exchange between ranks (0 in one process) */
+    /* per worker (the row's offset is into sk_worker); slice: its envs, block: its share of
+     * a minibatch, block_sequences x L rows */
+    SK_SIZE_W_PARAMS,
+    SK_SIZE_W_SLICE,
+    SK_SIZE_W_SLICE_OBS,
+    SK_SIZE_W_SLICE_STATE,
+    SK_SIZE_W_BLOCK,
+    SK_SIZE_W_BLOCK_OBS,
+    SK_SIZE_W_BLOCK_HEADS,
+    SK_SIZE_W_BLOCK_DIM,
+    SK_SIZE_W_BLOCK_MASK,
+    SK_SIZE_W_BLOCK_STATES, /* block_sequences x the core's state floats */
+    SK_SIZE_W_EPISODES,     /* (T x slice + 1) episode records */
 } sk_size_kind;
 
 typedef struct sk_trainer_array {
@@ -42,7 +61,9 @@ typedef struct sk_trainer_array {
 extern const sk_trainer_array g_sk_trainer_arrays[];
 extern const int g_sk_num_trainer_arrays;
 
+/* Elements of a trainer array of that kind (not a per-worker kind). */
 size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind);
+/* The trainer's slot of a row (not a per-worker row). */
 void **sk_trainer_array_slot(sk_trainer *tr, const sk_trainer_array *row);
 size_t sk_array_type_size(sk_array_type type);
 
