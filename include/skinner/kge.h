@@ -39,7 +39,10 @@ typedef struct sk_kge_epoch {
     sk_kge_scores valid;
 } sk_kge_epoch;
 
-typedef void (*sk_kge_epoch_fn)(const sk_kge_epoch *epoch, void *user);
+/* Returns false to stop the training after that epoch (its checkpoint, if
+ * it writes one, first): the run ends with SK_ERR_INTERRUPTED and resumes
+ * from its last checkpoint. */
+typedef bool (*sk_kge_epoch_fn)(const sk_kge_epoch *epoch, void *user);
 
 typedef struct sk_kge_train_summary {
     char model[16];       /* "rotate", "complex" or "transe" */

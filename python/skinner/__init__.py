@@ -42,7 +42,7 @@ try:  # Gymnasium's autoreset mode enum (1.x), where Gymnasium has it
 except ImportError:  # pragma: no cover - depends on the machine
     _SAME_STEP = "SameStep"
 
-__all__ = ["make", "register", "train", "load", "evaluate", "bench", "envs", "describe",
+__all__ = ["make", "register", "train", "kge_train", "load", "evaluate", "bench", "envs", "describe",
            "check_env", "EnvCheckError",
            "VecEnv", "Policy", "spaces", "HAVE_GYMNASIUM", "__version__"]
 
@@ -307,6 +307,33 @@ def load(path, **data):
     if os.path.isdir(path):
         path = os.path.join(path, "policy.safetensors")
     return Policy(path, **data)
+
+
+def kge_train(dataset=None, run_dir=None, config=None, resume=None, force=False, callback=None,
+              **options):
+    """Trains a knowledge-graph embedding as `skinner kge train` does
+    (docs/prover.md), in C: dataset, a folder in DeepProofLog's format;
+    run_dir, where config.ini, metrics.csv and kge.safetensors go; config, an
+    INI file with [kge] keys or a dict of them ({"dim": 50} or {"kge.dim":
+    50}); options, the same keys as arguments (model="rotate", dim=50,
+    epochs=20, lr=0.01, ...), which win over config's. resume=RUN continues that run up to epochs. callback(info) after
+    every epoch ({"epoch", "epochs", "steps", "seconds", "loss", "valid"}:
+    valid is None or the valid split's {"mrr", "hits1", "hits3", "hits10"});
+    returning False stops the run (KeyboardInterrupt). Returns {"model",
+    "dim", "entities", "relations", "train_facts", "first_epoch", "epochs",
+    "seconds", "loss", "valid", "dataset", "run_dir", "model_path"}. A bad key
+    or value raises ValueError naming it."""
+    config_path = None
+    if isinstance(config, dict):
+        options = {**{key.removeprefix("kge."): value for key, value in config.items()}, **options}
+    elif config is not None:
+        config_path = os.fspath(config)
+    for key, value in (("dataset", dataset), ("run_dir", run_dir), ("resume", resume)):
+        if value is not None:
+            options[key] = value
+    if force:
+        options["force"] = True
+    return _core.kge_train(_pairs(options, "kge"), config_path, callback)
 
 
 def evaluate(checkpoint, episodes=10, greedy=False, seed=0, **data):

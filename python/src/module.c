@@ -249,6 +249,8 @@ static PyObject *py_load_plugin(PyObject *self, PyObject *arg) {
     Py_RETURN_NONE;
 }
 
+PyObject *skpy_kge_train(PyObject *self, PyObject *args, PyObject *kwargs); /* kge.c */
+
 static PyMethodDef methods[] = {
     {"describe", py_describe, METH_O, "describe(env_id) -> dict: the env's spaces and limits"},
     {"env_ids", py_env_ids, METH_NOARGS, "env_ids() -> list of the registered env ids"},
@@ -261,6 +263,8 @@ static PyMethodDef methods[] = {
      "evaluates a checkpoint (see skinner.evaluate)"},
     {"check_env", (PyCFunction)(void (*)(void))skpy_check_env, METH_VARARGS | METH_KEYWORDS,
      "check_env(env_id, config, num_envs, steps, seed, threads) -> the report as JSON"},
+    {"kge_train", (PyCFunction)(void (*)(void))skpy_kge_train, METH_VARARGS | METH_KEYWORDS,
+     "trains a knowledge-graph embedding (see skinner.kge_train)"},
     {"bench", (PyCFunction)(void (*)(void))skpy_bench, METH_VARARGS | METH_KEYWORDS,
      "raw env stepping with random actions, in C (see skinner.bench)"},
     {NULL, NULL, 0, NULL},

@@ -92,7 +92,7 @@ static void train_started(const sk_kge_train_summary *sizes, void *user) {
             sizes->relations, sizes->train_facts);
 }
 
-static void train_epoch(const sk_kge_epoch *epoch, void *user) {
+static bool train_epoch(const sk_kge_epoch *epoch, void *user) {
     (void)user;
     if (epoch->ranked || epoch->epoch == 1)
         fprintf(stderr, "epoch %lld/%lld  loss %.4f  %.1fs\n", (long long)epoch->epoch,
@@ -100,6 +100,7 @@ static void train_epoch(const sk_kge_epoch *epoch, void *user) {
     if (epoch->ranked)
         fprintf(stderr, "  valid (100 negatives per side): MRR %.4f  hits@1 %.4f  hits@10 %.4f\n",
                 epoch->valid.mrr, epoch->valid.hits1, epoch->valid.hits10);
+    return true;
 }
 
 static int kge_train(int argc, char **argv) {

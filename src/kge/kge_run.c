@@ -271,7 +271,7 @@ sk_status sk_kge_train_run(const sk_config *given, const char *config_path,
             out->ranked = true;
             out->valid = report.valid;
         }
-        if (on_epoch) on_epoch(&report, user);
+        bool go_on = !on_epoch || on_epoch(&report, user);
         if (!isfinite(report.loss)) {
             status = sk_fail(SK_ERR_NUMERIC, "the loss is not finite at epoch %lld; lower --lr",
                              (long long)epoch);
@@ -281,6 +281,11 @@ sk_status sk_kge_train_run(const sk_config *given, const char *config_path,
         if (report.ranked || epoch == s.epochs) {
             status = sk_kge_trainer_save(trainer, out->model_path, s.dataset, (int)epoch, cfg);
             if ((status = not_usage(status, "")) != SK_OK) goto done;
+        }
+        if (!go_on) {
+            status = sk_fail(SK_ERR_INTERRUPTED, "kge training stopped by its caller after epoch "
+                                                 "%lld", (long long)epoch);
+            goto done;
         }
     }
     out->seconds = sk_now() - started;
