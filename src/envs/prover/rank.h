@@ -69,6 +69,9 @@
  * `skinner eval Prover-v0` reaches it as the env's own evaluation,
  * sk_prover_ranking (sk_env_extras.evaluation), with eval.* options; the
  * policy comes as an sk_actor, so nothing here knows the trainer's code.
+ *
+ * The code is rank.c and rank_*.c, one concern each (rank_internal.h lists
+ * them and holds what they share).
  */
 #ifndef SK_PROVER_RANK_H
 #define SK_PROVER_RANK_H
@@ -142,7 +145,7 @@ typedef struct sk_rank_options {
                             out (the same ranks, slower: for timing the policy, and tests) */
     int branches;        /* > 0: after the greedy proof, try other actions at each of its
                             first `branches` steps (a search that leaves the greedy path once,
-                            rank.c); a candidate scores its best proof. 0: greedy only */
+                            rank_branch.c); a candidate scores its best proof. 0: greedy only */
     int alternatives;    /* with branches: the 2nd .. (alternatives + 1)th most likely
                             actions at each such step (0: 1, the second only) */
     sk_progress_fn progress; /* called after each chunk of queries ("queries"); may be NULL */
