@@ -487,6 +487,65 @@ static void test_help(void **unused) {
     cli_run_free(&r);
 }
 
+/* --------------------------------------------- an env's evaluation options */
+
+/* Issue 31 ask 3: `skinner eval`'s usage names no env; `eval ENV --help`
+ * prints that env's options from its table (every name and alias the table
+ * declares, read here from the table itself); --eval.KEY is refused for an
+ * env that declares no such option, naming the env's options. */
+static void test_eval_env_options(void **unused) {
+    (void)unused;
+    cli_run r;
+    RUN(&r, "eval", "--help");
+    expect_exit(&r, 0);
+    expect_stdout(&r, "--eval.KEY VALUE");
+    if (strstr(r.out, "Prover") || strstr(r.out, "Morpho") || strstr(r.out, "--split"))
+        FAIL_RUN(&r, "%s", "the generic usage names an env or one env's flag");
+    cli_run_free(&r);
+    const sk_env_def *prover = sk_env_find("Prover-v0");
+    assert_non_null(prover);
+    const sk_env_option *table = sk_env_extras_of(prover)->eval_options;
+    assert_non_null(table);
+    RUN(&r, "eval", "Prover-v0", "--help");
+    expect_exit(&r, 0);
+    expect_stdout(&r, "usage");
+    int options = 0;
+    for (const sk_env_option *option = table; option->name; option++, options++) {
+        char flag[96];
+        snprintf(flag, sizeof flag, "--eval.%s ", option->name);
+        expect_stdout(&r, flag);
+        if (option->alias) expect_stdout(&r, option->alias);
+        if (option->help) expect_stdout(&r, option->help);
+    }
+    assert_true(options >= 13); /* the 13 flags the CLI used to whitelist, and more */
+    expect_stdout(&r, "--no-prune: false");
+    cli_run_free(&r);
+    RUN(&r, "eval", "cartpole", "--help");
+    expect_exit(&r, 0);
+    expect_stdout(&r, "CartPole-v1 has no evaluation of its own");
+    cli_run_free(&r);
+
+    /* an env without the option: refused before any checkpoint is read */
+    CASE(2, ARGS("eval", "cartpole", "--checkpoint", "p", "--eval.split", "test"),
+         "unknown option '--eval.split'", "CartPole-v1 declares no evaluation options");
+    CASE(2, ARGS("eval", "cartpole", "--checkpoint", "p", "--split", "test"),
+         "unknown option '--split'");
+    /* Prover-v0: an undeclared key names the declared ones; values are checked by the table */
+    CASE(2, ARGS("eval", "Prover-v0", "--checkpoint", "p", "--eval.splits", "test"),
+         "unknown option '--eval.splits'", "--eval.split, ", "--eval.prune");
+    CASE(2, ARGS("eval", "Prover-v0", "--checkpoint", "p", "--eval.split", "exam"),
+         "--eval.split 'exam'", "train, valid, test");
+    CASE(2, ARGS("eval", "Prover-v0", "--checkpoint", "p", "--split=exam"), "--split 'exam'");
+    CASE(2, ARGS("eval", "Prover-v0", "--checkpoint", "p", "--eval.queries", "0"),
+         "--eval.queries");
+    CASE(2, ARGS("eval", "Prover-v0", "--checkpoint", "p", "--eval.kge-weight", "-1"),
+         "--eval.kge-weight");
+    CASE(2, ARGS("eval", "Prover-v0", "--checkpoint", "p", "--eval.prune", "maybe"),
+         "--eval.prune 'maybe'");
+    CASE(2, ARGS("eval", "Prover-v0", "--checkpoint", "p", "--no-prune=1"), "takes no value");
+    CASE(2, ARGS("eval", "Prover-v0", "--checkpoint", "p", "--eval.split"), "needs a value");
+}
+
 /* ------------------------------------------------------------- happy paths */
 
 static void test_envs(void **unused) {
@@ -1370,6 +1429,7 @@ int main(void) {
         cmocka_unit_test(test_config_layers_on_preset),
         cmocka_unit_test(test_user_facing_messages),
         cmocka_unit_test(test_help),
+        cmocka_unit_test(test_eval_env_options),
         cmocka_unit_test(test_envs),
         cmocka_unit_test(test_train_then_eval),
         cmocka_unit_test(test_bench_env),

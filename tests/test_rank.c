@@ -30,6 +30,7 @@
 #include "envs/prover/rank.h"
 #include "io/safetensors.h"
 #include "kge/kge_train.h"
+#include "skinner/kge.h"
 #include "train/actor.h"
 
 #include <dirent.h>
@@ -1077,6 +1078,34 @@ static void test_cli_eval_ranks_prover(void **st) {
     assert_non_null(strstr(out, "overall"));
     assert_non_null(strstr(out, "Hits@10"));
 
+    /* the generic form of the same options (issue 31 ask 3): --eval.KEY for each alias, and
+     * --eval.prune false for --no-prune, rank the same */
+    const char *generic[] = {"eval", "prover", "--checkpoint", checkpoint, "--eval.split",
+                             "valid", "--eval.queries=1", NULL};
+    char generic_out[8192];
+    assert_int_equal(run_skinner(generic_out, sizeof generic_out, generic), 0);
+    assert_non_null(strstr(generic_out, "valid split, both corruptions: 1 queries, 3 candidates"));
+    const char *figures[][12] = {
+        {"eval", "Prover-v0", "--checkpoint", checkpoint, "--corrupt", "head", "--no-prune",
+         "--negatives", "2", "--seed", "5", "--json"},
+        {"eval", "Prover-v0", "--checkpoint", checkpoint, "--eval.corrupt", "head",
+         "--eval.prune", "false", "--eval.negatives", "2", "--eval.seed=5", "--json"},
+    };
+    double mrr[2], candidates[2];
+    for (int f = 0; f < 2; f++) {
+        const char *args[13] = {0};
+        memcpy(args, figures[f], sizeof figures[f]);
+        assert_int_equal(run_skinner(out, sizeof out, args), 0);
+        json = cJSON_Parse(out);
+        if (!json) fail_msg("eval --json printed no JSON object: %s", out);
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(json, "corrupt")), "head");
+        mrr[f] = test_json_number(json, "mrr");
+        candidates[f] = test_json_number(json, "candidates");
+        cJSON_Delete(json);
+    }
+    assert_true(mrr[0] == mrr[1] && candidates[0] == candidates[1]);
+    assert_true(candidates[0] == 2 + 2 * 2); /* 2 queries, 2 sampled corruptions each */
+
     const char *episodes[] = {"eval", "Prover-v0", "--checkpoint", checkpoint, "--episodes", "6",
                               "--json", NULL};
     assert_int_equal(run_skinner(out, sizeof out, episodes), 0);
@@ -1194,6 +1223,111 @@ static void test_hybrid_with_kge(void **st) {
 }
 
 /* skinner kge train | eval, and eval Prover-v0 --kge, through the program. */
+typedef struct kge_calls {
+    int starts, epochs, ranked, stop_after;
+    int64_t last_epoch;
+} kge_calls;
+
+static void kge_started(const sk_kge_train_summary *sizes, void *user) {
+    kge_calls *calls = user;
+    calls->starts++;
+    assert_true(sizes->entities > 0 && sizes->train_facts > 0);
+}
+
+static bool kge_epoch_done(const sk_kge_epoch *epoch, void *user) {
+    kge_calls *calls = user;
+    calls->epochs++;
+    calls->ranked += epoch->ranked;
+    assert_true(epoch->epoch == calls->last_epoch + 1);
+    assert_true(isfinite(epoch->loss));
+    calls->last_epoch = epoch->epoch;
+    return calls->stop_after == 0 || epoch->epoch < calls->stop_after;
+}
+
+static int csv_rows(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    int lines = 0;
+    for (int c; (c = fgetc(f)) != EOF;) lines += c == '\n';
+    fclose(f);
+    return lines - 1; /* the header */
+}
+
+/* skinner/kge.h's drivers (issue 31 ask 3: the CLI and Python call them):
+ * sizes and epochs reported through the callbacks, one metrics row an
+ * epoch, a stop on the callback's word, the ranking of the trained model
+ * equal to the figures computed here from its scores, and config errors as
+ * SK_ERR_CONFIG (the CLI's usage errors). */
+static void test_kge_library(void **st) {
+    (void)st;
+    char run[300], metrics[400], model[400];
+    snprintf(run, sizeof run, "%s/kgelib", g_dataset);
+    snprintf(metrics, sizeof metrics, "%s/metrics.csv", run);
+    snprintf(model, sizeof model, "%s/kge.safetensors", run);
+    sk_config *cfg = sk_config_new();
+    const char *keys[][2] = {{"kge.dataset", g_dataset}, {"kge.dim", "4"}, {"kge.epochs", "3"},
+                             {"kge.batch_size", "4"}, {"kge.negatives", "3"},
+                             {"kge.eval_every", "2"}, {"kge.threads", "1"}, {"kge.run_dir", run}};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        assert_int_equal(sk_config_set(cfg, keys[k][0], keys[k][1]), SK_OK);
+    kge_calls calls = {0};
+    sk_kge_train_summary summary;
+    assert_int_equal(sk_kge_train_run(cfg, NULL, kge_started, kge_epoch_done, &calls, &summary),
+                     SK_OK);
+    sk_kb *kb = NULL;
+    assert_int_equal(sk_kb_load(&kb, g_dataset), SK_OK);
+    assert_int_equal(calls.starts, 1);
+    assert_int_equal(calls.epochs, 3);
+    assert_int_equal(calls.ranked, 2); /* epoch 2 (eval_every) and the last */
+    assert_true(summary.epochs == 3 && summary.first_epoch == 1 && summary.ranked);
+    assert_int_equal(summary.entities, kb->num_consts);
+    assert_int_equal(summary.train_facts, kb->facts[SK_KB_TRAIN].count);
+    assert_string_equal(summary.model_path, model);
+    assert_int_equal(csv_rows(metrics), 3);
+    assert_null(sk_config_get(cfg, "kge.force")); /* the caller's config is not changed */
+
+    /* the model ranks the test split as its scores say */
+    sk_config *eval = sk_config_new();
+    assert_int_equal(sk_config_set(eval, "kge.checkpoint", run), SK_OK);
+    sk_kge_eval_summary ranked;
+    assert_int_equal(sk_kge_eval_run(eval, &ranked), SK_OK);
+    sk_kge kge;
+    assert_int_equal(sk_kge_load(&kge, model, NULL, 0), SK_OK);
+    sk_rank_metrics head = kge_expected(&kge, kb, SK_KB_TEST, 0);
+    sk_rank_metrics tail = kge_expected(&kge, kb, SK_KB_TEST, 1);
+    expect_metrics("library head", (sk_rank_metrics){ranked.head.mrr, ranked.head.hits1,
+                                                      ranked.head.hits3, ranked.head.hits10}, head);
+    expect_metrics("library tail", (sk_rank_metrics){ranked.tail.mrr, ranked.tail.hits1,
+                                                      ranked.tail.hits3, ranked.tail.hits10}, tail);
+    assert_true(fabs(ranked.overall.mrr - (head.mrr + tail.mrr) / 2) < 1e-12);
+    assert_true(ranked.head_ranked && ranked.tail_ranked);
+    assert_string_equal(ranked.split, "test");
+    assert_int_equal(ranked.queries, kb->queries[SK_KB_TEST].count);
+    sk_kge_free(&kge);
+    assert_int_equal(sk_config_set(eval, "kge.corrupt", "sideways"), SK_OK);
+    assert_int_equal(sk_kge_eval_run(eval, &ranked), SK_ERR_CONFIG);
+    sk_config_free(eval);
+
+    /* a stop after epoch 1: SK_ERR_INTERRUPTED with one metrics row */
+    assert_int_equal(sk_config_set(cfg, "kge.force", "true"), SK_OK);
+    calls = (kge_calls){.stop_after = 1};
+    assert_int_equal(sk_kge_train_run(cfg, NULL, NULL, kge_epoch_done, &calls, &summary),
+                     SK_ERR_INTERRUPTED);
+    assert_int_equal(calls.epochs, 1);
+    assert_int_equal(csv_rows(metrics), 1);
+    /* an unknown key, and a resume with a config file, are the caller's to change */
+    assert_int_equal(sk_config_set(cfg, "kge.dimension", "4"), SK_OK);
+    assert_int_equal(sk_kge_train_run(cfg, NULL, NULL, NULL, NULL, &summary), SK_ERR_CONFIG);
+    assert_non_null(strstr(sk_last_error(), "kge.dimension"));
+    sk_config *resume = sk_config_new();
+    assert_int_equal(sk_config_set(resume, "kge.resume", run), SK_OK);
+    assert_int_equal(sk_kge_train_run(resume, "x.ini", NULL, NULL, NULL, &summary), SK_ERR_CONFIG);
+    sk_config_free(resume);
+    sk_config_free(cfg);
+    sk_kb_free(kb);
+    remove_run(run);
+}
+
 static void test_cli_kge(void **st) {
     (void)st;
     char run[300], model[400], policy[300], out[8192];
@@ -1309,6 +1443,7 @@ int main(void) {
         cmocka_unit_test(test_progress_within_a_query),
         cmocka_unit_test(test_cli_eval_ranks_prover),
         cmocka_unit_test(test_cli_kge),
+        cmocka_unit_test(test_kge_library),
     };
     return cmocka_run_group_tests(tests, make_dataset, remove_dataset);
 }
