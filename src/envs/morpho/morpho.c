@@ -1,8 +1,9 @@
 /*
- * Morpho-v0, the environment: the host and its epoch, the counterfactual
- * validation, observations, rewards, the heuristic controller and the
- * checkpointed state. What the agent may do is lifecycle.c; the seed and
- * blend numerics are blocks.c; the data is data.c. See morpho.h.
+ * Morpho-v0, the environment: observations, rewards, the env interface, the
+ * heuristic controller and the checkpointed state. The host's epoch and the
+ * counterfactual validation are morpho_train.c; what the agent may do is
+ * lifecycle.c; the seed and blend numerics are blocks.c; the data is data.c.
+ * See morpho.h.
  */
 #include "morpho.h"
 
@@ -28,7 +29,6 @@
 #define CNN_LR 0.01
 #define CLASSES MORPHO_CLASSES
 #define HISTORY MORPHO_HISTORY
-#define SUBSETS MORPHO_SUBSETS
 #define N_VAL_POOL 5000 /* the last 5,000 training images are the validation split */
 
 /* ---- reward constants (shaped mode) ----
@@ -80,369 +80,13 @@
 #define W_PRUNE 2.0
 #define GOVERNOR_PENALTY 1.0
 #define W_TERMINAL 10.0
-/* governor: an epoch loss above this multiple of the last one (and above 1) */
-#define EXPLOSION_FACTOR 3.0
-/* seed gradients are healthy when finite with a mean norm in this range */
-#define HEALTHY_MIN 1e-7
-#define HEALTHY_MAX 1e3
 
 static const float g_stage_value[MORPHO_NUM_STAGES] = {0, 1, 2, 3, 4, 5, 0, 0, 0};
-
-/* ------------------------------------------------------------------ layout */
-
-size_t morpho_host_params(int D, int H) {
-    return (size_t)H * D + H + 2 * ((size_t)H * H + H) + (size_t)CLASSES * H + CLASSES;
-}
-
-static float *env_arena(const morpho_state *m, int i) { return m->arena_all + (size_t)i * m->arena; }
-/* Slot s's group: seed params, blend params (contiguous, one clipping group), then momentum. */
-static float *slot_params(const morpho_state *m, float *arena, int s) { return arena + m->off_slot[s]; }
-static float *slot_momentum(const morpho_state *m, float *arena, int s) {
-    return arena + m->off_slot[s] + m->seed_params + m->blend_params;
-}
-static size_t slot_group(const morpho_state *m) { return m->seed_params + m->blend_params; }
-float *morpho_slot_params(const morpho_state *m, int i, int k) {
-    return slot_params(m, env_arena(m, i), k);
-}
 
 /* Parameters of slot k's seed and its blend. */
 static size_t seed_extra_params(const morpho_state *m, int k, const morpho_slot *slot) {
     return morpho_slot_seed_params(m, k, slot->blueprint) +
            morpho_blend_num_params((morpho_style)slot->style, (int)m->dim[k]);
-}
-
-/* ------------------------------------------------------------------ init */
-
-static void host_init(const morpho_state *m, float *arena, uint64_t *rng) {
-    morpho_host_init(m, arena + m->off_host, rng);
-    memset(arena + m->off_host_mom, 0, m->host_params * sizeof(float));
-}
-
-static void seed_create(const morpho_state *m, float *arena, int s, const morpho_slot *slot,
-                        uint64_t *rng) {
-    float *p = slot_params(m, arena, s);
-    memset(p, 0, 2 * slot_group(m) * sizeof(float)); /* params and momentum */
-    morpho_slot_seed_init(m, s, slot->blueprint, p, rng);
-    morpho_blend_init((morpho_style)slot->style, (int)m->dim[s], p + m->seed_params);
-}
-
-/* ------------------------------------------------------------------ forward / backward */
-
-/* Which slots take part in the forward: blending seeds in `on`; a TRAINING
- * seed in `on` replaces the slot's output (its prospect, as if blended at
- * alpha 1); TRAINING seeds also compute their output when training (for
- * their own update; `on` then holds blending seeds only). */
-static const float *forward(const morpho_state *m, int i, const float *x, int B, unsigned on,
-                            bool train) {
-    morpho_work *w = &m->work[i];
-    const morpho_meta *meta = &m->meta[i];
-    float *arena = env_arena(m, i);
-    morpho_host_view v = morpho_host_at(m, arena + m->off_host);
-    const float *in = x;
-    for (int k = 0; k < MORPHO_SLOTS; k++) {
-        morpho_stage_forward(m, w, &v, k, in, w->h[k], B);
-        const morpho_slot *slot = &meta->slots[k];
-        morpho_stage st = (morpho_stage)slot->stage;
-        const float *p = slot_params(m, arena, k);
-        in = w->h[k];
-        if (morpho_stage_blends(st) && ((on >> k) & 1u)) {
-            morpho_slot_seed_forward(m, w, k, slot->blueprint, p, B);
-            morpho_blend_forward((morpho_style)slot->style, (int)m->dim[k], slot->alpha.alpha,
-                                 p + m->seed_params, w->h[k], w->s[k], w->y[k], w->blend_cache[k],
-                                 B);
-            in = w->y[k];
-        } else if (st == MORPHO_TRAINING && (train || ((on >> k) & 1u))) {
-            morpho_slot_seed_forward(m, w, k, slot->blueprint, p, B);
-            if (!train) in = w->s[k];
-        }
-    }
-    morpho_head_forward(m, w, &v, in, B);
-    return in;
-}
-
-/* Mean cross-entropy of logits (B, C) and the count of rows whose largest
- * logit is the label; dlogits (the loss's gradient) if asked. With want_loss
- * false (accuracy only) no exponentials are taken. */
-static double cross_entropy(const float *logits, const uint8_t *labels, int B, float *dlogits,
-                            bool want_loss, int *correct) {
-    double loss = 0.0;
-    int hits = 0;
-    for (int r = 0; r < B; r++) {
-        const float *z = logits + (size_t)r * CLASSES;
-        float max = z[0];
-        int arg = 0;
-        for (int c = 1; c < CLASSES; c++)
-            if (z[c] > max) max = z[c], arg = c;
-        hits += arg == labels[r];
-        if (!want_loss && !dlogits) continue;
-        float e[CLASSES], sum = 0.0f;
-        for (int c = 0; c < CLASSES; c++) sum += e[c] = expf(z[c] - max);
-        loss += (double)(max + logf(sum) - z[labels[r]]);
-        if (dlogits) {
-            float scale = 1.0f / (sum * (float)B);
-            for (int c = 0; c < CLASSES; c++)
-                dlogits[(size_t)r * CLASSES + c] =
-                    e[c] * scale - (c == labels[r] ? 1.0f / (float)B : 0.0f);
-        }
-    }
-    if (correct) *correct = hits;
-    return loss / B;
-}
-
-/* Gradients into w->grads (host group, then one group per slot), from the
- * forward's activations. */
-static void backward(const morpho_state *m, int i, const float *x, const float *last, int B) {
-    morpho_work *w = &m->work[i];
-    const morpho_meta *meta = &m->meta[i];
-    float *arena = env_arena(m, i);
-    morpho_host_view v = morpho_host_at(m, arena + m->off_host);
-    morpho_host_view g = morpho_host_at(m, w->grads);
-    /* dy: the gradient at a slot's output; dh: at its input. An empty or
-     * TRAINING slot passes the gradient through, so the two swap instead of
-     * copying. */
-    float *dy = w->dy, *dh = w->dh;
-    size_t n_last = (size_t)B * m->dim[MORPHO_SLOTS - 1];
-    memset(dy, 0, n_last * sizeof(float));
-    morpho_head_backward(m, w, &v, &g, last, dy, B);
-    for (int k = MORPHO_SLOTS - 1; k >= 0; k--) {
-        const morpho_slot *slot = &meta->slots[k];
-        morpho_stage st = (morpho_stage)slot->stage;
-        const float *p = slot_params(m, arena, k);
-        float *gp = w->grads + m->host_params + (size_t)k * slot_group(m);
-        size_t n = (size_t)B * m->dim[k];
-        if (morpho_stage_blends(st)) {
-            memset(dh, 0, n * sizeof(float));
-            memset(w->ds, 0, n * sizeof(float));
-            morpho_blend_backward((morpho_style)slot->style, (int)m->dim[k], slot->alpha.alpha,
-                                  p + m->seed_params, w->h[k], w->s[k], w->blend_cache[k], dy, dh,
-                                  w->ds, gp + m->seed_params, B);
-            morpho_slot_seed_backward(m, w, k, slot->blueprint, p, w->ds, dh, gp, B);
-        } else {
-            /* identity for the host; a TRAINING seed learns from the slot's
-             * output gradient on the detached input (straight-through) */
-            if (st == MORPHO_TRAINING) morpho_slot_seed_backward(m, w, k, slot->blueprint, p, dy, NULL, gp, B);
-            float *t = dh;
-            dh = dy;
-            dy = t;
-        }
-        if (k > 0) {
-            const float *prev = morpho_stage_blends((morpho_stage)meta->slots[k - 1].stage)
-                                    ? w->y[k - 1]
-                                    : w->h[k - 1];
-            memset(dy, 0, (size_t)B * m->dim[k - 1] * sizeof(float));
-            morpho_stage_backward(m, w, &v, &g, k, prev, w->h[k], dh, dy, B);
-        } else {
-            morpho_stage_backward(m, w, &v, &g, 0, x, w->h[0], dh, NULL, B);
-        }
-    }
-}
-
-/* SGD with momentum 0.9 (torch.optim.SGD: buf = 0.9 buf + g; p -= lr buf). */
-static void sgd(float *params, float *momentum, const float *grads, size_t n, float lr) {
-    for (size_t k = 0; k < n; k++) {
-        momentum[k] = 0.9f * momentum[k] + grads[k];
-        params[k] -= lr * momentum[k];
-    }
-}
-
-static unsigned blending_mask(const morpho_meta *meta) {
-    unsigned mask = 0;
-    for (int k = 0; k < MORPHO_SLOTS; k++)
-        if (morpho_stage_blends((morpho_stage)meta->slots[k].stage)) mask |= 1u << k;
-    return mask;
-}
-
-double morpho_loss_grad(morpho_state *m, int i, const float *x, const uint8_t *labels, int B,
-                        float *grads) {
-    morpho_work *w = &m->work[i];
-    const float *last = forward(m, i, x, B, blending_mask(&m->meta[i]), true);
-    double loss = cross_entropy(w->logits, labels, B, w->dlogits, true, NULL);
-    size_t n = morpho_grad_floats(m);
-    memset(w->grads, 0, n * sizeof(float));
-    backward(m, i, x, last, B);
-    memcpy(grads, w->grads, n * sizeof(float));
-    return loss;
-}
-
-size_t morpho_grad_floats(const morpho_state *m) {
-    return m->host_params + MORPHO_SLOTS * slot_group(m);
-}
-
-/* One epoch of training. Returns false when the governor rolled it back. */
-static bool train_epoch(morpho_state *m, int i) {
-    morpho_work *w = &m->work[i];
-    morpho_meta *meta = &m->meta[i];
-    float *arena = env_arena(m, i);
-    const morpho_data *d = m->data;
-    int B = m->cfg.batch_size, D = m->D;
-    int32_t *perm = m->perm + (size_t)i * d->n_train;
-    unsigned on = blending_mask(meta);
-    double loss_sum = 0.0, norm_sum[MORPHO_SLOTS] = {0};
-    bool finite = true;
-    memcpy(m->snapshot_all + (size_t)i * m->arena, arena, m->arena * sizeof(float));
-    for (int b = 0; b < m->cfg.batches && finite; b++) {
-        for (int r = 0; r < B; r++) {
-            if (meta->perm_pos >= d->n_train) { /* a fresh pass: reshuffle (Fisher-Yates) */
-                for (int k = d->n_train - 1; k > 0; k--) {
-                    int j = (int)sk_rng_below(&meta->rng, (uint32_t)(k + 1));
-                    int32_t t = perm[k];
-                    perm[k] = perm[j], perm[j] = t;
-                }
-                meta->perm_pos = 0;
-            }
-            int32_t idx = perm[meta->perm_pos++];
-            memcpy(w->x + (size_t)r * D, d->train_x + (size_t)idx * D, (size_t)D * sizeof(float));
-            w->labels[r] = d->train_y[idx];
-        }
-        const float *last = forward(m, i, w->x, B, on, true);
-        double loss = cross_entropy(w->logits, w->labels, B, w->dlogits, true, NULL);
-        if (!isfinite(loss)) {
-            finite = false;
-            break;
-        }
-        loss_sum += loss;
-        memset(w->grads, 0, morpho_grad_floats(m) * sizeof(float));
-        backward(m, i, w->x, last, B);
-        sk_clip_grad_norm(w->grads, m->host_params, m->cfg.clip);
-        sgd(arena + m->off_host, arena + m->off_host_mom, w->grads, m->host_params, m->cfg.lr);
-        for (int k = 0; k < MORPHO_SLOTS; k++) {
-            morpho_stage st = (morpho_stage)meta->slots[k].stage;
-            if (st != MORPHO_TRAINING && !morpho_stage_blends(st)) continue;
-            float *g = w->grads + m->host_params + (size_t)k * slot_group(m);
-            double norm = sk_clip_grad_norm(g, slot_group(m), m->cfg.clip);
-            norm_sum[k] += norm;
-            if (!isfinite(norm)) finite = false;
-            sgd(slot_params(m, arena, k), slot_momentum(m, arena, k), g, slot_group(m),
-                m->cfg.seed_lr);
-        }
-    }
-    double epoch_loss = finite ? loss_sum / m->cfg.batches : INFINITY;
-    bool exploded = !finite || (meta->epoch > 0 && epoch_loss > 1.0 &&
-                                epoch_loss > EXPLOSION_FACTOR * meta->train_loss);
-    for (int k = 0; k < MORPHO_SLOTS; k++) {
-        morpho_slot *slot = &meta->slots[k];
-        double mean = norm_sum[k] / m->cfg.batches;
-        slot->grad_norm = (float)mean;
-        slot->healthy = finite && isfinite(mean) && mean >= HEALTHY_MIN && mean <= HEALTHY_MAX;
-    }
-    if (exploded) {
-        memcpy(arena, m->snapshot_all + (size_t)i * m->arena, m->arena * sizeof(float));
-        return false;
-    }
-    meta->train_loss = (float)epoch_loss;
-    return true;
-}
-
-/* Accuracy and loss over `n` examples with the blending seeds in `on`. */
-static double evaluate(const morpho_state *m, int i, const float *xs, const uint8_t *ys, int n,
-                       unsigned on, double *loss_out) {
-    const morpho_work *w = &m->work[i];
-    int B = m->cfg.batch_size, correct = 0;
-    double loss = 0.0;
-    for (int lo = 0; lo < n; lo += B) {
-        int rows = SK_MIN(B, n - lo), hits;
-        forward(m, i, xs + (size_t)lo * m->D, rows, on, false);
-        loss += cross_entropy(w->logits, ys + lo, rows, NULL, loss_out != NULL, &hits) * rows;
-        correct += hits;
-    }
-    if (loss_out) *loss_out = loss / n;
-    return (double)correct / n;
-}
-
-/* One chunk of rows through every subset of the blending seeds `blend` at
- * once, depth first: slot k's stage runs once per subset of the slots before
- * it, and the subtrees with the seed off and on share it (the naive way,
- * one full forward per subset, repeats the early stages 2^(slots) times).
- * The rows of each subset go through exactly the operations forward() does,
- * so the counts are the same. */
-typedef struct subset_pass {
-    const morpho_state *m;
-    morpho_work *w;
-    const morpho_host_view *v;
-    const morpho_meta *meta;
-    float *arena;
-    const uint8_t *ys;
-    int rows;
-    unsigned blend;
-    int hits[SUBSETS];
-    double main_loss;
-} subset_pass;
-
-static void subsets_from(subset_pass *pass, int k, const float *in, unsigned sub) {
-    const morpho_state *m = pass->m;
-    morpho_work *w = pass->w;
-    if (k == MORPHO_SLOTS) {
-        morpho_head_forward(m, w, pass->v, in, pass->rows);
-        bool main = sub == pass->blend;
-        int hits;
-        double loss = cross_entropy(w->logits, pass->ys, pass->rows, NULL, main, &hits);
-        pass->hits[sub] += hits;
-        if (main) pass->main_loss += loss * pass->rows;
-        return;
-    }
-    morpho_stage_forward(m, w, pass->v, k, in, w->h[k], pass->rows);
-    subsets_from(pass, k + 1, w->h[k], sub); /* slot k off (or empty) */
-    if (!((pass->blend >> k) & 1u)) return;
-    const morpho_slot *slot = &pass->meta->slots[k];
-    const float *p = slot_params(m, pass->arena, k);
-    morpho_slot_seed_forward(m, w, k, slot->blueprint, p, pass->rows);
-    morpho_blend_forward((morpho_style)slot->style, (int)m->dim[k], slot->alpha.alpha,
-                         p + m->seed_params, w->h[k], w->s[k], w->y[k], w->blend_cache[k],
-                         pass->rows);
-    subsets_from(pass, k + 1, w->y[k], sub | (1u << k));
-}
-
-/* Every subset of the blending seeds on the validation shard; the main one
- * gives val_acc and val_loss; contributions follow. */
-void morpho_validate(morpho_state *m, int i) {
-    morpho_meta *meta = &m->meta[i];
-    const morpho_data *d = m->data;
-    unsigned main_on = blending_mask(meta);
-    morpho_host_view v = morpho_host_at(m, env_arena(m, i) + m->off_host);
-    subset_pass pass = {.m = m, .w = &m->work[i], .v = &v, .meta = meta, .arena = env_arena(m, i),
-                        .blend = main_on};
-    int n = m->cfg.val_size, B = m->cfg.batch_size;
-    for (int lo = 0; lo < n; lo += B) {
-        pass.ys = d->val_y + lo;
-        pass.rows = SK_MIN(B, n - lo);
-        subsets_from(&pass, 0, d->val_x + (size_t)lo * m->D, 0);
-    }
-    for (unsigned sub = 0; sub < SUBSETS; sub++)
-        meta->subset_acc[sub] = (sub & ~main_on) ? NAN : (float)((double)pass.hits[sub] / n);
-    meta->val_loss = (float)(pass.main_loss / n);
-    meta->val_acc = meta->subset_acc[main_on];
-    for (int k = 0; k < MORPHO_SLOTS; k++) {
-        morpho_slot *slot = &meta->slots[k];
-        slot->prospect = 0.0f;
-        if (slot->stage == MORPHO_TRAINING)
-            slot->prospect = (float)evaluate(m, i, d->val_x, d->val_y, m->cfg.val_size,
-                                             main_on | (1u << k), NULL) -
-                             meta->val_acc;
-        slot->contribution_prev = slot->contribution;
-        if ((main_on >> k) & 1u) {
-            slot->contribution = meta->val_acc - meta->subset_acc[main_on & ~(1u << k)];
-            if (slot->stage == MORPHO_HOLDING) slot->measured = 1;
-        } else {
-            slot->contribution = 0.0f;
-        }
-    }
-}
-
-void morpho_shapley(const float subset_acc[SUBSETS], unsigned present, float out[MORPHO_SLOTS]) {
-    int n = __builtin_popcount(present);
-    static const double fact[MORPHO_SLOTS + 1] = {1, 1, 2, 6};
-    for (int k = 0; k < MORPHO_SLOTS; k++) {
-        out[k] = 0.0f;
-        if (!((present >> k) & 1u)) continue;
-        double value = 0.0;
-        for (unsigned sub = 0; sub < SUBSETS; sub++) {
-            if ((sub & ~present) || ((sub >> k) & 1u)) continue;
-            int size = __builtin_popcount(sub);
-            double weight = fact[size] * fact[n - size - 1] / fact[n];
-            value += weight * ((double)subset_acc[sub | (1u << k)] - (double)subset_acc[sub]);
-        }
-        out[k] = (float)value;
-    }
 }
 
 /* ------------------------------------------------------------------ observation and reward */
@@ -527,7 +171,7 @@ static void reset_env(morpho_state *m, int i) {
     meta->rng = rng;
     meta->seed_rng = seed_rng;
     meta->perm_pos = m->data->n_train; /* reshuffle at the first draw */
-    host_init(m, env_arena(m, i), &meta->rng);
+    morpho_host_reset(m, i, &meta->rng);
     for (int k = 0; k < m->cfg.fixed_seeds; k++) {
         morpho_slot *slot = &meta->slots[k];
         slot->stage = MORPHO_HOLDING;
@@ -536,7 +180,7 @@ static void reset_env(morpho_state *m, int i) {
         slot->tempo = morpho_tempo_epochs[0];
         slot->healthy = 1;
         slot->alpha = morpho_alpha_hold(1.0f);
-        seed_create(m, env_arena(m, i), k, slot, &meta->seed_rng);
+        morpho_seed_create(m, i, k, slot, &meta->seed_rng);
     }
     morpho_validate(m, i);
     for (int k = 0; k < HISTORY; k++) push_history(meta);
@@ -565,7 +209,6 @@ static void morpho_reset(void *state, const sk_env_io *io, int lo, int hi, uint6
 
 static double apply_action(morpho_state *m, int i, const int32_t *action) {
     morpho_meta *meta = &m->meta[i];
-    float *arena = env_arena(m, i);
     morpho_effect effects[MORPHO_SLOTS];
     int op = action[MORPHO_HEAD_OP];
     int s = action[MORPHO_HEAD_SLOT];
@@ -581,7 +224,8 @@ static double apply_action(morpho_state *m, int i, const int32_t *action) {
     meta->last_success = ok;
     if (!ok) return -FAILED_COST;
     for (int k = 0; k < MORPHO_SLOTS; k++)
-        if (effects[k] == MORPHO_EFFECT_CREATE) seed_create(m, arena, k, &meta->slots[k], &meta->seed_rng);
+        if (effects[k] == MORPHO_EFFECT_CREATE)
+            morpho_seed_create(m, i, k, &meta->slots[k], &meta->seed_rng);
     if (m->cfg.sparse) return 0.0;
     switch (op) {
     case MORPHO_GERMINATE: return -COST_GERMINATE;
@@ -599,13 +243,14 @@ static void end_episode(morpho_state *m, int i, const sk_env_io *io, double *rew
     if (m->cfg.sparse) *reward -= rent(m, meta);
     float *log = io->episode_log + (size_t)i * MORPHO_NUM_LOG_FIELDS;
     float values[MORPHO_SLOTS];
-    morpho_shapley(meta->subset_acc, blending_mask(meta), values);
+    morpho_shapley(meta->subset_acc, morpho_blending_mask(meta), values);
     int fossils = 0;
     for (int k = 0; k < MORPHO_SLOTS; k++) fossils += meta->slots[k].stage == MORPHO_FOSSILIZED;
     log[0] = meta->episode_return + (float)*reward;
     log[1] = (float)meta->epoch;
     log[MORPHO_LOG_TEST_ACC] =
-        (float)evaluate(m, i, d->test_x, d->test_y, d->n_test, blending_mask(meta), NULL);
+        (float)morpho_evaluate(m, i, d->test_x, d->test_y, d->n_test, morpho_blending_mask(meta),
+                               NULL);
     log[MORPHO_LOG_EXTRA_PARAMS] = (float)extra_params(m, meta);
     log[MORPHO_LOG_FOSSILS] = (float)fossils;
     for (int k = 0; k < MORPHO_SLOTS; k++) log[MORPHO_LOG_SHAPLEY + k] = values[k];
@@ -618,7 +263,7 @@ static void morpho_step(void *state, const sk_env_io *io, int lo, int hi) {
         io->terminated[i] = 0;
         io->truncated[i] = 0;
         double reward = apply_action(m, i, io->actions + (size_t)i * MORPHO_HEADS);
-        if (!train_epoch(m, i)) reward -= GOVERNOR_PENALTY;
+        if (!morpho_train_epoch(m, i)) reward -= GOVERNOR_PENALTY;
         morpho_validate(m, i);
         morpho_effect effects[MORPHO_SLOTS];
         morpho_tick(meta->slots, effects);
@@ -725,7 +370,8 @@ static sk_status work_alloc(morpho_state *m, morpho_work *w) {
     size_t B = (size_t)m->cfg.batch_size, most = m->max_dim;
     size_t channels = (size_t)m->geom[MORPHO_SLOTS - 1].channels;
     size_t floats = B * (size_t)m->D + 2 * B * CLASSES + 3 * B * most + 2 * B * channels;
-    for (int k = 0; k < MORPHO_SLOTS; k++) floats += 3 * B * m->dim[k] + B * (m->seed_cache + m->blend_cache);
+    for (int k = 0; k < MORPHO_SLOTS; k++)
+        floats += 3 * B * m->dim[k] + B * (m->seed_cache + m->blend_cache);
     w->x = sk_alloc(floats * sizeof(float));
     w->labels = sk_alloc(B);
     w->grads = sk_alloc(morpho_grad_floats(m) * sizeof(float));
@@ -829,14 +475,7 @@ static sk_status morpho_create(void **out, int num_envs, const sk_config *cfg) {
         morpho_destroy(m);
         return st;
     }
-    m->off_host = 0;
-    m->off_host_mom = m->host_params;
-    size_t off = 2 * m->host_params;
-    for (int k = 0; k < MORPHO_SLOTS; k++) {
-        m->off_slot[k] = off;
-        off += 2 * slot_group(m);
-    }
-    m->arena = off;
+    morpho_layout(m);
     size_t n = (size_t)num_envs;
     m->arena_all = sk_alloc(n * m->arena * sizeof(float));
     m->snapshot_all = sk_alloc(n * m->arena * sizeof(float));
@@ -898,23 +537,29 @@ static sk_status morpho_check_state(const void *state, int num_envs) {
         if (st == SK_OK) st = check_field(i, "last_success", meta->last_success, 0, 1);
         for (int k = 0; st == SK_OK && k < MORPHO_SLOTS; k++) {
             const morpho_slot *slot = &meta->slots[k];
+            const morpho_alpha *alpha = &slot->alpha;
             st = check_field(i, "slot stage", slot->stage, 0, MORPHO_NUM_STAGES - 1);
-            if (st == SK_OK) st = check_field(i, "slot blueprint", slot->blueprint, 0, MORPHO_NUM_BLUEPRINTS - 1);
-            if (st == SK_OK) st = check_field(i, "slot style", slot->style, 0, MORPHO_NUM_STYLES - 1);
+            if (st == SK_OK)
+                st = check_field(i, "slot blueprint", slot->blueprint, 0,
+                                 MORPHO_NUM_BLUEPRINTS - 1);
+            if (st == SK_OK)
+                st = check_field(i, "slot style", slot->style, 0, MORPHO_NUM_STYLES - 1);
             if (st == SK_OK) st = check_field(i, "slot tempo", slot->tempo, 0, 1 << 20);
-            if (st == SK_OK) st = check_field(i, "slot alpha curve", slot->alpha.curve, 0, MORPHO_NUM_CURVES - 1);
-            if (st == SK_OK) st = check_field(i, "slot alpha epochs", slot->alpha.epochs, 0, 1 << 20);
-            if (st == SK_OK) st = check_field(i, "slot alpha tick", slot->alpha.tick, 0, 1 << 20);
+            if (st == SK_OK)
+                st = check_field(i, "slot alpha curve", alpha->curve, 0, MORPHO_NUM_CURVES - 1);
+            if (st == SK_OK) st = check_field(i, "slot alpha epochs", alpha->epochs, 0, 1 << 20);
+            if (st == SK_OK) st = check_field(i, "slot alpha tick", alpha->tick, 0, 1 << 20);
             float values[] = {slot->grad_norm, slot->contribution, slot->contribution_prev,
-                              slot->prospect, slot->alpha.alpha, slot->alpha.start, slot->alpha.target};
+                              slot->prospect, alpha->alpha, alpha->start, alpha->target};
             if (st == SK_OK && !numbers_all(values, (int)(sizeof values / sizeof values[0])))
                 st = sk_fail(SK_ERR_CORRUPT, "env.meta of env %d: slot %d holds a NaN", i, k);
         }
         float scores[] = {meta->train_loss, meta->val_loss, meta->val_acc, meta->potential,
                           meta->episode_return};
         /* subset_acc holds NaN for the subsets not measured */
-        if (st == SK_OK && !(numbers_all(scores, 5) && numbers_all(meta->loss_hist, MORPHO_HISTORY) &&
-                             numbers_all(meta->acc_hist, MORPHO_HISTORY)))
+        if (st == SK_OK &&
+            !(numbers_all(scores, 5) && numbers_all(meta->loss_hist, MORPHO_HISTORY) &&
+              numbers_all(meta->acc_hist, MORPHO_HISTORY)))
             st = sk_fail(SK_ERR_CORRUPT, "env.meta of env %d holds a NaN score", i);
         if (st != SK_OK) return st;
     }

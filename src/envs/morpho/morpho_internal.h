@@ -86,8 +86,25 @@ typedef struct morpho_state {
     morpho_work *work;
 } morpho_state;
 
-/* Validation accuracy of every subset of env i's blending seeds, contributions
- * (morpho.c's validate). */
+/* ---- morpho_train.c: the host at work ---- */
+
+/* The arena's offsets (off_host, off_host_mom, off_slot, arena) from
+ * host_params, seed_params and blend_params. */
+void morpho_layout(morpho_state *m);
+/* Env i's host freshly initialised from rng, its momentum zero. */
+void morpho_host_reset(const morpho_state *m, int i, uint64_t *rng);
+/* A new seed of slot's blueprint and blend in env i's slot s (momentum zero). */
+void morpho_seed_create(const morpho_state *m, int i, int s, const morpho_slot *slot,
+                        uint64_t *rng);
+/* The slots whose seeds blend into the host (bit k = slot k). */
+unsigned morpho_blending_mask(const morpho_meta *meta);
+/* One epoch of env i's training. Returns false when the governor rolled it back. */
+bool morpho_train_epoch(morpho_state *m, int i);
+/* Accuracy (and the mean loss into loss_out, unless NULL) of env i over n
+ * examples with the blending seeds in `on`. */
+double morpho_evaluate(const morpho_state *m, int i, const float *xs, const uint8_t *ys, int n,
+                       unsigned on, double *loss_out);
+/* Validation accuracy of every subset of env i's blending seeds, contributions. */
 void morpho_validate(morpho_state *m, int i);
 /* Exact Shapley values of the seeds in `present` (bit k = slot k) from the
  * accuracy of every subset of them (subset_acc[subset]); 0 for the others. */
