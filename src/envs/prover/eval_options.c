@@ -2,7 +2,7 @@
  * The options of Prover-v0's ranking (its extras' eval_options): what
  * `skinner eval Prover-v0 --help` prints and the CLI accepts as --eval.NAME,
  * with the flags the docs have always used (--split, --kge, --no-prune, ...)
- * as aliases. The ranking reads each key itself (rank.c's read_options);
+ * as aliases. The ranking reads each key itself (rank_eval.c's read_options);
  * keep the ranges and defaults here equal to those reads.
  */
 #include "rank.h"

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* eval.* options; a bad value names its key and what was expected. */
+/* eval.* options; a bad value names its key and what was expected. The
+ * table hosts show and check (sk_prover_eval_options, eval_options.c) keeps
+ * the same ranges and defaults. */
 static sk_status read_options(const sk_config *options, sk_rank_options *out) {
     memset(out, 0, sizeof *out);
     const char *split = sk_cfg_string(options, "eval.split", "test");
