@@ -144,7 +144,7 @@ sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
         add(&list, info->name, SK_ST_F32, ln->params + info->offset, info->rows,
             sk_policy_tensor_ndim(info) == 1 ? 0 : info->cols);
     }
-    int O = tr->obs_size, W = tr->total_workers; /* every rank's workers */
+    int O = tr->obs_size, W = tr->layout.total_workers; /* every rank's workers */
     /* one process has it all; a distributed run's ranks synced before rank 0 saves */
     if (tr->comm.size == 1) sk_trainer_sync_state(tr);
     float obs_mean[SK_MAX_OBS_NORM], obs_var[SK_MAX_OBS_NORM];
@@ -179,21 +179,21 @@ sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
         }
     }
     int64_t counters[NUM_COUNTERS] = {
-        [C_UPDATE] = tr->update, [C_STEPS] = tr->steps, [C_EPISODES] = tr->episodes,
-        [C_ADAM_STEP] = ln->adam_step, [C_WINDOW_COUNT] = tr->window_count,
-        [C_WINDOW_POS] = tr->window_pos, [C_ANOMALIES] = ln->governor.anomalies,
-        [C_WORKERS] = W, [C_ENVS] = tr->s.num_envs, [C_SOLVED] = tr->result.solved,
-        [C_SOLVED_AT] = tr->result.solved_at_steps,
+        [C_UPDATE] = tr->progress.update, [C_STEPS] = tr->progress.steps, [C_EPISODES] = tr->progress.episodes,
+        [C_ADAM_STEP] = ln->adam_step, [C_WINDOW_COUNT] = tr->progress.window_count,
+        [C_WINDOW_POS] = tr->progress.window_pos, [C_ANOMALIES] = ln->governor.anomalies,
+        [C_WORKERS] = W, [C_ENVS] = tr->s.num_envs, [C_SOLVED] = tr->progress.result.solved,
+        [C_SOLVED_AT] = tr->progress.result.solved_at_steps,
     };
     add(&list, "state.counters", SK_ST_I64, counters, NUM_COUNTERS, 0);
-    double seconds[2] = {tr->elapsed_before + (tr->start_time > 0 ? sk_now() - tr->start_time : 0.0),
-                         tr->result.solved_at_seconds};
+    double seconds[2] = {tr->progress.elapsed_before + (tr->progress.start_time > 0 ? sk_now() - tr->progress.start_time : 0.0),
+                         tr->progress.result.solved_at_seconds};
     add(&list, "state.seconds", SK_ST_F64, seconds, 2, 0);
-    add(&list, "state.window_return", SK_ST_F32, tr->window_return, SK_WINDOW, 0);
-    add(&list, "state.window_length", SK_ST_F32, tr->window_length, SK_WINDOW, 0);
+    add(&list, "state.window_return", SK_ST_F32, tr->progress.window_return, SK_WINDOW, 0);
+    add(&list, "state.window_length", SK_ST_F32, tr->progress.window_length, SK_WINDOW, 0);
     add(&list, "state.governor_recent", SK_ST_I64, ln->governor.recent,
         SK_GOVERNOR_MAX_ANOMALIES + 1, 0);
-    add(&list, "state.rng", SK_ST_U64, tr->rngs_all, 1 + W, 0);
+    add(&list, "state.rng", SK_ST_U64, tr->layout.rngs_all, 1 + W, 0);
     double obs_count = ln->obs_stats.count;
     double return_stats[3] = {ln->return_stats.count, ln->return_stats.mean[0],
                               ln->return_stats.var[0]};
@@ -218,7 +218,7 @@ sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
         return sk_trainer_fail(tr, sk_fail(SK_ERR_NOMEM, "out of memory"));
     }
     char steps[32];
-    snprintf(steps, sizeof steps, "%lld", (long long)tr->steps);
+    snprintf(steps, sizeof steps, "%lld", (long long)tr->progress.steps);
     sk_st_meta meta[] = {
         {"format", FORMAT},
         {"training_state", STATE_VERSION},
@@ -311,7 +311,7 @@ static void counter_ranges(const sk_trainer *tr, const int64_t *c, double lo[NUM
         [C_WINDOW_COUNT] = {0, SK_WINDOW},
         [C_WINDOW_POS] = {0, SK_WINDOW - 1},
         [C_ANOMALIES] = {0, update + 1},
-        [C_WORKERS] = {tr->total_workers, tr->total_workers},
+        [C_WORKERS] = {tr->layout.total_workers, tr->layout.total_workers},
         [C_ENVS] = {tr->s.num_envs, tr->s.num_envs},
         [C_SOLVED] = {0, 1},
         [C_SOLVED_AT] = {-1, update * batch},
@@ -323,14 +323,14 @@ static void counter_ranges(const sk_trainer *tr, const int64_t *c, double lo[NUM
 }
 
 static sk_status check_counters(const sk_trainer *tr, const char *path, const int64_t *c) {
-    if (c[C_WORKERS] != tr->total_workers || c[C_ENVS] != tr->s.num_envs) {
+    if (c[C_WORKERS] != tr->layout.total_workers || c[C_ENVS] != tr->s.num_envs) {
         if (tr->comm.size > 1)
             return sk_fail(SK_ERR_INVALID,
                            "checkpoint '%s' was written by %lld worker threads over %lld envs; "
                            "this run has %d (%d processes); resume with as many processes x "
                            "--threads (and env.num_envs %lld) to continue the same run",
                            path, (long long)c[C_WORKERS], (long long)c[C_ENVS],
-                           tr->total_workers, tr->comm.size, (long long)c[C_ENVS]);
+                           tr->layout.total_workers, tr->comm.size, (long long)c[C_ENVS]);
         return sk_fail(SK_ERR_INVALID,
                        "checkpoint '%s' was written by %lld worker threads over %lld envs; "
                        "resume with --threads %lld (and env.num_envs %lld) to continue the "
@@ -395,10 +395,10 @@ sk_status sk_trainer_resume(sk_trainer *tr, const char *path) {
     sk_learner *ln = &tr->learner;
     const char *env = sk_st_meta_get(file, "env");
     const char *version = sk_st_meta_get(file, "training_state");
-    int O = tr->obs_size, N = tr->s.num_envs, W = tr->total_workers;
+    int O = tr->obs_size, N = tr->s.num_envs, W = tr->layout.total_workers;
     int64_t counters[NUM_COUNTERS];
     double seconds[2], return_stats[3], obs_count;
-    uint64_t *rngs = tr->rngs_all;
+    uint64_t *rngs = tr->layout.rngs_all;
     const double inf = INFINITY;
     float *parts = NULL; /* the core's states as checkpoints keep them */
     if (!version || strcmp(version, STATE_VERSION) != 0)
@@ -415,7 +415,7 @@ sk_status sk_trainer_resume(sk_trainer *tr, const char *path) {
                     path));
     if (tr->ran) TRY(sk_fail(SK_ERR_INVALID, "resume into a fresh trainer, not one that has run"));
     TRY(check_counters(tr, path, counters));
-    tr->update = counters[C_UPDATE]; /* where the current observations go (row T) */
+    tr->progress.update = counters[C_UPDATE]; /* where the current observations go (row T) */
     /* everything is checked into the trainer's own arrays; a failure leaves
      * a trainer to destroy (as documented), never one that runs */
     for (int i = 0; i < ln->policy.num_tensors; i++) {
@@ -452,9 +452,9 @@ sk_status sk_trainer_resume(sk_trainer *tr, const char *path) {
     if (!(seconds[0] >= 0.0 && seconds[0] < inf))
         TRY(sk_fail(SK_ERR_CORRUPT, "checkpoint '%s': state.seconds[0] = %g is not a duration",
                     path, seconds[0]));
-    TRY(restore(file, path, "state.window_return", SK_ST_F32, tr->window_return, SK_WINDOW, true,
+    TRY(restore(file, path, "state.window_return", SK_ST_F32, tr->progress.window_return, SK_WINDOW, true,
                 -inf, inf));
-    TRY(restore(file, path, "state.window_length", SK_ST_F32, tr->window_length, SK_WINDOW, true,
+    TRY(restore(file, path, "state.window_length", SK_ST_F32, tr->progress.window_length, SK_WINDOW, true,
                 0, inf));
     TRY(restore(file, path, "state.governor_recent", SK_ST_I64, ln->governor.recent,
                 SK_GOVERNOR_MAX_ANOMALIES + 1, true, 0, (double)counters[C_UPDATE]));
@@ -476,18 +476,18 @@ sk_status sk_trainer_resume(sk_trainer *tr, const char *path) {
                     (int64_t)N * arrays[a].count, false, 0, 0));
     TRY(sk_vec_check_state(tr->vec, path));
     TRY(check_current_step(tr, path));
-    tr->steps = counters[C_STEPS];
-    tr->episodes = counters[C_EPISODES];
+    tr->progress.steps = counters[C_STEPS];
+    tr->progress.episodes = counters[C_EPISODES];
     ln->adam_step = counters[C_ADAM_STEP];
-    tr->window_count = (int)counters[C_WINDOW_COUNT];
-    tr->window_pos = (int)counters[C_WINDOW_POS];
+    tr->progress.window_count = (int)counters[C_WINDOW_COUNT];
+    tr->progress.window_pos = (int)counters[C_WINDOW_POS];
     ln->governor.anomalies = counters[C_ANOMALIES];
-    tr->result.solved = counters[C_SOLVED] != 0;
-    tr->result.solved_at_steps = counters[C_SOLVED_AT];
-    tr->result.solved_at_seconds = seconds[1];
-    tr->elapsed_before = seconds[0];
+    tr->progress.result.solved = counters[C_SOLVED] != 0;
+    tr->progress.result.solved_at_steps = counters[C_SOLVED_AT];
+    tr->progress.result.solved_at_seconds = seconds[1];
+    tr->progress.elapsed_before = seconds[0];
     ln->rng = rngs[0];
-    for (int w = 0; w < tr->num_workers; w++) tr->workers[w].rng = rngs[1 + tr->worker_offset + w];
+    for (int w = 0; w < tr->num_workers; w++) tr->workers[w].rng = rngs[1 + tr->layout.worker_offset + w];
     ln->obs_stats.count = obs_count;
     ln->return_stats.count = return_stats[0];
     ln->return_stats.mean[0] = return_stats[1];

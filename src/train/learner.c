@@ -41,17 +41,17 @@ static void governor_restore(sk_learner *ln) {
 sk_status sk_governor_trouble(sk_trainer *tr, const char *what) {
     sk_governor *g = &tr->learner.governor;
     int slots = g->max_anomalies + 1;
-    g->recent[g->anomalies % slots] = tr->update;
+    g->recent[g->anomalies % slots] = tr->progress.update;
     g->anomalies++;
     snprintf(g->last_event, sizeof g->last_event, "update %lld: %s; restored the last good weights",
-             (long long)tr->update, what);
+             (long long)tr->progress.update, what);
     governor_restore(&tr->learner);
     sk_log(1, "governor: %s", g->last_event);
     sk_events_anomaly(tr, g->last_event);
-    sk_live_governor(tr->live, true, g->last_event);
+    sk_live_governor(tr->out.live, true, g->last_event);
     if (g->anomalies >= slots) {
         int64_t oldest = g->recent[g->anomalies % slots]; /* the slot written next */
-        if (tr->update - oldest < g->window)
+        if (tr->progress.update - oldest < g->window)
             return sk_fail(SK_ERR_NUMERIC,
                            "training diverged: %d anomalies within %d updates (last: %s); the "
                            "last good policy is kept; the env's outputs were checked every step "
@@ -68,7 +68,7 @@ sk_status sk_governor_trouble(sk_trainer *tr, const char *what) {
 static void merge_moments(sk_trainer *tr, sk_running_stats *stats,
                           sk_welford *(*which)(sk_worker *wk)) {
     sk_learner *ln = &tr->learner;
-    int W = tr->num_workers, Wmax = tr->max_workers, size = stats->size;
+    int W = tr->num_workers, Wmax = tr->layout.max_workers, size = stats->size;
     size_t part = 1 + 2 * (size_t)size;
     for (int w = 0; w < W; w++) {
         sk_welford *acc = which(&tr->workers[w]);
@@ -78,7 +78,7 @@ static void merge_moments(sk_trainer *tr, sk_running_stats *stats,
     /* every rank sends max_workers parts; those past a rank's own count are padding */
     sk_comm_allgather_f64(&tr->comm, ln->moments, (size_t)Wmax * part, ln->moments_all);
     for (int r = 0; r < tr->comm.size; r++)
-        for (int w = 0; w < tr->rank_workers[r]; w++) {
+        for (int w = 0; w < tr->layout.rank_workers[r]; w++) {
             const double *p = ln->moments_all + ((size_t)r * (size_t)Wmax + (size_t)w) * part;
             sk_running_stats_merge_moments(stats, p[0], p + 1, p + 1 + size);
         }
@@ -147,7 +147,7 @@ static void minibatch_job(void *ctx, int w, int num_workers) {
     int lo, hi;
     (void)num_workers;
     /* the block of the run's worker offset + w of all ranks' workers */
-    sk_slice(ln->minibatch_sequences, tr->worker_offset + w, tr->total_workers, &lo, &hi);
+    sk_slice(ln->minibatch_sequences, tr->layout.worker_offset + w, tr->layout.total_workers, &lo, &hi);
     memset(wk->grads, 0, ln->policy.num_params * sizeof(float));
     memset(&wk->sums, 0, sizeof wk->sums);
     int count = hi - lo, rows = count * L;
@@ -243,7 +243,7 @@ void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const c
             sk_ppo_loss_sums sums;
             reduce_minibatch(tr, &sums);
             bool last = epoch == tr->s.update_epochs - 1 && start + MS >= S;
-            if (last && tr->s.grad_stats_every > 0 && (tr->update % tr->s.grad_stats_every) == 0)
+            if (last && tr->s.grad_stats_every > 0 && (tr->progress.update % tr->s.grad_stats_every) == 0)
                 for (int t = 0; t < ln->policy.num_tensors; t++) {
                     const sk_tensor_info *info = &ln->policy.tensors[t];
                     ln->grad_norms[t] = sk_grad_norm(ln->grads + info->offset,

@@ -153,7 +153,7 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
     /* an env fault at the reset or in another rollout ends the run (trainer.c) */
     if (B == 0 || sk_vec_faulted(tr->vec)) return;
 
-    if (tr->update > 0) { /* the last rollout's final observations start this one */
+    if (tr->progress.update > 0) { /* the last rollout's final observations start this one */
         memcpy(ro->obs + (size_t)lo * O, ro->obs + ((size_t)T * N + (size_t)lo) * O,
                (size_t)B * O * sizeof(float));
         if (M)
@@ -174,7 +174,7 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
 
         load_actions(tr, t, lo, wk->hi);
         /* each env's step count since the run began: update * T + t + 1 */
-        if (!sk_vec_step_checked(tr->vec, lo, wk->hi, tr->update * T + t + 1)) return;
+        if (!sk_vec_step_checked(tr->vec, lo, wk->hi, tr->progress.update * T + t + 1)) return;
         store_step(tr, t, lo, wk->hi);
         normalize_step(tr, wk, t);
         record_episodes_and_truncations(tr, wk, t);

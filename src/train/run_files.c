@@ -119,43 +119,43 @@ static sk_status truncate_metrics(const char *path, int64_t last_update) {
 
 sk_status sk_run_begin(sk_trainer *tr) {
     char path[4200];
-    snprintf(path, sizeof path, "%s/config.ini", tr->run_dir);
+    snprintf(path, sizeof path, "%s/config.ini", tr->out.run_dir);
     sk_status status = sk_config_write(tr->cfg, path);
     if (status != SK_OK) return status;
-    snprintf(path, sizeof path, "%s/metrics.csv", tr->run_dir);
+    snprintf(path, sizeof path, "%s/metrics.csv", tr->out.run_dir);
     if (tr->resumed) {
-        status = truncate_metrics(path, tr->update);
+        status = truncate_metrics(path, tr->progress.update);
         if (status != SK_OK) return status;
-        tr->metrics = fopen(path, "a");
+        tr->out.metrics = fopen(path, "a");
     } else {
-        tr->metrics = fopen(path, "w");
-        if (tr->metrics) fputs(g_metrics_header, tr->metrics);
+        tr->out.metrics = fopen(path, "w");
+        if (tr->out.metrics) fputs(g_metrics_header, tr->out.metrics);
     }
-    if (!tr->metrics) return sk_fail(SK_ERR_IO, "cannot write '%s'", path);
-    fflush(tr->metrics);
-    snprintf(path, sizeof path, "%s/live.bin", tr->run_dir);
+    if (!tr->out.metrics) return sk_fail(SK_ERR_IO, "cannot write '%s'", path);
+    fflush(tr->out.metrics);
+    snprintf(path, sizeof path, "%s/live.bin", tr->out.run_dir);
     int64_t num_updates = SK_MAX(1, tr->s.total_steps / tr->batch_size);
-    status = sk_live_create(&tr->live, path, tr->env->id, num_updates * tr->batch_size);
+    status = sk_live_create(&tr->out.live, path, tr->env->id, num_updates * tr->batch_size);
     if (status != SK_OK) return status;
     return sk_events_begin(tr);
 }
 
 sk_status sk_run_checkpoint(sk_trainer *tr) {
     char path[4200];
-    snprintf(path, sizeof path, "%s/policy.safetensors", tr->run_dir);
+    snprintf(path, sizeof path, "%s/policy.safetensors", tr->out.run_dir);
     sk_status status = sk_trainer_save(tr, path);
     if (status == SK_OK) sk_events_checkpoint(tr, path);
     return status;
 }
 
 void sk_run_metrics_row(sk_trainer *tr, const sk_update_stats *st) {
-    fprintf(tr->metrics,
+    fprintf(tr->out.metrics,
             "%lld,%lld,%.3f,%.0f,%.6g,%.6g,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
             (long long)st->update, (long long)st->steps, st->wall_seconds, st->sps,
             st->mean_return, st->mean_length, (long long)st->episodes, st->policy_loss,
             st->value_loss, st->entropy, st->approx_kl, st->clip_fraction,
             st->explained_variance, st->learning_rate);
-    fflush(tr->metrics);
+    fflush(tr->out.metrics);
 }
 
 static void json_number(FILE *f, const char *key, double value, bool last) {
@@ -164,14 +164,14 @@ static void json_number(FILE *f, const char *key, double value, bool last) {
 }
 
 sk_status sk_run_end(sk_trainer *tr, sk_status run_status) {
-    sk_live_set_status(tr->live, run_status != SK_OK      ? SK_LIVE_FAILED
-                                 : tr->result.interrupted ? SK_LIVE_INTERRUPTED
+    sk_live_set_status(tr->out.live, run_status != SK_OK      ? SK_LIVE_FAILED
+                                 : tr->progress.result.interrupted ? SK_LIVE_INTERRUPTED
                                                           : SK_LIVE_FINISHED);
-    sk_live_close(tr->live);
-    tr->live = NULL;
-    if (tr->metrics) {
-        fclose(tr->metrics);
-        tr->metrics = NULL;
+    sk_live_close(tr->out.live);
+    tr->out.live = NULL;
+    if (tr->out.metrics) {
+        fclose(tr->out.metrics);
+        tr->out.metrics = NULL;
     }
     /* an aborted run keeps its last checkpoint: the env state after the
      * aborted rollout is not one to resume from */
@@ -182,10 +182,10 @@ sk_status sk_run_end(sk_trainer *tr, sk_status run_status) {
                (unsigned long long)dropped);
     if (status != SK_OK) return status;
     char path[4200];
-    snprintf(path, sizeof path, "%s/summary.json", tr->run_dir);
+    snprintf(path, sizeof path, "%s/summary.json", tr->out.run_dir);
     FILE *f = fopen(path, "w");
     if (!f) return sk_fail(SK_ERR_IO, "cannot write '%s'", path);
-    const sk_train_result *r = &tr->result;
+    const sk_train_result *r = &tr->progress.result;
     fprintf(f, "{\n  \"env\": \"%s\",\n", tr->env->id);
     fprintf(f, "  \"seed\": %llu,\n", (unsigned long long)tr->s.seed);
     fprintf(f, "  \"threads\": %d,\n", tr->num_workers);
@@ -199,7 +199,7 @@ sk_status sk_run_end(sk_trainer *tr, sk_status run_status) {
     else fprintf(f, "  \"solved_at_steps\": null,\n");
     json_number(f, "solved_at_seconds", r->solved_at_seconds, false);
     json_number(f, "final_mean_return", r->final_mean_return, false);
-    fprintf(f, "  \"episodes\": %lld,\n", (long long)tr->episodes);
+    fprintf(f, "  \"episodes\": %lld,\n", (long long)tr->progress.episodes);
     fprintf(f, "  \"interrupted\": %s,\n", r->interrupted ? "true" : "false");
     fprintf(f, "  \"anomalies\": %lld,\n", (long long)r->anomalies);
     fprintf(f, "  \"telemetry_dropped\": %llu,\n", (unsigned long long)dropped);

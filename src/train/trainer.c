@@ -120,11 +120,11 @@ static const char *const g_sections[] = {"env", "ppo", "policy", "train", "gover
 static sk_status alloc_worker(sk_trainer *tr, sk_worker *wk, int w) {
     int slice = wk->hi - wk->lo;
     int block_sequences =
-        (tr->learner.minibatch_sequences + tr->total_workers - 1) / tr->total_workers;
+        (tr->learner.minibatch_sequences + tr->layout.total_workers - 1) / tr->layout.total_workers;
     int capacity = SK_MAX(SK_MAX(slice, block_sequences * tr->rollout.bptt_horizon), 1);
     /* the run's worker index: one process with K threads and K ranks of one
      * thread each give each worker the same stream */
-    wk->rng = sk_rng_seed(tr->s.seed ^ 0x5eed5eed5eedULL, (uint64_t)(tr->worker_offset + w));
+    wk->rng = sk_rng_seed(tr->s.seed ^ 0x5eed5eed5eedULL, (uint64_t)(tr->layout.worker_offset + w));
     CHECK(sk_policy_work_alloc(&wk->work, &tr->learner.policy, capacity));
     CHECK(sk_welford_init(&wk->obs_acc, tr->obs_size));
     CHECK(sk_welford_init(&wk->return_acc, 1));
@@ -195,12 +195,12 @@ static sk_status count_workers(sk_trainer *tr) {
     double mine = tr->num_workers;
     if (counts) sk_comm_allgather_f64(&tr->comm, &mine, 1, counts);
     if (!counts) return sk_fail(SK_ERR_NOMEM, "out of memory");
-    tr->worker_offset = tr->total_workers = tr->max_workers = 0;
+    tr->layout.worker_offset = tr->layout.total_workers = tr->layout.max_workers = 0;
     for (int r = 0; r < K; r++) {
-        tr->rank_workers[r] = (int)counts[r];
-        if (r < tr->comm.rank) tr->worker_offset += tr->rank_workers[r];
-        tr->total_workers += tr->rank_workers[r];
-        tr->max_workers = SK_MAX(tr->max_workers, tr->rank_workers[r]);
+        tr->layout.rank_workers[r] = (int)counts[r];
+        if (r < tr->comm.rank) tr->layout.worker_offset += tr->layout.rank_workers[r];
+        tr->layout.total_workers += tr->layout.rank_workers[r];
+        tr->layout.max_workers = SK_MAX(tr->layout.max_workers, tr->layout.rank_workers[r]);
     }
     free(counts);
     return SK_OK;
@@ -246,16 +246,16 @@ static int state_columns(sk_trainer *tr, sk_comm_columns *out) {
 }
 
 void sk_trainer_sync_state(sk_trainer *tr) {
-    uint64_t *mine = tr->rngs_all + 1 + tr->worker_offset;
+    uint64_t *mine = tr->layout.rngs_all + 1 + tr->layout.worker_offset;
     for (int w = 0; w < tr->num_workers; w++) mine[w] = tr->workers[w].rng;
-    tr->rngs_all[0] = tr->learner.rng;
+    tr->layout.rngs_all[0] = tr->learner.rng;
     if (tr->comm.size == 1) return;
-    size_t *counts = tr->rank_floats; /* free between merges */
-    for (int r = 0; r < tr->comm.size; r++) counts[r] = (size_t)tr->rank_workers[r] * sizeof(uint64_t);
+    size_t *counts = tr->layout.rank_floats; /* free between merges */
+    for (int r = 0; r < tr->comm.size; r++) counts[r] = (size_t)tr->layout.rank_workers[r] * sizeof(uint64_t);
     uint64_t *copy = malloc((size_t)tr->num_workers * sizeof *copy + 1);
     SK_ASSERT(copy);
     memcpy(copy, mine, (size_t)tr->num_workers * sizeof *copy);
-    sk_comm_allgatherv_bytes(&tr->comm, copy, tr->rngs_all + 1, counts);
+    sk_comm_allgatherv_bytes(&tr->comm, copy, tr->layout.rngs_all + 1, counts);
     free(copy);
     sk_comm_columns columns[MAX_COLUMNS];
     int n = rollout_columns(tr, columns);
@@ -281,7 +281,7 @@ static void exchange_rollout(sk_trainer *tr) {
     if (tr->comm.size == 1) return;
     sk_comm_columns columns[MAX_COLUMNS];
     int n = rollout_columns(tr, columns);
-    sk_comm_allgather_columns(&tr->comm, columns, n, tr->s.num_envs, tr->columns_scratch);
+    sk_comm_allgather_columns(&tr->comm, columns, n, tr->s.num_envs, tr->layout.columns_scratch);
 }
 
 /* What follows the collective count of workers: storage, the learner, workers. */
@@ -312,8 +312,8 @@ static sk_status trainer_build_shared(sk_trainer *tr) {
     CHECK(sk_trainer_state_alloc(tr, false));
     CHECK(learner_init(tr));
     for (int w = 0; w < tr->num_workers; w++) CHECK(alloc_worker(tr, &tr->workers[w], w));
-    tr->result.solved_at_steps = -1;
-    tr->result.solved_at_seconds = NAN;
+    tr->progress.result.solved_at_steps = -1;
+    tr->progress.result.solved_at_seconds = NAN;
     return SK_OK;
 }
 
@@ -337,7 +337,7 @@ sk_status sk_trainer_create_comm(sk_trainer **out, const sk_config *cfg, const s
     sk_status status = tr ? SK_OK : sk_fail(SK_ERR_NOMEM, "out of memory");
     if (tr) {
         tr->comm = *comm;
-        tr->run_lock = -1;
+        tr->out.run_lock = -1;
         tr->cfg = sk_config_copy(cfg);
         status = tr->cfg ? trainer_build_local(tr) : sk_fail(SK_ERR_NOMEM, "out of memory");
     }
@@ -363,10 +363,10 @@ void sk_trainer_destroy(sk_trainer *tr) {
     free(tr->workers);
     sk_vec_destroy(tr->vec);
     learner_free(&tr->learner);
-    if (tr->metrics) fclose(tr->metrics);
-    if (tr->telemetry) sk_events_end(tr, SK_OK);
-    sk_live_close(tr->live);
-    sk_run_unlock(tr->run_lock);
+    if (tr->out.metrics) fclose(tr->out.metrics);
+    if (tr->out.telemetry) sk_events_end(tr, SK_OK);
+    sk_live_close(tr->out.live);
+    sk_run_unlock(tr->out.run_lock);
     sk_config_free(tr->cfg);
     free(tr);
 }
@@ -374,25 +374,25 @@ void sk_trainer_destroy(sk_trainer *tr) {
 void sk_trainer_abort(sk_trainer *tr) { atomic_store(&tr->abort_requested, true); }
 
 void sk_trainer_set_callback(sk_trainer *tr, sk_update_fn fn, void *user) {
-    tr->callback = fn;
-    tr->callback_user = user;
+    tr->out.callback = fn;
+    tr->out.callback_user = user;
 }
 
 sk_status sk_trainer_set_run_dir(sk_trainer *tr, const char *dir) {
-    if (strlen(dir) >= sizeof tr->run_dir - 64)
+    if (strlen(dir) >= sizeof tr->out.run_dir - 64)
         return sk_trainer_fail(tr, sk_fail(SK_ERR_INVALID, "run directory path is too long"));
-    if (tr->run_lock >= 0 && strcmp(dir, tr->run_dir) == 0) return SK_OK; /* held already */
+    if (tr->out.run_lock >= 0 && strcmp(dir, tr->out.run_dir) == 0) return SK_OK; /* held already */
     sk_status status = sk_mkdirs(dir);
     int lock_fd = -1;
     if (status == SK_OK) status = sk_run_lock(dir, &lock_fd); /* one writer per folder */
     if (status != SK_OK) return sk_trainer_fail(tr, status);
-    sk_run_unlock(tr->run_lock);
-    tr->run_lock = lock_fd;
-    snprintf(tr->run_dir, sizeof tr->run_dir, "%s", dir);
+    sk_run_unlock(tr->out.run_lock);
+    tr->out.run_lock = lock_fd;
+    snprintf(tr->out.run_dir, sizeof tr->out.run_dir, "%s", dir);
     return SK_OK;
 }
 
-sk_train_result sk_trainer_result(const sk_trainer *tr) { return tr->result; }
+sk_train_result sk_trainer_result(const sk_trainer *tr) { return tr->progress.result; }
 
 int sk_trainer_threads(const sk_trainer *tr) { return tr->num_workers; }
 
@@ -410,46 +410,46 @@ const sk_config *sk_trainer_config(const sk_trainer *tr) { return tr->cfg; }
  * through sk_comm) to the 100-episode window in the order they ended (step,
  * then rank and worker), whatever the split. */
 static void merge_episodes(sk_trainer *tr) {
-    int L = tr->env->num_log_fields, W = tr->num_workers, Wmax = tr->max_workers;
+    int L = tr->env->num_log_fields, W = tr->num_workers, Wmax = tr->layout.max_workers;
     size_t record = (size_t)L + 1;
     /* this rank's records, worker after worker, and how many each has */
     size_t local = 0;
     for (int w = 0; w < W; w++) {
         const sk_worker *wk = &tr->workers[w];
         size_t floats = (size_t)wk->num_episodes * record;
-        memcpy(tr->episodes_local + local, wk->episodes, floats * sizeof(float));
+        memcpy(tr->layout.episodes_local + local, wk->episodes, floats * sizeof(float));
         local += floats;
-        tr->episode_counts[w] = wk->num_episodes;
+        tr->layout.episode_counts[w] = wk->num_episodes;
     }
-    for (int w = W; w < Wmax; w++) tr->episode_counts[w] = 0; /* padding */
-    sk_comm_allgatherv_f32(&tr->comm, tr->episodes_local, local, tr->episodes_all,
-                           sk_trainer_array_count(tr, SK_SIZE_EPISODES_ALL), tr->rank_floats);
-    sk_comm_allgather_f64(&tr->comm, tr->episode_counts, (size_t)Wmax, tr->episode_counts_all);
-    const int64_t *start = tr->part_start;
-    int32_t *count = tr->part_count, *cursor = tr->part_cursor;
+    for (int w = W; w < Wmax; w++) tr->layout.episode_counts[w] = 0; /* padding */
+    sk_comm_allgatherv_f32(&tr->comm, tr->layout.episodes_local, local, tr->layout.episodes_all,
+                           sk_trainer_array_count(tr, SK_SIZE_EPISODES_ALL), tr->layout.rank_floats);
+    sk_comm_allgather_f64(&tr->comm, tr->layout.episode_counts, (size_t)Wmax, tr->layout.episode_counts_all);
+    const int64_t *start = tr->layout.part_start;
+    int32_t *count = tr->layout.part_count, *cursor = tr->layout.part_cursor;
     int parts = 0;
     size_t at = 0;
     for (int r = 0; r < tr->comm.size; r++) /* (rank, worker) order: the run's worker order */
-        for (int w = 0; w < tr->rank_workers[r]; w++, parts++) {
-            tr->part_start[parts] = (int64_t)at;
-            count[parts] = (int)tr->episode_counts_all[(size_t)r * (size_t)Wmax + (size_t)w];
+        for (int w = 0; w < tr->layout.rank_workers[r]; w++, parts++) {
+            tr->layout.part_start[parts] = (int64_t)at;
+            count[parts] = (int)tr->layout.episode_counts_all[(size_t)r * (size_t)Wmax + (size_t)w];
             cursor[parts] = 0;
             at += (size_t)count[parts] * record;
         }
-    memset(tr->log_sum, 0, sizeof tr->log_sum);
-    tr->log_count = 0;
+    memset(tr->progress.log_sum, 0, sizeof tr->progress.log_sum);
+    tr->progress.log_count = 0;
     for (int t = 0; t < tr->s.horizon; t++) {
         for (int k = 0; k < parts; k++) {
-            const float *part = tr->episodes_all + start[k];
+            const float *part = tr->layout.episodes_all + start[k];
             while (cursor[k] < count[k] && (int)part[record * (size_t)cursor[k] + (size_t)L] == t) {
                 const float *episode = part + record * (size_t)cursor[k]++;
-                for (int f = 2; f < L; f++) tr->log_sum[f] += episode[f];
-                tr->log_count++;
-                tr->window_return[tr->window_pos] = episode[0];
-                tr->window_length[tr->window_pos] = episode[1];
-                tr->window_pos = (tr->window_pos + 1) % SK_WINDOW;
-                if (tr->window_count < SK_WINDOW) tr->window_count++;
-                tr->episodes++;
+                for (int f = 2; f < L; f++) tr->progress.log_sum[f] += episode[f];
+                tr->progress.log_count++;
+                tr->progress.window_return[tr->progress.window_pos] = episode[0];
+                tr->progress.window_length[tr->progress.window_pos] = episode[1];
+                tr->progress.window_pos = (tr->progress.window_pos + 1) % SK_WINDOW;
+                if (tr->progress.window_count < SK_WINDOW) tr->progress.window_count++;
+                tr->progress.episodes++;
             }
         }
     }
@@ -504,18 +504,18 @@ sk_status sk_trainer_run(sk_trainer *tr) {
     tr->ran = true;
     int64_t num_updates = SK_MAX(1, tr->s.total_steps / tr->batch_size);
     /* rank 0 alone writes the run folder; the others join its checkpoints */
-    sk_status begun = tr->run_dir[0] && tr->comm.rank == 0 ? sk_run_begin(tr) : SK_OK;
+    sk_status begun = tr->out.run_dir[0] && tr->comm.rank == 0 ? sk_run_begin(tr) : SK_OK;
     CHECK(sk_trainer_fail(tr, sk_comm_agree(&tr->comm, begun)));
-    tr->run_files = any_rank(tr, tr->comm.rank == 0 && tr->run_dir[0]);
-    tr->start_time = sk_now();
+    tr->out.run_files = any_rank(tr, tr->comm.rank == 0 && tr->out.run_dir[0]);
+    tr->progress.start_time = sk_now();
     if (!tr->resumed) sk_vec_parallel(tr->vec, sk_reset_job, tr);
     sk_governor_save(&tr->learner);
     sk_status status = SK_OK;
     /* the reset observations were normalised with the initial statistics
      * (identity up to eps); they count toward the first update of them */
     bool stop = false;
-    while (tr->update < num_updates && !stop) {
-        double frac = 1.0 - (double)tr->update / (double)num_updates;
+    while (tr->progress.update < num_updates && !stop) {
+        double frac = 1.0 - (double)tr->progress.update / (double)num_updates;
         float lr = (float)(tr->s.anneal_lr ? frac * tr->s.learning_rate : tr->s.learning_rate);
         if (!sk_all_finite(tr->learner.params, tr->learner.policy.num_params)) { /* corrupted between updates */
             status = sk_governor_trouble(tr, "non-finite weights before the rollout");
@@ -535,16 +535,16 @@ sk_status sk_trainer_run(sk_trainer *tr) {
             status = sk_fail(SK_ERR_INTERRUPTED,
                              "training was aborted during update %lld's rollout (an env failed); "
                              "that rollout was not learned from and no checkpoint was written of it",
-                             (long long)tr->update + 1);
+                             (long long)tr->progress.update + 1);
             break;
         }
         exchange_rollout(tr);
-        tr->update++;
-        tr->steps += tr->batch_size;
+        tr->progress.update++;
+        tr->progress.steps += tr->batch_size;
         merge_episodes(tr);
         sk_learner_merge_statistics(tr);
 
-        sk_update_stats *st = &tr->last;
+        sk_update_stats *st = &tr->progress.last;
         memset(st, 0, sizeof *st);
         const char *anomaly = NULL;
         sk_learner_update(tr, lr, st, &anomaly);
@@ -556,50 +556,50 @@ sk_status sk_trainer_run(sk_trainer *tr) {
             sk_governor_save(&tr->learner);
         }
         st->anomalies = tr->learner.governor.anomalies;
-        st->update = tr->update;
-        st->steps = tr->steps;
-        st->wall_seconds = tr->elapsed_before + sk_now() - tr->start_time;
-        st->sps = (double)tr->steps / st->wall_seconds;
-        st->mean_return = window_mean(tr->window_return, tr->window_count);
-        st->mean_length = window_mean(tr->window_length, tr->window_count);
-        st->episodes = tr->episodes;
+        st->update = tr->progress.update;
+        st->steps = tr->progress.steps;
+        st->wall_seconds = tr->progress.elapsed_before + sk_now() - tr->progress.start_time;
+        st->sps = (double)tr->progress.steps / st->wall_seconds;
+        st->mean_return = window_mean(tr->progress.window_return, tr->progress.window_count);
+        st->mean_length = window_mean(tr->progress.window_length, tr->progress.window_count);
+        st->episodes = tr->progress.episodes;
         st->explained_variance =
             explained_variance(tr->rollout.values, tr->rollout.returns, (size_t)tr->batch_size);
         st->learning_rate = lr;
 
-        bool solved = tr->window_count == SK_WINDOW &&
+        bool solved = tr->progress.window_count == SK_WINDOW &&
                       st->mean_return >= tr->env->solved_threshold;
         /* train.log_every thins metrics.csv and events.jsonl; an anomaly,
          * the update that solved and the last update are always kept, so
          * the rows do not depend on where a run was stopped and resumed */
-        bool logged = tr->update % tr->s.log_every == 0 || anomaly != NULL ||
-                      (solved && !tr->result.solved) || tr->update == num_updates;
-        if (solved && !tr->result.solved) {
-            tr->result.solved = true;
-            tr->result.solved_at_steps = tr->steps;
-            tr->result.solved_at_seconds = st->wall_seconds;
+        bool logged = tr->progress.update % tr->s.log_every == 0 || anomaly != NULL ||
+                      (solved && !tr->progress.result.solved) || tr->progress.update == num_updates;
+        if (solved && !tr->progress.result.solved) {
+            tr->progress.result.solved = true;
+            tr->progress.result.solved_at_steps = tr->progress.steps;
+            tr->progress.result.solved_at_seconds = st->wall_seconds;
             sk_events_solved(tr);
         }
-        sk_live_update(tr->live, st, tr->result.solved, tr->result.solved_at_steps);
-        if (logged && tr->metrics) sk_run_metrics_row(tr, st);
+        sk_live_update(tr->out.live, st, tr->progress.result.solved, tr->progress.result.solved_at_steps);
+        if (logged && tr->out.metrics) sk_run_metrics_row(tr, st);
         if (logged) sk_events_update(tr, st);
-        if (tr->run_files && tr->s.checkpoint_every > 0 && tr->update % tr->s.checkpoint_every == 0) {
+        if (tr->out.run_files && tr->s.checkpoint_every > 0 && tr->progress.update % tr->s.checkpoint_every == 0) {
             status = checkpoint(tr);
             if (status != SK_OK) break;
         }
         /* a callback's stop (a signal to one rank) stops every rank at this update */
-        if (any_rank(tr, tr->callback && !tr->callback(st, tr->callback_user))) {
-            tr->result.interrupted = true;
+        if (any_rank(tr, tr->out.callback && !tr->out.callback(st, tr->out.callback_user))) {
+            tr->progress.result.interrupted = true;
             stop = true;
         }
         if (solved && tr->s.stop_when_solved) stop = true;
     }
-    tr->result.total_steps = tr->steps;
-    tr->result.wall_seconds = tr->elapsed_before + sk_now() - tr->start_time;
-    tr->result.sps = tr->steps > 0 ? (double)tr->steps / tr->result.wall_seconds : 0.0;
-    tr->result.final_mean_return = window_mean(tr->window_return, tr->window_count);
-    tr->result.anomalies = tr->learner.governor.anomalies;
-    if (tr->run_files) {
+    tr->progress.result.total_steps = tr->progress.steps;
+    tr->progress.result.wall_seconds = tr->progress.elapsed_before + sk_now() - tr->progress.start_time;
+    tr->progress.result.sps = tr->progress.steps > 0 ? (double)tr->progress.steps / tr->progress.result.wall_seconds : 0.0;
+    tr->progress.result.final_mean_return = window_mean(tr->progress.window_return, tr->progress.window_count);
+    tr->progress.result.anomalies = tr->learner.governor.anomalies;
+    if (tr->out.run_files) {
         /* the final checkpoint (not of a rollout aborted by a failed env) */
         if (!atomic_load(&tr->abort_requested)) sk_trainer_sync_state(tr);
         sk_status end_status = tr->comm.rank == 0 ? sk_run_end(tr, status) : SK_OK;

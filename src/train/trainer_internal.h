@@ -134,6 +134,52 @@ typedef struct sk_worker {
     int num_episodes;
 } sk_worker;
 
+/* The run's processes (sk_comm), owned by trainer.c's count_workers and the
+ * table's rows (trainer_state.c): this rank's workers are the run's workers
+ * worker_offset .. worker_offset + num_workers - 1 of total_workers, in rank
+ * order; each rank's count in rank_workers, the largest max_workers. */
+typedef struct sk_run_layout {
+    int worker_offset, total_workers, max_workers;
+    int32_t *rank_workers;     /* (ranks) */
+    uint64_t *rngs_all;        /* (1 + total_workers) the shuffle stream, then every worker's */
+    /* (ranks x max_workers) the episode merge's parts: where each starts in episodes_all,
+     * its records and the cursor */
+    int64_t *part_start;
+    int32_t *part_count, *part_cursor;
+    size_t *rank_floats;       /* (ranks) */
+    void *columns_scratch;     /* the rollout's exchange between ranks */
+    /* finished episodes of a rollout, gathered for the merge */
+    float *episodes_local;         /* this rank's workers' records, one after another */
+    float *episodes_all;           /* every rank's */
+    double *episode_counts;        /* (workers) records each worker has */
+    double *episode_counts_all;    /* (ranks, workers) */
+} sk_run_layout;
+
+/* How far the run is, owned by trainer.c's loop (and restored by checkpoint.c). */
+typedef struct sk_run_progress {
+    int64_t update, steps, episodes;
+    /* the env's extra episode_log fields (2..) summed over this update's episodes */
+    double log_sum[SK_MAX_LOG_FIELDS];
+    int log_count;
+    float window_return[SK_WINDOW], window_length[SK_WINDOW];
+    int window_count, window_pos;
+    double start_time, elapsed_before; /* wall seconds */
+    sk_train_result result;
+    sk_update_stats last;
+} sk_run_progress;
+
+/* What the run writes and tells, owned by run_files.c and events.c. */
+typedef struct sk_run_outputs {
+    sk_update_fn callback;
+    void *callback_user;
+    bool run_files; /* rank 0 writes a run folder, so every rank joins its checkpoints */
+    char run_dir[4096];
+    int run_lock; /* run_dir's lock (sk_run_lock), -1 before one is held */
+    FILE *metrics;
+    struct sk_telemetry *telemetry; /* RUN_DIR/events.jsonl, when a run folder is set */
+    struct sk_live *live;           /* RUN_DIR/live.bin for skinner monitor */
+} sk_run_outputs;
+
 struct sk_trainer {
     sk_config *cfg; /* the trainer's own copy, resolved (defaults recorded) */
     const sk_env_def *env;
@@ -145,45 +191,13 @@ struct sk_trainer {
     int obs_size, num_heads, action_dim, mask_size, batch_size, minibatch_size;
     int num_workers;
     sk_worker *workers;
-    /* the run's processes (sk_comm): this rank's workers are the run's workers
-     * worker_offset .. worker_offset + num_workers - 1 of total_workers, in
-     * rank order; each rank's count in rank_workers, the largest max_workers */
-    int worker_offset, total_workers, max_workers;
-    int32_t *rank_workers;     /* (ranks) */
-    uint64_t *rngs_all;        /* (1 + total_workers) the shuffle stream, then every worker's */
-    /* (ranks x max_workers) the episode merge's parts: where each starts in episodes_all,
-     * its records and the cursor */
-    int64_t *part_start;
-    int32_t *part_count, *part_cursor;
-    size_t *rank_floats;       /* (ranks) */
-    void *columns_scratch;     /* the rollout's exchange between ranks */
-    bool run_files;            /* rank 0 writes a run folder, so every rank joins its checkpoints */
-    /* finished episodes of a rollout, gathered for the merge */
-    float *episodes_local;         /* this rank's workers' records, one after another */
-    float *episodes_all;           /* every rank's */
-    double *episode_counts;        /* (workers) records each worker has */
-    double *episode_counts_all;    /* (ranks, workers) */
-    /* progress */
-    int64_t update, steps, episodes;
-    /* the env's extra episode_log fields (2..) summed over this update's episodes */
-    double log_sum[SK_MAX_LOG_FIELDS];
-    int log_count;
-    float window_return[SK_WINDOW], window_length[SK_WINDOW];
-    int window_count, window_pos;
-    double start_time, elapsed_before; /* wall seconds */
-    sk_train_result result;
-    sk_update_stats last;
-    sk_update_fn callback;
-    void *callback_user;
-    char run_dir[4096];
-    int run_lock; /* run_dir's lock (sk_run_lock), -1 before one is held */
-    FILE *metrics;
+    sk_run_layout layout;
+    sk_run_progress progress;
+    sk_run_outputs out;
     bool resumed; /* state restored from a checkpoint: no reset at the start */
     atomic_bool abort_requested; /* sk_trainer_abort: drop the rollout in progress */
     bool ran;     /* sk_trainer_run was called: a trainer runs once */
-    struct sk_telemetry *telemetry;      /* RUN_DIR/events.jsonl, when a run folder is set */
-    struct sk_live *live;                /* RUN_DIR/live.bin for skinner monitor */
-    char last_error[1024];               /* this trainer's last failure (sk_trainer_last_error) */
+    char last_error[1024];       /* this trainer's last failure (sk_trainer_last_error) */
 };
 
 sk_status sk_settings_resolve(sk_ppo_settings *s, const sk_config *cfg, const sk_env_def *env);

@@ -47,10 +47,10 @@ const sk_trainer_array g_sk_trainer_arrays[] = {
     {NULL, SK_ARRAY_U8, AT(rollout.terminated), SK_SIZE_ROWS, NO_RANGE},
     {NULL, SK_ARRAY_U8, AT(rollout.truncated), SK_SIZE_ROWS, NO_RANGE},
     /* the episode merge's gathering */
-    {NULL, SK_ARRAY_F32, AT(episodes_local), SK_SIZE_EPISODES, NO_RANGE},
-    {NULL, SK_ARRAY_F32, AT(episodes_all), SK_SIZE_EPISODES_ALL, NO_RANGE},
-    {NULL, SK_ARRAY_F64, AT(episode_counts), SK_SIZE_WORKERS, NO_RANGE},
-    {NULL, SK_ARRAY_F64, AT(episode_counts_all), SK_SIZE_WORKERS_ALL, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(layout.episodes_local), SK_SIZE_EPISODES, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(layout.episodes_all), SK_SIZE_EPISODES_ALL, NO_RANGE},
+    {NULL, SK_ARRAY_F64, AT(layout.episode_counts), SK_SIZE_WORKERS, NO_RANGE},
+    {NULL, SK_ARRAY_F64, AT(layout.episode_counts_all), SK_SIZE_WORKERS_ALL, NO_RANGE},
     {"state.discounted_return", SK_ARRAY_F64, AT(rollout.discounted_return), SK_SIZE_ENVS,
      RANGE(-INFINITY, INFINITY)},
     /* the core's state per env: "state.core_h", "state.core_c" (LSTM), each part in the
@@ -59,13 +59,13 @@ const sk_trainer_array g_sk_trainer_arrays[] = {
     {NULL, SK_ARRAY_F32, AT(rollout.chunk_state), SK_SIZE_CHUNKS_STATE, NO_RANGE},
     /* the distributed layout: each rank's workers, the run's streams, the episode merge's
      * parts and the rollout's exchange (sk_comm) */
-    {NULL, SK_ARRAY_I32, AT(rank_workers), SK_SIZE_RANKS, NO_RANGE},
-    {NULL, SK_ARRAY_U64, AT(rank_floats), SK_SIZE_RANKS, NO_RANGE},
-    {NULL, SK_ARRAY_U64, AT(rngs_all), SK_SIZE_RNGS, NO_RANGE},
-    {NULL, SK_ARRAY_I64, AT(part_start), SK_SIZE_PARTS, NO_RANGE},
-    {NULL, SK_ARRAY_I32, AT(part_count), SK_SIZE_PARTS, NO_RANGE},
-    {NULL, SK_ARRAY_I32, AT(part_cursor), SK_SIZE_PARTS, NO_RANGE},
-    {NULL, SK_ARRAY_U8, AT(columns_scratch), SK_SIZE_EXCHANGE, NO_RANGE},
+    {NULL, SK_ARRAY_I32, AT(layout.rank_workers), SK_SIZE_RANKS, NO_RANGE},
+    {NULL, SK_ARRAY_U64, AT(layout.rank_floats), SK_SIZE_RANKS, NO_RANGE},
+    {NULL, SK_ARRAY_U64, AT(layout.rngs_all), SK_SIZE_RNGS, NO_RANGE},
+    {NULL, SK_ARRAY_I64, AT(layout.part_start), SK_SIZE_PARTS, NO_RANGE},
+    {NULL, SK_ARRAY_I32, AT(layout.part_count), SK_SIZE_PARTS, NO_RANGE},
+    {NULL, SK_ARRAY_I32, AT(layout.part_cursor), SK_SIZE_PARTS, NO_RANGE},
+    {NULL, SK_ARRAY_U8, AT(layout.columns_scratch), SK_SIZE_EXCHANGE, NO_RANGE},
     /* each worker's: its gradient share, its gathered minibatch block, the truncation
      * bootstrap's copies and its episodes of a rollout */
     {NULL, SK_ARRAY_F32, WORKER(grads), SK_SIZE_W_PARAMS, NO_RANGE},
@@ -101,8 +101,8 @@ static size_t array_count(const sk_trainer *tr, const sk_worker *wk, sk_size_kin
     if (!per_worker(kind)) return sk_trainer_array_count(tr, kind);
     size_t slice = (size_t)(wk->hi - wk->lo);
     size_t L = (size_t)tr->rollout.bptt_horizon;
-    size_t block_sequences = ((size_t)tr->learner.minibatch_sequences + (size_t)tr->total_workers -
-                              1) / (size_t)tr->total_workers;
+    size_t block_sequences = ((size_t)tr->learner.minibatch_sequences + (size_t)tr->layout.total_workers -
+                              1) / (size_t)tr->layout.total_workers;
     size_t block = block_sequences * L, S = (size_t)tr->rollout.state_size;
     switch (kind) {
     case SK_SIZE_W_PARAMS: return tr->learner.policy.num_params;
@@ -140,17 +140,17 @@ size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
     case SK_SIZE_ROWS1_MASK: return rows1 * (size_t)tr->mask_size;
     case SK_SIZE_BATCH: return (size_t)tr->batch_size;
     case SK_SIZE_MINIBATCH: return (size_t)tr->minibatch_size;
-    case SK_SIZE_MOMENTS: return (size_t)tr->max_workers * (1 + 2 * (size_t)tr->obs_size);
+    case SK_SIZE_MOMENTS: return (size_t)tr->layout.max_workers * (1 + 2 * (size_t)tr->obs_size);
     case SK_SIZE_EPISODES: return rows * ((size_t)tr->env->num_log_fields + 1);
     case SK_SIZE_EPISODES_ALL: /* every rank's episodes: still at most one per env and step */
         return sk_trainer_array_count(tr, SK_SIZE_EPISODES);
-    case SK_SIZE_WORKERS: return (size_t)tr->max_workers;
-    case SK_SIZE_WORKERS_ALL: return (size_t)tr->comm.size * (size_t)tr->max_workers;
+    case SK_SIZE_WORKERS: return (size_t)tr->layout.max_workers;
+    case SK_SIZE_WORKERS_ALL: return (size_t)tr->comm.size * (size_t)tr->layout.max_workers;
     case SK_SIZE_MOMENTS_ALL:
         return (size_t)tr->comm.size * sk_trainer_array_count(tr, SK_SIZE_MOMENTS);
     case SK_SIZE_RANKS: return (size_t)tr->comm.size;
-    case SK_SIZE_RNGS: return 1 + (size_t)tr->total_workers;
-    case SK_SIZE_PARTS: return (size_t)tr->comm.size * (size_t)tr->max_workers;
+    case SK_SIZE_RNGS: return 1 + (size_t)tr->layout.total_workers;
+    case SK_SIZE_PARTS: return (size_t)tr->comm.size * (size_t)tr->layout.max_workers;
     case SK_SIZE_EXCHANGE: return sk_trainer_exchange_bytes((sk_trainer *)tr);
     default: break; /* per worker: array_count */
     }
@@ -210,5 +210,5 @@ void sk_trainer_state_free(sk_trainer *tr) {
 }
 
 size_t sk_trainer_current_row(const sk_trainer *tr) {
-    return tr->update > 0 ? (size_t)tr->s.horizon * (size_t)tr->s.num_envs : 0;
+    return tr->progress.update > 0 ? (size_t)tr->s.horizon * (size_t)tr->s.num_envs : 0;
 }
