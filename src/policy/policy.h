@@ -1,9 +1,12 @@
 /*
- * The MLP actor-critic: separate actor and critic trunks of `layers` hidden
- * layers of `hidden` units, a logits head covering every discrete action head,
- * and a scalar value head. Parameters live in one flat float array laid out by
- * the table below (torch.nn.Linear order: weight (out, in), then bias), so
- * gradients and Adam moments mirror it and checkpoints name each tensor.
+ * A policy: a kind (policy.type; sk_kind_ops: mlp.c, candidates.c) that reads the
+ * observation, encodes it and scores the actions with an actor and a critic, an optional
+ * core between the encoder and the heads (policy.core; sk_core_ops: core_rnn.c's LSTM and
+ * GRU) that carries a state per env, and the action distributions (categorical.c,
+ * gaussian.c). A new kind or core is one file and one row in its table. Parameters live
+ * in one flat float array laid out by the tensor table below (torch.nn.Linear order:
+ * weight (out, in), then bias), so gradients and Adam moments mirror it and checkpoints
+ * name each tensor.
  */
 #ifndef SK_POLICY_H
 #define SK_POLICY_H

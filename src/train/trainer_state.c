@@ -1,5 +1,6 @@
 /*
- * The trainer's arrays, each described once: where it lives, its element
+ * Every array the trainer owns, each described once: where it lives (in the
+ * trainer, or in each worker for the per-worker size kinds), its element
  * type, its size (from the settings), and, for what a checkpoint carries,
  * its tensor name and the range every restored element must lie in. Alloc,
  * free, save, restore and validation all read this table (checkpoint.c
