@@ -6,8 +6,9 @@
 const char *const morpho_stage_names[MORPHO_NUM_STAGES] = {
     "dormant", "germinated", "training", "blending", "holding",
     "fossilized", "pruned", "embargoed", "resetting"};
-const char *const morpho_op_names[MORPHO_NUM_OPS] = {"wait",  "germinate", "set_alpha_target",
-                                                     "prune", "fossilize", "advance"};
+/* NULL-terminated: it is also the env's extras.action_names list */
+const char *const morpho_op_names[MORPHO_NUM_OPS + 1] = {
+    "wait", "germinate", "set_alpha_target", "prune", "fossilize", "advance", NULL};
 const int morpho_head_sizes[MORPHO_HEADS] = {MORPHO_NUM_OPS, MORPHO_SLOTS, MORPHO_NUM_BLUEPRINTS,
                                              MORPHO_NUM_STYLES, 3, 3, 4, MORPHO_NUM_CURVES};
 const int morpho_tempo_epochs[3] = {3, 5, 8};

@@ -72,7 +72,8 @@ typedef enum morpho_op {
     MORPHO_ADVANCE,
     MORPHO_NUM_OPS
 } morpho_op;
-extern const char *const morpho_op_names[MORPHO_NUM_OPS];
+/* the ops' names, then NULL (the env's extras.action_names) */
+extern const char *const morpho_op_names[MORPHO_NUM_OPS + 1];
 
 enum morpho_head {
     MORPHO_HEAD_OP, MORPHO_HEAD_SLOT, MORPHO_HEAD_BLUEPRINT, MORPHO_HEAD_STYLE,
