@@ -988,10 +988,13 @@ static void test_errors(void **st) {
 static int run_skinner(char *out, size_t size, const char *const *args) {
     char path[300];
     snprintf(path, sizeof path, "%s/stdout.txt", g_dataset);
-    char *argv[32];
+    char *argv[96];
     int argc = 0;
     argv[argc++] = (char *)SKINNER_BINARY;
-    for (int k = 0; args[k] && argc < 31; k++) argv[argc++] = (char *)args[k];
+    for (int k = 0; args[k]; k++) {
+        if (argc == 95) fail_msg("more than 94 arguments for %s", SKINNER_BINARY);
+        argv[argc++] = (char *)args[k];
+    }
     argv[argc] = NULL;
     fflush(stdout);
     pid_t pid = fork();
@@ -1105,6 +1108,28 @@ static void test_cli_eval_ranks_prover(void **st) {
     }
     assert_true(mrr[0] == mrr[1] && candidates[0] == candidates[1]);
     assert_true(candidates[0] == 2 + 2 * 2); /* 2 queries, 2 sampled corruptions each */
+
+    /* every option the env's table declares is one the ranking reads (an unread eval.* key is
+     * refused as unknown): each at a value of its declared kind and range */
+    const sk_env_option *options = sk_env_extras_of(sk_env_find("Prover-v0"))->eval_options;
+    const char *all[80] = {"eval", "Prover-v0", "--checkpoint", checkpoint, "--eval.queries", "1"};
+    int argc = 6, given = 0;
+    char flags[32][40], values[32][40];
+    for (const sk_env_option *option = options; option->name && given < 32; option++) {
+        if (strcmp(option->name, "queries") == 0 || option->kind == SK_OPTION_PATH) continue;
+        snprintf(flags[given], sizeof flags[given], "--eval.%s", option->name);
+        if (option->kind == SK_OPTION_CHOICE)
+            snprintf(values[given], sizeof values[given], "%s", option->choices[0]);
+        else if (option->kind == SK_OPTION_BOOL)
+            snprintf(values[given], sizeof values[given], "true");
+        else snprintf(values[given], sizeof values[given], "%.0f", option->low);
+        all[argc++] = flags[given];
+        all[argc++] = values[given++];
+    }
+    all[argc] = NULL;
+    assert_true(argc > 6 + 2 * 10);
+    assert_int_equal(run_skinner(out, sizeof out, all), 0);
+    assert_non_null(strstr(out, "train split, head corruptions: 1 queries"));
 
     const char *episodes[] = {"eval", "Prover-v0", "--checkpoint", checkpoint, "--episodes", "6",
                               "--json", NULL};
