@@ -1,0 +1,54 @@
+/*
+ * MinAtar's games (Young & Tian 2019; rules restated from MinAtar 1.0.15 in
+ * ../shared/reference/minatar/rules): each game is one file with a plain-data
+ * state of one game (no pointers, so a checkpoint saves it as bytes) and the
+ * functions below, in one table per game. The env that batches them (sticky
+ * actions, autoreset, observations) is written once over these tables.
+ *
+ * A game's random draws come from the env's stream (minatar_rng.h), shared
+ * with the sticky-action draw, in MinAtar's order, so that an episode is
+ * MinAtar's bit for bit (tests/test_minatar_*.c replay its recorded traces).
+ */
+#ifndef SKINNER_MINATAR_H
+#define SKINNER_MINATAR_H
+
+#include "minatar_rng.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MINATAR_SIDE 10
+#define MINATAR_NUM_ACTIONS 6 /* 0 no-op, 1 left, 2 up, 3 right, 4 down, 5 fire */
+
+enum { MINATAR_NOOP, MINATAR_LEFT, MINATAR_UP, MINATAR_RIGHT, MINATAR_DOWN, MINATAR_FIRE };
+
+typedef struct minatar_game_ops {
+    const char *name;    /* MinAtar's name: "breakout" */
+    int channels;        /* C of the 10x10xC observation */
+    size_t state_size;   /* bytes of one game's state */
+    /* Construction: settings that reset keeps (difficulty ramping). No draw. */
+    void (*init)(void *game, bool ramping);
+    /* A new game, drawing from rng as MinAtar's reset() does. */
+    void (*reset)(void *game, minatar_rng *rng);
+    /* One act() with an action in 0..5 (after the sticky rule): returns the
+     * reward and sets *terminal. On a game already over: 0, terminal, no change. */
+    float (*act)(void *game, minatar_rng *rng, int action, bool *terminal);
+    /* The state as MinAtar's state(): obs (10, 10, channels) [y][x][c], 0 or 1. */
+    void (*observe)(const void *game, uint8_t *obs);
+    /* MinAtar's minimal action set, ascending (the -v1 ids' actions). */
+    int num_minimal_actions;
+    int minimal_actions[MINATAR_NUM_ACTIONS];
+} minatar_game_ops;
+
+/* MinAtar's sticky-action rule, applied before every act(), even on a game that
+ * is over: one rand() always; below p the previous applied action repeats.
+ * last_action starts at 0 and survives resets. Returns the action to apply. */
+static inline int minatar_sticky(minatar_rng *rng, double sticky_prob, int *last_action,
+                                 int action) {
+    if (minatar_rng_rand(rng) < sticky_prob) action = *last_action;
+    *last_action = action;
+    return action;
+}
+
+#endif /* SKINNER_MINATAR_H */
