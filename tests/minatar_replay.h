@@ -3,6 +3,8 @@
  * table (src/envs/minatar/minatar.h) and fails at the first difference: the
  * applied action, the reward, the terminal flag or any cell of the state after
  * each step and after each reset, naming the file, the step and the cells.
+ * Also what every game's test checks alike: act() on a game that is over, and
+ * the printed single-core speed.
  */
 #ifndef SKINNER_TEST_MINATAR_REPLAY_H
 #define SKINNER_TEST_MINATAR_REPLAY_H
@@ -11,6 +13,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include <time.h>
 
 #include "envs/minatar/minatar.h"
 #include "minatar_trace.h"
@@ -86,6 +90,65 @@ static inline int minatar_replay(const minatar_game_ops *ops, const char *name) 
     free(game);
     minatar_trace_free(&trace);
     return replayed;
+}
+
+/* act() with each of the six actions on a game that is over: each returns 0 and terminal
+ * and changes neither the game nor the stream (MinAtar's act() on a terminal game). */
+static inline void minatar_expect_over_unchanged(const minatar_game_ops *ops, void *game,
+                                                 minatar_rng *rng) {
+    void *before = malloc(ops->state_size);
+    assert_non_null(before);
+    for (int action = 0; action < MINATAR_NUM_ACTIONS; action++) {
+        memcpy(before, game, ops->state_size);
+        minatar_rng rng_before = *rng;
+        bool terminal = false;
+        float reward = ops->act(game, rng, action, &terminal);
+        assert_true(reward == 0.0f);
+        assert_true(terminal);
+        assert_memory_equal(before, game, ops->state_size);
+        assert_memory_equal(&rng_before, rng, sizeof *rng);
+    }
+    free(before);
+}
+
+/* Prints the single-core speed of act() over steps uniform random actions (drawn
+ * beforehand) through the sticky rule (p = 0.1), resetting at each end, as MinAtar's
+ * Python figure python_speed (rules/00_common.md) was measured. Printed, not asserted. */
+static inline void minatar_print_speed(const minatar_game_ops *ops, int steps,
+                                       const char *python_speed) {
+    uint8_t *actions = malloc((size_t)steps);
+    void *game = calloc(1, ops->state_size);
+    assert_non_null(actions);
+    assert_non_null(game);
+    minatar_rng rng;
+    minatar_rng_seed(&rng, 1);
+    for (int t = 0; t < steps; t++)
+        actions[t] = (uint8_t)minatar_rng_randint(&rng, 0, MINATAR_NUM_ACTIONS);
+    minatar_rng_seed(&rng, 0);
+    ops->init(game, true);
+    ops->reset(game, &rng);
+    int last_action = 0, episodes = 0;
+    double total_reward = 0.0;
+    struct timespec start, stop;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (int t = 0; t < steps; t++) {
+        bool terminal = false;
+        int action = minatar_sticky(&rng, 0.1, &last_action, actions[t]);
+        total_reward += (double)ops->act(game, &rng, action, &terminal);
+        if (terminal) {
+            ops->reset(game, &rng);
+            episodes++;
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &stop);
+    double elapsed =
+        (double)(stop.tv_sec - start.tv_sec) + 1e-9 * (double)(stop.tv_nsec - start.tv_nsec);
+    printf("%s: %d random acts in %.3f s, %.0f acts/s on one core (MinAtar's Python: %s); "
+           "%d episodes, return per step %.4f\n",
+           ops->name, steps, elapsed, steps / elapsed, python_speed, episodes,
+           total_reward / steps);
+    free(game);
+    free(actions);
 }
 
 #endif /* SKINNER_TEST_MINATAR_REPLAY_H */

@@ -51,4 +51,6 @@ static inline int minatar_sticky(minatar_rng *rng, double sticky_prob, int *last
     return action;
 }
 
+extern const minatar_game_ops minatar_freeway;
+
 #endif /* SKINNER_MINATAR_H */
