@@ -52,5 +52,6 @@ static inline int minatar_sticky(minatar_rng *rng, double sticky_prob, int *last
 }
 
 extern const minatar_game_ops minatar_freeway;
+extern const minatar_game_ops minatar_asterix;
 
 #endif /* SKINNER_MINATAR_H */
