@@ -52,6 +52,9 @@ static inline int minatar_sticky(minatar_rng *rng, double sticky_prob, int *last
 }
 
 extern const minatar_game_ops minatar_freeway;
+extern const minatar_game_ops minatar_asterix;
+extern const minatar_game_ops minatar_breakout;
 extern const minatar_game_ops minatar_space_invaders;
+extern const minatar_game_ops minatar_seaquest;
 
 #endif /* SKINNER_MINATAR_H */
