@@ -131,7 +131,8 @@ static float si_act(void *state, minatar_rng *rng, int action, bool *terminal) {
         game->cannon++;
     }
     /* bullets: the cannon's move up (off the top, gone), the aliens' down (off the bottom) */
-    for (int y = 0; y < SI_BOTTOM_ROW; y++) game->friendly_bullets[y] = game->friendly_bullets[y + 1];
+    for (int y = 0; y < SI_BOTTOM_ROW; y++)
+        game->friendly_bullets[y] = game->friendly_bullets[y + 1];
     game->friendly_bullets[SI_BOTTOM_ROW] = 0;
     for (int y = SI_BOTTOM_ROW; y > 0; y--) game->enemy_bullets[y] = game->enemy_bullets[y - 1];
     game->enemy_bullets[0] = 0;
