@@ -92,6 +92,22 @@ static inline int minatar_replay(const minatar_game_ops *ops, const char *name) 
     return replayed;
 }
 
+/* One trace of a game as a cmocka case: MINATAR_REPLAY_CASE(name) runs
+ * minatar_replay on the minatar_trace_case `name` and expects all its steps. */
+typedef struct minatar_trace_case {
+    const minatar_game_ops *ops;
+    const char *file;
+    int steps; /* 3,000, or 6,000 for a _biased trace (README there) */
+} minatar_trace_case;
+
+static inline void minatar_test_replay(void **state) {
+    const minatar_trace_case *trace = *state;
+    assert_int_equal(minatar_replay(trace->ops, trace->file), trace->steps);
+}
+
+#define MINATAR_REPLAY_CASE(trace)                                                                 \
+    {"test_replay_" #trace, minatar_test_replay, NULL, NULL, &(trace)}
+
 /* act() with each of the six actions on a game that is over: each returns 0 and terminal
  * and changes neither the game nor the stream (MinAtar's act() on a terminal game). */
 static inline void minatar_expect_over_unchanged(const minatar_game_ops *ops, void *game,
