@@ -81,11 +81,12 @@
  * sub [x, y, lr, move_t, shot_t]. Unused fields stay 0, so equality over all fields is
  * Python's list equality. right: moving (or facing) toward larger x. */
 typedef struct seaquest_object {
-    int32_t x, y;
-    int32_t right;
-    int32_t move_timer;
-    int32_t shot_timer;
+    int8_t x, y; /* x in -1..10 for the frame it leaves the board */
+    int8_t right;
+    int8_t move_timer; /* 0..INIT_MOVE_INTERVAL */
+    int8_t shot_timer; /* 0..ENEMY_SHOT_INTERVAL */
 } seaquest_object;
+_Static_assert(sizeof(seaquest_object) == 5, "an item is 5 bytes: a game's state is ~1.1 KB");
 
 typedef struct seaquest_state {
     seaquest_object friendly_bullets[MAX_FRIENDLY_BULLETS];
@@ -149,6 +150,18 @@ static int32_t step_of(int32_t right) {
     return right ? 1 : -1;
 }
 
+/* An item; every field is small (see seaquest_object). */
+static seaquest_object make_object(int32_t x, int32_t y, int32_t right, int32_t move_timer,
+                                   int32_t shot_timer) {
+    return (seaquest_object){(int8_t)x, (int8_t)y, (int8_t)right, (int8_t)move_timer,
+                             (int8_t)shot_timer};
+}
+
+/* One cell along its direction. */
+static void move_object(seaquest_object *item) {
+    item->x = (int8_t)(item->x + step_of(item->right));
+}
+
 static int32_t floor_div(int32_t numerator, int32_t denominator) {
     int32_t quotient = numerator / denominator;
     if ((numerator % denominator != 0) && ((numerator < 0) != (denominator < 0))) quotient--;
@@ -194,17 +207,17 @@ static void spawn_enemy(seaquest_state *state, minatar_rng *rng) {
         if (state->fish[k].y == y && state->fish[k].right != right) return;
     if (is_sub)
         list_append(LIST(state, subs, MAX_ENEMIES),
-                    (seaquest_object){x, y, right, state->move_speed, ENEMY_SHOT_INTERVAL});
+                    make_object(x, y, right, state->move_speed, ENEMY_SHOT_INTERVAL));
     else
         list_append(LIST(state, fish, MAX_ENEMIES),
-                    (seaquest_object){x, y, right, state->move_speed, 0});
+                    make_object(x, y, right, state->move_speed, 0));
 }
 
 static void spawn_diver(seaquest_state *state, minatar_rng *rng) {
     int32_t right = minatar_rng_rand(rng) < 1.0 / 2.0;
     int32_t y = minatar_rng_randint(rng, ENEMY_FIRST_ROW, ENEMY_ROW_END);
     list_append(LIST(state, divers, MAX_DIVER_OBJECTS),
-                (seaquest_object){right ? 0 : LAST_CELL, y, right, DIVER_MOVE_INTERVAL, 0});
+                make_object(right ? 0 : LAST_CELL, y, right, DIVER_MOVE_INTERVAL, 0));
 }
 
 /* The first item of list on item's cell is removed with item (from its own list): true. */
@@ -228,7 +241,7 @@ static int move_friendly_bullets(seaquest_state *state) {
          next >= 0 && next < state->num_friendly_bullets;) {
         int32_t position = next--;
         seaquest_object *bullet = &state->friendly_bullets[position];
-        bullet->x += step_of(bullet->right);
+        move_object(bullet);
         seaquest_object value = *bullet;
         if (off_board(&value)) {
             list_remove(bullets, value, &position);
@@ -253,7 +266,7 @@ static void move_divers(seaquest_state *state) {
             state->diver_count++;
         } else if (diver->move_timer == 0) {
             diver->move_timer = DIVER_MOVE_INTERVAL;
-            diver->x += step_of(diver->right);
+            move_object(diver);
             if (off_board(diver)) {
                 list_remove(divers, *diver, &position);
             } else if (on_cell(diver, state->sub_x, state->sub_y) &&
@@ -278,8 +291,8 @@ static int move_enemies(seaquest_state *state, object_list enemies, bool shoots)
         seaquest_object enemy = enemies.items[position]; /* Python's reference, kept after removal */
         if (on_cell(&enemy, state->sub_x, state->sub_y)) state->terminal = true;
         if (enemy.move_timer == 0) {
-            enemy.move_timer = state->move_speed;
-            enemy.x += step_of(enemy.right);
+            enemy.move_timer = (int8_t)state->move_speed;
+            move_object(&enemy);
             enemies.items[position] = enemy;
             if (off_board(&enemy)) {
                 list_remove(enemies, enemy, &position);
@@ -320,7 +333,7 @@ static void move_enemy_bullets(seaquest_state *state) {
         int32_t position = next--;
         seaquest_object *bullet = &state->enemy_bullets[position];
         if (on_cell(bullet, state->sub_x, state->sub_y)) state->terminal = true;
-        bullet->x += step_of(bullet->right);
+        move_object(bullet);
         if (off_board(bullet)) list_remove(bullets, *bullet, &position);
         else if (on_cell(bullet, state->sub_x, state->sub_y)) state->terminal = true;
     }
@@ -370,7 +383,7 @@ static float seaquest_act(void *game, minatar_rng *rng, int action, bool *termin
     if (action == MINATAR_FIRE) {
         if (state->shot_timer == 0) {
             list_append(LIST(state, friendly_bullets, MAX_FRIENDLY_BULLETS),
-                        (seaquest_object){state->sub_x, state->sub_y, state->sub_right, 0, 0});
+                        make_object(state->sub_x, state->sub_y, state->sub_right, 0, 0));
             state->shot_timer = SHOT_COOL_DOWN;
         }
     } else if (action == MINATAR_LEFT) {
