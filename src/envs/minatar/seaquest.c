@@ -69,8 +69,10 @@
  * - An enemy bullet moves every frame and is gone after 11 moves; a sub fires once every
  *   ENEMY_SHOT_INTERVAL+1 = 11 frames: the bullets alive were fired in the last 11 frames by
  *   distinct subs, at most 61 alive plus 11 spawned in that window.
- * - A friendly bullet lives at most 10 frames and one is fired every SHOT_COOL_DOWN frames: 2.
+ * - A friendly bullet lives at most 10 frames and one is fired every SHOT_COOL_DOWN frames: 3.
  * - A diver lives at most 6*10 = 60 frames and one spawns every 30 frames: 3.
+ * (Measured over 200k acts of the lookahead player in tests/test_minatar_seaquest.c, ramping
+ * on: at most 22 enemies in a list and 8 enemy bullets.)
  */
 #define MAX_ENEMIES 64
 #define MAX_ENEMY_BULLETS 80
@@ -106,8 +108,7 @@ typedef struct seaquest_state {
     bool ramping;
 } seaquest_state;
 
-/* A list being walked in reverse, Python's way: the walk's next index and the position of
- * the item being processed (-1 once that item left the list). */
+/* One of the state's lists: its items, its count, its capacity. */
 typedef struct object_list {
     seaquest_object *items;
     int32_t *count;
