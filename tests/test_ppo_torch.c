@@ -3,64 +3,13 @@
  * CartPole-shaped policy and for a two-head masked policy with a head that is
  * relevant only for some values of the first. */
 #include "test_util.h"
+#include "torch_fixture.h"
 
 #include "nn/nn.h"
 #include "policy/policy.h"
 #include "train/ppo.h"
 
 #include <math.h>
-
-#define MAX_RECORDS 128
-
-typedef struct record {
-    char name[64];
-    int count;
-    double *values;
-} record;
-
-typedef struct fixture {
-    record records[MAX_RECORDS];
-    int num_records;
-} fixture;
-
-static void load_fixture(fixture *f, const char *path) {
-    FILE *file = fopen(path, "r");
-    if (!file) fail_msg("cannot open fixture %s", path);
-    f->num_records = 0;
-    char name[64];
-    int count;
-    int c;
-    while ((c = fgetc(file)) != EOF) {
-        if (c == '#') {
-            while ((c = fgetc(file)) != EOF && c != '\n') {}
-            continue;
-        }
-        if (c == '\n') continue;
-        ungetc(c, file);
-        if (fscanf(file, "%63s %d", name, &count) != 2) fail_msg("bad record in %s", path);
-        assert_true(f->num_records < MAX_RECORDS);
-        record *r = &f->records[f->num_records++];
-        snprintf(r->name, sizeof r->name, "%s", name);
-        r->count = count;
-        r->values = calloc((size_t)count + 1, sizeof(double));
-        for (int i = 0; i < count; i++)
-            if (fscanf(file, "%lf", &r->values[i]) != 1) fail_msg("short record %s in %s", name, path);
-    }
-    fclose(file);
-}
-
-static const record *get(const fixture *f, const char *name) {
-    for (int i = 0; i < f->num_records; i++)
-        if (strcmp(f->records[i].name, name) == 0) return &f->records[i];
-    fail_msg("fixture has no record '%s'", name);
-    return NULL;
-}
-
-static double scalar(const fixture *f, const char *name) { return get(f, name)->values[0]; }
-
-static void free_fixture(fixture *f) {
-    for (int i = 0; i < f->num_records; i++) free(f->records[i].values);
-}
 
 /* Compares a flat parameter array's tensors with records PREFIX.<tensor>. */
 static int compare_params(const fixture *f, const sk_policy *policy, const float *values,

@@ -22,9 +22,17 @@ sk_status sk_policy_init(sk_policy *policy, int obs_size, const sk_action_space 
 sk_status sk_policy_init_core(sk_policy *policy, int obs_size, const sk_action_space *space,
                               int mask_size, int hidden, int layers, sk_activation activation,
                               sk_core_spec core) {
+    return sk_policy_init_encoded(policy, obs_size, space, mask_size, hidden, layers, activation,
+                                  core, NULL, NULL);
+}
+
+sk_status sk_policy_init_encoded(sk_policy *policy, int obs_size, const sk_action_space *space,
+                                 int mask_size, int hidden, int layers, sk_activation activation,
+                                 sk_core_spec core, const sk_encoder_ops *encoder,
+                                 const sk_cnn_spec *spec) {
     memset(policy, 0, sizeof *policy);
     policy->kind = &sk_kind_mlp;
-    policy->encoder_tensor = policy->core_tensor = -1;
+    policy->encoder_tensor = policy->core_tensor = policy->conv_tensor = -1;
     int min_layers = core.ops ? 0 : 1;
     if (layers < min_layers || layers > SK_MAX_LAYERS)
         return sk_fail(SK_ERR_INVALID, "policy.layers = %d is out of range (expected %d..%d)",
@@ -51,10 +59,14 @@ sk_status sk_policy_init_core(sk_policy *policy, int obs_size, const sk_action_s
     policy->mask_size = mask_size;
 
     size_t offset = 0;
-    policy->feature_size = obs_size;
+    policy->encoder = encoder ? encoder : &sk_encoder_mlp;
+    if (spec) policy->cnn = *spec;
+    sk_status encoded = policy->encoder->layout(policy, &offset); /* its tensors first */
+    if (encoded != SK_OK) return encoded;
+    policy->feature_size = policy->encoded_size;
     if (core.ops) { /* encoder and core first: the trunk both nets read */
         policy->encoder_tensor = policy->num_tensors;
-        sk_policy_add_tensor(policy, &offset, "encoder.weight", hidden, obs_size);
+        sk_policy_add_tensor(policy, &offset, "encoder.weight", hidden, policy->encoded_size);
         sk_policy_add_tensor(policy, &offset, "encoder.bias", hidden, 1);
         sk_status status = sk_policy_add_core(policy, &offset, hidden, core);
         if (status != SK_OK) return status;
@@ -95,6 +107,7 @@ sk_status sk_policy_init_core(sk_policy *policy, int obs_size, const sk_action_s
  * layer_init); the core's own init between the encoder and the nets. */
 static void init_params(const sk_policy *policy, float *params, uint64_t *rng) {
     memset(params, 0, policy->num_params * sizeof(float));
+    if (sk_policy_has_encoder(policy)) policy->encoder->init_params(policy, params, rng);
     if (policy->core) {
         const sk_tensor_info *w = &policy->tensors[policy->encoder_tensor];
         sk_orthogonal_init(params + w->offset, w->rows, w->cols, sqrt(2.0), rng);
@@ -137,9 +150,23 @@ static void activate(sk_activation activation, float *x, size_t n) {
     else sk_relu_forward(x, x, n);
 }
 
+/* What the trunk reads of obs: the encoder's code (slot's activations kept), or obs. */
+static const float *encoded(const sk_policy *policy, int slot, const float *params,
+                            const float *obs, int B, sk_policy_work *work) {
+    if (!sk_policy_has_encoder(policy)) return obs;
+    return policy->encoder->forward(policy, slot, params, obs, B, work);
+}
+
+/* The code's gradient buffer, zeroed, or NULL without an encoder stage. */
+static float *dcode_zeroed(const sk_policy *policy, int B, sk_policy_work *work) {
+    if (!sk_policy_has_encoder(policy)) return NULL;
+    memset(work->cnn_dcode, 0, (size_t)B * (size_t)policy->encoded_size * sizeof(float));
+    return work->cnn_dcode;
+}
+
 static void forward(const sk_policy *policy, int net, const float *params, const float *obs,
                     int B, sk_policy_work *work) {
-    const float *inp = policy->core ? work->features : obs;
+    const float *inp = policy->core ? work->features : encoded(policy, net, params, obs, B, work);
     int in = policy->feature_size;
     for (int l = 0; l <= policy->layers; l++) {
         const sk_tensor_info *w = &policy->tensors[policy->weight_tensor[net][l]];
@@ -160,13 +187,19 @@ static void backward(const sk_policy *policy, int net, const float *params, floa
     const float *dcur = work->dout[net];
     for (int l = policy->layers; l >= 0; l--) {
         const sk_tensor_info *w = &policy->tensors[policy->weight_tensor[net][l]];
-        const float *first = policy->core ? work->features : obs;
+        const float *code = sk_policy_has_encoder(policy)
+                                ? work->cnn_out[net][policy->cnn.layers - 1] : obs;
+        const float *first = policy->core ? work->features : code;
         const float *inp = l == 0 ? first : work->hidden[net][l - 1];
         if (l > 0) memset(dpost, 0, hidden_n * sizeof(float));
-        float *dinp = l > 0 ? dpost : (policy->core ? work->dfeatures : NULL);
+        float *dinp = l > 0 ? dpost : (policy->core ? work->dfeatures : dcode_zeroed(policy, B, work));
         sk_linear_backward(dinp, grads + w->offset, grads + w[1].offset, dcur, inp,
                            params + w->offset, B, w->cols, w->rows);
-        if (l == 0) break;
+        if (l == 0) {
+            if (dinp && !policy->core)
+                policy->encoder->backward(policy, net, params, grads, dinp, obs, B, work);
+            break;
+        }
         memset(dpre, 0, hidden_n * sizeof(float));
         if (policy->activation == SK_ACTIVATION_TANH)
             sk_tanh_backward(dpre, dpost, work->hidden[net][l - 1], hidden_n);
@@ -181,7 +214,7 @@ static void backward(const sk_policy *policy, int net, const float *params, floa
 static void encode(const sk_policy *policy, const float *params, const float *obs, int rows,
                    sk_policy_work *work) {
     const sk_tensor_info *w = &policy->tensors[policy->encoder_tensor];
-    sk_linear_forward(work->enc, obs, params + w->offset, params + w[1].offset, rows, w->cols,
+    sk_linear_forward(work->enc, encoded(policy, 0, params, obs, rows, work), params + w->offset, params + w[1].offset, rows, w->cols,
                       w->rows);
     activate(policy->activation, work->enc, (size_t)rows * (size_t)w->rows);
 }
@@ -195,8 +228,11 @@ static void encode_backward(const sk_policy *policy, const float *params, float 
     memset(dpre, 0, n * sizeof(float));
     if (policy->activation == SK_ACTIVATION_TANH) sk_tanh_backward(dpre, work->denc, work->enc, n);
     else sk_relu_backward(dpre, work->denc, work->enc, n);
-    sk_linear_backward(NULL, grads + w->offset, grads + w[1].offset, dpre, obs, params + w->offset,
-                       rows, w->cols, w->rows);
+    float *dcode = dcode_zeroed(policy, rows, work);
+    const float *code = dcode ? work->cnn_out[0][policy->cnn.layers - 1] : obs;
+    sk_linear_backward(dcode, grads + w->offset, grads + w[1].offset, dpre, code,
+                       params + w->offset, rows, w->cols, w->rows);
+    if (dcode) policy->encoder->backward(policy, 0, params, grads, dcode, obs, rows, work);
 }
 
 static int obs_invalid(const sk_policy *policy, const float *obs_row) {
@@ -205,13 +241,18 @@ static int obs_invalid(const sk_policy *policy, const float *obs_row) {
     return -1;
 }
 
-/* every matrix but the core's block: the encoder and the nets */
+/* every matrix but the core's block and the convolutions: the encoder and the nets, and
+ * the convolutions once per pass that runs them (each net's without a core) */
 static double forward_macs(const sk_policy *policy) {
     double macs = 0.0;
+    if (sk_policy_has_encoder(policy))
+        macs += (policy->core ? 1.0 : 2.0) * policy->encoder->forward_macs(policy);
+    int conv_end = policy->conv_tensor + 2 * policy->cnn.layers;
     int core_end = policy->core ? policy->weight_tensor[SK_NET_ACTOR][0] : -1; /* nets follow */
     for (int i = 0; i < policy->num_tensors; i++) {
         const sk_tensor_info *t = &policy->tensors[i];
         bool in_core = policy->core && i >= policy->core_tensor && i < core_end;
+        if (policy->conv_tensor >= 0 && i >= policy->conv_tensor && i < conv_end) continue;
         if (!in_core && sk_policy_tensor_ndim(t) == 2) macs += (double)t->rows * (double)t->cols;
     }
     return macs;
@@ -223,16 +264,20 @@ static sk_status configure(sk_policy *policy, const sk_config *cfg, const sk_env
     int64_t hidden, layers;
     int activation;
     sk_core_spec core;
+    const sk_encoder_ops *encoder;
+    sk_cnn_spec spec;
     sk_status status;
     if ((status = sk_cfg_int(cfg, "policy.hidden", 64, 1, 1 << 16, &hidden)) != SK_OK ||
         (status = sk_policy_configure_core(cfg, (int)hidden, &core)) != SK_OK ||
         (status = sk_cfg_int(cfg, "policy.layers", 2, core.ops ? 0 : 1, SK_MAX_LAYERS,
                              &layers)) != SK_OK ||
         (status = sk_cfg_choice(cfg, "policy.activation", "tanh", sk_activation_names,
-                                &activation)) != SK_OK)
+                                &activation)) != SK_OK ||
+        (status = sk_policy_configure_encoder(cfg, env, &encoder, &spec)) != SK_OK)
         return status;
-    return sk_policy_init_core(policy, env->obs_size, &env->action_space, env->mask_size,
-                               (int)hidden, (int)layers, (sk_activation)activation, core);
+    return sk_policy_init_encoded(policy, env->obs_size, &env->action_space, env->mask_size,
+                                  (int)hidden, (int)layers, (sk_activation)activation, core,
+                                  encoder, &spec);
 }
 
 const sk_kind_ops sk_kind_mlp = {

@@ -84,7 +84,9 @@ sk_status sk_policy_configure(sk_policy *policy, const sk_config *cfg, const sk_
 sk_status sk_policy_work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity) {
     memset(work, 0, sizeof *work);
     work->capacity = capacity;
+    bool encoder = sk_policy_has_encoder(policy);
     if (policy->kind->work_alloc(work, policy, capacity) != SK_OK ||
+        (encoder && policy->encoder->work_alloc(work, policy, capacity) != SK_OK) ||
         sk_policy_core_work_alloc(work, policy, capacity) != SK_OK) {
         sk_policy_work_free(work);
         return sk_fail(SK_ERR_NOMEM, "out of memory for policy activations (%d rows)", capacity);
@@ -144,6 +146,9 @@ void sk_policy_work_free(sk_policy_work *work) {
                      work->dfeatures,  work->core_work,    work->core_state, work->state_in,
                      work->state_hidden, work->state_atoms, work->state_d[0], work->state_d[1]};
     for (size_t k = 0; k < sizeof core / sizeof core[0]; k++) sk_free(core[k]);
+    for (int l = 0; l < SK_MAX_CONV; l++) sk_free(work->cnn_out[0][l]), sk_free(work->cnn_out[1][l]);
+    float *cnn[] = {work->cnn_cols, work->cnn_dcols, work->cnn_d[0], work->cnn_d[1], work->cnn_dcode};
+    for (size_t k = 0; k < sizeof cnn / sizeof cnn[0]; k++) sk_free(cnn[k]);
     memset(work, 0, sizeof *work);
 }
 

@@ -11,6 +11,7 @@
 #ifndef SK_POLICY_H
 #define SK_POLICY_H
 
+#include "../nn/conv2d.h"
 #include "../nn/rnn.h"
 #include "skinner.h"
 
@@ -18,7 +19,8 @@
 
 #define SK_MAX_LAYERS 8
 /* the two nets' layers, log-std, the core's encoder (2) and recurrent layer (4) */
-#define SK_MAX_TENSORS (2 * 2 * (SK_MAX_LAYERS + 1) + 1 + 2 + SK_RNN_NUM_TENSORS)
+#define SK_MAX_CONV 4 /* convolutions of a CNN encoder */
+#define SK_MAX_TENSORS (2 * 2 * (SK_MAX_LAYERS + 1) + 1 + 2 + SK_RNN_NUM_TENSORS + 2 * SK_MAX_CONV)
 /* tensor indices of a CANDIDATES policy */
 enum { SK_CAND_PREDS, SK_CAND_ARGS, SK_CAND_W1, SK_CAND_B1, SK_CAND_W2, SK_CAND_B2,
        SK_CAND_VALUE_W, SK_CAND_VALUE_B, SK_CAND_NUM_TENSORS };
@@ -31,6 +33,16 @@ typedef struct sk_policy sk_policy;
 typedef struct sk_policy_work sk_policy_work;
 typedef struct sk_kind_ops sk_kind_ops;
 typedef struct sk_core_ops sk_core_ops;
+typedef struct sk_encoder_ops sk_encoder_ops;
+
+/* What policy.encoder = cnn asks for (encoder.c): the input image (height, width,
+ * channels: channels last, as the observation) and each convolution's settings. */
+typedef struct sk_cnn_spec {
+    int layers;
+    int height, width, channels;
+    int out_channels[SK_MAX_CONV], kernel[SK_MAX_CONV], stride[SK_MAX_CONV],
+        padding[SK_MAX_CONV];
+} sk_cnn_spec;
 
 enum { SK_NET_ACTOR = 0, SK_NET_CRITIC = 1 };
 
@@ -70,6 +82,15 @@ struct sk_policy {
     int feature_size;    /* what the heads read: core_size with a core, else obs_size */
     int encoder_tensor;  /* MLP with a core: index of encoder.weight (the bias follows), else -1 */
     int core_tensor;     /* index of the core's first tensor (its block follows), else -1 */
+    /* The encoder stage (policy.encoder; encoder.c), in front of the trunk of an MLP kind:
+     * NULL or mlp: the trunk reads the observation; cnn: convolutions + ReLU over the
+     * image, flattened channels last (h, w, c), encoded_size wide. Its tensors come first
+     * ("encoder.conv0.weight" (out, in * kh * kw): torch's (out, in, kh, kw) in memory). */
+    const sk_encoder_ops *encoder;
+    sk_cnn_spec cnn;
+    sk_conv2d_shape conv[SK_MAX_CONV];
+    int conv_tensor;     /* index of encoder.conv0.weight, else -1 */
+    int encoded_size;    /* what the trunk reads: obs_size, or the flattened feature map */
 };
 
 /* A policy kind (policy.type): how the observation is read, encoded for a core and scored.
@@ -97,6 +118,35 @@ struct sk_kind_ops {
     double (*forward_macs)(const sk_policy *policy);
 };
 extern const sk_kind_ops sk_kind_mlp, sk_kind_candidates;
+
+/* An encoder (policy.encoder): what turns the observation into the vector the trunk
+ * reads. A new encoder is one file and one row in sk_encoder_table (encoder.c). The
+ * actor and critic share its parameters; each net's forward runs it on its own (slot =
+ * the net; the core's encode uses slot 0) and keeps its activations for its backward. */
+struct sk_encoder_ops {
+    const char *name; /* policy.encoder's value */
+    /* Reads the encoder's policy.* keys for env's observation (obs_size values). */
+    sk_status (*configure)(sk_cnn_spec *spec, const sk_config *cfg, const sk_env_def *env,
+                           int obs_size);
+    /* Appends its tensors at *offset and sets encoded_size (policy->cnn is set). */
+    sk_status (*layout)(sk_policy *policy, size_t *offset);
+    void (*init_params)(const sk_policy *policy, float *params, uint64_t *rng);
+    sk_status (*work_alloc)(sk_policy_work *work, const sk_policy *policy, int capacity);
+    /* The rows' codes (B, encoded_size); NULL for the identity (the trunk reads obs). */
+    const float *(*forward)(const sk_policy *policy, int slot, const float *params,
+                            const float *obs, int B, sk_policy_work *work);
+    /* From dcode (B, encoded_size; clobbered) into grads (accumulated). */
+    void (*backward)(const sk_policy *policy, int slot, const float *params, float *grads,
+                     float *dcode, const float *obs, int B, sk_policy_work *work);
+    double (*forward_macs)(const sk_policy *policy);
+};
+extern const sk_encoder_ops sk_encoder_mlp, sk_encoder_cnn;
+extern const sk_encoder_ops *const sk_encoder_table[]; /* NULL-terminated; first: default */
+/* Whether the policy runs an encoder stage (not the identity). */
+bool sk_policy_has_encoder(const sk_policy *policy);
+/* policy.encoder and its keys: *encoder the row, spec its settings. */
+sk_status sk_policy_configure_encoder(const sk_config *cfg, const sk_env_def *env,
+                                      const sk_encoder_ops **encoder, sk_cnn_spec *spec);
 extern const sk_kind_ops *const sk_kind_table[]; /* NULL-terminated; the first is the default */
 
 #define SK_CORE_MAX_PARTS 2
@@ -152,6 +202,11 @@ sk_status sk_policy_init(sk_policy *policy, int obs_size, const sk_action_space 
 sk_status sk_policy_init_core(sk_policy *policy, int obs_size, const sk_action_space *space,
                               int mask_size, int hidden, int layers, sk_activation activation,
                               sk_core_spec core);
+/* The same behind an encoder (NULL or sk_encoder_mlp: none) with the settings spec. */
+sk_status sk_policy_init_encoded(sk_policy *policy, int obs_size, const sk_action_space *space,
+                                 int mask_size, int hidden, int layers, sk_activation activation,
+                                 sk_core_spec core, const sk_encoder_ops *encoder,
+                                 const sk_cnn_spec *spec);
 /* Reads policy.* keys (type, hidden, layers, activation, embed) from cfg and
  * lays out the policy for env's spaces; env_state (an instance of env) gives
  * the vocabulary sizes of symbolic observations. Names the offending key on
@@ -198,6 +253,9 @@ struct sk_policy_work {
     float *enc, *denc, *features, *cells, *dfeatures, *core_work;
     float *core_state; /* (capacity, state floats) the core's scratch for a state's parts */
     float *state_in, *state_hidden, *state_atoms, *state_d[2];
+    /* a CNN encoder's: each slot's post-ReLU maps per convolution (capacity, map floats),
+     * the im2col scratch and its gradient, two gradient maps and the code's gradient */
+    float *cnn_out[2][SK_MAX_CONV], *cnn_cols, *cnn_dcols, *cnn_d[2], *cnn_dcode;
 };
 
 sk_status sk_policy_work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity);

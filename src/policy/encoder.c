@@ -1,0 +1,269 @@
+/*
+ * The encoder stage of a policy (policy.encoder), one row per encoder:
+ *   mlp: the identity (the trunk reads the observation; today's behaviour, the default).
+ *   cnn: convolutions over the observation as an image (height, width, channels: channels
+ *        last, from the env's declared shape or policy.cnn_input), ReLU after each, then
+ *        flattened channels last (h, w, c) for the trunk. The convolutions are nn/conv2d's
+ *        im2col + sgemm (conv2d.h says why not conv.c's oneDNN), batched over all rows.
+ * Torch equivalence: the weights are torch.nn.Conv2d's (out, in, kh, kw); torch reads the
+ * image as x.permute(0, 3, 1, 2) (NCHW) and flattens the last map as
+ * y.permute(0, 2, 3, 1).flatten(1), which is the order the trunk's first layer reads.
+ */
+#include "../core/core.h"
+#include "../nn/nn.h"
+#include "policy.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const sk_encoder_ops *const sk_encoder_table[] = {&sk_encoder_mlp, &sk_encoder_cnn, NULL};
+
+bool sk_policy_has_encoder(const sk_policy *policy) {
+    return policy->encoder && policy->encoder->forward;
+}
+
+/* ---- mlp: the identity ---- */
+
+static sk_status identity_configure(sk_cnn_spec *spec, const sk_config *cfg,
+                                    const sk_env_def *env, int obs_size) {
+    (void)cfg, (void)env, (void)obs_size;
+    memset(spec, 0, sizeof *spec);
+    return SK_OK;
+}
+
+static sk_status identity_layout(sk_policy *policy, size_t *offset) {
+    (void)offset;
+    policy->encoded_size = policy->obs_size;
+    return SK_OK;
+}
+
+const sk_encoder_ops sk_encoder_mlp = {.name = "mlp", .configure = identity_configure,
+                                       .layout = identity_layout};
+
+/* ---- cnn ---- */
+
+enum { CNN_MAX_CHANNELS = 1024, CNN_MAX_SIDE = 4096 };
+
+/* A comma-separated list of at most SK_MAX_CONV integers in lo..hi; its length in *count. */
+static sk_status read_list(const sk_config *cfg, const char *key, const char *def, int lo,
+                           int hi, int *values, int *count) {
+    const char *text = sk_cfg_string(cfg, key, def);
+    *count = 0;
+    const char *at = text;
+    while (*at) {
+        char *end;
+        errno = 0;
+        long value = strtol(at, &end, 10);
+        if (end == at || errno || (*end && *end != ',') || *count == SK_MAX_CONV)
+            return sk_fail(SK_ERR_INVALID,
+                           "%s = '%s' (expected a comma-separated list of 1 to %d integers)",
+                           key, text, SK_MAX_CONV);
+        if (value < lo || value > hi)
+            return sk_fail(SK_ERR_INVALID, "%s = '%s': value %d is %ld (expected %d..%d)", key,
+                           text, *count, value, lo, hi);
+        values[(*count)++] = (int)value;
+        at = *end ? end + 1 : end;
+    }
+    if (*count == 0)
+        return sk_fail(SK_ERR_INVALID, "%s is empty (expected 1 to %d integers)", key,
+                       SK_MAX_CONV);
+    return SK_OK;
+}
+
+static sk_status cnn_input(sk_cnn_spec *spec, const sk_config *cfg, const sk_env_def *env,
+                           int obs_size) {
+    int dims[SK_MAX_OBS_DIMS], shape[SK_MAX_CONV], count;
+    int env_dims = sk_obs_dims(env, dims);
+    bool env_image = env_dims == 3;
+    sk_status status;
+    if (!env_image || sk_config_get(cfg, "policy.cnn_input")) {
+        if (!env_image && !sk_config_get(cfg, "policy.cnn_input"))
+            return sk_fail(SK_ERR_INVALID,
+                           "policy.encoder = cnn: %s observes a vector of %d values, not an "
+                           "image; set policy.cnn_input = H,W,C (channels last)",
+                           env->id, obs_size);
+        if ((status = read_list(cfg, "policy.cnn_input", "", 1, CNN_MAX_SIDE, shape, &count)) !=
+            SK_OK)
+            return status;
+        if (count != 3)
+            return sk_fail(SK_ERR_INVALID,
+                           "policy.cnn_input has %d values (expected 3: height,width,channels)",
+                           count);
+        if (env_image && (shape[0] != dims[0] || shape[1] != dims[1] || shape[2] != dims[2]))
+            return sk_fail(SK_ERR_INVALID,
+                           "policy.cnn_input = %dx%dx%d but %s observes %dx%dx%d", shape[0],
+                           shape[1], shape[2], env->id, dims[0], dims[1], dims[2]);
+    } else {
+        memcpy(shape, dims, 3 * sizeof(int));
+    }
+    spec->height = shape[0], spec->width = shape[1], spec->channels = shape[2];
+    long long size = (long long)spec->height * spec->width * spec->channels;
+    if (size != obs_size)
+        return sk_fail(SK_ERR_INVALID,
+                       "policy.cnn_input = %dx%dx%d (%lld values) but %s observes %d values",
+                       spec->height, spec->width, spec->channels, size, env->id, obs_size);
+    return SK_OK;
+}
+
+/* Each layer's output map from its input, refusing one that cannot run. */
+static sk_status cnn_shapes(const sk_cnn_spec *spec, sk_conv2d_shape *conv) {
+    int height = spec->height, width = spec->width, channels = spec->channels;
+    for (int l = 0; l < spec->layers; l++) {
+        int kernel = spec->kernel[l], stride = spec->stride[l], padding = spec->padding[l];
+        if (spec->out_channels[l] < 1)
+            return sk_fail(SK_ERR_INVALID, "policy.cnn_channels: layer %d has %d channels "
+                           "(expected 1..%d)", l, spec->out_channels[l], CNN_MAX_CHANNELS);
+        if (kernel > height + 2 * padding || kernel > width + 2 * padding)
+            return sk_fail(SK_ERR_INVALID,
+                           "policy.cnn_kernels: layer %d's kernel %d is larger than its input "
+                           "%dx%d padded by %d", l, kernel, height, width, padding);
+        if (2 * padding > kernel)
+            return sk_fail(SK_ERR_INVALID, "policy.cnn_padding: layer %d pads %d (expected at "
+                           "most half its kernel %d, as torch)", l, padding, kernel);
+        int out_h = sk_conv2d_out_side(height, kernel, stride, padding);
+        int out_w = sk_conv2d_out_side(width, kernel, stride, padding);
+        if (stride > height + 2 * padding - kernel + 1 && stride > 1)
+            return sk_fail(SK_ERR_INVALID,
+                           "policy.cnn_strides: layer %d's stride %d skips past its %dx%d input "
+                           "(kernel %d, padding %d) to a map of %dx%d", l, stride, height,
+                           width, kernel, padding, out_h, out_w);
+        conv[l] = (sk_conv2d_shape){height, width, channels, spec->out_channels[l], kernel,
+                                    kernel, stride, padding};
+        height = out_h, width = out_w, channels = spec->out_channels[l];
+    }
+    return SK_OK;
+}
+
+static sk_status cnn_configure(sk_cnn_spec *spec, const sk_config *cfg, const sk_env_def *env,
+                               int obs_size) {
+    memset(spec, 0, sizeof *spec);
+    static const char *const keys[] = {"policy.cnn_channels", "policy.cnn_kernels",
+                                       "policy.cnn_strides", "policy.cnn_padding"};
+    static const char *const defaults[] = {"16,32", "3,3", "1,1", "0,0"};
+    int *lists[] = {spec->out_channels, spec->kernel, spec->stride, spec->padding};
+    const int lows[] = {0, 1, 1, 0}, highs[] = {CNN_MAX_CHANNELS, CNN_MAX_SIDE, CNN_MAX_SIDE,
+                                                CNN_MAX_SIDE};
+    sk_status status = cnn_input(spec, cfg, env, obs_size);
+    if (status != SK_OK) return status;
+    for (int k = 0; k < 4; k++) {
+        int count;
+        if ((status = read_list(cfg, keys[k], defaults[k], lows[k], highs[k], lists[k],
+                                &count)) != SK_OK)
+            return status;
+        if (k == 0) spec->layers = count;
+        else if (count != spec->layers)
+            return sk_fail(SK_ERR_INVALID, "%s has %d values but policy.cnn_channels has %d "
+                           "(expected one per layer)", keys[k], count, spec->layers);
+    }
+    sk_conv2d_shape conv[SK_MAX_CONV];
+    return cnn_shapes(spec, conv);
+}
+
+static sk_status cnn_layout(sk_policy *policy, size_t *offset) {
+    sk_status status = cnn_shapes(&policy->cnn, policy->conv);
+    if (status != SK_OK) return status;
+    if ((long long)policy->cnn.height * policy->cnn.width * policy->cnn.channels !=
+        policy->obs_size)
+        return sk_fail(SK_ERR_INVALID, "a CNN encoder over %dx%dx%d images cannot read %d "
+                       "observation values", policy->cnn.height, policy->cnn.width,
+                       policy->cnn.channels, policy->obs_size);
+    policy->conv_tensor = policy->num_tensors;
+    for (int l = 0; l < policy->cnn.layers; l++) {
+        const sk_conv2d_shape *s = &policy->conv[l];
+        char name[32];
+        snprintf(name, sizeof name, "encoder.conv%d.weight", l);
+        sk_policy_add_tensor(policy, offset, name, s->out_channels,
+                             s->channels * s->kernel_h * s->kernel_w);
+        snprintf(name, sizeof name, "encoder.conv%d.bias", l);
+        sk_policy_add_tensor(policy, offset, name, s->out_channels, 1);
+    }
+    policy->encoded_size = (int)sk_conv2d_out_floats(policy->conv[policy->cnn.layers - 1]);
+    return SK_OK;
+}
+
+/* CleanRL's layer_init on each Conv2d: orthogonal (gain sqrt(2)) over (out, in*kh*kw). */
+static void cnn_init_params(const sk_policy *policy, float *params, uint64_t *rng) {
+    for (int l = 0; l < policy->cnn.layers; l++) {
+        const sk_tensor_info *w = &policy->tensors[policy->conv_tensor + 2 * l];
+        sk_orthogonal_init(params + w->offset, w->rows, w->cols, sqrt(2.0), rng);
+    }
+}
+
+static sk_status cnn_work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity) {
+    size_t rows = (size_t)capacity, cols = 0, maps = (size_t)policy->obs_size;
+    bool ok = true;
+    for (int l = 0; l < policy->cnn.layers; l++) {
+        size_t out = sk_conv2d_out_floats(policy->conv[l]);
+        for (int slot = 0; slot < 2; slot++)
+            ok = ok && (work->cnn_out[slot][l] = sk_alloc(rows * out * sizeof(float)));
+        cols = SK_MAX(cols, sk_conv2d_cols_floats(policy->conv[l]));
+        maps = SK_MAX(maps, out);
+    }
+    ok = ok && (work->cnn_cols = sk_alloc(rows * cols * sizeof(float))) &&
+         (work->cnn_dcols = sk_alloc(rows * cols * sizeof(float))) &&
+         (work->cnn_d[0] = sk_alloc(rows * maps * sizeof(float))) &&
+         (work->cnn_d[1] = sk_alloc(rows * maps * sizeof(float))) &&
+         (work->cnn_dcode = sk_alloc(rows * (size_t)policy->encoded_size * sizeof(float)));
+    return ok ? SK_OK : SK_ERR_NOMEM;
+}
+
+static const float *cnn_forward(const sk_policy *policy, int slot, const float *params,
+                                const float *obs, int B, sk_policy_work *work) {
+    const float *x = obs;
+    for (int l = 0; l < policy->cnn.layers; l++) {
+        const sk_tensor_info *w = &policy->tensors[policy->conv_tensor + 2 * l];
+        float *y = work->cnn_out[slot][l];
+        sk_conv2d_forward(y, work->cnn_cols, x, params + w->offset, params + w[1].offset,
+                          policy->conv[l], B);
+        sk_relu_forward(y, y, (size_t)B * sk_conv2d_out_floats(policy->conv[l]));
+        x = y;
+    }
+    return x;
+}
+
+static void cnn_backward(const sk_policy *policy, int slot, const float *params, float *grads,
+                         float *dcode, const float *obs, int B, sk_policy_work *work) {
+    const float *dpost = dcode; /* d(the layer's ReLU output) */
+    float *dpre = work->cnn_d[0], *dinput = work->cnn_d[1];
+    for (int l = policy->cnn.layers - 1; l >= 0; l--) {
+        const sk_conv2d_shape *s = &policy->conv[l];
+        const sk_tensor_info *w = &policy->tensors[policy->conv_tensor + 2 * l];
+        size_t out = (size_t)B * sk_conv2d_out_floats(*s);
+        memset(dpre, 0, out * sizeof(float));
+        sk_relu_backward(dpre, dpost, work->cnn_out[slot][l], out);
+        const float *x = l == 0 ? obs : work->cnn_out[slot][l - 1];
+        if (l > 0)
+            memset(dinput, 0, (size_t)B * (size_t)s->height * (size_t)s->width *
+                                  (size_t)s->channels * sizeof(float));
+        sk_conv2d_backward(l > 0 ? dinput : NULL, grads + w->offset, grads + w[1].offset,
+                           work->cnn_cols, work->cnn_dcols, dpre, x, params + w->offset, *s, B);
+        dpost = dinput;
+    }
+}
+
+static double cnn_forward_macs(const sk_policy *policy) {
+    double macs = 0.0;
+    for (int l = 0; l < policy->cnn.layers; l++) macs += sk_conv2d_macs(policy->conv[l]);
+    return macs;
+}
+
+const sk_encoder_ops sk_encoder_cnn = {
+    .name = "cnn", .configure = cnn_configure, .layout = cnn_layout,
+    .init_params = cnn_init_params, .work_alloc = cnn_work_alloc, .forward = cnn_forward,
+    .backward = cnn_backward, .forward_macs = cnn_forward_macs,
+};
+
+sk_status sk_policy_configure_encoder(const sk_config *cfg, const sk_env_def *env,
+                                      const sk_encoder_ops **encoder, sk_cnn_spec *spec) {
+    const char *names[SK_MAX_CONV + 4];
+    int count = 0;
+    for (; sk_encoder_table[count]; count++) names[count] = sk_encoder_table[count]->name;
+    names[count] = NULL;
+    int choice;
+    sk_status status = sk_cfg_choice(cfg, "policy.encoder", names[0], names, &choice);
+    if (status != SK_OK) return status;
+    *encoder = sk_encoder_table[choice];
+    return (*encoder)->configure(spec, cfg, env, env->obs_size);
+}
