@@ -25,7 +25,7 @@
  */
 #include "minatar.h"
 
-#include "core/core.h"
+#include "../../core/core.h"
 
 #include <string.h>
 
