@@ -10,6 +10,7 @@
 #include "cartpole.h"
 #include "mountaincar.h"
 #include "pendulum.h"
+#include "minatar/minatar_envs.h"
 #include "morpho/morpho.h"
 #include "prover/prover.h"
 
@@ -21,7 +22,7 @@
 #include <string.h>
 #include <strings.h>
 
-#define NUM_BUILTIN_ENVS 9
+#define NUM_BUILTIN_ENVS 19
 #define PLUGIN_SEPARATOR ".so:"
 
 /* Entries are only ever appended, under g_lock, into slots that were NULL, so
@@ -36,6 +37,16 @@ static const sk_env_def *g_envs[NUM_BUILTIN_ENVS + SK_MAX_REGISTERED_ENVS + 1] =
     &sk_env_pendulum_p,
     &sk_env_prover,
     &sk_env_morpho,
+    &sk_env_minatar_asterix_v0,
+    &sk_env_minatar_asterix_v1,
+    &sk_env_minatar_breakout_v0,
+    &sk_env_minatar_breakout_v1,
+    &sk_env_minatar_freeway_v0,
+    &sk_env_minatar_freeway_v1,
+    &sk_env_minatar_seaquest_v0,
+    &sk_env_minatar_seaquest_v1,
+    &sk_env_minatar_space_invaders_v0,
+    &sk_env_minatar_space_invaders_v1,
 };
 static int g_num_envs = NUM_BUILTIN_ENVS;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;

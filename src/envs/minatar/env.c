@@ -1,0 +1,261 @@
+/*
+ * The MinAtar envs (issue 32 ask 2): one batch env written once over the five games' tables
+ * (minatar.h), ten ids as MinAtar's gym wrapper names them: MinAtar/<Game>-v0 takes all six
+ * actions, MinAtar/<Game>-v1 MinAtar's minimal set, mapped to the game's actions here.
+ *
+ * Each env owns MinAtar's random stream (numpy's legacy MT19937, minatar_rng.h), one game's
+ * plain-data state, its last applied action (the sticky rule's memory, 0 at the first reset,
+ * kept across episodes as MinAtar keeps it) and its episode's return and length. A step is
+ * MinAtar's Environment.act(): the sticky draw, the game's act(), and on a terminal state the
+ * episode log and reset() from the same stream (Gymnasium's same-step autoreset).
+ *
+ * Seeding: MinAtar seeds numpy with one 32-bit integer per env; env i's is
+ * (uint32_t)sk_rng_seed(seed, i), or, with env.seed_mode = numpy, (uint32_t)(seed + i), so
+ * that an env replays MinAtar's own episodes for a known seed (tests/test_minatar_env.c).
+ *
+ * MinAtar has no time limit but Freeway's own 2,500 frames; a batch env needs one, so episodes
+ * are truncated at MAX_EPISODE_STEPS (gymnax caps at 1,000; a Breakout agent that never misses
+ * plays forever).
+ *
+ * Observations: the (10, 10, C) 0/1 state in [y][x][c] order as floats, written by write_obs
+ * alone (the uint8 observation path replaces that one function).
+ */
+#include "minatar.h"
+
+#include "minatar_envs.h"
+
+#include <math.h>
+#include <string.h>
+
+#define MAX_EPISODE_STEPS 10000
+#define MAX_CHANNELS 10
+#define MAX_OBS_SIZE (MINATAR_SIDE * MINATAR_SIDE * MAX_CHANNELS)
+#define DEFAULT_STICKY_PROB 0.1 /* MinAtar's Environment default */
+/* The stream is saved as its bytes (624 words, then the position, native byte order): a
+ * game's act() takes the struct, so words and position cannot be two arrays; check_state
+ * checks the position. */
+#define RNG_BYTES ((int)sizeof(minatar_rng))
+_Static_assert(sizeof(minatar_rng) == (MINATAR_MT_WORDS + 1) * sizeof(int32_t),
+               "minatar_rng is 624 words and a position, no padding");
+
+typedef struct minatar_env {
+    int num_envs;
+    const minatar_game_ops *ops;
+    const int *action_map; /* the -v1 ids' minimal set; NULL: the six actions as they are */
+    double sticky_prob;
+    bool ramping;
+    bool numpy_seeds;
+    int obs_size;
+    minatar_rng *rng;       /* (num_envs) */
+    uint8_t *games;         /* (num_envs, ops->state_size) */
+    int32_t *last_action;   /* (num_envs) 0..5 */
+    int32_t *episode_length; /* (num_envs) */
+    float *episode_return;  /* (num_envs) */
+} minatar_env;
+
+static const char *const g_seed_modes[] = {"derived", "numpy", NULL};
+
+static void env_destroy(void *state) {
+    minatar_env *env = state;
+    if (!env) return;
+    sk_free(env->rng);
+    sk_free(env->games);
+    sk_free(env->last_action);
+    sk_free(env->episode_length);
+    sk_free(env->episode_return);
+    sk_free(env);
+}
+
+/* obs_size: the table's, checked against the game's channels. */
+static sk_status env_create(void **out, int num_envs, const sk_config *cfg,
+                            const minatar_game_ops *ops, bool minimal, int obs_size) {
+    double sticky_prob;
+    bool ramping;
+    int seed_mode;
+    sk_status status = sk_cfg_double(cfg, "env.sticky_action_prob", DEFAULT_STICKY_PROB, 0.0, 1.0,
+                                     &sticky_prob);
+    if (status == SK_OK) status = sk_cfg_bool(cfg, "env.difficulty_ramping", true, &ramping);
+    if (status == SK_OK)
+        status = sk_cfg_choice(cfg, "env.seed_mode", g_seed_modes[0], g_seed_modes, &seed_mode);
+    if (status != SK_OK) return status;
+    if (obs_size != MINATAR_SIDE * MINATAR_SIDE * ops->channels)
+        return sk_fail(SK_ERR_INVALID, "MinAtar %s: the table's obs_size %d is not 10x10x%d",
+                       ops->name, obs_size, ops->channels);
+    minatar_env *env = sk_alloc(sizeof *env);
+    if (!env) return sk_fail(SK_ERR_NOMEM, "MinAtar %s: out of memory", ops->name);
+    size_t count = (size_t)num_envs;
+    env->num_envs = num_envs;
+    env->ops = ops;
+    env->action_map = minimal ? ops->minimal_actions : NULL;
+    env->sticky_prob = sticky_prob;
+    env->ramping = ramping;
+    env->numpy_seeds = seed_mode == 1;
+    env->obs_size = obs_size;
+    env->rng = sk_alloc(count * sizeof *env->rng);
+    env->games = sk_alloc(count * ops->state_size);
+    env->last_action = sk_alloc(count * sizeof *env->last_action);
+    env->episode_length = sk_alloc(count * sizeof *env->episode_length);
+    env->episode_return = sk_alloc(count * sizeof *env->episode_return);
+    if (!env->rng || !env->games || !env->last_action || !env->episode_length ||
+        !env->episode_return) {
+        env_destroy(env);
+        return sk_fail(SK_ERR_NOMEM, "MinAtar %s: out of memory for %d envs", ops->name,
+                       num_envs);
+    }
+    *out = env;
+    return SK_OK;
+}
+
+static inline void *game_of(const minatar_env *env, int i) {
+    return env->games + (size_t)i * env->ops->state_size;
+}
+
+/* Env i's observation: its game's 0/1 cells as floats. */
+static inline void write_obs(const minatar_env *env, int i, float *obs) {
+    uint8_t cells[MAX_OBS_SIZE];
+    env->ops->observe(game_of(env, i), cells);
+    for (int k = 0; k < env->obs_size; k++) obs[k] = (float)cells[k];
+}
+
+static inline void new_episode(minatar_env *env, int i) {
+    env->ops->reset(game_of(env, i), &env->rng[i]);
+    env->episode_length[i] = 0;
+    env->episode_return[i] = 0.0f;
+}
+
+static void env_reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t seed) {
+    minatar_env *env = state;
+    for (int i = lo; i < hi; i++) {
+        uint32_t numpy_seed = env->numpy_seeds ? (uint32_t)(seed + (uint64_t)i)
+                                               : (uint32_t)sk_rng_seed(seed, (uint64_t)i);
+        minatar_rng_seed(&env->rng[i], numpy_seed);
+        env->ops->init(game_of(env, i), env->ramping);
+        env->last_action[i] = MINATAR_NOOP;
+        new_episode(env, i);
+        write_obs(env, i, io->obs + (size_t)i * (size_t)env->obs_size);
+    }
+}
+
+static void env_step(void *state, const sk_env_io *io, int lo, int hi) {
+    minatar_env *env = state;
+    const minatar_game_ops *ops = env->ops;
+    size_t obs_size = (size_t)env->obs_size;
+    for (int i = lo; i < hi; i++) {
+        int action = io->actions[i];
+        if (env->action_map) action = env->action_map[action];
+        action = minatar_sticky(&env->rng[i], env->sticky_prob, &env->last_action[i], action);
+        bool terminal = false;
+        float reward = ops->act(game_of(env, i), &env->rng[i], action, &terminal);
+        env->episode_length[i]++;
+        env->episode_return[i] += reward;
+        bool truncated = !terminal && env->episode_length[i] >= MAX_EPISODE_STEPS;
+        io->rewards[i] = reward;
+        io->terminated[i] = (uint8_t)terminal;
+        io->truncated[i] = (uint8_t)truncated;
+        float *obs = io->obs + (size_t)i * obs_size;
+        write_obs(env, i, obs);
+        if (!terminal && !truncated) continue;
+        memcpy(io->final_obs + (size_t)i * obs_size, obs, obs_size * sizeof *obs);
+        io->episode_log[2 * i + 0] = env->episode_return[i];
+        io->episode_log[2 * i + 1] = (float)env->episode_length[i];
+        new_episode(env, i);
+        write_obs(env, i, obs);
+    }
+}
+
+static int env_state_arrays(void *state, sk_env_array *arrays) {
+    minatar_env *env = state;
+    arrays[0] = (sk_env_array){"rng", SK_ARRAY_U8, RNG_BYTES, env->rng, false, 0.0, 0.0};
+    arrays[1] = (sk_env_array){"game", SK_ARRAY_U8, (int)env->ops->state_size, env->games,
+                               false, 0.0, 0.0};
+    arrays[2] = (sk_env_array){"last_action", SK_ARRAY_I32, 1, env->last_action, true, 0.0,
+                               MINATAR_NUM_ACTIONS - 1};
+    arrays[3] = (sk_env_array){"episode_length", SK_ARRAY_I32, 1, env->episode_length, true,
+                               0.0, MAX_EPISODE_STEPS - 1};
+    arrays[4] = (sk_env_array){"episode_return", SK_ARRAY_F32, 1, env->episode_return, true,
+                               -1e9, 1e9};
+    return 5;
+}
+
+/* The stream's position (the last 4 of its saved bytes) cannot be ranged by the array. */
+static sk_status env_check_state(const void *state, int num_envs) {
+    const minatar_env *env = state;
+    for (int i = 0; i < num_envs; i++) {
+        int32_t position = env->rng[i].position;
+        if (position < 0 || position > MINATAR_MT_WORDS)
+            return sk_fail(SK_ERR_CORRUPT, "MinAtar %s: rng of env %d has position %d (expected "
+                                           "0..%d)", env->ops->name, i, (int)position,
+                           MINATAR_MT_WORDS);
+    }
+    return SK_OK;
+}
+
+/* The observation's Box: every cell 0 or 1. */
+#define ONES10 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f
+#define ONES100 ONES10, ONES10, ONES10, ONES10, ONES10, ONES10, ONES10, ONES10, ONES10, ONES10
+static const float g_obs_low[MAX_OBS_SIZE] = {0.0f};
+static const float g_obs_high[MAX_OBS_SIZE] = {ONES100, ONES100, ONES100, ONES100, ONES100,
+                                               ONES100, ONES100, ONES100, ONES100, ONES100};
+
+static const char *const g_action_names[] = {"noop", "left", "up", "right", "down", "fire", NULL};
+static const char *const g_breakout_names[] = {"noop", "left", "right", NULL};
+static const char *const g_asterix_names[] = {"noop", "left", "up", "right", "down", NULL};
+static const char *const g_freeway_names[] = {"noop", "up", "down", NULL};
+static const char *const g_space_invaders_names[] = {"noop", "left", "right", "fire", NULL};
+
+static const sk_env_extras g_extras_full = {.action_names = g_action_names};
+static const sk_env_extras g_extras_breakout = {.action_names = g_breakout_names};
+static const sk_env_extras g_extras_asterix = {.action_names = g_asterix_names};
+static const sk_env_extras g_extras_freeway = {.action_names = g_freeway_names};
+static const sk_env_extras g_extras_space_invaders = {.action_names = g_space_invaders_names};
+
+/* One game's two tables. NAME: the id's game; GAME: the ops; CHANNELS and MINIMAL: its
+ * channels and minimal set's size (constants: the ops live in another file; env_create checks
+ * the channels, tests/test_minatar_env.c both); MINIMAL_EXTRAS: its v1 action names. */
+#define MINATAR_TABLE(game, channels, minimal)                                                     \
+    .obs_size = MINATAR_SIDE * MINATAR_SIDE * (channels), .obs_low = g_obs_low,                    \
+    .obs_high = g_obs_high, .mask_size = 0, .max_episode_steps = MAX_EPISODE_STEPS,                \
+    .solved_threshold = NAN, .num_log_fields = 2,                                                  \
+    .log_names = {"episode_return", "episode_length"}, .destroy = env_destroy,                     \
+    .reset = env_reset, .step = env_step, .state_arrays = env_state_arrays,                        \
+    .check_state = env_check_state
+
+#define MINATAR_ENVS(Name, lower, game, channels, minimal, minimal_extras, text)                \
+    static sk_status create_##lower##_v0(void **out, int num_envs, const sk_config *cfg) {         \
+        return env_create(out, num_envs, cfg, &game, false,                                        \
+                          MINATAR_SIDE * MINATAR_SIDE * (channels));                               \
+    }                                                                                              \
+    static sk_status create_##lower##_v1(void **out, int num_envs, const sk_config *cfg) {         \
+        return env_create(out, num_envs, cfg, &game, true,                                         \
+                          MINATAR_SIDE * MINATAR_SIDE * (channels));                               \
+    }                                                                                              \
+    const sk_env_def sk_env_minatar_##lower##_v0 = {                                               \
+        .id = "MinAtar/" Name "-v0",                                                               \
+        .alias = #lower "-minatar-v0",                                                             \
+        .summary = text " (MinAtar, all 6 actions)",                                            \
+        .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1,                                \
+                         .head_sizes = {MINATAR_NUM_ACTIONS}},                                     \
+        .create = create_##lower##_v0,                                                             \
+        .extras = &g_extras_full,                                                                  \
+        MINATAR_TABLE(game, channels, minimal),                                                    \
+    };                                                                                             \
+    const sk_env_def sk_env_minatar_##lower##_v1 = {                                               \
+        .id = "MinAtar/" Name "-v1",                                                               \
+        .alias = #lower "-minatar",                                                                \
+        .summary = text " (MinAtar, minimal actions)",                                          \
+        .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {minimal}},      \
+        .create = create_##lower##_v1,                                                             \
+        .extras = &minimal_extras,                                                                 \
+        MINATAR_TABLE(game, channels, minimal),                                                    \
+    };
+
+MINATAR_ENVS("Asterix", asterix, minatar_asterix, 4, 5, g_extras_asterix,
+             "collect gold and dodge enemies crossing the rows")
+MINATAR_ENVS("Breakout", breakout, minatar_breakout, 4, 3, g_extras_breakout,
+             "bounce the ball off the paddle into three rows of bricks")
+MINATAR_ENVS("Freeway", freeway, minatar_freeway, 7, 3, g_extras_freeway,
+             "walk the chicken across eight lanes of traffic")
+MINATAR_ENVS("Seaquest", seaquest, minatar_seaquest, 10, 6, g_extras_full,
+             "shoot enemies, rescue divers and surface for oxygen")
+MINATAR_ENVS("SpaceInvaders", space_invaders, minatar_space_invaders, 6, 4,
+             g_extras_space_invaders, "shoot the marching aliens before they reach the cannon")
