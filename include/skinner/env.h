@@ -220,6 +220,10 @@ typedef struct sk_env_io {
     uint8_t *truncated;              /* (num_envs) the episode hit its time limit (and not terminated) */
     uint8_t *masks;                  /* (num_envs, mask_size) 1 = allowed; NULL if mask_size is 0 */
     float *episode_log;              /* (num_envs, num_log_fields) written where an episode ended */
+    /* A uint8 env (sk_env_def.obs_dtype SK_OBS_U8) writes these instead of obs
+     * and final_obs, which are then NULL; NULL for a float env. */
+    uint8_t *obs_u8;                 /* (num_envs, obs_size) */
+    uint8_t *final_obs_u8;           /* (num_envs, obs_size) */
 } sk_env_io;
 
 /* ------------------------------------------------------------- state arrays */
@@ -284,6 +288,14 @@ SK_API int sk_soa_arrays(void *state, const sk_soa_field *fields, int num_fields
 
 typedef struct sk_env_extras sk_env_extras;
 
+/* The element type of an observation. Zero is float32, so a table that does
+ * not set it (or an older plugin's, read with the member zeroed) observes
+ * floats. */
+typedef enum sk_obs_dtype { SK_OBS_F32 = 0, SK_OBS_U8 = 1 } sk_obs_dtype;
+
+/* Dimensions an observation's shape may have (10x10xC: 3). */
+#define SK_MAX_OBS_DIMS 4
+
 /*
  * An environment is a table of functions over a batch of envs. State is
  * struct-of-arrays so the step loop vectorises. step(state, io, lo, hi)
@@ -340,7 +352,37 @@ typedef struct sk_env_def {
      * env's fault, naming the env, its index, the step and the value. */
     const float *obs_low;
     const float *obs_high;
+    /* Optional (ABI 3): the observation's element type (0: float32, written
+     * to io->obs; SK_OBS_U8: bytes, written to io->obs_u8, widened to float
+     * only where the policy's encoder reads them) and its shape, channels
+     * last (10x10xC as {10, 10, C}; all zero: a vector of obs_size). The
+     * shape's product must be obs_size. obs_low/obs_high, when set, bound
+     * the bytes as they bound floats. */
+    sk_obs_dtype obs_dtype;
+    int obs_shape[SK_MAX_OBS_DIMS];
 } sk_env_def;
+
+/* The number of dimensions of env's observation shape (1 for a vector) and
+ * the shape itself into dims (a vector: {obs_size}). */
+static inline int sk_obs_dims(const sk_env_def *env, int dims[SK_MAX_OBS_DIMS]) {
+    int count = 0;
+    while (count < SK_MAX_OBS_DIMS && env->obs_shape[count] > 0) {
+        dims[count] = env->obs_shape[count];
+        count++;
+    }
+    if (count == 0) dims[count++] = env->obs_size;
+    return count;
+}
+
+/* The bytes of one element of env's observation. */
+static inline size_t sk_obs_elem_size(const sk_env_def *env) {
+    return env->obs_dtype == SK_OBS_U8 ? 1 : sizeof(float);
+}
+
+/* A short name of an observation dtype ("float32", "uint8"). */
+static inline const char *sk_obs_dtype_name(sk_obs_dtype dtype) {
+    return dtype == SK_OBS_U8 ? "uint8" : "float32";
+}
 
 /* ----------------------------------------------------------------- extras */
 

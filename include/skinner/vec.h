@@ -43,6 +43,10 @@ typedef struct sk_vec_buffers {
     uint8_t *truncated;        /* (num_envs) */
     uint8_t *masks;            /* (num_envs, mask_size); NULL if the env has none */
     float *episode_log;        /* (num_envs, num_log_fields) where an episode ended this step */
+    /* A uint8 env's observations (sk_env_def.obs_dtype SK_OBS_U8) in place of
+     * obs and final_obs, which are then NULL; NULL for a float env. */
+    uint8_t *obs_u8;           /* (num_envs, obs_size) */
+    uint8_t *final_obs_u8;     /* (num_envs, obs_size) */
 } sk_vec_buffers;
 
 /*

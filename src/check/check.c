@@ -182,8 +182,13 @@ void ck_fill_vec_canaries(const ck_run *run, sk_vec *vec) {
     const sk_vec_buffers *b = sk_vec_buffers_of(vec);
     const sk_env_def *env = run->env;
     size_t N = (size_t)run->num_envs, O = (size_t)env->obs_size;
-    fill_floats(b->obs, N * O);
-    fill_floats(b->final_obs, N * O);
+    if (b->obs_u8) {
+        memset(b->obs_u8, CANARY_BYTE, N * O);
+        memset(b->final_obs_u8, CANARY_BYTE, N * O);
+    } else {
+        fill_floats(b->obs, N * O);
+        fill_floats(b->final_obs, N * O);
+    }
     fill_floats(b->rewards, N);
     fill_floats(b->episode_log, N * (size_t)env->num_log_fields);
     memset(b->terminated, CANARY_BYTE, N);
@@ -202,9 +207,10 @@ static sk_status instance_create(ck_run *run, instance *inst, uint64_t action_se
     const sk_action_space *space = &env->action_space;
     size_t O = (size_t)env->obs_size;
     size_t action_bytes = ck_action_row_bytes(env);
+    bool u8 = env->obs_dtype == SK_OBS_U8; /* bytes get CANARY_BYTE, outside a 0/1 Box */
     const guarded shapes[NUM_BUFS] = {
-        [BUF_OBS] = {"obs", NULL, NULL, O * sizeof(float), true},
-        [BUF_FINAL_OBS] = {"final_obs", NULL, NULL, O * sizeof(float), true},
+        [BUF_OBS] = {"obs", NULL, NULL, O * sk_obs_elem_size(env), !u8},
+        [BUF_FINAL_OBS] = {"final_obs", NULL, NULL, O * sk_obs_elem_size(env), !u8},
         [BUF_ACTIONS] = {"actions", NULL, NULL, action_bytes, false},
         [BUF_REWARDS] = {"rewards", NULL, NULL, sizeof(float), true},
         [BUF_TERMINATED] = {"terminated", NULL, NULL, 1, false},
@@ -233,8 +239,10 @@ static sk_status instance_create(ck_run *run, instance *inst, uint64_t action_se
     memset(inst->bufs[BUF_ACTIONS].data, 0, data_bytes(inst, BUF_ACTIONS));
     bool discrete = space->kind == SK_SPACE_DISCRETE;
     inst->io = (sk_env_io){
-        .obs = (float *)(void *)inst->bufs[BUF_OBS].data,
-        .final_obs = (float *)(void *)inst->bufs[BUF_FINAL_OBS].data,
+        .obs = u8 ? NULL : (float *)(void *)inst->bufs[BUF_OBS].data,
+        .final_obs = u8 ? NULL : (float *)(void *)inst->bufs[BUF_FINAL_OBS].data,
+        .obs_u8 = u8 ? inst->bufs[BUF_OBS].data : NULL,
+        .final_obs_u8 = u8 ? inst->bufs[BUF_FINAL_OBS].data : NULL,
         .actions = discrete ? (const int32_t *)(void *)inst->bufs[BUF_ACTIONS].data : NULL,
         .actions_continuous = discrete ? NULL : (const float *)(void *)inst->bufs[BUF_ACTIONS].data,
         .rewards = (float *)(void *)inst->bufs[BUF_REWARDS].data,
@@ -275,7 +283,7 @@ static void check_guards(ck_run *run, const instance *inst, long long step) {
                 ck_fail(run, CK_OVERRUN, inst->num_envs - 1, step,
                         "%s: byte %zu past the end of the last env's row was written (a row is "
                         "%zu bytes: %s)", g->name, k, g->row_bytes,
-                        b == BUF_OBS || b == BUF_FINAL_OBS ? "obs_size floats"
+                        b == BUF_OBS || b == BUF_FINAL_OBS ? "obs_size values"
                         : b == BUF_MASKS                   ? "mask_size bytes"
                         : b == BUF_LOG                     ? "num_log_fields floats"
                                                            : "one value");
@@ -317,6 +325,38 @@ static void check_obs_row(ck_run *run, const float *row, const char *what, ck_ch
             return;
         }
     }
+}
+
+/* The same for a uint8 env's row: a byte is always finite, and 0xa5 (the
+ * canary) is a valid byte, so an unwritten one shows only where the declared
+ * Box excludes it (a 0/1 image's does). */
+static void check_byte_row(ck_run *run, const uint8_t *row, const char *what, ck_check unwritten,
+                           int i, long long step) {
+    const sk_env_def *env = run->env;
+    for (int k = 0; env->obs_low && k < env->obs_size; k++) {
+        float value = row[k];
+        if (value >= env->obs_low[k] && value <= env->obs_high[k]) continue;
+        if (row[k] == CANARY_BYTE)
+            ck_fail(run, unwritten, i, step, "%s[%d] was never written (it holds the canary "
+                    "0x%02x, outside the declared space [%.9g, %.9g]; obs_size = %d)", what, k,
+                    CANARY_BYTE, (double)env->obs_low[k], (double)env->obs_high[k], env->obs_size);
+        else
+            ck_fail(run, CK_OBS_SPACE, i, step, "%s[%d] = %d is outside the declared space "
+                    "[%.9g, %.9g]", what, k, (int)row[k], (double)env->obs_low[k],
+                    (double)env->obs_high[k]);
+        return;
+    }
+}
+
+/* Observation row i of io (final: final_obs), floats or bytes. */
+static void check_obs_at(ck_run *run, const sk_env_io *io, bool final, int i, ck_check unwritten,
+                         long long step) {
+    size_t at = (size_t)i * (size_t)run->env->obs_size;
+    const char *what = final ? "final_obs" : "obs";
+    if (io->obs_u8)
+        check_byte_row(run, (final ? io->final_obs_u8 : io->obs_u8) + at, what, unwritten, i, step);
+    else
+        check_obs_row(run, (final ? io->final_obs : io->obs) + at, what, unwritten, i, step);
 }
 
 /* Every mask byte written and 0 or 1, and a legal choice in every head that
@@ -369,8 +409,7 @@ typedef struct episode_tally {
 static void check_after_reset(ck_run *run, const instance *inst) {
     check_guards(run, inst, 0);
     for (int i = 0; i < inst->num_envs; i++) {
-        check_obs_row(run, inst->io.obs + (size_t)i * (size_t)run->env->obs_size, "obs",
-                      CK_UNWRITTEN, i, 0);
+        check_obs_at(run, &inst->io, false, i, CK_UNWRITTEN, 0);
         if (inst->io.masks)
             check_mask_row(run, inst->io.masks + (size_t)i * (size_t)run->env->mask_size, i, 0);
     }
@@ -380,8 +419,8 @@ static void check_episode_end(ck_run *run, const instance *inst, episode_tally *
                               long long step) {
     const sk_env_def *env = run->env;
     const sk_env_io *io = &inst->io;
-    size_t O = (size_t)env->obs_size, L = (size_t)env->num_log_fields;
-    check_obs_row(run, io->final_obs + (size_t)i * O, "final_obs", CK_FINAL_OBS, i, step);
+    size_t L = (size_t)env->num_log_fields;
+    check_obs_at(run, io, true, i, CK_FINAL_OBS, step);
     const float *log = io->episode_log + (size_t)i * L;
     for (size_t k = 0; k < L; k++)
         if (is_canary(log[k])) {
@@ -407,8 +446,7 @@ static void check_after_step(ck_run *run, const instance *inst, episode_tally *t
     const sk_env_io *io = &inst->io;
     check_guards(run, inst, step);
     for (int i = 0; i < inst->num_envs; i++) {
-        const float *obs = io->obs + (size_t)i * (size_t)env->obs_size;
-        check_obs_row(run, obs, "obs", CK_UNWRITTEN, i, step);
+        check_obs_at(run, io, false, i, CK_UNWRITTEN, step);
         if (io->masks) check_mask_row(run, io->masks + (size_t)i * (size_t)env->mask_size, i, step);
         float reward = io->rewards[i];
         if (is_canary(reward)) ck_fail(run, CK_UNWRITTEN, i, step, "the reward was never written");
@@ -457,14 +495,30 @@ static bool differ_floats(const float *a, const float *b, int count, int *at) {
     return false;
 }
 
+static bool differ_bytes(const uint8_t *a, const uint8_t *b, int count, int *at) {
+    for (int k = 0; k < count; k++)
+        if (a[k] != b[k]) {
+            *at = k;
+            return true;
+        }
+    return false;
+}
+
 bool ck_compare_io(ck_run *run, ck_check check, long long step, const sk_env_io *a,
                    const sk_env_io *b, const char *a_name, const char *b_name) {
     const sk_env_def *env = run->env;
     int O = env->obs_size, L = env->num_log_fields, M = env->mask_size, k;
     for (int i = 0; i < run->num_envs; i++) {
         size_t si = (size_t)i;
-        const float *obs_a = a->obs + si * (size_t)O, *obs_b = b->obs + si * (size_t)O;
-        if (differ_floats(obs_a, obs_b, O, &k)) {
+        if (a->obs_u8) {
+            if (differ_bytes(a->obs_u8 + si * (size_t)O, b->obs_u8 + si * (size_t)O, O, &k)) {
+                ck_fail(run, check, i, step, "obs[%d] = %d in %s, %d in %s", k,
+                        a->obs_u8[si * (size_t)O + (size_t)k], a_name,
+                        b->obs_u8[si * (size_t)O + (size_t)k], b_name);
+                return false;
+            }
+        } else if (differ_floats(a->obs + si * (size_t)O, b->obs + si * (size_t)O, O, &k)) {
+            const float *obs_a = a->obs + si * (size_t)O, *obs_b = b->obs + si * (size_t)O;
             ck_fail(run, check, i, step, "obs[%d] = %.9g in %s, %.9g in %s", k, (double)obs_a[k],
                     a_name, (double)obs_b[k], b_name);
             return false;
@@ -487,8 +541,17 @@ bool ck_compare_io(ck_run *run, ck_check check, long long step, const sk_env_io 
             return false;
         }
         if (!a->terminated[i] && !a->truncated[i]) continue;
-        const float *fa = a->final_obs + si * (size_t)O, *fb = b->final_obs + si * (size_t)O;
-        if (differ_floats(fa, fb, O, &k)) {
+        if (a->final_obs_u8) {
+            const uint8_t *fa = a->final_obs_u8 + si * (size_t)O;
+            const uint8_t *fb = b->final_obs_u8 + si * (size_t)O;
+            if (differ_bytes(fa, fb, O, &k)) {
+                ck_fail(run, check, i, step, "final_obs[%d] = %d in %s, %d in %s", k, fa[k],
+                        a_name, fb[k], b_name);
+                return false;
+            }
+        } else if (differ_floats(a->final_obs + si * (size_t)O, b->final_obs + si * (size_t)O, O,
+                                 &k)) {
+            const float *fa = a->final_obs + si * (size_t)O, *fb = b->final_obs + si * (size_t)O;
             ck_fail(run, check, i, step, "final_obs[%d] = %.9g in %s, %.9g in %s", k,
                     (double)fa[k], a_name, (double)fb[k], b_name);
             return false;
@@ -507,7 +570,9 @@ bool ck_compare_io(ck_run *run, ck_check check, long long step, const sk_env_io 
 static bool trajectories_differ(const ck_run *run, const sk_env_io *a, const sk_env_io *b,
                                 long long step) {
     size_t N = (size_t)run->num_envs, O = (size_t)run->env->obs_size;
-    if (memcmp(a->obs, b->obs, N * O * sizeof(float)) != 0) return true;
+    if (a->obs_u8 ? memcmp(a->obs_u8, b->obs_u8, N * O) != 0
+                  : memcmp(a->obs, b->obs, N * O * sizeof(float)) != 0)
+        return true;
     return step > 0 && (memcmp(a->rewards, b->rewards, N * sizeof(float)) != 0 ||
                         memcmp(a->terminated, b->terminated, N) != 0);
 }

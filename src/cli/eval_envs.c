@@ -4,6 +4,7 @@
 
 #include "core/config.h"
 #include "core/core.h"
+#include "envs/registry.h"
 #include "train/eval.h"
 
 #include <math.h>
@@ -555,6 +556,16 @@ static void print_json_text(const char *text) {
     putchar('"');
 }
 
+/* The observation column: a float vector's size as before ("4"), else its
+ * dtype and shape ("uint8 10x10x3"). */
+static void describe_obs(char *buf, size_t size, const sk_env_def *env) {
+    int dims[SK_MAX_OBS_DIMS];
+    if (env->obs_dtype == SK_OBS_F32 && sk_obs_dims(env, dims) == 1)
+        snprintf(buf, size, "%d", env->obs_size);
+    else
+        sk_env_obs_type(env, buf, size);
+}
+
 int cmd_envs(int argc, char **argv) {
     bool json = false;
     for (int i = 0; i < argc; i++) {
@@ -567,25 +578,28 @@ int cmd_envs(int argc, char **argv) {
         else return cli_error(SK_EXIT_USAGE, "unknown option '%s' (see 'skinner envs --help')", argv[i]);
     }
     const sk_env_def *const *envs = sk_env_list();
-    enum { ACTIONS_SIZE = 256 };
+    enum { ACTIONS_SIZE = 256, OBS_TYPE_SIZE = 96 };
     /* columns as wide as their widest entry */
     int id_width = (int)strlen("id"), alias_width = (int)strlen("alias");
-    int actions_width = (int)strlen("actions");
+    int actions_width = (int)strlen("actions"), obs_width = 4;
     for (int i = 0; envs[i]; i++) {
-        char actions[ACTIONS_SIZE];
+        char actions[ACTIONS_SIZE], obs[OBS_TYPE_SIZE];
         describe_actions(actions, sizeof actions, &envs[i]->action_space);
+        describe_obs(obs, sizeof obs, envs[i]);
+        obs_width = SK_MAX(obs_width, (int)strlen(obs));
         id_width = SK_MAX(id_width, (int)strlen(envs[i]->id));
         alias_width = SK_MAX(alias_width, (int)strlen(or_dash(envs[i]->alias)));
         actions_width = SK_MAX(actions_width, (int)strlen(actions));
     }
     bool any_configurable = false;
     if (!json)
-        printf("%-*s  %-*s  %5s  %-*s  %9s  %9s  %s\n", id_width, "id", alias_width, "alias", "obs",
-               actions_width, "actions", "max steps", "solved at", "summary");
+        printf("%-*s  %-*s  %*s  %-*s  %9s  %9s  %s\n", id_width, "id", alias_width, "alias",
+               obs_width + 1, "obs", actions_width, "actions", "max steps", "solved at", "summary");
     for (int i = 0; envs[i]; i++) {
         const sk_env_def *env = envs[i];
-        char actions[ACTIONS_SIZE], threshold[32] = "null";
+        char actions[ACTIONS_SIZE], threshold[32] = "null", obs[OBS_TYPE_SIZE];
         describe_actions(actions, sizeof actions, &env->action_space);
+        describe_obs(obs, sizeof obs, env);
         if (isfinite(env->solved_threshold))
             snprintf(threshold, sizeof threshold, "%g", env->solved_threshold);
         bool configurable = env->configure != NULL;
@@ -597,14 +611,18 @@ int cmd_envs(int argc, char **argv) {
             print_json_text(env->alias);
             fputs(", \"summary\": ", stdout);
             print_json_text(env->summary);
-            printf(", \"obs_size\": %d, \"actions\": \"%s\", \"max_episode_steps\": %d, "
+            int dims[SK_MAX_OBS_DIMS], num_dims = sk_obs_dims(env, dims);
+            printf(", \"obs_size\": %d, \"obs_dtype\": \"%s\", \"obs_shape\": [", env->obs_size,
+                   sk_obs_dtype_name(env->obs_dtype));
+            for (int d = 0; d < num_dims; d++) printf("%s%d", d ? ", " : "", dims[d]);
+            printf("], \"actions\": \"%s\", \"max_episode_steps\": %d, "
                    "\"solved_threshold\": %s, \"bench_num_envs\": %d, \"configurable\": %s}\n",
-                   env->obs_size, actions, env->max_episode_steps, threshold,
+                   actions, env->max_episode_steps, threshold,
                    sk_env_extras_of(env)->bench_num_envs ? sk_env_extras_of(env)->bench_num_envs : 4096,
                    configurable ? "true" : "false");
         } else {
-            printf("%-*s  %-*s  %4d%s  %-*s  %9d  %9s  %s\n", id_width, env->id, alias_width,
-                   or_dash(env->alias), env->obs_size, configurable ? "*" : " ", actions_width,
+            printf("%-*s  %-*s  %*s%s  %-*s  %9d  %9s  %s\n", id_width, env->id, alias_width,
+                   or_dash(env->alias), obs_width, obs, configurable ? "*" : " ", actions_width,
                    actions, env->max_episode_steps,
                    isfinite(env->solved_threshold) ? threshold : "-",
                    env->summary ? env->summary : "");

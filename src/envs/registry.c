@@ -158,6 +158,36 @@ static bool validate_extras(const sk_env_def *env, char *why, size_t why_size) {
     return true;
 }
 
+/* The observation's dtype and shape: a known dtype, a shape of positive
+ * sizes (then zeros) whose product is obs_size, and a uint8 Box within 0..255. */
+static bool validate_obs_type(const sk_env_def *env, char *why, size_t why_size) {
+    if ((unsigned)env->obs_dtype > (unsigned)SK_OBS_U8)
+        return invalid(why, why_size, "obs_dtype = %d (expected SK_OBS_F32 (0) or SK_OBS_U8 (1))",
+                       (int)env->obs_dtype);
+    int64_t product = 1;
+    int dims = 0;
+    for (int d = 0; d < SK_MAX_OBS_DIMS; d++) {
+        int size = env->obs_shape[d];
+        if (size < 0 || (size > 0 && dims < d))
+            return invalid(why, why_size, "obs_shape[%d] = %d (expected positive sizes, then "
+                                          "zeros: all zero for a vector of obs_size)", d, size);
+        if (size == 0) continue;
+        dims++;
+        product *= size;
+        if (product > SK_MAX_OBS_SIZE) break;
+    }
+    if (dims > 0 && product != env->obs_size)
+        return invalid(why, why_size, "obs_shape's sizes multiply to %lld but obs_size = %d "
+                                      "(expected the same number of values)",
+                       (long long)product, env->obs_size);
+    for (int k = 0; env->obs_dtype == SK_OBS_U8 && env->obs_low && k < env->obs_size; k++)
+        if (env->obs_low[k] < 0.0f || env->obs_high[k] > 255.0f)
+            return invalid(why, why_size, "obs_low[%d] = %g, obs_high[%d] = %g for uint8 "
+                                          "observations (expected bounds within 0..255)",
+                           k, (double)env->obs_low[k], k, (double)env->obs_high[k]);
+    return true;
+}
+
 bool sk_env_validate(const sk_env_def *env, char *why, size_t why_size) {
     if (!env) return invalid(why, why_size, "the table is NULL");
     if (!env->id || !env->id[0])
@@ -182,6 +212,7 @@ bool sk_env_validate(const sk_env_def *env, char *why, size_t why_size) {
             return invalid(why, why_size, "obs_low[%d] = %g, obs_high[%d] = %g (expected "
                                           "low <= high, +-INFINITY for an unbounded side)",
                            k, (double)env->obs_low[k], k, (double)env->obs_high[k]);
+    if (!validate_obs_type(env, why, why_size)) return false;
     if (env->max_episode_steps < 1)
         return invalid(why, why_size, "max_episode_steps = %d (expected >= 1)",
                        env->max_episode_steps);
@@ -355,4 +386,26 @@ sk_status sk_env_record_plugin(sk_config *cfg, const sk_env_def *env) {
     sk_status status = sk_config_set(cfg, "env.plugin", path);
     if (status == SK_OK) sk_cfg_string(cfg, "env.plugin", ""); /* read: not an unknown key */
     return status;
+}
+
+void sk_env_obs_type(const sk_env_def *env, char *out, size_t size) {
+    int dims[SK_MAX_OBS_DIMS];
+    int count = sk_obs_dims(env, dims);
+    int used = snprintf(out, size, "%s ", sk_obs_dtype_name(env->obs_dtype));
+    for (int d = 0; d < count && used >= 0 && (size_t)used < size; d++)
+        used += snprintf(out + used, size - (size_t)used, d ? "x%d" : "%d", dims[d]);
+}
+
+sk_status sk_env_check_obs_type(const sk_env_def *env, const char *recorded, const char *path) {
+    char expected[96], legacy[96];
+    sk_env_obs_type(env, expected, sizeof expected);
+    if (!recorded) { /* older checkpoints: float vectors of obs_size */
+        snprintf(legacy, sizeof legacy, "float32 %d", env->obs_size);
+        recorded = legacy;
+    }
+    if (strcmp(recorded, expected) == 0) return SK_OK;
+    return sk_fail(SK_ERR_INVALID,
+                   "checkpoint '%s' was trained on %s observations of %s, but the env gives %s "
+                   "(expected the same dtype and shape)",
+                   path, recorded, env->id, expected);
 }

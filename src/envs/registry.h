@@ -29,6 +29,15 @@ sk_status sk_env_register_all(const sk_env_def *const *envs, int count, const ch
  * found. The key is marked as read. NULL with a message on failure.
  */
 const sk_env_def *sk_env_of_config(const sk_config *cfg, const char *name);
+
+/* The observation's dtype and shape as `skinner envs` prints them and
+ * checkpoints record them ("float32 4", "uint8 10x10x3") into out. */
+void sk_env_obs_type(const sk_env_def *env, char *out, size_t size);
+
+/* Checks a checkpoint's recorded observation type (its "observation"
+ * metadata; NULL: a checkpoint from before it was recorded, which holds
+ * float vectors) against env's: SK_ERR_INVALID naming both when they differ. */
+sk_status sk_env_check_obs_type(const sk_env_def *env, const char *recorded, const char *path);
 /* Records the plugin env came from as env.plugin in cfg (nothing for a
  * built-in env), so that a resumed or evaluated run loads it again. */
 sk_status sk_env_record_plugin(sk_config *cfg, const sk_env_def *env);

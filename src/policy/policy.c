@@ -193,3 +193,7 @@ void sk_policy_dist_backward(const sk_policy *policy, const float *params, float
 int sk_policy_obs_invalid(const sk_policy *policy, const float *obs_row) {
     return policy->kind->obs_invalid(policy, obs_row);
 }
+
+void sk_obs_widen(float *out, const uint8_t *in, size_t count) {
+    for (size_t k = 0; k < count; k++) out[k] = (float)in[k];
+}

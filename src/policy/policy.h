@@ -349,6 +349,12 @@ void sk_gaussian_backward(int dim, const float *mean, const float *log_std, cons
  * value), or -1. A restored checkpoint's observations are checked with it. */
 int sk_policy_obs_invalid(const sk_policy *policy, const float *obs_row);
 
+/* The encoder's input from a uint8 observation (sk_env_def.obs_dtype
+ * SK_OBS_U8): out[k] = in[k] as a float, count values. Observations stay
+ * bytes in the env batch and the rollout; the actor and the learner widen
+ * them here, at the policy's door, and nowhere else. */
+void sk_obs_widen(float *out, const uint8_t *in, size_t count);
+
 /* A mask row every head can choose from: head 0 allows a choice, and so does
  * each head in the block that any allowed head-0 choice would use. -1 when
  * usable, else the first head with nothing allowed (what a restored

@@ -56,11 +56,14 @@ sk_status sk_policy_actor_init(sk_policy_actor *pa, const sk_loaded_policy *lp, 
     size_t obs_floats = (size_t)max_rows * (size_t)lp->env->obs_size;
     pa->work = calloc((size_t)num_workers, sizeof *pa->work);
     pa->rng = calloc((size_t)num_workers, sizeof *pa->rng);
-    if (lp->obs_map.size) pa->policy_obs = sk_alloc((size_t)num_workers * obs_floats * sizeof(float));
+    /* normalised or widened (uint8) observations: never both (training refuses norm_obs
+     * for uint8 envs) */
+    bool policy_obs = lp->obs_map.size || lp->env->obs_dtype == SK_OBS_U8;
+    if (policy_obs) pa->policy_obs = sk_alloc((size_t)num_workers * obs_floats * sizeof(float));
     size_t state_floats = (size_t)num_workers * (size_t)max_rows *
                           (size_t)sk_policy_state_size(&lp->policy);
     if (state_floats) pa->state = sk_alloc(state_floats * sizeof(float));
-    sk_status status = pa->work && pa->rng && (!lp->obs_map.size || pa->policy_obs) &&
+    sk_status status = pa->work && pa->rng && (!policy_obs || pa->policy_obs) &&
                                (!state_floats || pa->state)
                            ? SK_OK
                            : sk_fail(SK_ERR_NOMEM, "out of memory for %d policy workers", num_workers);
@@ -94,6 +97,17 @@ void sk_policy_actor_act(sk_policy_actor *pa, int worker, const float *obs, cons
                          int rows, bool greedy, int32_t *actions, float *actions_continuous,
                          float *logp) {
     sk_policy_actor_act_at(pa, worker, 0, obs, masks, rows, greedy, actions, actions_continuous,
+                           logp);
+}
+
+void sk_policy_actor_act_u8(sk_policy_actor *pa, int worker, const uint8_t *obs,
+                            const uint8_t *masks, int rows, bool greedy, int32_t *actions,
+                            float *actions_continuous, float *logp) {
+    SK_ASSERT(pa->lp->env->obs_dtype == SK_OBS_U8 && !pa->lp->obs_map.size && rows <= pa->max_rows);
+    size_t obs_size = (size_t)pa->lp->env->obs_size;
+    float *wide = pa->policy_obs + (size_t)worker * (size_t)pa->max_rows * obs_size;
+    sk_obs_widen(wide, obs, (size_t)rows * obs_size);
+    sk_policy_actor_act_at(pa, worker, 0, wide, masks, rows, greedy, actions, actions_continuous,
                            logp);
 }
 

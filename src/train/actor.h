@@ -39,6 +39,11 @@ void sk_policy_actor_free(sk_policy_actor *pa);
 void sk_policy_actor_act(sk_policy_actor *pa, int worker, const float *obs, const uint8_t *masks,
                          int rows, bool greedy, int32_t *actions, float *actions_continuous,
                          float *logp);
+/* The same for a uint8 env's observations (obs_dtype SK_OBS_U8), widened to
+ * floats in the worker's scratch. */
+void sk_policy_actor_act_u8(sk_policy_actor *pa, int worker, const uint8_t *obs,
+                            const uint8_t *masks, int rows, bool greedy, int32_t *actions,
+                            float *actions_continuous, float *logp);
 /* The same for worker rows at..at+rows-1: with a core, their recurrent states
  * are read and advanced (sk_policy_actor_act is at = 0). */
 void sk_policy_actor_act_at(sk_policy_actor *pa, int worker, int at, const float *obs,

@@ -16,6 +16,7 @@
  */
 #include "trainer_state.h"
 
+#include "../envs/registry.h"
 #include "../io/safetensors.h"
 #include "skinner/vec.h"
 
@@ -92,7 +93,8 @@ static void saved_part(sk_trainer *tr, const sk_trainer_array *row, void **data,
                        int64_t *cols) {
     char *base = *sk_trainer_array_slot(tr, row);
     size_t N = (size_t)tr->s.num_envs, width = 0;
-    if (row->size == SK_SIZE_ROWS1_OBS) width = (size_t)tr->obs_size;
+    if (row->size == SK_SIZE_ROWS1_OBS || row->size == SK_SIZE_ROWS1_OBS_U8)
+        width = (size_t)tr->obs_size;
     if (row->size == SK_SIZE_ROWS1_MASK) width = (size_t)tr->mask_size;
     if (width) {
         *data = base + sk_trainer_current_row(tr) * width * sk_array_type_size(row->type);
@@ -219,14 +221,18 @@ sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
     }
     char steps[32];
     snprintf(steps, sizeof steps, "%lld", (long long)tr->progress.steps);
+    char observation[96]; /* dtype and shape: a checkpoint of other observations is refused */
+    sk_env_obs_type(tr->env, observation, sizeof observation);
     sk_st_meta meta[] = {
         {"format", FORMAT},
         {"training_state", STATE_VERSION},
         {"env", tr->env->id},
         {"steps", steps},
         {"config", config_text},
+        {"observation", observation},
     };
-    sk_status status = sk_st_write(path, list.items, list.count, meta, 5);
+    sk_status status = sk_st_write(path, list.items, list.count, meta,
+                                   (int)(sizeof meta / sizeof meta[0]));
     free(config_text);
     sk_free(parts);
     return sk_trainer_fail(tr, status);
@@ -360,10 +366,13 @@ static sk_status check_counters(const sk_trainer *tr, const char *path, const in
     return SK_OK;
 }
 
+static sk_status check_current_masks(sk_trainer *tr, const char *path);
+
 /* The restored current observations and masks start the next rollout: the
  * policy must be able to read every observation, and every env must leave
  * every head a choice. */
 static sk_status check_current_step(sk_trainer *tr, const char *path) {
+    if (tr->rollout.obs_u8_dtype) return check_current_masks(tr, path); /* bytes: in range */
     const float *obs = tr->rollout.obs + sk_trainer_current_row(tr) * (size_t)tr->obs_size;
     for (int i = 0; i < tr->s.num_envs; i++) {
         const float *row = obs + (size_t)i * (size_t)tr->obs_size;
@@ -374,6 +383,10 @@ static sk_status check_current_step(sk_trainer *tr, const char *path) {
                            "policy cannot read (outside the observation's ranges)",
                            path, i, (double)row[k], k);
     }
+    return check_current_masks(tr, path);
+}
+
+static sk_status check_current_masks(sk_trainer *tr, const char *path) {
     if (tr->mask_size == 0) return SK_OK;
     const uint8_t *masks = tr->rollout.masks + sk_trainer_current_row(tr) * (size_t)tr->mask_size;
     for (int i = 0; i < tr->s.num_envs; i++) {
@@ -407,6 +420,7 @@ sk_status sk_trainer_resume(sk_trainer *tr, const char *path) {
     if (!env || strcmp(env, tr->env->id) != 0)
         TRY(sk_fail(SK_ERR_INVALID, "checkpoint '%s' was trained on %s, not on %s", path,
                     env ? env : "(unknown)", tr->env->id));
+    TRY(sk_env_check_obs_type(tr->env, sk_st_meta_get(file, "observation"), path));
     TRY(restore(file, path, "state.counters", SK_ST_I64, counters, NUM_COUNTERS, false, 0, 0));
     if (counters[C_UPDATE] < 1)
         TRY(sk_fail(SK_ERR_INVALID,

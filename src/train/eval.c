@@ -159,10 +159,16 @@ static sk_status act(sk_vec *vec, actor *who, int lo, int hi, int64_t step) {
         return SK_OK;
     }
     bool discrete = env->action_space.kind == SK_SPACE_DISCRETE;
-    sk_policy_actor_act(who->policy, 0, b->obs + (size_t)lo * O,
-                        M ? b->masks + (size_t)lo * M : NULL, hi - lo, who->greedy,
-                        discrete ? b->actions + (size_t)lo * H : NULL,
-                        discrete ? NULL : b->actions_continuous + (size_t)lo * D, NULL);
+    if (b->obs_u8)
+        sk_policy_actor_act_u8(who->policy, 0, b->obs_u8 + (size_t)lo * O,
+                               M ? b->masks + (size_t)lo * M : NULL, hi - lo, who->greedy,
+                               discrete ? b->actions + (size_t)lo * H : NULL,
+                               discrete ? NULL : b->actions_continuous + (size_t)lo * D, NULL);
+    else
+        sk_policy_actor_act(who->policy, 0, b->obs + (size_t)lo * O,
+                            M ? b->masks + (size_t)lo * M : NULL, hi - lo, who->greedy,
+                            discrete ? b->actions + (size_t)lo * H : NULL,
+                            discrete ? NULL : b->actions_continuous + (size_t)lo * D, NULL);
     return SK_OK;
 }
 
@@ -404,6 +410,8 @@ sk_status sk_policy_load_with(sk_loaded_policy *out, const char *checkpoint, con
     if (status == SK_OK) status = sk_st_require_checksum(file, checkpoint);
     if (status == SK_OK) status = apply_overrides(out->cfg, overrides);
     if (status == SK_OK) status = sk_env_configure(out->env, out->cfg, &out->env);
+    if (status == SK_OK)
+        status = sk_env_check_obs_type(out->env, sk_st_meta_get(file, "observation"), checkpoint);
     if (status == SK_OK) {
         /* symbolic envs size the policy from their data: ask one instance */
         void *probe = NULL;

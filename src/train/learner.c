@@ -157,7 +157,10 @@ static void minibatch_job(void *ctx, int w, int num_workers) {
     for (int r = 0; r < rows; r++) {
         int t = r / count, j = r % count;
         size_t k = sequence_row(ro, sequences[j], t);
-        memcpy(wk->mb_obs + (size_t)r * O, ro->obs + k * O, (size_t)O * sizeof(float));
+        if (ro->obs_u8_dtype) /* the learner's side of the widening (the actor's: rollout.c) */
+            sk_obs_widen(wk->mb_obs + (size_t)r * O, ro->obs_u8 + k * O, (size_t)O);
+        else
+            memcpy(wk->mb_obs + (size_t)r * O, ro->obs + k * O, (size_t)O * sizeof(float));
         memcpy(wk->mb_actions + (size_t)r * H, ro->actions + k * H, (size_t)H * sizeof(int32_t));
         memcpy(wk->mb_actions_f + (size_t)r * D, ro->actions_f + k * D, (size_t)D * sizeof(float));
         if (M) memcpy(wk->mb_masks + (size_t)r * M, ro->masks + k * M, (size_t)M);

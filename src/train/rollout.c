@@ -16,14 +16,37 @@ void sk_rollout_gae(sk_rollout *ro, bool bootstrap_truncated, float gamma, float
            gae_lambda);
 }
 
+/* Copies observation rows of envs lo..hi-1 from the vec's buffers into
+ * rollout storage at row index `at` (row * N + env): floats, or a uint8
+ * env's bytes as they are. */
+static void store_obs(sk_trainer *tr, size_t at, int lo, int hi) {
+    sk_rollout *ro = &tr->rollout;
+    const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
+    size_t O = (size_t)ro->obs_size, count = (size_t)(hi - lo);
+    if (ro->obs_u8_dtype)
+        memcpy(ro->obs_u8 + at * O, b->obs_u8 + (size_t)lo * O, count * O);
+    else
+        memcpy(ro->obs + at * O, b->obs + (size_t)lo * O, count * O * sizeof(float));
+}
+
+/* The policy's input for `count` stored rows from row index `at`: the
+ * floats in place, or a uint8 env's bytes widened into the worker's scratch
+ * (count <= its slice). */
+static const float *policy_obs(const sk_rollout *ro, sk_worker *wk, size_t at, int count) {
+    size_t O = (size_t)ro->obs_size;
+    if (!ro->obs_u8_dtype) return ro->obs + at * O;
+    sk_obs_widen(wk->obs_wide, ro->obs_u8 + at * O, (size_t)count * O);
+    return wk->obs_wide;
+}
+
 /* Copies what the envs lo..hi-1 returned from the step (the vec's buffers)
  * into rollout row t (rewards, flags) and row t + 1 (observations, masks). */
 static void store_step(sk_trainer *tr, int t, int lo, int hi) {
     sk_rollout *ro = &tr->rollout;
     const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
-    size_t N = (size_t)ro->num_envs, O = (size_t)ro->obs_size, M = (size_t)ro->mask_size;
+    size_t N = (size_t)ro->num_envs, M = (size_t)ro->mask_size;
     size_t row = (size_t)t * N, count = (size_t)(hi - lo);
-    memcpy(ro->obs + (row + N + (size_t)lo) * O, b->obs + (size_t)lo * O, count * O * sizeof(float));
+    store_obs(tr, row + N + (size_t)lo, lo, hi);
     if (M) memcpy(ro->masks + (row + N + (size_t)lo) * M, b->masks + (size_t)lo * M, count * M);
     memcpy(ro->rewards + row + lo, b->rewards + lo, count * sizeof(float));
     memcpy(ro->terminated + row + lo, b->terminated + lo, count);
@@ -104,7 +127,10 @@ static void record_episodes_and_truncations(sk_trainer *tr, sk_worker *wk, int t
         record[L] = (float)t; /* exact: t < 2^24 */
         if (truncated && !terminated) {
             float *copy = wk->trunc_obs + (size_t)num_truncated * (size_t)O;
-            memcpy(copy, b->final_obs + (size_t)i * (size_t)O, (size_t)O * sizeof(float));
+            if (b->final_obs_u8)
+                sk_obs_widen(copy, b->final_obs_u8 + (size_t)i * (size_t)O, (size_t)O);
+            else
+                memcpy(copy, b->final_obs + (size_t)i * (size_t)O, (size_t)O * sizeof(float));
             if (tr->s.norm_obs) sk_norm_apply(&tr->learner.obs_map, copy);
             wk->trunc_index[num_truncated++] = i;
         }
@@ -154,15 +180,19 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
     if (B == 0 || sk_vec_faulted(tr->vec)) return;
 
     if (tr->progress.update > 0) { /* the last rollout's final observations start this one */
-        memcpy(ro->obs + (size_t)lo * O, ro->obs + ((size_t)T * N + (size_t)lo) * O,
-               (size_t)B * O * sizeof(float));
+        if (ro->obs_u8_dtype)
+            memcpy(ro->obs_u8 + (size_t)lo * O, ro->obs_u8 + ((size_t)T * N + (size_t)lo) * O,
+                   (size_t)B * O);
+        else
+            memcpy(ro->obs + (size_t)lo * O, ro->obs + ((size_t)T * N + (size_t)lo) * O,
+                   (size_t)B * O * sizeof(float));
         if (M)
             memcpy(ro->masks + (size_t)lo * M, ro->masks + ((size_t)T * N + (size_t)lo) * M,
                    (size_t)B * M);
     }
     for (int t = 0; t < T; t++) {
         size_t row = (size_t)t * (size_t)N;
-        const float *obs_t = ro->obs + (row + (size_t)lo) * (size_t)O;
+        const float *obs_t = policy_obs(ro, wk, row + (size_t)lo, B);
         const uint8_t *masks_t = M ? ro->masks + (row + (size_t)lo) * (size_t)M : NULL;
         if (ro->state_size) core_step(tr, wk, t, obs_t);
         sk_policy_forward(&ln->policy, SK_NET_ACTOR, ln->params, obs_t, B, &wk->work);
@@ -183,7 +213,7 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
     /* value of the observation after the last step, for GAE */
     size_t last = (size_t)T * (size_t)N + (size_t)lo;
     for (int k = 0; k < B; k++) wk->trunc_index[k] = lo + k;
-    critic_values(tr, wk, ro->obs + last * (size_t)O, wk->trunc_index, B, ro->values + last);
+    critic_values(tr, wk, policy_obs(ro, wk, last, B), wk->trunc_index, B, ro->values + last);
     sk_rollout_gae(ro, tr->s.bootstrap_truncated, (float)tr->s.gamma, (float)tr->s.gae_lambda, lo,
                    wk->hi);
 }
@@ -199,7 +229,7 @@ void sk_reset_job(void *ctx, int w, int num_workers) {
     memset(ro->state + (size_t)wk->lo * S, 0, (size_t)(wk->hi - wk->lo) * S * sizeof(float));
     const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
     size_t O = (size_t)ro->obs_size, M = (size_t)ro->mask_size, count = (size_t)(wk->hi - wk->lo);
-    memcpy(ro->obs + (size_t)wk->lo * O, b->obs + (size_t)wk->lo * O, count * O * sizeof(float));
+    store_obs(tr, (size_t)wk->lo, wk->lo, wk->hi);
     if (M) memcpy(ro->masks + (size_t)wk->lo * M, b->masks + (size_t)wk->lo * M, count * M);
     if (tr->s.norm_obs) {
         for (int i = wk->lo; i < wk->hi; i++) {

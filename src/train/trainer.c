@@ -213,7 +213,8 @@ static int rollout_columns(sk_trainer *tr, sk_comm_columns *out) {
     size_t T = (size_t)ro->horizon, f = sizeof(float);
     size_t chunks = T / (size_t)ro->bptt_horizon, S = (size_t)ro->state_size;
     int n = 0;
-    out[n++] = (sk_comm_columns){ro->obs, T + 1, (size_t)ro->obs_size * f};
+    if (ro->obs_u8_dtype) out[n++] = (sk_comm_columns){ro->obs_u8, T + 1, (size_t)ro->obs_size};
+    else out[n++] = (sk_comm_columns){ro->obs, T + 1, (size_t)ro->obs_size * f};
     out[n++] = (sk_comm_columns){ro->values, T + 1, f};
     out[n++] = (sk_comm_columns){ro->logp, T, f};
     out[n++] = (sk_comm_columns){ro->advantages, T, f};
@@ -289,6 +290,13 @@ static sk_status trainer_build_shared(sk_trainer *tr) {
 
     const sk_env_def *env = tr->env;
     tr->obs_size = env->obs_size;
+    tr->rollout.obs_u8_dtype = env->obs_dtype == SK_OBS_U8;
+    if (tr->s.norm_obs && tr->rollout.obs_u8_dtype)
+        return sk_fail(SK_ERR_CONFIG,
+                       "ppo.norm_obs = true, but %s observes uint8 images (expected "
+                       "ppo.norm_obs = false: running normalisation applies to float vectors; "
+                       "a uint8 observation reaches the encoder as its byte values)",
+                       env->id);
     if (tr->s.norm_obs && env->obs_size > SK_MAX_OBS_NORM)
         return sk_fail(SK_ERR_CONFIG, "ppo.norm_obs supports observations of up to %d values; %s has %d",
                        SK_MAX_OBS_NORM, env->id, env->obs_size);

@@ -69,7 +69,9 @@ typedef struct sk_governor {
  * rollout). Observations are stored as the policy sees them (normalised). */
 typedef struct sk_rollout {
     int num_envs, horizon, obs_size, num_heads, action_dim, mask_size;
-    float *obs;              /* (T + 1, N, obs_size) */
+    float *obs;              /* (T + 1, N, obs_size) float envs; NULL for uint8 */
+    uint8_t *obs_u8;         /* (T + 1, N, obs_size) uint8 envs, as the env wrote them; else NULL */
+    bool obs_u8_dtype;       /* the env observes uint8 (obs_u8 holds the rows, widened on reading) */
     float *logp, *rewards;   /* (T, N) */
     float *values;           /* (T + 1, N) */
     float *bootstrap;        /* (T, N) value of the final observation where an episode was truncated */
@@ -123,6 +125,7 @@ typedef struct sk_worker {
     float *mb_actions_f;    /* (block, action_dim) */
     /* truncation bootstrap scratch */
     float *trunc_obs;       /* (slice, obs_size) */
+    float *obs_wide;        /* (slice, obs_size) a uint8 env's rows widened for the policy */
     int32_t *trunc_index;   /* (slice) */
     float *trunc_state;     /* (slice, state_size) copies of recurrent states */
     float *mb_state0;       /* (block sequences, state_size) the states entering them */

@@ -36,6 +36,7 @@ const sk_trainer_array g_sk_trainer_arrays[] = {
     {NULL, SK_ARRAY_F64, AT(learner.moments_all), SK_SIZE_MOMENTS_ALL, NO_RANGE},
     /* rollout storage */
     {"state.obs", SK_ARRAY_F32, AT(rollout.obs), SK_SIZE_ROWS1_OBS, RANGE(-INFINITY, INFINITY)},
+    {"state.obs_u8", SK_ARRAY_U8, AT(rollout.obs_u8), SK_SIZE_ROWS1_OBS_U8, RANGE(0, 255)},
     {NULL, SK_ARRAY_F32, AT(rollout.logp), SK_SIZE_ROWS, NO_RANGE},
     {NULL, SK_ARRAY_F32, AT(rollout.values), SK_SIZE_ROWS1, NO_RANGE},
     {NULL, SK_ARRAY_F32, AT(rollout.rewards), SK_SIZE_ROWS, NO_RANGE},
@@ -81,6 +82,7 @@ const sk_trainer_array g_sk_trainer_arrays[] = {
     {NULL, SK_ARRAY_F32, WORKER(mb_state0), SK_SIZE_W_BLOCK_STATES, NO_RANGE},
     {NULL, SK_ARRAY_U8, WORKER(mb_resets), SK_SIZE_W_BLOCK, NO_RANGE},
     {NULL, SK_ARRAY_F32, WORKER(trunc_obs), SK_SIZE_W_SLICE_OBS, NO_RANGE},
+    {NULL, SK_ARRAY_F32, WORKER(obs_wide), SK_SIZE_W_SLICE_OBS_U8, NO_RANGE},
     {NULL, SK_ARRAY_I32, WORKER(trunc_index), SK_SIZE_W_SLICE, NO_RANGE},
     {NULL, SK_ARRAY_F32, WORKER(trunc_state), SK_SIZE_W_SLICE_STATE, NO_RANGE},
     {NULL, SK_ARRAY_F32, WORKER(episodes), SK_SIZE_W_EPISODES, NO_RANGE},
@@ -109,6 +111,7 @@ static size_t array_count(const sk_trainer *tr, const sk_worker *wk, sk_size_kin
     case SK_SIZE_W_PARAMS: return tr->learner.policy.num_params;
     case SK_SIZE_W_SLICE: return slice;
     case SK_SIZE_W_SLICE_OBS: return slice * (size_t)tr->obs_size;
+    case SK_SIZE_W_SLICE_OBS_U8: return tr->rollout.obs_u8_dtype ? slice * (size_t)tr->obs_size : 0;
     case SK_SIZE_W_SLICE_STATE: return slice * S;
     case SK_SIZE_W_BLOCK: return block;
     case SK_SIZE_W_BLOCK_OBS: return block * (size_t)tr->obs_size;
@@ -135,7 +138,8 @@ size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
     case SK_SIZE_ENVS: return envs;
     case SK_SIZE_ROWS: return rows;
     case SK_SIZE_ROWS1: return rows1;
-    case SK_SIZE_ROWS1_OBS: return rows1 * (size_t)tr->obs_size;
+    case SK_SIZE_ROWS1_OBS: return ro->obs_u8_dtype ? 0 : rows1 * (size_t)tr->obs_size;
+    case SK_SIZE_ROWS1_OBS_U8: return ro->obs_u8_dtype ? rows1 * (size_t)tr->obs_size : 0;
     case SK_SIZE_ROWS_HEADS: return rows * (size_t)tr->num_heads;
     case SK_SIZE_ROWS_DIM: return rows * (size_t)tr->action_dim;
     case SK_SIZE_ROWS1_MASK: return rows1 * (size_t)tr->mask_size;

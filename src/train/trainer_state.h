@@ -10,7 +10,8 @@ typedef enum sk_size_kind {
     SK_SIZE_ENVS,       /* N */
     SK_SIZE_ROWS,       /* T x N */
     SK_SIZE_ROWS1,      /* (T + 1) x N */
-    SK_SIZE_ROWS1_OBS,  /* (T + 1) x N x obs_size */
+    SK_SIZE_ROWS1_OBS,  /* (T + 1) x N x obs_size: float observations (0 for uint8) */
+    SK_SIZE_ROWS1_OBS_U8, /* (T + 1) x N x obs_size: uint8 observations (0 for float) */
     SK_SIZE_ROWS_HEADS, /* T x N x num_heads */
     SK_SIZE_ROWS_DIM,   /* T x N x action_dim */
     SK_SIZE_ROWS1_MASK, /* (T + 1) x N x mask_size */
@@ -35,6 +36,7 @@ typedef enum sk_size_kind {
     SK_SIZE_W_PARAMS,
     SK_SIZE_W_SLICE,
     SK_SIZE_W_SLICE_OBS,
+    SK_SIZE_W_SLICE_OBS_U8, /* slice x obs_size for a uint8 env's widened rows (0 for float) */
     SK_SIZE_W_SLICE_STATE,
     SK_SIZE_W_BLOCK,
     SK_SIZE_W_BLOCK_OBS,

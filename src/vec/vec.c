@@ -91,8 +91,13 @@ static sk_status vec_build(sk_vec *vec, int threads, const sk_config *cfg) {
     size_t obs = (size_t)env->obs_size;
     sk_vec_buffers *b = &vec->buffers;
     bool discrete = env->action_space.kind == SK_SPACE_DISCRETE;
-    CHECK(alloc_buffer(vec, "observations", (void **)&b->obs, obs, sizeof(float)));
-    CHECK(alloc_buffer(vec, "final observations", (void **)&b->final_obs, obs, sizeof(float)));
+    if (env->obs_dtype == SK_OBS_U8) { /* bytes until the policy reads them */
+        CHECK(alloc_buffer(vec, "observations", (void **)&b->obs_u8, obs, 1));
+        CHECK(alloc_buffer(vec, "final observations", (void **)&b->final_obs_u8, obs, 1));
+    } else {
+        CHECK(alloc_buffer(vec, "observations", (void **)&b->obs, obs, sizeof(float)));
+        CHECK(alloc_buffer(vec, "final observations", (void **)&b->final_obs, obs, sizeof(float)));
+    }
     if (discrete)
         CHECK(alloc_buffer(vec, "actions", (void **)&b->actions,
                            (size_t)env->action_space.num_heads, sizeof(int32_t)));
@@ -117,6 +122,8 @@ static sk_status vec_build(sk_vec *vec, int threads, const sk_config *cfg) {
         .truncated = b->truncated,
         .masks = b->masks,
         .episode_log = b->episode_log,
+        .obs_u8 = b->obs_u8,
+        .final_obs_u8 = b->final_obs_u8,
     };
     int workers = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     workers = SK_MAX(1, SK_MIN(workers, vec->hi - vec->lo));
@@ -181,7 +188,7 @@ void sk_vec_destroy(sk_vec *vec) {
     sk_vec_buffers *b = &vec->buffers;
     void *all[] = {b->obs,       b->final_obs, b->actions,     b->actions_continuous,
                    b->rewards,   b->terminated, b->truncated, b->masks,
-                   b->episode_log, vec->obs_low, vec->obs_high};
+                   b->episode_log, vec->obs_low, vec->obs_high, b->obs_u8, b->final_obs_u8};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sk_free(all[i]);
     pthread_mutex_destroy(&vec->fault_lock);
     free(vec);
@@ -331,6 +338,10 @@ sk_status sk_vec_check_state(sk_vec *vec, const char *source) {
  * the default 0x7fc00000 or keep an input's payload): an observation value
  * that still holds it after a step was never written. */
 #define OBS_CANARY_BITS 0x7fc0ca9eu
+/* A uint8 env's canary: every byte value is a valid byte, so an unwritten one
+ * shows only where the declared Box excludes 0xa5 (a 0/1 image's does); an
+ * env without a Box gets no unwritten-byte check. */
+#define OBS_CANARY_BYTE 0xa5
 
 typedef union canary_bits {
     uint32_t bits;
@@ -386,11 +397,58 @@ static bool all_finite(const float *values, size_t count) {
     return !outside;
 }
 
-/* Whether observation rows lo..hi-1 are finite and inside the declared Box. */
-static bool obs_rows_good(const sk_vec *vec, const float *obs, size_t lo, size_t hi) {
+/* Whether byte rows lo..hi-1 (width values each) lie within the bounds, as
+ * rows_within for floats. */
+static bool byte_rows_within(const uint8_t *values, const float *low, const float *high,
+                             size_t lo, size_t hi, size_t width, size_t block_rows) {
+    int outside = 0;
+    const uint8_t *row = values + lo * width;
+    for (size_t i = lo; i < hi; i += block_rows) {
+        size_t count = (hi - i < block_rows ? hi - i : block_rows) * width;
+        for (size_t k = 0; k < count; k++)
+            outside |= !((float)row[k] >= low[k]) | !((float)row[k] <= high[k]);
+        row += count;
+    }
+    return !outside;
+}
+
+/* Whether observation rows lo..hi-1 are finite and inside the declared Box
+ * (obs or, for a uint8 env, obs_u8: a byte is always finite, so only a
+ * declared Box can find fault with it). */
+static bool obs_rows_good(const sk_vec *vec, const float *obs, const uint8_t *obs_u8, size_t lo,
+                          size_t hi) {
     size_t O = (size_t)vec->env->obs_size;
-    if (!vec->env->obs_low) return all_finite(obs + lo * O, (hi - lo) * O);
+    if (!vec->env->obs_low) return obs_u8 || all_finite(obs + lo * O, (hi - lo) * O);
+    if (obs_u8)
+        return byte_rows_within(obs_u8, vec->obs_low, vec->obs_high, lo, hi, O,
+                                (size_t)vec->bounds_rows);
     return rows_within(obs, vec->obs_low, vec->obs_high, lo, hi, O, (size_t)vec->bounds_rows);
+}
+
+/* Names the first byte of a uint8 observation row outside the declared Box;
+ * false when the row is good. The canary byte (OBS_CANARY_BYTE) is reported
+ * as unwritten where the Box excludes it. */
+static bool blame_byte_row(sk_vec *vec, const uint8_t *row, int env_index, int64_t step,
+                           const char *field) {
+    const sk_env_def *env = vec->env;
+    for (int k = 0; env->obs_low && k < env->obs_size; k++) {
+        float value = row[k];
+        if (value >= vec->obs_low[k] && value <= vec->obs_high[k]) continue;
+        if (row[k] == OBS_CANARY_BYTE)
+            record_fault(vec, env_index, step,
+                         "%s byte %d of env %d = 0x%02x was never written, or written outside "
+                         "the declared Box [%g, %g] (obs_size = %d)",
+                         field, k, env_index, OBS_CANARY_BYTE, (double)env->obs_low[k],
+                         (double)env->obs_high[k], env->obs_size);
+        else
+            record_fault(vec, env_index, step,
+                         "%s byte %d = %d is outside the declared Box [%g, %g] (obs_low[%d], "
+                         "obs_high[%d])",
+                         field, k, (int)row[k], (double)env->obs_low[k], (double)env->obs_high[k],
+                         k, k);
+        return true;
+    }
+    return false;
 }
 
 /* Names the first bad value of one observation row (`field`: "observation" or
@@ -427,7 +485,7 @@ static bool check_outputs(sk_vec *vec, int lo, int hi, int64_t step) {
     const sk_env_def *env = vec->env;
     const sk_vec_buffers *b = &vec->buffers;
     size_t O = (size_t)env->obs_size, M = (size_t)env->mask_size;
-    bool good = obs_rows_good(vec, b->obs, (size_t)lo, (size_t)hi);
+    bool good = obs_rows_good(vec, b->obs, b->obs_u8, (size_t)lo, (size_t)hi);
     int ended = 0;
     if (step > 0) {
         good &= all_finite(b->rewards + lo, (size_t)(hi - lo));
@@ -435,15 +493,21 @@ static bool check_outputs(sk_vec *vec, int lo, int hi, int64_t step) {
     }
     if (good && !ended && M == 0) return true; /* the common case: nothing more to look at */
     for (int i = lo; i < hi; i++) {
-        if (!good && blame_obs_row(vec, b->obs + (size_t)i * O, i, step, "observation"))
+        if (!good && (b->obs_u8 ? blame_byte_row(vec, b->obs_u8 + (size_t)i * O, i, step,
+                                                 "observation")
+                                : blame_obs_row(vec, b->obs + (size_t)i * O, i, step,
+                                                "observation")))
             return false;
         if (!good && step > 0 && !all_finite(b->rewards + i, 1)) {
             record_fault(vec, i, step, "reward = %g is not finite", (double)b->rewards[i]);
             return false;
         }
         if (ended && (b->terminated[i] || b->truncated[i]) &&
-            !obs_rows_good(vec, b->final_obs, (size_t)i, (size_t)i + 1)) {
-            blame_obs_row(vec, b->final_obs + (size_t)i * O, i, step, "final_obs");
+            !obs_rows_good(vec, b->final_obs, b->final_obs_u8, (size_t)i, (size_t)i + 1)) {
+            if (b->final_obs_u8)
+                blame_byte_row(vec, b->final_obs_u8 + (size_t)i * O, i, step, "final_obs");
+            else
+                blame_obs_row(vec, b->final_obs + (size_t)i * O, i, step, "final_obs");
             return false;
         }
         int head = M ? sk_action_mask_unusable(&env->action_space, b->masks + (size_t)i * M) : -1;
@@ -459,6 +523,10 @@ static bool check_outputs(sk_vec *vec, int lo, int hi, int64_t step) {
 static void fill_canary(sk_vec *vec, int lo, int hi) {
     float canary = obs_canary();
     size_t O = (size_t)vec->env->obs_size;
+    if (vec->buffers.obs_u8) {
+        memset(vec->buffers.obs_u8 + (size_t)lo * O, OBS_CANARY_BYTE, (size_t)(hi - lo) * O);
+        return;
+    }
     float *obs = vec->buffers.obs;
     for (size_t k = (size_t)lo * O; k < (size_t)hi * O; k++) obs[k] = canary;
 }
