@@ -9,6 +9,7 @@
 #include "core/config.h"
 #include "core/rng.h"
 #include "nn/conv2d.h"
+#include "skinner.h"
 #include "policy/policy.h"
 
 #include <math.h>
@@ -254,6 +255,63 @@ static void test_config_refusals(void **state) {
     sk_config_free(cfg);
 }
 
+/* ---- training through the encoder ---- */
+
+static int run(const char *command) {
+    print_message("$ %s\n", command);
+    return system(command);
+}
+
+/* A few thousand steps of MinAtar/Breakout-v1 (a 10x10x4 image) behind the CNN encoder,
+ * with `core` (none, lstm, gru): exit 0, the checkpoint holds the encoder's tensors in
+ * torch's layout, restores into an agent and evaluates. */
+static void train_cnn(const char *core) {
+    if (!sk_env_find("MinAtar/Breakout-v1")) TEST_SKIP("MinAtar/Breakout-v1 is not registered");
+    char dir[] = "/tmp/test_cnn_XXXXXX", command[8192];
+    assert_non_null(mkdtemp(dir));
+    snprintf(command, sizeof command,
+             "cd %s && %s train MinAtar/Breakout-v1 --policy.encoder cnn --policy.cnn_input "
+             "10,10,4 --policy.cnn_channels 8,16 --policy.cnn_kernels 3,3 --policy.cnn_strides "
+             "1,2 --policy.cnn_padding 1,0 --policy.core %s --total-steps 4096 --run-dir run "
+             ">out.txt 2>&1 || { cat out.txt; exit 1; }",
+             dir, SKINNER_BINARY, core);
+    assert_int_equal(run(command), 0);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/run/policy.safetensors", dir);
+    sk_agent *agent;
+    assert_int_equal(sk_agent_load(&agent, path, NULL), SK_OK);
+    sk_tensor_view t;
+    assert_int_equal(sk_agent_tensor(agent, 0, &t), SK_OK);
+    assert_string_equal(t.name, "encoder.conv0.weight");
+    assert_int_equal(t.shape[0], 8);
+    assert_int_equal(t.shape[1], 4 * 3 * 3);
+    assert_int_equal(sk_agent_tensor(agent, 2, &t), SK_OK);
+    assert_string_equal(t.name, "encoder.conv1.weight");
+    assert_int_equal(t.shape[1], 8 * 3 * 3);
+    sk_agent_free(agent);
+    snprintf(command, sizeof command,
+             "cd %s && %s eval MinAtar/Breakout-v1 --checkpoint run/policy.safetensors "
+             "--episodes 3 >eval.txt 2>&1 || { cat eval.txt; exit 1; }", dir, SKINNER_BINARY);
+    assert_int_equal(run(command), 0);
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    assert_int_equal(run(command), 0);
+}
+
+static void test_train_cnn(void **state) {
+    (void)state;
+    train_cnn("none");
+}
+
+static void test_train_cnn_lstm(void **state) {
+    (void)state;
+    train_cnn("lstm");
+}
+
+static void test_train_cnn_gru(void **state) {
+    (void)state;
+    train_cnn("gru");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv2d_matches_torch),
@@ -261,6 +319,9 @@ int main(void) {
         cmocka_unit_test(test_policy_gradients),
         cmocka_unit_test(test_policy_gradients_lstm),
         cmocka_unit_test(test_config_refusals),
+        cmocka_unit_test(test_train_cnn),
+        cmocka_unit_test(test_train_cnn_lstm),
+        cmocka_unit_test(test_train_cnn_gru),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
