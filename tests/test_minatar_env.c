@@ -65,14 +65,14 @@ static sk_status make_vec(sk_vec **vec, const char *id, const char *sticky, cons
     return status;
 }
 
-/* Fails naming the file, the step and the first differing cell unless the float observation
+/* Fails naming the file, the step and the first differing cell unless the uint8 observation
  * equals the trace's 0/1 bytes. */
-static void expect_obs(const float *got, const uint8_t *want, int cells, const char *path,
+static void expect_obs(const uint8_t *got, const uint8_t *want, int cells, const char *path,
                        int step, const char *what) {
     for (int k = 0; k < cells; k++)
-        if (got[k] != (float)want[k])
-            fail_msg("%s: step %d, %s: cell %d is %g, MinAtar %d", path, step, what, k,
-                     (double)got[k], want[k]);
+        if (got[k] != want[k])
+            fail_msg("%s: step %d, %s: cell %d is %d, MinAtar %d", path, step, what, k, got[k],
+                     want[k]);
 }
 
 static void replay_trace(const game_case *game, const char *kind) {
@@ -92,8 +92,8 @@ static void replay_trace(const game_case *game, const char *kind) {
     /* env i's numpy seed is seed + i (mod 2^32): this seed gives TRACE_ENV the trace's */
     sk_vec_reset(vec, (uint64_t)trace.seed + (1ull << 32) - TRACE_ENV);
     const sk_vec_buffers *b = sk_vec_buffers_of(vec);
-    const float *obs = b->obs + (size_t)TRACE_ENV * (size_t)cells;
-    const float *final_obs = b->final_obs + (size_t)TRACE_ENV * (size_t)cells;
+    const uint8_t *obs = b->obs_u8 + (size_t)TRACE_ENV * (size_t)cells;
+    const uint8_t *final_obs = b->final_obs_u8 + (size_t)TRACE_ENV * (size_t)cells;
     expect_obs(obs, trace.obs0, cells, path, -1, "the first observation");
     int episodes = 0;
     for (int t = 0; t < trace.num_steps; t++) {
@@ -156,7 +156,7 @@ static void test_v1_maps_minimal_actions(void **unused) {
         sk_vec_reset(full, 7);
         sk_vec_reset(minimal, 7);
         const sk_vec_buffers *bf = sk_vec_buffers_of(full), *bm = sk_vec_buffers_of(minimal);
-        size_t obs_bytes = (size_t)NUM_ENVS * (size_t)sk_vec_env(full)->obs_size * sizeof(float);
+        size_t obs_bytes = (size_t)NUM_ENVS * (size_t)sk_vec_env(full)->obs_size;
         uint64_t rng = 11;
         bool acted_beyond_noop = false;
         for (int t = 0; t < 3000; t++) {
@@ -168,7 +168,7 @@ static void test_v1_maps_minimal_actions(void **unused) {
             }
             sk_vec_step(full);
             sk_vec_step(minimal);
-            assert_memory_equal(bf->obs, bm->obs, obs_bytes);
+            assert_memory_equal(bf->obs_u8, bm->obs_u8, obs_bytes);
             assert_memory_equal(bf->rewards, bm->rewards, NUM_ENVS * sizeof(float));
             assert_memory_equal(bf->terminated, bm->terminated, NUM_ENVS);
         }
@@ -189,9 +189,9 @@ static void test_breakout_v1_right_moves_right(void **unused) {
     for (int i = 0; i < NUM_ENVS; i++) b->actions[i] = 2;
     sk_vec_step(vec);
     /* channel 0 (paddle) of the bottom row, env 0: the paddle at column 5 */
-    const float *obs = b->obs;
+    const uint8_t *obs = b->obs_u8;
     for (int x = 0; x < MINATAR_SIDE; x++)
-        assert_true(obs[(9 * MINATAR_SIDE + x) * 4 + 0] == (x == 5 ? 1.0f : 0.0f));
+        assert_true(obs[(9 * MINATAR_SIDE + x) * 4 + 0] == (x == 5 ? 1 : 0));
     sk_vec_destroy(vec);
 }
 

@@ -17,8 +17,8 @@
  * are truncated at MAX_EPISODE_STEPS (gymnax caps at 1,000; a Breakout agent that never misses
  * plays forever).
  *
- * Observations: the (10, 10, C) 0/1 state in [y][x][c] order as floats, written by write_obs
- * alone (the uint8 observation path replaces that one function).
+ * Observations: the (10, 10, C) 0/1 state in [y][x][c] order as uint8 (obs_dtype SK_OBS_U8,
+ * obs_shape {10, 10, C}), the game's own cells written straight into io->obs_u8.
  */
 #include "minatar.h"
 
@@ -111,10 +111,8 @@ static inline void *game_of(const minatar_env *env, int i) {
 }
 
 /* Env i's observation: its game's 0/1 cells as floats. */
-static inline void write_obs(const minatar_env *env, int i, float *obs) {
-    uint8_t cells[MAX_OBS_SIZE];
-    env->ops->observe(game_of(env, i), cells);
-    for (int k = 0; k < env->obs_size; k++) obs[k] = (float)cells[k];
+static inline void write_obs(const minatar_env *env, int i, uint8_t *obs) {
+    env->ops->observe(game_of(env, i), obs);
 }
 
 static inline void new_episode(minatar_env *env, int i) {
@@ -132,7 +130,7 @@ static void env_reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t
         env->ops->init(game_of(env, i), env->ramping);
         env->last_action[i] = MINATAR_NOOP;
         new_episode(env, i);
-        write_obs(env, i, io->obs + (size_t)i * (size_t)env->obs_size);
+        write_obs(env, i, io->obs_u8 + (size_t)i * (size_t)env->obs_size);
     }
 }
 
@@ -152,10 +150,10 @@ static void env_step(void *state, const sk_env_io *io, int lo, int hi) {
         io->rewards[i] = reward;
         io->terminated[i] = (uint8_t)terminal;
         io->truncated[i] = (uint8_t)truncated;
-        float *obs = io->obs + (size_t)i * obs_size;
+        uint8_t *obs = io->obs_u8 + (size_t)i * obs_size;
         write_obs(env, i, obs);
         if (!terminal && !truncated) continue;
-        memcpy(io->final_obs + (size_t)i * obs_size, obs, obs_size * sizeof *obs);
+        memcpy(io->final_obs_u8 + (size_t)i * obs_size, obs, obs_size);
         io->episode_log[2 * i + 0] = env->episode_return[i];
         io->episode_log[2 * i + 1] = (float)env->episode_length[i];
         new_episode(env, i);
@@ -213,7 +211,8 @@ static const sk_env_extras g_extras_space_invaders = {.action_names = g_space_in
  * channels and minimal set's size (constants: the ops live in another file; env_create checks
  * the channels, tests/test_minatar_env.c both); MINIMAL_EXTRAS: its v1 action names. */
 #define MINATAR_TABLE(game, channels, minimal)                                                     \
-    .obs_size = MINATAR_SIDE * MINATAR_SIDE * (channels), .obs_low = g_obs_low,                    \
+    .obs_size = MINATAR_SIDE * MINATAR_SIDE * (channels), .obs_dtype = SK_OBS_U8,                  \
+    .obs_shape = {MINATAR_SIDE, MINATAR_SIDE, (channels)}, .obs_low = g_obs_low,                   \
     .obs_high = g_obs_high, .mask_size = 0, .max_episode_steps = MAX_EPISODE_STEPS,                \
     .solved_threshold = NAN, .num_log_fields = 2,                                                  \
     .log_names = {"episode_return", "episode_length"}, .destroy = env_destroy,                     \
