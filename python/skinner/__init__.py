@@ -96,15 +96,23 @@ def _env_pairs(config):
 
 
 def _obs_bounds(d):
-    """The env's declared observation Box (its obs_low/obs_high), else unbounded."""
+    """The env's declared observation Box (its obs_low/obs_high) in its shape and dtype
+    (uint8 images: (H, W, C)), else unbounded (uint8: 0..255)."""
+    shape = tuple(d.get("obs_shape") or (d["obs_size"],))
+    if d.get("obs_dtype") == "uint8":
+        if d.get("obs_low") is None:
+            return np.zeros(shape, np.uint8), np.full(shape, 255, np.uint8), np.uint8
+        return (np.array(d["obs_low"], np.uint8).reshape(shape),
+                np.array(d["obs_high"], np.uint8).reshape(shape), np.uint8)
     if d.get("obs_low") is None:
-        return np.full(d["obs_size"], -np.inf, np.float32), np.full(d["obs_size"], np.inf, np.float32)
-    return np.array(d["obs_low"], np.float32), np.array(d["obs_high"], np.float32)
+        return np.full(shape, -np.inf, np.float32), np.full(shape, np.inf, np.float32), np.float32
+    return (np.array(d["obs_low"], np.float32).reshape(shape),
+            np.array(d["obs_high"], np.float32).reshape(shape), np.float32)
 
 
 def _single_spaces(d):
-    low, high = _obs_bounds(d)
-    obs = _spaces.Box(low, high, dtype=np.float32)
+    low, high, dtype = _obs_bounds(d)
+    obs = _spaces.Box(low, high, dtype=dtype)
     if d["kind"] == "continuous":
         act = _spaces.Box(np.array(d["low"], np.float32), np.array(d["high"], np.float32),
                           dtype=np.float32)
@@ -116,8 +124,9 @@ def _single_spaces(d):
 
 
 def _batch_spaces(d, n):
-    low, high = _obs_bounds(d)
-    obs = _spaces.Box(np.tile(low, (n, 1)), np.tile(high, (n, 1)), dtype=np.float32)
+    low, high, dtype = _obs_bounds(d)
+    tiles = (n,) + (1,) * low.ndim
+    obs = _spaces.Box(np.tile(low, tiles), np.tile(high, tiles), dtype=dtype)
     if d["kind"] == "continuous":
         act = _spaces.Box(np.tile(np.array(d["low"], np.float32), (n, 1)),
                           np.tile(np.array(d["high"], np.float32), (n, 1)), dtype=np.float32)

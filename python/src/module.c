@@ -190,10 +190,15 @@ PyObject *skpy_describe_env(const sk_env_def *env) {
         obs_low = Py_NewRef(Py_None);
         obs_high = Py_NewRef(Py_None);
     }
+    int dims[SK_MAX_OBS_DIMS], num_dims = sk_obs_dims(env, dims);
+    PyObject *obs_shape = PyTuple_New(num_dims);
+    if (!obs_shape) goto fail;
+    for (int d = 0; d < num_dims; d++) PyTuple_SET_ITEM(obs_shape, d, PyLong_FromLong(dims[d]));
     const sk_env_extras *extras = sk_env_extras_of(env);
     const char *plugin = sk_env_plugin_path(env);
     return Py_BuildValue(
-        "{s:s,s:z,s:z,s:i,s:N,s:N,s:s,s:N,s:N,s:N,s:i,s:N,s:N,s:N,s:z,s:z,s:O}", "id", env->id,
+        "{s:s,s:N,s:s,s:z,s:z,s:i,s:N,s:N,s:s,s:N,s:N,s:N,s:i,s:N,s:N,s:N,s:z,s:z,s:O}",
+        "obs_dtype", sk_obs_dtype_name(env->obs_dtype), "obs_shape", obs_shape, "id", env->id,
         "alias", env->alias, "summary", env->summary, "obs_size", env->obs_size, "obs_low",
         obs_low, "obs_high", obs_high, "kind",
         space->kind == SK_SPACE_DISCRETE ? "discrete" : "continuous", "heads", heads, "low", low,

@@ -87,9 +87,20 @@ static int make_views(Vec *self) {
     Owner *o = self->owner;
     const sk_vec_buffers *b = self->b;
     npy_intp N = self->num_envs;
-    npy_intp obs_dims[2] = {N, self->obs_size};
-    if (!(self->obs = view(o, b->obs, NPY_FLOAT32, 2, obs_dims, NULL, 1)) ||
-        !(self->final_obs = view(o, b->final_obs, NPY_FLOAT32, 2, obs_dims, NULL, 1)) ||
+    /* a uint8 env's observations: uint8 views of its declared shape, (N, 10, 10, C) */
+    const sk_env_def *env = sk_vec_env(o->vec);
+    npy_intp obs_dims[1 + SK_MAX_OBS_DIMS] = {N, self->obs_size};
+    int obs_ndim = 2;
+    if (b->obs_u8) {
+        int dims[SK_MAX_OBS_DIMS];
+        obs_ndim = 1 + sk_obs_dims(env, dims);
+        for (int d = 1; d < obs_ndim; d++) obs_dims[d] = dims[d - 1];
+    }
+    int obs_type = b->obs_u8 ? NPY_UINT8 : NPY_FLOAT32;
+    void *obs = b->obs_u8 ? (void *)b->obs_u8 : (void *)b->obs;
+    void *final_obs = b->obs_u8 ? (void *)b->final_obs_u8 : (void *)b->final_obs;
+    if (!(self->obs = view(o, obs, obs_type, obs_ndim, obs_dims, NULL, 1)) ||
+        !(self->final_obs = view(o, final_obs, obs_type, obs_ndim, obs_dims, NULL, 1)) ||
         !(self->rewards = view(o, b->rewards, NPY_FLOAT32, 1, &N, NULL, 1)) ||
         !(self->terminated = view(o, b->terminated, NPY_BOOL, 1, &N, NULL, 1)) ||
         !(self->truncated = view(o, b->truncated, NPY_BOOL, 1, &N, NULL, 1)) ||
