@@ -113,14 +113,31 @@ static void destroy(void *state) {
     free(e);
 }
 
+/* Row i of the observations (final: final_obs) as bytes, floats or a uint8 env's bytes;
+ * row_bytes gives a row's size. */
+static uint8_t *obs_row(const pyenv *e, const sk_env_io *io, bool final, int i) {
+    uint8_t *base = io->obs_u8 ? (final ? io->final_obs_u8 : io->obs_u8)
+                               : (uint8_t *)(final ? io->final_obs : io->obs);
+    return base + (size_t)i * (size_t)e->slot->def.obs_size * sk_obs_elem_size(&e->slot->def);
+}
+
+static size_t row_bytes(const pyenv *e) {
+    return (size_t)e->slot->def.obs_size * sk_obs_elem_size(&e->slot->def);
+}
+
+/* The NumPy type of the env's observations. */
+static int obs_typenum(const pyenv *e) {
+    return e->slot->def.obs_dtype == SK_OBS_U8 ? NPY_UINT8 : NPY_FLOAT32;
+}
+
 /* After a failure: every env ends now, with nothing, so loops finish. */
 static void fail_batch(pyenv *e, const sk_env_io *io, int lo, int hi, int stepping) {
     e->failed = 1;
-    int O = e->slot->def.obs_size, L = e->slot->def.num_log_fields;
+    int L = e->slot->def.num_log_fields;
     for (int i = lo; i < hi; i++) {
-        memset(io->obs + (size_t)i * (size_t)O, 0, (size_t)O * sizeof(float));
+        memset(obs_row(e, io, false, i), 0, row_bytes(e));
         if (!stepping) continue;
-        memset(io->final_obs + (size_t)i * (size_t)O, 0, (size_t)O * sizeof(float));
+        memset(obs_row(e, io, true, i), 0, row_bytes(e));
         io->rewards[i] = 0.0f;
         io->terminated[i] = 1;
         io->truncated[i] = 0;
@@ -136,16 +153,20 @@ static void fail_batch(pyenv *e, const sk_env_io *io, int lo, int hi, int steppi
 static PyArrayObject *read_array(pyenv *e, PyObject *obj, int typenum, int width,
                                  const char *what) {
     PyArrayObject *a = (PyArrayObject *)PyArray_FromAny(
-        obj, PyArray_DescrFromType(typenum), 1, 2, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST, NULL);
+        obj, PyArray_DescrFromType(typenum), 1, width ? 1 + SK_MAX_OBS_DIMS : 1,
+        NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST, NULL);
     if (!a) return NULL;
     int N = e->num_envs;
+    /* observations: (N, obs_size), or (N, H, W, C) for an image of that shape */
     int ok = width == 0 ? PyArray_NDIM(a) == 1 && PyArray_DIM(a, 0) == N
-                        : PyArray_NDIM(a) == 2 && PyArray_DIM(a, 0) == N &&
-                              PyArray_DIM(a, 1) == width;
+                        : PyArray_NDIM(a) >= 2 && PyArray_DIM(a, 0) == N &&
+                              PyArray_SIZE(a) == (npy_intp)N * width &&
+                              (PyArray_NDIM(a) == 2 || PyArray_NDIM(a) - 1 ==
+                               sk_obs_dims(&e->slot->def, (int[SK_MAX_OBS_DIMS]){0}));
     if (!ok) {
         if (width)
-            PyErr_Format(PyExc_ValueError, "%s: %s must have shape (%d, %d)", e->slot->id, what,
-                         N, width);
+            PyErr_Format(PyExc_ValueError, "%s: %s must have shape (%d, %d) or (%d, *shape of "
+                         "the observation space)", e->slot->id, what, N, width, N);
         else
             PyErr_Format(PyExc_ValueError, "%s: %s must have shape (%d,)", e->slot->id, what, N);
         Py_DECREF(a);
@@ -164,13 +185,13 @@ static int call_reset(pyenv *e, const sk_env_io *io, PyObject *seed, const uint8
     }
     PyObject *obs = PyObject_CallMethod(e->inst, "reset", "(OO)", seed, mask);
     if (!obs) return -1;
-    PyArrayObject *a = read_array(e, obs, NPY_FLOAT32, e->slot->def.obs_size, "reset's obs");
+    PyArrayObject *a = read_array(e, obs, obs_typenum(e), e->slot->def.obs_size, "reset's obs");
     Py_DECREF(obs);
     if (!a) return -1;
-    const float *src = PyArray_DATA(a);
-    size_t O = (size_t)e->slot->def.obs_size;
+    const uint8_t *src = PyArray_DATA(a);
+    size_t bytes = row_bytes(e);
     for (int i = 0; i < e->num_envs; i++)
-        if (!rows || rows[i]) memcpy(io->obs + (size_t)i * O, src + (size_t)i * O, O * sizeof(float));
+        if (!rows || rows[i]) memcpy(obs_row(e, io, false, i), src + (size_t)i * bytes, bytes);
     Py_DECREF(a);
     return 0;
 }
@@ -239,14 +260,14 @@ static int call_step(pyenv *e, const sk_env_io *io) {
         return -1;
     }
     int O = e->slot->def.obs_size, N = e->num_envs;
-    PyArrayObject *obs = read_array(e, PyTuple_GET_ITEM(result, 0), NPY_FLOAT32, O, "step's obs");
+    PyArrayObject *obs = read_array(e, PyTuple_GET_ITEM(result, 0), obs_typenum(e), O, "step's obs");
     PyArrayObject *rew = obs ? read_array(e, PyTuple_GET_ITEM(result, 1), NPY_FLOAT32, 0, "rewards") : NULL;
     PyArrayObject *term = rew ? read_array(e, PyTuple_GET_ITEM(result, 2), NPY_BOOL, 0, "terminations") : NULL;
     PyArrayObject *trunc = term ? read_array(e, PyTuple_GET_ITEM(result, 3), NPY_BOOL, 0, "truncations") : NULL;
     Py_DECREF(result);
     int status = trunc ? 0 : -1;
     if (status == 0) {
-        memcpy(io->obs, PyArray_DATA(obs), (size_t)N * (size_t)O * sizeof(float));
+        memcpy(obs_row(e, io, false, 0), PyArray_DATA(obs), (size_t)N * row_bytes(e));
         memcpy(io->rewards, PyArray_DATA(rew), (size_t)N * sizeof(float));
         memcpy(io->terminated, PyArray_DATA(term), (size_t)N);
         memcpy(io->truncated, PyArray_DATA(trunc), (size_t)N);
@@ -286,7 +307,7 @@ static void step(void *state, const sk_env_io *io, int lo, int hi) {
         PyGILState_Release(gil);
         return;
     }
-    int N = e->num_envs, O = e->slot->def.obs_size, L = e->slot->def.num_log_fields;
+    int N = e->num_envs, L = e->slot->def.num_log_fields;
     int limit = e->slot->def.max_episode_steps;
     uint8_t *done = PyArray_DATA((PyArrayObject *)e->mask);
     int ended = 0;
@@ -298,8 +319,7 @@ static void step(void *state, const sk_env_io *io, int lo, int hi) {
         done[i] = io->terminated[i] | io->truncated[i];
         if (!done[i]) continue;
         ended++;
-        memcpy(io->final_obs + (size_t)i * (size_t)O, io->obs + (size_t)i * (size_t)O,
-               (size_t)O * sizeof(float));
+        memcpy(obs_row(e, io, true, i), obs_row(e, io, false, i), row_bytes(e));
         io->episode_log[(size_t)i * (size_t)L] = (float)e->ret[i];
         io->episode_log[(size_t)i * (size_t)L + 1] = (float)e->elapsed[i];
         e->ret[i] = 0.0;
@@ -333,17 +353,20 @@ static int read_space(PyObject *space, sk_action_space *out, int *obs_size, cons
     PyObject *nvec = n ? NULL : PyObject_GetAttrString(space, "nvec");
     PyErr_Clear();
     int status = 0;
-    if (obs_size) { /* an observation space: a 1-D Box */
+    if (obs_size) { /* an observation space: a Box, 1-D or an image (H, W, C), read_obs_type */
         PyObject *shape = PyObject_GetAttrString(space, "shape");
-        if (!shape || !PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) != 1 || n || nvec) {
+        Py_ssize_t dims = shape && PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : 0;
+        if (dims < 1 || dims > SK_MAX_OBS_DIMS || n || nvec) {
             PyErr_Clear();
             PyErr_Format(PyExc_ValueError,
-                         "%s must be a 1-D Box (shape (obs_size,)), as skinner's policies read "
-                         "flat float observations",
-                         what);
+                         "%s must be a 1-D Box (shape (obs_size,)) or an image's Box (H, W, C), "
+                         "of at most %d dimensions",
+                         what, SK_MAX_OBS_DIMS);
             status = -1;
         } else {
-            long size = PyLong_AsLong(PyTuple_GET_ITEM(shape, 0));
+            long size = 1;
+            for (Py_ssize_t d = 0; d < dims && size <= 65536; d++)
+                size *= PyLong_AsLong(PyTuple_GET_ITEM(shape, d));
             if (size < 1 || size > 65536) {
                 PyErr_Clear();
                 PyErr_Format(PyExc_ValueError, "%s: size %ld (expected 1 to 65536)", what, size);
@@ -434,6 +457,24 @@ static int read_space(PyObject *space, sk_action_space *out, int *obs_size, cons
  * space, so that training and `skinner check` hold observations to it; none
  * when the space has no bounds. -1 with an exception for bounds of the wrong
  * shape. */
+/* The observation space's dtype (uint8 or float) and, past one dimension, its shape. */
+static int read_obs_type(PyObject *space, sk_env_def *def) {
+    PyObject *dtype = PyObject_GetAttrString(space, "dtype");
+    PyObject *name = dtype ? PyObject_Str(dtype) : NULL;
+    const char *text = name ? PyUnicode_AsUTF8(name) : NULL;
+    PyErr_Clear();
+    def->obs_dtype = text && strcmp(text, "uint8") == 0 ? SK_OBS_U8 : SK_OBS_F32;
+    Py_XDECREF(name);
+    Py_XDECREF(dtype);
+    PyObject *shape = PyObject_GetAttrString(space, "shape");
+    Py_ssize_t dims = shape && PyTuple_Check(shape) ? PyTuple_GET_SIZE(shape) : 0;
+    for (Py_ssize_t d = 0; dims > 1 && d < dims && d < SK_MAX_OBS_DIMS; d++)
+        def->obs_shape[d] = (int)PyLong_AsLong(PyTuple_GET_ITEM(shape, d));
+    Py_XDECREF(shape);
+    PyErr_Clear();
+    return 0;
+}
+
 static int read_obs_bounds(PyObject *space, slot *s) {
     PyObject *bound[2] = {PyObject_GetAttrString(space, "low"),
                           PyObject_GetAttrString(space, "high")};
@@ -445,7 +486,7 @@ static int read_obs_bounds(PyObject *space, slot *s) {
     }
     for (int side = 0; side < 2 && s->obs_bounds && status == 0; side++) {
         PyArrayObject *a = (PyArrayObject *)PyArray_FromAny(
-            bound[side], PyArray_DescrFromType(NPY_FLOAT32), 0, 1,
+            bound[side], PyArray_DescrFromType(NPY_FLOAT32), 0, 0, /* any shape: an image's */
             NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST, NULL);
         float *out = s->obs_bounds + (size_t)side * (size_t)O;
         if (!a || (PyArray_SIZE(a) != O && PyArray_SIZE(a) != 1)) {
@@ -513,7 +554,7 @@ PyObject *skpy_register(PyObject *self, PyObject *args, PyObject *kwargs) {
     snprintf(s->id, sizeof s->id, "%s", id);
     sk_env_def *d = &s->def;
     if (read_space(obs_space, &d->action_space, &d->obs_size, "observation space") < 0 ||
-        read_obs_bounds(obs_space, s) < 0 ||
+        read_obs_type(obs_space, d) < 0 || read_obs_bounds(obs_space, s) < 0 ||
         read_space(act_space, &d->action_space, NULL, "action space") < 0)
         return NULL;
     d->id = s->id;

@@ -47,3 +47,49 @@ def test_pixels_trains_from_python(tmp_path):
                             total_steps=20000, force=True)
     # a blind policy returns 4 of 8 on average; reading the image returns up to 8
     assert summary["final_mean_return"] > 6.5, summary
+
+
+class Image:
+    """A Python-defined uint8 image env: a 6x6x2 image whose channel 0 lights one cell;
+    action 1 earns 1 when the cell is in the right half, action 0 in the left."""
+
+    single_observation_space = skinner.spaces.Box(0, 1, (6, 6, 2), np.uint8)
+    single_action_space = skinner.spaces.Discrete(2)
+
+    def __init__(self, num_envs):
+        self.n = num_envs
+        self.rng = np.random.default_rng(0)
+        self.cell = np.zeros(num_envs, np.int64)
+
+    def image(self):
+        obs = np.zeros((self.n, 6, 6, 2), np.uint8)
+        obs[np.arange(self.n), self.cell // 6, self.cell % 6, 0] = 1
+        return obs
+
+    def reset(self, seed, mask=None):
+        new = self.rng.integers(0, 36, self.n)
+        self.cell = new if mask is None else np.where(mask, new, self.cell)
+        return self.image()
+
+    def step(self, actions):
+        reward = (actions == (self.cell % 6 >= 3)).astype(np.float32)
+        self.cell = self.rng.integers(0, 36, self.n)
+        return self.image(), reward, np.zeros(self.n, bool), np.zeros(self.n, bool)
+
+
+skinner.register("PyImage-v0", Image, max_episode_steps=8)
+
+
+def test_python_defined_uint8_image_env(tmp_path):
+    d = skinner.describe("PyImage-v0")
+    assert d["obs_dtype"] == "uint8" and tuple(d["obs_shape"]) == (6, 6, 2)
+    with skinner.make("PyImage-v0", num_envs=4) as env:
+        assert str(env.single_observation_space) == "Box(0, 1, (6, 6, 2), uint8)"
+        obs, _ = env.reset(seed=1)
+        assert obs.dtype == np.uint8 and obs.shape == (4, 6, 6, 2)
+        assert (obs.reshape(4, -1).sum(axis=1) == 1).all()
+        obs, *_ = env.step(np.zeros(4, np.int64))
+        assert (obs.reshape(4, -1).sum(axis=1) == 1).all()
+    summary = skinner.train("PyImage-v0", run_dir=tmp_path / "run", seed=1, threads=1,
+                            total_steps=20000, force=True)
+    assert summary["final_mean_return"] > 6.0, summary  # blind: 4 of 8
