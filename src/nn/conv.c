@@ -43,6 +43,8 @@ typedef struct conv_batch {
 
 struct sk_conv {
     sk_conv_shape shape;
+    bool torch_like; /* sk_conv_create_torch's: padding below, weights (out, in, kh, kw) */
+    int padding;
     sk_precision precision;
     int out_h, out_w;
     dnnl_stream_t stream;
@@ -66,6 +68,12 @@ static void engine_init(void) {
 int sk_conv_out_side(int side, int kernel, int stride) {
     return (side + 2 * (kernel / 2) - kernel) / stride + 1;
 }
+
+int sk_conv_torch_out_side(int side, int kernel, int stride, int padding) {
+    return (side + 2 * padding - kernel) / stride + 1;
+}
+
+static int pad_left(const sk_conv *c) { return c->torch_like ? c->padding : c->shape.kernel / 2; }
 
 size_t sk_conv_weight_floats(sk_conv_shape s) {
     return (size_t)s.out_channels * (size_t)s.kernel * (size_t)s.kernel *
@@ -114,12 +122,14 @@ static void activation_md(dnnl_memory_desc_t *md, int B, int channels, int h, in
 }
 
 /* The caller's layout (ohwi, gohwi), or any (the primitive's choice). */
-static void weights_md(dnnl_memory_desc_t *md, const sk_conv_shape *s, dnnl_data_type_t type,
+static void weights_md(dnnl_memory_desc_t *md, const sk_conv *c, dnnl_data_type_t type,
                        bool any) {
+    const sk_conv_shape *s = &c->shape;
     dnnl_status_t st;
     if (s->groups == 1) {
         dnnl_dims_t dims = {s->out_channels, s->channels, s->kernel, s->kernel};
-        st = dnnl_memory_desc_init_by_tag(md, 4, dims, type, any ? dnnl_format_tag_any : dnnl_ohwi);
+        dnnl_format_tag_t user = c->torch_like ? dnnl_oihw : dnnl_ohwi;
+        st = dnnl_memory_desc_init_by_tag(md, 4, dims, type, any ? dnnl_format_tag_any : user);
     } else {
         dnnl_dims_t dims = {s->groups, s->out_channels / s->groups, s->channels / s->groups,
                             s->kernel, s->kernel};
@@ -174,14 +184,14 @@ static dnnl_status_t batch_create(const sk_conv *c, conv_batch *b, int B) {
     activation_md(&src_f32, B, s->channels, s->height, s->width, dnnl_f32);
     activation_md(&dst, B, s->out_channels, c->out_h, c->out_w, dnnl_f32);
     activation_md(&dst_low, B, s->out_channels, c->out_h, c->out_w, low);
-    weights_md(&weights_any, s, low, true);
-    weights_md(&d_weights_any, s, dnnl_f32, true);
-    weights_md(&user_weights, s, dnnl_f32, false);
+    weights_md(&weights_any, c, low, true);
+    weights_md(&d_weights_any, c, dnnl_f32, true);
+    weights_md(&user_weights, c, dnnl_f32, false);
     bias_md(&bias, s->out_channels);
-    dnnl_dims_t strides = {s->stride, s->stride}, pad_l = {s->kernel / 2, s->kernel / 2}, pad_r;
+    dnnl_dims_t strides = {s->stride, s->stride}, pad_l = {pad_left(c), pad_left(c)}, pad_r;
     /* the right padding that gives out_h: oneDNN checks (h - k + l + r) / stride + 1 == out */
-    pad_r[0] = (c->out_h - 1) * s->stride + s->kernel - s->height - s->kernel / 2;
-    pad_r[1] = (c->out_w - 1) * s->stride + s->kernel - s->width - s->kernel / 2;
+    pad_r[0] = (c->out_h - 1) * s->stride + s->kernel - s->height - pad_left(c);
+    pad_r[1] = (c->out_w - 1) * s->stride + s->kernel - s->width - pad_left(c);
     dnnl_convolution_desc_t fwd_d, bwd_data_d, bwd_weights_d;
     dnnl_primitive_desc_t fwd_pd = NULL, bwd_data_pd = NULL, bwd_weights_pd = NULL;
     dnnl_status_t st = dnnl_convolution_forward_desc_init(
@@ -304,11 +314,13 @@ sk_status sk_conv_prepare(sk_conv *c, int B) {
                    s->out_channels, s->kernel, s->stride, s->groups, B, (int)status);
 }
 
-sk_status sk_conv_create(sk_conv **out, sk_conv_shape shape, sk_precision precision) {
+/* torch_like: sk_conv_create_torch's conventions, with padding (checked by the caller). */
+static sk_status create(sk_conv **out, sk_conv_shape shape, sk_precision precision,
+                        bool torch_like, int padding) {
     *out = NULL;
     if (shape.height < 1 || shape.width < 1 || shape.channels < 1 || shape.out_channels < 1 ||
-        shape.kernel < 1 || shape.kernel % 2 == 0 || shape.stride < 1 || shape.groups < 1 ||
-        shape.channels % shape.groups || shape.out_channels % shape.groups)
+        shape.kernel < 1 || (shape.kernel % 2 == 0 && !torch_like) || shape.stride < 1 ||
+        shape.groups < 1 || shape.channels % shape.groups || shape.out_channels % shape.groups)
         return sk_fail(SK_ERR_INVALID, "convolution %dx%dx%d -> %d channels, kernel %d, stride %d, "
                        "groups %d: expected positive sides, an odd kernel and channel counts "
                        "divisible by groups", shape.height, shape.width, shape.channels,
@@ -322,14 +334,32 @@ sk_status sk_conv_create(sk_conv **out, sk_conv_shape shape, sk_precision precis
     memset(c, 0, sizeof *c);
     c->shape = shape;
     c->precision = precision;
-    c->out_h = sk_conv_out_side(shape.height, shape.kernel, shape.stride);
-    c->out_w = sk_conv_out_side(shape.width, shape.kernel, shape.stride);
+    c->torch_like = torch_like;
+    c->padding = padding;
+    c->out_h = (shape.height + 2 * pad_left(c) - shape.kernel) / shape.stride + 1;
+    c->out_w = (shape.width + 2 * pad_left(c) - shape.kernel) / shape.stride + 1;
     if (dnnl_stream_create(&c->stream, g_engine, dnnl_stream_default_flags) != dnnl_success) {
         sk_free(c);
         return sk_fail(SK_ERR_IO, "oneDNN could not create a stream");
     }
     *out = c;
     return SK_OK;
+}
+
+sk_status sk_conv_create(sk_conv **out, sk_conv_shape shape, sk_precision precision) {
+    return create(out, shape, precision, false, 0);
+}
+
+sk_status sk_conv_create_torch(sk_conv **out, sk_conv_shape shape, int padding,
+                               sk_precision precision) {
+    *out = NULL;
+    if (shape.groups != 1 || padding < 0 || 2 * padding > shape.kernel ||
+        shape.kernel > SK_MIN(shape.height, shape.width) + 2 * padding)
+        return sk_fail(SK_ERR_INVALID, "convolution %dx%dx%d -> %d channels, kernel %d, padding "
+                       "%d, groups %d: expected groups 1, padding 0..kernel/2 and a kernel that "
+                       "fits the padded input", shape.height, shape.width, shape.channels,
+                       shape.out_channels, shape.kernel, padding, shape.groups);
+    return create(out, shape, precision, true, padding);
 }
 
 void sk_conv_destroy(sk_conv *c) {

@@ -13,7 +13,8 @@
  * (out / G, k, k, in / G) ("gohwi"), so a depthwise convolution (G = in =
  * out) is (channels, k, k). Bias (out). Padding is k / 2 on every side
  * (k odd), so a stride-1 convolution keeps the size and stride 2 halves it
- * (rounding up).
+ * (rounding up). sk_conv_create_torch (the policies' CNN encoder) takes torch.nn.Conv2d's
+ * conventions instead: a padding of its own, any kernel, weights (out, in, kh, kw).
  *
  * Precision: SK_PRECISION_F32 computes in float. SK_PRECISION_BF16 rounds
  * the input, the weights and the output gradient to bfloat16 (nearest, ties
@@ -45,6 +46,8 @@ typedef struct sk_conv sk_conv;
 
 /* The output side for an input side (padding kernel / 2). */
 int sk_conv_out_side(int side, int kernel, int stride);
+/* The output side as torch.nn.Conv2d's: (side + 2 * padding - kernel) / stride + 1. */
+int sk_conv_torch_out_side(int side, int kernel, int stride, int padding);
 /* Weight floats: out * kernel^2 * in / groups. */
 size_t sk_conv_weight_floats(sk_conv_shape shape);
 /* Multiply-adds per image of the forward. */
@@ -54,6 +57,11 @@ double sk_conv_macs(sk_conv_shape shape);
  * groups, an even kernel, a side < 1), SK_ERR_NOMEM, SK_ERR_IO when oneDNN
  * fails to start. */
 sk_status sk_conv_create(sk_conv **out, sk_conv_shape shape, sk_precision precision);
+/* As sk_conv_create with torch.nn.Conv2d's conventions: `padding` rows and columns of zeros
+ * on every side (0..kernel / 2), any kernel that fits the padded input, groups 1, weights
+ * (out, in, kh, kw) (and their gradient) as torch's. */
+sk_status sk_conv_create_torch(sk_conv **out, sk_conv_shape shape, int padding,
+                               sk_precision precision);
 void sk_conv_destroy(sk_conv *conv);
 /* Makes the primitives for batch size B now (they are otherwise made on first
  * use), so that a shape oneDNN cannot run fails here, with a status naming

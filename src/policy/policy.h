@@ -11,7 +11,7 @@
 #ifndef SK_POLICY_H
 #define SK_POLICY_H
 
-#include "../nn/conv2d.h"
+#include "../nn/conv.h"
 #include "../nn/rnn.h"
 #include "skinner.h"
 
@@ -42,6 +42,7 @@ typedef struct sk_cnn_spec {
     int height, width, channels;
     int out_channels[SK_MAX_CONV], kernel[SK_MAX_CONV], stride[SK_MAX_CONV],
         padding[SK_MAX_CONV];
+    sk_precision precision; /* policy.cnn_precision: fp32, or bf16 inputs with fp32 sums */
 } sk_cnn_spec;
 
 enum { SK_NET_ACTOR = 0, SK_NET_CRITIC = 1 };
@@ -88,7 +89,7 @@ struct sk_policy {
      * ("encoder.conv0.weight" (out, in * kh * kw): torch's (out, in, kh, kw) in memory). */
     const sk_encoder_ops *encoder;
     sk_cnn_spec cnn;
-    sk_conv2d_shape conv[SK_MAX_CONV];
+    sk_conv_shape conv[SK_MAX_CONV];
     int conv_tensor;     /* index of encoder.conv0.weight, else -1 */
     int encoded_size;    /* what the trunk reads: obs_size, or the flattened feature map */
 };
@@ -253,9 +254,11 @@ struct sk_policy_work {
     float *enc, *denc, *features, *cells, *dfeatures, *core_work;
     float *core_state; /* (capacity, state floats) the core's scratch for a state's parts */
     float *state_in, *state_hidden, *state_atoms, *state_d[2];
-    /* a CNN encoder's: each slot's post-ReLU maps per convolution (capacity, map floats),
-     * the im2col scratch and its gradient, two gradient maps and the code's gradient */
-    float *cnn_out[2][SK_MAX_CONV], *cnn_cols, *cnn_dcols, *cnn_d[2], *cnn_dcode;
+    /* a CNN encoder's: its convolutions' oneDNN primitives (one thread's), each slot's
+     * post-ReLU maps per convolution (capacity, map floats), two gradient maps and the
+     * code's gradient */
+    sk_conv *cnn_conv[SK_MAX_CONV];
+    float *cnn_out[2][SK_MAX_CONV], *cnn_d[2], *cnn_dcode;
 };
 
 sk_status sk_policy_work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity);
