@@ -93,3 +93,35 @@ def test_python_defined_uint8_image_env(tmp_path):
     summary = skinner.train("PyImage-v0", run_dir=tmp_path / "run", seed=1, threads=1,
                             total_steps=20000, force=True)
     assert summary["final_mean_return"] > 6.0, summary  # blind: 4 of 8
+
+
+
+def test_checkpoint_of_another_dtype_refused(tmp_path):
+    """A run of PyImage-v0 (uint8 6x6x2) loaded where PyImage-v0 observes float32 6x6x2:
+    the same size, another dtype, refused naming both."""
+    import subprocess
+    import sys
+    run = tmp_path / "run"
+    skinner.train("PyImage-v0", run_dir=run, seed=1, threads=1, total_steps=2048, force=True)
+    assert skinner.load(run) is not None  # the same type loads
+    # a fresh process where PyImage-v0 observes float32 images of the same shape
+    script = f"""
+import numpy as np
+import skinner
+class FloatImage:
+    single_observation_space = skinner.spaces.Box(0, 1, (6, 6, 2), np.float32)
+    single_action_space = skinner.spaces.Discrete(2)
+    def __init__(self, num_envs): self.n = num_envs
+    def reset(self, seed, mask=None): return np.zeros((self.n, 6, 6, 2), np.float32)
+    def step(self, a): return (np.zeros((self.n, 6, 6, 2), np.float32), np.zeros(self.n, np.float32),
+                               np.zeros(self.n, bool), np.zeros(self.n, bool))
+skinner.register("PyImage-v0", FloatImage, max_episode_steps=8)
+try:
+    skinner.load({str(run)!r})
+except Exception as error:
+    print(error)
+    raise SystemExit(3)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "uint8 6x6x2" in done.stdout and "float32 6x6x2" in done.stdout, done.stdout
