@@ -4,8 +4,8 @@
  * env.seed_mode = numpy so that the env's numpy seed is the trace's): rewards, terminal flags
  * and every observation, final_obs at terminal steps and the next episode's first observation.
  * Also the -v1 ids' actions against MinAtar's minimal sets, the tables' sizes against the
- * games', the config keys' refusals, a corrupted stream position refused, and a short
- * `skinner train` run.
+ * games', the config keys' refusals, a corrupted stream position refused, and the commands
+ * docs/minatar.md prints (a short `skinner train` among them).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -240,21 +240,49 @@ static void test_bad_rng_position_refused(void **unused) {
     sk_vec_destroy(vec);
 }
 
-/* docs/minatar.md's training command, verbatim, in a fresh folder: exit 0 and metrics rows. */
-static void test_train_smoke(void **unused) {
-    (void)unused;
-    char dir[] = "/tmp/test_minatar_env_XXXXXX";
-    assert_non_null(mkdtemp(dir));
+/* Runs one command line from the docs in folder dir, `skinner` being the built binary; fails
+ * with its output unless it exits 0. */
+static void run_doc_line(const char *dir, const char *line) {
     char command[8192];
-    snprintf(command, sizeof command,
-             "cd %s && %s train MinAtar/Breakout-v1 --total-steps 20000 >out.txt 2>&1", dir,
-             SKINNER_BINARY);
+    snprintf(command, sizeof command, "cd %s && %s%s >out.txt 2>&1", dir, SKINNER_BINARY,
+             line + strlen("skinner"));
     int code = system(command);
     if (code != 0) {
         snprintf(command, sizeof command, "cat %s/out.txt", dir);
         if (system(command) != 0) print_message("(no output)\n");
-        fail_msg("skinner train exited with %d", code);
+        fail_msg("docs/minatar.md's '%s' exited with %d", line, code);
     }
+    print_message("docs/minatar.md: %s: exit 0\n", line);
+}
+
+/* Every `skinner` line of docs/minatar.md's sh blocks, verbatim, in a fresh folder: each exits
+ * 0, and the training run writes metrics rows. */
+static void test_doc_commands(void **unused) {
+    (void)unused;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/docs/minatar.md", SKINNER_SOURCE_DIR);
+    FILE *doc = fopen(path, "r");
+    assert_non_null(doc);
+    char dir[] = "/tmp/test_minatar_env_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char line[1024];
+    bool in_sh = false, trained = false;
+    int ran = 0;
+    while (fgets(line, sizeof line, doc)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, "```", 3) == 0) {
+            in_sh = !in_sh && strcmp(line, "```sh") == 0;
+            continue;
+        }
+        if (!in_sh || strncmp(line, "skinner ", 8) != 0) continue;
+        run_doc_line(dir, line);
+        trained |= strncmp(line, "skinner train ", 14) == 0;
+        ran++;
+    }
+    fclose(doc);
+    assert_true(ran >= 3);
+    assert_true(trained);
+    char command[8192];
     snprintf(command, sizeof command,
              "test $(find %s -name metrics.csv -exec cat {} + | wc -l) -ge 2", dir);
     assert_int_equal(system(command), 0);
@@ -275,7 +303,7 @@ int main(void) {
         cmocka_unit_test(test_breakout_v1_right_moves_right),
         cmocka_unit_test(test_config_refusals),
         cmocka_unit_test(test_bad_rng_position_refused),
-        cmocka_unit_test(test_train_smoke),
+        cmocka_unit_test(test_doc_commands),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
