@@ -66,6 +66,10 @@ void ck_random_actions(const sk_env_def *env, const uint8_t *masks, int32_t *act
  * compared with another run's. */
 void ck_fill_vec_canaries(const ck_run *run, sk_vec *vec);
 
+/* Whether anything of the observations, rewards or flags differs between a and b. */
+bool ck_trajectories_differ(const ck_run *run, const sk_env_io *a, const sk_env_io *b,
+                            long long step);
+
 /* Compares what two runs of the same env wrote for every env (obs, rewards,
  * flags, masks; final_obs and episode_log where episodes ended in `a`):
  * false at the first difference, recorded as `check` with run names. */
