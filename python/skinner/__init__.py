@@ -196,9 +196,11 @@ def register(env_id, cls, max_episode_steps=None, reward_threshold=None, kwargs=
     evaluate and bench use it like a built-in.
 
     cls(num_envs, **kwargs) must give an object with
-        reset(seed, mask=None) -> obs            (num_envs, obs_size) float
+        reset(seed, mask=None) -> obs            (num_envs, obs_size) float, or
+                                                 (num_envs, H, W, C) uint8 for an image
         step(actions) -> (obs, rewards, terminations, truncations)
-    and the spaces of one env as single_observation_space (a 1-D Box) and
+    and the spaces of one env as single_observation_space (a 1-D Box, or a uint8
+    Box of an image's shape (H, W, C), kept as bytes until the policy reads it) and
     single_action_space (Discrete, MultiDiscrete or a 1-D Box), on the class
     or given here. skinner calls step once per batch step; it applies the
     time limit (max_episode_steps), autoresets ended envs by calling
