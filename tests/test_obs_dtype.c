@@ -201,42 +201,6 @@ static void test_cli_train_eval_resume(void **unused) {
     assert_non_null(strstr(out, " = 0xa5 was never written"));
 }
 
-/* A float env trains as before the dtype existed: CartPole seed 1's metrics.csv, but for its
- * wall-clock columns, equals the one recorded before the change (tests/fixtures). */
-static void test_float_env_unchanged(void **unused) {
-    (void)unused;
-    char out[16384], path[600], line[4096], want[4096];
-    const char *dir = scratch_dir();
-    const char *train[] = {"train", "cartpole", "--seed", "1", "--run-dir", "cartpole", NULL};
-    assert_int_equal(run_skinner(dir, out, sizeof out, train), 0);
-    snprintf(path, sizeof path, "%s/cartpole/metrics.csv", dir);
-    FILE *got = fopen(path, "r");
-    FILE *fixture = fopen(SKINNER_SOURCE_DIR "/tests/fixtures/cartpole_seed1_metrics.csv", "r");
-    assert_non_null(got);
-    assert_non_null(fixture);
-    assert_non_null(fgets(want, sizeof want, fixture)); /* its comment line */
-    int rows = 0, wall = -1, sps = -1;
-    while (fgets(line, sizeof line, got)) {
-        char kept[4096] = "";
-        int column = 0;
-        for (char *field = strtok(line, ",\n"); field; field = strtok(NULL, ",\n"), column++) {
-            if (rows == 0 && strcmp(field, "wall_seconds") == 0) wall = column;
-            if (rows == 0 && strcmp(field, "sps") == 0) sps = column;
-            if (column == wall || column == sps) continue;
-            if (kept[0]) strcat(kept, ",");
-            strcat(kept, field);
-        }
-        strcat(kept, "\n");
-        assert_non_null(fgets(want, sizeof want, fixture));
-        if (strcmp(kept, want) != 0) fail_msg("metrics.csv row %d: %s, before: %s", rows, kept, want);
-        rows++;
-    }
-    assert_null(fgets(want, sizeof want, fixture));
-    assert_true(rows > 100);
-    fclose(got);
-    fclose(fixture);
-}
-
 /* `skinner check` passes Pixels-v0 and flags an unwritten byte (the canary 0xa5, outside 0..1). */
 static void test_check(void **unused) {
     (void)unused;
@@ -275,7 +239,6 @@ int main(void) {
         cmocka_unit_test(test_checkpoint_obs_type),
         cmocka_unit_test(test_cli_train_eval_resume),
         cmocka_unit_test(test_check),
-        cmocka_unit_test(test_float_env_unchanged),
         cmocka_unit_test(test_envs_listing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
