@@ -217,6 +217,9 @@ static void test_full_surfacing_bonus_and_minus_one(void **unused) {
         int action = choose_move(ops, game, &rng, target_x, target_y);
         bool terminal = false;
         float reward = ops->act(game, &rng, action, &terminal);
+        char why[200];
+        if (!ops->validate(game, why, sizeof why)) /* a state a checkpoint may hold */
+            fail_msg("act %d: a real state refused: %s", t, why);
         uint8_t after[sizeof obs];
         ops->observe(game, after);
         int new_x = 0, new_y = 0;

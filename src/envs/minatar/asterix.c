@@ -161,6 +161,44 @@ static void asterix_observe(const void *state, uint8_t *obs) {
 #undef ASTERIX_CELL
 }
 
+/* The timers count down to 0 from their intervals (a negative one would never fire again); the
+ * ramp timer runs 100 down to -1. */
+static bool asterix_validate(const void *state, char *why, size_t why_size) {
+    const asterix_game *game = state;
+    char what[32];
+    for (int slot = 0; slot < ASTERIX_SLOTS; slot++) {
+        const asterix_entity *entity = &game->entities[slot];
+        snprintf(what, sizeof what, "entities[%d].present", slot);
+        if (!minatar_check_flag(what, &entity->present, why, why_size)) return false;
+        snprintf(what, sizeof what, "entities[%d].moving_right", slot);
+        if (!minatar_check_flag(what, &entity->moving_right, why, why_size)) return false;
+        snprintf(what, sizeof what, "entities[%d].gold", slot);
+        if (!minatar_check_flag(what, &entity->gold, why, why_size)) return false;
+        /* an absent entity keeps the x it left the board at */
+        snprintf(what, sizeof what, "entities[%d].x", slot);
+        if (entity->present &&
+            !minatar_check_range(what, entity->x, 0, ASTERIX_LAST_CELL, why, why_size))
+            return false;
+    }
+    return minatar_check_flag("ramping", &game->ramping, why, why_size) &&
+           minatar_check_flag("terminal", &game->terminal, why, why_size) &&
+           minatar_check_range("player_x", game->player_x, 0, ASTERIX_LAST_CELL, why,
+                               why_size) &&
+           minatar_check_range("player_y", game->player_y, ASTERIX_TOP_ROW, ASTERIX_BOTTOM_ROW,
+                               why, why_size) &&
+           minatar_check_range("spawn_speed", game->spawn_speed, 1, ASTERIX_INIT_SPAWN_SPEED, why,
+                               why_size) &&
+           minatar_check_range("spawn_timer", game->spawn_timer, 0, game->spawn_speed, why,
+                               why_size) &&
+           minatar_check_range("move_speed", game->move_speed, 1, ASTERIX_INIT_MOVE_INTERVAL,
+                               why, why_size) &&
+           minatar_check_range("move_timer", game->move_timer, 0, game->move_speed, why,
+                               why_size) &&
+           minatar_check_range("ramp_timer", game->ramp_timer, -1, ASTERIX_RAMP_INTERVAL, why,
+                               why_size) &&
+           minatar_check_range("ramp_index", game->ramp_index, 0, INT32_MAX, why, why_size);
+}
+
 const minatar_game_ops minatar_asterix = {
     .name = "asterix",
     .channels = ASTERIX_CHANNELS,
@@ -171,4 +209,5 @@ const minatar_game_ops minatar_asterix = {
     .observe = asterix_observe,
     .num_minimal_actions = 5,
     .minimal_actions = {MINATAR_NOOP, MINATAR_LEFT, MINATAR_UP, MINATAR_RIGHT, MINATAR_DOWN},
+    .validate = asterix_validate,
 };

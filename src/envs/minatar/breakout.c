@@ -18,7 +18,7 @@
  *   reverses both components).
  * - The missed ball stays drawn on the bottom row of the final state.
  */
-#include "minatar.h"
+#include "breakout.h"
 
 #include <string.h>
 
@@ -43,19 +43,6 @@ static const int direction_dy[NUM_DIRECTIONS] = {-1, -1, +1, +1};
 static const int flip_x[NUM_DIRECTIONS] = {UP_RIGHT, UP_LEFT, DOWN_LEFT, DOWN_RIGHT};
 static const int flip_y[NUM_DIRECTIONS] = {DOWN_LEFT, DOWN_RIGHT, UP_RIGHT, UP_LEFT};
 static const int flip_both[NUM_DIRECTIONS] = {DOWN_RIGHT, DOWN_LEFT, UP_LEFT, UP_RIGHT};
-
-typedef struct breakout_state {
-    /* the whole board, as MinAtar's brick_map; bricks stand only in rows 1-3 */
-    uint8_t bricks[MINATAR_SIDE][MINATAR_SIDE]; /* [y][x], 1 = brick */
-    /* the ones in bricks, kept as they change: MinAtar counts them at each bottom-row visit */
-    int32_t bricks_left;
-    int32_t ball_x, ball_y, ball_direction;
-    int32_t last_x, last_y; /* the ball's cell before the last step: the trail */
-    int32_t paddle_x;
-    bool strike;  /* the ball hit a brick on the previous step and has not left bricks since */
-    bool terminal;
-    bool ramping; /* kept as MinAtar keeps it; Breakout has no ramping */
-} breakout_state;
 
 static void breakout_init(void *game, bool ramping) {
     breakout_state *state = game;
@@ -169,6 +156,39 @@ static void breakout_observe(const void *game, uint8_t *obs) {
 #undef CELL
 }
 
+/* The ball's next row is read from bricks before any test, so a live ball stays above the paddle
+ * row; only the missed ball of a finished game lies on it. */
+static bool breakout_validate(const void *game, char *why, size_t why_size) {
+    const breakout_state *state = game;
+    int32_t bricks = 0;
+    char what[32];
+    for (int y = 0; y < MINATAR_SIDE; y++) {
+        bool brick_row = y >= BRICK_FIRST_ROW && y <= BRICK_LAST_ROW;
+        for (int x = 0; x < MINATAR_SIDE; x++) {
+            snprintf(what, sizeof what, "bricks[%d][%d]", y, x);
+            if (!minatar_check_range(what, state->bricks[y][x], 0, brick_row ? 1 : 0, why,
+                                     why_size))
+                return false;
+            bricks += state->bricks[y][x];
+        }
+    }
+    if (!minatar_check_flag("terminal", &state->terminal, why, why_size)) return false;
+    unsigned char terminal;
+    memcpy(&terminal, &state->terminal, 1);
+    return minatar_check_range("bricks_left", state->bricks_left, bricks, bricks, why,
+                               why_size) &&
+           minatar_check_range("ball_x", state->ball_x, 0, LAST_CELL, why, why_size) &&
+           minatar_check_range("ball_y", state->ball_y, 0, terminal ? LAST_CELL : PADDLE_ROW - 1,
+                               why, why_size) &&
+           minatar_check_range("ball_direction", state->ball_direction, 0, NUM_DIRECTIONS - 1,
+                               why, why_size) &&
+           minatar_check_range("last_x", state->last_x, 0, LAST_CELL, why, why_size) &&
+           minatar_check_range("last_y", state->last_y, 0, LAST_CELL, why, why_size) &&
+           minatar_check_range("paddle_x", state->paddle_x, 0, LAST_CELL, why, why_size) &&
+           minatar_check_flag("strike", &state->strike, why, why_size) &&
+           minatar_check_flag("ramping", &state->ramping, why, why_size);
+}
+
 const minatar_game_ops minatar_breakout = {
     .name = "breakout",
     .channels = NUM_CHANNELS,
@@ -179,4 +199,5 @@ const minatar_game_ops minatar_breakout = {
     .observe = breakout_observe,
     .num_minimal_actions = 3,
     .minimal_actions = {MINATAR_NOOP, MINATAR_LEFT, MINATAR_RIGHT},
+    .validate = breakout_validate,
 };

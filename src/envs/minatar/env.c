@@ -41,6 +41,7 @@ _Static_assert(sizeof(minatar_rng) == (MINATAR_MT_WORDS + 1) * sizeof(int32_t),
 typedef struct minatar_env {
     int num_envs;
     const minatar_game_ops *ops;
+    const char *id; /* the env's id, for check_state's errors: "MinAtar/Breakout-v1" */
     const int *action_map; /* the -v1 ids' minimal set; NULL: the six actions as they are */
     double sticky_prob;
     bool ramping;
@@ -66,9 +67,10 @@ static void env_destroy(void *state) {
     sk_free(env);
 }
 
-/* obs_size: the table's, checked against the game's channels. */
+/* obs_size: the table's, checked against the game's channels. id: the table's. */
 static sk_status env_create(void **out, int num_envs, const sk_config *cfg,
-                            const minatar_game_ops *ops, bool minimal, int obs_size) {
+                            const minatar_game_ops *ops, bool minimal, int obs_size,
+                            const char *id) {
     double sticky_prob;
     bool ramping;
     int seed_mode;
@@ -86,6 +88,7 @@ static sk_status env_create(void **out, int num_envs, const sk_config *cfg,
     size_t count = (size_t)num_envs;
     env->num_envs = num_envs;
     env->ops = ops;
+    env->id = id;
     env->action_map = minimal ? ops->minimal_actions : NULL;
     env->sticky_prob = sticky_prob;
     env->ramping = ramping;
@@ -189,10 +192,14 @@ static int env_state_arrays(void *state, sk_env_array *arrays) {
     return 5;
 }
 
-/* The stream's position (the last 4 of its saved bytes) cannot be ranged by the array. */
+/* The stream's position (the last 4 of its saved bytes) cannot be ranged by the array, nor a
+ * game's bytes: each game validates its own (counts, positions, enums) before it is stepped. */
 static sk_status env_check_state(const void *state, int num_envs) {
     const minatar_env *env = state;
     for (int i = 0; i < num_envs; i++) {
+        char why[160];
+        if (!env->ops->validate(game_of(env, i), why, sizeof why))
+            return sk_fail(SK_ERR_CORRUPT, "%s: env.game of env %d: %s", env->id, i, why);
         int32_t position = env->rng[i].position;
         if (position < 0 || position > MINATAR_MT_WORDS)
             return sk_fail(SK_ERR_CORRUPT, "MinAtar %s: rng of env %d has position %d (expected "
@@ -236,11 +243,11 @@ static const sk_env_extras g_extras_space_invaders = {.action_names = g_space_in
 #define MINATAR_ENVS(Name, lower, game, channels, minimal, minimal_extras, text)                \
     static sk_status create_##lower##_v0(void **out, int num_envs, const sk_config *cfg) {         \
         return env_create(out, num_envs, cfg, &game, false,                                        \
-                          MINATAR_SIDE * MINATAR_SIDE * (channels));                               \
+                          MINATAR_SIDE * MINATAR_SIDE * (channels), "MinAtar/" Name "-v0");        \
     }                                                                                              \
     static sk_status create_##lower##_v1(void **out, int num_envs, const sk_config *cfg) {         \
         return env_create(out, num_envs, cfg, &game, true,                                         \
-                          MINATAR_SIDE * MINATAR_SIDE * (channels));                               \
+                          MINATAR_SIDE * MINATAR_SIDE * (channels), "MinAtar/" Name "-v1");        \
     }                                                                                              \
     const sk_env_def sk_env_minatar_##lower##_v0 = {                                               \
         .id = "MinAtar/" Name "-v0",                                                               \

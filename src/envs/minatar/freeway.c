@@ -13,7 +13,7 @@
  * Observation channels: 0 chicken, 1 car, 2..6 a car's trail (the cell behind
  * it) for speeds 1..5. A car of speed s moves one column every s + 1 frames.
  */
-#include "minatar.h"
+#include "freeway.h"
 
 #include <string.h>
 
@@ -22,7 +22,7 @@
 #define CHANNEL_TRAIL_BASE 1 /* a car of speed s leaves its trail in channel 1 + |s| */
 #define NUM_CHANNELS 7
 
-#define NUM_CARS 8            /* one car per lane, lanes are rows 1..8 */
+#define NUM_CARS FREEWAY_CARS
 #define CHICKEN_COLUMN 4      /* the chicken never leaves this column */
 #define CHICKEN_START_ROW 9   /* the bottom row; back here after a crossing or a hit */
 #define GOAL_ROW 0            /* reaching it scores and starts a new crossing */
@@ -31,24 +31,6 @@
 #define MIN_CAR_SPEED 1       /* speeds are randint(1, 6): 1..5 */
 #define MAX_CAR_SPEED_EXCLUSIVE 6
 
-/* One lane's car. speed's sign is its direction (+1 right, -1 left); its size
- * the frames a move waits. speed is 0 only if rand() drew exactly 0.5 (numpy's
- * sign(0) = 0): such a car never moves, as in MinAtar. */
-typedef struct freeway_car {
-    int32_t x, y;  /* column 0..9, row 1..8 (lane i is row i + 1) */
-    int32_t timer; /* frames until its next move */
-    int32_t speed; /* -5..5 */
-} freeway_car;
-
-/* One game: plain data, no pointers. The car count is fixed by the rules (one
- * per lane, never added or removed), so the array is exact, not a bound. */
-typedef struct freeway_state {
-    freeway_car cars[NUM_CARS];
-    int32_t chicken_row;     /* 0..9 */
-    int32_t move_timer;      /* frames until the chicken may move again */
-    int32_t terminate_timer; /* counts down from TIME_LIMIT; below 0 the game is over */
-    bool terminal;
-} freeway_state;
 
 /* numpy's sign() on a double: -1, 0 or +1. */
 static int32_t sign_of(double value) { return (value > 0.0) - (value < 0.0); }
@@ -165,6 +147,33 @@ static void freeway_observe(const void *game, uint8_t *obs) {
 #undef CELL
 }
 
+/* Each car keeps its lane; its speed's size is at most 5 (its trail's channel is 1 + |speed|; 0
+ * is MinAtar's car that never moves) and its timer counts down from |speed|. */
+static bool freeway_validate(const void *game, char *why, size_t why_size) {
+    const freeway_state *state = game;
+    char what[32];
+    for (int i = 0; i < NUM_CARS; i++) {
+        const freeway_car *car = &state->cars[i];
+        snprintf(what, sizeof what, "cars[%d].speed", i);
+        if (!minatar_check_range(what, car->speed, -(MAX_CAR_SPEED_EXCLUSIVE - 1),
+                                 MAX_CAR_SPEED_EXCLUSIVE - 1, why, why_size))
+            return false;
+        int32_t size = car->speed < 0 ? -car->speed : car->speed;
+        snprintf(what, sizeof what, "cars[%d].x", i);
+        if (!minatar_check_range(what, car->x, 0, MINATAR_SIDE - 1, why, why_size)) return false;
+        snprintf(what, sizeof what, "cars[%d].y", i);
+        if (!minatar_check_range(what, car->y, i + 1, i + 1, why, why_size)) return false;
+        snprintf(what, sizeof what, "cars[%d].timer", i);
+        if (!minatar_check_range(what, car->timer, 0, size, why, why_size)) return false;
+    }
+    return minatar_check_range("chicken_row", state->chicken_row, 0, MINATAR_SIDE - 1, why,
+                               why_size) &&
+           minatar_check_range("move_timer", state->move_timer, 0, PLAYER_SPEED, why, why_size) &&
+           minatar_check_range("terminate_timer", state->terminate_timer, -1, TIME_LIMIT, why,
+                               why_size) &&
+           minatar_check_flag("terminal", &state->terminal, why, why_size);
+}
+
 const minatar_game_ops minatar_freeway = {
     .name = "freeway",
     .channels = NUM_CHANNELS,
@@ -175,4 +184,5 @@ const minatar_game_ops minatar_freeway = {
     .observe = freeway_observe,
     .num_minimal_actions = 3,
     .minimal_actions = {MINATAR_NOOP, MINATAR_UP, MINATAR_DOWN},
+    .validate = freeway_validate,
 };

@@ -17,6 +17,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #define MINATAR_SIDE 10
 #define MINATAR_NUM_ACTIONS 6 /* 0 no-op, 1 left, 2 up, 3 right, 4 down, 5 fire */
@@ -39,7 +41,28 @@ typedef struct minatar_game_ops {
     /* MinAtar's minimal action set, ascending (the -v1 ids' actions). */
     int num_minimal_actions;
     int minimal_actions[MINATAR_NUM_ACTIONS];
+    /* Whether a restored state is one the game can step: every count within its capacity, every
+     * position and index within its array or board, every enum in range; false with what and
+     * the value in why. */
+    bool (*validate)(const void *game, char *why, size_t why_size);
 } minatar_game_ops;
+
+/* The validators' checks: true when value is in lo..hi, else false with "what is value
+ * (expected lo..hi)" in why. */
+static inline bool minatar_check_range(const char *what, long value, long lo, long hi, char *why,
+                                       size_t why_size) {
+    if (value >= lo && value <= hi) return true;
+    snprintf(why, why_size, "%s is %ld (expected %ld..%ld)", what, value, lo, hi);
+    return false;
+}
+
+/* A restored bool is a byte that may hold anything: read as a byte, it must be 0 or 1. */
+static inline bool minatar_check_flag(const char *what, const bool *flag, char *why,
+                                      size_t why_size) {
+    unsigned char byte;
+    memcpy(&byte, flag, 1);
+    return minatar_check_range(what, byte, 0, 1, why, why_size);
+}
 
 /* MinAtar's sticky-action rule, applied before every act(), even on a game that
  * is over: one rand() always; below p the previous applied action repeats.

@@ -23,7 +23,7 @@
  * - The out-of-oxygen test reads the oxygen from before this frame's decrement: the 201st
  *   submerged frame ends the game, with the oxygen at -1.
  */
-#include "minatar.h"
+#include "seaquest.h"
 
 #include "../../core/core.h"
 
@@ -74,39 +74,10 @@
  * (Measured over 200k acts of the lookahead player in tests/test_minatar_seaquest.c, ramping
  * on: at most 22 enemies in a list and 8 enemy bullets.)
  */
-#define MAX_ENEMIES 64
-#define MAX_ENEMY_BULLETS 80
-#define MAX_FRIENDLY_BULLETS 4
-#define MAX_DIVER_OBJECTS 4
-
-/* One of MinAtar's list items: a bullet [x, y, dir], a fish or diver [x, y, lr, move_t], a
- * sub [x, y, lr, move_t, shot_t]. Unused fields stay 0, so equality over all fields is
- * Python's list equality. right: moving (or facing) toward larger x. */
-typedef struct seaquest_object {
-    int8_t x, y; /* x in -1..10 for the frame it leaves the board */
-    int8_t right;
-    int8_t move_timer; /* 0..INIT_MOVE_INTERVAL */
-    int8_t shot_timer; /* 0..ENEMY_SHOT_INTERVAL */
-} seaquest_object;
-_Static_assert(sizeof(seaquest_object) == 5, "an item is 5 bytes: a game's state is ~1.1 KB");
-
-typedef struct seaquest_state {
-    seaquest_object friendly_bullets[MAX_FRIENDLY_BULLETS];
-    seaquest_object enemy_bullets[MAX_ENEMY_BULLETS];
-    seaquest_object fish[MAX_ENEMIES];
-    seaquest_object subs[MAX_ENEMIES];
-    seaquest_object divers[MAX_DIVER_OBJECTS];
-    int32_t num_friendly_bullets, num_enemy_bullets, num_fish, num_subs, num_divers;
-    int32_t oxygen;
-    int32_t diver_count; /* -1 after a full surfacing: MinAtar's quirk */
-    int32_t sub_x, sub_y;
-    int32_t sub_right; /* facing right */
-    int32_t enemy_spawn_speed, enemy_spawn_timer, diver_spawn_timer;
-    int32_t move_speed, ramp_index, shot_timer;
-    bool surface;
-    bool terminal;
-    bool ramping;
-} seaquest_state;
+#define MAX_ENEMIES SEAQUEST_MAX_ENEMIES
+#define MAX_ENEMY_BULLETS SEAQUEST_MAX_ENEMY_BULLETS
+#define MAX_FRIENDLY_BULLETS SEAQUEST_MAX_FRIENDLY_BULLETS
+#define MAX_DIVER_OBJECTS SEAQUEST_MAX_DIVER_OBJECTS
 
 /* One of the state's lists: its items, its count, its capacity. */
 typedef struct object_list {
@@ -458,6 +429,75 @@ static void seaquest_observe(const void *game, uint8_t *obs) {
     draw_objects(obs, state->divers, state->num_divers, CHANNEL_DIVER, true);
 }
 
+/* One list: its count within its capacity, and each item on the board above the gauge row (an
+ * item leaving the board is removed in the frame it leaves), facing 0/1, its timers within
+ * their intervals. */
+static bool validate_list(const char *name, const seaquest_object *items, int32_t count,
+                          int32_t capacity, char *why, size_t why_size) {
+    char what[48];
+    snprintf(what, sizeof what, "num_%s", name);
+    if (!minatar_check_range(what, count, 0, capacity, why, why_size)) return false;
+    for (int32_t k = 0; k < count; k++) {
+        const seaquest_object *item = &items[k];
+        const struct {
+            const char *field;
+            int value, lo, hi;
+        } fields[] = {{"x", item->x, 0, LAST_CELL},
+                      {"y", item->y, 0, SUB_LOWEST_ROW},
+                      {"right", item->right, 0, 1},
+                      {"move_timer", item->move_timer, 0, INIT_MOVE_INTERVAL},
+                      {"shot_timer", item->shot_timer, 0, ENEMY_SHOT_INTERVAL}};
+        for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
+            snprintf(what, sizeof what, "%s[%d].%s", name, (int)k, fields[f].field);
+            if (!minatar_check_range(what, fields[f].value, fields[f].lo, fields[f].hi, why,
+                                     why_size))
+                return false;
+        }
+    }
+    return true;
+}
+
+/* diver_count's floor: each surfacing below 0 takes one more (the quirk), so any negative count
+ * is reachable; the floor keeps 9 - diver_count (the gauge's first column) and the next
+ * decrement within int32. */
+#define MIN_DIVER_COUNT (-(INT32_MAX - MINATAR_SIDE))
+
+/* The sub's back is drawn one cell behind it, so it never faces a wall it stands on; the
+ * diver gauge is drawn from column 9 - diver_count; oxygen ends at -1 (see the quirks). */
+static bool seaquest_validate(const void *game, char *why, size_t why_size) {
+    const seaquest_state *state = game;
+    if (!validate_list("friendly_bullets", state->friendly_bullets,
+                       state->num_friendly_bullets, MAX_FRIENDLY_BULLETS, why, why_size) ||
+        !validate_list("enemy_bullets", state->enemy_bullets, state->num_enemy_bullets,
+                       MAX_ENEMY_BULLETS, why, why_size) ||
+        !validate_list("fish", state->fish, state->num_fish, MAX_ENEMIES, why, why_size) ||
+        !validate_list("subs", state->subs, state->num_subs, MAX_ENEMIES, why, why_size) ||
+        !validate_list("divers", state->divers, state->num_divers, MAX_DIVER_OBJECTS, why,
+                       why_size))
+        return false;
+    if (!minatar_check_range("sub_right", state->sub_right, 0, 1, why, why_size)) return false;
+    return minatar_check_range("sub_x", state->sub_x, state->sub_right ? 1 : 0,
+                               state->sub_right ? LAST_CELL : LAST_CELL - 1, why, why_size) &&
+           minatar_check_range("sub_y", state->sub_y, 0, SUB_LOWEST_ROW, why, why_size) &&
+           minatar_check_range("oxygen", state->oxygen, -1, MAX_OXYGEN, why, why_size) &&
+           minatar_check_range("diver_count", state->diver_count, MIN_DIVER_COUNT, MAX_DIVERS,
+                               why, why_size) &&
+           minatar_check_range("enemy_spawn_speed", state->enemy_spawn_speed, MIN_SPAWN_SPEED,
+                               INIT_SPAWN_SPEED, why, why_size) &&
+           minatar_check_range("enemy_spawn_timer", state->enemy_spawn_timer, 0,
+                               INIT_SPAWN_SPEED, why, why_size) &&
+           minatar_check_range("diver_spawn_timer", state->diver_spawn_timer, 0,
+                               DIVER_SPAWN_SPEED, why, why_size) &&
+           minatar_check_range("move_speed", state->move_speed, MIN_MOVE_SPEED,
+                               INIT_MOVE_INTERVAL, why, why_size) &&
+           minatar_check_range("ramp_index", state->ramp_index, 0, INT32_MAX, why, why_size) &&
+           minatar_check_range("shot_timer", state->shot_timer, 0, SHOT_COOL_DOWN, why,
+                               why_size) &&
+           minatar_check_flag("surface", &state->surface, why, why_size) &&
+           minatar_check_flag("terminal", &state->terminal, why, why_size) &&
+           minatar_check_flag("ramping", &state->ramping, why, why_size);
+}
+
 const minatar_game_ops minatar_seaquest = {
     .name = "seaquest",
     .channels = NUM_CHANNELS,
@@ -468,4 +508,5 @@ const minatar_game_ops minatar_seaquest = {
     .observe = seaquest_observe,
     .num_minimal_actions = MINATAR_NUM_ACTIONS,
     .minimal_actions = {0, 1, 2, 3, 4, 5},
+    .validate = seaquest_validate,
 };

@@ -187,6 +187,43 @@ static void si_observe(const void *state, uint8_t *obs) {
     }
 }
 
+/* The maps hold only the board's ten columns (a bit above them would march onto it); the timers
+ * count down to 0 from their intervals. */
+static bool si_validate(const void *state, char *why, size_t why_size) {
+    const space_invaders *game = state;
+    const struct {
+        const char *name;
+        const uint16_t *rows;
+    } maps[] = {{"aliens", game->aliens},
+                {"friendly_bullets", game->friendly_bullets},
+                {"enemy_bullets", game->enemy_bullets}};
+    for (size_t m = 0; m < sizeof maps / sizeof maps[0]; m++) {
+        for (int y = 0; y < MINATAR_SIDE; y++) {
+            if (!(maps[m].rows[y] & ~SI_ROW_MASK)) continue;
+            snprintf(why, why_size, "%s[%d] is 0x%x (expected bits 0..%d only)", maps[m].name, y,
+                     (unsigned)maps[m].rows[y], SI_RIGHT_COLUMN);
+            return false;
+        }
+    }
+    if (game->alien_dir != -1 && game->alien_dir != 1) {
+        snprintf(why, why_size, "alien_dir is %d (expected -1 or 1)", (int)game->alien_dir);
+        return false;
+    }
+    return minatar_check_range("cannon", game->cannon, 0, SI_RIGHT_COLUMN, why, why_size) &&
+           minatar_check_range("move_interval", game->move_interval, SI_ENEMY_MOVE_FASTEST,
+                               SI_ENEMY_MOVE_INTERVAL, why, why_size) &&
+           minatar_check_range("move_timer", game->move_timer, 0, SI_ENEMY_MOVE_INTERVAL, why,
+                               why_size) &&
+           minatar_check_range("shot_timer", game->shot_timer, 0, SI_ENEMY_SHOT_INTERVAL, why,
+                               why_size) &&
+           minatar_check_range("cool_down", game->cool_down, 0, SI_SHOT_COOL_DOWN, why,
+                               why_size) &&
+           minatar_check_range("ramp_index", game->ramp_index, 0,
+                               SI_ENEMY_MOVE_INTERVAL - SI_ENEMY_MOVE_FASTEST, why, why_size) &&
+           minatar_check_flag("ramping", &game->ramping, why, why_size) &&
+           minatar_check_flag("terminal", &game->terminal, why, why_size);
+}
+
 const minatar_game_ops minatar_space_invaders = {
     .name = "space_invaders",
     .channels = SI_NUM_CHANNELS,
@@ -197,4 +234,5 @@ const minatar_game_ops minatar_space_invaders = {
     .observe = si_observe,
     .num_minimal_actions = 4,
     .minimal_actions = {MINATAR_NOOP, MINATAR_LEFT, MINATAR_RIGHT, MINATAR_FIRE},
+    .validate = si_validate,
 };
