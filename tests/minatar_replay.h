@@ -51,6 +51,18 @@ static inline void minatar_expect_state(const minatar_game_ops *ops, const void 
     }
 }
 
+/* A new game of ops (freed by the caller) on rng seeded with seed: MinAtar's
+ * Environment(...); seed(seed); reset(). */
+static inline void *minatar_start_game(const minatar_game_ops *ops, minatar_rng *rng,
+                                       uint32_t seed, bool ramping) {
+    void *game = calloc(1, ops->state_size);
+    assert_non_null(game);
+    minatar_rng_seed(rng, seed);
+    ops->init(game, ramping);
+    ops->reset(game, rng);
+    return game;
+}
+
 /* Replays file NAME of ../shared/reference/minatar (skipped loudly without ../shared,
  * a failure under CI) through ops; returns the number of steps replayed. */
 static inline int minatar_replay(const minatar_game_ops *ops, const char *name) {
@@ -61,12 +73,8 @@ static inline int minatar_replay(const minatar_game_ops *ops, const char *name) 
     if (!minatar_trace_load(path, &trace)) fail_msg("cannot load %s", path);
     assert_string_equal(trace.game, ops->name);
     assert_int_equal(trace.channels, ops->channels);
-    void *game = calloc(1, ops->state_size);
-    assert_non_null(game);
     minatar_rng rng;
-    minatar_rng_seed(&rng, trace.seed);
-    ops->init(game, trace.ramping);
-    ops->reset(game, &rng);
+    void *game = minatar_start_game(ops, &rng, trace.seed, trace.ramping);
     minatar_expect_state(ops, game, trace.obs0, path, -1, "after the first reset");
     int last_action = 0;
     for (int t = 0; t < trace.num_steps; t++) {

@@ -57,12 +57,8 @@ static void test_minimal_actions(void **unused) {
 static void test_act_after_game_over(void **unused) {
     (void)unused;
     const minatar_game_ops *ops = &minatar_breakout;
-    void *game = calloc(1, ops->state_size);
-    assert_non_null(game);
     minatar_rng rng;
-    minatar_rng_seed(&rng, 7);
-    ops->init(game, true);
-    ops->reset(game, &rng);
+    void *game = minatar_start_game(ops, &rng, 7, true);
     /* a paddle that never moves misses the ball within a few bounces; the missed ball stays
      * drawn on the bottom row, beside the paddle (MinAtar's final state) */
     bool terminal = false;

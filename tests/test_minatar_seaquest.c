@@ -61,12 +61,8 @@ static void test_minimal_actions(void **unused) {
 static void test_act_after_game_over(void **unused) {
     (void)unused;
     const minatar_game_ops *ops = &minatar_seaquest;
-    void *game = calloc(1, ops->state_size);
-    assert_non_null(game);
     minatar_rng rng;
-    minatar_rng_seed(&rng, 7);
-    ops->init(game, true);
-    ops->reset(game, &rng);
+    void *game = minatar_start_game(ops, &rng, 7, true);
     bool terminal = false;
     int acts = 0;
     while (!terminal && acts < 1000) {
