@@ -26,6 +26,7 @@
 #ifndef SKINNER_ENV_H
 #define SKINNER_ENV_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -148,6 +149,13 @@ static inline double sk_rng_uniform(uint64_t *state, double lo, double hi) {
 /* Uniform integer in [0, n). */
 static inline uint32_t sk_rng_below(uint64_t *state, uint32_t n) {
     return (uint32_t)(((sk_rng_next(state) >> 32) * (uint64_t)n) >> 32);
+}
+
+/* Standard normal by Box-Muller (one of the pair): weight init, noise. */
+static inline double sk_rng_normal(uint64_t *state) {
+    double u1 = 1.0 - sk_rng_double(state); /* (0, 1] so log is finite */
+    double u2 = sk_rng_double(state);
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
 /* ------------------------------------------------------------ action space */

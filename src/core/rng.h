@@ -9,15 +9,8 @@
 #include <math.h>
 #include <stdint.h>
 
-/* splitmix64 and its helpers are public, in skinner/env.h (env authors need
- * them); what only skinner itself uses is here. */
+/* splitmix64 and its helpers (sk_rng_normal too) are public, in skinner/env.h:
+ * env authors need them. */
 #include "skinner/env.h"
-
-/* Standard normal by Box-Muller (one of the pair). */
-static inline double sk_rng_normal(uint64_t *state) {
-    double u1 = 1.0 - sk_rng_double(state); /* (0, 1] so log is finite */
-    double u2 = sk_rng_double(state);
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
 
 #endif
