@@ -150,6 +150,7 @@ typedef struct policy_case {
     sk_policy_work work;
     float *params, *obs, *r[2];
     int T, B;
+    bool both; /* through sk_policy_forward_both / backward_both (the training loop's) */
 } policy_case;
 
 /* sum over nets of <the net's output, r[net]> */
@@ -159,8 +160,9 @@ static double policy_loss(void *ctx) {
     if (c->policy.core)
         sk_policy_core_forward(&c->policy, c->params, c->obs, NULL, NULL, c->T, c->B, &c->work);
     double loss = 0.0;
+    if (c->both) sk_policy_forward_both(&c->policy, c->params, c->obs, rows, &c->work);
     for (int net = 0; net < 2; net++) {
-        sk_policy_forward(&c->policy, net, c->params, c->obs, rows, &c->work);
+        if (!c->both) sk_policy_forward(&c->policy, net, c->params, c->obs, rows, &c->work);
         size_t n = (size_t)rows * (size_t)(net == SK_NET_ACTOR ? c->policy.logits_size : 1);
         for (size_t i = 0; i < n; i++) loss += (double)c->work.out[net][i] * (double)c->r[net][i];
     }
@@ -173,10 +175,10 @@ static sk_cnn_spec small_cnn(void) {
                          .padding = {1, 0}};
 }
 
-static void check_policy_gradients(sk_core_spec core) {
+static void check_policy_gradients(sk_core_spec core, bool both) {
     sk_action_space space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {3}};
     sk_cnn_spec spec = small_cnn();
-    policy_case c = {.T = core.ops ? 2 : 1, .B = 2};
+    policy_case c = {.T = core.ops ? 2 : 1, .B = 2, .both = both};
     assert_int_equal(sk_policy_init_encoded(&c.policy, 60, &space, 0, 8, 1, SK_ACTIVATION_TANH,
                                             core, &sk_encoder_cnn, &spec),
                      SK_OK);
@@ -202,9 +204,14 @@ static void check_policy_gradients(sk_core_spec core) {
         size_t n = (size_t)rows * (size_t)(net == SK_NET_ACTOR ? 3 : 1);
         memcpy(c.work.dout[net], c.r[net], n * sizeof(float));
     }
-    /* both forwards ran; each net's backward reads its own encoder activations */
-    for (int net = 0; net < 2; net++)
-        sk_policy_backward(&c.policy, net, c.params, grads, c.obs, rows, &c.work);
+    /* both forwards ran; each net's backward reads its own encoder activations, or
+     * backward_both reads the one pass forward_both made */
+    if (both) {
+        sk_policy_backward_both(&c.policy, c.params, grads, c.obs, rows, &c.work);
+    } else {
+        for (int net = 0; net < 2; net++)
+            sk_policy_backward(&c.policy, net, c.params, grads, c.obs, rows, &c.work);
+    }
     if (core.ops) sk_policy_core_backward(&c.policy, c.params, grads, c.obs, NULL, c.T, c.B, &c.work);
     int failures = 0;
     for (int t = 0; t < c.policy.num_tensors; t++) {
@@ -224,12 +231,14 @@ static void check_policy_gradients(sk_core_spec core) {
 
 static void test_policy_gradients(void **state) {
     (void)state;
-    check_policy_gradients((sk_core_spec){0});
+    check_policy_gradients((sk_core_spec){0}, false);
+    check_policy_gradients((sk_core_spec){0}, true);
 }
 
 static void test_policy_gradients_lstm(void **state) {
     (void)state;
-    check_policy_gradients((sk_core_spec){&sk_core_lstm, 5});
+    check_policy_gradients((sk_core_spec){&sk_core_lstm, 5}, false);
+    check_policy_gradients((sk_core_spec){&sk_core_lstm, 5}, true);
 }
 
 /* ---- settings that cannot run ---- */

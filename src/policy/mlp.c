@@ -164,9 +164,9 @@ static float *dcode_zeroed(const sk_policy *policy, int B, sk_policy_work *work)
     return work->cnn_dcode;
 }
 
-static void forward(const sk_policy *policy, int net, const float *params, const float *obs,
-                    int B, sk_policy_work *work) {
-    const float *inp = policy->core ? work->features : encoded(policy, net, params, obs, B, work);
+/* One net's layers over inp (B rows of feature_size): its hidden activations and out. */
+static void trunk_forward(const sk_policy *policy, int net, const float *params,
+                          const float *inp, int B, sk_policy_work *work) {
     int in = policy->feature_size;
     for (int l = 0; l <= policy->layers; l++) {
         const sk_tensor_info *w = &policy->tensors[policy->weight_tensor[net][l]];
@@ -179,27 +179,36 @@ static void forward(const sk_policy *policy, int net, const float *params, const
     }
 }
 
-static void backward(const sk_policy *policy, int net, const float *params, float *grads,
-                     const float *obs, int B, sk_policy_work *work) {
+static void forward(const sk_policy *policy, int net, const float *params, const float *obs,
+                    int B, sk_policy_work *work) {
+    const float *inp = policy->core ? work->features : encoded(policy, net, params, obs, B, work);
+    trunk_forward(policy, net, params, inp, B, work);
+}
+
+/* Both nets on one pass of the encoder stage (slot 0): the convolutions run once. */
+static void forward_both(const sk_policy *policy, const float *params, const float *obs, int B,
+                         sk_policy_work *work) {
+    const float *inp = policy->core ? work->features : encoded(policy, 0, params, obs, B, work);
+    trunk_forward(policy, SK_NET_ACTOR, params, inp, B, work);
+    trunk_forward(policy, SK_NET_CRITIC, params, inp, B, work);
+}
+
+/* One net's layers back from work->dout[net], given what its first layer read (first):
+ * its parameters' gradients, and first's gradient accumulated into dfirst (if not NULL). */
+static void trunk_backward(const sk_policy *policy, int net, const float *params, float *grads,
+                           const float *first, float *dfirst, int B, sk_policy_work *work) {
     size_t hidden_n = (size_t)B * (size_t)policy->hidden;
     float *dpost = work->dhidden[net];           /* d(activation output) */
     float *dpre = work->dhidden[net] + hidden_n; /* d(pre-activation) */
     const float *dcur = work->dout[net];
     for (int l = policy->layers; l >= 0; l--) {
         const sk_tensor_info *w = &policy->tensors[policy->weight_tensor[net][l]];
-        const float *code = sk_policy_has_encoder(policy)
-                                ? work->cnn_out[net][policy->cnn.layers - 1] : obs;
-        const float *first = policy->core ? work->features : code;
         const float *inp = l == 0 ? first : work->hidden[net][l - 1];
         if (l > 0) memset(dpost, 0, hidden_n * sizeof(float));
-        float *dinp = l > 0 ? dpost : (policy->core ? work->dfeatures : dcode_zeroed(policy, B, work));
+        float *dinp = l > 0 ? dpost : dfirst;
         sk_linear_backward(dinp, grads + w->offset, grads + w[1].offset, dcur, inp,
                            params + w->offset, B, w->cols, w->rows);
-        if (l == 0) {
-            if (dinp && !policy->core)
-                policy->encoder->backward(policy, net, params, grads, dinp, obs, B, work);
-            break;
-        }
+        if (l == 0) break;
         memset(dpre, 0, hidden_n * sizeof(float));
         if (policy->activation == SK_ACTIVATION_TANH)
             sk_tanh_backward(dpre, dpost, work->hidden[net][l - 1], hidden_n);
@@ -209,6 +218,38 @@ static void backward(const sk_policy *policy, int net, const float *params, floa
     }
 }
 
+/* The nets read (first) after slot's encoder pass, and where their input gradient goes:
+ * the core's dfeatures (the caller zeroed it), the encoder's code gradient (zeroed
+ * here), or nowhere (the trunk reads obs). */
+static const float *trunk_input(const sk_policy *policy, int slot, const float *obs,
+                                sk_policy_work *work) {
+    if (policy->core) return work->features;
+    return sk_policy_has_encoder(policy) ? work->cnn_out[slot][policy->cnn.layers - 1] : obs;
+}
+
+static float *trunk_dinput(const sk_policy *policy, int B, sk_policy_work *work) {
+    return policy->core ? work->dfeatures : dcode_zeroed(policy, B, work);
+}
+
+static void backward(const sk_policy *policy, int net, const float *params, float *grads,
+                     const float *obs, int B, sk_policy_work *work) {
+    float *dfirst = trunk_dinput(policy, B, work);
+    trunk_backward(policy, net, params, grads, trunk_input(policy, net, obs, work), dfirst, B,
+                   work);
+    if (dfirst && !policy->core)
+        policy->encoder->backward(policy, net, params, grads, dfirst, obs, B, work);
+}
+
+/* After forward_both: both nets back into one code gradient, then the encoder once. */
+static void backward_both(const sk_policy *policy, const float *params, float *grads,
+                          const float *obs, int B, sk_policy_work *work) {
+    float *dfirst = trunk_dinput(policy, B, work);
+    const float *first = trunk_input(policy, 0, obs, work);
+    trunk_backward(policy, SK_NET_ACTOR, params, grads, first, dfirst, B, work);
+    trunk_backward(policy, SK_NET_CRITIC, params, grads, first, dfirst, B, work);
+    if (dfirst && !policy->core)
+        policy->encoder->backward(policy, 0, params, grads, dfirst, obs, B, work);
+}
 
 /* work->enc (rows, enc_size) from obs: the encoder layer. */
 static void encode(const sk_policy *policy, const float *params, const float *obs, int rows,
@@ -242,11 +283,11 @@ static int obs_invalid(const sk_policy *policy, const float *obs_row) {
 }
 
 /* every matrix but the core's block and the convolutions: the encoder and the nets, and
- * the convolutions once per pass that runs them (each net's without a core) */
+ * the convolutions once (forward_both and the core's encode share one pass) */
 static double forward_macs(const sk_policy *policy) {
     double macs = 0.0;
     if (sk_policy_has_encoder(policy))
-        macs += (policy->core ? 1.0 : 2.0) * policy->encoder->forward_macs(policy);
+        macs += policy->encoder->forward_macs(policy);
     int conv_end = policy->conv_tensor + 2 * policy->cnn.layers;
     int core_end = policy->core ? policy->weight_tensor[SK_NET_ACTOR][0] : -1; /* nets follow */
     for (int i = 0; i < policy->num_tensors; i++) {
@@ -282,6 +323,7 @@ static sk_status configure(sk_policy *policy, const sk_config *cfg, const sk_env
 
 const sk_kind_ops sk_kind_mlp = {
     .name = "mlp", .configure = configure, .init_params = init_params,
-    .work_alloc = work_alloc, .forward = forward, .backward = backward, .encode = encode,
+    .work_alloc = work_alloc, .forward = forward, .backward = backward,
+    .forward_both = forward_both, .backward_both = backward_both, .encode = encode,
     .encode_backward = encode_backward, .obs_invalid = obs_invalid, .forward_macs = forward_macs,
 };

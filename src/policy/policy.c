@@ -109,6 +109,27 @@ void sk_policy_backward(const sk_policy *policy, int net, const float *params, f
     policy->kind->backward(policy, net, params, grads, obs, B, work);
 }
 
+void sk_policy_forward_both(const sk_policy *policy, const float *params, const float *obs,
+                            int B, sk_policy_work *work) {
+    SK_ASSERT(B <= work->capacity);
+    if (policy->kind->forward_both) {
+        policy->kind->forward_both(policy, params, obs, B, work);
+        return;
+    }
+    policy->kind->forward(policy, SK_NET_ACTOR, params, obs, B, work);
+    policy->kind->forward(policy, SK_NET_CRITIC, params, obs, B, work);
+}
+
+void sk_policy_backward_both(const sk_policy *policy, const float *params, float *grads,
+                             const float *obs, int B, sk_policy_work *work) {
+    if (policy->kind->backward_both) {
+        policy->kind->backward_both(policy, params, grads, obs, B, work);
+        return;
+    }
+    policy->kind->backward(policy, SK_NET_ACTOR, params, grads, obs, B, work);
+    policy->kind->backward(policy, SK_NET_CRITIC, params, grads, obs, B, work);
+}
+
 sk_status sk_policy_core_work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity) {
     if (!policy->core) return SK_OK;
     size_t rows = (size_t)capacity, E = (size_t)policy->enc_size, C = (size_t)policy->core_size;

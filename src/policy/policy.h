@@ -109,6 +109,12 @@ struct sk_kind_ops {
                     int B, sk_policy_work *work);
     void (*backward)(const sk_policy *policy, int net, const float *params, float *grads,
                      const float *obs, int B, sk_policy_work *work);
+    /* Optional: both nets sharing one pass of the encoder stage (NULL: forward and backward
+     * per net, in sk_policy_forward_both / sk_policy_backward_both). */
+    void (*forward_both)(const sk_policy *policy, const float *params, const float *obs, int B,
+                         sk_policy_work *work);
+    void (*backward_both)(const sk_policy *policy, const float *params, float *grads,
+                          const float *obs, int B, sk_policy_work *work);
     /* With a core: the rows' encodings into work->enc, and back from work->denc. */
     void (*encode)(const sk_policy *policy, const float *params, const float *obs, int rows,
                    sk_policy_work *work);
@@ -278,6 +284,14 @@ void sk_policy_forward(const sk_policy *policy, int net, const float *params, co
  * before the first net's backward). */
 void sk_policy_backward(const sk_policy *policy, int net, const float *params, float *grads,
                         const float *obs, int B, sk_policy_work *work);
+/* Both nets on obs, as sk_policy_forward of the actor then the critic, but the encoder
+ * stage (policy.encoder = cnn without a core) runs once for both; backward_both after
+ * forward_both on the same obs is the two nets' sk_policy_backward, the encoder's
+ * gradient taken once from both nets' sum. What the training loop calls. */
+void sk_policy_forward_both(const sk_policy *policy, const float *params, const float *obs,
+                            int B, sk_policy_work *work);
+void sk_policy_backward_both(const sk_policy *policy, const float *params, float *grads,
+                             const float *obs, int B, sk_policy_work *work);
 
 /* The largest |c| an LSTM cell state may hold when it is read back (a
  * checkpoint, a caller's state): |c| grows by at most 1 a step from 0 at an

@@ -15,8 +15,7 @@ void sk_ppo_loss_grad(const sk_policy *policy, const float *params, float *grads
         sk_policy_core_forward(policy, params, rows->obs, rows->state0, rows->resets, T,
                                sequences, work);
     }
-    sk_policy_forward(policy, SK_NET_ACTOR, params, rows->obs, B, work);
-    sk_policy_forward(policy, SK_NET_CRITIC, params, rows->obs, B, work);
+    sk_policy_forward_both(policy, params, rows->obs, B, work);
     const float *logits = work->out[SK_NET_ACTOR];
     const float *values = work->out[SK_NET_CRITIC];
     sk_policy_evaluate(policy, params, logits, rows->masks, rows->actions,
@@ -72,8 +71,7 @@ void sk_ppo_loss_grad(const sk_policy *policy, const float *params, float *grads
     }
     if (policy->core)
         memset(work->dfeatures, 0, (size_t)B * (size_t)policy->feature_size * sizeof(float));
-    sk_policy_backward(policy, SK_NET_ACTOR, params, grads, rows->obs, B, work);
-    sk_policy_backward(policy, SK_NET_CRITIC, params, grads, rows->obs, B, work);
+    sk_policy_backward_both(policy, params, grads, rows->obs, B, work);
     if (policy->core)
         sk_policy_core_backward(policy, params, grads, rows->obs, rows->resets, T, sequences, work);
 }

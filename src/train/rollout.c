@@ -195,11 +195,10 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
         const float *obs_t = policy_obs(ro, wk, row + (size_t)lo, B);
         const uint8_t *masks_t = M ? ro->masks + (row + (size_t)lo) * (size_t)M : NULL;
         if (ro->state_size) core_step(tr, wk, t, obs_t);
-        sk_policy_forward(&ln->policy, SK_NET_ACTOR, ln->params, obs_t, B, &wk->work);
+        sk_policy_forward_both(&ln->policy, ln->params, obs_t, B, &wk->work);
         sk_policy_sample(&ln->policy, ln->params, wk->work.out[SK_NET_ACTOR], masks_t, B, &wk->rng,
                          false, ro->actions + (row + (size_t)lo) * (size_t)H,
                          ro->actions_f + (row + (size_t)lo) * (size_t)D, ro->logp + row + (size_t)lo);
-        sk_policy_forward(&ln->policy, SK_NET_CRITIC, ln->params, obs_t, B, &wk->work);
         memcpy(ro->values + row + (size_t)lo, wk->work.out[SK_NET_CRITIC], (size_t)B * sizeof(float));
 
         load_actions(tr, t, lo, wk->hi);
