@@ -1,68 +1,133 @@
 /*
- * Convolutions through oneDNN's C API (contract in conv.h).
- *
- * Activations go to oneDNN in the caller's nhwc, which its brgemm kernels
- * take directly on AVX-512; weights go through a reorder into the blocked
- * layout the chosen kernel wants (and to bf16), each call, since the caller's
- * SGD changes them every step: small next to the activations
- * (bench/conv.c prints the kernel each shape gets). Backward primitives
- * overwrite their outputs, so input and weight gradients go through scratch
- * and are added to the caller's (+=, as src/nn).
+ * skinner/nn.h's convolutions on libskinner's side: the shape checks, the
+ * geometry, bfloat16 rounding, and the loader of the backend that runs them
+ * (conv_backend.h): libskinner-dnnl.so, linked to oneDNN and dlopened at the
+ * first convolution created, so that libskinner, the program and the classic
+ * envs never need libdnnl (issue 31 ask 2). A program that never convolves
+ * never looks for it.
  */
+#define _GNU_SOURCE /* dladdr */
 #include "conv.h"
 
 #include "../core/core.h"
+#include "bf16.h"
+#include "conv_backend.h"
 
 #include <dlfcn.h>
-#include <oneapi/dnnl/dnnl.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
-/* Debian's oneDNN runs on OpenMP: each thread that calls it would start a team
- * of every core. libgomp's omp_set_num_threads(1) in the calling thread stops
- * that; it is looked up in the process (libdnnl loaded libgomp) rather than
- * linked, so the library does not depend on which OpenMP the compiler has. */
-static void (*g_omp_set_num_threads)(int);
+/* Set by CMake: the installed library folder (absolute), the same relative to
+ * the prefix, and the build folder (where the tests find the backend). */
+#ifndef SKINNER_CONV_INSTALL_LIBDIR
+#define SKINNER_CONV_INSTALL_LIBDIR "/usr/local/lib"
+#endif
+#ifndef SKINNER_CONV_LIBDIR_REL
+#define SKINNER_CONV_LIBDIR_REL "lib"
+#endif
+#ifndef SKINNER_CONV_BUILD_DIR
+#define SKINNER_CONV_BUILD_DIR "."
+#endif
 
-#define BATCH_CACHE 4 /* batch sizes with primitives at once: training, validation and test tails */
+#define BACKEND_ENV "SKINNER_CONV_BACKEND"
+#define MAX_CANDIDATES 4
+#define CANDIDATE_MAX (2 * PATH_MAX) /* a folder of up to PATH_MAX and a file name */
 
-typedef struct conv_batch {
-    int batch; /* 0: unused */
-    uint64_t last_use;
-    dnnl_primitive_t fwd, bwd_data, bwd_weights;
-    /* the weights in each primitive's own (blocked) layout, and the reorders
-     * between those and the caller's: forward's and backward data's inputs,
-     * backward weights' output */
-    dnnl_primitive_t to_fwd_weights, to_bwd_weights, from_d_weights;
-    dnnl_memory_t user_weights, user_d_weights;          /* the caller's layout, f32 */
-    dnnl_memory_t fwd_weights, bwd_weights_in, d_weights; /* allocated by oneDNN */
-    dnnl_memory_t src, bias, dst;                        /* forward's */
-    dnnl_memory_t d_dst, d_src;                          /* backward data's */
-    dnnl_memory_t b_src, b_d_dst, b_d_bias;              /* backward weights' */
-} conv_batch;
+static const sk_conv_backend *g_backend;
+static char g_backend_error[MAX_CANDIDATES * CANDIDATE_MAX + 512]; /* why it could not be loaded */
+static pthread_once_t g_backend_once = PTHREAD_ONCE_INIT;
 
-struct sk_conv {
-    sk_conv_shape shape;
-    bool torch_like; /* sk_conv_create_torch's: padding below, weights (out, in, kh, kw) */
-    int padding;
-    sk_precision precision;
-    int out_h, out_w;
-    dnnl_stream_t stream;
-    conv_batch batches[BATCH_CACHE];
-    uint64_t uses;
-    /* scratch, grown to the largest batch seen */
-    int scratch_batch;
-    float *d_src_tmp, *d_weights_tmp, *d_bias_tmp;
-    uint16_t *src_bf16, *d_dst_bf16;
-};
+static void host_panic(const char *file, int line, const char *msg) { sk_panic(file, line, msg); }
 
-static dnnl_engine_t g_engine;
-static dnnl_status_t g_engine_status = dnnl_runtime_error;
-static pthread_once_t g_engine_once = PTHREAD_ONCE_INIT;
-static void engine_init(void) {
-    g_engine_status = dnnl_engine_create(&g_engine, dnnl_cpu, 0);
-    void *sym = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
-    memcpy(&g_omp_set_num_threads, &sym, sizeof sym); /* ISO C has no object-to-function cast */
+/* The folder of the library or program this code was linked into (libskinner.so,
+ * the skinner program, a test, Python's extension): "" if unknown. */
+static void own_folder(char *out, size_t size) {
+    Dl_info info;
+    char path[PATH_MAX] = "";
+    void *self;
+    sk_status (*fn)(sk_conv **, sk_conv_shape, sk_precision) = sk_conv_create;
+    memcpy(&self, &fn, sizeof self); /* ISO C has no function-to-object cast */
+    if (dladdr(self, &info) && info.dli_fname && strchr(info.dli_fname, '/'))
+        snprintf(path, sizeof path, "%s", info.dli_fname);
+    else { /* the main program, which dladdr names by its bare argv[0] or not at all */
+        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+        path[n > 0 ? n : 0] = '\0';
+    }
+    char *slash = strrchr(path, '/');
+    if (slash) *slash = '\0';
+    else path[0] = '\0';
+    snprintf(out, size, "%s", path);
+}
+
+/* Tries path: 1 loaded, 0 no such file, -1 there but unusable (message written). */
+static int try_backend(const char *path) {
+    if (access(path, F_OK) != 0) return 0;
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        snprintf(g_backend_error, sizeof g_backend_error,
+                 "convolutions need skinner's oneDNN backend %s, which could not be loaded: %s; "
+                 "install oneDNN (Debian: apt-get install libdnnl-dev)", path, dlerror());
+        return -1;
+    }
+    void *sym = dlsym(handle, SK_CONV_BACKEND_ENTRY);
+    sk_conv_backend_entry_fn entry = NULL;
+    memcpy(&entry, &sym, sizeof entry);
+    sk_conv_host host = {SK_CONV_BACKEND_ABI, sk_alloc, sk_free, host_panic};
+    const sk_conv_backend *backend = entry ? entry(&host) : NULL;
+    if (!backend || backend->abi != SK_CONV_BACKEND_ABI) {
+        snprintf(g_backend_error, sizeof g_backend_error,
+                 "%s is not a convolution backend of this skinner (no %s of ABI %d): rebuild "
+                 "and reinstall skinner", path, SK_CONV_BACKEND_ENTRY, SK_CONV_BACKEND_ABI);
+        dlclose(handle);
+        return -1;
+    }
+    g_backend = backend; /* the handle stays open for the process */
+    return 1;
+}
+
+static void backend_load(void) {
+    const char *forced = getenv(BACKEND_ENV);
+    char candidates[MAX_CANDIDATES][CANDIDATE_MAX];
+    int count = 0;
+    if (forced && forced[0]) {
+        snprintf(candidates[count++], CANDIDATE_MAX, "%s", forced);
+    } else {
+        char folder[PATH_MAX];
+        own_folder(folder, sizeof folder);
+        if (folder[0]) {
+            snprintf(candidates[count++], CANDIDATE_MAX, "%s/%s", folder, SK_CONV_BACKEND_FILE);
+            snprintf(candidates[count++], CANDIDATE_MAX, "%s/../%s/%s", folder,
+                     SKINNER_CONV_LIBDIR_REL, SK_CONV_BACKEND_FILE);
+        }
+        snprintf(candidates[count++], CANDIDATE_MAX, "%s/%s", SKINNER_CONV_INSTALL_LIBDIR,
+                 SK_CONV_BACKEND_FILE);
+        snprintf(candidates[count++], CANDIDATE_MAX, "%s/%s", SKINNER_CONV_BUILD_DIR,
+                 SK_CONV_BACKEND_FILE);
+    }
+    for (int k = 0; k < count; k++) {
+        int found = try_backend(candidates[k]);
+        if (found != 0) return;
+    }
+    int used = snprintf(g_backend_error, sizeof g_backend_error,
+                        "convolutions need skinner's oneDNN backend %s, which was not found (%s",
+                        SK_CONV_BACKEND_FILE, forced && forced[0] ? BACKEND_ENV " names" : "tried");
+    for (int k = 0; k < count && used > 0 && (size_t)used < sizeof g_backend_error; k++)
+        used += snprintf(g_backend_error + used, sizeof g_backend_error - (size_t)used, "%s%s",
+                         k ? ", " : " ", candidates[k]);
+    if (used > 0 && (size_t)used < sizeof g_backend_error)
+        snprintf(g_backend_error + used, sizeof g_backend_error - (size_t)used,
+                 "): install oneDNN (Debian: apt-get install libdnnl-dev) and rebuild skinner, "
+                 "whose build then makes the backend, or set " BACKEND_ENV " to its path");
+}
+
+/* The backend, or SK_ERR_IO with why it is not there. */
+static sk_status backend_get(const sk_conv_backend **out) {
+    pthread_once(&g_backend_once, backend_load);
+    *out = g_backend;
+    return g_backend ? SK_OK : sk_fail(SK_ERR_IO, "%s", g_backend_error);
 }
 
 int sk_conv_out_side(int side, int kernel, int stride) {
@@ -73,12 +138,7 @@ int sk_conv_torch_out_side(int side, int kernel, int stride, int padding) {
     return (side + 2 * padding - kernel) / stride + 1;
 }
 
-static int pad_left(const sk_conv *c) { return c->torch_like ? c->padding : c->shape.kernel / 2; }
-
-size_t sk_conv_weight_floats(sk_conv_shape s) {
-    return (size_t)s.out_channels * (size_t)s.kernel * (size_t)s.kernel *
-           (size_t)(s.channels / s.groups);
-}
+size_t sk_conv_weight_floats(sk_conv_shape shape) { return sk_conv_weights(shape); }
 
 double sk_conv_macs(sk_conv_shape s) {
     double oh = sk_conv_out_side(s.height, s.kernel, s.stride),
@@ -86,233 +146,14 @@ double sk_conv_macs(sk_conv_shape s) {
     return oh * ow * (double)sk_conv_weight_floats(s);
 }
 
-/* ---- bfloat16 ---- */
-
-static inline uint16_t bf16_bits(float x) {
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    if ((u & 0x7f800000u) == 0x7f800000u) /* inf stays inf; NaN stays a (quiet) NaN */
-        return (uint16_t)((u >> 16) | ((u & 0xffffu) ? 0x40u : 0u));
-    u += 0x7fffu + ((u >> 16) & 1u); /* nearest, ties to even */
-    return (uint16_t)(u >> 16);
-}
-
 float sk_bf16_round(float x) {
-    uint32_t u = (uint32_t)bf16_bits(x) << 16;
+    uint32_t u = (uint32_t)sk_bf16_bits(x) << 16;
     float out;
     memcpy(&out, &u, sizeof out);
     return out;
 }
 
-void sk_f32_to_bf16(uint16_t *restrict out, const float *restrict x, size_t n) {
-    for (size_t i = 0; i < n; i++) out[i] = bf16_bits(x[i]);
-}
-
-/* ---- descriptors ---- */
-
-static dnnl_data_type_t low_type(const sk_conv *c) {
-    return c->precision == SK_PRECISION_BF16 ? dnnl_bf16 : dnnl_f32;
-}
-
-static void activation_md(dnnl_memory_desc_t *md, int B, int channels, int h, int w,
-                          dnnl_data_type_t type) {
-    dnnl_dims_t dims = {B, channels, h, w};
-    dnnl_status_t st = dnnl_memory_desc_init_by_tag(md, 4, dims, type, dnnl_nhwc);
-    SK_ASSERT(st == dnnl_success);
-}
-
-/* The caller's layout (ohwi, gohwi), or any (the primitive's choice). */
-static void weights_md(dnnl_memory_desc_t *md, const sk_conv *c, dnnl_data_type_t type,
-                       bool any) {
-    const sk_conv_shape *s = &c->shape;
-    dnnl_status_t st;
-    if (s->groups == 1) {
-        dnnl_dims_t dims = {s->out_channels, s->channels, s->kernel, s->kernel};
-        dnnl_format_tag_t user = c->torch_like ? dnnl_oihw : dnnl_ohwi;
-        st = dnnl_memory_desc_init_by_tag(md, 4, dims, type, any ? dnnl_format_tag_any : user);
-    } else {
-        dnnl_dims_t dims = {s->groups, s->out_channels / s->groups, s->channels / s->groups,
-                            s->kernel, s->kernel};
-        st = dnnl_memory_desc_init_by_tag(md, 5, dims, type, any ? dnnl_format_tag_any : dnnl_gohwi);
-    }
-    SK_ASSERT(st == dnnl_success);
-}
-
-static void bias_md(dnnl_memory_desc_t *md, int out_channels) {
-    dnnl_dims_t dims = {out_channels};
-    dnnl_status_t st = dnnl_memory_desc_init_by_tag(md, 1, dims, dnnl_f32, dnnl_a);
-    SK_ASSERT(st == dnnl_success);
-}
-
-static void batch_free(conv_batch *b) {
-    dnnl_primitive_t prims[] = {b->fwd, b->bwd_data, b->bwd_weights, b->to_fwd_weights,
-                                b->to_bwd_weights, b->from_d_weights};
-    for (size_t k = 0; k < sizeof prims / sizeof prims[0]; k++)
-        if (prims[k]) dnnl_primitive_destroy(prims[k]);
-    dnnl_memory_t mems[] = {b->user_weights, b->user_d_weights, b->fwd_weights,
-                            b->bwd_weights_in, b->d_weights, b->src, b->bias, b->dst,
-                            b->d_dst, b->d_src, b->b_src, b->b_d_dst, b->b_d_bias};
-    for (size_t k = 0; k < sizeof mems / sizeof mems[0]; k++)
-        if (mems[k]) dnnl_memory_destroy(mems[k]);
-    memset(b, 0, sizeof *b);
-}
-
-/* A memory object whose buffer the caller binds per call, or (owned) one oneDNN allocates. */
-static dnnl_status_t make_memory(dnnl_memory_t *out, const dnnl_memory_desc_t *md, bool owned) {
-    return dnnl_memory_create(out, md, g_engine, owned ? DNNL_MEMORY_ALLOCATE : DNNL_MEMORY_NONE);
-}
-
-static dnnl_status_t make_reorder(dnnl_primitive_t *out, const dnnl_memory_desc_t *from,
-                                  const dnnl_memory_desc_t *to) {
-    dnnl_primitive_desc_t pd;
-    dnnl_status_t st = dnnl_reorder_primitive_desc_create(&pd, from, g_engine, to, g_engine, NULL);
-    if (st != dnnl_success) return st;
-    st = dnnl_primitive_create(out, pd);
-    dnnl_primitive_desc_destroy(pd);
-    return st;
-}
-
-/* The three primitives, the weight reorders and the memory objects for batch
- * size B. Activations keep the caller's nhwc; weights are given as "any", so
- * that oneDNN picks its fast kernels' layout (with the caller's plain layout
- * it fell back to its reference loops, 100x slower). */
-static dnnl_status_t batch_create(const sk_conv *c, conv_batch *b, int B) {
-    const sk_conv_shape *s = &c->shape;
-    dnnl_data_type_t low = low_type(c);
-    dnnl_memory_desc_t src, src_f32, weights_any, d_weights_any, user_weights, bias, dst, dst_low;
-    activation_md(&src, B, s->channels, s->height, s->width, low);
-    activation_md(&src_f32, B, s->channels, s->height, s->width, dnnl_f32);
-    activation_md(&dst, B, s->out_channels, c->out_h, c->out_w, dnnl_f32);
-    activation_md(&dst_low, B, s->out_channels, c->out_h, c->out_w, low);
-    weights_md(&weights_any, c, low, true);
-    weights_md(&d_weights_any, c, dnnl_f32, true);
-    weights_md(&user_weights, c, dnnl_f32, false);
-    bias_md(&bias, s->out_channels);
-    dnnl_dims_t strides = {s->stride, s->stride}, pad_l = {pad_left(c), pad_left(c)}, pad_r;
-    /* the right padding that gives out_h: oneDNN checks (h - k + l + r) / stride + 1 == out */
-    pad_r[0] = (c->out_h - 1) * s->stride + s->kernel - s->height - pad_left(c);
-    pad_r[1] = (c->out_w - 1) * s->stride + s->kernel - s->width - pad_left(c);
-    dnnl_convolution_desc_t fwd_d, bwd_data_d, bwd_weights_d;
-    dnnl_primitive_desc_t fwd_pd = NULL, bwd_data_pd = NULL, bwd_weights_pd = NULL;
-    dnnl_status_t st = dnnl_convolution_forward_desc_init(
-        &fwd_d, dnnl_forward_training, dnnl_convolution_direct, &src, &weights_any, &bias, &dst,
-        strides, pad_l, pad_r);
-    if (st == dnnl_success) st = dnnl_primitive_desc_create(&fwd_pd, &fwd_d, NULL, g_engine, NULL);
-    if (st == dnnl_success)
-        st = dnnl_convolution_backward_data_desc_init(&bwd_data_d, dnnl_convolution_direct,
-                                                      &src_f32, &weights_any, &dst_low, strides,
-                                                      pad_l, pad_r);
-    if (st == dnnl_success)
-        st = dnnl_primitive_desc_create(&bwd_data_pd, &bwd_data_d, NULL, g_engine, fwd_pd);
-    if (st == dnnl_success)
-        st = dnnl_convolution_backward_weights_desc_init(&bwd_weights_d, dnnl_convolution_direct,
-                                                         &src, &d_weights_any, &bias, &dst_low,
-                                                         strides, pad_l, pad_r);
-    if (st == dnnl_success)
-        st = dnnl_primitive_desc_create(&bwd_weights_pd, &bwd_weights_d, NULL, g_engine, fwd_pd);
-    if (st == dnnl_success) st = dnnl_primitive_create(&b->fwd, fwd_pd);
-    if (st == dnnl_success) st = dnnl_primitive_create(&b->bwd_data, bwd_data_pd);
-    if (st == dnnl_success) st = dnnl_primitive_create(&b->bwd_weights, bwd_weights_pd);
-    const dnnl_memory_desc_t *fwd_w = NULL, *bwd_w = NULL, *d_w = NULL;
-    if (st == dnnl_success) {
-        fwd_w = dnnl_primitive_desc_query_md(fwd_pd, dnnl_query_weights_md, 0);
-        bwd_w = dnnl_primitive_desc_query_md(bwd_data_pd, dnnl_query_weights_md, 0);
-        d_w = dnnl_primitive_desc_query_md(bwd_weights_pd, dnnl_query_diff_weights_md, 0);
-        st = make_reorder(&b->to_fwd_weights, &user_weights, fwd_w);
-    }
-    if (st == dnnl_success) st = make_reorder(&b->to_bwd_weights, &user_weights, bwd_w);
-    if (st == dnnl_success) st = make_reorder(&b->from_d_weights, d_w, &user_weights);
-    const dnnl_memory_desc_t *mds[] = {&user_weights, &user_weights, fwd_w, bwd_w, d_w, &src,
-                                       &bias, &dst, &dst_low, &src_f32, &src, &dst_low, &bias};
-    dnnl_memory_t *mems[] = {&b->user_weights, &b->user_d_weights, &b->fwd_weights,
-                             &b->bwd_weights_in, &b->d_weights, &b->src, &b->bias, &b->dst,
-                             &b->d_dst, &b->d_src, &b->b_src, &b->b_d_dst, &b->b_d_bias};
-    for (size_t k = 0; st == dnnl_success && k < sizeof mems / sizeof mems[0]; k++)
-        st = make_memory(mems[k], mds[k], k >= 2 && k <= 4);
-    if (fwd_pd) dnnl_primitive_desc_destroy(fwd_pd);
-    if (bwd_data_pd) dnnl_primitive_desc_destroy(bwd_data_pd);
-    if (bwd_weights_pd) dnnl_primitive_desc_destroy(bwd_weights_pd);
-    if (st != dnnl_success) {
-        batch_free(b);
-        return st;
-    }
-    b->batch = B;
-    return dnnl_success;
-}
-
-static void *grow(void *p, size_t bytes) {
-    sk_free(p);
-    return sk_alloc(bytes);
-}
-
-static bool scratch_reserve(sk_conv *c, int B) {
-    if (B <= c->scratch_batch) return true;
-    const sk_conv_shape *s = &c->shape;
-    size_t in = (size_t)B * s->height * s->width * s->channels,
-           out = (size_t)B * c->out_h * c->out_w * s->out_channels, w = sk_conv_weight_floats(*s);
-    c->d_src_tmp = grow(c->d_src_tmp, in * sizeof(float));
-    if (!c->d_weights_tmp) c->d_weights_tmp = sk_alloc(w * sizeof(float));
-    if (!c->d_bias_tmp) c->d_bias_tmp = sk_alloc((size_t)s->out_channels * sizeof(float));
-    if (c->precision == SK_PRECISION_BF16) {
-        c->src_bf16 = grow(c->src_bf16, in * sizeof(uint16_t));
-        c->d_dst_bf16 = grow(c->d_dst_bf16, out * sizeof(uint16_t));
-    }
-    bool ok = c->d_src_tmp && c->d_weights_tmp && c->d_bias_tmp &&
-              (c->precision == SK_PRECISION_F32 ||
-               (c->src_bf16 && c->d_dst_bf16));
-    c->scratch_batch = ok ? B : 0;
-    return ok;
-}
-
-/* The cached primitives for B, created on first use (the least recently used
- * entry makes room); NULL with *status when oneDNN cannot make them. */
-static conv_batch *batch_lookup(sk_conv *c, int B, dnnl_status_t *status) {
-    SK_ASSERT(B > 0);
-    if (g_omp_set_num_threads) g_omp_set_num_threads(1);
-    conv_batch *slot = &c->batches[0];
-    for (int k = 0; k < BATCH_CACHE; k++) {
-        conv_batch *b = &c->batches[k];
-        if (b->batch == B) {
-            b->last_use = ++c->uses;
-            return b;
-        }
-        if (b->last_use < slot->last_use) slot = b;
-    }
-    batch_free(slot);
-    *status = batch_create(c, slot, B);
-    if (*status == dnnl_success && !scratch_reserve(c, B)) {
-        batch_free(slot);
-        *status = dnnl_out_of_memory;
-    }
-    if (*status != dnnl_success) return NULL;
-    slot->last_use = ++c->uses;
-    return slot;
-}
-
-/* In forward and backward: the shape was prepared at creation (sk_conv_prepare),
- * so a failure for another batch size is out of memory or a oneDNN bug. */
-static conv_batch *batch_for(sk_conv *c, int B) {
-    dnnl_status_t status = dnnl_success;
-    conv_batch *b = batch_lookup(c, B, &status);
-    if (!b) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "oneDNN could not set up a convolution for %d images (status %d)",
-                 B, (int)status);
-        sk_panic(__FILE__, __LINE__, msg);
-    }
-    return b;
-}
-
-sk_status sk_conv_prepare(sk_conv *c, int B) {
-    dnnl_status_t status = dnnl_success;
-    if (B < 1) return sk_fail(SK_ERR_INVALID, "a convolution batch of %d images (expected >= 1)", B);
-    if (batch_lookup(c, B, &status)) return SK_OK;
-    const sk_conv_shape *s = &c->shape;
-    return sk_fail(status == dnnl_out_of_memory ? SK_ERR_NOMEM : SK_ERR_INVALID,
-                   "oneDNN cannot run a convolution %dx%dx%d -> %d channels, kernel %d, stride "
-                   "%d, groups %d on %d images (status %d)", s->height, s->width, s->channels,
-                   s->out_channels, s->kernel, s->stride, s->groups, B, (int)status);
-}
+void sk_f32_to_bf16(uint16_t *out, const float *x, size_t n) { sk_bf16_convert(out, x, n); }
 
 /* torch_like: sk_conv_create_torch's conventions, with padding (checked by the caller). */
 static sk_status create(sk_conv **out, sk_conv_shape shape, sk_precision precision,
@@ -325,25 +166,13 @@ static sk_status create(sk_conv **out, sk_conv_shape shape, sk_precision precisi
                        "groups %d: expected positive sides, an odd kernel and channel counts "
                        "divisible by groups", shape.height, shape.width, shape.channels,
                        shape.out_channels, shape.kernel, shape.stride, shape.groups);
-    pthread_once(&g_engine_once, engine_init);
-    if (g_engine_status != dnnl_success)
-        return sk_fail(SK_ERR_IO, "oneDNN could not start its CPU engine (status %d)",
-                       (int)g_engine_status);
-    sk_conv *c = sk_alloc(sizeof *c);
-    if (!c) return sk_fail(SK_ERR_NOMEM, "out of memory");
-    memset(c, 0, sizeof *c);
-    c->shape = shape;
-    c->precision = precision;
-    c->torch_like = torch_like;
-    c->padding = padding;
-    c->out_h = (shape.height + 2 * pad_left(c) - shape.kernel) / shape.stride + 1;
-    c->out_w = (shape.width + 2 * pad_left(c) - shape.kernel) / shape.stride + 1;
-    if (dnnl_stream_create(&c->stream, g_engine, dnnl_stream_default_flags) != dnnl_success) {
-        sk_free(c);
-        return sk_fail(SK_ERR_IO, "oneDNN could not create a stream");
-    }
-    *out = c;
-    return SK_OK;
+    const sk_conv_backend *backend;
+    sk_status status = backend_get(&backend);
+    if (status != SK_OK) return status;
+    char message[512] = "";
+    status = backend->create(out, shape, torch_like ? padding : shape.kernel / 2, torch_like,
+                             precision, message, sizeof message);
+    return status == SK_OK ? SK_OK : sk_fail(status, "%s", message);
 }
 
 sk_status sk_conv_create(sk_conv **out, sk_conv_shape shape, sk_precision precision) {
@@ -362,103 +191,24 @@ sk_status sk_conv_create_torch(sk_conv **out, sk_conv_shape shape, int padding,
     return create(out, shape, precision, true, padding);
 }
 
-void sk_conv_destroy(sk_conv *c) {
-    if (!c) return;
-    for (int k = 0; k < BATCH_CACHE; k++) batch_free(&c->batches[k]);
-    dnnl_stream_destroy(c->stream);
-    sk_free(c->d_src_tmp);
-    sk_free(c->d_weights_tmp);
-    sk_free(c->d_bias_tmp);
-    sk_free(c->src_bf16);
-    sk_free(c->d_dst_bf16);
-    sk_free(c);
+/* A convolution exists only once the backend is loaded, so g_backend is set below. */
+void sk_conv_destroy(sk_conv *conv) {
+    if (conv) g_backend->destroy(conv);
 }
 
-static void bind(dnnl_memory_t mem, const void *data) {
-    dnnl_status_t st = dnnl_memory_set_data_handle(mem, (void *)(uintptr_t)data);
-    SK_ASSERT(st == dnnl_success);
+sk_status sk_conv_prepare(sk_conv *conv, int B) {
+    if (B < 1) return sk_fail(SK_ERR_INVALID, "a convolution batch of %d images (expected >= 1)", B);
+    char message[512] = "";
+    sk_status status = g_backend->prepare(conv, B, message, sizeof message);
+    return status == SK_OK ? SK_OK : sk_fail(status, "%s", message);
 }
 
-static void run(sk_conv *c, dnnl_primitive_t prim, int nargs, const dnnl_exec_arg_t *args) {
-    dnnl_status_t st = dnnl_primitive_execute(prim, c->stream, nargs, args);
-    if (st == dnnl_success) st = dnnl_stream_wait(c->stream);
-    SK_ASSERT(st == dnnl_success);
-}
-
-static size_t in_floats(const sk_conv *c, int B) {
-    return (size_t)B * c->shape.height * c->shape.width * c->shape.channels;
-}
-
-static size_t out_floats(const sk_conv *c, int B) {
-    return (size_t)B * c->out_h * c->out_w * c->shape.out_channels;
-}
-
-/* x as the primitive takes it: itself, or rounded to bf16 in scratch. */
-static const void *low_src(sk_conv *c, const float *x, int B) {
-    if (c->precision == SK_PRECISION_F32) return x;
-    sk_f32_to_bf16(c->src_bf16, x, in_floats(c, B));
-    return c->src_bf16;
-}
-
-/* w (the caller's f32) into a primitive's weights (its layout and type). */
-static void load_weights(sk_conv *c, conv_batch *cb, dnnl_primitive_t reorder,
-                         dnnl_memory_t to, const float *w) {
-    bind(cb->user_weights, w);
-    dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, cb->user_weights}, {DNNL_ARG_TO, to}};
-    run(c, reorder, 2, args);
-}
-
-void sk_conv_forward(sk_conv *c, float *y, const float *x, const float *w, const float *b,
+void sk_conv_forward(sk_conv *conv, float *y, const float *x, const float *w, const float *b,
                      int B) {
-    conv_batch *cb = batch_for(c, B);
-    if (!b) { /* no bias: zeros (the primitive was made with one) */
-        memset(c->d_bias_tmp, 0, (size_t)c->shape.out_channels * sizeof(float));
-        b = c->d_bias_tmp;
-    }
-    load_weights(c, cb, cb->to_fwd_weights, cb->fwd_weights, w);
-    bind(cb->src, low_src(c, x, B));
-    bind(cb->bias, b);
-    bind(cb->dst, y);
-    dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, cb->src},
-                              {DNNL_ARG_WEIGHTS, cb->fwd_weights},
-                              {DNNL_ARG_BIAS, cb->bias},
-                              {DNNL_ARG_DST, cb->dst}};
-    run(c, cb->fwd, 4, args);
+    g_backend->forward(conv, y, x, w, b, B);
 }
 
-static void add_into(float *restrict out, const float *restrict v, size_t n) {
-    for (size_t i = 0; i < n; i++) out[i] += v[i];
-}
-
-void sk_conv_backward(sk_conv *c, float *dx, float *dw, float *db, const float *dy,
+void sk_conv_backward(sk_conv *conv, float *dx, float *dw, float *db, const float *dy,
                       const float *x, const float *w, int B) {
-    conv_batch *cb = batch_for(c, B);
-    const void *d_dst = dy;
-    if (c->precision == SK_PRECISION_BF16) {
-        sk_f32_to_bf16(c->d_dst_bf16, dy, out_floats(c, B));
-        d_dst = c->d_dst_bf16;
-    }
-    if (dx) {
-        load_weights(c, cb, cb->to_bwd_weights, cb->bwd_weights_in, w);
-        bind(cb->d_dst, d_dst);
-        bind(cb->d_src, c->d_src_tmp);
-        dnnl_exec_arg_t args[] = {{DNNL_ARG_DIFF_DST, cb->d_dst},
-                                  {DNNL_ARG_WEIGHTS, cb->bwd_weights_in},
-                                  {DNNL_ARG_DIFF_SRC, cb->d_src}};
-        run(c, cb->bwd_data, 3, args);
-        add_into(dx, c->d_src_tmp, in_floats(c, B));
-    }
-    bind(cb->b_src, low_src(c, x, B));
-    bind(cb->b_d_dst, d_dst);
-    bind(cb->b_d_bias, c->d_bias_tmp);
-    dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, cb->b_src},
-                              {DNNL_ARG_DIFF_DST, cb->b_d_dst},
-                              {DNNL_ARG_DIFF_WEIGHTS, cb->d_weights},
-                              {DNNL_ARG_DIFF_BIAS, cb->b_d_bias}};
-    run(c, cb->bwd_weights, 4, args);
-    bind(cb->user_d_weights, c->d_weights_tmp);
-    dnnl_exec_arg_t back[] = {{DNNL_ARG_FROM, cb->d_weights}, {DNNL_ARG_TO, cb->user_d_weights}};
-    run(c, cb->from_d_weights, 2, back);
-    add_into(dw, c->d_weights_tmp, sk_conv_weight_floats(c->shape));
-    if (db) add_into(db, c->d_bias_tmp, (size_t)c->shape.out_channels);
+    g_backend->backward(conv, dx, dw, db, dy, x, w, B);
 }
