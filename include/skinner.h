@@ -42,6 +42,7 @@
 #include "skinner/env.h"
 #include "skinner/vec.h"
 #include "skinner/check.h"
+#include "skinner/module.h"
 
 #ifdef __cplusplus
 extern "C" {

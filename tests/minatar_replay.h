@@ -1,6 +1,6 @@
 /*
  * Replays one of MinAtar's recorded traces (minatar_trace.h) through a game's
- * table (src/envs/minatar/minatar.h) and fails at the first difference: the
+ * table (modules/minatar/minatar.h) and fails at the first difference: the
  * applied action, the reward, the terminal flag or any cell of the state after
  * each step and after each reset, naming the file, the step and the cells.
  * Also what every game's test checks alike: act() on a game that is over, and
@@ -16,7 +16,7 @@
 
 #include <time.h>
 
-#include "envs/minatar/minatar.h"
+#include "minatar/minatar.h"
 #include "minatar_trace.h"
 #include "test_util.h"
 

@@ -1,5 +1,5 @@
 /*
- * MinAtar's Asterix (src/envs/minatar/asterix.c) against MinAtar 1.0.15
+ * MinAtar's Asterix (modules/minatar/asterix.c) against MinAtar 1.0.15
  * itself: the four recorded traces of ../shared/reference/minatar replayed bit
  * for bit (applied action, reward, terminal, every cell after every step and
  * reset), its minimal action set as MinAtar's (rules/00_common.md), and an
@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "envs/minatar/asterix.h"
+#include "minatar/asterix.h"
 #include "minatar_replay.h"
 #include "test_util.h"
 

@@ -1,5 +1,5 @@
 /*
- * MinAtar's Breakout (src/envs/minatar/breakout.c) against MinAtar 1.0.15 itself: the four
+ * MinAtar's Breakout (modules/minatar/breakout.c) against MinAtar 1.0.15 itself: the four
  * recorded traces of ../shared/reference/minatar replayed bit for bit (applied action, reward,
  * terminal and every cell after every step and reset), MinAtar's minimal action set, a game
  * that is over staying over, and the game's single-core speed (printed, not asserted).
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "envs/minatar/minatar.h"
+#include "minatar/minatar.h"
 #include "minatar_replay.h"
 #include "test_util.h"
 

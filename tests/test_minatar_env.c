@@ -1,5 +1,5 @@
 /*
- * The MinAtar envs (src/envs/minatar/env.c) through sk_vec: every recorded trace of
+ * The MinAtar envs (modules/minatar/env.c) through sk_vec: every recorded trace of
  * ../shared/reference/minatar replayed by one env of a batch (the sticky draw inside the env,
  * env.seed_mode = numpy so that the env's numpy seed is the trace's): rewards, terminal flags
  * and every observation, final_obs at terminal steps and the next episode's first observation.
@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "skinner.h"
-#include "envs/minatar/minatar.h"
+#include "minatar/minatar.h"
 #include "minatar_trace.h"
 #include "test_util.h"
 

@@ -1,5 +1,5 @@
 /*
- * MinAtar's Freeway (src/envs/minatar/freeway.c) against MinAtar 1.0.15 itself:
+ * MinAtar's Freeway (modules/minatar/freeway.c) against MinAtar 1.0.15 itself:
  * its four recorded traces replayed bit for bit (applied action, reward,
  * terminal, every cell after every step and reset; the _biased one crosses the
  * road 64 times), its minimal action set, the episode's length and act() on a

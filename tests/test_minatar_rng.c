@@ -1,5 +1,5 @@
 /*
- * MinAtar's random stream (src/envs/minatar/minatar_rng.h) against numpy's
+ * MinAtar's random stream (modules/minatar/minatar_rng.h) against numpy's
  * legacy RandomState, whose outputs are published and frozen (NEP 19): the
  * figures below are what numpy 1.24 prints for the calls named beside them.
  * And the trace reader (tests/minatar_trace.h) on MinAtar's recorded traces.
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "envs/minatar/minatar_rng.h"
+#include "minatar/minatar_rng.h"
 #include "minatar_trace.h"
 #include "test_util.h"
 

@@ -1,5 +1,5 @@
 /*
- * MinAtar's Seaquest (src/envs/minatar/seaquest.c) against MinAtar 1.0.15 itself: the four
+ * MinAtar's Seaquest (modules/minatar/seaquest.c) against MinAtar 1.0.15 itself: the four
  * recorded traces of ../shared/reference/minatar replayed bit for bit (applied action, reward,
  * terminal and every cell after every step and reset), MinAtar's minimal action set, a game
  * that is over staying over, the rules the traces never reach (a full surfacing's bonus and

@@ -13,7 +13,7 @@
 
 /* the game's table under another name, so that this copy never clashes with the library's */
 #define minatar_seaquest minatar_seaquest_under_test
-#include "envs/minatar/seaquest.c"
+#include "minatar/seaquest.c"
 
 /* A game under water at (5, 4) with no spawn due this frame and nothing on the board. */
 static void quiet_game(seaquest_state *state, bool ramping) {

@@ -1,5 +1,5 @@
 /*
- * MinAtar's Space Invaders (src/envs/minatar/space_invaders.c) against MinAtar
+ * MinAtar's Space Invaders (modules/minatar/space_invaders.c) against MinAtar
  * 1.0.15 itself: its four recorded traces replayed bit for bit (applied action,
  * reward, terminal, every cell after every step and every reset), its minimal
  * action set, the first frames of a game worked out by hand from the rules, and
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "envs/minatar/space_invaders.h"
+#include "minatar/space_invaders.h"
 #include "minatar_replay.h"
 
 #include <stdlib.h>

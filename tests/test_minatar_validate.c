@@ -17,11 +17,11 @@
 #include <cmocka.h>
 
 #include "skinner.h"
-#include "envs/minatar/asterix.h"
-#include "envs/minatar/breakout.h"
-#include "envs/minatar/freeway.h"
-#include "envs/minatar/seaquest.h"
-#include "envs/minatar/space_invaders.h"
+#include "minatar/asterix.h"
+#include "minatar/breakout.h"
+#include "minatar/freeway.h"
+#include "minatar/seaquest.h"
+#include "minatar/space_invaders.h"
 #include "io/safetensors.h"
 #include "minatar_trace.h"
 #include "test_util.h"

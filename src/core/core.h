@@ -22,12 +22,7 @@ void sk_error_clear(void);
 sk_status sk_fail_if_silent(sk_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* A broken contract: a bug, not bad input. */
-_Noreturn void sk_panic(const char *file, int line, const char *msg);
-#define SK_ASSERT(cond)                                                                            \
-    do {                                                                                           \
-        if (!(cond)) sk_panic(__FILE__, __LINE__, #cond);                                          \
-    } while (0)
+/* sk_panic and SK_ASSERT (a broken contract) are public, in skinner/module.h. */
 
 
 /* Monotonic seconds. */

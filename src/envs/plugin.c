@@ -6,9 +6,13 @@
  * program linked with libskinner.so exports them through it). Every table is
  * checked before any is registered; a refused plugin is closed again. A loaded
  * plugin stays loaded for the life of the process (its tables are in it).
+ * Modules (skinner/module.h) are plugins this file finds in the module folder
+ * and loads once, at the registry's first use.
  */
+#define _GNU_SOURCE /* dladdr */
 #include "registry.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
@@ -25,6 +29,7 @@
 
 static void *g_handles[MAX_PLUGINS];
 static char *g_paths[MAX_PLUGINS]; /* each plugin's absolute path */
+static bool g_is_module[MAX_PLUGINS]; /* found in the module folder (skinner/module.h) */
 static const sk_env_def *const *g_tables[MAX_PLUGINS];
 static int g_num_tables[MAX_PLUGINS];
 static int g_num_handles;
@@ -74,7 +79,7 @@ static const sk_env_def **upgrade_tables(const sk_env_def *const *envs, int coun
 }
 
 /* Checks the loaded object's symbols and tables and registers them; under g_plugins_lock. */
-static sk_status register_plugin(void *handle, const char *path) {
+static sk_status register_plugin(void *handle, const char *path, bool module) {
     const int *version = dlsym(handle, "sk_plugin_abi_version");
     if (!version)
         return sk_fail(SK_ERR_INVALID,
@@ -108,7 +113,7 @@ static sk_status register_plugin(void *handle, const char *path) {
         return sk_fail(SK_ERR_INVALID, "plugin '%s': %d plugins are loaded already (the limit)",
                        path, MAX_PLUGINS);
     char source[4200];
-    snprintf(source, sizeof source, "plugin '%s'", path);
+    snprintf(source, sizeof source, "%s '%s'", module ? "module" : "plugin", path);
     char *absolute = realpath(path, NULL);
     if (!absolute) return sk_fail(SK_ERR_NOMEM, "plugin '%s': %s", path, strerror(errno));
     const sk_env_def **upgraded = NULL;
@@ -126,6 +131,7 @@ static sk_status register_plugin(void *handle, const char *path) {
     g_paths[g_num_handles] = absolute;
     g_tables[g_num_handles] = envs;
     g_num_tables[g_num_handles] = count;
+    g_is_module[g_num_handles] = module;
     g_handles[g_num_handles++] = handle;
     return SK_OK;
 }
@@ -183,7 +189,8 @@ static sk_status check_elf(const char *path, uint64_t file_size) {
     return SK_OK;
 }
 
-sk_status sk_env_load_plugin(const char *path) {
+/* Loads a plugin (module: from the module folder) and registers its tables. */
+static sk_status load_shared(const char *path, bool module) {
     if (!path || !path[0])
         return sk_fail(SK_ERR_INVALID, "no plugin file given (expected the path of a .so)");
     struct stat info;
@@ -220,7 +227,7 @@ sk_status sk_env_load_plugin(const char *path) {
     }
     pthread_mutex_lock(&g_plugins_lock);
     bool seen = already_loaded(handle);
-    sk_status status = seen ? SK_OK : register_plugin(handle, path);
+    sk_status status = seen ? SK_OK : register_plugin(handle, path, module);
     /* a refused plugin is closed; a file loaded before (under any name) gives back the
      * reference this dlopen counted */
     if (seen || status != SK_OK) dlclose(handle);
@@ -228,12 +235,140 @@ sk_status sk_env_load_plugin(const char *path) {
     return status;
 }
 
+sk_status sk_env_load_plugin(const char *path) {
+    sk_env_load_modules(); /* first: a plugin's id that a module holds is taken */
+    return load_shared(path, false);
+}
+
+/* A module's env is found by its id: no path to record. */
 const char *sk_env_plugin_path(const sk_env_def *env) {
     const char *found = NULL;
     pthread_mutex_lock(&g_plugins_lock);
     for (int p = 0; p < g_num_handles && !found; p++)
-        for (int k = 0; k < g_num_tables[p]; k++)
+        for (int k = 0; k < g_num_tables[p] && !g_is_module[p]; k++)
             if (sk_env_same(g_tables[p][k], env)) found = g_paths[p];
     pthread_mutex_unlock(&g_plugins_lock);
+    return found;
+}
+
+/* ----------------------------------------------------------------- modules */
+
+#define MODULE_PREFIX "skinner-"
+#define MODULE_SUFFIX ".so"
+#ifndef SKINNER_MODULE_LIBDIR
+#define SKINNER_MODULE_LIBDIR "lib" /* CMAKE_INSTALL_LIBDIR, set by CMakeLists.txt */
+#endif
+
+static pthread_once_t g_modules_once = PTHREAD_ONCE_INIT;
+
+static bool is_module_name(const char *name) {
+    size_t length = strlen(name), prefix = strlen(MODULE_PREFIX), suffix = strlen(MODULE_SUFFIX);
+    return length > prefix + suffix && strncmp(name, MODULE_PREFIX, prefix) == 0 &&
+           strcmp(name + length - suffix, MODULE_SUFFIX) == 0;
+}
+
+static int compare_names(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Loads every skinner-*.so of folder, in name order; a failure is a warning. */
+static void load_folder(const char *folder) {
+    DIR *dir = opendir(folder);
+    if (!dir) return;
+    char *names[MAX_PLUGINS];
+    int count = 0;
+    for (struct dirent *entry; (entry = readdir(dir)) && count < MAX_PLUGINS;)
+        if (is_module_name(entry->d_name) && (names[count] = strdup(entry->d_name))) count++;
+    closedir(dir);
+    qsort(names, (size_t)count, sizeof *names, compare_names);
+    for (int i = 0; i < count; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", folder, names[i]);
+        free(names[i]);
+        if (load_shared(path, true) != SK_OK) {
+            sk_log(1, "module '%s' not loaded: %s", path, sk_last_error());
+            sk_error_clear();
+        }
+    }
+}
+
+static bool is_folder(const char *path) {
+    struct stat info;
+    return stat(path, &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+/* The folder of the program or libskinner.so this code runs in, into out. */
+static bool own_folder(char *out, size_t size) {
+    Dl_info info;
+    if (!dladdr((void *)sk_env_load_modules, &info) || !info.dli_fname) return false;
+    char *absolute = realpath(info.dli_fname, NULL);
+    if (!absolute) return false;
+    char *slash = strrchr(absolute, '/');
+    if (slash) *slash = '\0';
+    bool fits = (size_t)snprintf(out, size, "%s", absolute) < size;
+    free(absolute);
+    return fits;
+}
+
+static void load_all_modules(void) {
+    const char *list = getenv("SKINNER_MODULE_PATH");
+    if (list) { /* folders separated by ':'; empty: none */
+        char folder[4096];
+        for (const char *at = list; *at;) {
+            size_t length = strcspn(at, ":");
+            if (length > 0 && length < sizeof folder) {
+                memcpy(folder, at, length);
+                folder[length] = '\0';
+                load_folder(folder);
+            }
+            at += length + (at[length] == ':');
+        }
+        return;
+    }
+    char own[4096], folder[4200];
+    if (!own_folder(own, sizeof own)) return;
+    /* installed library, installed program, build folder, a build subfolder (tests) */
+    const char *const below[] = {"/skinner/modules", "/../" SKINNER_MODULE_LIBDIR "/skinner/modules",
+                                 "/modules", "/../modules"};
+    for (size_t c = 0; c < sizeof below / sizeof *below; c++) {
+        snprintf(folder, sizeof folder, "%s%s", own, below[c]);
+        if (is_folder(folder)) {
+            load_folder(folder);
+            return;
+        }
+    }
+}
+
+sk_status sk_env_load_modules(void) {
+    pthread_once(&g_modules_once, load_all_modules);
+    return SK_OK;
+}
+
+const char *sk_module_path(int index) {
+    sk_env_load_modules();
+    const char *found = NULL;
+    pthread_mutex_lock(&g_plugins_lock);
+    for (int p = 0, seen = 0; p < g_num_handles && !found; p++)
+        if (g_is_module[p] && seen++ == index) found = g_paths[p];
+    pthread_mutex_unlock(&g_plugins_lock);
+    return found;
+}
+
+void *sk_module_symbol(const char *symbol) {
+    sk_env_load_modules();
+    void *found = NULL;
+    int searched = 0;
+    pthread_mutex_lock(&g_plugins_lock);
+    for (int p = 0; p < g_num_handles && !found; p++)
+        if (g_is_module[p]) {
+            searched++;
+            found = dlsym(g_handles[p], symbol);
+        }
+    pthread_mutex_unlock(&g_plugins_lock);
+    if (!found)
+        sk_fail(SK_ERR_INVALID,
+                "no loaded module exports '%s' (%d module%s loaded; is skinner's module folder "
+                "installed? set SKINNER_MODULE_PATH to the folder of skinner-*.so)",
+                symbol ? symbol : "(null)", searched, searched == 1 ? "" : "s");
     return found;
 }

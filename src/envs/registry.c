@@ -1,7 +1,8 @@
 /*
  * The list of environments: the built-ins first, in a fixed order, then the
  * envs a host program registered (sk_env_register) or a plugin brought
- * (sk_env_load_plugin, plugin.c), in the order they came. Adding a built-in:
+ * (sk_env_load_plugin, plugin.c) or a module (skinner/module.h, loaded at the
+ * first lookup, listing or registration), in the order they came. Adding a built-in:
  * write src/envs/NAME.c exporting an sk_env_def, declare it here and add it to
  * g_envs. Every table, built-in or not, passes sk_env_validate.
  */
@@ -10,7 +11,6 @@
 #include "cartpole.h"
 #include "mountaincar.h"
 #include "pendulum.h"
-#include "minatar/minatar_envs.h"
 #include "morpho/morpho.h"
 #include "prover/prover.h"
 
@@ -22,7 +22,7 @@
 #include <string.h>
 #include <strings.h>
 
-#define NUM_BUILTIN_ENVS 19
+#define NUM_BUILTIN_ENVS 9
 #define PLUGIN_SEPARATOR ".so:"
 
 /* Entries are only ever appended, under g_lock, into slots that were NULL, so
@@ -37,21 +37,14 @@ static const sk_env_def *g_envs[NUM_BUILTIN_ENVS + SK_MAX_REGISTERED_ENVS + 1] =
     &sk_env_pendulum_p,
     &sk_env_prover,
     &sk_env_morpho,
-    &sk_env_minatar_asterix_v0,
-    &sk_env_minatar_asterix_v1,
-    &sk_env_minatar_breakout_v0,
-    &sk_env_minatar_breakout_v1,
-    &sk_env_minatar_freeway_v0,
-    &sk_env_minatar_freeway_v1,
-    &sk_env_minatar_seaquest_v0,
-    &sk_env_minatar_seaquest_v1,
-    &sk_env_minatar_space_invaders_v0,
-    &sk_env_minatar_space_invaders_v1,
 };
 static int g_num_envs = NUM_BUILTIN_ENVS;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
-const sk_env_def *const *sk_env_list(void) { return g_envs; }
+const sk_env_def *const *sk_env_list(void) {
+    sk_env_load_modules();
+    return g_envs;
+}
 
 /* Writes a formatted reason into why; returns false so callers can `return invalid(...)`. */
 static bool invalid(char *why, size_t why_size, const char *fmt, ...)
@@ -290,7 +283,10 @@ sk_status sk_env_register_all(const sk_env_def *const *envs, int count, const ch
     return status;
 }
 
-sk_status sk_env_register(const sk_env_def *env) { return sk_env_register_all(&env, 1, NULL); }
+sk_status sk_env_register(const sk_env_def *env) {
+    sk_env_load_modules(); /* first: an id a module holds is taken */
+    return sk_env_register_all(&env, 1, NULL);
+}
 
 /* Splits "FILE.so:ID" at its last ".so:" and loads FILE; *id points into name. */
 static bool load_plugin_of(const char *name, const char **id) {
@@ -313,6 +309,7 @@ static bool load_plugin_of(const char *name, const char **id) {
 
 const sk_env_def *sk_env_find(const char *name) {
     const char *id = name;
+    sk_env_load_modules();
     if (name && !load_plugin_of(name, &id)) return NULL;
     pthread_mutex_lock(&g_lock);
     const sk_env_def *found = holder_of(id, g_envs, g_num_envs);

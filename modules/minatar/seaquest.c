@@ -25,7 +25,7 @@
  */
 #include "seaquest.h"
 
-#include "../../core/core.h"
+#include <skinner/module.h>
 
 #include <string.h>
 

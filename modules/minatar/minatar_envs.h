@@ -1,9 +1,9 @@
-/* The MinAtar envs' tables (env.c), ten built-ins: MinAtar/<Game>-v0 (all six actions) and
+/* The MinAtar envs' tables (env.c), ten envs of the MinAtar module: MinAtar/<Game>-v0 (all six actions) and
  * MinAtar/<Game>-v1 (MinAtar's minimal action set). */
 #ifndef SKINNER_MINATAR_ENVS_H
 #define SKINNER_MINATAR_ENVS_H
 
-#include "../../core/core.h"
+#include <skinner/env.h>
 
 extern const sk_env_def sk_env_minatar_asterix_v0, sk_env_minatar_asterix_v1;
 extern const sk_env_def sk_env_minatar_breakout_v0, sk_env_minatar_breakout_v1;
