@@ -104,6 +104,21 @@ SK_API const char *sk_cfg_string(const sk_config *cfg, const char *key, const ch
 SK_API sk_status sk_cfg_path(const sk_config *cfg, const char *key, const char *def,
                              const char **out);
 
+/* ------------------------------------------------------------- data files */
+
+/* The largest data file an env should read (a knowledge base's facts, gzip'd
+ * IDX images): far below 2 GiB, so that counts read from it fit 32 bits. */
+#define SK_DATA_FILE_MAX_BYTES ((int64_t)2 << 30)
+
+/* Opens path for reading only if it is a regular file of at most max_bytes:
+ * a directory, a FIFO, a device (/dev/zero) or a socket is refused without
+ * blocking, and so is a larger file. `what` names the file's role in the
+ * message ("config file", "knowledge-base file"). On success *fd (the caller
+ * closes it) and *size (may be NULL); else SK_ERR_IO (refused or unreadable) or
+ * SK_ERR_CORRUPT (too large), recorded by sk_fail. */
+SK_API sk_status sk_open_regular(const char *path, int64_t max_bytes, const char *what, int *fd,
+                                 int64_t *size);
+
 /* --------------------------------------------------------------------- rng */
 
 /*

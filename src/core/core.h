@@ -41,20 +41,10 @@ bool sk_write_all(int fd, const void *data, size_t size);
 /* mkdir -p; SK_ERR_IO naming the path on failure. */
 sk_status sk_mkdirs(const char *path);
 
-/* Opens path for reading only if it is a regular file of at most max_bytes:
- * a directory, a FIFO, a device (/dev/zero) or a socket is refused without
- * blocking, and so is a larger file. `what` names the file's role in the
- * message ("config file", "knowledge-base file"). On success *fd (the caller
- * closes it) and *size (may be NULL); else SK_ERR_IO (refused or unreadable) or
- * SK_ERR_CORRUPT (too large), recorded by sk_fail. */
-sk_status sk_open_regular(const char *path, int64_t max_bytes, const char *what, int *fd,
-                          int64_t *size);
+/* sk_open_regular and SK_DATA_FILE_MAX_BYTES are public, in skinner/env.h. */
 
-/* Size limits of what skinner reads: configs are small text; dataset files
- * (a knowledge base's facts, gzip'd IDX images) stay far below 2 GiB, and their
- * counts are 32-bit. */
+/* Size limits of what skinner reads: configs are small text. */
 #define SK_CONFIG_MAX_BYTES ((int64_t)16 << 20)
-#define SK_DATA_FILE_MAX_BYTES ((int64_t)2 << 30)
 
 #define SK_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define SK_MAX(a, b) ((a) > (b) ? (a) : (b))
