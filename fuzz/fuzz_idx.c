@@ -1,7 +1,7 @@
 /* The IDX reader of Morpho's Fashion-MNIST files, plain or gzip'd. */
 #include "fuzz_util.h"
 
-#include "envs/morpho/data.h"
+#include "morpho/data.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t *out = NULL;

@@ -9,7 +9,7 @@
 #include "core/config.h"
 #include "core/core.h"
 #include "core/rng.h"
-#include "envs/morpho/morpho_internal.h"
+#include "morpho/morpho_internal.h"
 #include "policy/policy.h"
 
 #include <math.h>

@@ -5,7 +5,7 @@
 #include "test_util.h"
 
 #include "core/rng.h"
-#include "envs/morpho/blocks.h"
+#include "morpho/blocks.h"
 
 #include <math.h>
 

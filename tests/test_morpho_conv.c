@@ -7,7 +7,7 @@
 #include "test_util.h"
 
 #include "core/rng.h"
-#include "envs/morpho/conv_blocks.h"
+#include "morpho/conv_blocks.h"
 #include "nn/conv.h"
 
 #include <float.h>

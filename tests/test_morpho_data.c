@@ -9,7 +9,7 @@
 
 #include "core/core.h"
 #include "core/rng.h"
-#include "envs/morpho/data.h"
+#include "morpho/data.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -11,7 +11,6 @@
 #include "cartpole.h"
 #include "mountaincar.h"
 #include "pendulum.h"
-#include "morpho/morpho.h"
 #include "prover/prover.h"
 
 #include <limits.h>
@@ -22,7 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
-#define NUM_BUILTIN_ENVS 9
+#define NUM_BUILTIN_ENVS 8
 #define PLUGIN_SEPARATOR ".so:"
 
 /* Entries are only ever appended, under g_lock, into slots that were NULL, so
@@ -36,7 +35,6 @@ static const sk_env_def *g_envs[NUM_BUILTIN_ENVS + SK_MAX_REGISTERED_ENVS + 1] =
     &sk_env_pendulum,
     &sk_env_pendulum_p,
     &sk_env_prover,
-    &sk_env_morpho,
 };
 static int g_num_envs = NUM_BUILTIN_ENVS;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -21,7 +21,7 @@
 #ifndef SK_MORPHO_DATA_H
 #define SK_MORPHO_DATA_H
 
-#include "skinner.h"
+#include "skinner/env.h"
 
 #include <stdint.h>
 

@@ -50,7 +50,7 @@
 #ifndef SK_MORPHO_H
 #define SK_MORPHO_H
 
-#include "skinner.h"
+#include "skinner/env.h"
 
 #include "lifecycle.h"
 

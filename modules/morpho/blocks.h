@@ -48,6 +48,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define MORPHO_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MORPHO_MAX(a, b) ((a) > (b) ? (a) : (b))
+
 typedef enum morpho_blueprint {
     MORPHO_BP_NORM,
     MORPHO_BP_LORA4,

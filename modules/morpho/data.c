@@ -4,12 +4,13 @@
  */
 #include "data.h"
 
-#include "../../core/core.h"
-#include "../../core/rng.h"
+#include "skinner/module.h"
 
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -32,7 +32,7 @@
 #ifndef SK_MORPHO_CONV_BLOCKS_H
 #define SK_MORPHO_CONV_BLOCKS_H
 
-#include "../../nn/conv.h"
+#include "skinner/nn.h"
 #include "blocks.h"
 
 typedef enum morpho_conv_blueprint {
