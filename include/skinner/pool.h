@@ -3,8 +3,10 @@
  * on every worker, for env authors whose work splits into independent slices
  * (Prover ranks queries, KGE trains on batches with it). The calling thread
  * is worker 0, so a pool of 1 starts no thread and runs the job inline.
+ * A whole program (link with -lskinner):
  *
  *     #include <skinner/pool.h>
+ *     #include <stdio.h>
  *
  *     typedef struct square_job { const float *in; float *out; int n; } square_job;
  *
@@ -15,11 +17,19 @@
  *         for (int i = lo; i < hi; i++) job->out[i] = job->in[i] * job->in[i];
  *     }
  *
- *     sk_pool *pool;
- *     if (sk_pool_create(&pool, 4) != SK_OK) return sk_last_error();
- *     square_job job = {in, out, n};
- *     sk_pool_run(pool, square_slice, &job); // returns when all 4 slices are done
- *     sk_pool_destroy(pool);
+ *     int main(void) {
+ *         float in[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, out[10];
+ *         sk_pool *pool;
+ *         if (sk_pool_create(&pool, 4) != SK_OK) {
+ *             fprintf(stderr, "%s\n", sk_last_error());
+ *             return 1;
+ *         }
+ *         square_job job = {in, out, 10};
+ *         sk_pool_run(pool, square_slice, &job); // returns when all 4 slices are done
+ *         sk_pool_destroy(pool);
+ *         printf("%g %g\n", out[3], out[9]); // 9 81
+ *         return 0;
+ *     }
  *
  * A job writes only what its worker owns (its slice, its own scratch indexed
  * by `worker`), so it needs no lock; what it reads must not change until

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The worked examples at the top of include/skinner/nn.h and include/skinner/pool.h (the
+# public layers and worker pool for env authors, issue 31 ask 1), cut out of the headers
+# verbatim, built against include/ alone with -lskinner and run: the dense layer fitted by
+# Adam finds y = 1 + x0 + 2 x1, and the pool squares 0..9.
+# Usage: kit_header_examples.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build_dir=$(realpath "$1")
+source_dir=$(realpath "$2")
+fail() { echo "kit_header_examples: $*"; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# example HEADER NAME EXPECTED: the comment's program from '#include <skinner/HEADER>' to the
+# brace after main's 'return 0;', with the ' *     ' margin taken off
+example() {
+    local header=$1 name=$2 expected=$3
+    awk -v first=" *     #include <skinner/$header>" '
+        $0 == first { on = 1 }
+        on { print }
+        on && $0 ~ /^ \*         return 0;$/ { closing = 1; next }
+        closing && $0 ~ /^ \*     }$/ { exit }' "$source_dir/include/skinner/$header" |
+        sed -e 's/^ \*     //' -e 's/^ \*$//' > "$work/$name.c"
+    grep -q 'int main' "$work/$name.c" || fail "no program at the top of skinner/$header"
+    cc -std=c17 -Wall -Wextra -Werror -I"$source_dir/include" "$work/$name.c" -o "$work/$name" \
+        -L"$build_dir" -lskinner -Wl,-rpath,"$build_dir" -lm ||
+        { cat -n "$work/$name.c"; fail "skinner/$header's example does not build"; }
+    local out
+    out=$("$work/$name") || fail "skinner/$header's example exited $?"
+    [[ $out == "$expected" ]] || fail "skinner/$header's example printed '$out', expected '$expected'"
+    echo "skinner/$header: $out"
+}
+example nn.h nn "w = (1.00, 2.00), b = 1.00"
+example pool.h pool "9 81"
