@@ -11,8 +11,8 @@
 #include "fuzz_util.h"
 
 #include "core/config.h"
-#include "envs/prover/kb.h"
-#include "envs/prover/prover.h"
+#include "prover/kb.h"
+#include "prover/prover.h"
 #include "skinner/vec.h"
 
 #include <string.h>

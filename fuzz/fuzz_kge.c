@@ -7,7 +7,7 @@
 #include "fuzz_util.h"
 
 #include "io/safetensors.h"
-#include "kge/kge_train.h"
+#include "prover/kge_train.h"
 
 #include <string.h>
 

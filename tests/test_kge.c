@@ -1,4 +1,4 @@
-/* Knowledge-graph embeddings (src/kge/kge.c): TransE, ComplEx and RotatE scored through the
+/* Knowledge-graph embeddings (modules/prover/kge.c): TransE, ComplEx and RotatE scored through the
  * query vectors of kge.h from either side against the textbook scores of
  * tests/reference/kge_reference.py (torch, float64 fixtures); DeepProofLog's batch loss and its
  * gradient against the fixtures and against finite differences (of the C loss in float, and of
@@ -8,8 +8,8 @@
 #include "test_util.h"
 
 #include "io/safetensors.h"
-#include "kge/kge.h"
-#include "kge/kge_train.h"
+#include "prover/kge.h"
+#include "prover/kge_train.h"
 
 #include <math.h>
 

@@ -12,8 +12,8 @@
 
 #include "core/config.h"
 #include "core/core.h"
-#include "envs/prover/prover.h"
-#include "envs/prover/rank.h"
+#include "prover/prover.h"
+#include "prover/rank.h"
 #include "skinner/vec.h"
 
 #include <string.h>

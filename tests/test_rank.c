@@ -1,5 +1,5 @@
 /*
- * Ranking evaluation of Prover-v0 (src/envs/prover/rank.h): the rank arithmetic on
+ * Ranking evaluation of Prover-v0 (modules/prover/rank.h): the rank arithmetic on
  * hand-made score lists, the MRR/Hits formulas against hand-computed values,
  * the filtered corruptions, and whole rankings on a small knowledge base
  * written in DeepProofLog's format, proved by a hand-built policy whose
@@ -26,10 +26,10 @@
 
 #include "core/core.h"
 #include "core/rng.h"
-#include "envs/prover/prover.h"
-#include "envs/prover/rank.h"
+#include "prover/prover.h"
+#include "prover/rank.h"
 #include "io/safetensors.h"
-#include "kge/kge_train.h"
+#include "prover/kge_train.h"
 #include "skinner/kge.h"
 #include "train/actor.h"
 

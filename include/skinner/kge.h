@@ -19,7 +19,7 @@
 #ifndef SKINNER_KGE_H
 #define SKINNER_KGE_H
 
-#include "env.h"
+#include "module.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -97,6 +97,21 @@ typedef struct sk_kge_eval_summary {
  * all), seed (1), threads (0: all cores). SK_ERR_CONFIG as above.
  */
 SK_API sk_status sk_kge_eval_run(const sk_config *cfg, sk_kge_eval_summary *out);
+
+/*
+ * Who implements them: the Prover module (skinner-prover.so, skinner/module.h),
+ * not libskinner. The two calls above find, with sk_module_symbol, the
+ * functions the module exports under these names, of these types, and call
+ * them; without the module they fail with SK_ERR_INVALID saying so.
+ */
+#define SK_KGE_TRAIN_SYMBOL "sk_module_kge_train_run"
+#define SK_KGE_EVAL_SYMBOL "sk_module_kge_eval_run"
+typedef sk_status (*sk_kge_train_run_fn)(const sk_config *cfg, const char *config_path,
+                                         void (*start)(const sk_kge_train_summary *sizes,
+                                                       void *user),
+                                         sk_kge_epoch_fn on_epoch, void *user,
+                                         sk_kge_train_summary *out);
+typedef sk_status (*sk_kge_eval_run_fn)(const sk_config *cfg, sk_kge_eval_summary *out);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,9 @@
 /*
  * Modules: env plugins that skinner finds by itself, and the few calls a
- * module (or any plugin) needs beyond skinner/env.h.
+ * module (or any plugin) needs beyond skinner/env.h: assertions, located
+ * errors, time, number parsing, config listing, run-folder creation and
+ * locking. (The worker pool is skinner/pool.h, layers skinner/nn.h, tensor
+ * files skinner/safetensors.h.)
  *
  * A module is a plugin (an sk_env_def table list exported with
  * SK_PLUGIN_EXPORT, built without -lskinner) installed as
@@ -37,6 +40,51 @@ SK_API _Noreturn void sk_panic(const char *file, int line, const char *msg);
     do {                                                                                           \
         if (!(cond)) sk_panic(__FILE__, __LINE__, #cond);                                          \
     } while (0)
+
+/* ------------------------------------------------------ errors, time, text */
+
+/* sk_fail with the message located, "source:line: message": a parser's
+ * errors naming the file and line of the bad input. */
+SK_API sk_status sk_fail_at(sk_status status, const char *source, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Monotonic seconds (for durations). */
+SK_API double sk_now(void);
+
+/* Parses a whole string as a number; false if it is not one or has trailing
+ * characters (no errno, no message: the caller names the field). */
+SK_API bool sk_parse_i64(const char *text, int64_t *out);
+SK_API bool sk_parse_f64(const char *text, double *out);
+
+#define SK_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define SK_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* ------------------------------------------------------------------ config */
+
+/* The index-th entry in insertion order; false past the end. */
+SK_API bool sk_config_entry_at(const sk_config *cfg, int index, const char **key,
+                               const char **value);
+/* The whole table as INI text (malloc'd; the caller frees it), sorted by key;
+ * sk_config_load_file reads it back. NULL when out of memory. */
+SK_API char *sk_config_to_string(const sk_config *cfg);
+/* SK_ERR_CONFIG naming the first key of `section` ("kge") that was set but
+ * never read by a typed read: a misspelt key is refused, not ignored. */
+SK_API sk_status sk_cfg_check_unused(const sk_config *cfg, const char *section);
+
+/* ------------------------------------------------------------- run folders */
+
+/* mkdir -p; SK_ERR_IO naming the path on failure. */
+SK_API sk_status sk_mkdirs(const char *path);
+
+/* A run folder has one writer: DIR/run.lock, flock'd for as long as the
+ * descriptor *lock_fd stays open, records the holder's pid, host and command.
+ * While another process holds it, SK_ERR_IO names that holder and nothing in
+ * the folder is touched; a dead holder's lock went with it (flock), so a
+ * crashed run never blocks its own resume. sk_run_unlock releases it (the
+ * file stays). The trainer takes it for its run folder; a module that writes
+ * a run folder of its own (the Prover module's KGE training) takes it too. */
+SK_API sk_status sk_run_lock(const char *dir, int *lock_fd);
+SK_API void sk_run_unlock(int lock_fd);
 
 /* ----------------------------------------------------------------- modules */
 

@@ -301,7 +301,8 @@ static bool is_folder(const char *path) {
 static bool own_folder(char *out, size_t size) {
     Dl_info info;
     if (!dladdr((void *)sk_env_load_modules, &info) || !info.dli_fname) return false;
-    char *absolute = realpath(info.dli_fname, NULL);
+    /* a library's name has a '/'; a program's is its argv[0] (`skinner`, found on PATH) */
+    char *absolute = realpath(strchr(info.dli_fname, '/') ? info.dli_fname : "/proc/self/exe", NULL);
     if (!absolute) return false;
     char *slash = strrchr(absolute, '/');
     if (slash) *slash = '\0';

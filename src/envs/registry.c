@@ -11,7 +11,6 @@
 #include "cartpole.h"
 #include "mountaincar.h"
 #include "pendulum.h"
-#include "prover/prover.h"
 
 #include <limits.h>
 #include <math.h>
@@ -21,7 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
-#define NUM_BUILTIN_ENVS 8
+#define NUM_BUILTIN_ENVS 7
 #define PLUGIN_SEPARATOR ".so:"
 
 /* Entries are only ever appended, under g_lock, into slots that were NULL, so
@@ -34,7 +33,6 @@ static const sk_env_def *g_envs[NUM_BUILTIN_ENVS + SK_MAX_REGISTERED_ENVS + 1] =
     &sk_env_mountaincar_continuous,
     &sk_env_pendulum,
     &sk_env_pendulum_p,
-    &sk_env_prover,
 };
 static int g_num_envs = NUM_BUILTIN_ENVS;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -1,73 +1,16 @@
 /*
- * safetensors files (huggingface/safetensors): an 8-byte little-endian header
- * length, a JSON header naming each tensor's dtype, shape and byte range, then
- * the raw data, little-endian. F32, F64, I32, I64, U8 and U64 tensors are
- * supported. Writes go to a
- * temporary file that is fsynced and renamed, so a crash never leaves a torn
- * file in place of a good one.
+ * safetensors files: the public reader and writer are skinner/safetensors.h;
+ * what only skinner's tests and fuzzers use is here.
  */
 #ifndef SK_SAFETENSORS_H
 #define SK_SAFETENSORS_H
 
 #include "skinner.h"
+#include "skinner/safetensors.h"
 
-#define SK_ST_MAX_DIMS 4
-#define SK_ST_CRC_KEY "skinner.crc32" /* metadata: CRC-32 of the data section, hex */
-/* metadata: CRC-32 of the whole file (length, header with this value read as
- * "00000000", data), hex; required with SK_ST_CRC_KEY on load (see sk_st_open) */
-#define SK_ST_CHECKSUM_KEY "skinner.checksum"
-
-typedef enum sk_st_dtype {
-    SK_ST_F32 = 0, /* the default of a zero-initialised tensor */
-    SK_ST_F64,
-    SK_ST_I32,
-    SK_ST_I64,
-    SK_ST_U8,
-    SK_ST_U64,
-} sk_st_dtype;
-
-/* Bytes per element, and the format's name for it ("F32", ...). */
-size_t sk_st_dtype_size(sk_st_dtype dtype);
-const char *sk_st_dtype_name(sk_st_dtype dtype);
-
-typedef struct sk_st_tensor {
-    const char *name;
-    int ndim;
-    int64_t shape[SK_ST_MAX_DIMS];
-    const void *data; /* on write: the caller's; on read: inside the loaded file, and
-                       * aligned to the element only if the writer ordered it so
-                       * (skinner's does): copy with memcpy */
-    sk_st_dtype dtype;
-    size_t offset; /* on read: where the data starts in the data section */
-} sk_st_tensor;
-
-typedef struct sk_st_meta {
-    const char *key, *value;
-} sk_st_meta;
-
-sk_status sk_st_write(const char *path, const sk_st_tensor *tensors, int num_tensors,
-                      const sk_st_meta *meta, int num_meta);
-
-/* A loaded file: tensors and metadata point into it until sk_st_close. */
-typedef struct sk_st_file sk_st_file;
-
-/* Validates the whole layout (header JSON, dtypes, shapes against byte ranges,
- * ranges inside the file, no overlap) and the checksums it carries.
- * SK_ERR_CORRUPT names the problem. */
-sk_status sk_st_open(sk_st_file **out, const char *path);
-void sk_st_close(sk_st_file *file);
-/* A skinner checkpoint must carry a checksum, or deleting the key would
- * switch the check off: SK_OK with the whole-file one; SK_OK with a warning
- * for a file written before it (the data's only: its header is unverified);
- * SK_ERR_CORRUPT with neither. */
-sk_status sk_st_require_checksum(const sk_st_file *file, const char *path);
 /* Rewrites the checksums of a whole file held in memory to match its bytes,
  * as a deliberate tamperer would: for tests and fuzzing, which must reach the
  * validation behind the checksums. False if the file carries none. */
 bool sk_st_reseal(char *bytes, size_t size);
-/* The tensor called name, or NULL. */
-const sk_st_tensor *sk_st_find(const sk_st_file *file, const char *name);
-/* A metadata value, or NULL. */
-const char *sk_st_meta_get(const sk_st_file *file, const char *key);
 
 #endif

@@ -5,9 +5,11 @@
 #include "prover.h"
 #include "rank.h"
 
-#include "../../core/config.h"
-#include "../../core/core.h"
-#include "../../core/rng.h"
+#include "skinner.h"
+
+#include <stdio.h>
+
+#include <stdlib.h>
 
 #include <string.h>
 

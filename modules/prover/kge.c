@@ -1,8 +1,11 @@
 /* The KGE models' scores and gradients, through query vectors (kge.h). */
 #include "kge.h"
 
-#include "../core/core.h"
-#include "../core/rng.h"
+#include "skinner.h"
+
+#include <stdio.h>
+
+#include <stdlib.h>
 
 #include <math.h>
 #include <string.h>

@@ -13,7 +13,11 @@
  */
 #include "prover.h"
 
-#include "../../core/core.h"
+#include "skinner.h"
+
+#include <stdio.h>
+
+#include <stdlib.h>
 
 #include <string.h>
 

@@ -3,8 +3,10 @@
  * text table of `skinner eval` and the members of `skinner eval --json`. */
 #include "rank.h"
 
-#include "../../core/core.h"
-#include "../../kge/kge.h"
+#include "skinner.h"
+
+#include <stdlib.h>
+#include "kge.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -7,9 +7,9 @@
 
 #include "kge_train.h"
 
-#include "../core/config.h"
-#include "../core/core.h"
-#include "../train/run_files.h"
+#include "skinner.h"
+
+#include <stdio.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -142,9 +142,9 @@ static sk_status write_run_config(const sk_config *cfg, const char *dir) {
     return written ? SK_OK : sk_fail(SK_ERR_IO, "cannot write '%s'", path);
 }
 
-sk_status sk_kge_train_run(const sk_config *given, const char *config_path,
-                           void (*start)(const sk_kge_train_summary *sizes, void *user),
-                           sk_kge_epoch_fn on_epoch, void *user, sk_kge_train_summary *out) {
+sk_status sk_kge_module_train(const sk_config *given, const char *config_path,
+                              void (*start)(const sk_kge_train_summary *sizes, void *user),
+                              sk_kge_epoch_fn on_epoch, void *user, sk_kge_train_summary *out) {
     memset(out, 0, sizeof *out);
     sk_config *cfg = sk_config_copy(given);
     if (!cfg) return sk_fail(SK_ERR_NOMEM, "out of memory");
@@ -299,7 +299,7 @@ done:
     return status;
 }
 
-sk_status sk_kge_eval_run(const sk_config *given, sk_kge_eval_summary *out) {
+sk_status sk_kge_module_eval(const sk_config *given, sk_kge_eval_summary *out) {
     memset(out, 0, sizeof *out);
     sk_config *cfg = sk_config_copy(given);
     if (!cfg) return sk_fail(SK_ERR_NOMEM, "out of memory");

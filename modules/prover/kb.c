@@ -5,7 +5,11 @@
  */
 #include "kb.h"
 
-#include "../../core/core.h"
+#include "skinner.h"
+
+#include <stdio.h>
+
+#include <stdlib.h>
 
 #include <errno.h>
 #include <stdarg.h>

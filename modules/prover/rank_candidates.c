@@ -2,7 +2,9 @@
  * consecutive queries' corruptions that the workers score together. */
 #include "rank_internal.h"
 
-#include "../../core/core.h"
+#include "skinner.h"
+
+#include <stdio.h>
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,9 @@
  * longer beat their true query (rank_internal.h: rank_jobs). */
 #include "rank_internal.h"
 
-#include "../../core/core.h"
+#include "skinner.h"
+
+#include <stdio.h>
 
 #include <limits.h>
 #include <math.h>

@@ -3,8 +3,12 @@
  * the means of those positions (rank.h: the protocol). */
 #include "rank_internal.h"
 
-#include "../../core/core.h"
-#include "../../kge/kge.h"
+#include "skinner.h"
+
+#include <stdio.h>
+
+#include <stdlib.h>
+#include "kge.h"
 
 #include <math.h>
 

@@ -15,9 +15,10 @@
 #define SK_KGE_TRAIN_H
 
 #include "kge.h"
+#include "skinner/kge.h"
 
-#include "../envs/prover/kb.h"
-#include "../envs/prover/rank.h"
+#include "kb.h"
+#include "rank.h"
 
 typedef struct sk_kge_train_config {
     int batch_size, negatives, threads;
@@ -77,6 +78,13 @@ sk_status sk_kge_rank(const sk_kge *kge, const sk_kb *kb, const sk_kge_rank_opti
                       sk_rank_result *out);
 
 /* The entity and relation of kb's ids. */
+/* skinner/kge.h's sk_kge_train_run and sk_kge_eval_run, as this module
+ * implements them (kge_run.c); module.c exports them to libskinner. */
+sk_status sk_kge_module_train(const sk_config *cfg, const char *config_path,
+                              void (*start)(const sk_kge_train_summary *sizes, void *user),
+                              sk_kge_epoch_fn on_epoch, void *user, sk_kge_train_summary *out);
+sk_status sk_kge_module_eval(const sk_config *cfg, sk_kge_eval_summary *out);
+
 static inline int sk_kge_entity_of(int32_t constant) { return constant - 1; }
 static inline int sk_kge_relation_of(int32_t pred) { return pred - SK_KB_FIRST_PRED; }
 

@@ -26,7 +26,11 @@
  */
 #include "rank_internal.h"
 
-#include "../../core/core.h"
+#include "skinner.h"
+
+#include <stdio.h>
+
+#include <stdlib.h>
 
 #include <math.h>
 

@@ -1,9 +1,8 @@
 /* KGE models on disk: safetensors with the run's metadata (kge.h). */
 #include "kge.h"
 
-#include "../core/config.h"
-#include "../core/core.h"
-#include "../io/safetensors.h"
+#include "skinner.h"
+#include "skinner/safetensors.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -4,9 +4,11 @@
  * per query, from which the figures are summed in query order. */
 #include "rank_internal.h"
 
-#include "../../core/core.h"
-#include "../../kge/kge.h"
-#include "../../vec/pool.h"
+#include "skinner.h"
+
+#include <stdio.h>
+#include "kge.h"
+#include "skinner/pool.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,9 @@
  */
 #include "kb.h"
 
-#include "../../core/core.h"
+#include "skinner.h"
+
+#include <stdio.h>
 
 #include <stdlib.h>
 #include <string.h>

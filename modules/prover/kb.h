@@ -18,7 +18,6 @@
 
 #include "skinner.h"
 
-#include "../../core/rng.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -4,8 +4,10 @@
  * which each sums in query order, so the figures do not depend on the split. */
 #include "rank_internal.h"
 
-#include "../../core/core.h"
-#include "../../vec/pool.h"
+#include "skinner.h"
+
+#include <stdio.h>
+#include "skinner/pool.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,11 +1,12 @@
 /* KGE training (batches over worker threads, AdamW on touched rows) and ranking. */
 #include "kge_train.h"
 
-#include "../core/core.h"
-#include "../core/rng.h"
-#include "../io/safetensors.h"
-#include "../envs/prover/prover.h"
-#include "../vec/pool.h"
+#include "skinner.h"
+
+#include <stdio.h>
+#include "skinner/safetensors.h"
+#include "prover.h"
+#include "skinner/pool.h"
 
 #include <math.h>
 #include <stdlib.h>
