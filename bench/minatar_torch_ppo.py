@@ -262,16 +262,12 @@ def gae(s, rewards, values, next_value, terminated, truncated, bootstrap):
     for t in reversed(range(s.horizon)):
         following = next_value if t == s.horizon - 1 else values[t + 1]
         ended = terminated[t] | truncated[t]
-        cut = truncated[t] & ~terminated[t] if s.bootstrap_truncated else torch_false(ended)
+        cut = truncated[t] & ~terminated[t] & s.bootstrap_truncated
         after = following.where(~ended, bootstrap[t] * cut)
         delta = rewards[t] + s.gamma * after - values[t]
         last = delta + s.gamma * s.gae_lambda * last * ~ended
         advantages[t] = last
     return advantages
-
-
-def torch_false(like):
-    return like.new_zeros(like.shape)
 
 
 def ppo_loss(s, agent, torch, obs, actions, old_logp, advantages, returns, old_values):
