@@ -25,7 +25,8 @@ for f in "${core[@]}"; do
 done
 if [[ $backend_built == ON ]]; then
     [[ -e $backend ]] || fail "no $backend although the build made it (SKINNER_DNNL=ON)"
-    ldd "$backend" | grep -q 'libdnnl\.so' ||
+    deps=$(ldd "$backend") || fail "ldd $backend failed"
+    grep -q 'libdnnl\.so' <<< "$deps" ||
         fail "ldd $backend shows no libdnnl: this check could not see one in the core either"
 fi
 
