@@ -22,7 +22,8 @@ the bootstrap values), the update (forward, backward and Adam over the minibatch
 rest (GAE, copies, bookkeeping); the split and steps/s are printed at the end.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/minatar_torch_ppo.py \\
-        --env MinAtar/Breakout-v1 --total-steps 100000 --out torch-breakout.csv
+        --env MinAtar/Breakout-v1 --config configs/minatar.ini --total-steps 100000 \\
+        --out torch-breakout.csv
 
 --out writes one row per update with the first columns of skinner's metrics.csv:
 update,steps,wall_seconds,sps,mean_return,mean_length,episodes (mean_return: the last 100
