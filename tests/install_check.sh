@@ -5,7 +5,8 @@
 # presets and pkg-config files land under DIR; the Python package imports with
 # /usr/bin/python3 after exactly the line make install printed, and finds the installed
 # presets; the header's worked example builds against DIR with `pkg-config --cflags --libs
-# skinner`, runs without LD_LIBRARY_PATH and trains CartPole-v1 to solved.
+# skinner`, runs without LD_LIBRARY_PATH and trains CartPole-v1 to solved; the env modules
+# are installed and the installed program and Python package list their envs by themselves.
 set -euo pipefail
 build_dir=$(realpath "$1")
 source_dir=$(realpath "$2")
@@ -34,6 +35,18 @@ for round in 1 2; do
              "$prefix/share/skinner/configs/cartpole.ini"; do
         [[ -e $f ]] || fail "make install PREFIX=$prefix: $f is missing"
     done
+    # the env modules (issue 31 ask 1): installed under LIBDIR/skinner/modules and found there
+    # by the installed program by itself, from any folder, with no --env-lib
+    for module in minatar prover morpho; do
+        [[ -e $lib_dir/skinner/modules/skinner-$module.so ]] ||
+            fail "make install PREFIX=$prefix: $lib_dir/skinner/modules/skinner-$module.so is missing"
+    done
+    envs=$(cd / && env -u SKINNER_MODULE_PATH "$prefix/bin/skinner" envs 2>&1) ||
+        fail "the installed skinner envs failed: $envs"
+    for id in MinAtar/Breakout-v1 Prover-v0 Morpho-v0; do
+        grep -q "^$id " <<< "$envs" || fail "the installed skinner envs does not list $id: $envs"
+    done
+    [[ $envs != *warning* ]] || fail "the installed skinner envs warned: $envs"
     # the Python package, where it was built: imported after exactly what make install said
     if grep -q "^-- skinner: the Python package is in" <<< "$out"; then
         export_line=$(grep '^export PYTHONPATH=' <<< "$out" || true)
@@ -46,10 +59,12 @@ import os, skinner
 assert os.path.realpath(skinner.__file__).startswith(os.path.realpath('$prefix')), skinner.__file__
 print('preset', skinner._preset_path('CartPole-v1'))
 r = skinner.train('CartPole-v1', total_steps=4096, threads=1)
-print('steps', r['total_steps'])") || fail "the installed Python package did not import as make install said"
+print('steps', r['total_steps'])
+print('modules', all(e in skinner.envs() for e in ('MinAtar/Breakout-v1', 'Prover-v0', 'Morpho-v0')))") || fail "the installed Python package did not import as make install said"
         echo "$py"
         [[ $py == *"preset $prefix/share/skinner/configs/cartpole.ini"* && $py == *"steps 4096"* ]] ||
             fail "the installed Python module did not find its presets or train"
+        [[ $py == *"modules True"* ]] || fail "the installed Python module does not see the modules' envs"
     fi
 done
 installed_there=$(find "$cached" -newer "$marker" -name '*skinner*' 2>/dev/null | head -5 || true)

@@ -81,7 +81,7 @@ def describe(env_id):
 
 
 def envs():
-    """The registered env ids (built-in, plugins, Python-defined)."""
+    """The registered env ids (built-in, modules, plugins, Python-defined)."""
     return _core.env_ids()
 
 

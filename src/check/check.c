@@ -41,7 +41,7 @@ static const char *const g_check_names[CK_COUNT] = {
     [CK_SPEED] = "speed",
 };
 
-void ck_fail(ck_run *run, ck_check check, int env, long long step, const char *fmt, ...) {
+void sk_ck_fail(sk_ck_run *run, sk_ck_check check, int env, long long step, const char *fmt, ...) {
     sk_check_result *result = &run->report->results[check];
     if (result->outcome == SK_CHECK_FAIL) return;
     result->outcome = SK_CHECK_FAIL;
@@ -53,7 +53,7 @@ void ck_fail(ck_run *run, ck_check check, int env, long long step, const char *f
     va_end(args);
 }
 
-static void set_detail(ck_run *run, ck_check check, sk_check_outcome outcome, const char *fmt,
+static void set_detail(sk_ck_run *run, sk_ck_check check, sk_check_outcome outcome, const char *fmt,
                        va_list args) {
     sk_check_result *result = &run->report->results[check];
     if (result->outcome == SK_CHECK_FAIL) return;
@@ -61,21 +61,21 @@ static void set_detail(ck_run *run, ck_check check, sk_check_outcome outcome, co
     vsnprintf(result->detail, sizeof result->detail, fmt, args);
 }
 
-void ck_skip(ck_run *run, ck_check check, const char *fmt, ...) {
+void sk_ck_skip(sk_ck_run *run, sk_ck_check check, const char *fmt, ...) {
     va_list args;
     va_start(args, fmt);
     set_detail(run, check, SK_CHECK_SKIP, fmt, args);
     va_end(args);
 }
 
-void ck_note(ck_run *run, ck_check check, const char *fmt, ...) {
+void sk_ck_note(sk_ck_run *run, sk_ck_check check, const char *fmt, ...) {
     va_list args;
     va_start(args, fmt);
     set_detail(run, check, run->report->results[check].outcome, fmt, args);
     va_end(args);
 }
 
-bool ck_failed(const ck_run *run, ck_check check) {
+bool sk_ck_failed(const sk_ck_run *run, sk_ck_check check) {
     return run->report->results[check].outcome == SK_CHECK_FAIL;
 }
 
@@ -96,7 +96,7 @@ static bool head_relevant(const sk_action_space *space, int h, int a) {
     return h == 0 || when == 0 || (a < 64 && ((when >> a) & 1u));
 }
 
-size_t ck_action_row_bytes(const sk_env_def *env) {
+size_t sk_ck_action_row_bytes(const sk_env_def *env) {
     const sk_action_space *space = &env->action_space;
     return space->kind == SK_SPACE_DISCRETE ? (size_t)space->num_heads * sizeof(int32_t)
                                             : (size_t)space->dim * sizeof(float);
@@ -114,8 +114,8 @@ static int32_t random_allowed(const uint8_t *mask, int n, uint64_t *rng) {
     return 0;
 }
 
-void ck_random_actions(const sk_env_def *env, const uint8_t *masks, int32_t *actions,
-                       float *actions_continuous, int lo, int hi, uint64_t *rng) {
+void sk_ck_random_actions(const sk_env_def *env, const uint8_t *masks, int32_t *actions,
+                          float *actions_continuous, int lo, int hi, uint64_t *rng) {
     const sk_action_space *space = &env->action_space;
     for (int i = lo; i < hi; i++) {
         if (space->kind == SK_SPACE_CONTINUOUS) {
@@ -178,7 +178,7 @@ static void fill_canaries(instance *inst, int lo, int hi) {
     }
 }
 
-void ck_fill_vec_canaries(const ck_run *run, sk_vec *vec) {
+void sk_ck_fill_vec_canaries(const sk_ck_run *run, sk_vec *vec) {
     const sk_vec_buffers *b = sk_vec_buffers_of(vec);
     const sk_env_def *env = run->env;
     size_t N = (size_t)run->num_envs, O = (size_t)env->obs_size;
@@ -202,11 +202,11 @@ static void instance_free(instance *inst) {
     memset(inst, 0, sizeof *inst);
 }
 
-static sk_status instance_create(ck_run *run, instance *inst, uint64_t action_seed) {
+static sk_status instance_create(sk_ck_run *run, instance *inst, uint64_t action_seed) {
     const sk_env_def *env = run->env;
     const sk_action_space *space = &env->action_space;
     size_t O = (size_t)env->obs_size;
-    size_t action_bytes = ck_action_row_bytes(env);
+    size_t action_bytes = sk_ck_action_row_bytes(env);
     bool u8 = env->obs_dtype == SK_OBS_U8; /* bytes get CANARY_BYTE, outside a 0/1 Box */
     const guarded shapes[NUM_BUFS] = {
         [BUF_OBS] = {"obs", NULL, NULL, O * sk_obs_elem_size(env), !u8},
@@ -262,31 +262,33 @@ static sk_status instance_create(ck_run *run, instance *inst, uint64_t action_se
 }
 
 static void instance_actions(instance *inst) {
-    ck_random_actions(inst->env, inst->io.masks, (int32_t *)(void *)inst->bufs[BUF_ACTIONS].data,
-                      (float *)(void *)inst->bufs[BUF_ACTIONS].data, 0, inst->num_envs,
-                      &inst->action_rng);
+    sk_ck_random_actions(inst->env, inst->io.masks, (int32_t *)(void *)inst->bufs[BUF_ACTIONS].data,
+                         (float *)(void *)inst->bufs[BUF_ACTIONS].data, 0, inst->num_envs,
+                         &inst->action_rng);
 }
 
 /* The guard zones around every buffer are intact (an overrun otherwise). */
-static void check_guards(ck_run *run, const instance *inst, long long step) {
-    for (int b = 0; b < NUM_BUFS && !ck_failed(run, CK_OVERRUN); b++) {
+static void check_guards(sk_ck_run *run, const instance *inst, long long step) {
+    for (int b = 0; b < NUM_BUFS && !sk_ck_failed(run, CK_OVERRUN); b++) {
         const guarded *g = &inst->bufs[b];
         size_t bytes = data_bytes(inst, b);
         for (size_t k = 0; k < GUARD_BYTES; k++) {
             if (g->base[GUARD_BYTES - 1 - k] != CANARY_BYTE) {
-                ck_fail(run, CK_OVERRUN, 0, step,
-                        "%s: byte %zu before the buffer's start was written (env 0's row starts "
-                        "there)", g->name, k + 1);
+                sk_ck_fail(run, CK_OVERRUN, 0, step,
+                           "%s: byte %zu before the buffer's start was written (env 0's row starts "
+                           "there)",
+                           g->name, k + 1);
                 break;
             }
             if (g->data[bytes + k] != CANARY_BYTE) {
-                ck_fail(run, CK_OVERRUN, inst->num_envs - 1, step,
-                        "%s: byte %zu past the end of the last env's row was written (a row is "
-                        "%zu bytes: %s)", g->name, k, g->row_bytes,
-                        b == BUF_OBS || b == BUF_FINAL_OBS ? "obs_size values"
-                        : b == BUF_MASKS                   ? "mask_size bytes"
-                        : b == BUF_LOG                     ? "num_log_fields floats"
-                                                           : "one value");
+                sk_ck_fail(run, CK_OVERRUN, inst->num_envs - 1, step,
+                           "%s: byte %zu past the end of the last env's row was written (a row is "
+                           "%zu bytes: %s)",
+                           g->name, k, g->row_bytes,
+                           b == BUF_OBS || b == BUF_FINAL_OBS ? "obs_size values"
+                           : b == BUF_MASKS                   ? "mask_size bytes"
+                           : b == BUF_LOG                     ? "num_log_fields floats"
+                                                              : "one value");
                 break;
             }
         }
@@ -303,25 +305,26 @@ static bool is_canary(float value) {
 
 /* Checks an observation row written by the env: every slot written, each
  * value inside the declared Box (else finite). */
-static void check_obs_row(ck_run *run, const float *row, const char *what, ck_check unwritten,
+static void check_obs_row(sk_ck_run *run, const float *row, const char *what, sk_ck_check unwritten,
                           int i, long long step) {
     const sk_env_def *env = run->env;
     for (int k = 0; k < env->obs_size; k++) {
         float value = row[k];
         if (is_canary(value)) {
-            ck_fail(run, unwritten, i, step, "%s[%d] was never written (obs_size = %d)", what, k,
-                    env->obs_size);
+            sk_ck_fail(run, unwritten, i, step, "%s[%d] was never written (obs_size = %d)", what, k,
+                       env->obs_size);
             return;
         }
         if (env->obs_low && !(value >= env->obs_low[k] && value <= env->obs_high[k])) {
-            ck_fail(run, CK_OBS_SPACE, i, step, "%s[%d] = %.9g is outside the declared space "
-                    "[%.9g, %.9g]", what, k, (double)value, (double)env->obs_low[k],
-                    (double)env->obs_high[k]);
+            sk_ck_fail(run, CK_OBS_SPACE, i, step,
+                       "%s[%d] = %.9g is outside the declared space "
+                       "[%.9g, %.9g]",
+                       what, k, (double)value, (double)env->obs_low[k], (double)env->obs_high[k]);
             return;
         }
         if (!isfinite(value)) {
-            ck_fail(run, CK_OBS_SPACE, i, step, "%s[%d] = %.9g (expected a finite value)", what, k,
-                    (double)value);
+            sk_ck_fail(run, CK_OBS_SPACE, i, step, "%s[%d] = %.9g (expected a finite value)", what,
+                       k, (double)value);
             return;
         }
     }
@@ -330,27 +333,30 @@ static void check_obs_row(ck_run *run, const float *row, const char *what, ck_ch
 /* The same for a uint8 env's row: a byte is always finite, and 0xa5 (the
  * canary) is a valid byte, so an unwritten one shows only where the declared
  * Box excludes it (a 0/1 image's does). */
-static void check_byte_row(ck_run *run, const uint8_t *row, const char *what, ck_check unwritten,
-                           int i, long long step) {
+static void check_byte_row(sk_ck_run *run, const uint8_t *row, const char *what,
+                           sk_ck_check unwritten, int i, long long step) {
     const sk_env_def *env = run->env;
     for (int k = 0; env->obs_low && k < env->obs_size; k++) {
         float value = row[k];
         if (value >= env->obs_low[k] && value <= env->obs_high[k]) continue;
         if (row[k] == CANARY_BYTE)
-            ck_fail(run, unwritten, i, step, "%s[%d] was never written (it holds the canary "
-                    "0x%02x, outside the declared space [%.9g, %.9g]; obs_size = %d)", what, k,
-                    CANARY_BYTE, (double)env->obs_low[k], (double)env->obs_high[k], env->obs_size);
+            sk_ck_fail(run, unwritten, i, step,
+                       "%s[%d] was never written (it holds the canary "
+                       "0x%02x, outside the declared space [%.9g, %.9g]; obs_size = %d)",
+                       what, k, CANARY_BYTE, (double)env->obs_low[k], (double)env->obs_high[k],
+                       env->obs_size);
         else
-            ck_fail(run, CK_OBS_SPACE, i, step, "%s[%d] = %d is outside the declared space "
-                    "[%.9g, %.9g]", what, k, (int)row[k], (double)env->obs_low[k],
-                    (double)env->obs_high[k]);
+            sk_ck_fail(run, CK_OBS_SPACE, i, step,
+                       "%s[%d] = %d is outside the declared space "
+                       "[%.9g, %.9g]",
+                       what, k, (int)row[k], (double)env->obs_low[k], (double)env->obs_high[k]);
         return;
     }
 }
 
 /* Observation row i of io (final: final_obs), floats or bytes. */
-static void check_obs_at(ck_run *run, const sk_env_io *io, bool final, int i, ck_check unwritten,
-                         long long step) {
+static void check_obs_at(sk_ck_run *run, const sk_env_io *io, bool final, int i,
+                         sk_ck_check unwritten, long long step) {
     size_t at = (size_t)i * (size_t)run->env->obs_size;
     const char *what = final ? "final_obs" : "obs";
     if (io->obs_u8)
@@ -361,17 +367,17 @@ static void check_obs_at(ck_run *run, const sk_env_io *io, bool final, int i, ck
 
 /* Every mask byte written and 0 or 1, and a legal choice in every head that
  * matters for some allowed head-0 choice. */
-static void check_mask_row(ck_run *run, const uint8_t *mask, int i, long long step) {
+static void check_mask_row(sk_ck_run *run, const uint8_t *mask, int i, long long step) {
     const sk_env_def *env = run->env;
     const sk_action_space *space = &env->action_space;
     for (int k = 0; k < env->mask_size; k++) {
         if (mask[k] == CANARY_BYTE) {
-            ck_fail(run, CK_UNWRITTEN, i, step, "masks[%d] was never written (mask_size = %d)", k,
-                    env->mask_size);
+            sk_ck_fail(run, CK_UNWRITTEN, i, step, "masks[%d] was never written (mask_size = %d)",
+                       k, env->mask_size);
             return;
         }
         if (mask[k] > 1) {
-            ck_fail(run, CK_MASKS, i, step, "masks[%d] = %d (expected 0 or 1)", k, mask[k]);
+            sk_ck_fail(run, CK_MASKS, i, step, "masks[%d] = %d (expected 0 or 1)", k, mask[k]);
             return;
         }
     }
@@ -379,7 +385,7 @@ static void check_mask_row(ck_run *run, const uint8_t *mask, int i, long long st
     bool any0 = false;
     for (int a = 0; a < n0; a++) any0 |= mask[a] != 0;
     if (!any0) {
-        ck_fail(run, CK_MASKS, i, step, "no legal action: head 0's %d mask bytes are all 0", n0);
+        sk_ck_fail(run, CK_MASKS, i, step, "no legal action: head 0's %d mask bytes are all 0", n0);
         return;
     }
     for (int h = 1; h < space->num_heads; h++) {
@@ -390,9 +396,11 @@ static void check_mask_row(ck_run *run, const uint8_t *mask, int i, long long st
             bool any = false;
             for (int j = 0; j < space->head_sizes[h]; j++) any |= block[j] != 0;
             if (!any) {
-                ck_fail(run, CK_MASKS, i, step, "no legal action for head %d when head 0 "
-                        "chooses %d (allowed, and head %d matters then): its %d mask bytes are "
-                        "all 0", h, a, h, space->head_sizes[h]);
+                sk_ck_fail(run, CK_MASKS, i, step,
+                           "no legal action for head %d when head 0 "
+                           "chooses %d (allowed, and head %d matters then): its %d mask bytes are "
+                           "all 0",
+                           h, a, h, space->head_sizes[h]);
                 return;
             }
         }
@@ -406,7 +414,7 @@ typedef struct episode_tally {
     long long ended, limit_reached;
 } episode_tally;
 
-static void check_after_reset(ck_run *run, const instance *inst) {
+static void check_after_reset(sk_ck_run *run, const instance *inst) {
     check_guards(run, inst, 0);
     for (int i = 0; i < inst->num_envs; i++) {
         check_obs_at(run, &inst->io, false, i, CK_UNWRITTEN, 0);
@@ -415,7 +423,7 @@ static void check_after_reset(ck_run *run, const instance *inst) {
     }
 }
 
-static void check_episode_end(ck_run *run, const instance *inst, episode_tally *tally, int i,
+static void check_episode_end(sk_ck_run *run, const instance *inst, episode_tally *tally, int i,
                               long long step) {
     const sk_env_def *env = run->env;
     const sk_env_io *io = &inst->io;
@@ -424,23 +432,28 @@ static void check_episode_end(ck_run *run, const instance *inst, episode_tally *
     const float *log = io->episode_log + (size_t)i * L;
     for (size_t k = 0; k < L; k++)
         if (is_canary(log[k])) {
-            ck_fail(run, CK_EPISODE_LOG, i, step, "episode_log[%zu] (%s) was not written where "
-                    "the episode ended", k, env->log_names[k]);
+            sk_ck_fail(run, CK_EPISODE_LOG, i, step,
+                       "episode_log[%zu] (%s) was not written where "
+                       "the episode ended",
+                       k, env->log_names[k]);
             return;
         }
     double tolerance =
         RETURN_RELATIVE_TOLERANCE * tally->sum_abs[i] * (1.0 + tally->length[i]) + 1e-6;
     if (!(fabs((double)log[0] - tally->sum[i]) <= tolerance))
-        ck_fail(run, CK_EPISODE_LOG, i, step, "episode_log[0] (%s) = %.9g, but the episode's %d "
-                "rewards sum to %.9g", env->log_names[0], (double)log[0], tally->length[i],
-                tally->sum[i]);
+        sk_ck_fail(run, CK_EPISODE_LOG, i, step,
+                   "episode_log[0] (%s) = %.9g, but the episode's %d "
+                   "rewards sum to %.9g",
+                   env->log_names[0], (double)log[0], tally->length[i], tally->sum[i]);
     else if (log[1] != (float)tally->length[i])
-        ck_fail(run, CK_EPISODE_LOG, i, step, "episode_log[1] (%s) = %.9g, but the episode "
-                "lasted %d steps", env->log_names[1], (double)log[1], tally->length[i]);
+        sk_ck_fail(run, CK_EPISODE_LOG, i, step,
+                   "episode_log[1] (%s) = %.9g, but the episode "
+                   "lasted %d steps",
+                   env->log_names[1], (double)log[1], tally->length[i]);
 }
 
 /* After a step of every env: what the env wrote for each. */
-static void check_after_step(ck_run *run, const instance *inst, episode_tally *tally,
+static void check_after_step(sk_ck_run *run, const instance *inst, episode_tally *tally,
                              long long step) {
     const sk_env_def *env = run->env;
     const sk_env_io *io = &inst->io;
@@ -449,21 +462,26 @@ static void check_after_step(ck_run *run, const instance *inst, episode_tally *t
         check_obs_at(run, io, false, i, CK_UNWRITTEN, step);
         if (io->masks) check_mask_row(run, io->masks + (size_t)i * (size_t)env->mask_size, i, step);
         float reward = io->rewards[i];
-        if (is_canary(reward)) ck_fail(run, CK_UNWRITTEN, i, step, "the reward was never written");
-        else if (!isfinite(reward)) ck_fail(run, CK_REWARDS, i, step, "reward = %.9g (expected a "
-                                            "finite value)", (double)reward);
+        if (is_canary(reward))
+            sk_ck_fail(run, CK_UNWRITTEN, i, step, "the reward was never written");
+        else if (!isfinite(reward))
+            sk_ck_fail(run, CK_REWARDS, i, step,
+                       "reward = %.9g (expected a "
+                       "finite value)",
+                       (double)reward);
         uint8_t terminated = io->terminated[i], truncated = io->truncated[i];
         if (terminated == CANARY_BYTE || truncated == CANARY_BYTE) {
-            ck_fail(run, CK_UNWRITTEN, i, step, "%s was never written",
-                    terminated == CANARY_BYTE ? "terminated" : "truncated");
+            sk_ck_fail(run, CK_UNWRITTEN, i, step, "%s was never written",
+                       terminated == CANARY_BYTE ? "terminated" : "truncated");
             continue;
         }
         if (terminated > 1 || truncated > 1)
-            ck_fail(run, CK_FLAGS, i, step, "terminated = %d, truncated = %d (expected 0 or 1)",
-                    terminated, truncated);
+            sk_ck_fail(run, CK_FLAGS, i, step, "terminated = %d, truncated = %d (expected 0 or 1)",
+                       terminated, truncated);
         else if (terminated && truncated)
-            ck_fail(run, CK_FLAGS, i, step, "terminated and truncated are both set (truncated "
-                    "means the time limit ended an episode that did not terminate)");
+            sk_ck_fail(run, CK_FLAGS, i, step,
+                       "terminated and truncated are both set (truncated "
+                       "means the time limit ended an episode that did not terminate)");
         if (isfinite(reward)) {
             tally->sum[i] += (double)reward;
             tally->sum_abs[i] += fabs((double)reward);
@@ -471,11 +489,15 @@ static void check_after_step(ck_run *run, const instance *inst, episode_tally *t
         int length = ++tally->length[i];
         if (length == env->max_episode_steps) tally->limit_reached++;
         if (!terminated && truncated && length != env->max_episode_steps)
-            ck_fail(run, CK_TIME_LIMIT, i, step, "truncated after %d steps (max_episode_steps = "
-                    "%d)", length, env->max_episode_steps);
+            sk_ck_fail(run, CK_TIME_LIMIT, i, step,
+                       "truncated after %d steps (max_episode_steps = "
+                       "%d)",
+                       length, env->max_episode_steps);
         else if (!terminated && !truncated && length >= env->max_episode_steps)
-            ck_fail(run, CK_TIME_LIMIT, i, step, "the episode reached max_episode_steps = %d "
-                    "without being truncated", env->max_episode_steps);
+            sk_ck_fail(run, CK_TIME_LIMIT, i, step,
+                       "the episode reached max_episode_steps = %d "
+                       "without being truncated",
+                       env->max_episode_steps);
         if (!terminated && !truncated) continue;
         check_episode_end(run, inst, tally, i, step);
         tally->ended++;
@@ -499,9 +521,9 @@ typedef struct lockstep {
     long long c_steps;
 } lockstep;
 
-static uint64_t action_seed(const ck_run *run) { return sk_rng_seed(run->seed, 0xac710500ULL); }
+static uint64_t action_seed(const sk_ck_run *run) { return sk_rng_seed(run->seed, 0xac710500ULL); }
 
-static sk_status lockstep_create(ck_run *run, lockstep *ls) {
+static sk_status lockstep_create(sk_ck_run *run, lockstep *ls) {
     memset(ls, 0, sizeof *ls);
     size_t N = (size_t)run->num_envs;
     ls->tally.sum = calloc(N, sizeof(double));
@@ -528,31 +550,32 @@ static void lockstep_free(lockstep *ls) {
     free(ls->tally.length);
 }
 
-static void lockstep_compare(ck_run *run, lockstep *ls, long long step) {
-    if (!ck_failed(run, CK_SAME_SEED))
-        ck_compare_io(run, CK_SAME_SEED, step, &ls->a.io, &ls->b.io, "the first run",
-                      "a second run of the same seed");
-    if (ls->vec && !ck_failed(run, CK_THREADS))
-        ck_compare_io(run, CK_THREADS, step, &ls->a.io, sk_vec_io(ls->vec), "1 thread",
-                      "the run split over threads");
+static void lockstep_compare(sk_ck_run *run, lockstep *ls, long long step) {
+    if (!sk_ck_failed(run, CK_SAME_SEED))
+        sk_ck_compare_io(run, CK_SAME_SEED, step, &ls->a.io, &ls->b.io, "the first run",
+                         "a second run of the same seed");
+    if (ls->vec && !sk_ck_failed(run, CK_THREADS))
+        sk_ck_compare_io(run, CK_THREADS, step, &ls->a.io, sk_vec_io(ls->vec), "1 thread",
+                         "the run split over threads");
     if (!ls->c_differs) {
-        ls->c_differs = ck_trajectories_differ(run, &ls->a.io, &ls->c.io, step);
+        ls->c_differs = sk_ck_trajectories_differ(run, &ls->a.io, &ls->c.io, step);
         ls->c_steps = step;
     }
 }
 
 /* An env that writes past its rows would write past the vec's buffers too,
  * which have no guard zones: the vec is not stepped again. */
-static void stop_vec_after_overrun(ck_run *run, lockstep *ls) {
-    if (!ls->vec || !ck_failed(run, CK_OVERRUN)) return;
+static void stop_vec_after_overrun(sk_ck_run *run, lockstep *ls) {
+    if (!ls->vec || !sk_ck_failed(run, CK_OVERRUN)) return;
     sk_vec_destroy(ls->vec);
     ls->vec = NULL;
-    if (!ck_failed(run, CK_THREADS))
-        ck_skip(run, CK_THREADS, "not run: the env writes past its rows (see overrun), which "
-                "would corrupt the vec's unguarded buffers");
+    if (!sk_ck_failed(run, CK_THREADS))
+        sk_ck_skip(run, CK_THREADS,
+                   "not run: the env writes past its rows (see overrun), which "
+                   "would corrupt the vec's unguarded buffers");
 }
 
-static sk_status run_lockstep(ck_run *run) {
+static sk_status run_lockstep(sk_ck_run *run) {
     lockstep ls;
     sk_status status = lockstep_create(run, &ls);
     if (status != SK_OK) {
@@ -571,7 +594,7 @@ static sk_status run_lockstep(ck_run *run) {
     run->env->reset(ls.b.state, &ls.b.io, 0, N, run->seed);
     run->env->reset(ls.c.state, &ls.c.io, 0, N, run->seed + 1);
     if (ls.vec) {
-        ck_fill_vec_canaries(run, ls.vec);
+        sk_ck_fill_vec_canaries(run, ls.vec);
         sk_vec_reset(ls.vec, run->seed);
     }
     lockstep_compare(run, &ls, 0);
@@ -591,54 +614,63 @@ static sk_status run_lockstep(ck_run *run) {
         }
         if (ls.vec) {
             const sk_vec_buffers *vb = sk_vec_buffers_of(ls.vec);
-            ck_random_actions(run->env, vb->masks, vb->actions, vb->actions_continuous, 0, N,
-                              &ls.vec_rng);
-            ck_fill_vec_canaries(run, ls.vec);
+            sk_ck_random_actions(run->env, vb->masks, vb->actions, vb->actions_continuous, 0, N,
+                                 &ls.vec_rng);
+            sk_ck_fill_vec_canaries(run, ls.vec);
             sk_vec_step(ls.vec);
         }
         lockstep_compare(run, &ls, step);
     }
     const sk_env_def *env = run->env;
-    ck_note(run, CK_UNWRITTEN, "every obs, reward, flag and mask slot written at reset and at "
-            "each of %d steps of %d envs", run->steps, N);
-    ck_note(run, CK_OVERRUN, "the %d bytes around each buffer untouched", GUARD_BYTES);
-    ck_note(run, CK_OBS_SPACE, "%s", env->obs_low ? "every observation inside the declared Box"
-                                                  : "every observation finite (no Box declared)");
-    ck_note(run, CK_REWARDS, "every reward finite");
-    if (env->mask_size) ck_note(run, CK_MASKS, "a legal action in every head of every mask row");
-    else ck_skip(run, CK_MASKS, "the env has no masks");
-    ck_note(run, CK_FLAGS, "terminated and truncated 0 or 1, never both");
-    ck_note(run, CK_FINAL_OBS, "written on all %lld ended episodes", ls.tally.ended);
-    ck_note(run, CK_EPISODE_LOG, "return and length of all %lld ended episodes agree with the "
-            "rewards and steps", ls.tally.ended);
+    sk_ck_note(run, CK_UNWRITTEN,
+               "every obs, reward, flag and mask slot written at reset and at "
+               "each of %d steps of %d envs",
+               run->steps, N);
+    sk_ck_note(run, CK_OVERRUN, "the %d bytes around each buffer untouched", GUARD_BYTES);
+    sk_ck_note(run, CK_OBS_SPACE, "%s",
+               env->obs_low ? "every observation inside the declared Box"
+                            : "every observation finite (no Box declared)");
+    sk_ck_note(run, CK_REWARDS, "every reward finite");
+    if (env->mask_size) sk_ck_note(run, CK_MASKS, "a legal action in every head of every mask row");
+    else sk_ck_skip(run, CK_MASKS, "the env has no masks");
+    sk_ck_note(run, CK_FLAGS, "terminated and truncated 0 or 1, never both");
+    sk_ck_note(run, CK_FINAL_OBS, "written on all %lld ended episodes", ls.tally.ended);
+    sk_ck_note(run, CK_EPISODE_LOG,
+               "return and length of all %lld ended episodes agree with the "
+               "rewards and steps",
+               ls.tally.ended);
     if (ls.tally.limit_reached)
-        ck_note(run, CK_TIME_LIMIT, "truncated exactly at max_episode_steps = %d (%lld times)",
-                env->max_episode_steps, ls.tally.limit_reached);
+        sk_ck_note(run, CK_TIME_LIMIT, "truncated exactly at max_episode_steps = %d (%lld times)",
+                   env->max_episode_steps, ls.tally.limit_reached);
     else
-        ck_note(run, CK_TIME_LIMIT, "no episode reached max_episode_steps = %d in %d steps, and "
-                "none was truncated early", env->max_episode_steps, run->steps);
-    ck_note(run, CK_SAME_SEED, "seed %llu twice: the same %d steps of %d envs",
-            (unsigned long long)run->seed, run->steps, N);
+        sk_ck_note(run, CK_TIME_LIMIT,
+                   "no episode reached max_episode_steps = %d in %d steps, and "
+                   "none was truncated early",
+                   env->max_episode_steps, run->steps);
+    sk_ck_note(run, CK_SAME_SEED, "seed %llu twice: the same %d steps of %d envs",
+               (unsigned long long)run->seed, run->steps, N);
     if (ls.vec)
-        ck_note(run, CK_THREADS, "1 thread and %d threads: the same %d steps",
-                sk_vec_num_workers(ls.vec), run->steps);
-    else if (!ck_failed(run, CK_OVERRUN))
-        ck_skip(run, CK_THREADS, "%s", run->whole_batch    ? "the env steps its whole batch at once"
-                                       : run->num_envs < 2 ? "a single env"
-                                                           : "--threads 1");
+        sk_ck_note(run, CK_THREADS, "1 thread and %d threads: the same %d steps",
+                   sk_vec_num_workers(ls.vec), run->steps);
+    else if (!sk_ck_failed(run, CK_OVERRUN))
+        sk_ck_skip(run, CK_THREADS, "%s",
+                   run->whole_batch    ? "the env steps its whole batch at once"
+                   : run->num_envs < 2 ? "a single env"
+                                       : "--threads 1");
     if (ls.c_differs)
-        ck_note(run, CK_SEEDS_DIFFER, "seeds %llu and %llu differ at step %lld",
-                (unsigned long long)run->seed, (unsigned long long)run->seed + 1, ls.c_steps);
+        sk_ck_note(run, CK_SEEDS_DIFFER, "seeds %llu and %llu differ at step %lld",
+                   (unsigned long long)run->seed, (unsigned long long)run->seed + 1, ls.c_steps);
     else
-        ck_fail(run, CK_SEEDS_DIFFER, -1, -1, "seeds %llu and %llu gave the same observations, "
-                "rewards and flags for %d steps of %d envs (is the seed ignored?)",
-                (unsigned long long)run->seed, (unsigned long long)run->seed + 1, run->steps, N);
+        sk_ck_fail(run, CK_SEEDS_DIFFER, -1, -1,
+                   "seeds %llu and %llu gave the same observations, "
+                   "rewards and flags for %d steps of %d envs (is the seed ignored?)",
+                   (unsigned long long)run->seed, (unsigned long long)run->seed + 1, run->steps, N);
     lockstep_free(&ls);
     return SK_OK;
 }
 
 /* Rows outside lo..hi-1 of every buffer the env writes equal `before`. */
-static void check_other_rows(ck_run *run, const instance *inst, unsigned char *const *before,
+static void check_other_rows(sk_ck_run *run, const instance *inst, unsigned char *const *before,
                              int lo, int hi, long long step) {
     for (int b = 0; b < NUM_BUFS; b++) {
         const guarded *g = &inst->bufs[b];
@@ -648,8 +680,10 @@ static void check_other_rows(ck_run *run, const instance *inst, unsigned char *c
             if (i >= inst->num_envs) break;
             size_t at = (size_t)i * g->row_bytes;
             if (memcmp(g->data + at, before[b] + at, g->row_bytes) == 0) continue;
-            ck_fail(run, CK_OTHER_ROWS, i, step, "%s row of env %d was written while %s envs "
-                    "%d..%d only", g->name, i, step ? "stepping" : "resetting", lo, hi - 1);
+            sk_ck_fail(run, CK_OTHER_ROWS, i, step,
+                       "%s row of env %d was written while %s envs "
+                       "%d..%d only",
+                       g->name, i, step ? "stepping" : "resetting", lo, hi - 1);
             return;
         }
     }
@@ -657,11 +691,11 @@ static void check_other_rows(ck_run *run, const instance *inst, unsigned char *c
 
 /* Resets and steps parts of the batch (two ranges, split at a different
  * place each step), checking that rows outside the range stay untouched. */
-static sk_status run_ranges(ck_run *run) {
+static sk_status run_ranges(sk_ck_run *run) {
     int N = run->num_envs;
     if (run->whole_batch || N < 2) {
-        ck_skip(run, CK_OTHER_ROWS, "%s", run->whole_batch ? "the env steps its whole batch at once"
-                                                           : "a single env");
+        sk_ck_skip(run, CK_OTHER_ROWS, "%s",
+                   run->whole_batch ? "the env steps its whole batch at once" : "a single env");
         return SK_OK;
     }
     instance inst;
@@ -684,8 +718,10 @@ static sk_status run_ranges(ck_run *run) {
             check_other_rows(run, &inst, before, lo, hi, step);
         }
     }
-    ck_note(run, CK_OTHER_ROWS, "resets and %d steps of envs split in two ranges left the rows "
-            "outside each range untouched", steps);
+    sk_ck_note(run, CK_OTHER_ROWS,
+               "resets and %d steps of envs split in two ranges left the rows "
+               "outside each range untouched",
+               steps);
     for (int b = 0; b < NUM_BUFS; b++) free(before[b]);
     instance_free(&inst);
     return status;
@@ -693,7 +729,7 @@ static sk_status run_ranges(ck_run *run) {
 
 /* ----------------------------------------------------------- entry point */
 
-static void resolve_options(ck_run *run, const sk_check_options *options) {
+static void resolve_options(sk_ck_run *run, const sk_check_options *options) {
     const sk_env_def *env = run->env;
     bool slow = sk_env_extras_of(env)->bench_num_envs > 0;
     run->num_envs = options->num_envs > 0 ? options->num_envs : slow ? 2 : 16;
@@ -715,7 +751,7 @@ sk_status sk_check_env(const sk_env_def *env, const sk_config *cfg,
     sk_check_options defaults = {0};
     sk_config *empty = NULL;
     if (!cfg && !(cfg = empty = sk_config_new())) return sk_fail(SK_ERR_NOMEM, "out of memory");
-    ck_run run = {.cfg = cfg, .report = out};
+    sk_ck_run run = {.cfg = cfg, .report = out};
     sk_status status = sk_env_configure(env, cfg, &run.env);
     snprintf(out->env_id, sizeof out->env_id, "%s", env->id);
     if (status == SK_OK) {
@@ -733,16 +769,17 @@ sk_status sk_check_env(const sk_env_def *env, const sk_config *cfg,
         out->results[CK_SPEED].outcome = SK_CHECK_INFO;
         status = run_lockstep(&run);
         if (status == SK_OK) status = run_ranges(&run);
-        if (status == SK_OK && ck_failed(&run, CK_OVERRUN)) {
+        if (status == SK_OK && sk_ck_failed(&run, CK_OVERRUN)) {
             /* sk_vec's buffers have no guard zones: an env writing past its rows
              * would corrupt the heap there */
-            const ck_check vec_checks[] = {CK_STATE_ARRAYS, CK_STATE_RESTORE, CK_CHECK_STATE,
+            const sk_ck_check vec_checks[] = {CK_STATE_ARRAYS, CK_STATE_RESTORE, CK_CHECK_STATE,
                                            CK_SPEED};
             for (size_t k = 0; k < sizeof vec_checks / sizeof vec_checks[0]; k++)
-                ck_skip(&run, vec_checks[k], "not run: the env writes past its rows (see overrun)");
+                sk_ck_skip(&run, vec_checks[k],
+                           "not run: the env writes past its rows (see overrun)");
         } else {
-            if (status == SK_OK) status = ck_check_state(&run);
-            if (status == SK_OK) status = ck_measure_speed(&run);
+            if (status == SK_OK) status = sk_ck_check_state(&run);
+            if (status == SK_OK) status = sk_ck_measure_speed(&run);
         }
     }
     for (int k = 0; k < out->num_results; k++)

@@ -9,7 +9,7 @@
 #include "../core/core.h"
 
 /* The checks, in the order they are reported. */
-typedef enum ck_check {
+typedef enum sk_ck_check {
     CK_UNWRITTEN,
     CK_OVERRUN,
     CK_OTHER_ROWS,
@@ -28,56 +28,56 @@ typedef enum ck_check {
     CK_CHECK_STATE,
     CK_SPEED,
     CK_COUNT
-} ck_check;
+} sk_ck_check;
 
 _Static_assert(CK_COUNT <= SK_CHECK_MAX_RESULTS, "more checks than a report holds");
 
 /* One run of the checker: the configured env, the options resolved, the report. */
-typedef struct ck_run {
+typedef struct sk_ck_run {
     const sk_env_def *env; /* configured by cfg */
     const sk_config *cfg;
     int num_envs, steps, threads;
     uint64_t seed;
     bool whole_batch, partial_state;
     sk_check_report *report;
-} ck_run;
+} sk_ck_run;
 
 /* Records the first failure of a check (later ones are ignored). */
-void ck_fail(ck_run *run, ck_check check, int env, long long step, const char *fmt, ...)
+void sk_ck_fail(sk_ck_run *run, sk_ck_check check, int env, long long step, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 /* Marks a check skipped, or sets the detail of a check that did not fail. */
-void ck_skip(ck_run *run, ck_check check, const char *fmt, ...)
+void sk_ck_skip(sk_ck_run *run, sk_ck_check check, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-void ck_note(ck_run *run, ck_check check, const char *fmt, ...)
+void sk_ck_note(sk_ck_run *run, sk_ck_check check, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-bool ck_failed(const ck_run *run, ck_check check);
+bool sk_ck_failed(const sk_ck_run *run, sk_ck_check check);
 
 /* The bytes of one env's actions (num_heads int32 or dim floats). */
-size_t ck_action_row_bytes(const sk_env_def *env);
+size_t sk_ck_action_row_bytes(const sk_env_def *env);
 
 /* Random actions for envs lo..hi-1, each head's among the choices its mask
  * row allows (head 0 first, then the block of head 0's choice where masks
  * depend on it); continuous actions uniform within their bounds. */
-void ck_random_actions(const sk_env_def *env, const uint8_t *masks, int32_t *actions,
-                       float *actions_continuous, int lo, int hi, uint64_t *rng);
+void sk_ck_random_actions(const sk_env_def *env, const uint8_t *masks, int32_t *actions,
+                          float *actions_continuous, int lo, int hi, uint64_t *rng);
 
 /* Canaries (as the checker's own buffers get) in every slot of a vec's
  * buffers that its env writes, before a reset or step whose outputs are
  * compared with another run's. */
-void ck_fill_vec_canaries(const ck_run *run, sk_vec *vec);
+void sk_ck_fill_vec_canaries(const sk_ck_run *run, sk_vec *vec);
 
 /* Whether anything of the observations, rewards or flags differs between a and b. */
-bool ck_trajectories_differ(const ck_run *run, const sk_env_io *a, const sk_env_io *b,
-                            long long step);
+bool sk_ck_trajectories_differ(const sk_ck_run *run, const sk_env_io *a, const sk_env_io *b,
+                               long long step);
 
 /* Compares what two runs of the same env wrote for every env (obs, rewards,
  * flags, masks; final_obs and episode_log where episodes ended in `a`):
  * false at the first difference, recorded as `check` with run names. */
-bool ck_compare_io(ck_run *run, ck_check check, long long step, const sk_env_io *a,
-                   const sk_env_io *b, const char *a_name, const char *b_name);
+bool sk_ck_compare_io(sk_ck_run *run, sk_ck_check check, long long step, const sk_env_io *a,
+                      const sk_env_io *b, const char *a_name, const char *b_name);
 
 /* check_state.c */
-sk_status ck_check_state(ck_run *run);
-sk_status ck_measure_speed(ck_run *run);
+sk_status sk_ck_check_state(sk_ck_run *run);
+sk_status sk_ck_measure_speed(sk_ck_run *run);
 
 #endif

@@ -55,12 +55,12 @@ static void type_limits(sk_array_type type, double *lo, double *hi) {
 
 /* The env's arrays, checked for what a checkpoint needs of them: -1 (a
  * state_arrays failure recorded) when they are not usable. */
-static int list_arrays(ck_run *run, sk_vec *vec, sk_env_array *arrays, long long step) {
+static int list_arrays(sk_ck_run *run, sk_vec *vec, sk_env_array *arrays, long long step) {
     memset(arrays, 0, MAX_LISTED * sizeof *arrays);
     int count = run->env->state_arrays(sk_vec_state(vec), arrays);
     if (count < 0 || count > SK_MAX_ENV_ARRAYS) {
-        ck_fail(run, CK_STATE_ARRAYS, -1, step, "state_arrays returned %d (expected 0..%d)", count,
-                SK_MAX_ENV_ARRAYS);
+        sk_ck_fail(run, CK_STATE_ARRAYS, -1, step, "state_arrays returned %d (expected 0..%d)",
+                   count, SK_MAX_ENV_ARRAYS);
         return -1;
     }
     for (int a = 0; a < count; a++) {
@@ -76,8 +76,9 @@ static int list_arrays(ck_run *run, sk_vec *vec, sk_env_array *arrays, long long
             if (strcmp(arrays[b].name, array->name) == 0)
                 problem = "repeats an earlier array's name";
         if (problem) {
-            ck_fail(run, CK_STATE_ARRAYS, -1, step, "array %d (\"%s\", type %d, count %d) %s", a,
-                    array->name ? array->name : "(null)", (int)array->type, array->count, problem);
+            sk_ck_fail(run, CK_STATE_ARRAYS, -1, step, "array %d (\"%s\", type %d, count %d) %s", a,
+                       array->name ? array->name : "(null)", (int)array->type, array->count,
+                       problem);
             return -1;
         }
     }
@@ -86,8 +87,8 @@ static int list_arrays(ck_run *run, sk_vec *vec, sk_env_array *arrays, long long
 
 /* The env's own state, as it runs, within its declared ranges (else a
  * state_arrays failure) and accepted by its check_state. */
-static void check_genuine(ck_run *run, sk_vec *vec, long long step) {
-    if (ck_failed(run, CK_STATE_ARRAYS) || ck_failed(run, CK_CHECK_STATE)) return;
+static void check_genuine(sk_ck_run *run, sk_vec *vec, long long step) {
+    if (sk_ck_failed(run, CK_STATE_ARRAYS) || sk_ck_failed(run, CK_CHECK_STATE)) return;
     if (sk_vec_check_state(vec, "the env's own state") == SK_OK) return;
     char message[1024]; /* sk_last_error's buffer is the one written next */
     snprintf(message, sizeof message, "%s", sk_last_error());
@@ -96,42 +97,47 @@ static void check_genuine(ck_run *run, sk_vec *vec, long long step) {
                    sk_fail_if_silent(run->env->check_state(sk_vec_state(vec), run->num_envs),
                                      "%s's check_state", run->env->id) != SK_OK;
     if (refused)
-        ck_fail(run, CK_CHECK_STATE, -1, step, "check_state refused the env's own state: %s",
-                sk_last_error());
+        sk_ck_fail(run, CK_CHECK_STATE, -1, step, "check_state refused the env's own state: %s",
+                   sk_last_error());
     else
-        ck_fail(run, CK_STATE_ARRAYS, -1, step, "%s", message);
+        sk_ck_fail(run, CK_STATE_ARRAYS, -1, step, "%s", message);
 }
 
-static void step_with_random_actions(ck_run *run, sk_vec *vec, uint64_t *rng) {
+static void step_with_random_actions(sk_ck_run *run, sk_vec *vec, uint64_t *rng) {
     const sk_vec_buffers *b = sk_vec_buffers_of(vec);
-    ck_random_actions(run->env, b->masks, b->actions, b->actions_continuous, 0, run->num_envs, rng);
+    sk_ck_random_actions(run->env, b->masks, b->actions, b->actions_continuous, 0, run->num_envs,
+                         rng);
     sk_vec_step(vec);
 }
 
 /* Copies x's arrays into y's (which must list the same ones) and checks the
  * copy is accepted; false (recorded) otherwise. */
-static bool restore_into(ck_run *run, sk_vec *y, const sk_env_array *from, int count,
+static bool restore_into(sk_ck_run *run, sk_vec *y, const sk_env_array *from, int count,
                          long long step) {
     sk_env_array into[MAX_LISTED];
     if (list_arrays(run, y, into, step) != count) {
-        ck_fail(run, CK_STATE_RESTORE, -1, step, "a fresh instance lists other state arrays "
-                "than the running one");
+        sk_ck_fail(run, CK_STATE_RESTORE, -1, step,
+                   "a fresh instance lists other state arrays "
+                   "than the running one");
         return false;
     }
     for (int a = 0; a < count; a++) {
         if (strcmp(into[a].name, from[a].name) != 0 || into[a].type != from[a].type ||
             into[a].count != from[a].count) {
-            ck_fail(run, CK_STATE_RESTORE, -1, step, "array %d is \"%s\" (count %d) in a fresh "
-                    "instance but \"%s\" (count %d) in the running one", a, into[a].name,
-                    into[a].count, from[a].name, from[a].count);
+            sk_ck_fail(run, CK_STATE_RESTORE, -1, step,
+                       "array %d is \"%s\" (count %d) in a fresh "
+                       "instance but \"%s\" (count %d) in the running one",
+                       a, into[a].name, into[a].count, from[a].name, from[a].count);
             return false;
         }
         memmove(into[a].data, from[a].data,
                 (size_t)run->num_envs * (size_t)from[a].count * type_bytes(from[a].type));
     }
     if (sk_vec_check_state(y, "the restored state") != SK_OK) {
-        ck_fail(run, CK_STATE_RESTORE, -1, step, "the state saved at step %lld was refused when "
-                "restored: %s", step, sk_last_error());
+        sk_ck_fail(run, CK_STATE_RESTORE, -1, step,
+                   "the state saved at step %lld was refused when "
+                   "restored: %s",
+                   step, sk_last_error());
         return false;
     }
     return true;
@@ -142,11 +148,11 @@ static bool restore_into(ck_run *run, sk_vec *y, const sk_env_array *from, int c
  * none but the env has a check_state, the type's most negative integer, which
  * no index or count can be) and checks each is refused. Returns how many
  * were tried. */
-static int try_corruptions(ck_run *run, sk_vec *vec) {
+static int try_corruptions(sk_ck_run *run, sk_vec *vec) {
     sk_env_array arrays[MAX_LISTED];
     int count = list_arrays(run, vec, arrays, -1), tried = 0;
     int env_index = run->num_envs - 1;
-    for (int a = 0; a < count && !ck_failed(run, CK_CHECK_STATE); a++) {
+    for (int a = 0; a < count && !sk_ck_failed(run, CK_CHECK_STATE); a++) {
         const sk_env_array *array = &arrays[a];
         bool floats = array->type == SK_ARRAY_F32 || array->type == SK_ARRAY_F64;
         double type_lo, type_hi, values[2];
@@ -171,13 +177,15 @@ static int try_corruptions(ck_run *run, sk_vec *vec) {
             tried++;
             if (status == SK_OK) {
                 if (array->has_range)
-                    ck_fail(run, CK_CHECK_STATE, env_index, -1, "env.%s[%zu] = %.17g was accepted "
-                            "though its range is [%.17g, %.17g]", array->name, k, values[v],
-                            array->lo, array->hi);
+                    sk_ck_fail(run, CK_CHECK_STATE, env_index, -1,
+                               "env.%s[%zu] = %.17g was accepted "
+                               "though its range is [%.17g, %.17g]",
+                               array->name, k, values[v], array->lo, array->hi);
                 else
-                    ck_fail(run, CK_CHECK_STATE, env_index, -1, "env.%s[%zu] = %.17g was accepted "
-                            "(the array has no range, and check_state did not refuse it)",
-                            array->name, k, values[v]);
+                    sk_ck_fail(run, CK_CHECK_STATE, env_index, -1,
+                               "env.%s[%zu] = %.17g was accepted "
+                               "(the array has no range, and check_state did not refuse it)",
+                               array->name, k, values[v]);
                 break;
             }
         }
@@ -185,7 +193,7 @@ static int try_corruptions(ck_run *run, sk_vec *vec) {
     return tried;
 }
 
-sk_status ck_check_state(ck_run *run) {
+sk_status sk_ck_check_state(sk_ck_run *run) {
     sk_vec *x = NULL, *y = NULL;
     sk_status status = sk_vec_create(&x, run->env, run->num_envs, 1, run->cfg);
     if (status == SK_OK) status = sk_vec_create(&y, run->env, run->num_envs, 1, run->cfg);
@@ -195,8 +203,8 @@ sk_status ck_check_state(ck_run *run) {
     sk_vec_reset(x, run->seed);
     int count = list_arrays(run, x, arrays, 0);
     if (count < 0) {
-        ck_skip(run, CK_STATE_RESTORE, "the state arrays are not usable (see state_arrays)");
-        ck_skip(run, CK_CHECK_STATE, "the state arrays are not usable (see state_arrays)");
+        sk_ck_skip(run, CK_STATE_RESTORE, "the state arrays are not usable (see state_arrays)");
+        sk_ck_skip(run, CK_CHECK_STATE, "the state arrays are not usable (see state_arrays)");
         goto done;
     }
     check_genuine(run, x, 0);
@@ -209,45 +217,51 @@ sk_status ck_check_state(ck_run *run) {
             check_genuine(run, x, step);
         }
     }
-    ck_note(run, CK_STATE_ARRAYS, "%d arrays, names unique, values within their ranges over %d "
-            "steps", count, first);
+    sk_ck_note(run, CK_STATE_ARRAYS,
+               "%d arrays, names unique, values within their ranges over %d "
+               "steps",
+               count, first);
     sk_vec_reset(y, run->seed + 0x5eed);
     sk_vec *corrupted = NULL; /* the instance whose state is corrupted next */
     if (run->partial_state) {
-        ck_skip(run, CK_STATE_RESTORE, "the state arrays hold part of the env's state only (a "
-                "Python-defined env's own objects are not saved)");
+        sk_ck_skip(run, CK_STATE_RESTORE,
+                   "the state arrays hold part of the env's state only (a "
+                   "Python-defined env's own objects are not saved)");
         corrupted = x;
     } else if (restore_into(run, y, arrays, count, first)) {
         int second = SK_MAX(1, run->steps - first);
         const sk_vec_buffers *xb = sk_vec_buffers_of(x), *yb = sk_vec_buffers_of(y);
-        size_t action_bytes = (size_t)run->num_envs * ck_action_row_bytes(run->env);
+        size_t action_bytes = (size_t)run->num_envs * sk_ck_action_row_bytes(run->env);
         for (int step = 1; step <= second; step++) {
             /* the copy gets the original's actions: its masks were not part of the state */
-            ck_random_actions(run->env, xb->masks, xb->actions, xb->actions_continuous, 0,
-                              run->num_envs, &rng);
+            sk_ck_random_actions(run->env, xb->masks, xb->actions, xb->actions_continuous, 0,
+                                 run->num_envs, &rng);
             if (xb->actions) memcpy(yb->actions, xb->actions, action_bytes);
             else memcpy(yb->actions_continuous, xb->actions_continuous, action_bytes);
-            ck_fill_vec_canaries(run, x);
-            ck_fill_vec_canaries(run, y);
+            sk_ck_fill_vec_canaries(run, x);
+            sk_ck_fill_vec_canaries(run, y);
             sk_vec_step(x);
             sk_vec_step(y);
-            if (!ck_compare_io(run, CK_STATE_RESTORE, first + step, sk_vec_io(x), sk_vec_io(y),
-                               "the original", "the restored copy"))
+            if (!sk_ck_compare_io(run, CK_STATE_RESTORE, first + step, sk_vec_io(x), sk_vec_io(y),
+                                  "the original", "the restored copy"))
                 break;
         }
-        ck_note(run, CK_STATE_RESTORE, "the state saved at step %d, restored into a fresh "
-                "instance, continued bit for bit for %d steps", first, second);
+        sk_ck_note(run, CK_STATE_RESTORE,
+                   "the state saved at step %d, restored into a fresh "
+                   "instance, continued bit for bit for %d steps",
+                   first, second);
         corrupted = y;
     } else {
-        ck_skip(run, CK_CHECK_STATE, "the state could not be restored (see state_restore)");
+        sk_ck_skip(run, CK_CHECK_STATE, "the state could not be restored (see state_restore)");
     }
     int tried = corrupted ? try_corruptions(run, corrupted) : -1;
     if (tried == 0)
-        ck_skip(run, CK_CHECK_STATE, "nothing to test: no array declares a range and the env has "
-                "no check_state, so a corrupted checkpoint would be trusted");
+        sk_ck_skip(run, CK_CHECK_STATE,
+                   "nothing to test: no array declares a range and the env has "
+                   "no check_state, so a corrupted checkpoint would be trusted");
     else if (tried > 0)
-        ck_note(run, CK_CHECK_STATE, "%d corrupted values refused%s", tried,
-                run->env->check_state ? "; the env's own states accepted" : " by the ranges");
+        sk_ck_note(run, CK_CHECK_STATE, "%d corrupted values refused%s", tried,
+                   run->env->check_state ? "; the env's own states accepted" : " by the ranges");
 done:
     sk_vec_destroy(x);
     sk_vec_destroy(y);
@@ -256,7 +270,7 @@ done:
 
 /* Steps per second of a fresh sk_vec of `threads` workers, for about
  * SPEED_SECONDS or the run's steps; 0 with a status on failure. */
-static sk_status steps_per_second(ck_run *run, int num_envs, int threads, double *sps,
+static sk_status steps_per_second(sk_ck_run *run, int num_envs, int threads, double *sps,
                                   int *workers) {
     sk_vec *vec = NULL;
     sk_status status = sk_vec_create(&vec, run->env, num_envs, threads, run->cfg);
@@ -270,8 +284,8 @@ static sk_status steps_per_second(ck_run *run, int num_envs, int threads, double
     do {
         /* actions within the masks where there are masks, else drawn once */
         if (steps == 0 || b->masks)
-            ck_random_actions(run->env, b->masks, b->actions, b->actions_continuous, 0,
-                              num_envs, &rng);
+            sk_ck_random_actions(run->env, b->masks, b->actions, b->actions_continuous, 0, num_envs,
+                                 &rng);
         sk_vec_step(vec);
         steps++;
         elapsed = sk_now() - start;
@@ -281,7 +295,7 @@ static sk_status steps_per_second(ck_run *run, int num_envs, int threads, double
     return SK_OK;
 }
 
-sk_status ck_measure_speed(ck_run *run) {
+sk_status sk_ck_measure_speed(sk_ck_run *run) {
     double one = 0.0, all = 0.0;
     int workers = 1, all_workers = 1;
     /* a batch as large as training's, so that the threads' hand-offs do not dominate */
@@ -290,14 +304,14 @@ sk_status ck_measure_speed(ck_run *run) {
     sk_status status = steps_per_second(run, num_envs, 1, &one, &workers);
     if (status != SK_OK) return status;
     if (run->whole_batch || num_envs < 2 || run->threads < 2) {
-        ck_note(run, CK_SPEED, "%.3g env steps/s on 1 thread (%d envs)", one, num_envs);
+        sk_ck_note(run, CK_SPEED, "%.3g env steps/s on 1 thread (%d envs)", one, num_envs);
         return SK_OK;
     }
     status = steps_per_second(run, num_envs, run->threads, &all, &all_workers);
     if (status != SK_OK) return status;
-    ck_note(run, CK_SPEED, "%.3g env steps/s on 1 thread, %.3g on %d threads (%d envs; %s)", one,
-            all, all_workers, num_envs,
-            run->env->mask_size ? "actions drawn within the masks each step, on one thread"
-                                : "actions drawn once");
+    sk_ck_note(run, CK_SPEED, "%.3g env steps/s on 1 thread, %.3g on %d threads (%d envs; %s)", one,
+               all, all_workers, num_envs,
+               run->env->mask_size ? "actions drawn within the masks each step, on one thread"
+                                   : "actions drawn once");
     return SK_OK;
 }

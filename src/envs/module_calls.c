@@ -14,7 +14,7 @@
 static void *module_function(const char *symbol, const char *module) {
     void *function = sk_module_symbol(symbol);
     if (!function)
-        sk_fail(SK_ERR_INVALID, "%s: this is a call of %s, which is not loaded (%s)", symbol,
+        sk_fail(SK_ERR_INVALID, "%s is a call of %s, which is not loaded: %s", symbol,
                 module, sk_last_error());
     return function;
 }

@@ -159,8 +159,8 @@ sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
         add(&list, "obs_norm.mean", SK_ST_F32, obs_mean, O, 0);
         add(&list, "obs_norm.var", SK_ST_F32, obs_var, O, 0);
     }
-    for (int i = 0; i < g_sk_num_trainer_arrays; i++) {
-        const sk_trainer_array *row = &g_sk_trainer_arrays[i];
+    for (int i = 0; i < sk_trainer_num_arrays; i++) {
+        const sk_trainer_array *row = &sk_trainer_arrays[i];
         if (!saved(tr, row)) continue;
         void *data;
         int64_t rows, cols;
@@ -437,8 +437,8 @@ sk_status sk_trainer_resume(sk_trainer *tr, const char *path) {
         TRY(restore(file, path, info->name, SK_ST_F32, ln->params + info->offset,
                     (int64_t)info->rows * info->cols, true, -inf, inf));
     }
-    for (int i = 0; i < g_sk_num_trainer_arrays; i++) {
-        const sk_trainer_array *row = &g_sk_trainer_arrays[i];
+    for (int i = 0; i < sk_trainer_num_arrays; i++) {
+        const sk_trainer_array *row = &sk_trainer_arrays[i];
         if (!saved(tr, row)) continue;
         void *data;
         int64_t rows, cols;

@@ -21,7 +21,7 @@
 _Static_assert(sizeof(size_t) == sizeof(uint64_t), "rank_floats is held as SK_ARRAY_U64");
 
 /* Elements per row kind; see sk_trainer_array_count. */
-const sk_trainer_array g_sk_trainer_arrays[] = {
+const sk_trainer_array sk_trainer_arrays[] = {
     /* learner: parameters (saved under the policy's tensor names, not here) and Adam */
     {NULL, SK_ARRAY_F32, AT(learner.params), SK_SIZE_PARAMS, NO_RANGE},
     {NULL, SK_ARRAY_F32, AT(learner.grads), SK_SIZE_PARAMS, NO_RANGE},
@@ -87,7 +87,7 @@ const sk_trainer_array g_sk_trainer_arrays[] = {
     {NULL, SK_ARRAY_F32, WORKER(trunc_state), SK_SIZE_W_SLICE_STATE, NO_RANGE},
     {NULL, SK_ARRAY_F32, WORKER(episodes), SK_SIZE_W_EPISODES, NO_RANGE},
 };
-const int g_sk_num_trainer_arrays = (int)(sizeof g_sk_trainer_arrays / sizeof g_sk_trainer_arrays[0]);
+const int sk_trainer_num_arrays = (int)(sizeof sk_trainer_arrays / sizeof sk_trainer_arrays[0]);
 
 static const size_t g_type_sizes[] = {
     [SK_ARRAY_F32] = 4, [SK_ARRAY_F64] = 8, [SK_ARRAY_I32] = 4,
@@ -178,8 +178,8 @@ static void **slot_of(sk_trainer *tr, sk_worker *wk, const sk_trainer_array *row
 static sk_status each_array(sk_trainer *tr, bool ranks_only,
                             sk_status (*fn)(sk_trainer *tr, sk_worker *wk,
                                             const sk_trainer_array *row)) {
-    for (int i = 0; i < g_sk_num_trainer_arrays; i++) {
-        const sk_trainer_array *row = &g_sk_trainer_arrays[i];
+    for (int i = 0; i < sk_trainer_num_arrays; i++) {
+        const sk_trainer_array *row = &sk_trainer_arrays[i];
         if ((row->size == SK_SIZE_RANKS) != ranks_only) continue;
         int count = per_worker(row->size) ? (tr->workers ? tr->num_workers : 0) : 1;
         for (int w = 0; w < count; w++) {

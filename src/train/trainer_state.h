@@ -60,8 +60,8 @@ typedef struct sk_trainer_array {
     bool core_parts;
 } sk_trainer_array;
 
-extern const sk_trainer_array g_sk_trainer_arrays[];
-extern const int g_sk_num_trainer_arrays;
+extern const sk_trainer_array sk_trainer_arrays[];
+extern const int sk_trainer_num_arrays;
 
 /* Elements of a trainer array of that kind (not a per-worker kind). */
 size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind);

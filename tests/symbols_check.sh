@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Issue 31 ask 1: libskinner.a, like libskinner.so, defines only sk_/SK_ global names (a
+# program linking the static library gets no unprefixed name of ours to collide with), and
+# each env module (BUILD/modules/skinner-*.so) exports only sk_ names (its table, SK_PLUGIN_EXPORT,
+# and the entry points it offers, such as the Prover module's sk_module_kge_*).
+# usage: symbols_check.sh BUILD_DIR
+set -euo pipefail
+build_dir=$1
+fail=0
+# nm -g --defined-only: one "ADDRESS TYPE NAME" line per global symbol defined
+unprefixed() { awk 'NF == 3 { print $3 }' | grep -v -E '^(sk_|SK_)' | sort -u || true; }
+check() { # what, names
+    if [[ -n $2 ]]; then
+        echo "symbols_check: $1 defines $(wc -l <<< "$2") global names without the sk_/SK_ prefix:"
+        sed 's/^/  /' <<< "$2"
+        fail=1
+    fi
+}
+static_lib="$build_dir/libskinner.a"
+shared_lib=$(ls "$build_dir"/libskinner.so.* 2>/dev/null | head -1)
+[[ -f $static_lib && -n $shared_lib ]] || { echo "symbols_check: no libskinner.a/.so in $build_dir"; exit 1; }
+check "$static_lib" "$(nm -g --defined-only "$static_lib" 2>/dev/null | unprefixed)"
+check "$shared_lib" "$(nm -D -g --defined-only "$shared_lib" | unprefixed)"
+modules=("$build_dir"/modules/skinner-*.so)
+[[ -e ${modules[0]} ]] || { echo "symbols_check: no modules in $build_dir/modules"; exit 1; }
+for module in "${modules[@]}"; do
+    check "$module" "$(nm -D -g --defined-only "$module" | unprefixed)"
+done
+if [[ $fail == 0 ]]; then
+    echo "symbols_check: ok ($static_lib, $shared_lib and ${#modules[@]} modules: sk_/SK_ names only)"
+fi
+exit $fail
