@@ -29,8 +29,11 @@ out=$(skinner train MinAtar/Breakout-v1 --train.total_steps 2048 --run-dir run 2
 env_section=$(sed -n '/^\[env\]/,/^\[/p' run/config.ini)
 grep -q '^id = MinAtar/Breakout-v1$' <<< "$env_section" || fail "config.ini's [env] has no id: $env_section"
 ! grep -q '^plugin' <<< "$env_section" || fail "a module env was recorded as a plugin: $env_section"
-out=$(skinner eval MinAtar/Breakout-v1 --checkpoint run --episodes 2 2>&1) ||
-    fail "evaluating a module env's run failed: $out"
+# the line training printed to evaluate it names the env by id, and runs as printed
+evaluate=$(sed -n 's/^evaluate: //p' <<< "$out")
+[[ $evaluate == "skinner eval MinAtar/Breakout-v1 --checkpoint run/policy.safetensors" ]] ||
+    fail "training printed another evaluate line: '$evaluate'"
+out=$($evaluate 2>&1) || fail "'$evaluate' failed: $out"
 
 # SKINNER_MODULE_PATH empty: no modules; the built-ins stay
 envs=$(SKINNER_MODULE_PATH= skinner envs 2>&1) || fail "skinner envs without modules failed: $envs"

@@ -187,8 +187,9 @@ int cli_load_config(sk_config *cfg, const sk_env_def *env, const char *explicit_
 
 const char *cli_env_name(const sk_env_def *env, char *buf, size_t size) {
     Dl_info table = {0}, program = {0};
-    if (!dladdr(env, &table) || !dladdr((void *)cli_error, &program) || !table.dli_fname ||
-        table.dli_fbase == program.dli_fbase)
+    /* a built-in or a module's env (found by its id): no plugin to name */
+    if (!sk_env_plugin_path(env) || !dladdr(env, &table) || !dladdr((void *)cli_error, &program) ||
+        !table.dli_fname || table.dli_fbase == program.dli_fbase)
         return env->id;
     size_t len = strlen(table.dli_fname);
     if (len >= 3 && strcmp(table.dli_fname + len - 3, ".so") == 0)
