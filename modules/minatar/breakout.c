@@ -143,16 +143,27 @@ static float breakout_act(void *game, minatar_rng *rng, int action, bool *termin
     return reward;
 }
 
+/* Rows 1-3 are written whole, a cell (its four channels) a 32-bit word: the brick byte in its
+ * channel's place and zeros in the others; the rows around them are cleared; then the paddle,
+ * ball and trail cells are set (the ball and trail may lie in the brick rows). */
 static void breakout_observe(const void *game, uint8_t *obs) {
     const breakout_state *state = game;
-    memset(obs, 0, MINATAR_SIDE * MINATAR_SIDE * NUM_CHANNELS);
+    enum { ROW_BYTES = MINATAR_SIDE * NUM_CHANNELS, BRICK_SHIFT = 8 * CHANNEL_BRICK };
+    _Static_assert(NUM_CHANNELS == sizeof(uint32_t), "a cell is one 32-bit word");
+    _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "channel c is byte c of the word");
+    memset(obs, 0, BRICK_FIRST_ROW * ROW_BYTES);
+    for (int y = BRICK_FIRST_ROW; y <= BRICK_LAST_ROW; y++) {
+        uint32_t cells[MINATAR_SIDE];
+        for (int x = 0; x < MINATAR_SIDE; x++)
+            cells[x] = (uint32_t)state->bricks[y][x] << BRICK_SHIFT;
+        memcpy(obs + y * ROW_BYTES, cells, sizeof cells);
+    }
+    memset(obs + (BRICK_LAST_ROW + 1) * ROW_BYTES, 0,
+           (size_t)(MINATAR_SIDE - BRICK_LAST_ROW - 1) * ROW_BYTES);
 #define CELL(y, x, channel) obs[((y) * MINATAR_SIDE + (x)) * NUM_CHANNELS + (channel)]
     CELL(state->ball_y, state->ball_x, CHANNEL_BALL) = 1;
     CELL(PADDLE_ROW, state->paddle_x, CHANNEL_PADDLE) = 1;
     CELL(state->last_y, state->last_x, CHANNEL_TRAIL) = 1;
-    /* bricks stand only in rows 1-3: reset and the rebuilt wall fill those, hits only clear */
-    for (int y = BRICK_FIRST_ROW; y <= BRICK_LAST_ROW; y++)
-        for (int x = 0; x < MINATAR_SIDE; x++) CELL(y, x, CHANNEL_BRICK) = state->bricks[y][x];
 #undef CELL
 }
 

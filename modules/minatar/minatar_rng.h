@@ -32,17 +32,28 @@ static inline void minatar_rng_seed(minatar_rng *rng, uint32_t seed) {
     rng->position = MINATAR_MT_WORDS;
 }
 
+/* One word of MT19937's twist: word k from words k, k + 1 and k + m. Branch-free, so the
+ * loops below vectorise. */
+static inline uint32_t minatar_rng_twist(uint32_t word, uint32_t next, uint32_t middle) {
+    const uint32_t upper = 0x80000000u, lower = 0x7fffffffu, matrix = 0x9908b0dfu;
+    uint32_t y = (word & upper) | (next & lower);
+    return middle ^ (y >> 1) ^ ((0u - (next & 1u)) & matrix);
+}
+
+/* All 624 words anew (genrand_int32's refill), in three runs so that no index wraps: words
+ * 0..226 read the old words 397.., words 227..622 the new words 0.., word 623 the new word 0. */
+static inline void minatar_rng_regenerate(minatar_rng *rng) {
+    enum { N = MINATAR_MT_WORDS, M = MINATAR_MT_SHIFT };
+    uint32_t *w = rng->words;
+    for (int k = 0; k < N - M; k++) w[k] = minatar_rng_twist(w[k], w[k + 1], w[k + M]);
+    for (int k = N - M; k < N - 1; k++) w[k] = minatar_rng_twist(w[k], w[k + 1], w[k + M - N]);
+    w[N - 1] = minatar_rng_twist(w[N - 1], w[0], w[M - 1]);
+    rng->position = 0;
+}
+
 /* The next 32-bit output (genrand_int32). */
 static inline uint32_t minatar_rng_u32(minatar_rng *rng) {
-    const uint32_t upper = 0x80000000u, lower = 0x7fffffffu, matrix = 0x9908b0dfu;
-    if (rng->position >= MINATAR_MT_WORDS) {
-        uint32_t *w = rng->words;
-        for (int k = 0; k < MINATAR_MT_WORDS; k++) {
-            uint32_t y = (w[k] & upper) | (w[(k + 1) % MINATAR_MT_WORDS] & lower);
-            w[k] = w[(k + MINATAR_MT_SHIFT) % MINATAR_MT_WORDS] ^ (y >> 1) ^ ((y & 1u) ? matrix : 0u);
-        }
-        rng->position = 0;
-    }
+    if (rng->position >= MINATAR_MT_WORDS) minatar_rng_regenerate(rng);
     uint32_t y = rng->words[rng->position++];
     y ^= y >> 11;
     y ^= (y << 7) & 0x9d2c5680u;
@@ -51,10 +62,23 @@ static inline uint32_t minatar_rng_u32(minatar_rng *rng) {
     return y;
 }
 
+/* rand()'s 53 bits as an integer k: rand() is k / 2^53 exactly. */
+static inline uint64_t minatar_rng_bits53(minatar_rng *rng) {
+    uint32_t high = minatar_rng_u32(rng) >> 5, low = minatar_rng_u32(rng) >> 6;
+    return (uint64_t)high << 26 | low;
+}
+
 /* rand(): a double in [0, 1) from two outputs (53 bits). */
 static inline double minatar_rng_rand(minatar_rng *rng) {
-    uint32_t high = minatar_rng_u32(rng) >> 5, low = minatar_rng_u32(rng) >> 6;
-    return ((double)high * 67108864.0 + (double)low) / 9007199254740992.0;
+    return (double)minatar_rng_bits53(rng) / 9007199254740992.0;
+}
+
+/* The k of bits53 below which rand() < p: k / 2^53 < p exactly when k < ceil(p * 2^53) (the
+ * product is exact: a power of two scales p). p in 0..1. */
+static inline uint64_t minatar_rng_threshold53(double p) {
+    double scaled = p * 9007199254740992.0;
+    uint64_t threshold = (uint64_t)scaled;
+    return threshold + ((double)threshold < scaled);
 }
 
 /* randint(low, high), high exclusive: masked rejection, one output per try,
