@@ -75,7 +75,7 @@ static void add_residual(float *restrict s, const float *restrict x, size_t n) {
 
 static int chunk_rows(int scratch_per_row, int B) {
     SK_ASSERT(scratch_per_row > 0 && scratch_per_row <= SCRATCH_FLOATS);
-    return MORPHO_MIN(SCRATCH_FLOATS / scratch_per_row, B);
+    return SK_MIN(SCRATCH_FLOATS / scratch_per_row, B);
 }
 
 /* ---- sizes ---- */
@@ -114,14 +114,14 @@ size_t morpho_seed_cache_floats(morpho_blueprint bp, int H) {
 size_t morpho_seed_max_params(int H) {
     size_t most = 0;
     for (int bp = 0; bp < MORPHO_NUM_BLUEPRINTS; bp++)
-        most = MORPHO_MAX(most, morpho_seed_num_params((morpho_blueprint)bp, H));
+        most = SK_MAX(most, morpho_seed_num_params((morpho_blueprint)bp, H));
     return most;
 }
 
 size_t morpho_seed_max_cache_floats(int H) {
     size_t most = 0;
     for (int bp = 0; bp < MORPHO_NUM_BLUEPRINTS; bp++)
-        most = MORPHO_MAX(most, morpho_seed_cache_floats((morpho_blueprint)bp, H));
+        most = SK_MAX(most, morpho_seed_cache_floats((morpho_blueprint)bp, H));
     return most;
 }
 
@@ -225,7 +225,7 @@ static void lora_backward(int H, int rank, const float *params, const float *x,
     float scratch[SCRATCH_FLOATS]; /* dL/d(V x) */
     int chunk = chunk_rows(rank, B);
     for (int row0 = 0; row0 < B; row0 += chunk) {
-        int rows = MORPHO_MIN(chunk, B - row0);
+        int rows = SK_MIN(chunk, B - row0);
         size_t at = (size_t)row0 * H;
         memset(scratch, 0, (size_t)rows * rank * sizeof(float));
         sk_linear_backward(scratch, dU, NULL, ds + at, cache + (size_t)row0 * rank, U, rows, rank,
@@ -255,7 +255,7 @@ static void mlp_backward(int H, int hidden, const float *params, const float *x,
     float scratch[SCRATCH_FLOATS]; /* dL/d hidden */
     int chunk = chunk_rows(hidden, B);
     for (int row0 = 0; row0 < B; row0 += chunk) {
-        int rows = MORPHO_MIN(chunk, B - row0);
+        int rows = SK_MIN(chunk, B - row0);
         size_t at = (size_t)row0 * H, n_hidden = (size_t)rows * hidden;
         const float *restrict act = cache + (size_t)row0 * hidden;
         float *restrict dact = scratch;
@@ -290,7 +290,7 @@ static void gate_backward(int H, const float *params, const float *x, const floa
     float scratch[SCRATCH_FLOATS]; /* dL/d(Wg x + bg), dL/d(W x + b) */
     int chunk = chunk_rows(2 * H, B);
     for (int row0 = 0; row0 < B; row0 += chunk) {
-        int rows = MORPHO_MIN(chunk, B - row0);
+        int rows = SK_MIN(chunk, B - row0);
         size_t at = (size_t)row0 * H, m = (size_t)rows * H;
         const float *restrict g = cache + at, *restrict v = cache + n + at, *restrict d = ds + at;
         float *restrict dpre_gate = scratch, *restrict dlin = scratch + m;
@@ -383,7 +383,7 @@ static float sigmoid_add_ramp(float alpha) {
 _Static_assert(SIGMOID_ADD_STEEPNESS == 12, "SIGMOID_ADD's ramp is MORPHO_CURVE_SIGMOID12");
 
 /* The gate's weight in row b: clamp(alpha g, 0, 1); alpha, g >= 0. */
-static inline float gated_weight(float alpha, float g) { return MORPHO_MIN(alpha * g, 1.0f); }
+static inline float gated_weight(float alpha, float g) { return SK_MIN(alpha * g, 1.0f); }
 
 void morpho_blend_forward(morpho_style style, int H, float alpha, const float *params,
                           const float *h, const float *s, float *y, float *cache, int B) {

@@ -48,8 +48,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MORPHO_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define MORPHO_MAX(a, b) ((a) > (b) ? (a) : (b))
+#include "skinner/module.h" /* SK_MIN, SK_MAX, SK_ASSERT */
 
 typedef enum morpho_blueprint {
     MORPHO_BP_NORM,

@@ -34,7 +34,7 @@ struct morpho_conv_ctx {
     float *grad[2];
 };
 
-static int reduced(int channels) { return MORPHO_MAX(channels / 4, 2); }
+static int reduced(int channels) { return SK_MAX(channels / 4, 2); }
 static size_t pixels(morpho_geom g) { return (size_t)g.height * (size_t)g.width; }
 
 static sk_conv_shape conv_shape(morpho_geom g, int in, int out, int kernel, int groups) {
@@ -44,7 +44,7 @@ static sk_conv_shape conv_shape(morpho_geom g, int in, int out, int kernel, int 
 
 /* The chain of a chain blueprint; layers 0 for SE and NORM. */
 static chain chain_of(morpho_conv_blueprint bp, morpho_geom g) {
-    int c = g.channels, half = MORPHO_MAX(c / 2, 1), r = reduced(c);
+    int c = g.channels, half = SK_MAX(c / 2, 1), r = reduced(c);
     chain ch = {0};
     switch (bp) {
     case MORPHO_CBP_DEPTHWISE:
@@ -98,14 +98,14 @@ size_t morpho_cseed_cache_floats(morpho_conv_blueprint bp, morpho_geom g) {
 size_t morpho_cseed_max_params(morpho_geom g) {
     size_t most = 0;
     for (int bp = 0; bp < MORPHO_NUM_BLUEPRINTS; bp++)
-        most = MORPHO_MAX(most, morpho_cseed_num_params((morpho_conv_blueprint)bp, g));
+        most = SK_MAX(most, morpho_cseed_num_params((morpho_conv_blueprint)bp, g));
     return most;
 }
 
 size_t morpho_cseed_max_cache_floats(morpho_geom g) {
     size_t most = 0;
     for (int bp = 0; bp < MORPHO_NUM_BLUEPRINTS; bp++)
-        most = MORPHO_MAX(most, morpho_cseed_cache_floats((morpho_conv_blueprint)bp, g));
+        most = SK_MAX(most, morpho_cseed_cache_floats((morpho_conv_blueprint)bp, g));
     return most;
 }
 
@@ -148,8 +148,8 @@ sk_status morpho_conv_ctx_create(morpho_conv_ctx **out, morpho_geom g, int max_b
         }
     }
     /* a chain layer's input is C or r channels (r > C for C < 8); SE needs C + r per image */
-    size_t widest = (size_t)MORPHO_MAX(g.channels, reduced(g.channels));
-    size_t floats = (size_t)max_batch * MORPHO_MAX(pixels(g) * widest, (size_t)(g.channels + reduced(g.channels)));
+    size_t widest = (size_t)SK_MAX(g.channels, reduced(g.channels));
+    size_t floats = (size_t)max_batch * SK_MAX(pixels(g) * widest, (size_t)(g.channels + reduced(g.channels)));
     for (int k = 0; k < 2 && st == SK_OK; k++)
         if (!(ctx->grad[k] = sk_alloc(floats * sizeof(float))))
             st = sk_fail(SK_ERR_NOMEM, "out of memory");

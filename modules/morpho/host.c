@@ -86,16 +86,16 @@ sk_status morpho_host_setup(morpho_state *m) {
     for (int k = 0; k < MORPHO_SLOTS; k++) {
         morpho_geom g = m->geom[k];
         m->dim[k] = (size_t)g.height * g.width * g.channels;
-        m->max_dim = MORPHO_MAX(m->max_dim, m->dim[k]);
+        m->max_dim = SK_MAX(m->max_dim, m->dim[k]);
         for (int bp = 0; bp < MORPHO_NUM_BLUEPRINTS; bp++)
-            m->seed_params = MORPHO_MAX(m->seed_params, morpho_slot_seed_params(m, k, bp));
+            m->seed_params = SK_MAX(m->seed_params, morpho_slot_seed_params(m, k, bp));
         for (int s = 0; s < MORPHO_NUM_STYLES; s++)
-            m->blend_params = MORPHO_MAX(m->blend_params,
+            m->blend_params = SK_MAX(m->blend_params,
                                      morpho_blend_num_params((morpho_style)s, (int)m->dim[k]));
-        m->seed_cache = MORPHO_MAX(m->seed_cache, is_cnn(m) ? morpho_cseed_max_cache_floats(g)
+        m->seed_cache = SK_MAX(m->seed_cache, is_cnn(m) ? morpho_cseed_max_cache_floats(g)
                                                         : morpho_seed_max_cache_floats(m->H));
         for (int s = 0; s < MORPHO_NUM_STYLES; s++)
-            m->blend_cache = MORPHO_MAX(m->blend_cache,
+            m->blend_cache = SK_MAX(m->blend_cache,
                                     morpho_blend_cache_floats((morpho_style)s, (int)m->dim[k]));
     }
     return SK_OK;

@@ -136,7 +136,7 @@ static void write_obs(const morpho_state *m, int i, float *o) {
         p += MORPHO_NUM_STAGES;
         *p++ = slot->alpha.alpha;
         *p++ = slot->alpha.target;
-        *p++ = (float)MORPHO_MAX(slot->alpha.epochs - slot->alpha.tick, 0) / 8.0f;
+        *p++ = (float)SK_MAX(slot->alpha.epochs - slot->alpha.tick, 0) / 8.0f;
         *p++ = (float)slot->pruning;
         *p++ = 10.0f * slot->contribution;
         *p++ = 10.0f * (slot->contribution - slot->contribution_prev);

@@ -285,7 +285,7 @@ double morpho_evaluate(const morpho_state *m, int i, const float *xs, const uint
     int B = m->cfg.batch_size, correct = 0;
     double loss = 0.0;
     for (int lo = 0; lo < n; lo += B) {
-        int rows = MORPHO_MIN(B, n - lo), hits;
+        int rows = SK_MIN(B, n - lo), hits;
         forward(m, i, xs + (size_t)lo * m->D, rows, on, false);
         loss += cross_entropy(w->logits, ys + lo, rows, NULL, loss_out != NULL, &hits) * rows;
         correct += hits;
@@ -349,7 +349,7 @@ void morpho_validate(morpho_state *m, int i) {
     int n = m->cfg.val_size, B = m->cfg.batch_size;
     for (int lo = 0; lo < n; lo += B) {
         pass.ys = d->val_y + lo;
-        pass.rows = MORPHO_MIN(B, n - lo);
+        pass.rows = SK_MIN(B, n - lo);
         subsets_from(&pass, 0, d->val_x + (size_t)lo * m->D, 0);
     }
     for (unsigned sub = 0; sub < SUBSETS; sub++)
