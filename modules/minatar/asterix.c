@@ -108,8 +108,9 @@ static float asterix_act(void *state, minatar_rng *rng, int action, bool *termin
         break;
     }
 
-    /* Entities on the player's new cell. */
-    for (int slot = 0; slot < ASTERIX_SLOTS; slot++) reward += asterix_touch(game, slot);
+    /* An entity on the player's new cell: only the one of the player's row (slot y - 1) can
+     * be; MinAtar tests all of them, and the others touch nothing. */
+    reward += asterix_touch(game, game->player_y - 1);
 
     /* Entities move one cell on the frame the move timer reaches 0; one leaving
      * the board is cleared, one landing on the player touches it. */
