@@ -257,15 +257,17 @@ static bool stop_after(const sk_update_stats *st, void *user) {
 }
 
 static int bench_train(int argc, char **argv) {
-    sk_config *cfg = sk_config_new();
+    sk_run_plan plan;
+    if (sk_run_plan_init(&plan) != SK_OK) return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
+    sk_config *cfg = plan.cfg;
     cli_train_extra extra = {.allow_bench_flags = true, .seconds = 10.0};
     char *unused_resume = NULL;
     /* under mpirun: rank 0's command line for every rank, rank 0 reports */
     const sk_comm *comm = cli_comm();
-    int rc = cli_train_config_shared(argc, argv, cfg, &extra, g_bench_usage, &unused_resume);
+    int rc = cli_train_config_shared(argc, argv, &plan, &extra, g_bench_usage, &unused_resume);
     free(unused_resume);
     if (rc != SK_EXIT_OK || extra.help) {
-        sk_config_free(cfg);
+        sk_run_plan_free(&plan);
         return rc;
     }
     bool root = comm->rank == 0;
@@ -279,9 +281,9 @@ static int bench_train(int argc, char **argv) {
      * over a budget it never reaches, so it stays at its configured value */
     sk_config_set(cfg, "train.total_steps", "1000000000000");
     sk_trainer *trainer = NULL;
-    if (sk_trainer_create_comm(&trainer, cfg, comm) != SK_OK) {
+    if (sk_trainer_create_plan(&trainer, &plan, comm) != SK_OK) {
         rc = root ? cli_error(SK_EXIT_FAILURE, "%s", sk_last_error()) : SK_EXIT_FAILURE;
-        sk_config_free(cfg);
+        sk_run_plan_free(&plan);
         return rc;
     }
     train_bench b = {.seconds = extra.seconds,
@@ -316,14 +318,14 @@ static int bench_train(int argc, char **argv) {
                    "\"comm_bytes_per_update\": %.0f, \"comm_calls_per_update\": %.1f, "
                    "\"comm_allreduce_bytes_per_update\": %.0f, "
                    "\"comm_allreduces_per_update\": %.1f, \"params\": %zu, \"batch\": %d}\n",
-                   extra.env->id, comm->size, sk_trainer_threads(trainer), r.wall_seconds,
+                   plan.env->id, comm->size, sk_trainer_threads(trainer), r.wall_seconds,
                    (long long)r.total_steps, r.sps, mean_return, flops, flops * r.sps * 1e-9,
                    updates, bytes, calls, reduce_bytes, reduces, sk_trainer_num_params(trainer),
                    sk_trainer_batch_size(trainer));
         else {
             printf("%s: PPO loop %.2f s, %lld env steps: %.3g env steps/s (mean return %.1f); "
                    "model %.3g FLOPs/step, %.2f GFLOP/s\n",
-                   extra.env->id, r.wall_seconds, (long long)r.total_steps, r.sps,
+                   plan.env->id, r.wall_seconds, (long long)r.total_steps, r.sps,
                    r.final_mean_return, flops, flops * r.sps * 1e-9);
             if (comm->size > 1)
                 printf("%d processes x %d threads; rank 0 sent %.3g bytes in %.0f collective calls "
@@ -332,7 +334,7 @@ static int bench_train(int argc, char **argv) {
         }
     }
     sk_trainer_destroy(trainer);
-    sk_config_free(cfg);
+    sk_run_plan_free(&plan);
     return rc;
 }
 

@@ -34,9 +34,10 @@ bool cli_parse_double(const char *flag, const char *text, double lo, double hi, 
 
 /* Loads the env's preset (configs/PRESET.ini next to the program, in
  * $SKINNER_CONFIG_DIR, or where it was installed) into cfg, then explicit_path
- * (if any) on top of it: the file's keys override the preset's. */
+ * (if any) on top of it: the file's keys override the preset's. Each file is
+ * read once; explicit_keys, if not NULL, receives the explicit file's own keys. */
 int cli_load_config(sk_config *cfg, const sk_env_def *env, const char *explicit_path,
-                    const char *argv0);
+                    sk_config *explicit_keys);
 
 /* How to name env on a later command line: its id, or FILE.so:ID for an env
  * of a plugin (which a later run must load again); in buf if not the id. */

@@ -6,6 +6,7 @@
 #include "core/core.h"
 #include "envs/registry.h"
 #include "train/eval.h"
+#include "train/plan.h"
 
 #include <math.h>
 #include <string.h>
@@ -83,8 +84,9 @@ static int own_error(sk_status status) {
 }
 
 /* The env's own evaluation (a ranking, say) of a checkpoint. */
-static int eval_own(const sk_env_def *env, const char *checkpoint, const sk_config *overrides,
-                    const sk_config *options, int threads, bool json) {
+static int eval_own(sk_run_plan *plan, const sk_config *overrides, const sk_config *options,
+                    int threads, bool json) {
+    const sk_env_def *env = plan->env;
     const sk_env_evaluation *evaluation = sk_env_extras_of(env)->evaluation;
     /* under mpirun the evaluation's units (a ranking's queries) are split over
      * the ranks and merged; rank 0 reports */
@@ -93,7 +95,7 @@ static int eval_own(const sk_env_def *env, const char *checkpoint, const sk_conf
     own_progress progress = {.name = evaluation->name, .tty = isatty(STDERR_FILENO), .started = sk_now()};
     progress.last_print = progress.started;
     sk_loaded_policy lp;
-    sk_status loaded = sk_policy_load_with(&lp, checkpoint, env->id, overrides);
+    sk_status loaded = sk_policy_load_plan(&lp, plan, overrides);
     sk_status status = sk_comm_agree(comm, loaded);
     if (status != SK_OK) {
         if (loaded == SK_OK) sk_loaded_policy_free(&lp);
@@ -341,51 +343,46 @@ static bool eval_option_flag(cli_args *args, const sk_env_def *env, sk_config *o
     return true;
 }
 
-/* The env argv names; a plugin env's checkpoint can name its plugin, so the
- * --checkpoint given (a run folder read as its policy.safetensors, in
- * checkpoint_in_dir) is resolved here too. */
-static int resolve_env(int argc, char **argv, const char **checkpoint, char *checkpoint_in_dir,
-                       size_t size, const sk_env_def **out) {
-    *checkpoint = NULL;
+/* The command's plan: the checkpoint --checkpoint names (a run folder read as
+ * its policy.safetensors) opened once and the plugin it records loaded once,
+ * then the env argv[0] names, found once. A baseline (--policy other than
+ * checkpoint) reads no checkpoint: its refusal comes with the other flags'. */
+static int resolve_plan(int argc, char **argv, sk_run_plan *plan) {
+    const char *checkpoint = NULL, *policy = "checkpoint";
     cli_args args = {argc, 1, argv};
     while (args.index < argc) {
         const char *value = NULL;
         bool missing = false;
         if (cli_flag(&args, "--checkpoint", &value, &missing)) {
-            if (!missing) *checkpoint = value;
+            if (!missing) checkpoint = value;
+        } else if (cli_flag(&args, "--policy", &value, &missing)) {
+            if (!missing) policy = value;
         } else {
             args.index++;
         }
     }
-    struct stat checkpoint_info;
-    if (*checkpoint && stat(*checkpoint, &checkpoint_info) == 0 && S_ISDIR(checkpoint_info.st_mode)) {
-        /* a run folder: its checkpoint */
-        snprintf(checkpoint_in_dir, size, "%s/policy.safetensors", *checkpoint);
-        if (access(checkpoint_in_dir, F_OK) != 0)
+    struct stat info;
+    if (checkpoint && strcmp(policy, "checkpoint") == 0) {
+        char in_dir[4200];
+        snprintf(in_dir, sizeof in_dir, "%s/policy.safetensors", checkpoint);
+        if (stat(checkpoint, &info) == 0 && S_ISDIR(info.st_mode) && access(in_dir, F_OK) != 0)
             return cli_error(SK_EXIT_FAILURE,
                              "--checkpoint %s is a directory without policy.safetensors (expected a "
                              "run folder written by 'skinner train', or the checkpoint file)",
-                             *checkpoint);
-        *checkpoint = checkpoint_in_dir;
+                             checkpoint);
+        if (sk_run_plan_set_checkpoint(plan, checkpoint) != SK_OK)
+            return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
     }
-    const sk_env_def *env = sk_env_find(argv[0]);
-    if (!env && *checkpoint) { /* a plugin env: its checkpoint's run names the plugin */
-        char message[1024];
-        snprintf(message, sizeof message, "%s", sk_last_error());
-        if (sk_checkpoint_load_plugin(*checkpoint) != SK_OK)
-            return cli_error(SK_EXIT_USAGE, "%s; nor could the plugin its checkpoint names be "
-                                            "loaded: %s",
-                             message, sk_last_error());
-        env = sk_env_find(argv[0]);
-    }
-    if (!env) return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
-    *out = env;
+    sk_status status = sk_run_plan_resolve_env(plan, argv[0]);
+    if (status == SK_ERR_UNKNOWN_ENV) return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
+    if (status != SK_OK) return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
     return SK_EXIT_OK;
 }
 
 /* cfg collects --env.KEY overrides, options the eval.* options of the env's
  * own evaluation; the caller frees both. */
-static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) {
+static int eval_with(int argc, char **argv, sk_run_plan *plan, sk_config *options) {
+    sk_config *cfg = plan->cfg;
     bool help = false;
     for (int i = 0; i < argc; i++)
         help |= strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
@@ -400,10 +397,9 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
         return cli_error(SK_EXIT_USAGE, "missing ENV (see 'skinner envs')");
     }
     const char *checkpoint = NULL, *policy = "checkpoint", *config_path = NULL, *trace = NULL;
-    char checkpoint_in_dir[4200];
-    const sk_env_def *env = NULL;
-    int rc = resolve_env(argc, argv, &checkpoint, checkpoint_in_dir, sizeof checkpoint_in_dir, &env);
+    int rc = resolve_plan(argc, argv, plan);
     if (rc != SK_EXIT_OK) return rc;
+    const sk_env_def *env = plan->env;
     long long episodes = 100, seed = 1, threads = -1;
     bool greedy = false, json = false, explicit_episodes = false, explicit_seed = false;
     const char *own_flag = NULL; /* the first flag given for the env's own evaluation */
@@ -417,7 +413,7 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
             continue;
         }
         if (cli_flag(&args, "--checkpoint", &value, &missing)) {
-            /* resolve_env read it */
+            if (!missing) checkpoint = value; /* resolve_plan set the plan's */
         } else if (cli_flag(&args, "--policy", &value, &missing)) {
             if (!missing) policy = value;
         } else if (cli_flag(&args, "--config", &value, &missing)) {
@@ -482,7 +478,7 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
         snprintf(seed_text, sizeof seed_text, "%lld", seed);
         if (explicit_seed && sk_config_set(options, "eval.seed", seed_text) != SK_OK)
             return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-        return eval_own(env, checkpoint, cfg, options, threads < 0 ? 0 : (int)threads, json);
+        return eval_own(plan, cfg, options, threads < 0 ? 0 : (int)threads, json);
     }
     /* under mpirun each rank runs a slice of the evaluation envs; rank 0 reports */
     const sk_comm *comm = cli_comm();
@@ -497,25 +493,33 @@ static int eval_with(int argc, char **argv, sk_config *cfg, sk_config *options) 
         for (int k = 0; sk_config_entry_at(cfg, k, &key, &value); k++) sk_config_set(base, key, value);
         int64_t training_envs; /* the preset's, for training: eval runs one env per episode */
         sk_cfg_int(base, "env.num_envs", 1, 1, INT32_MAX, &training_envs);
-        status = sk_evaluate_controller_comm(env->id, base, controller, (int)episodes,
-                                             (uint64_t)seed, trace, comm, &result);
+        status = sk_evaluate_controller_env_comm(env, base, controller, (int)episodes,
+                                                 (uint64_t)seed, trace, comm, &result);
         if (status == SK_OK) status = sk_cfg_check_unused(base, "env");
         sk_config_free(base);
     } else {
-        status = sk_evaluate_with_comm(checkpoint, env->id, cfg, (int)episodes, greedy,
-                                       (uint64_t)seed, trace, comm, &result);
+        sk_loaded_policy lp;
+        status = sk_policy_load_plan(&lp, plan, cfg);
+        bool loaded = status == SK_OK;
+        status = sk_comm_agree(comm, status); /* every rank evaluates, or none does */
+        if (status == SK_OK)
+            status = sk_evaluate_loaded_comm(&lp, (int)episodes, greedy, (uint64_t)seed, trace,
+                                             comm, &result);
+        if (loaded) sk_loaded_policy_free(&lp);
     }
     if (comm->rank != 0) return status == SK_OK ? SK_EXIT_OK : SK_EXIT_FAILURE;
     if (status != SK_OK) return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-    print_eval(env, baseline ? policy : checkpoint, greedy, &result, json);
+    print_eval(env, baseline ? policy : plan->checkpoint_path, greedy, &result, json);
     return SK_EXIT_OK;
 }
 
 int cmd_eval(int argc, char **argv) {
-    sk_config *cfg = sk_config_new(), *options = sk_config_new();
-    int rc = cfg && options ? eval_with(argc, argv, cfg, options)
-                            : cli_error(SK_EXIT_FAILURE, "out of memory");
-    sk_config_free(cfg);
+    sk_run_plan plan;
+    sk_status status = sk_run_plan_init(&plan);
+    sk_config *options = sk_config_new();
+    int rc = status == SK_OK && options ? eval_with(argc, argv, &plan, options)
+                                        : cli_error(SK_EXIT_FAILURE, "out of memory");
+    sk_run_plan_free(&plan);
     sk_config_free(options);
     return rc;
 }

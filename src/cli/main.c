@@ -3,6 +3,8 @@
 #include "cli.h"
 #include "comm_cli.h"
 
+#include "core/config.h"
+
 #include <dlfcn.h>
 
 #include <errno.h>
@@ -146,7 +148,7 @@ bool cli_env_flag(cli_args *args, sk_config *cfg, int *exit_code) {
 }
 
 int cli_load_config(sk_config *cfg, const sk_env_def *env, const char *explicit_path,
-                    const char *argv0) {
+                    sk_config *explicit_keys) {
     char path[4096];
     const char *chosen = NULL;
     const char *preset = sk_env_extras_of(env)->preset;
@@ -159,7 +161,6 @@ int cli_load_config(sk_config *cfg, const sk_env_def *env, const char *explicit_
             char *slash = strrchr(exe_dir, '/');
             if (slash) *slash = '\0';
         }
-        (void)argv0;
         /* $SKINNER_CONFIG_DIR; a build tree (build/skinner -> configs/); an install
          * moved anywhere (PREFIX/bin -> PREFIX/share/skinner/configs); the
          * configured install prefix */
@@ -177,12 +178,22 @@ int cli_load_config(sk_config *cfg, const sk_env_def *env, const char *explicit_
                     "built-in defaults\n",
                     preset);
     }
-    /* the user's file layers on the preset: its keys override, the rest stay */
     if (chosen && sk_config_load_file(cfg, chosen) != SK_OK)
         return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-    if (explicit_path && sk_config_load_file(cfg, explicit_path) != SK_OK)
-        return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-    return SK_EXIT_OK;
+    if (!explicit_path) return SK_EXIT_OK;
+    /* the user's file layers on the preset: its keys override, the rest stay.
+     * It is read once, into a layer of its own (whose keys the caller may
+     * want), and the layer's text goes on top of the preset. */
+    sk_config *layer = explicit_keys ? explicit_keys : sk_config_new();
+    char *text = NULL;
+    sk_status status = layer ? sk_config_load_file(layer, explicit_path)
+                             : sk_fail(SK_ERR_NOMEM, "out of memory");
+    if (status == SK_OK && !(text = sk_config_to_string(layer)))
+        status = sk_fail(SK_ERR_NOMEM, "out of memory");
+    if (status == SK_OK) status = sk_config_load_string(cfg, text);
+    free(text);
+    if (layer != explicit_keys) sk_config_free(layer);
+    return status == SK_OK ? SK_EXIT_OK : cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
 }
 
 const char *cli_env_name(const sk_env_def *env, char *buf, size_t size) {

@@ -4,6 +4,7 @@
 #include "comm_cli.h"
 
 #include "core/config.h"
+#include "envs/registry.h"
 #include "train/trainer_internal.h"
 
 #include <ctype.h>
@@ -49,16 +50,9 @@ static void on_signal(int signo) {
     g_interrupted = 1;
 }
 
-/* Whether the INI file at path (already loaded once, so readable) sets key. */
-static bool config_file_sets(const char *path, const char *key) {
-    sk_config *file = sk_config_new();
-    bool sets = file && sk_config_load_file(file, path) == SK_OK && sk_config_get(file, key);
-    sk_config_free(file);
-    return sets;
-}
-
-int cli_train_config(int argc, char **argv, const char *argv0, sk_config *cfg,
-                     cli_train_extra *extra, const char *usage) {
+int cli_train_config(int argc, char **argv, sk_run_plan *plan, cli_train_extra *extra,
+                     const char *usage) {
+    sk_config *cfg = plan->cfg;
     /* --help anywhere, before anything is loaded (a missing preset would warn) */
     for (int i = 0; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -81,7 +75,6 @@ int cli_train_config(int argc, char **argv, const char *argv0, sk_config *cfg,
             resume_dir = argv[i] + 9;
     }
     int rc;
-    const char *run_plugin = NULL;
     if (resume_dir) {
         if (config_path)
             return cli_error(SK_EXIT_USAGE, "--resume continues a run with its own config.ini; "
@@ -92,25 +85,30 @@ int cli_train_config(int argc, char **argv, const char *argv0, sk_config *cfg,
             return cli_error(SK_EXIT_FAILURE, "cannot resume '%s': %s", resume_dir,
                              sk_last_error());
         /* a run of a plugin env names its plugin: load it before finding ENV */
-        run_plugin = sk_config_get(cfg, "env.plugin");
-        if (run_plugin && run_plugin[0] && sk_env_load_plugin(run_plugin) != SK_OK)
+        if (sk_run_plan_load_plugin(sk_config_get(cfg, "env.plugin")) != SK_OK)
             return cli_error(SK_EXIT_FAILURE, "cannot resume '%s': %s", resume_dir,
                              sk_last_error());
     }
-    const sk_env_def *env = sk_env_find(argv[0]);
-    if (!env) return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
-    extra->env = env;
+    /* the one lookup of the env by name: everything after reads the plan */
+    if (sk_run_plan_resolve_env(plan, argv[0]) != SK_OK)
+        return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
+    const sk_env_def *env = plan->env;
     if (resume_dir) {
         const char *run_env = sk_config_get(cfg, "env.id");
-        if (!run_env || sk_env_find(run_env) != env)
+        if (!sk_run_plan_names(env, run_env))
             return cli_error(SK_EXIT_FAILURE, "cannot resume '%s': it is a run of %s, not of %s",
                              resume_dir, run_env ? run_env : "(no env.id)", env->id);
         extra->resume_dir = resume_dir;
     } else {
-        rc = cli_load_config(cfg, env, config_path, argv0);
+        sk_config *explicit_keys = config_path ? sk_config_new() : NULL;
+        if (config_path && !explicit_keys) return cli_error(SK_EXIT_FAILURE, "out of memory");
+        rc = cli_load_config(cfg, env, config_path, explicit_keys);
+        extra->total_steps_given = explicit_keys && sk_config_get(explicit_keys, "train.total_steps");
+        sk_config_free(explicit_keys);
         if (rc != SK_EXIT_OK) return rc;
-        extra->total_steps_given = config_path && config_file_sets(config_path, "train.total_steps");
     }
+    /* the plugin goes with the config (to the other ranks of a distributed run) */
+    if (sk_env_record_plugin(cfg, env) != SK_OK) return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
     sk_config_set(cfg, "env.id", env->id);
 
     cli_args args = {argc, 1, argv};
@@ -157,7 +155,7 @@ int cli_train_config(int argc, char **argv, const char *argv0, sk_config *cfg,
             if (eq) value = eq + 1;
             else if (args.index < argc) value = argv[args.index++];
             else return cli_error(SK_EXIT_USAGE, "option '--%s' needs a value", key);
-            if (strcmp(key, "env.id") == 0 && sk_env_find(value) != env)
+            if (strcmp(key, "env.id") == 0 && !sk_run_plan_names(env, value))
                 return cli_error(SK_EXIT_USAGE,
                                  "--env.id %s conflicts with ENV %s: the env is the first argument "
                                  "(skinner %s %s ...)",
@@ -308,9 +306,10 @@ static int agreed_rc(sk_status status, const char *what) {
 /* A distributed run reads its command line on rank 0 alone, which hands the
  * resolved config (and the run to resume) to the others: the ranks cannot
  * differ. Returns an exit code; *stop is set when rank 0 is done (--help). */
-static int share_config(sk_config *cfg, cli_train_extra *extra, int rc, bool *stop,
+static int share_config(sk_run_plan *plan, cli_train_extra *extra, int rc, bool *stop,
                         char **resume_copy) {
     const sk_comm *comm = cli_comm();
+    sk_config *cfg = plan->cfg;
     double head[2] = {rc, extra->help};
     sk_comm_bcast_f64(comm, head, 2, 0);
     if (head[0] != SK_EXIT_OK || head[1] != 0.0) {
@@ -330,18 +329,22 @@ static int share_config(sk_config *cfg, cli_train_extra *extra, int rc, bool *st
     if (comm->rank != 0) {
         extra->resume_dir = *resume_copy;
         extra->quiet = true; /* rank 0 reports for all */
-        extra->env = sk_env_find(sk_config_get(cfg, "env.id"));
+        /* this rank's one lookup: the shared config's env, with its plugin */
+        if (rc == SK_EXIT_OK &&
+            (sk_run_plan_load_plugin(sk_config_get(cfg, "env.plugin")) != SK_OK ||
+             sk_run_plan_resolve_env(plan, sk_config_get(cfg, "env.id")) != SK_OK))
+            rc = cli_error(SK_EXIT_FAILURE, "rank %d: %s", comm->rank, sk_last_error());
     }
     return rc;
 }
 
-int cli_train_config_shared(int argc, char **argv, sk_config *cfg, cli_train_extra *extra,
+int cli_train_config_shared(int argc, char **argv, sk_run_plan *plan, cli_train_extra *extra,
                             const char *usage, char **resume_copy) {
     const sk_comm *comm = cli_comm();
-    int rc = comm->rank == 0 ? cli_train_config(argc, argv, "skinner", cfg, extra, usage) : SK_EXIT_OK;
+    int rc = comm->rank == 0 ? cli_train_config(argc, argv, plan, extra, usage) : SK_EXIT_OK;
     if (comm->size == 1) return rc;
     bool stop = false;
-    rc = share_config(cfg, extra, rc, &stop, resume_copy);
+    rc = share_config(plan, extra, rc, &stop, resume_copy);
     if (stop && comm->rank != 0) extra->help = true; /* nothing more to do here either */
     return rc;
 }
@@ -349,19 +352,21 @@ int cli_train_config_shared(int argc, char **argv, sk_config *cfg, cli_train_ext
 int cmd_train(int argc, char **argv) {
     const sk_comm *comm = cli_comm();
     bool root = comm->rank == 0;
-    sk_config *cfg = sk_config_new();
+    sk_run_plan plan;
+    if (sk_run_plan_init(&plan) != SK_OK) return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
     cli_train_extra extra = {.allow_run_flags = true};
     char *resume_copy = NULL;
-    int rc = cli_train_config_shared(argc, argv, cfg, &extra, g_train_usage, &resume_copy);
+    int rc = cli_train_config_shared(argc, argv, &plan, &extra, g_train_usage, &resume_copy);
     if (rc != SK_EXIT_OK || extra.help) {
-        sk_config_free(cfg);
+        sk_run_plan_free(&plan);
         free(resume_copy);
         return rc;
     }
+    const sk_env_def *env = plan.env;
     sk_trainer *trainer = NULL;
-    if (sk_trainer_create_comm(&trainer, cfg, comm) != SK_OK) {
+    if (sk_trainer_create_plan(&trainer, &plan, comm) != SK_OK) {
         rc = root ? cli_error(SK_EXIT_FAILURE, "%s", sk_last_error()) : SK_EXIT_FAILURE;
-        sk_config_free(cfg);
+        sk_run_plan_free(&plan);
         free(resume_copy);
         return rc;
     }
@@ -377,21 +382,22 @@ int cmd_train(int argc, char **argv) {
             rc = cli_error(SK_EXIT_FAILURE,
                            "--run-dir %s exists and is not empty: continue that run with "
                            "'skinner train %s --resume %s', or overwrite it with --force",
-                           extra.run_dir, extra.env->id, extra.run_dir);
+                           extra.run_dir, env->id, extra.run_dir);
     }
     if ((rc = root_rc(rc)) != SK_EXIT_OK) goto done;
     if (extra.resume_dir) {
         if (root) remove_stale_temp_files(extra.resume_dir);
-        char checkpoint[4200];
-        snprintf(checkpoint, sizeof checkpoint, "%s/policy.safetensors", extra.resume_dir);
-        /* every rank reads the checkpoint (a folder every rank sees) */
-        rc = agreed_rc(sk_trainer_resume(trainer, checkpoint), "cannot resume: ");
+        /* every rank reads the checkpoint (a folder every rank sees), once */
+        sk_status status = sk_run_plan_set_checkpoint(&plan, extra.resume_dir);
+        if (status == SK_OK) status = sk_trainer_resume_plan(trainer, &plan);
+        sk_run_plan_close_checkpoint(&plan); /* read: its memory is not kept while training */
+        rc = agreed_rc(status, "cannot resume: ");
         if (rc != SK_EXIT_OK) goto done;
         snprintf(run_dir, sizeof run_dir, "%s", extra.resume_dir);
     } else if (extra.run_dir) {
         snprintf(run_dir, sizeof run_dir, "%s", extra.run_dir);
     } else if (root) {
-        default_run_dir(run_dir, sizeof run_dir, extra.env,
+        default_run_dir(run_dir, sizeof run_dir, env,
                         sk_config_get(sk_trainer_config(trainer), "train.seed"));
     }
     rc = agreed_rc(root ? sk_trainer_set_run_dir(trainer, run_dir) : SK_OK, "");
@@ -412,9 +418,9 @@ int cmd_train(int argc, char **argv) {
         int threads = sk_trainer_threads(trainer);
         if (comm->size > 1)
             fprintf(stderr, "training %s on %d processes x %d thread%s, run folder %s\n",
-                    extra.env->id, comm->size, threads, threads == 1 ? "" : "s", run_dir);
+                    env->id, comm->size, threads, threads == 1 ? "" : "s", run_dir);
         else
-            fprintf(stderr, "training %s on %d thread%s, run folder %s\n", extra.env->id, threads,
+            fprintf(stderr, "training %s on %d thread%s, run folder %s\n", env->id, threads,
                     threads == 1 ? "" : "s", run_dir);
     }
     sk_status status = sk_trainer_run(trainer);
@@ -427,18 +433,18 @@ int cmd_train(int argc, char **argv) {
     if (!root) goto done;
     if (r.solved)
         printf("solved %s: mean return over 100 episodes reached %g after %lld steps, %.2f s\n",
-               extra.env->id, extra.env->solved_threshold, (long long)r.solved_at_steps,
+               env->id, env->solved_threshold, (long long)r.solved_at_steps,
                r.solved_at_seconds);
     else if (isnan(r.final_mean_return))
         printf("finished: no episode finished in %lld steps, %.2f s (no mean return yet; train "
                "longer)\n",
                (long long)r.total_steps, r.wall_seconds);
-    else if (!isfinite(extra.env->solved_threshold))
+    else if (!isfinite(env->solved_threshold))
         printf("finished: final mean return %.3f after %lld steps, %.2f s\n", r.final_mean_return,
                (long long)r.total_steps, r.wall_seconds);
     else
         printf("not solved: final mean return %.1f (threshold %g) after %lld steps, %.2f s\n",
-               r.final_mean_return, extra.env->solved_threshold, (long long)r.total_steps,
+               r.final_mean_return, env->solved_threshold, (long long)r.total_steps,
                r.wall_seconds);
     char env_name[4200];
     if (r.interrupted)
@@ -446,14 +452,14 @@ int cmd_train(int argc, char **argv) {
         char launcher[64] = "";
         if (comm->size > 1) snprintf(launcher, sizeof launcher, "mpirun -np %d ", comm->size);
         printf("interrupted: the run so far is saved; continue it with\n  %sskinner train %s --resume %s\n",
-               launcher, cli_env_name(extra.env, env_name, sizeof env_name), run_dir);
+               launcher, cli_env_name(env, env_name, sizeof env_name), run_dir);
     }
     printf("run folder: %s\n", run_dir);
     printf("evaluate: skinner eval %s --checkpoint %s/policy.safetensors\n",
-           cli_env_name(extra.env, env_name, sizeof env_name), run_dir);
+           cli_env_name(env, env_name, sizeof env_name), run_dir);
 done:
     sk_trainer_destroy(trainer);
-    sk_config_free(cfg);
+    sk_run_plan_free(&plan);
     free(resume_copy);
     return rc;
 }
@@ -468,14 +474,15 @@ static const char *g_config_usage =
     "train would report it.\n";
 
 int cmd_config(int argc, char **argv) {
-    sk_config *cfg = sk_config_new();
-    if (!cfg) return cli_error(SK_EXIT_FAILURE, "out of memory");
+    sk_run_plan plan;
+    if (sk_run_plan_init(&plan) != SK_OK) return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
     cli_train_extra extra = {0};
-    int rc = cli_train_config(argc, argv, "skinner", cfg, &extra, g_config_usage);
+    int rc = cli_train_config(argc, argv, &plan, &extra, g_config_usage);
     if (rc == SK_EXIT_OK && !extra.help) {
         /* building a trainer reads (and so records) every key with its default */
         sk_trainer *trainer = NULL;
-        if (sk_trainer_create(&trainer, cfg) != SK_OK) {
+        sk_comm single = sk_comm_single();
+        if (sk_trainer_create_plan(&trainer, &plan, &single) != SK_OK) {
             rc = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
         } else {
             /* the trainer's own copy holds every key it read, defaults included */
@@ -486,6 +493,6 @@ int cmd_config(int argc, char **argv) {
         }
         sk_trainer_destroy(trainer);
     }
-    sk_config_free(cfg);
+    sk_run_plan_free(&plan);
     return rc;
 }

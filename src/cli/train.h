@@ -3,6 +3,8 @@
 
 #include "cli.h"
 
+#include "train/plan.h"
+
 typedef struct cli_train_extra {
     bool allow_run_flags, allow_bench_flags;
     bool help, quiet, json;
@@ -14,7 +16,6 @@ typedef struct cli_train_extra {
     const char *run_dir;
     const char *resume_dir; /* --resume RUN_DIR */
     double seconds;
-    const sk_env_def *env;
 } cli_train_extra;
 
 /* The one-line progress display: an updating line on a terminal, a plain line
@@ -29,14 +30,18 @@ typedef struct cli_progress {
 /* An sk_update_fn that prints progress; returns false once interrupted. */
 bool cli_progress_update(const sk_update_stats *st, void *user);
 
-/* Parses "ENV [options]" of train and bench train into cfg. */
-int cli_train_config(int argc, char **argv, const char *argv0, sk_config *cfg,
-                     cli_train_extra *extra, const char *usage);
+/* Parses "ENV [options]" of train, bench train and config into the plan
+ * (an initialised one): its env found once (plugins loaded once), its config
+ * assembled from the preset and --config FILE, or from the run's config.ini
+ * with --resume, each file read once, and the options on top. */
+int cli_train_config(int argc, char **argv, sk_run_plan *plan, cli_train_extra *extra,
+                     const char *usage);
 
 /* cli_train_config on rank 0 of a distributed run, whose result (exit code,
- * config, run to resume) every other rank takes: the ranks cannot differ.
- * One process: cli_train_config. *resume_copy is for the caller to free. */
-int cli_train_config_shared(int argc, char **argv, sk_config *cfg, cli_train_extra *extra,
+ * config, run to resume) every other rank takes: the ranks cannot differ
+ * (each resolves the env of the shared config once). One process:
+ * cli_train_config. *resume_copy is for the caller to free. */
+int cli_train_config_shared(int argc, char **argv, sk_run_plan *plan, cli_train_extra *extra,
                             const char *usage, char **resume_copy);
 
 #endif

@@ -18,8 +18,8 @@ sk_status sk_agent_load(sk_agent **out, const char *checkpoint, const sk_config 
     *out = NULL;
     sk_agent *agent = calloc(1, sizeof *agent);
     if (!agent) return sk_fail(SK_ERR_NOMEM, "out of memory");
-    sk_status status = sk_checkpoint_load_plugin(checkpoint);
-    if (status == SK_OK) status = sk_policy_load_with(&agent->lp, checkpoint, NULL, overrides);
+    /* one read of the checkpoint, which loads the plugin its run recorded */
+    sk_status status = sk_policy_load_with(&agent->lp, checkpoint, NULL, overrides);
     if (status == SK_OK) {
         status = sk_policy_actor_init(&agent->actor, &agent->lp, 1, AGENT_ROWS, 0);
         if (status != SK_OK) sk_loaded_policy_free(&agent->lp);

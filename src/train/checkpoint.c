@@ -18,6 +18,7 @@
 
 #include "../envs/registry.h"
 #include "../io/safetensors.h"
+#include "plan.h"
 #include "skinner/vec.h"
 
 #include <math.h>
@@ -401,10 +402,9 @@ static sk_status check_current_masks(sk_trainer *tr, const char *path) {
     return SK_OK;
 }
 
-sk_status sk_trainer_resume(sk_trainer *tr, const char *path) {
-    sk_st_file *file = NULL;
-    sk_status status = sk_st_open(&file, path);
-    if (status != SK_OK) return sk_trainer_fail(tr, status);
+/* Restores tr from an open checkpoint (borrowed: the caller closes it). */
+static sk_status resume_from(sk_trainer *tr, const sk_st_file *file, const char *path) {
+    sk_status status = SK_OK;
     sk_learner *ln = &tr->learner;
     const char *env = sk_st_meta_get(file, "env");
     const char *version = sk_st_meta_get(file, "training_state");
@@ -511,6 +511,20 @@ sk_status sk_trainer_resume(sk_trainer *tr, const char *path) {
     tr->resumed = true;
 done:
     sk_free(parts);
+    return status;
+}
+
+sk_status sk_trainer_resume(sk_trainer *tr, const char *path) {
+    sk_st_file *file = NULL;
+    sk_status status = sk_st_open(&file, path);
+    if (status != SK_OK) return sk_trainer_fail(tr, status);
+    status = resume_from(tr, file, path);
     sk_st_close(file);
+    return sk_trainer_fail(tr, status);
+}
+
+sk_status sk_trainer_resume_plan(sk_trainer *tr, sk_run_plan *plan) {
+    sk_status status = sk_run_plan_open_checkpoint(plan);
+    if (status == SK_OK) status = resume_from(tr, plan->checkpoint, plan->checkpoint_path);
     return sk_trainer_fail(tr, status);
 }

@@ -6,6 +6,7 @@
 #include "../policy/policy.h"
 #include "actor.h"
 #include "eval.h"
+#include "plan.h"
 
 #include "comm.h"
 #include "normalize.h"
@@ -378,12 +379,15 @@ sk_status sk_policy_load(sk_loaded_policy *out, const char *checkpoint, const ch
     return sk_policy_load_with(out, checkpoint, env_name, NULL);
 }
 
-sk_status sk_policy_load_with(sk_loaded_policy *out, const char *checkpoint, const char *env_name,
-                              const sk_config *overrides) {
+/* The policy of an open checkpoint (borrowed). env is the one a plan
+ * resolved, which the checkpoint must have been trained on; without it the
+ * checkpoint's env is looked up (its recorded plugin loaded), and env_name,
+ * if given, must name it. */
+static sk_status load_from(sk_loaded_policy *out, const sk_st_file *file, const char *checkpoint,
+                           const sk_env_def *env, const char *env_name,
+                           const sk_config *overrides) {
     memset(out, 0, sizeof *out);
-    sk_st_file *file = NULL;
-    sk_status status = sk_st_open(&file, checkpoint);
-    if (status != SK_OK) return status;
+    sk_status status = SK_OK;
     out->cfg = sk_config_new();
     const char *format = sk_st_meta_get(file, "format");
     const char *config_text = sk_st_meta_get(file, "config");
@@ -397,6 +401,11 @@ sk_status sk_policy_load_with(sk_loaded_policy *out, const char *checkpoint, con
                          checkpoint);
     } else if ((status = sk_config_load_string(out->cfg, config_text)) != SK_OK) {
         /* the message names the config's line */
+    } else if (env) {
+        out->env = env;
+        if (!sk_run_plan_names(env, saved_env))
+            status = sk_fail(SK_ERR_INVALID, "checkpoint '%s' was trained on %s, not on %s",
+                             checkpoint, saved_env, env->id);
     } else if (!(out->env = sk_env_of_config(out->cfg, saved_env))) {
         status = sk_fail(SK_ERR_CORRUPT, "checkpoint '%s' was trained on unknown env '%s' (%s)",
                          checkpoint, saved_env, sk_last_error());
@@ -431,9 +440,29 @@ sk_status sk_policy_load_with(sk_loaded_policy *out, const char *checkpoint, con
     if (status == SK_OK) status = sk_cfg_double(out->cfg, "ppo.clip_obs", 10.0, 1e-3, 1e9, &clip_obs);
     if (status == SK_OK && norm_obs)
         status = load_obs_norm(file, checkpoint, out->env->obs_size, (float)clip_obs, &out->obs_map);
-    sk_st_close(file);
     if (status != SK_OK) sk_loaded_policy_free(out);
     return status;
+}
+
+sk_status sk_policy_load_with(sk_loaded_policy *out, const char *checkpoint, const char *env_name,
+                              const sk_config *overrides) {
+    memset(out, 0, sizeof *out);
+    sk_st_file *file = NULL;
+    sk_status status = sk_st_open(&file, checkpoint);
+    if (status != SK_OK) return status;
+    status = load_from(out, file, checkpoint, NULL, env_name, overrides);
+    sk_st_close(file);
+    return status;
+}
+
+sk_status sk_policy_load_plan(sk_loaded_policy *out, sk_run_plan *plan,
+                              const sk_config *overrides) {
+    memset(out, 0, sizeof *out);
+    if (!plan->env)
+        return sk_fail(SK_ERR_INVALID, "sk_policy_load_plan: the plan's env is not resolved");
+    sk_status status = sk_run_plan_open_checkpoint(plan);
+    if (status != SK_OK) return status;
+    return load_from(out, plan->checkpoint, plan->checkpoint_path, plan->env, NULL, overrides);
 }
 
 void sk_loaded_policy_free(sk_loaded_policy *lp) {
@@ -494,18 +523,30 @@ sk_status sk_evaluate_with_comm(const char *checkpoint, const char *env_name,
     sk_loaded_policy lp;
     if (status == SK_OK) status = sk_policy_load_with(&lp, checkpoint, env_name, overrides);
     bool loaded = status == SK_OK;
+    status = sk_comm_agree(comm, status);
+    if (status == SK_OK)
+        status = sk_evaluate_loaded_comm(&lp, episodes, greedy, seed, trace_path, comm, out);
+    if (loaded) sk_loaded_policy_free(&lp);
+    return status;
+}
+
+sk_status sk_evaluate_loaded_comm(const sk_loaded_policy *lp, int episodes, bool greedy,
+                                  uint64_t seed, const char *trace_path, const sk_comm *comm,
+                                  sk_eval_result *out) {
+    sk_status status = episodes < 1 ? sk_fail(SK_ERR_INVALID,
+                                              "episodes = %d (expected at least 1)", episodes)
+                                    : SK_OK;
     sk_policy_actor policy;
-    if (status == SK_OK) status = sk_policy_actor_init(&policy, &lp, 1, SK_MIN(episodes, EVAL_MAX_ENVS), seed);
+    if (status == SK_OK) status = sk_policy_actor_init(&policy, lp, 1, SK_MIN(episodes, EVAL_MAX_ENVS), seed);
     bool acting = status == SK_OK;
     status = sk_comm_agree(comm, status);
     if (status == SK_OK) {
         /* sampled actions: rank 0 draws one process's stream, the others their own */
         if (comm->rank > 0) policy.rng[0] = sk_rng_seed(seed, SK_ACTOR_STREAM + (uint64_t)comm->rank);
         actor who = {.policy = &policy, .greedy = greedy};
-        status = evaluate_with(lp.env, lp.cfg, &who, episodes, seed, trace_path, comm, out);
+        status = evaluate_with(lp->env, lp->cfg, &who, episodes, seed, trace_path, comm, out);
     }
     if (acting) sk_policy_actor_free(&policy);
-    if (loaded) sk_loaded_policy_free(&lp);
     return status;
 }
 
@@ -521,7 +562,15 @@ sk_status sk_evaluate_controller_comm(const char *env_name, const sk_config *cfg
                                       sk_controller controller, int episodes, uint64_t seed,
                                       const char *trace_path, const sk_comm *comm,
                                       sk_eval_result *out) {
-    const sk_env_def *env = sk_env_find(env_name);
+    /* an unknown name: the env variant fails with sk_env_find's message */
+    return sk_evaluate_controller_env_comm(sk_env_find(env_name), cfg, controller, episodes, seed,
+                                           trace_path, comm, out);
+}
+
+sk_status sk_evaluate_controller_env_comm(const sk_env_def *env, const sk_config *cfg,
+                                          sk_controller controller, int episodes, uint64_t seed,
+                                          const char *trace_path, const sk_comm *comm,
+                                          sk_eval_result *out) {
     sk_status status = SK_OK;
     if (episodes < 1)
         status = sk_fail(SK_ERR_INVALID, "episodes = %d (expected at least 1)", episodes);
@@ -586,20 +635,5 @@ sk_status sk_evaluate_env_comm(const sk_loaded_policy *lp, const sk_config *opti
                              progress, progress_user, out);
     if (status == SK_OK) status = sk_cfg_check_unused(options, "eval");
     sk_eval_host_free(&host);
-    return status;
-}
-
-sk_status sk_checkpoint_load_plugin(const char *checkpoint) {
-    sk_st_file *file = NULL;
-    sk_status status = sk_st_open(&file, checkpoint);
-    if (status != SK_OK) return status;
-    const char *config_text = sk_st_meta_get(file, "config");
-    sk_config *cfg = sk_config_new();
-    if (!cfg) status = sk_fail(SK_ERR_NOMEM, "out of memory");
-    if (status == SK_OK && config_text) status = sk_config_load_string(cfg, config_text);
-    const char *plugin = status == SK_OK ? sk_config_get(cfg, "env.plugin") : NULL;
-    if (plugin && plugin[0]) status = sk_env_load_plugin(plugin);
-    sk_config_free(cfg);
-    sk_st_close(file);
     return status;
 }

@@ -15,16 +15,15 @@ typedef struct sk_loaded_policy {
     sk_norm_map obs_map;   /* size 0 when observations were not normalised */
 } sk_loaded_policy;
 
-/* env_name, if given, must name the checkpoint's env. SK_ERR_CORRUPT/IO/INVALID
- * name the problem; on failure nothing is left to free. */
+/* The checkpoint's env is found from its metadata, the plugin its run
+ * recorded (env.plugin) loaded first; env_name, if given, must name that env.
+ * SK_ERR_CORRUPT/IO/INVALID name the problem; on failure nothing is left to
+ * free. */
 sk_status sk_policy_load(sk_loaded_policy *out, const char *checkpoint, const char *env_name);
 /* The same with overrides of the run's data locations (see sk_evaluate_with). */
 sk_status sk_policy_load_with(sk_loaded_policy *out, const char *checkpoint, const char *env_name,
                               const sk_config *overrides);
 void sk_loaded_policy_free(sk_loaded_policy *lp);
-/* Loads the plugin a checkpoint's run recorded (env.plugin), if any, so that
- * its env can be found by name before the checkpoint is evaluated. */
-sk_status sk_checkpoint_load_plugin(const char *checkpoint);
 
 /*
  * Runs the env's own evaluation (sk_env_extras.evaluation, e.g. Prover-v0's
@@ -50,6 +49,16 @@ sk_status sk_evaluate_controller_comm(const char *env_name, const sk_config *cfg
                                       sk_controller controller, int episodes, uint64_t seed,
                                       const char *trace_path, const struct sk_comm *comm,
                                       sk_eval_result *out);
+/* The same for a policy already loaded (borrowed) and an env already found
+ * (NULL: SK_ERR_UNKNOWN_ENV with the lookup's message): what a command's plan
+ * hands down (plan.h). */
+sk_status sk_evaluate_loaded_comm(const sk_loaded_policy *lp, int episodes, bool greedy,
+                                  uint64_t seed, const char *trace_path,
+                                  const struct sk_comm *comm, sk_eval_result *out);
+sk_status sk_evaluate_controller_env_comm(const sk_env_def *env, const sk_config *cfg,
+                                          sk_controller controller, int episodes, uint64_t seed,
+                                          const char *trace_path, const struct sk_comm *comm,
+                                          sk_eval_result *out);
 /* The same as one rank of a distributed evaluation (every rank calls it): the
  * evaluation splits its units over comm's ranks and gathers their results, so
  * every rank gets the whole report. */

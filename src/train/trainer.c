@@ -3,6 +3,7 @@
 #include "../io/live.h"
 #include "../envs/registry.h"
 #include "events.h"
+#include "plan.h"
 #include "run_files.h"
 #include "trainer_state.h"
 
@@ -159,11 +160,17 @@ static void learner_free(sk_learner *ln) {
     sk_norm_map_free(&ln->reward_map);
 }
 
-/* What each rank builds alone: the env, the settings, its vec, the policy. */
-static sk_status trainer_build_local(sk_trainer *tr) {
-    const char *env_name = sk_cfg_string(tr->cfg, "env.id", NULL);
+/* What each rank builds alone: the env, the settings, its vec, the policy.
+ * env is the one a plan resolved, or NULL to look env.id up (and load the
+ * env.plugin the config names). */
+static sk_status trainer_build_local(sk_trainer *tr, const sk_env_def *env) {
+    const char *env_name = sk_cfg_string(tr->cfg, "env.id", env ? env->id : NULL);
     if (!env_name) return sk_fail(SK_ERR_CONFIG, "no environment given (set env.id)");
-    tr->env = sk_env_of_config(tr->cfg, env_name);
+    if (env && !sk_run_plan_names(env, env_name))
+        return sk_fail(SK_ERR_CONFIG, "env.id = %s, but the trainer was given %s", env_name,
+                       env->id);
+    sk_cfg_string(tr->cfg, "env.plugin", NULL); /* known: the env's plugin (a plan loaded it) */
+    tr->env = env ? env : sk_env_of_config(tr->cfg, env_name);
     if (!tr->env) return SK_ERR_UNKNOWN_ENV;
     CHECK(sk_env_configure(tr->env, tr->cfg, &tr->env));
     CHECK(sk_env_record_plugin(tr->cfg, tr->env));
@@ -334,12 +341,28 @@ const char *sk_trainer_last_error(const sk_trainer *tr) {
     return tr->last_error[0] ? tr->last_error : "no error";
 }
 
+static sk_status trainer_create(sk_trainer **out, const sk_config *cfg, const sk_env_def *env,
+                                const sk_comm *comm);
+
 sk_status sk_trainer_create(sk_trainer **out, const sk_config *cfg) {
     sk_comm single = sk_comm_single();
     return sk_trainer_create_comm(out, cfg, &single);
 }
 
 sk_status sk_trainer_create_comm(sk_trainer **out, const sk_config *cfg, const sk_comm *comm) {
+    return trainer_create(out, cfg, NULL, comm);
+}
+
+sk_status sk_trainer_create_plan(sk_trainer **out, const sk_run_plan *plan, const sk_comm *comm) {
+    if (!plan->env) {
+        *out = NULL;
+        return sk_fail(SK_ERR_INVALID, "sk_trainer_create_plan: the plan's env is not resolved");
+    }
+    return trainer_create(out, plan->cfg, plan->env, comm);
+}
+
+static sk_status trainer_create(sk_trainer **out, const sk_config *cfg, const sk_env_def *env,
+                                const sk_comm *comm) {
     *out = NULL;
     sk_trainer *tr = calloc(1, sizeof *tr);
     sk_status status = tr ? SK_OK : sk_fail(SK_ERR_NOMEM, "out of memory");
@@ -347,7 +370,7 @@ sk_status sk_trainer_create_comm(sk_trainer **out, const sk_config *cfg, const s
         tr->comm = *comm;
         tr->out.run_lock = -1;
         tr->cfg = sk_config_copy(cfg);
-        status = tr->cfg ? trainer_build_local(tr) : sk_fail(SK_ERR_NOMEM, "out of memory");
+        status = tr->cfg ? trainer_build_local(tr, env) : sk_fail(SK_ERR_NOMEM, "out of memory");
     }
     /* every rank goes on together, or none does (with the failing rank's message) */
     status = sk_comm_agree(comm, status);
