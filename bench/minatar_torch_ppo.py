@@ -163,7 +163,8 @@ def build_agent(torch, policy, obs_shape, num_actions):
         return module
 
     class Encoder(nn.Module):
-        """Convolutions over an (N, H, W, C) image, ReLU after each, flattened as (h, w, c)."""
+        """Convolutions over an (N, H, W, C) image, ReLU after each, flattened as (h, w, c),
+        then policy.cnn_dense's shared Linear + ReLU if it is set."""
 
         def __init__(self):
             super().__init__()
@@ -178,12 +179,16 @@ def build_agent(torch, policy, obs_shape, num_actions):
                 width = (width + 2 * padding - kernel) // stride + 1
                 channels, self.num_layers = out, self.num_layers + 1
             self.code_size = height * width * channels
+            dense = int(policy.get("cnn_dense", "0"))
+            self.dense = init(nn.Linear(self.code_size, dense), np.sqrt(2)) if dense else None
+            self.code_size = dense or self.code_size
 
         def forward(self, images):
             x = images.permute(0, 3, 1, 2)  # NHWC -> NCHW, torch's layout
             for l in range(self.num_layers):
                 x = torch.relu(getattr(self, f"conv{l}")(x))
-            return x.permute(0, 2, 3, 1).flatten(1)  # back to (h, w, c), the order skinner reads
+            x = x.permute(0, 2, 3, 1).flatten(1)  # back to (h, w, c), the order skinner reads
+            return torch.relu(self.dense(x)) if self.dense is not None else x
 
     def mlp(in_size, out_size, last_gain):
         sizes = [in_size] + [hidden] * layers + [out_size]

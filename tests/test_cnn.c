@@ -175,9 +175,10 @@ static sk_cnn_spec small_cnn(void) {
                          .padding = {1, 0}};
 }
 
-static void check_policy_gradients(sk_core_spec core, bool both) {
+static void check_policy_gradients(sk_core_spec core, bool both, int dense) {
     sk_action_space space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {3}};
     sk_cnn_spec spec = small_cnn();
+    spec.dense = dense;
     policy_case c = {.T = core.ops ? 2 : 1, .B = 2, .both = both};
     assert_int_equal(sk_policy_init_encoded(&c.policy, 60, &space, 0, 8, 1, SK_ACTIVATION_TANH,
                                             core, &sk_encoder_cnn, &spec),
@@ -187,7 +188,12 @@ static void check_policy_gradients(sk_core_spec core, bool both) {
     assert_int_equal(c.policy.tensors[0].cols, 2 * 3 * 3);
     assert_string_equal(c.policy.tensors[3].name, "encoder.conv1.bias");
     /* 6x5 padded by 1, kernel 3 stride 1: 6x5x3; kernel 2 stride 2: 3x2x4 */
-    assert_int_equal(c.policy.encoded_size, 3 * 2 * 4);
+    assert_int_equal(c.policy.encoded_size, dense ? dense : 3 * 2 * 4);
+    if (dense) {
+        assert_string_equal(c.policy.tensors[4].name, "encoder.dense.weight");
+        assert_int_equal(c.policy.tensors[4].rows, dense);
+        assert_int_equal(c.policy.tensors[4].cols, 3 * 2 * 4);
+    }
     int rows = c.T * c.B;
     uint64_t rng = 11;
     c.params = calloc(c.policy.num_params, sizeof(float));
@@ -231,14 +237,21 @@ static void check_policy_gradients(sk_core_spec core, bool both) {
 
 static void test_policy_gradients(void **state) {
     (void)state;
-    check_policy_gradients((sk_core_spec){0}, false);
-    check_policy_gradients((sk_core_spec){0}, true);
+    check_policy_gradients((sk_core_spec){0}, false, 0);
+    check_policy_gradients((sk_core_spec){0}, true, 0);
+}
+
+/* policy.cnn_dense: the shared Linear + ReLU after the flatten, per net and shared */
+static void test_policy_gradients_dense(void **state) {
+    (void)state;
+    check_policy_gradients((sk_core_spec){0}, false, 5);
+    check_policy_gradients((sk_core_spec){0}, true, 5);
 }
 
 static void test_policy_gradients_lstm(void **state) {
     (void)state;
-    check_policy_gradients((sk_core_spec){&sk_core_lstm, 5}, false);
-    check_policy_gradients((sk_core_spec){&sk_core_lstm, 5}, true);
+    check_policy_gradients((sk_core_spec){&sk_core_lstm, 5}, false, 0);
+    check_policy_gradients((sk_core_spec){&sk_core_lstm, 5}, true, 0);
 }
 
 /* ---- settings that cannot run ---- */
@@ -397,6 +410,7 @@ int main(void) {
         cmocka_unit_test(test_conv_matches_torch),
         cmocka_unit_test(test_conv_bf16_near_torch),
         cmocka_unit_test(test_conv_finite_differences),
+        cmocka_unit_test(test_policy_gradients_dense),
         cmocka_unit_test(test_policy_gradients),
         cmocka_unit_test(test_policy_gradients_lstm),
         cmocka_unit_test(test_config_refusals),

@@ -78,6 +78,10 @@ CONFIGS = {
                                   "policy.cnn_padding=1,0,0", "policy.activation=relu",
                                   "policy.hidden=32", "policy.layers=1"],
     "mlp encoder": ["policy.encoder=mlp", "policy.hidden=48", "policy.layers=3"],
+    # a shared dense layer after the flatten (the Nature/CleanRL Atari network's), one layer per net
+    "cnn dense": ["policy.encoder=cnn", "policy.cnn_channels=16", "policy.cnn_kernels=3",
+                  "policy.cnn_strides=1", "policy.cnn_padding=0", "policy.cnn_dense=64",
+                  "policy.layers=1"],
 }
 
 

@@ -3,7 +3,9 @@
  *   mlp: the identity (the trunk reads the observation; today's behaviour, the default).
  *   cnn: convolutions over the observation as an image (height, width, channels: channels
  *        last, from the env's declared shape or policy.cnn_input), ReLU after each, then
- *        flattened channels last (h, w, c) for the trunk. The convolutions are nn/conv.h's
+ *        flattened channels last (h, w, c), then optionally (policy.cnn_dense = N) one
+ *        Linear + ReLU of N units that actor and critic share (the Nature/CleanRL Atari
+ *        network's shared layer), for the trunk. The convolutions are nn/conv.h's
  *        oneDNN layers (sk_conv_create_torch), batched over all rows, fp32 or bf16. Why oneDNN:
  *        on MinAtar's shapes (1024 images of 10x10x4 -> 16 and 10x10x16 -> 32, kernel 3)
  *        it ran forward 2.7-4.2x and backward 2.4-2.8x faster than im2col + OpenBLAS sgemm
@@ -168,6 +170,10 @@ static sk_status cnn_configure(sk_cnn_spec *spec, const sk_config *cfg, const sk
         SK_OK)
         return status;
     spec->precision = precision == 1 ? SK_PRECISION_BF16 : SK_PRECISION_F32;
+    int64_t dense;
+    if ((status = sk_cfg_int(cfg, "policy.cnn_dense", 0, 0, 65536, &dense)) != SK_OK)
+        return status;
+    spec->dense = (int)dense;
     sk_conv_shape conv[SK_MAX_CONV];
     return cnn_shapes(spec, conv);
 }
@@ -199,13 +205,29 @@ static sk_status cnn_layout(sk_policy *policy, size_t *offset) {
         sk_policy_add_tensor(policy, offset, name, s->out_channels, 1);
     }
     policy->encoded_size = map_floats(policy, policy->cnn.layers - 1);
+    if (policy->cnn.dense) {
+        sk_policy_add_tensor(policy, offset, "encoder.dense.weight", policy->cnn.dense,
+                             policy->encoded_size);
+        sk_policy_add_tensor(policy, offset, "encoder.dense.bias", policy->cnn.dense, 1);
+        policy->encoded_size = policy->cnn.dense;
+    }
     return SK_OK;
 }
 
-/* CleanRL's layer_init on each Conv2d: orthogonal (gain sqrt(2)) over (out, in*kh*kw). */
+/* encoder.dense.weight (its bias follows), after the convolutions' tensors */
+static const sk_tensor_info *dense_tensor(const sk_policy *policy) {
+    return &policy->tensors[policy->conv_tensor + 2 * policy->cnn.layers];
+}
+
+/* CleanRL's layer_init on each Conv2d (orthogonal, gain sqrt(2), over (out, in*kh*kw))
+ * and on the dense layer; biases 0. */
 static void cnn_init_params(const sk_policy *policy, float *params, uint64_t *rng) {
     for (int l = 0; l < policy->cnn.layers; l++) {
         const sk_tensor_info *w = &policy->tensors[policy->conv_tensor + 2 * l];
+        sk_orthogonal_init(params + w->offset, w->rows, w->cols, sqrt(2.0), rng);
+    }
+    if (policy->cnn.dense) {
+        const sk_tensor_info *w = dense_tensor(policy);
         sk_orthogonal_init(params + w->offset, w->rows, w->cols, sqrt(2.0), rng);
     }
 }
@@ -221,6 +243,9 @@ static sk_status cnn_work_alloc(sk_policy_work *work, const sk_policy *policy, i
                                          policy->cnn.precision) == SK_OK;
         maps = SK_MAX(maps, out);
     }
+    for (int slot = 0; slot < 2 && policy->cnn.dense; slot++)
+        ok = ok && (work->cnn_dense_out[slot] = sk_alloc(rows * (size_t)policy->cnn.dense *
+                                                         sizeof(float)));
     ok = ok && (work->cnn_d[0] = sk_alloc(rows * maps * sizeof(float))) &&
          (work->cnn_d[1] = sk_alloc(rows * maps * sizeof(float))) &&
          (work->cnn_dcode = sk_alloc(rows * (size_t)policy->encoded_size * sizeof(float)));
@@ -237,13 +262,35 @@ static const float *cnn_forward(const sk_policy *policy, int slot, const float *
         sk_relu_forward(y, y, (size_t)B * (size_t)map_floats(policy, l));
         x = y;
     }
-    return work->cnn_out[slot][policy->cnn.layers - 1];
+    const float *code = work->cnn_out[slot][policy->cnn.layers - 1];
+    if (policy->cnn.dense) {
+        const sk_tensor_info *w = dense_tensor(policy);
+        float *y = work->cnn_dense_out[slot];
+        sk_linear_forward(y, code, params + w->offset, params + w[1].offset, B, w->cols, w->rows);
+        sk_relu_forward(y, y, (size_t)B * (size_t)w->rows);
+        code = y;
+    }
+    return work->cnn_code[slot] = code;
 }
 
 static void cnn_backward(const sk_policy *policy, int slot, const float *params, float *grads,
                          float *dcode, const float *obs, int B, sk_policy_work *work) {
     const float *dpost = dcode; /* d(the layer's ReLU output) */
     float *dpre = work->cnn_d[0], *dinput = work->cnn_d[1];
+    if (policy->cnn.dense && B > 0) {
+        /* through the dense layer's ReLU (in place: dcode may be clobbered), then its
+         * Linear into the flattened last map's gradient (cnn_d[1], as wide as any map) */
+        const sk_tensor_info *w = dense_tensor(policy);
+        const float *y = work->cnn_dense_out[slot];
+        size_t n = (size_t)B * (size_t)w->rows;
+        for (size_t i = 0; i < n; i++)
+            if (!(y[i] > 0.0f)) dcode[i] = 0.0f;
+        memset(dinput, 0, (size_t)B * (size_t)w->cols * sizeof(float));
+        sk_linear_backward(dinput, grads + w->offset, grads + w[1].offset, dcode,
+                           work->cnn_out[slot][policy->cnn.layers - 1], params + w->offset, B,
+                           w->cols, w->rows);
+        dpost = dinput; /* consumed into dpre before the loop overwrites dinput */
+    }
     for (int l = policy->cnn.layers - 1; l >= 0 && B > 0; l--) {
         const sk_conv_shape *s = &policy->conv[l];
         const sk_tensor_info *w = &policy->tensors[policy->conv_tensor + 2 * l];

@@ -224,7 +224,7 @@ static void trunk_backward(const sk_policy *policy, int net, const float *params
 static const float *trunk_input(const sk_policy *policy, int slot, const float *obs,
                                 sk_policy_work *work) {
     if (policy->core) return work->features;
-    return sk_policy_has_encoder(policy) ? work->cnn_out[slot][policy->cnn.layers - 1] : obs;
+    return sk_policy_has_encoder(policy) ? work->cnn_code[slot] : obs;
 }
 
 static float *trunk_dinput(const sk_policy *policy, int B, sk_policy_work *work) {
@@ -270,7 +270,7 @@ static void encode_backward(const sk_policy *policy, const float *params, float 
     if (policy->activation == SK_ACTIVATION_TANH) sk_tanh_backward(dpre, work->denc, work->enc, n);
     else sk_relu_backward(dpre, work->denc, work->enc, n);
     float *dcode = dcode_zeroed(policy, rows, work);
-    const float *code = dcode ? work->cnn_out[0][policy->cnn.layers - 1] : obs;
+    const float *code = dcode ? work->cnn_code[0] : obs;
     sk_linear_backward(dcode, grads + w->offset, grads + w[1].offset, dpre, code,
                        params + w->offset, rows, w->cols, w->rows);
     if (dcode) policy->encoder->backward(policy, 0, params, grads, dcode, obs, rows, work);

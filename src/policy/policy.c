@@ -168,7 +168,8 @@ void sk_policy_work_free(sk_policy_work *work) {
                      work->state_hidden, work->state_atoms, work->state_d[0], work->state_d[1]};
     for (size_t k = 0; k < sizeof core / sizeof core[0]; k++) sk_free(core[k]);
     for (int l = 0; l < SK_MAX_CONV; l++) sk_free(work->cnn_out[0][l]), sk_free(work->cnn_out[1][l]);
-    float *cnn[] = {work->cnn_d[0], work->cnn_d[1], work->cnn_dcode};
+    float *cnn[] = {work->cnn_d[0], work->cnn_d[1], work->cnn_dcode, work->cnn_dense_out[0],
+                    work->cnn_dense_out[1]};
     for (size_t k = 0; k < sizeof cnn / sizeof cnn[0]; k++) sk_free(cnn[k]);
     for (int l = 0; l < SK_MAX_CONV; l++)
         if (work->cnn_conv[l]) sk_conv_destroy(work->cnn_conv[l]);

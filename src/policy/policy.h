@@ -43,6 +43,7 @@ typedef struct sk_cnn_spec {
     int out_channels[SK_MAX_CONV], kernel[SK_MAX_CONV], stride[SK_MAX_CONV],
         padding[SK_MAX_CONV];
     sk_precision precision; /* policy.cnn_precision: fp32, or bf16 inputs with fp32 sums */
+    int dense; /* policy.cnn_dense: a shared Linear + ReLU of this width after the flatten; 0 none */
 } sk_cnn_spec;
 
 enum { SK_NET_ACTOR = 0, SK_NET_CRITIC = 1 };
@@ -265,6 +266,11 @@ struct sk_policy_work {
      * code's gradient */
     sk_conv *cnn_conv[SK_MAX_CONV];
     float *cnn_out[2][SK_MAX_CONV], *cnn_d[2], *cnn_dcode;
+    /* with policy.cnn_dense: each slot's dense output (capacity, dense); the encoder's
+     * output of each slot's last forward (what the trunk reads: the flattened last map
+     * or the dense output) */
+    float *cnn_dense_out[2];
+    const float *cnn_code[2];
 };
 
 sk_status sk_policy_work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity);
