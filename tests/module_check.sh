@@ -42,8 +42,9 @@ grep -q '^CartPole-v1 ' <<< "$envs" || fail "no CartPole-v1 without modules: $en
 set +e
 out=$(SKINNER_MODULE_PATH= skinner train MinAtar/Breakout-v1 --train.total_steps 2048 2>&1)
 code=$?
-[[ $code == 2 && $out == *"unknown environment 'MinAtar/Breakout-v1'"* ]] ||
-    fail "without modules, a MinAtar env should be unknown (exit 2), got $code: $out"
+[[ $code == 2 && $out == *"unknown environment 'MinAtar/Breakout-v1'"* &&
+   $out == *"modules are looked for in SKINNER_MODULE_PATH=''"* ]] ||
+    fail "without modules, a MinAtar env should be unknown (exit 2), naming where modules are looked for; got $code: $out"
 out=$(SKINNER_MODULE_PATH= skinner kge train --dataset "$work/none" --epochs 1 --run-dir kge 2>&1)
 code=$?
 set -e

@@ -260,6 +260,8 @@ const char *sk_env_plugin_path(const sk_env_def *env) {
 #endif
 
 static pthread_once_t g_modules_once = PTHREAD_ONCE_INIT;
+/* where the modules were looked for, for messages: written once, under g_modules_once */
+static char g_module_folder[4400] = "no folder (the program's own path is unknown)";
 
 static bool is_module_name(const char *name) {
     size_t length = strlen(name), prefix = strlen(MODULE_PREFIX), suffix = strlen(MODULE_SUFFIX);
@@ -314,6 +316,7 @@ static bool own_folder(char *out, size_t size) {
 static void load_all_modules(void) {
     const char *list = getenv("SKINNER_MODULE_PATH");
     if (list) { /* folders separated by ':'; empty: none */
+        snprintf(g_module_folder, sizeof g_module_folder, "SKINNER_MODULE_PATH='%s'", list);
         char folder[4096];
         for (const char *at = list; *at;) {
             size_t length = strcspn(at, ":");
@@ -334,10 +337,20 @@ static void load_all_modules(void) {
     for (size_t c = 0; c < sizeof below / sizeof *below; c++) {
         snprintf(folder, sizeof folder, "%s%s", own, below[c]);
         if (is_folder(folder)) {
+            snprintf(g_module_folder, sizeof g_module_folder, "'%s'", folder);
             load_folder(folder);
             return;
         }
     }
+    snprintf(g_module_folder, sizeof g_module_folder,
+             "skinner/modules, ../" SKINNER_MODULE_LIBDIR
+             "/skinner/modules, modules and ../modules beside '%s' (none exists)",
+             own);
+}
+
+const char *sk_env_module_folder(void) {
+    sk_env_load_modules();
+    return g_module_folder;
 }
 
 sk_status sk_env_load_modules(void) {

@@ -317,8 +317,9 @@ const sk_env_def *sk_env_find(const char *name) {
         }
         sk_fail(SK_ERR_UNKNOWN_ENV,
                 "unknown environment '%s' (known: %s; see 'skinner envs'; an env from a plugin "
-                "needs its library loaded first: FILE.so:ID, or --env-lib FILE.so)",
-                id ? id : "(none)", known);
+                "needs its library loaded first: FILE.so:ID, or --env-lib FILE.so; modules are "
+                "looked for in %s)",
+                id ? id : "(none)", known, sk_env_module_folder());
     }
     pthread_mutex_unlock(&g_lock);
     return found;

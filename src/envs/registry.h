@@ -38,6 +38,10 @@ void sk_env_obs_type(const sk_env_def *env, char *out, size_t size);
  * metadata; NULL: a checkpoint from before it was recorded, which holds
  * float vectors) against env's: SK_ERR_INVALID naming both when they differ. */
 sk_status sk_env_check_obs_type(const sk_env_def *env, const char *recorded, const char *path);
+/* Where the modules are looked for (the folder, SKINNER_MODULE_PATH's value,
+ * or where none was found), for messages. */
+const char *sk_env_module_folder(void);
+
 /* Records the plugin env came from as env.plugin in cfg (nothing for a
  * built-in env), so that a resumed or evaluated run loads it again. */
 sk_status sk_env_record_plugin(sk_config *cfg, const sk_env_def *env);
