@@ -9,6 +9,8 @@
  */
 #include "asterix.h"
 
+#include "minatar_batch.h"
+
 #include <string.h>
 
 enum { ASTERIX_PLAYER, ASTERIX_ENEMY, ASTERIX_TRAIL, ASTERIX_GOLD, ASTERIX_CHANNELS };
@@ -200,6 +202,8 @@ static bool asterix_validate(const void *state, char *why, size_t why_size) {
            minatar_check_range("ramp_index", game->ramp_index, 0, INT32_MAX, why, why_size);
 }
 
+MINATAR_BATCH_STEP(asterix_step, asterix_game, asterix_act, asterix_observe, asterix_reset)
+
 const minatar_game_ops minatar_asterix = {
     .name = "asterix",
     .channels = ASTERIX_CHANNELS,
@@ -208,6 +212,7 @@ const minatar_game_ops minatar_asterix = {
     .reset = asterix_reset,
     .act = asterix_act,
     .observe = asterix_observe,
+    .step = asterix_step,
     .num_minimal_actions = 5,
     .minimal_actions = {MINATAR_NOOP, MINATAR_LEFT, MINATAR_UP, MINATAR_RIGHT, MINATAR_DOWN},
     .validate = asterix_validate,

@@ -20,6 +20,8 @@
  */
 #include "breakout.h"
 
+#include "minatar_batch.h"
+
 #include <string.h>
 
 #define CHANNEL_PADDLE 0
@@ -200,6 +202,8 @@ static bool breakout_validate(const void *game, char *why, size_t why_size) {
            minatar_check_flag("ramping", &state->ramping, why, why_size);
 }
 
+MINATAR_BATCH_STEP(breakout_step, breakout_state, breakout_act, breakout_observe, breakout_reset)
+
 const minatar_game_ops minatar_breakout = {
     .name = "breakout",
     .channels = NUM_CHANNELS,
@@ -208,6 +212,7 @@ const minatar_game_ops minatar_breakout = {
     .reset = breakout_reset,
     .act = breakout_act,
     .observe = breakout_observe,
+    .step = breakout_step,
     .num_minimal_actions = 3,
     .minimal_actions = {MINATAR_NOOP, MINATAR_LEFT, MINATAR_RIGHT},
     .validate = breakout_validate,

@@ -7,27 +7,26 @@
  * plain-data state, its last applied action (the sticky rule's memory, 0 at the first reset,
  * kept across episodes as MinAtar keeps it) and its episode's return and length. A step is
  * MinAtar's Environment.act(): the sticky draw, the game's act(), and on a terminal state the
- * episode log and reset() from the same stream (Gymnasium's same-step autoreset).
+ * episode log and reset() from the same stream (Gymnasium's same-step autoreset); each game
+ * compiles that loop with its own functions inlined (minatar_batch.h).
  *
  * Seeding: MinAtar seeds numpy with one 32-bit integer per env; env i's is
  * (uint32_t)sk_rng_seed(seed, i), or, with env.seed_mode = numpy, (uint32_t)(seed + i), so
  * that an env replays MinAtar's own episodes for a known seed (tests/test_minatar_env.c).
  *
  * MinAtar has no time limit but Freeway's own 2,500 frames; a batch env needs one, so episodes
- * are truncated at MAX_EPISODE_STEPS (gymnax caps at 1,000; a Breakout agent that never misses
- * plays forever).
+ * are truncated at MINATAR_MAX_EPISODE_STEPS (minatar_batch.h).
  *
  * Observations: the (10, 10, C) 0/1 state in [y][x][c] order as uint8 (obs_dtype SK_OBS_U8,
  * obs_shape {10, 10, C}), the game's own cells written straight into io->obs_u8.
  */
-#include "minatar.h"
+#include "minatar_batch.h"
 
 #include "minatar_envs.h"
 
 #include <math.h>
 #include <string.h>
 
-#define MAX_EPISODE_STEPS 10000
 #define MAX_CHANNELS 10
 #define MAX_OBS_SIZE (MINATAR_SIDE * MINATAR_SIDE * MAX_CHANNELS)
 #define DEFAULT_STICKY_PROB 0.1 /* MinAtar's Environment default */
@@ -39,19 +38,12 @@ _Static_assert(sizeof(minatar_rng) == (MINATAR_MT_WORDS + 1) * sizeof(int32_t),
                "minatar_rng is 624 words and a position, no padding");
 
 typedef struct minatar_env {
+    minatar_batch batch; /* the per-env arrays and the step's settings */
     int num_envs;
     const minatar_game_ops *ops;
     const char *id; /* the env's id, for check_state's errors: "MinAtar/Breakout-v1" */
-    const int *action_map; /* the -v1 ids' minimal set; NULL: the six actions as they are */
-    uint64_t sticky_threshold; /* minatar_rng_threshold53 of env.sticky_action_prob */
     bool ramping;
     bool numpy_seeds;
-    int obs_size;
-    minatar_rng *rng;       /* (num_envs) */
-    uint8_t *games;         /* (num_envs, ops->state_size) */
-    int32_t *last_action;   /* (num_envs) 0..5 */
-    int32_t *episode_length; /* (num_envs) */
-    float *episode_return;  /* (num_envs) */
 } minatar_env;
 
 static const char *const g_seed_modes[] = {"derived", "numpy", NULL};
@@ -59,11 +51,11 @@ static const char *const g_seed_modes[] = {"derived", "numpy", NULL};
 static void env_destroy(void *state) {
     minatar_env *env = state;
     if (!env) return;
-    sk_free(env->rng);
-    sk_free(env->games);
-    sk_free(env->last_action);
-    sk_free(env->episode_length);
-    sk_free(env->episode_return);
+    sk_free(env->batch.rng);
+    sk_free(env->batch.games);
+    sk_free(env->batch.last_action);
+    sk_free(env->batch.episode_length);
+    sk_free(env->batch.episode_return);
     sk_free(env);
 }
 
@@ -89,18 +81,19 @@ static sk_status env_create(void **out, int num_envs, const sk_config *cfg,
     env->num_envs = num_envs;
     env->ops = ops;
     env->id = id;
-    env->action_map = minimal ? ops->minimal_actions : NULL;
-    env->sticky_threshold = minatar_rng_threshold53(sticky_prob);
+    minatar_batch *batch = &env->batch;
+    batch->action_map = minimal ? ops->minimal_actions : NULL;
+    batch->sticky_threshold = minatar_rng_threshold53(sticky_prob);
+    batch->obs_size = (size_t)obs_size;
     env->ramping = ramping;
     env->numpy_seeds = seed_mode == 1;
-    env->obs_size = obs_size;
-    env->rng = sk_alloc(count * sizeof *env->rng);
-    env->games = sk_alloc(count * ops->state_size);
-    env->last_action = sk_alloc(count * sizeof *env->last_action);
-    env->episode_length = sk_alloc(count * sizeof *env->episode_length);
-    env->episode_return = sk_alloc(count * sizeof *env->episode_return);
-    if (!env->rng || !env->games || !env->last_action || !env->episode_length ||
-        !env->episode_return) {
+    batch->rng = sk_alloc(count * sizeof *batch->rng);
+    batch->games = sk_alloc(count * ops->state_size);
+    batch->last_action = sk_alloc(count * sizeof *batch->last_action);
+    batch->episode_length = sk_alloc(count * sizeof *batch->episode_length);
+    batch->episode_return = sk_alloc(count * sizeof *batch->episode_return);
+    if (!batch->rng || !batch->games || !batch->last_action || !batch->episode_length ||
+        !batch->episode_return) {
         env_destroy(env);
         return sk_fail(SK_ERR_NOMEM, "MinAtar %s: out of memory for %d envs", ops->name,
                        num_envs);
@@ -110,90 +103,41 @@ static sk_status env_create(void **out, int num_envs, const sk_config *cfg,
 }
 
 static inline void *game_of(const minatar_env *env, int i) {
-    return env->games + (size_t)i * env->ops->state_size;
-}
-
-static inline void new_episode(minatar_env *env, int i) {
-    env->ops->reset(game_of(env, i), &env->rng[i]);
-    env->episode_length[i] = 0;
-    env->episode_return[i] = 0.0f;
+    return env->batch.games + (size_t)i * env->ops->state_size;
 }
 
 static void env_reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t seed) {
     minatar_env *env = state;
+    minatar_batch *batch = &env->batch;
     for (int i = lo; i < hi; i++) {
         uint32_t numpy_seed = env->numpy_seeds ? (uint32_t)(seed + (uint64_t)i)
                                                : (uint32_t)sk_rng_seed(seed, (uint64_t)i);
-        minatar_rng_seed(&env->rng[i], numpy_seed);
+        minatar_rng_seed(&batch->rng[i], numpy_seed);
         env->ops->init(game_of(env, i), env->ramping);
-        env->last_action[i] = MINATAR_NOOP;
-        new_episode(env, i);
-        env->ops->observe(game_of(env, i), io->obs_u8 + (size_t)i * (size_t)env->obs_size);
+        env->ops->reset(game_of(env, i), &batch->rng[i]);
+        batch->last_action[i] = MINATAR_NOOP;
+        batch->episode_length[i] = 0;
+        batch->episode_return[i] = 0.0f;
+        env->ops->observe(game_of(env, i), io->obs_u8 + (size_t)i * batch->obs_size);
     }
 }
 
-/* Envs ahead of the one stepped whose stream and game are fetched: each env's 2.5 KB stream
- * and its game sit in separate cache lines, missed at every step of a large batch. (Fetching
- * the game's other lines and the observation row too measured 5-10% slower: the hardware
- * prefetcher follows those sequential arrays by itself.) */
-#define PREFETCH_AHEAD 8
-
-static inline void prefetch_env(const minatar_env *env, int i, int hi) {
-    if (i >= hi) return;
-    const minatar_rng *rng = &env->rng[i];
-    __builtin_prefetch(&rng->position);
-    int32_t position = rng->position;
-    if (position >= 0 && position < MINATAR_MT_WORDS) __builtin_prefetch(&rng->words[position]);
-    __builtin_prefetch(game_of(env, i));
-}
-
-/* A step writes each env's observation once: an ended episode's last state into final_obs,
- * the next episode's first into obs (no copy between them). */
+/* The game's own step loop (minatar_batch.h). */
 static void env_step(void *state, const sk_env_io *io, int lo, int hi) {
     minatar_env *env = state;
-    const minatar_game_ops *ops = env->ops;
-    size_t obs_size = (size_t)env->obs_size;
-    uint64_t sticky_threshold = env->sticky_threshold;
-    for (int i = lo; i < hi; i++) {
-        prefetch_env(env, i + PREFETCH_AHEAD, hi);
-        minatar_rng *rng = &env->rng[i];
-        void *game = game_of(env, i);
-        int action = io->actions[i];
-        if (env->action_map) action = env->action_map[action];
-        /* MinAtar's sticky rule (minatar_sticky), its rand() < p compared as integers */
-        if (minatar_rng_bits53(rng) < sticky_threshold) action = env->last_action[i];
-        env->last_action[i] = action;
-        bool terminal = false;
-        float reward = ops->act(game, rng, action, &terminal);
-        int32_t length = ++env->episode_length[i];
-        float episode_return = env->episode_return[i] += reward;
-        bool truncated = !terminal && length >= MAX_EPISODE_STEPS;
-        io->rewards[i] = reward;
-        io->terminated[i] = (uint8_t)terminal;
-        io->truncated[i] = (uint8_t)truncated;
-        uint8_t *obs = io->obs_u8 + (size_t)i * obs_size;
-        if (!terminal && !truncated) {
-            ops->observe(game, obs);
-            continue;
-        }
-        ops->observe(game, io->final_obs_u8 + (size_t)i * obs_size);
-        io->episode_log[2 * i + 0] = episode_return;
-        io->episode_log[2 * i + 1] = (float)length;
-        new_episode(env, i);
-        ops->observe(game, obs);
-    }
+    env->ops->step(&env->batch, io, lo, hi);
 }
 
 static int env_state_arrays(void *state, sk_env_array *arrays) {
     minatar_env *env = state;
-    arrays[0] = (sk_env_array){"rng", SK_ARRAY_U8, RNG_BYTES, env->rng, false, 0.0, 0.0};
-    arrays[1] = (sk_env_array){"game", SK_ARRAY_U8, (int)env->ops->state_size, env->games,
+    arrays[0] = (sk_env_array){"rng", SK_ARRAY_U8, RNG_BYTES, env->batch.rng, false, 0.0, 0.0};
+    arrays[1] = (sk_env_array){"game", SK_ARRAY_U8, (int)env->ops->state_size, env->batch.games,
                                false, 0.0, 0.0};
-    arrays[2] = (sk_env_array){"last_action", SK_ARRAY_I32, 1, env->last_action, true, 0.0,
+    arrays[2] = (sk_env_array){"last_action", SK_ARRAY_I32, 1, env->batch.last_action, true, 0.0,
                                MINATAR_NUM_ACTIONS - 1};
-    arrays[3] = (sk_env_array){"episode_length", SK_ARRAY_I32, 1, env->episode_length, true,
-                               0.0, MAX_EPISODE_STEPS - 1};
-    arrays[4] = (sk_env_array){"episode_return", SK_ARRAY_F32, 1, env->episode_return, true,
+    arrays[3] = (sk_env_array){"episode_length", SK_ARRAY_I32, 1, env->batch.episode_length, true,
+                               0.0, MINATAR_MAX_EPISODE_STEPS - 1};
+    arrays[4] = (sk_env_array){"episode_return", SK_ARRAY_F32, 1, env->batch.episode_return, true,
                                -1e9, 1e9};
     return 5;
 }
@@ -206,7 +150,7 @@ static sk_status env_check_state(const void *state, int num_envs) {
         char why[160];
         if (!env->ops->validate(game_of(env, i), why, sizeof why))
             return sk_fail(SK_ERR_CORRUPT, "%s: env.game of env %d: %s", env->id, i, why);
-        int32_t position = env->rng[i].position;
+        int32_t position = env->batch.rng[i].position;
         if (position < 0 || position > MINATAR_MT_WORDS)
             return sk_fail(SK_ERR_CORRUPT, "MinAtar %s: rng of env %d has position %d (expected "
                                            "0..%d)", env->ops->name, i, (int)position,
@@ -240,7 +184,7 @@ static const sk_env_extras g_extras_space_invaders = {.action_names = g_space_in
 #define MINATAR_TABLE(game, channels, minimal)                                                     \
     .obs_size = MINATAR_SIDE * MINATAR_SIDE * (channels), .obs_dtype = SK_OBS_U8,                  \
     .obs_shape = {MINATAR_SIDE, MINATAR_SIDE, (channels)}, .obs_low = g_obs_low,                   \
-    .obs_high = g_obs_high, .mask_size = 0, .max_episode_steps = MAX_EPISODE_STEPS,                \
+    .obs_high = g_obs_high, .mask_size = 0, .max_episode_steps = MINATAR_MAX_EPISODE_STEPS,        \
     .solved_threshold = NAN, .num_log_fields = 2,                                                  \
     .log_names = {"episode_return", "episode_length"}, .destroy = env_destroy,                     \
     .reset = env_reset, .step = env_step, .state_arrays = env_state_arrays,                        \

@@ -15,6 +15,8 @@
  */
 #include "freeway.h"
 
+#include "minatar_batch.h"
+
 #include <string.h>
 
 #define CHANNEL_CHICKEN 0
@@ -174,6 +176,8 @@ static bool freeway_validate(const void *game, char *why, size_t why_size) {
            minatar_check_flag("terminal", &state->terminal, why, why_size);
 }
 
+MINATAR_BATCH_STEP(freeway_step, freeway_state, freeway_act, freeway_observe, freeway_reset)
+
 const minatar_game_ops minatar_freeway = {
     .name = "freeway",
     .channels = NUM_CHANNELS,
@@ -182,6 +186,7 @@ const minatar_game_ops minatar_freeway = {
     .reset = freeway_reset,
     .act = freeway_act,
     .observe = freeway_observe,
+    .step = freeway_step,
     .num_minimal_actions = 3,
     .minimal_actions = {MINATAR_NOOP, MINATAR_UP, MINATAR_DOWN},
     .validate = freeway_validate,

@@ -23,6 +23,9 @@
 #define MINATAR_SIDE 10
 #define MINATAR_NUM_ACTIONS 6 /* 0 no-op, 1 left, 2 up, 3 right, 4 down, 5 fire */
 
+typedef struct minatar_batch minatar_batch; /* minatar_batch.h */
+struct sk_env_io;
+
 enum { MINATAR_NOOP, MINATAR_LEFT, MINATAR_UP, MINATAR_RIGHT, MINATAR_DOWN, MINATAR_FIRE };
 
 typedef struct minatar_game_ops {
@@ -45,6 +48,9 @@ typedef struct minatar_game_ops {
      * position and index within its array or board, every enum in range; false with what and
      * the value in why. */
     bool (*validate)(const void *game, char *why, size_t why_size);
+    /* One step of envs lo..hi-1 of a batch: the functions above inlined into
+     * minatar_batch_step (minatar_batch.h, MINATAR_BATCH_STEP). */
+    void (*step)(const minatar_batch *batch, const struct sk_env_io *io, int lo, int hi);
 } minatar_game_ops;
 
 /* The validators' checks: true when value is in lo..hi, else false with "what is value

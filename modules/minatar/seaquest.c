@@ -25,6 +25,8 @@
  */
 #include "seaquest.h"
 
+#include "minatar_batch.h"
+
 #include <skinner/module.h>
 
 #include <string.h>
@@ -498,6 +500,8 @@ static bool seaquest_validate(const void *game, char *why, size_t why_size) {
            minatar_check_flag("ramping", &state->ramping, why, why_size);
 }
 
+MINATAR_BATCH_STEP(seaquest_step, seaquest_state, seaquest_act, seaquest_observe, seaquest_reset)
+
 const minatar_game_ops minatar_seaquest = {
     .name = "seaquest",
     .channels = NUM_CHANNELS,
@@ -506,6 +510,7 @@ const minatar_game_ops minatar_seaquest = {
     .reset = seaquest_reset,
     .act = seaquest_act,
     .observe = seaquest_observe,
+    .step = seaquest_step,
     .num_minimal_actions = MINATAR_NUM_ACTIONS,
     .minimal_actions = {0, 1, 2, 3, 4, 5},
     .validate = seaquest_validate,

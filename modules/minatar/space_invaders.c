@@ -12,6 +12,8 @@
  */
 #include "space_invaders.h"
 
+#include "minatar_batch.h"
+
 enum {
     SI_CHANNEL_CANNON,
     SI_CHANNEL_ALIEN,
@@ -227,6 +229,8 @@ static bool si_validate(const void *state, char *why, size_t why_size) {
            minatar_check_flag("terminal", &game->terminal, why, why_size);
 }
 
+MINATAR_BATCH_STEP(si_step, space_invaders, si_act, si_observe, si_reset)
+
 const minatar_game_ops minatar_space_invaders = {
     .name = "space_invaders",
     .channels = SI_NUM_CHANNELS,
@@ -235,6 +239,7 @@ const minatar_game_ops minatar_space_invaders = {
     .reset = si_reset,
     .act = si_act,
     .observe = si_observe,
+    .step = si_step,
     .num_minimal_actions = 4,
     .minimal_actions = {MINATAR_NOOP, MINATAR_LEFT, MINATAR_RIGHT, MINATAR_FIRE},
     .validate = si_validate,
