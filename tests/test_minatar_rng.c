@@ -46,6 +46,47 @@ static void test_numpy_rand_and_randint(void **unused) {
     assert_memory_equal(&copy, &rng, sizeof rng);
 }
 
+/* The env's sticky test compares rand()'s 53 bits k with minatar_rng_threshold53(p) as
+ * integers; it must agree with MinAtar's rand() < p (k / 2^53 < p in doubles) for every k,
+ * checked at the k where the answer turns and beside it, for probabilities whose p * 2^53 is
+ * and is not a whole number (a threshold without the ceiling fails 0.1 and 1/3). */
+static void test_sticky_threshold_is_rand_below_p(void **unused) {
+    (void)unused;
+    const double two53 = 9007199254740992.0;
+    const double probabilities[] = {0.0, 0.1, 1.0 / 3.0, 0.5, 0.25, 1e-17, 0.999999999999,
+                                    1.0 - 1.0 / two53, 1.0};
+    int checked = 0;
+    for (size_t n = 0; n < sizeof probabilities / sizeof probabilities[0]; n++) {
+        double p = probabilities[n];
+        uint64_t threshold = minatar_rng_threshold53(p);
+        uint64_t turn = (uint64_t)(p * two53);
+        const uint64_t near[] = {0, 1, turn > 1 ? turn - 1 : 0, turn, turn + 1, turn + 2,
+                                 (1ull << 53) - 1};
+        for (size_t m = 0; m < sizeof near / sizeof near[0]; m++) {
+            uint64_t k = near[m] < (1ull << 53) ? near[m] : (1ull << 53) - 1;
+            bool minatar = (double)k / two53 < p;
+            if ((k < threshold) != minatar)
+                fail_msg("p = %.17g, k = %llu: rand() < p is %d, k < threshold (%llu) is %d", p,
+                         (unsigned long long)k, minatar, (unsigned long long)threshold,
+                         k < threshold);
+            checked++;
+        }
+    }
+    assert_int_equal(checked, 63);
+    /* and a stream's draws: the same answers as minatar_sticky's double test */
+    minatar_rng a, b;
+    minatar_rng_seed(&a, 7);
+    minatar_rng_seed(&b, 7);
+    uint64_t threshold = minatar_rng_threshold53(0.1);
+    int below = 0;
+    for (int k = 0; k < 100000; k++) {
+        bool by_integer = minatar_rng_bits53(&a) < threshold;
+        assert_int_equal(by_integer, minatar_rng_rand(&b) < 0.1);
+        below += by_integer;
+    }
+    assert_in_range(below, 9500, 10500);
+}
+
 /* Every trace loads, its states have 10x10xC cells of 0/1, its header names the game of
  * its file, and the sticky rule is visible: with p = 0 every applied action is the one
  * requested, with p = 0.1 about a tenth are not (the previous action instead). */
@@ -79,6 +120,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mt19937_reference_output),
         cmocka_unit_test(test_numpy_rand_and_randint),
+        cmocka_unit_test(test_sticky_threshold_is_rand_below_p),
         cmocka_unit_test(test_traces_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
