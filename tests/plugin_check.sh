@@ -7,7 +7,8 @@
 # built); the installed program trains it
 # to its threshold, evaluates and benches it, and resumes a run of it. The
 # shared library exports only sk_* symbols, and programs linked with it run
-# (one of them loading the plugin itself).
+# (one of them loading the plugin itself). Installed in the module folder, the same
+# plugin is a module the program finds by itself.
 set -euo pipefail
 build_dir=$(realpath "$1")
 source_dir=$(realpath "$2")
@@ -159,4 +160,18 @@ echo "train_cartpole (shared): $out"
 out=$(./host "$lib")
 echo "host (shared) + plugin: $out"
 [[ $out == solved=1* ]] || fail "a program linked with libskinner.so did not solve the plugin's env"
+# issue 31 ask 1: the same env as an out-of-tree module: built with skinner-plugin's flags
+# into its module folder as skinner-gridworld.so, the installed program finds it by itself
+# (no --env-lib, no FILE.so:ID), and a run of it records no env.plugin
+moduledir=$(pkg-config --variable=moduledir skinner-plugin)
+[[ $(realpath "$moduledir") == $(realpath "$lib_dir/skinner/modules") ]] ||
+    fail "skinner-plugin's moduledir is '$moduledir', expected $lib_dir/skinner/modules"
+cc -std=c17 -O2 oneline/gridworld.c -o "$moduledir/skinner-gridworld.so" \
+    $(pkg-config --cflags --libs skinner-plugin)
+envs=$(env -u LD_LIBRARY_PATH "$skinner" envs 2>&1) # read whole: grep -q would cut the pipe
+grep -q "^GridWorld-v0 " <<< "$envs" || fail "the installed skinner envs does not list the module GridWorld-v0: $envs"
+env -u LD_LIBRARY_PATH "$skinner" train GridWorld-v0 --total-steps 4096 --env.num_envs 16 \
+    --run-dir as_module --quiet > /dev/null || fail "training the module GridWorld-v0 by id failed"
+if grep -q "^plugin" as_module/config.ini; then fail "a module env was recorded as env.plugin"; fi
+rm "$moduledir/skinner-gridworld.so"
 echo "plugin_check: ok"
