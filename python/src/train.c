@@ -447,6 +447,29 @@ static PyArrayObject *recurrent_state(Agent *self, PyObject *state_obj, PyObject
     return state;
 }
 
+/* The rows of obs: flat rows ((obs_size,) or (batch, obs_size)), or, for an env that
+ * declares a shape of several dimensions, images as the env gives them ((H, W, C) or
+ * (batch, H, W, C)). *width is the values per row; false for any other shape. */
+static bool obs_rows(const sk_env_def *env, PyArrayObject *obs, npy_intp *rows, npy_intp *width,
+                     int *single) {
+    int dims[SK_MAX_OBS_DIMS];
+    int count = sk_obs_dims(env, dims), ndim = PyArray_NDIM(obs);
+    *width = PyArray_DIM(obs, ndim - 1);
+    if (ndim <= 2) {
+        *single = ndim == 1;
+        *rows = *single ? 1 : PyArray_DIM(obs, 0);
+        return true;
+    }
+    if (count < 2 || (ndim != count && ndim != count + 1)) return false;
+    *single = ndim == count;
+    int first = *single ? 0 : 1;
+    for (int d = 0; d < count; d++)
+        if (PyArray_DIM(obs, first + d) != dims[d]) return false;
+    *rows = *single ? 1 : PyArray_DIM(obs, 0);
+    *width = env->obs_size;
+    return true;
+}
+
 /* act of a policy that __init__ may not replace meanwhile (self->acting) */
 static PyObject *act_held(Agent *self, PyObject *obs_obj, int greedy, PyObject *mask_obj,
                           PyObject *state_obj, PyObject *start_obj) {
@@ -459,16 +482,28 @@ static PyObject *act_held(Agent *self, PyObject *obs_obj, int greedy, PyObject *
     const sk_env_def *env = sk_agent_env(self->agent);
     const sk_action_space *space = &env->action_space;
     PyArrayObject *obs = (PyArrayObject *)PyArray_FromAny(
-        obs_obj, PyArray_DescrFromType(NPY_FLOAT32), 1, 2, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST,
-        NULL);
+        obs_obj, PyArray_DescrFromType(NPY_FLOAT32), 1, 1 + SK_MAX_OBS_DIMS,
+        NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST, NULL);
     if (!obs) return NULL;
-    int single = PyArray_NDIM(obs) == 1;
-    npy_intp rows = single ? 1 : PyArray_DIM(obs, 0);
-    npy_intp width = PyArray_DIM(obs, single ? 0 : 1);
-    if (width != env->obs_size || rows > INT32_MAX) {
-        PyErr_Format(PyExc_ValueError,
-                     "obs must have shape (%d,) or (batch, %d) for %s; got %ld values per row",
-                     env->obs_size, env->obs_size, env->id, (long)width);
+    npy_intp rows, width;
+    int single;
+    if (!obs_rows(env, obs, &rows, &width, &single) || width != env->obs_size ||
+        rows > INT32_MAX) {
+        char shape[128] = "";
+        int dims[SK_MAX_OBS_DIMS], count = sk_obs_dims(env, dims);
+        if (count >= 2) { /* ", images (H, W, C) or (batch, H, W, C)" */
+            char image[64] = "";
+            for (int d = 0, used = 0; d < count && used < (int)sizeof image; d++)
+                used += snprintf(image + used, sizeof image - (size_t)used, d ? ", %d" : "%d",
+                                 dims[d]);
+            snprintf(shape, sizeof shape, ", or images (%s) or (batch, %s)", image, image);
+        }
+        char got[128] = "";
+        for (int d = 0, used = 0; d < PyArray_NDIM(obs) && used < (int)sizeof got; d++)
+            used += snprintf(got + used, sizeof got - (size_t)used, d ? ", %ld" : "%ld",
+                             (long)PyArray_DIM(obs, d));
+        PyErr_Format(PyExc_ValueError, "obs must have shape (%d,) or (batch, %d)%s for %s; got (%s)",
+                     env->obs_size, env->obs_size, shape, env->id, got);
         Py_DECREF(obs);
         return NULL;
     }

@@ -4,6 +4,7 @@ Box(0, 1, (H, W, C), uint8), and it trains through skinner.train. Pixels-v0 is
 tests/plugins/pixels_plugin.c (10x10x3, one lit cell); MinAtar/Breakout-v1 is 10x10x4."""
 
 import numpy as np
+import pytest
 
 import skinner
 
@@ -47,6 +48,23 @@ def test_pixels_trains_from_python(tmp_path):
                             total_steps=20000, force=True)
     # a blind policy returns 4 of 8 on average; reading the image returns up to 8
     assert summary["final_mean_return"] > 6.5, summary
+
+
+def test_act_takes_images_as_the_env_gives_them(tmp_path):
+    """policy.act reads (batch, H, W, C) and (H, W, C) observations as they come from the
+    env, the same as their flat rows; other shapes are refused naming the expected ones."""
+    skinner.train(pixels_id(), run_dir=tmp_path / "run", seed=1, threads=1, total_steps=4096,
+                  force=True)
+    policy = skinner.load(tmp_path / "run")
+    env = skinner.make(pixels_id(), num_envs=16)
+    obs, _ = env.reset(seed=2)
+    flat = np.asarray(policy.act(obs.reshape(16, -1), deterministic=True))
+    np.testing.assert_array_equal(np.asarray(policy.act(obs, deterministic=True)), flat)
+    assert int(policy.act(obs[3], deterministic=True)) == flat[3]
+    with pytest.raises(ValueError, match=r"images \(10, 10, 3\) or \(batch, 10, 10, 3\).*"
+                                         r"got \(16, 10, 5, 3\)"):
+        policy.act(obs[:, :, :5])
+    env.close()
 
 
 class Image:
