@@ -81,7 +81,8 @@ SK_API sk_status sk_mkdirs(const char *path);
  * While another process holds it, SK_ERR_IO names that holder and nothing in
  * the folder is touched; a dead holder's lock went with it (flock), so a
  * crashed run never blocks its own resume. sk_run_unlock releases it (the
- * file stays). The trainer takes it for its run folder; a module that writes
+ * file stays: removing it would let a third process lock a fresh file while a
+ * second still holds the old one). The trainer takes it for its run folder; a module that writes
  * a run folder of its own (the Prover module's KGE training) takes it too. */
 SK_API sk_status sk_run_lock(const char *dir, int *lock_fd);
 SK_API void sk_run_unlock(int lock_fd);

@@ -7,10 +7,9 @@
 #include "core.h"
 
 /* The typed reads (sk_cfg_int, sk_cfg_double, sk_cfg_bool, sk_cfg_choice,
- * sk_cfg_string, sk_cfg_path) are public, in skinner/env.h. */
+ * sk_cfg_string, sk_cfg_path) are public, in skinner/env.h; sk_cfg_check_unused,
+ * sk_config_entry_at and sk_config_to_string in skinner/module.h. */
 
-/* Fails naming the first key in `section` that was set but never read. */
-sk_status sk_cfg_check_unused(const sk_config *cfg, const char *section);
 /* Fails naming the first key whose section is not one of `sections`. */
 sk_status sk_cfg_check_sections(const sk_config *cfg, const char *const *sections);
 
@@ -26,11 +25,6 @@ const char *sk_config_accepts(const sk_config *cfg, const char *key);
  * nothing). */
 char *sk_config_to_annotated_string(const sk_config *cfg);
 
-/* The index-th entry in insertion order; false past the end. */
-bool sk_config_entry_at(const sk_config *cfg, int index, const char **key, const char **value);
-
-/* The whole table as INI text (malloc'd), sorted by key. */
-char *sk_config_to_string(const sk_config *cfg);
 /* Parses INI text (as written by sk_config_to_string) into cfg. */
 sk_status sk_config_load_string(sk_config *cfg, const char *text);
 /* The same for size bytes that need not end in NUL (a NUL inside is an

@@ -11,15 +11,8 @@ sk_status sk_run_end(sk_trainer *tr, sk_status run_status);
 /* Writes RUN_DIR/policy.safetensors (atomically). */
 sk_status sk_run_checkpoint(sk_trainer *tr);
 
-/* A run folder has one writer: RUN_DIR/run.lock, flock'd for as long as the
- * descriptor *lock_fd stays open, records the holder's pid, host and command.
- * While another process holds it, SK_ERR_IO names that holder and nothing in
- * the folder is touched; a dead holder's lock went with it (flock), so a
- * crashed run never blocks its own --resume. sk_run_unlock releases it (the
- * file stays: removing it would let a third process lock a fresh file while a
- * second still holds the old one). Used by the trainer (sk_trainer_set_run_dir)
- * and by 'skinner kge train'. */
-sk_status sk_run_lock(const char *dir, int *lock_fd);
-void sk_run_unlock(int lock_fd);
+/* sk_run_lock and sk_run_unlock (one writer per run folder) are public, in
+ * skinner/module.h: the trainer takes the lock (sk_trainer_set_run_dir), and so
+ * does a module that writes a run folder of its own. */
 
 #endif
