@@ -2,7 +2,8 @@
 # The worked examples at the top of include/skinner/nn.h and include/skinner/pool.h (the
 # public layers and worker pool for env authors, issue 31 ask 1), cut out of the headers
 # verbatim, built against include/ alone with -lskinner and run: the dense layer fitted by
-# Adam finds y = 1 + x0 + 2 x1, and the pool squares 0..9.
+# Adam finds y = 1 + x0 + 2 x1, the pool squares 0..9, and skinner/module.h's program finds
+# a MinAtar env and the Prover module's KGE call in the build folder's modules.
 # Usage: kit_header_examples.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build_dir=$(realpath "$1")
@@ -32,3 +33,4 @@ example() {
 }
 example nn.h nn "w = (1.00, 2.00), b = 1.00"
 example pool.h pool "9 81"
+example module.h module "MinAtar/Breakout-v1, KGE calls: yes"

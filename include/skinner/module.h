@@ -3,7 +3,26 @@
  * module (or any plugin) needs beyond skinner/env.h: assertions, located
  * errors, time, number parsing, config listing, run-folder creation and
  * locking. (The worker pool is skinner/pool.h, layers skinner/nn.h, tensor
- * files skinner/safetensors.h.)
+ * files skinner/safetensors.h.) A program sees the modules without asking:
+ *
+ *     #include <skinner/module.h>
+ *     #include <stdio.h>
+ *
+ *     int main(void) {
+ *         // MinAtar's envs are in skinner-minatar.so, found at the first lookup
+ *         const sk_env_def *env = sk_env_find("MinAtar/Breakout-v1");
+ *         if (!env) {
+ *             fprintf(stderr, "%s\n", sk_last_error());
+ *             return 1;
+ *         }
+ *         // a call a module implements (skinner/kge.h's, the Prover module's)
+ *         void *train = sk_module_symbol("sk_module_kge_train_run");
+ *         printf("%s, KGE calls: %s\n", env->id, train ? "yes" : "no");
+ *         return 0;
+ *     }
+ *
+ * Build a module as a plugin is built (SK_PLUGIN_EXPORT, skinner/env.h) and install it as
+ * $(pkg-config --variable=moduledir skinner-plugin)/skinner-NAME.so.
  *
  * A module is a plugin (an sk_env_def table list exported with
  * SK_PLUGIN_EXPORT, built without -lskinner) installed as
