@@ -303,8 +303,12 @@ static bool is_folder(const char *path) {
 static bool own_folder(char *out, size_t size) {
     Dl_info info;
     if (!dladdr((void *)sk_env_load_modules, &info) || !info.dli_fname) return false;
-    /* a library's name has a '/'; a program's is its argv[0] (`skinner`, found on PATH) */
-    char *absolute = realpath(strchr(info.dli_fname, '/') ? info.dli_fname : "/proc/self/exe", NULL);
+    /* glibc names the program by its argv[0] (`skinner` found on PATH, or a path relative
+     * to a folder it may have left): the kernel's link to it instead; a library's name is
+     * the path it was loaded from */
+    bool program = strcmp(info.dli_fname, program_invocation_name) == 0 ||
+                   !strchr(info.dli_fname, '/');
+    char *absolute = realpath(program ? "/proc/self/exe" : info.dli_fname, NULL);
     if (!absolute) return false;
     char *slash = strrchr(absolute, '/');
     if (slash) *slash = '\0';
