@@ -34,9 +34,10 @@ static const char *g_usage =
     "  --env-lib FILE  load an env plugin (a .so built against <skinner/env.h>) and\n"
     "                  register its envs; repeatable\n"
     "\n"
-    "'skinner COMMAND --help' describes each. ENV is a Gymnasium id such as CartPole-v1,\n"
-    "its short alias (cartpole), or FILE.so:ID for an env of a plugin. A run or a\n"
-    "checkpoint of a plugin env needs the plugin again (--env-lib or FILE.so:ID).\n";
+    "'skinner COMMAND --help' describes each. ENV is an id (Gymnasium's, where the env\n"
+    "has one) or a short alias as 'skinner envs' lists them, or FILE.so:ID for an env of\n"
+    "a plugin. A run or a checkpoint of a plugin env needs the plugin again (--env-lib\n"
+    "or FILE.so:ID).\n";
 
 int cli_error(int code, const char *fmt, ...) {
     va_list args;
