@@ -85,10 +85,12 @@ sk_status sk_policy_work_alloc(sk_policy_work *work, const sk_policy *policy, in
     memset(work, 0, sizeof *work);
     work->capacity = capacity;
     bool encoder = sk_policy_has_encoder(policy);
+    sk_status status = SK_OK;
     if (policy->kind->work_alloc(work, policy, capacity) != SK_OK ||
-        (encoder && policy->encoder->work_alloc(work, policy, capacity) != SK_OK) ||
+        (encoder && (status = policy->encoder->work_alloc(work, policy, capacity)) != SK_OK) ||
         sk_policy_core_work_alloc(work, policy, capacity) != SK_OK) {
         sk_policy_work_free(work);
+        if (status != SK_OK && status != SK_ERR_NOMEM) return status; /* the encoder's message */
         return sk_fail(SK_ERR_NOMEM, "out of memory for policy activations (%d rows)", capacity);
     }
     return SK_OK;
