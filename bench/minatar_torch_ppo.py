@@ -255,7 +255,7 @@ class Clock:
         parts = dict(self.seconds, other=total - sum(self.seconds.values()))
         lines = [f"{steps} steps in {total:.2f} s: {steps / total:.0f} steps/s; where the time went:"]
         for part, seconds in parts.items():
-            lines.append(f"  {self.NAMES[part]:<34} {seconds:8.2f} s {100 * seconds / total:5.1f}%")
+            lines.append(f"  {self.NAMES[part]:<34} {seconds:9.4f} s {100 * seconds / total:5.1f}%")
         return "\n".join(lines)
 
 

@@ -172,11 +172,13 @@ static const char *const g_asterix_names[] = {"noop", "left", "up", "right", "do
 static const char *const g_freeway_names[] = {"noop", "up", "down", NULL};
 static const char *const g_space_invaders_names[] = {"noop", "left", "right", "fire", NULL};
 
-static const sk_env_extras g_extras_full = {.action_names = g_action_names};
-static const sk_env_extras g_extras_breakout = {.action_names = g_breakout_names};
-static const sk_env_extras g_extras_asterix = {.action_names = g_asterix_names};
-static const sk_env_extras g_extras_freeway = {.action_names = g_freeway_names};
-static const sk_env_extras g_extras_space_invaders = {.action_names = g_space_invaders_names};
+/* every id trains with configs/minatar.ini (a CNN policy: docs/minatar.md, Results) */
+#define MINATAR_EXTRAS(names) {.action_names = (names), .preset = "minatar"}
+static const sk_env_extras g_extras_full = MINATAR_EXTRAS(g_action_names);
+static const sk_env_extras g_extras_breakout = MINATAR_EXTRAS(g_breakout_names);
+static const sk_env_extras g_extras_asterix = MINATAR_EXTRAS(g_asterix_names);
+static const sk_env_extras g_extras_freeway = MINATAR_EXTRAS(g_freeway_names);
+static const sk_env_extras g_extras_space_invaders = MINATAR_EXTRAS(g_space_invaders_names);
 
 /* One game's two tables. NAME: the id's game; GAME: the ops; CHANNELS and MINIMAL: its
  * channels and minimal set's size (constants: the ops live in another file; env_create checks

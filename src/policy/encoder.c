@@ -32,10 +32,19 @@ bool sk_policy_has_encoder(const sk_policy *policy) {
 
 /* ---- mlp: the identity ---- */
 
+/* the cnn row's keys: a CNN preset (configs/minatar.ini) run with policy.encoder = mlp
+ * sets them, known and unused */
+static const char *const g_cnn_keys[] = {"policy.cnn_input",    "policy.cnn_channels",
+                                         "policy.cnn_kernels",  "policy.cnn_strides",
+                                         "policy.cnn_padding",  "policy.cnn_precision",
+                                         "policy.cnn_dense",    NULL};
+
 static sk_status identity_configure(sk_cnn_spec *spec, const sk_config *cfg,
                                     const sk_env_def *env, int obs_size) {
-    (void)cfg, (void)env, (void)obs_size;
+    (void)env, (void)obs_size;
     memset(spec, 0, sizeof *spec);
+    for (int k = 0; g_cnn_keys[k]; k++)
+        if (sk_config_get(cfg, g_cnn_keys[k])) (void)sk_cfg_string(cfg, g_cnn_keys[k], "");
     return SK_OK;
 }
 
@@ -239,8 +248,10 @@ static sk_status cnn_work_alloc(sk_policy_work *work, const sk_policy *policy, i
         size_t out = (size_t)map_floats(policy, l);
         for (int slot = 0; slot < 2; slot++)
             ok = ok && (work->cnn_out[slot][l] = sk_alloc(rows * out * sizeof(float)));
-        ok = ok && sk_conv_create_torch(&work->cnn_conv[l], policy->conv[l], policy->cnn.padding[l],
-                                         policy->cnn.precision) == SK_OK;
+        sk_status conv = ok ? sk_conv_create_torch(&work->cnn_conv[l], policy->conv[l],
+                                                   policy->cnn.padding[l], policy->cnn.precision)
+                            : SK_OK;
+        if (conv != SK_OK) return conv; /* its message: a backend missing, a shape refused */
         maps = SK_MAX(maps, out);
     }
     for (int slot = 0; slot < 2 && policy->cnn.dense; slot++)
