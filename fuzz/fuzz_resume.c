@@ -1,9 +1,12 @@
 /* The resume path (checkpoints are input): a fuzzed checkpoint, its
  * checksums resealed so that the mutation reaches the validation behind them,
- * is restored into a fresh trainer of CartPole-v1 or Prover-v0 (the first
- * byte picks which), and a resumed trainer then runs one update, stepping
- * its envs from the restored state. Whatever resume accepts must be safe to
- * step.
+ * is restored into a fresh trainer of CartPole-v1, Prover-v0 or
+ * MinAtar/Breakout-v1 with a CNN policy (the first byte picks which: bit 2
+ * MinAtar, else bit 0 Prover), and a resumed trainer then runs one update,
+ * stepping its envs from the restored state. Whatever resume accepts must be
+ * safe to step. MinAtar's checkpoint carries uint8 image observations (its
+ * `observation` metadata says "uint8 10x10x4"), the game states (env.game)
+ * that each game validates, and convolution weights.
  *
  * A directed mutation (bit 1 of the first byte) sets one element of one of
  * the env's ranged integer state arrays to a value inside that array's
@@ -34,14 +37,18 @@
 #include <string.h>
 
 /* The runs the seeds were written by (fuzz/README.md says how). */
-static const char *const g_configs[2] = {
+static const char *const g_configs[3] = {
     "[env]\nid = CartPole-v1\nnum_envs = 4\n[ppo]\nhorizon = 8\nnum_minibatches = 2\n"
     "[policy]\nhidden = 8\n[train]\nthreads = 1\ntotal_steps = 64\ncheckpoint_every = 0\n",
     "[env]\nid = Prover-v0\nnum_envs = 4\n[ppo]\nhorizon = 8\nnum_minibatches = 2\n"
     "[policy]\ntype = candidates\nembed = 8\n[train]\nthreads = 1\ntotal_steps = 64\n"
     "checkpoint_every = 0\n",
+    "[env]\nid = MinAtar/Breakout-v1\nnum_envs = 4\n[ppo]\nhorizon = 8\nnum_minibatches = 2\n"
+    "[policy]\nencoder = cnn\ncnn_channels = 4\ncnn_kernels = 3\ncnn_strides = 1\n"
+    "cnn_padding = 0\ncnn_dense = 8\nhidden = 8\n[train]\nthreads = 1\ntotal_steps = 64\n"
+    "checkpoint_every = 0\n",
 };
-enum { ENV_PROVER = 1, DIRECTED = 2, DIRECTIVE_BYTES = 4 };
+enum { ENV_PROVER = 1, DIRECTED = 2, ENV_MINATAR = 4, DIRECTIVE_BYTES = 4 };
 
 /* FNV-1a, 32 bits: the directive's mask from the checkpoint's bytes. */
 static uint32_t fnv1a(const uint8_t *data, size_t size) {
@@ -124,7 +131,7 @@ static bool direct(sk_trainer *tr, char *bytes, size_t size, const uint8_t *dire
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1 || size > (1 << 20)) return 0;
-    int which = data[0] & ENV_PROVER;
+    int which = data[0] & ENV_MINATAR ? 2 : data[0] & ENV_PROVER;
     uint8_t directive[DIRECTIVE_BYTES];
     bool directed = data[0] & DIRECTED;
     size_t skip = 1;
