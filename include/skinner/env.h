@@ -219,6 +219,13 @@ typedef struct sk_action_space {
  * such a table is refused. */
 SK_API int sk_action_mask_size(const sk_action_space *space);
 
+/* A mask row every head can choose from: head 0 allows a choice, and so does
+ * each head in the block that any allowed head-0 choice would use. -1 when
+ * usable, else the first head with nothing allowed (what an env must never
+ * write, and a restored checkpoint must not hold: sampling needs one allowed
+ * choice per head). */
+SK_API int sk_action_mask_unusable(const sk_action_space *space, const uint8_t *mask);
+
 /* Checks one env's actions (num_heads values) against the space and its mask
  * row (NULL: unmasked): -1 when every head's value is within its size and,
  * where the head is relevant, allowed; else the first head that is not.

@@ -378,11 +378,7 @@ int sk_policy_obs_invalid(const sk_policy *policy, const float *obs_row);
  * them here, at the policy's door, and nowhere else. */
 void sk_obs_widen(float *out, const uint8_t *in, size_t count);
 
-/* A mask row every head can choose from: head 0 allows a choice, and so does
- * each head in the block that any allowed head-0 choice would use. -1 when
- * usable, else the first head with nothing allowed (what a restored
- * checkpoint must not hold: sampling needs one allowed choice per head). */
-int sk_action_mask_unusable(const sk_action_space *space, const uint8_t *mask);
+/* sk_action_mask_unusable (skinner/env.h) is implemented in categorical.c */
 
 void sk_categorical_sample(const sk_action_space *space, const float *logits, const uint8_t *mask,
                            int B, uint64_t *rng, bool greedy, int32_t *actions, float *logp);

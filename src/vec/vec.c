@@ -6,7 +6,6 @@
 #include "vec_internal.h"
 
 #include "../core/core.h"
-#include "../policy/policy.h"
 #include "pool.h"
 
 #include <float.h>
