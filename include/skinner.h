@@ -176,6 +176,12 @@ SK_API int sk_trainer_threads(const sk_trainer *trainer);
  * one forward of both nets (and any recurrent core) in the rollout, then per
  * update epoch a forward and a backward (twice the forward's). */
 SK_API double sk_trainer_flops_per_step(const sk_trainer *trainer);
+/* Wall seconds this process's sk_trainer_run spent collecting rollouts (stepping the
+ * envs and acting, and the exchange between ranks) and learning from them (advantages
+ * and the update epochs), summed over its updates; either may be NULL. The rest of the
+ * run's time is bookkeeping, logging and checkpoints. */
+SK_API void sk_trainer_time_split(const sk_trainer *trainer, double *rollout_seconds,
+                                  double *learn_seconds);
 /* The policy's parameters (floats) and the env steps of one update (env.num_envs x
  * ppo.horizon): a model's size and an update's batch, for reports. */
 SK_API size_t sk_trainer_num_params(const sk_trainer *trainer);

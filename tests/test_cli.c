@@ -1014,6 +1014,13 @@ static void test_user_facing_messages(void **unused) {
     expect_exit(&r, 0);
     cJSON *json = parse_json_object(&r, r.out, "bench train --json");
     if (json_number(&r, json, "threads") != 1) FAIL_RUN(&r, "%s", "\"threads\" is not 1");
+    /* where the loop's time went: both parts took time, and together no more than it
+     * (each printed to the millisecond) */
+    double rollout = json_number(&r, json, "rollout_seconds");
+    double learn = json_number(&r, json, "learn_seconds");
+    double loop = json_number(&r, json, "seconds");
+    if (!(rollout > 0 && learn > 0 && rollout + learn <= loop + 0.002))
+        FAIL_RUN(&r, "rollout %g s + learning %g s against the loop's %g s", rollout, learn, loop);
     cJSON_Delete(json);
     cli_run_free(&r);
 

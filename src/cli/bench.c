@@ -311,15 +311,18 @@ static int bench_train(int argc, char **argv) {
             updates > 0 ? (double)(after.allreduce_bytes - before.allreduce_bytes) / updates : 0.0;
         double reduces =
             updates > 0 ? (double)(after.allreduce_calls - before.allreduce_calls) / updates : 0.0;
+        double rollout_seconds, learn_seconds;
+        sk_trainer_time_split(trainer, &rollout_seconds, &learn_seconds);
         if (extra.json)
             printf("{\"bench\": \"train\", \"env\": \"%s\", \"processes\": %d, \"threads\": %d, "
-                   "\"seconds\": %.3f, \"steps\": %lld, \"sps\": %.0f, \"mean_return\": %s, "
+                   "\"seconds\": %.3f, \"rollout_seconds\": %.3f, \"learn_seconds\": %.3f, "
+                   "\"steps\": %lld, \"sps\": %.0f, \"mean_return\": %s, "
                    "\"flops_per_step\": %.0f, \"gflops\": %.3f, \"updates\": %.0f, "
                    "\"comm_bytes_per_update\": %.0f, \"comm_calls_per_update\": %.1f, "
                    "\"comm_allreduce_bytes_per_update\": %.0f, "
                    "\"comm_allreduces_per_update\": %.1f, \"params\": %zu, \"batch\": %d}\n",
                    plan.env->id, comm->size, sk_trainer_threads(trainer), r.wall_seconds,
-                   (long long)r.total_steps, r.sps, mean_return, flops, flops * r.sps * 1e-9,
+                   rollout_seconds, learn_seconds, (long long)r.total_steps, r.sps, mean_return, flops, flops * r.sps * 1e-9,
                    updates, bytes, calls, reduce_bytes, reduces, sk_trainer_num_params(trainer),
                    sk_trainer_batch_size(trainer));
         else {
@@ -327,6 +330,9 @@ static int bench_train(int argc, char **argv) {
                    "model %.3g FLOPs/step, %.2f GFLOP/s\n",
                    plan.env->id, r.wall_seconds, (long long)r.total_steps, r.sps,
                    r.final_mean_return, flops, flops * r.sps * 1e-9);
+            printf("time: rollout (envs, acting) %.2f s (%.0f%%), learning %.2f s (%.0f%%)\n",
+                   rollout_seconds, 100.0 * rollout_seconds / r.wall_seconds, learn_seconds,
+                   100.0 * learn_seconds / r.wall_seconds);
             if (comm->size > 1)
                 printf("%d processes x %d threads; rank 0 sent %.3g bytes in %.0f collective calls "
                        "per update\n",

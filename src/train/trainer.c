@@ -435,6 +435,11 @@ double sk_trainer_flops_per_step(const sk_trainer *tr) {
     return sk_policy_forward_flops(&tr->learner.policy) * (1.0 + 3.0 * tr->s.update_epochs);
 }
 
+void sk_trainer_time_split(const sk_trainer *tr, double *rollout_seconds, double *learn_seconds) {
+    if (rollout_seconds) *rollout_seconds = tr->progress.rollout_seconds;
+    if (learn_seconds) *learn_seconds = tr->progress.learn_seconds;
+}
+
 const sk_config *sk_trainer_config(const sk_trainer *tr) { return tr->cfg; }
 
 /* Adds the rollout's finished episodes of every worker (of every rank,
@@ -552,6 +557,7 @@ sk_status sk_trainer_run(sk_trainer *tr) {
             status = sk_governor_trouble(tr, "non-finite weights before the rollout");
             if (status != SK_OK) break;
         }
+        double rollout_start = sk_now();
         sk_vec_parallel(tr->vec, sk_rollout_job, tr);
         /* an env that broke its contract (sk_vec_step_checked) stops every rank */
         if (any_rank(tr, sk_vec_faulted(tr->vec))) {
@@ -570,6 +576,8 @@ sk_status sk_trainer_run(sk_trainer *tr) {
             break;
         }
         exchange_rollout(tr);
+        double learn_start = sk_now();
+        tr->progress.rollout_seconds += learn_start - rollout_start;
         tr->progress.update++;
         tr->progress.steps += tr->batch_size;
         merge_episodes(tr);
@@ -579,6 +587,7 @@ sk_status sk_trainer_run(sk_trainer *tr) {
         memset(st, 0, sizeof *st);
         const char *anomaly = NULL;
         sk_learner_update(tr, lr, st, &anomaly);
+        tr->progress.learn_seconds += sk_now() - learn_start;
         if (anomaly) {
             status = sk_governor_trouble(tr, anomaly);
             st->restored = true;

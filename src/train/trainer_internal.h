@@ -167,6 +167,9 @@ typedef struct sk_run_progress {
     float window_return[SK_WINDOW], window_length[SK_WINDOW];
     int window_count, window_pos;
     double start_time, elapsed_before; /* wall seconds */
+    /* wall seconds this process spent collecting rollouts (envs and acting, the exchange
+     * between ranks) and learning from them (advantages, the epochs), since it started */
+    double rollout_seconds, learn_seconds;
     sk_train_result result;
     sk_update_stats last;
 } sk_run_progress;
