@@ -51,8 +51,11 @@ echo "figure, the two programs alternating run by run."
 echo
 echo "| figure (env steps/s) | $old_commit | $new_commit | new / old |"
 echo "| --- | --- | --- | --- |"
-light=$("$new" envs --json | python3 -c 'import json,sys; [print(e["id"]) for e in map(json.loads, sys.stdin) if e["bench_num_envs"] == 4096]')
-heavy=$("$new" envs --json | python3 -c 'import json,sys; [print(e["id"]) for e in map(json.loads, sys.stdin) if e["bench_num_envs"] != 4096]')
+# the envs both programs have (a newer one may add envs the older lacks)
+envs_of() { "$1" envs --json | python3 -c 'import json,sys; [print(e["id"], e["bench_num_envs"] == 4096) for e in map(json.loads, sys.stdin)]'; }
+both=$(comm -12 <(envs_of "$old" | sort) <(envs_of "$new" | sort))
+light=$(awk '$2 == "True" {print $1}' <<< "$both")
+heavy=$(awk '$2 == "False" {print $1}' <<< "$both")
 for env in $light; do
     for n in 1 64 1024 8192; do
         row "bench env $env, N=$n, 1 thread" bench env "$env" --threads 1 --num-envs "$n" --seconds "$seconds"
