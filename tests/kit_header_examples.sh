@@ -3,7 +3,8 @@
 # public layers and worker pool for env authors, issue 31 ask 1), cut out of the headers
 # verbatim, built against include/ alone with -lskinner and run: the dense layer fitted by
 # Adam finds y = 1 + x0 + 2 x1, the pool squares 0..9, and skinner/module.h's program finds
-# a MinAtar env and the Prover module's KGE call in the build folder's modules.
+# a MinAtar env and the Prover module's KGE call in the build folder's modules; and a C++
+# program can include every kit header.
 # Usage: kit_header_examples.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build_dir=$(realpath "$1")
@@ -31,6 +32,12 @@ example() {
     [[ $out == "$expected" ]] || fail "skinner/$header's example printed '$out', expected '$expected'"
     echo "skinner/$header: $out"
 }
+# a C++ host includes the kit too (every header has its extern "C" guard)
+for header in "$source_dir"/include/skinner.h "$source_dir"/include/skinner/*.h; do
+    printf '#include "%s"\nint main() { return 0; }\n' "$header" > "$work/cxx.cc"
+    c++ -std=c++17 -fsyntax-only -Wall -Werror -I"$source_dir/include" "$work/cxx.cc" ||
+        fail "a C++ program cannot include $(basename "$header")"
+done
 example nn.h nn "w = (1.00, 2.00), b = 1.00"
 example pool.h pool "9 81"
 example module.h module "MinAtar/Breakout-v1, KGE calls: yes"

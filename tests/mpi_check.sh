@@ -6,7 +6,8 @@
 # CartPole-v1 (K = 2, 3), an LSTM policy and Morpho-v0 (masked, 8 heads); a resumed
 # mpirun run equals an uninterrupted one; rank 0's config is the run's; a killed rank
 # ends the job with a message and leaves a checkpoint that resumes; SIGINT to mpirun
-# stops every rank with a resumable run; an env that fails on one rank names the rank;
+# stops every rank with a resumable run; an env that fails on one rank names the rank, as does
+# a rank that lacks the env (its module);
 # Prover-v0's ranking and episode evaluation split over ranks give one process's figures.
 # usage: mpi_check.sh BUILD_DIR SOURCE_DIR RANK_FAIL_PLUGIN
 set -euo pipefail
@@ -70,6 +71,20 @@ pass "Morpho-v0 (8 masked heads): mpirun -np 2 equals --threads 2"
 [[ ! -e elsewhere ]] || fail "rank 1 wrote a run folder"
 same_run t2 md
 pass "a rank given another --seed and --run-dir runs rank 0's config"
+
+# a rank that cannot find rank 0's env (its node lacks the module) stops every rank, named
+# (the ranks agree before the trainer's first collective; mpirun also ends a job whose
+# process exits non-zero, so this checks the message and that nothing hangs)
+set +e
+out=$(timeout 60 "${mpirun[@]}" -np 1 "$skinner" train MinAtar/Breakout-v1 --threads 1 \
+    --total-steps 8192 --quiet --run-dir mmod : -np 1 -x SKINNER_MODULE_PATH=/nonexistent \
+    "$skinner" train MinAtar/Breakout-v1 --threads 1 --total-steps 8192 --quiet 2>&1)
+code=$?
+set -e
+[[ $code -ne 0 && $code -ne 124 ]] || fail "a rank without the env's module: exit $code (124: hung)"
+grep -q "rank 1: unknown environment 'MinAtar/Breakout-v1'" <<< "$out" ||
+    fail "a rank without the env's module: no message naming rank 1 and the env: $out"
+pass "a rank that lacks the env's module stops the job, named"
 
 batch=2048 # CartPole-v1's preset: 16 envs x 128 steps
 

@@ -54,7 +54,12 @@ extern "C" {
 
 /* A broken contract (a bug, not bad input): prints file, line and message to
  * stderr and aborts. Bad input is an sk_fail status instead. */
-SK_API _Noreturn void sk_panic(const char *file, int line, const char *msg);
+#ifdef __cplusplus
+#define SK_NORETURN [[noreturn]]
+#else
+#define SK_NORETURN _Noreturn
+#endif
+SK_API SK_NORETURN void sk_panic(const char *file, int line, const char *msg);
 #define SK_ASSERT(cond)                                                                            \
     do {                                                                                           \
         if (!(cond)) sk_panic(__FILE__, __LINE__, #cond);                                          \

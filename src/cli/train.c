@@ -319,8 +319,9 @@ static int share_config(sk_run_plan *plan, cli_train_extra *extra, int rc, bool 
     char *text = comm->rank == 0 ? sk_config_to_string(cfg) : NULL;
     if (comm->rank == 0 && !text) return cli_error(SK_EXIT_FAILURE, "out of memory");
     rc = cli_comm_share_text(&text);
-    if (rc == SK_EXIT_OK && comm->rank != 0 && sk_config_load_string(cfg, text) != SK_OK)
-        rc = cli_error(SK_EXIT_FAILURE, "rank %d: %s", comm->rank, sk_last_error());
+    /* a rank's own failure keeps its message (sk_last_error) for the agreement below */
+    sk_status mine = SK_OK;
+    if (rc == SK_EXIT_OK && comm->rank != 0) mine = sk_config_load_string(cfg, text);
     free(text);
     char *resume = comm->rank == 0 ? strdup(extra->resume_dir ? extra->resume_dir : "") : NULL;
     if (rc == SK_EXIT_OK) rc = cli_comm_share_text(&resume);
@@ -330,12 +331,15 @@ static int share_config(sk_run_plan *plan, cli_train_extra *extra, int rc, bool 
         extra->resume_dir = *resume_copy;
         extra->quiet = true; /* rank 0 reports for all */
         /* this rank's one lookup: the shared config's env, with its plugin */
-        if (rc == SK_EXIT_OK &&
-            (sk_run_plan_load_plugin(sk_config_get(cfg, "env.plugin")) != SK_OK ||
-             sk_run_plan_resolve_env(plan, sk_config_get(cfg, "env.id")) != SK_OK))
-            rc = cli_error(SK_EXIT_FAILURE, "rank %d: %s", comm->rank, sk_last_error());
+        if (rc == SK_EXIT_OK && mine == SK_OK &&
+            (mine = sk_run_plan_load_plugin(sk_config_get(cfg, "env.plugin"))) == SK_OK)
+            mine = sk_run_plan_resolve_env(plan, sk_config_get(cfg, "env.id"));
     }
-    return rc;
+    /* every rank goes on, or none: a plugin or env another node lacks stops them all,
+     * with that rank's message from rank 0, instead of leaving rank 0 waiting in the
+     * trainer's first collective */
+    int agreed = agreed_rc(mine, "");
+    return rc != SK_EXIT_OK ? rc : agreed;
 }
 
 int cli_train_config_shared(int argc, char **argv, sk_run_plan *plan, cli_train_extra *extra,
