@@ -47,6 +47,12 @@ for round in 1 2; do
         grep -q "^$id " <<< "$envs" || fail "the installed skinner envs does not list $id: $envs"
     done
     [[ $envs != *warning* ]] || fail "the installed skinner envs warned: $envs"
+    # a CNN policy: the installed program loads the installed oneDNN backend (it never
+    # falls back to the build folder's, which is outside its tree)
+    [[ -e $lib_dir/libskinner-dnnl.so ]] || fail "make install PREFIX=$prefix: no $lib_dir/libskinner-dnnl.so"
+    cnn=$(cd / && env -u SKINNER_CONV_BACKEND "$prefix/bin/skinner" train MinAtar/Breakout-v1 \
+        --total-steps 8192 --quiet --run-dir "$prefix/cnn" 2>&1) ||
+        fail "the installed skinner could not train MinAtar's CNN preset: $cnn"
     # the Python package, where it was built: imported after exactly what make install said
     if grep -q "^-- skinner: the Python package is in" <<< "$out"; then
         export_line=$(grep '^export PYTHONPATH=' <<< "$out" || true)

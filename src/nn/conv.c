@@ -21,15 +21,14 @@
 #include <unistd.h>
 
 /* Set by CMake: the installed library folder (absolute), the same relative to
- * the prefix, and the build folder (where the tests find the backend). */
+ * the prefix, and the build folder, where the tests and tools of that build tree find
+ * the backend (only code running from inside that tree looks there: an installed
+ * library never loads a build tree's backend). */
 #ifndef SKINNER_CONV_INSTALL_LIBDIR
 #define SKINNER_CONV_INSTALL_LIBDIR "/usr/local/lib"
 #endif
 #ifndef SKINNER_CONV_LIBDIR_REL
 #define SKINNER_CONV_LIBDIR_REL "lib"
-#endif
-#ifndef SKINNER_CONV_BUILD_DIR
-#define SKINNER_CONV_BUILD_DIR "."
 #endif
 
 #define BACKEND_ENV "SKINNER_CONV_BACKEND"
@@ -92,10 +91,13 @@ static void backend_load(void) {
     const char *forced = getenv(BACKEND_ENV);
     char candidates[MAX_CANDIDATES][CANDIDATE_MAX];
     int count = 0;
+    char folder[PATH_MAX] = "";
     if (forced && forced[0]) {
-        snprintf(candidates[count++], CANDIDATE_MAX, "%s", forced);
+        /* a bare file name is the one in the working folder, as access() sees it, not
+         * one dlopen would look for on the library path */
+        snprintf(candidates[count++], CANDIDATE_MAX, "%s%s", strchr(forced, '/') ? "" : "./",
+                 forced);
     } else {
-        char folder[PATH_MAX];
         own_folder(folder, sizeof folder);
         if (folder[0]) {
             snprintf(candidates[count++], CANDIDATE_MAX, "%s/%s", folder, SK_CONV_BACKEND_FILE);
@@ -104,8 +106,13 @@ static void backend_load(void) {
         }
         snprintf(candidates[count++], CANDIDATE_MAX, "%s/%s", SKINNER_CONV_INSTALL_LIBDIR,
                  SK_CONV_BACKEND_FILE);
-        snprintf(candidates[count++], CANDIDATE_MAX, "%s/%s", SKINNER_CONV_BUILD_DIR,
-                 SK_CONV_BACKEND_FILE);
+#ifdef SKINNER_CONV_BUILD_DIR
+        size_t tree = strlen(SKINNER_CONV_BUILD_DIR);
+        if (strncmp(folder, SKINNER_CONV_BUILD_DIR, tree) == 0 &&
+            (folder[tree] == '/' || folder[tree] == '\0'))
+            snprintf(candidates[count++], CANDIDATE_MAX, "%s/%s", SKINNER_CONV_BUILD_DIR,
+                     SK_CONV_BACKEND_FILE);
+#endif
     }
     for (int k = 0; k < count; k++) {
         int found = try_backend(candidates[k]);
