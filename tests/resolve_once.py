@@ -69,9 +69,10 @@ def lookups_of(binary, args, cwd):
     hits = {name: 0 for name in LOOKUPS}
     current = None
     for line in out.splitlines():
-        found = re.search(r"<(\w+)(?:\+\d+)?>", line)
-        if found and found.group(1) in hits:
-            current = found.group(1)
+        # "<sk_env_find+4>" without debug info, "in sk_env_find at registry.c:306" with it
+        found = re.search(r"<(\w+)(?:\+\d+)?>|\bin (\w+) at ", line)
+        if found and (found.group(1) or found.group(2)) in hits:
+            current = found.group(1) or found.group(2)
         found = re.search(r"already hit (\d+) time", line)
         if found and current:
             hits[current] = int(found.group(1))

@@ -32,8 +32,11 @@ sk_status sk_run_plan_set_checkpoint(sk_run_plan *plan, const char *file_or_run_
                           run_dir ? "%s/policy.safetensors" : "%s", file_or_run_dir);
     if (length >= 0 && (size_t)length < sizeof plan->checkpoint_path) return SK_OK;
     plan->checkpoint_path[0] = '\0';
-    return sk_fail(SK_ERR_INVALID, "checkpoint path '%s' is too long (at most %d bytes)",
-                   file_or_run_dir, SK_PLAN_PATH_MAX - 32);
+    /* the room left for the argument: the whole buffer, or less the file name a run
+     * folder gets */
+    size_t room = sizeof plan->checkpoint_path - 1 - (run_dir ? strlen("/policy.safetensors") : 0);
+    return sk_fail(SK_ERR_INVALID, "checkpoint %s '%s' is too long (at most %zu bytes)",
+                   run_dir ? "run folder" : "path", file_or_run_dir, room);
 }
 
 sk_status sk_run_plan_open_checkpoint(sk_run_plan *plan) {
@@ -46,16 +49,22 @@ sk_status sk_run_plan_open_checkpoint(sk_run_plan *plan) {
     if (plan->checkpoint_status != SK_OK)
         return sk_fail(plan->checkpoint_status, "%s", plan->checkpoint_error);
     sk_status status = sk_st_open(&plan->checkpoint, plan->checkpoint_path);
-    if (status != SK_OK) {
+    if (status == SK_OK) {
+        const char *text = sk_st_meta_get(plan->checkpoint, "config");
+        plan->checkpoint_cfg = sk_config_new();
+        if (!plan->checkpoint_cfg) status = sk_fail(SK_ERR_NOMEM, "out of memory");
+        /* a checkpoint without a config is refused by its reader, naming the file */
+        else if (text) status = sk_config_load_string(plan->checkpoint_cfg, text);
+    }
+    if (status != SK_OK) { /* remembered: a later call repeats it, as plan.h says */
         plan->checkpoint_status = status;
         snprintf(plan->checkpoint_error, sizeof plan->checkpoint_error, "%s", sk_last_error());
-        return status;
+        if (plan->checkpoint) sk_st_close(plan->checkpoint);
+        plan->checkpoint = NULL;
+        sk_config_free(plan->checkpoint_cfg);
+        plan->checkpoint_cfg = NULL;
     }
-    const char *text = sk_st_meta_get(plan->checkpoint, "config");
-    plan->checkpoint_cfg = sk_config_new();
-    if (!plan->checkpoint_cfg) return sk_fail(SK_ERR_NOMEM, "out of memory");
-    /* a checkpoint without a config is refused by its reader, naming the file */
-    return text ? sk_config_load_string(plan->checkpoint_cfg, text) : SK_OK;
+    return status;
 }
 
 void sk_run_plan_close_checkpoint(sk_run_plan *plan) {
