@@ -107,7 +107,8 @@ SK_API sk_status sk_cfg_path(const sk_config *cfg, const char *key, const char *
 /* ------------------------------------------------------------- data files */
 
 /* The largest data file an env should read (a knowledge base's facts, gzip'd
- * IDX images): far below 2 GiB, so that counts read from it fit 32 bits. */
+ * IDX images): 2 GiB, so that a count of bytes or records read from a file
+ * of at most this size stays below 2^31. */
 #define SK_DATA_FILE_MAX_BYTES ((int64_t)2 << 30)
 
 /* Opens path for reading only if it is a regular file of at most max_bytes:

@@ -136,7 +136,9 @@ SK_API double sk_clip_grad_norm(float *grads, size_t n, double max_norm);
  * libskinner when oneDNN, Debian's libdnnl-dev, was found), from the
  * environment variable SKINNER_CONV_BACKEND when set (a path to that file),
  * else from the folder of the library or program holding skinner, its
- * ../lib, and the installed library folder. When it cannot be loaded, every
+ * ../LIBDIR (lib, or lib/x86_64-linux-gnu as installed), the installed
+ * library folder, and, for code running inside a build tree, that tree's
+ * folder (docs/install.md). When it cannot be loaded, every
  * sk_conv_create* fails with SK_ERR_IO naming the files tried, why, and what
  * to install; the dense layers above never need it.
  */
