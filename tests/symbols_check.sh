@@ -19,12 +19,28 @@ check() { # what, names
 static_lib="$build_dir/libskinner.a"
 shared_lib=$(ls "$build_dir"/libskinner.so.* 2>/dev/null | head -1)
 [[ -f $static_lib && -n $shared_lib ]] || { echo "symbols_check: no libskinner.a/.so in $build_dir"; exit 1; }
-check "$static_lib" "$(nm -g --defined-only "$static_lib" 2>/dev/null | unprefixed)"
-check "$shared_lib" "$(nm -D -g --defined-only "$shared_lib" | unprefixed)"
+# symbols FILE [nm flags]: nm's listing, or the test fails (an nm that fails lists nothing,
+# which must not read as "no unprefixed names")
+symbols() {
+    local file=$1 out
+    shift
+    out=$(nm "$@" -g --defined-only "$file" 2>/dev/null) || { echo "symbols_check: nm failed on $file"; exit 1; }
+    [[ -n $out ]] || { echo "symbols_check: nm lists no symbols in $file"; exit 1; }
+    printf '%s\n' "$out"
+}
+listing=$(symbols "$static_lib"); check "$static_lib" "$(unprefixed <<< "$listing")"
+listing=$(symbols "$shared_lib" -D); check "$shared_lib" "$(unprefixed <<< "$listing")"
+# the oneDNN backend exports its one entry point, nothing else
+backend="$build_dir/libskinner-dnnl.so"
+if [[ -e $backend ]]; then
+    listing=$(symbols "$backend" -D)
+    extra=$(awk 'NF == 3 { print $3 }' <<< "$listing" | grep -v -x 'sk_conv_backend_entry' || true)
+    check "$backend (beyond sk_conv_backend_entry)" "$extra"
+fi
 modules=("$build_dir"/modules/skinner-*.so)
 [[ -e ${modules[0]} ]] || { echo "symbols_check: no modules in $build_dir/modules"; exit 1; }
 for module in "${modules[@]}"; do
-    check "$module" "$(nm -D -g --defined-only "$module" | unprefixed)"
+    listing=$(symbols "$module" -D); check "$module" "$(unprefixed <<< "$listing")"
 done
 if [[ $fail == 0 ]]; then
     echo "symbols_check: ok ($static_lib, $shared_lib and ${#modules[@]} modules: sk_/SK_ names only)"

@@ -455,7 +455,10 @@ static bool obs_rows(const sk_env_def *env, PyArrayObject *obs, npy_intp *rows, 
     int dims[SK_MAX_OBS_DIMS];
     int count = sk_obs_dims(env, dims), ndim = PyArray_NDIM(obs);
     *width = PyArray_DIM(obs, ndim - 1);
-    if (ndim <= 2) {
+    /* flat rows, unless the array is exactly one image of a 2-d shape, (H, W) */
+    bool one_image = count == 2 && ndim == 2 && PyArray_DIM(obs, 0) == dims[0] &&
+                     PyArray_DIM(obs, 1) == dims[1] && dims[1] != env->obs_size;
+    if (ndim <= 2 && !one_image) {
         *single = ndim == 1;
         *rows = *single ? 1 : PyArray_DIM(obs, 0);
         return true;

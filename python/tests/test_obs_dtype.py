@@ -67,6 +67,44 @@ def test_act_takes_images_as_the_env_gives_them(tmp_path):
     env.close()
 
 
+class Grid:
+    """A 3x4 float observation (a 2-d shape): action 1 earns 1 when cell (2, 3) is lit."""
+
+    single_observation_space = skinner.spaces.Box(0, 1, (3, 4), np.float32)
+    single_action_space = skinner.spaces.Discrete(2)
+
+    def __init__(self, num_envs):
+        self.n = num_envs
+        self.rng = np.random.default_rng(1)
+
+    def frame(self):
+        return (self.rng.random((self.n, 3, 4)) < 0.5).astype(np.float32)
+
+    def reset(self, seed, mask=None):
+        self.obs = self.frame()
+        return self.obs
+
+    def step(self, actions):
+        reward = (actions == self.obs[:, 2, 3]).astype(np.float32)
+        self.obs = self.frame()
+        return self.obs, reward, np.zeros(self.n, bool), np.zeros(self.n, bool)
+
+
+skinner.register("PyGrid-v0", Grid, max_episode_steps=8)
+
+
+def test_act_takes_one_image_of_a_2d_shape(tmp_path):
+    """(H, W) is one image for an env of shape (H, W), (batch, H, W) a batch of them."""
+    skinner.train("PyGrid-v0", run_dir=tmp_path / "run", seed=1, threads=1, total_steps=2048,
+                  force=True)
+    policy = skinner.load(tmp_path / "run")
+    frames = (np.random.default_rng(2).random((16, 3, 4)) < 0.5).astype(np.float32)
+    flat = np.asarray(policy.act(frames.reshape(16, 12), deterministic=True))
+    np.testing.assert_array_equal(np.asarray(policy.act(frames, deterministic=True)), flat)
+    for k in range(16):
+        assert int(policy.act(frames[k], deterministic=True)) == flat[k]
+
+
 class Image:
     """A Python-defined uint8 image env: a 6x6x2 image whose channel 0 lights one cell;
     action 1 earns 1 when the cell is in the right half, action 0 in the left."""

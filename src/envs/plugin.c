@@ -278,10 +278,20 @@ static void load_folder(const char *folder) {
     DIR *dir = opendir(folder);
     if (!dir) return;
     char *names[MAX_PLUGINS];
-    int count = 0;
-    for (struct dirent *entry; (entry = readdir(dir)) && count < MAX_PLUGINS;)
-        if (is_module_name(entry->d_name) && (names[count] = strdup(entry->d_name))) count++;
+    int count = 0, dropped = 0;
+    const char *first_dropped = NULL;
+    for (struct dirent *entry; (entry = readdir(dir));) {
+        if (!is_module_name(entry->d_name)) continue;
+        if (count < MAX_PLUGINS && (names[count] = strdup(entry->d_name))) count++;
+        else if (dropped++ == 0) first_dropped = strdup(entry->d_name);
+    }
     closedir(dir);
+    if (dropped) { /* said, not silently skipped */
+        sk_log(1, "%d module(s) of '%s' not loaded, '%s' among them: at most %d modules and "
+               "plugins load in one process", dropped, folder,
+               first_dropped ? first_dropped : "?", MAX_PLUGINS);
+        free((void *)first_dropped);
+    }
     qsort(names, (size_t)count, sizeof *names, compare_names);
     for (int i = 0; i < count; i++) {
         char path[4096];
