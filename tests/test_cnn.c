@@ -246,6 +246,11 @@ static void test_policy_gradients_dense(void **state) {
     (void)state;
     check_policy_gradients((sk_core_spec){0}, false, 5);
     check_policy_gradients((sk_core_spec){0}, true, 5);
+    /* With a core the dense layer feeds the core's encoder layer (encode and
+     * encode_backward, the same cnn_forward/cnn_backward as above). Through an LSTM the
+     * float32 differences of eps 1e-3 miss by 2-4% on a few 0.001-0.007 entries of
+     * encoder.weight (as they do for the core's own block, which test_cores checks), so
+     * that path is trained (test_train_cnn_lstm) rather than differenced here. */
 }
 
 static void test_policy_gradients_lstm(void **state) {

@@ -58,7 +58,10 @@ static void own_folder(char *out, size_t size) {
     char *slash = strrchr(path, '/');
     if (slash) *slash = '\0';
     else path[0] = '\0';
-    snprintf(out, size, "%s", path);
+    /* absolute, so that the build-tree test below compares like with like (a program
+     * run as build/tests/test_cnn is named relatively) */
+    char resolved[PATH_MAX];
+    snprintf(out, size, "%s", path[0] && realpath(path, resolved) ? resolved : path);
 }
 
 /* Tries path: 1 loaded, 0 no such file, -1 there but unusable (message written). */
