@@ -5,10 +5,14 @@
 # Adam finds y = 1 + x0 + 2 x1, the pool squares 0..9, and skinner/module.h's program finds
 # a MinAtar env and the Prover module's KGE call in the build folder's modules; and a C++
 # program can include every kit header.
-# Usage: kit_header_examples.sh BUILD_DIR SOURCE_DIR
+# Usage: kit_header_examples.sh BUILD_DIR SOURCE_DIR [SANITIZERS]
+#   SANITIZERS: the build's SKINNER_SANITIZE (address,undefined): the examples link its
+#   instrumented libskinner, so they are built with the same runtime
 set -euo pipefail
 build_dir=$(realpath "$1")
 source_dir=$(realpath "$2")
+sanitize=()
+[[ -n ${3:-} ]] && sanitize=(-fsanitize="$3")
 fail() { echo "kit_header_examples: $*"; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -24,7 +28,7 @@ example() {
         closing && $0 ~ /^ \*     }$/ { exit }' "$source_dir/include/skinner/$header" |
         sed -e 's/^ \*     //' -e 's/^ \*$//' > "$work/$name.c"
     grep -q 'int main' "$work/$name.c" || fail "no program at the top of skinner/$header"
-    cc -std=c17 -Wall -Wextra -Werror -I"$source_dir/include" "$work/$name.c" -o "$work/$name" \
+    cc -std=c17 -Wall -Wextra -Werror "${sanitize[@]}" -I"$source_dir/include" "$work/$name.c" -o "$work/$name" \
         -L"$build_dir" -lskinner -Wl,-rpath,"$build_dir" -lm ||
         { cat -n "$work/$name.c"; fail "skinner/$header's example does not build"; }
     local out
