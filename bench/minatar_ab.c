@@ -127,8 +127,9 @@ int main(int argc, char **argv) {
     }
     double seconds = argc > 4 ? atof(argv[4]) : 6.0;
     int num_envs = argc > 5 ? atoi(argv[5]) : 4096;
-    if (seconds <= 0 || num_envs < 1) {
-        fprintf(stderr, "minatar_ab: SECONDS > 0 and NUM_ENVS >= 1 expected\n");
+    if (!(seconds >= 2 * SLICE_SECONDS) || num_envs < 1) { /* at least one slice each */
+        fprintf(stderr, "minatar_ab: SECONDS >= %g (one slice of each build) and NUM_ENVS >= 1 "
+                "expected, got %s and %d\n", 2 * SLICE_SECONDS, argc > 4 ? argv[4] : "6", num_envs);
         return 2;
     }
     build a = {0}, b = {0};

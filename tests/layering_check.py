@@ -122,7 +122,10 @@ def resolve(root, path, kind, target):
     candidates = []
     if kind == '"':
         candidates.append(os.path.join(os.path.dirname(path), target))
-    candidates += [os.path.join("include", target), os.path.join("src", target)]
+    # modules/ too: the modules' own targets search it, and a layer that reached a module's
+    # header through it must be seen (not taken for a system header)
+    candidates += [os.path.join("include", target), os.path.join("src", target),
+                   os.path.join("modules", target)]
     for candidate in candidates:
         candidate = os.path.normpath(candidate)
         if os.path.isfile(os.path.join(root, candidate)):

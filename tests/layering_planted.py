@@ -102,6 +102,8 @@ def main():
              plant_line("src/cli/main.c", 'static const char *g_example = "Morpho-v0";')),
             ("names", "vec includes a module's header by name",
              plant_line("src/vec/vec.c", '#include "kb.h"')),
+            ("order", "policy includes a module's header by its path under modules/",
+             plant_line("src/policy/policy.c", '#include "minatar/minatar.h"')),
             ("drift", "a folder in no layer", plant_folder),
             ("drift", "a stale exception", plant_stale_allow),
         ]
