@@ -284,23 +284,28 @@ sk_status sk_env_register(const sk_env_def *env) {
     return sk_env_register_all(&env, 1, NULL);
 }
 
-/* Splits "FILE.so:ID" at its last ".so:" and loads FILE; *id points into name. */
-static bool load_plugin_of(const char *name, const char **id) {
+sk_status sk_env_split_name(const char *name, char *plugin, size_t size, const char **id) {
     const char *sep = NULL;
     for (const char *at = strstr(name, PLUGIN_SEPARATOR); at; at = strstr(at + 1, PLUGIN_SEPARATOR))
         sep = at;
-    if (!sep) return true;
-    char path[4096];
-    size_t path_len = (size_t)(sep - name) + strlen(".so");
-    if (path_len >= sizeof path) {
-        sk_fail(SK_ERR_INVALID, "plugin path in '%s' is too long (at most %zu bytes)", name,
-                sizeof path - 1);
-        return false;
-    }
-    memcpy(path, name, path_len);
-    path[path_len] = '\0';
+    plugin[0] = '\0';
+    *id = name;
+    if (!sep) return SK_OK;
+    size_t length = (size_t)(sep - name) + strlen(".so");
+    if (length >= size)
+        return sk_fail(SK_ERR_INVALID, "plugin path in '%s' is too long (at most %zu bytes)", name,
+                       size - 1);
+    memcpy(plugin, name, length);
+    plugin[length] = '\0';
     *id = sep + strlen(PLUGIN_SEPARATOR);
-    return sk_env_load_plugin(path) == SK_OK;
+    return SK_OK;
+}
+
+/* Splits "FILE.so:ID" and loads FILE; *id points into name. */
+static bool load_plugin_of(const char *name, const char **id) {
+    char path[4096];
+    if (sk_env_split_name(name, path, sizeof path, id) != SK_OK) return false;
+    return !path[0] || sk_env_load_plugin(path) == SK_OK;
 }
 
 const sk_env_def *sk_env_find(const char *name) {

@@ -45,5 +45,9 @@ const char *sk_env_module_folder(void);
 /* Records the plugin env came from as env.plugin in cfg (nothing for a
  * built-in env), so that a resumed or evaluated run loads it again. */
 sk_status sk_env_record_plugin(sk_config *cfg, const sk_env_def *env);
+/* name read as sk_env_find reads it: "FILE.so:ID" split at its last ".so:", the file
+ * into plugin (size bytes; "" without one) and *id pointing into name at the ID (at name
+ * itself without one); SK_ERR_INVALID when the file's path does not fit. */
+sk_status sk_env_split_name(const char *name, char *plugin, size_t size, const char **id);
 
 #endif

@@ -10,7 +10,6 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#define PLUGIN_SEPARATOR ".so:" /* FILE.so:ID, as sk_env_find reads it */
 
 sk_status sk_run_plan_init(sk_run_plan *plan) {
     memset(plan, 0, sizeof *plan);
@@ -91,36 +90,11 @@ sk_status sk_run_plan_load_plugin(const char *path) {
     return sk_env_load_plugin(path);
 }
 
-/* Where FILE.so:ID's ID begins (after the last ".so:"), or NULL. */
-static const char *plugin_separator(const char *name) {
-    const char *sep = NULL;
-    for (const char *at = strstr(name, PLUGIN_SEPARATOR); at; at = strstr(at + 1, PLUGIN_SEPARATOR))
-        sep = at;
-    return sep;
-}
-
-/* name's FILE.so:ID split at its last ".so:" (sk_env_find's reading): the
- * file into plugin (empty without one), *id into name. */
-static sk_status split_name(const char *name, char *plugin, size_t size, const char **id) {
-    const char *sep = plugin_separator(name);
-    plugin[0] = '\0';
-    *id = name;
-    if (!sep) return SK_OK;
-    size_t length = (size_t)(sep - name) + strlen(".so");
-    if (length >= size)
-        return sk_fail(SK_ERR_INVALID, "plugin path in '%s' is too long (at most %zu bytes)", name,
-                       size - 1);
-    memcpy(plugin, name, length);
-    plugin[length] = '\0';
-    *id = sep + strlen(PLUGIN_SEPARATOR);
-    return SK_OK;
-}
-
 sk_status sk_run_plan_resolve_env(sk_run_plan *plan, const char *name) {
     char plugin[PATH_MAX];
     const char *id = NULL;
     if (!name) return sk_fail(SK_ERR_UNKNOWN_ENV, "no environment given (set env.id)");
-    if (split_name(name, plugin, sizeof plugin, &id) != SK_OK ||
+    if (sk_env_split_name(name, plugin, sizeof plugin, &id) != SK_OK ||
         sk_run_plan_load_plugin(plugin) != SK_OK)
         return SK_ERR_UNKNOWN_ENV; /* as sk_env_find reports FILE.so:ID's plugin */
     char why[1024] = ""; /* why the checkpoint's plugin is not loaded */
@@ -143,8 +117,8 @@ sk_status sk_run_plan_resolve_env(sk_run_plan *plan, const char *name) {
 }
 
 bool sk_run_plan_names(const sk_env_def *env, const char *name) {
-    if (!env || !name) return false;
-    const char *sep = plugin_separator(name);
-    if (sep) name = sep + strlen(PLUGIN_SEPARATOR);
+    char plugin[PATH_MAX];
+    if (!env || !name || sk_env_split_name(name, plugin, sizeof plugin, &name) != SK_OK)
+        return false;
     return strcasecmp(env->id, name) == 0 || (env->alias && strcasecmp(env->alias, name) == 0);
 }
