@@ -3,7 +3,7 @@
 # steps, sticky actions 0.1, difficulty ramping) on the five -v1 games for training seeds SEEDS,
 # then 100 evaluation episodes of each trained policy, sampled and greedy. Writes
 # bench/results/DATE-COMMIT-minatar-ppo.md (a row per run, a mean/min/max row per game, the
-# floor and goal of the issue) and docs/minatar-curves.png (`skinner plot` of every run).
+# floor and goal of the issue) and docs/minatar-GAME.png (`skinner plot` of each game's runs).
 #
 # usage: bench/minatar_ppo.sh [RUNS_DIR]
 #   RUNS_DIR (default a new temporary folder) holds the run folders GAME-sSEED; a finished run
@@ -53,9 +53,11 @@ for game in $games; do
         done
     done
 done
-dirs=()
-for game in $games; do for seed in $seeds; do dirs+=("$runs/$game-s$seed"); done; done
-"$skinner" plot "${dirs[@]}" -o "$root/docs/minatar-curves.png" > /dev/null
+for game in $games; do # one figure a game: their returns differ by 20x
+    dirs=()
+    for seed in $seeds; do dirs+=("$runs/$game-s$seed"); done
+    "$skinner" plot "${dirs[@]}" -o "$root/docs/minatar-$game.png" --width 900 --height 330 > /dev/null
+done
 /usr/bin/python3 - "$out" "$runs" "$date" "$commit" "$(lscpu | sed -n 's/^Model name: *//p' | head -1)" \
     "$(nproc)" "$games" "$seeds" <<'PY'
 import csv, json, statistics, sys
