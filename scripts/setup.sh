@@ -16,9 +16,11 @@ packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev zlib1g-d
           python3-dev python3-numpy python3-pytest
           openmpi-bin libopenmpi-dev libdnnl-dev)
 # --test (make test): PyTorch too, for the Python tests that compare skinner's networks with
-# PyTorch's (a reference only: skinner never imports it). Without it they skip, or under CI fail.
+# PyTorch's (a reference only: skinner never imports it); strace and gdb, with which
+# resolve_once counts a command's file opens and env lookups. Without them those tests skip,
+# or under CI fail.
 if [[ ${1:-} == --test ]]; then
-    packages+=(python3-torch)
+    packages+=(python3-torch strace gdb)
 fi
 
 missing=()
