@@ -1,0 +1,445 @@
+/* skinner sweep: hyperparameter search over `skinner train` runs (docs/sweeps.md).
+ * Each seed of a trial is this program run again (fork and exec of `skinner train`), so
+ * a trial that crashes, diverges or runs out of memory is a failed line of the state
+ * file and never the sweep's end, and trials run side by side on the cores. */
+#define _GNU_SOURCE /* PR_SET_PDEATHSIG */
+#include "../sweep/sweep.h"
+#include "cli.h"
+#include "sweep_cli.h"
+
+#include "skinner/module.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *g_sweep_usage =
+    "usage: skinner sweep --config SWEEP.ini --run-dir DIR\n"
+    "       skinner sweep --resume DIR\n"
+    "       skinner sweep report DIR\n"
+    "\n"
+    "Searches hyperparameters: runs trials ('skinner train' runs, DIR/trial-NNNN/seed-S)\n"
+    "as SWEEP.ini's [sweep] section asks (env, metric and goal, cost, budget, method),\n"
+    "each tuned key a [SECTION.KEY] section (distribution, min, max, centre, scale).\n"
+    "The state is appended to DIR/sweep.jsonl after each trial: --resume DIR goes on\n"
+    "after a Ctrl-C or a kill, rerunning only trials that had not finished.\n"
+    "'report' prints the trials, the score-cost Pareto front and the best config, and\n"
+    "writes the best as DIR/best.ini for 'skinner train ENV --config DIR/best.ini'.\n"
+    "docs/sweeps.md describes the file and the methods.\n"
+    "\n"
+    "options:\n"
+    "  --config FILE   the sweep file (a new sweep)\n"
+    "  --run-dir DIR   the sweep's folder (new, or empty)\n"
+    "  --resume DIR    continue the sweep in DIR\n"
+    "  --quiet         no line per finished trial\n";
+
+static volatile sig_atomic_t g_stop;
+
+static void on_stop_signal(int signo) {
+    (void)signo;
+    g_stop = 1;
+}
+
+/* One trial in flight: its seeds run one after another. */
+typedef struct slot {
+    bool busy;
+    sk_sweep_trial trial;
+    int seed_done; /* seeds finished */
+    pid_t pid;
+    double started, metric_sum, cost_sum;
+} slot;
+
+typedef struct sweep_run {
+    const char *dir;
+    char self[4096];
+    sk_sweep_spec spec;
+    sk_sweep_trial *trials; /* finished */
+    int num_trials, capacity;
+    int next_index;    /* the next new trial's number */
+    double previous;   /* sweep seconds of earlier sessions */
+    double start;      /* sk_now() of this session */
+    bool quiet;
+    int pending[256];  /* started, unfinished trials found on resume */
+    int num_pending;
+} sweep_run;
+
+static int train_seed(const sk_sweep_trial *trial, int seed_done) {
+    /* a re-test draws seeds no trial used, so it tests the config, not its seeds */
+    return trial->retest_of >= 0 ? 1000 * (trial->index + 1) + seed_done : 1 + seed_done;
+}
+
+void sweep_trial_dir(char *buf, size_t size, const char *dir, int index) {
+    snprintf(buf, size, "%s/trial-%04d", dir, index);
+}
+
+/* The trial's config: the base config, the fixed keys and the tuned keys' values. */
+sk_status sweep_trial_config(const sk_sweep_spec *spec, const double *value, const char *path) {
+    sk_config *cfg = sk_config_new();
+    if (!cfg) return sk_fail(SK_ERR_NOMEM, "out of memory writing '%s'", path);
+    sk_status status = spec->base_config[0] ? sk_config_load_file(cfg, spec->base_config) : SK_OK;
+    for (int i = 0; i < spec->num_fixed && status == SK_OK; i++)
+        status = sk_config_set(cfg, spec->fixed_key[i], spec->fixed_value[i]);
+    for (int d = 0; d < spec->num_params && status == SK_OK; d++) {
+        char text[64];
+        snprintf(text, sizeof text, "%.10g", value[d]);
+        status = sk_config_set(cfg, spec->params[d].key, text);
+    }
+    if (status == SK_OK) status = sk_config_write(cfg, path);
+    sk_config_free(cfg);
+    return status;
+}
+
+/* Writes what a started trial will run (DIR/trial-NNNN/params.json), so a resume reruns
+ * the same config. */
+static sk_status write_params(const sweep_run *run, const sk_sweep_trial *trial, const char *path) {
+    cJSON *root = cJSON_CreateObject(), *params = cJSON_AddObjectToObject(root, "params");
+    if (!root || !params) {
+        cJSON_Delete(root);
+        return sk_fail(SK_ERR_NOMEM, "out of memory writing '%s'", path);
+    }
+    cJSON_AddNumberToObject(root, "retest_of", trial->retest_of);
+    for (int d = 0; d < run->spec.num_params; d++)
+        cJSON_AddNumberToObject(params, run->spec.params[d].key, trial->value[d]);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    FILE *file = text ? fopen(path, "w") : NULL;
+    bool written = file && fputs(text, file) >= 0;
+    if (file && fclose(file) != 0) written = false;
+    free(text);
+    return written ? SK_OK : sk_fail(SK_ERR_IO, "cannot write '%s'", path);
+}
+
+static bool read_params(const sweep_run *run, int index, sk_sweep_trial *trial) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/trial-%04d/params.json", run->dir, index);
+    char *text = sweep_read_text(path);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(root, "params");
+    const cJSON *retest = cJSON_GetObjectItemCaseSensitive(root, "retest_of");
+    bool good = cJSON_IsObject(params) && cJSON_IsNumber(retest);
+    memset(trial, 0, sizeof *trial);
+    trial->index = index;
+    trial->retest_of = good ? retest->valueint : -1;
+    for (int d = 0; d < run->spec.num_params && good; d++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, run->spec.params[d].key);
+        good = cJSON_IsNumber(v);
+        if (good) trial->value[d] = v->valuedouble;
+    }
+    cJSON_Delete(root);
+    return good;
+}
+
+static double sweep_seconds(const sweep_run *run) { return run->previous + sk_now() - run->start; }
+
+/* Starts the next seed of the slot's trial: `skinner train` with the trial's config. */
+static sk_status start_seed(sweep_run *run, slot *s) {
+    char trial_dir[4200], config[4300], seed_dir[4300], log_path[4300], seed[32], threads[32];
+    sweep_trial_dir(trial_dir, sizeof trial_dir, run->dir, s->trial.index);
+    int train = train_seed(&s->trial, s->seed_done);
+    snprintf(config, sizeof config, "%s/trial.ini", trial_dir);
+    snprintf(seed_dir, sizeof seed_dir, "%s/seed-%d", trial_dir, train);
+    snprintf(log_path, sizeof log_path, "%s/seed-%d.log", trial_dir, train);
+    snprintf(seed, sizeof seed, "%d", train);
+    snprintf(threads, sizeof threads, "%d", run->spec.threads_per_trial);
+    sweep_remove_tree(seed_dir); /* a rerun's earlier, unfinished attempt */
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) return sk_fail(SK_ERR_IO, "cannot start a trial: fork: %s", strerror(errno));
+    if (pid == 0) {
+        /* a killed sweep takes its trials with it: a resume reruns them */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(127);
+        signal(SIGINT, SIG_IGN); /* the sweep decides; a Ctrl-C reaches the sweep alone */
+        int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+        }
+        char *argv[] = {run->self, "train", run->spec.env, "--config", config, "--run-dir",
+                        seed_dir, "--seed", seed, "--threads", threads, "--quiet", NULL};
+        execv(run->self, argv);
+        fprintf(stderr, "skinner sweep: cannot run '%s': %s\n", run->self, strerror(errno));
+        _exit(127);
+    }
+    s->pid = pid;
+    return SK_OK;
+}
+
+/* The last non-empty line of a trial's log: what went wrong. */
+static void last_line(const char *path, char *out, size_t size) {
+    char *text = sweep_read_text(path);
+    snprintf(out, size, "no message (its log is empty)");
+    if (!text) return;
+    char *end = text + strlen(text);
+    while (end > text && (end[-1] == '\n' || end[-1] == ' ')) *--end = '\0';
+    char *start = strrchr(text, '\n');
+    start = start ? start + 1 : text;
+    if (*start) snprintf(out, size, "%s", start);
+    free(text);
+}
+
+/* Reads one finished seed: its metric and cost into the slot, or the failure. */
+static void collect_seed(sweep_run *run, slot *s, int wait_status) {
+    char trial_dir[4200], path[4400];
+    sweep_trial_dir(trial_dir, sizeof trial_dir, run->dir, s->trial.index);
+    int train = train_seed(&s->trial, s->seed_done);
+    s->seed_done++;
+    if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0) {
+        char message[400];
+        snprintf(path, sizeof path, "%s/seed-%d.log", trial_dir, train);
+        last_line(path, message, sizeof message);
+        s->trial.ok = false;
+        if (WIFSIGNALED(wait_status))
+            snprintf(s->trial.message, sizeof s->trial.message, "seed %d killed by signal %d: %s",
+                     train, WTERMSIG(wait_status), message);
+        else
+            snprintf(s->trial.message, sizeof s->trial.message, "seed %d exited with %d: %s",
+                     train, WEXITSTATUS(wait_status), message);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/seed-%d/summary.json", trial_dir, train);
+    double metric = NAN, cost = NAN;
+    const char *cost_key = run->spec.cost == SK_COST_SECONDS ? "wall_seconds" : "total_steps";
+    if (!sweep_summary_number(path, run->spec.metric, &metric)) {
+        s->trial.ok = false;
+        snprintf(s->trial.message, sizeof s->trial.message,
+                 "seed %d: its summary.json has no %s (null: the run did not reach it)", train,
+                 run->spec.metric);
+        return;
+    }
+    if (!sweep_summary_number(path, cost_key, &cost) || !(cost > 0)) cost = 1e-9;
+    s->metric_sum += metric;
+    s->cost_sum += cost;
+}
+
+static sk_status record(sweep_run *run, sk_sweep_trial *trial) {
+    trial->sweep_seconds = sweep_seconds(run);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/sweep.jsonl", run->dir);
+    sk_status status = sk_sweep_state_append(path, &run->spec, trial);
+    if (status != SK_OK) return status;
+    if (run->num_trials == run->capacity) {
+        run->capacity = run->capacity ? 2 * run->capacity : 64;
+        sk_sweep_trial *grown = realloc(run->trials, (size_t)run->capacity * sizeof *grown);
+        if (!grown) return sk_fail(SK_ERR_NOMEM, "out of memory for the sweep's trials");
+        run->trials = grown;
+    }
+    run->trials[run->num_trials++] = *trial;
+    if (!run->quiet) {
+        if (trial->ok)
+            printf("trial %4d  %s %-10.6g cost %-10.4g %s", trial->index, run->spec.metric,
+                   trial->metric, trial->cost, trial->retest_of >= 0 ? "(re-test) " : "");
+        else printf("trial %4d  failed: %s ", trial->index, trial->message);
+        for (int d = 0; d < run->spec.num_params; d++)
+            printf(" %s=%.4g", run->spec.params[d].key, trial->value[d]);
+        printf("\n");
+        fflush(stdout);
+    }
+    return SK_OK;
+}
+
+/* The next trial to start: a pending rerun, or a new suggestion. */
+static sk_status next_trial(sweep_run *run, sk_sweep_trial *trial) {
+    if (run->num_pending > 0) {
+        int index = run->pending[--run->num_pending];
+        if (read_params(run, index, trial)) return SK_OK;
+        /* started but its params.json was not written: suggest it afresh */
+        memset(trial, 0, sizeof *trial);
+        trial->index = index;
+    } else {
+        memset(trial, 0, sizeof *trial);
+        trial->index = run->next_index++;
+    }
+    sk_sweep_obs *obs = malloc(((size_t)run->num_trials + 1) * sizeof *obs);
+    if (!obs) return sk_fail(SK_ERR_NOMEM, "out of memory for the sweep's trials");
+    for (int i = 0; i < run->num_trials; i++) obs[i] = sk_sweep_observe(&run->spec, &run->trials[i]);
+    double u[SK_SWEEP_MAX_PARAMS];
+    int retest = -1;
+    sk_status status = sk_sweep_suggest(&run->spec, obs, run->num_trials, trial->index, u, &retest);
+    free(obs);
+    if (status != SK_OK) return status;
+    trial->retest_of = retest >= 0 ? run->trials[retest].index : -1;
+    for (int d = 0; d < run->spec.num_params; d++)
+        trial->value[d] = sk_sweep_value(&run->spec.params[d], u[d]);
+    return SK_OK;
+}
+
+static sk_status start_trial(sweep_run *run, slot *s) {
+    memset(s, 0, sizeof *s);
+    sk_status status = next_trial(run, &s->trial);
+    if (status != SK_OK) return status;
+    char dir[4200], path[4300];
+    sweep_trial_dir(dir, sizeof dir, run->dir, s->trial.index);
+    status = sk_mkdirs(dir);
+    snprintf(path, sizeof path, "%s/params.json", dir);
+    if (status == SK_OK) status = write_params(run, &s->trial, path);
+    snprintf(path, sizeof path, "%s/trial.ini", dir);
+    if (status == SK_OK) status = sweep_trial_config(&run->spec, s->trial.value, path);
+    if (status != SK_OK) return status;
+    s->busy = true;
+    s->started = sk_now();
+    return start_seed(run, s);
+}
+
+static bool budget_left(const sweep_run *run, int running) {
+    if (run->spec.trials && run->num_trials + running >= run->spec.trials) return false;
+    if (run->spec.seconds && sweep_seconds(run) >= run->spec.seconds) return false;
+    return true;
+}
+
+/* The loop: keep trials_at_once trials running until the budget is spent. */
+static sk_status run_sweep(sweep_run *run) {
+    int width = run->spec.trials_at_once;
+    slot *slots = calloc((size_t)width, sizeof *slots);
+    if (!slots) return sk_fail(SK_ERR_NOMEM, "out of memory for %d trial slots", width);
+    sk_status status = SK_OK;
+    int running = 0;
+    for (;;) {
+        while (status == SK_OK && !g_stop && running < width &&
+               (run->num_pending > 0 || budget_left(run, running))) {
+            int free_slot = 0;
+            while (slots[free_slot].busy) free_slot++;
+            status = start_trial(run, &slots[free_slot]);
+            if (slots[free_slot].busy) running++;
+        }
+        if (running == 0) break;
+        int wait_status = 0;
+        pid_t pid = waitpid(-1, &wait_status, 0);
+        if (pid < 0) {
+            if (errno == EINTR) continue;
+            status = sk_fail(SK_ERR_IO, "waitpid: %s", strerror(errno));
+            break;
+        }
+        slot *s = NULL;
+        for (int i = 0; i < width; i++)
+            if (slots[i].busy && slots[i].pid == pid) s = &slots[i];
+        if (!s) continue;
+        if (g_stop) { /* unfinished: a resume reruns it */
+            s->busy = false;
+            running--;
+            continue;
+        }
+        bool failed_before = s->trial.message[0] != '\0';
+        s->trial.ok = true;
+        collect_seed(run, s, wait_status);
+        bool failed = failed_before || s->trial.message[0] != '\0';
+        if (!failed && s->seed_done < run->spec.seeds_per_trial && status == SK_OK) {
+            status = start_seed(run, s);
+            if (status == SK_OK) continue;
+        }
+        s->trial.ok = !failed;
+        if (!failed) {
+            s->trial.metric = s->metric_sum / s->seed_done;
+            s->trial.cost = s->cost_sum / s->seed_done;
+        }
+        s->trial.trial_seconds = sk_now() - s->started;
+        if (status == SK_OK) status = record(run, &s->trial);
+        s->busy = false;
+        running--;
+    }
+    free(slots);
+    return status;
+}
+
+/* The sweep's earlier state: finished trials, the next number, the trials to rerun. */
+static sk_status replay(sweep_run *run) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/sweep.jsonl", run->dir);
+    sk_status status = sk_sweep_state_read(path, &run->spec, &run->trials, &run->num_trials);
+    if (status != SK_OK) return status;
+    run->capacity = run->num_trials;
+    bool *finished = calloc(1000000, sizeof *finished);
+    if (!finished) return sk_fail(SK_ERR_NOMEM, "out of memory replaying '%s'", path);
+    for (int i = 0; i < run->num_trials; i++) {
+        const sk_sweep_trial *trial = &run->trials[i];
+        if (trial->index >= run->next_index) run->next_index = trial->index + 1;
+        if (trial->sweep_seconds > run->previous) run->previous = trial->sweep_seconds;
+        if (trial->index < 1000000) finished[trial->index] = true;
+    }
+    /* folders of trials started and never finished (numbers up to the highest found) */
+    int highest = sweep_highest_trial(run->dir);
+    if (highest >= run->next_index) run->next_index = highest + 1;
+    for (int index = highest; index >= 0 && run->num_pending < 256; index--)
+        if (!finished[index]) {
+            char dir[4200];
+            sweep_trial_dir(dir, sizeof dir, run->dir, index);
+            if (access(dir, F_OK) == 0) run->pending[run->num_pending++] = index;
+        }
+    free(finished);
+    return SK_OK;
+}
+
+int cmd_sweep(int argc, char **argv) {
+    if (argc >= 1 && strcmp(argv[0], "report") == 0) return sweep_report(argc - 1, argv + 1);
+    const char *config = NULL, *dir = NULL, *resume = NULL;
+    bool quiet = false;
+    cli_args args = {argc, 0, argv};
+    while (args.index < argc) {
+        bool missing = false;
+        const char *arg = argv[args.index];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            fputs(g_sweep_usage, stdout);
+            return SK_EXIT_OK;
+        }
+        if (cli_flag(&args, "--config", &config, &missing) ||
+            cli_flag(&args, "--run-dir", &dir, &missing) ||
+            cli_flag(&args, "--resume", &resume, &missing) || cli_flag(&args, "--quiet", NULL, &missing)) {
+            if (missing) return cli_error(SK_EXIT_USAGE, "%s needs a value", arg);
+            if (strcmp(arg, "--quiet") == 0) quiet = true;
+            continue;
+        }
+        fputs(g_sweep_usage, stderr);
+        return cli_error(SK_EXIT_USAGE, "unknown sweep argument '%s'", arg);
+    }
+    if (resume && (config || dir))
+        return cli_error(SK_EXIT_USAGE, "--resume DIR takes the sweep's own file (DIR/sweep.ini): "
+                                        "give no --config or --run-dir with it");
+    if (!resume && (!config || !dir)) {
+        fputs(g_sweep_usage, stderr);
+        return cli_error(SK_EXIT_USAGE, "a new sweep needs --config SWEEP.ini and --run-dir DIR");
+    }
+    sweep_run *run = calloc(1, sizeof *run);
+    if (!run) return cli_error(SK_EXIT_FAILURE, "out of memory");
+    run->dir = resume ? resume : dir;
+    run->quiet = quiet;
+    ssize_t length = readlink("/proc/self/exe", run->self, sizeof run->self - 1);
+    if (length <= 0) {
+        free(run);
+        return cli_error(SK_EXIT_FAILURE, "cannot find this program (/proc/self/exe)");
+    }
+    run->self[length] = '\0';
+    sk_status status = resume ? sweep_open_existing(run->dir, &run->spec)
+                              : sweep_create(run->dir, config, run->self, &run->spec);
+    if (status == SK_OK && resume) status = replay(run);
+    if (status == SK_OK) {
+        struct sigaction action = {.sa_handler = on_stop_signal};
+        sigaction(SIGINT, &action, NULL);
+        sigaction(SIGTERM, &action, NULL);
+        run->start = sk_now();
+        if (!quiet)
+            printf("sweep of %s in %s: %s search, %d trial(s) done, %d to rerun\n", run->spec.env,
+                   run->dir, run->spec.method == SK_SWEEP_PARETO ? "pareto" : "random",
+                   run->num_trials, run->num_pending);
+        status = run_sweep(run);
+    }
+    int code = SK_EXIT_OK;
+    if (status != SK_OK) code = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
+    else if (g_stop) {
+        fprintf(stderr, "skinner sweep: stopped; continue with: skinner sweep --resume %s\n",
+                run->dir);
+        code = 130;
+    } else if (!quiet) {
+        printf("sweep done: %d trial(s); see: skinner sweep report %s\n", run->num_trials, run->dir);
+    }
+    free(run->trials);
+    free(run);
+    return code;
+}

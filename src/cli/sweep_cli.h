@@ -1,0 +1,33 @@
+/* skinner sweep's pieces shared by sweep.c (running) and sweep_files.c (the folder, the
+ * checks before any trial, the report). */
+#ifndef SK_SWEEP_CLI_H
+#define SK_SWEEP_CLI_H
+
+#include "../sweep/sweep.h"
+
+#include <stddef.h>
+
+/* The whole file as a NUL-terminated string (malloc'd), or NULL. */
+char *sweep_read_text(const char *path);
+/* Removes path and everything under it, if it exists. */
+void sweep_remove_tree(const char *path);
+/* A number of a summary.json; false if missing, null or unreadable. */
+bool sweep_summary_number(const char *path, const char *key, double *out);
+/* The highest NNNN of DIR/trial-NNNN folders, or -1. */
+int sweep_highest_trial(const char *dir);
+void sweep_trial_dir(char *buf, size_t size, const char *dir, int index);
+/* Writes a trial's config (base, fixed keys, tuned values) to path. */
+sk_status sweep_trial_config(const sk_sweep_spec *spec, const double *value, const char *path);
+
+/* A new sweep: reads and checks the sweep file (every refusal before any trial: the
+ * file's own checks, then `skinner config` on the tuned keys at their range's ends),
+ * creates dir (new or empty) and copies the file (DIR/sweep.ini) and its base config
+ * (DIR/base.ini) there. */
+sk_status sweep_create(const char *dir, const char *config, const char *self, sk_sweep_spec *spec);
+/* The sweep in dir, from its DIR/sweep.ini and DIR/base.ini. */
+sk_status sweep_open_existing(const char *dir, sk_sweep_spec *spec);
+
+/* skinner sweep report DIR */
+int sweep_report(int argc, char **argv);
+
+#endif
