@@ -17,10 +17,11 @@ packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev zlib1g-d
           openmpi-bin libopenmpi-dev libdnnl-dev)
 # --test (make test): PyTorch too, for the Python tests that compare skinner's networks with
 # PyTorch's (a reference only: skinner never imports it); strace and gdb, with which
-# resolve_once counts a command's file opens and env lookups. Without them those tests skip,
-# or under CI fail.
+# resolve_once counts a command's file opens and env lookups; scikit-learn, whose
+# GaussianProcessRegressor test_sweep_gp checks skinner's GP against. Without them those tests
+# skip, or under CI fail.
 if [[ ${1:-} == --test ]]; then
-    packages+=(python3-torch strace gdb)
+    packages+=(python3-torch strace gdb python3-sklearn)
 fi
 
 missing=()

@@ -1,0 +1,454 @@
+/* Issue 34 (skinner sweep): the distributions' transforms against their closed forms, the
+ * Pareto front on fixed points, every refused sweep file (naming its line), the state
+ * file's torn last line, the summary keys a metric may name against a real run's file,
+ * and the program: a refused sweep runs nothing, and a sweep killed with SIGKILL and
+ * resumed reruns no finished trial and ends with exactly its budget. */
+#include "test_util.h"
+
+#include "sweep/sweep.h"
+#include "test_spawn.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+static char g_tmp[256];
+
+/* |actual - expected| <= tolerance, in double (cmocka's float assert rounds to float). */
+#define assert_close(actual, expected, tolerance)                                                  \
+    do {                                                                                           \
+        double actual_ = (actual), expected_ = (expected);                                         \
+        if (!(fabs(actual_ - expected_) <= (tolerance))) {                                         \
+            print_error("%s = %.17g, expected %.17g (within %g)\n", #actual, actual_, expected_,  \
+                        (double)(tolerance));                                                      \
+            fail();                                                                                \
+        }                                                                                          \
+    } while (0)
+
+static int make_tmp(void **state) {
+    (void)state;
+    snprintf(g_tmp, sizeof g_tmp, "/tmp/skinner-test-sweep-XXXXXX");
+    return mkdtemp(g_tmp) ? 0 : -1;
+}
+
+static int remove_tmp(void **state) {
+    (void)state;
+    char command[512];
+    snprintf(command, sizeof command, "rm -rf '%s'", g_tmp);
+    return system(command) == 0 ? 0 : -1;
+}
+
+static void write_text(const char *path, const char *text) {
+    FILE *file = fopen(path, "w");
+    assert_non_null(file);
+    fputs(text, file);
+    assert_int_equal(fclose(file), 0);
+}
+
+static char *read_text(const char *path) {
+    FILE *file = fopen(path, "rb");
+    if (!file) return NULL;
+    fseek(file, 0, SEEK_END);
+    long size = ftell(file);
+    fseek(file, 0, SEEK_SET);
+    char *text = malloc((size_t)size + 1);
+    assert_non_null(text);
+    assert_int_equal(fread(text, 1, (size_t)size, file), (size_t)size);
+    text[size] = '\0';
+    fclose(file);
+    return text;
+}
+
+/* ------------------------------------------------------------ transforms */
+
+static sk_sweep_param param(sk_sweep_dist dist, double min, double max) {
+    sk_sweep_param p = {.dist = dist, .min = min, .max = max, .scale = 0.5};
+    return p;
+}
+
+static void test_transforms(void **state) {
+    (void)state;
+    /* the ends, and the middle as each distribution's closed form has it */
+    struct {
+        sk_sweep_param p;
+        double middle;
+    } cases[] = {
+        {param(SK_DIST_UNIFORM, -2.0, 6.0), 2.0},
+        {param(SK_DIST_LOG_UNIFORM, 1e-4, 1e-2), 1e-3},         /* geometric mean */
+        {param(SK_DIST_INTEGER, 1, 8), 5.0},                    /* round(4.5) */
+        {param(SK_DIST_POW2, 32, 512), 128.0},                  /* 2^round(7.0) */
+        {param(SK_DIST_LOGIT, 0.9, 0.999), 1.0 / (1.0 + exp(-0.5 * (log(9.0) + log(999.0))))},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const sk_sweep_param *p = &cases[i].p;
+        assert_close(sk_sweep_value(p, -1.0), p->min, 1e-12 * fabs(p->min) + 1e-15);
+        assert_close(sk_sweep_value(p, 1.0), p->max, 1e-12 * fabs(p->max) + 1e-15);
+        assert_close(sk_sweep_value(p, 0.0), cases[i].middle, 1e-12 * fabs(cases[i].middle));
+        /* outside [-1, 1] clamps */
+        assert_close(sk_sweep_value(p, -3.0), p->min, 1e-12 * fabs(p->min) + 1e-15);
+        assert_close(sk_sweep_unit(p, p->max * 10), 1.0, 1e-12);
+        /* the inverse, and monotone */
+        double previous = -INFINITY;
+        for (double u = -1.0; u <= 1.0 + 1e-9; u += 0.125) {
+            double value = sk_sweep_value(p, u);
+            assert_true(value >= previous);
+            previous = value;
+            if (p->dist == SK_DIST_INTEGER || p->dist == SK_DIST_POW2) {
+                assert_close(value, round(value), 0); /* an integer */
+                assert_close(sk_sweep_value(p, sk_sweep_unit(p, value)), value, 0);
+            } else {
+                assert_close(sk_sweep_unit(p, value), u, 1e-9);
+            }
+        }
+    }
+    /* log-uniform at a quarter: 10^(-4 + 0.25 * 2) */
+    sk_sweep_param lr = param(SK_DIST_LOG_UNIFORM, 1e-4, 1e-2);
+    assert_close(sk_sweep_value(&lr, -0.5), pow(10.0, -3.5), 1e-15);
+    sk_sweep_param pow2 = param(SK_DIST_POW2, 4, 64);
+    assert_close(sk_sweep_value(&pow2, -0.5), 8.0, 0); /* 2^round(3) */
+}
+
+/* ------------------------------------------------------------ the front */
+
+static void test_pareto_front(void **state) {
+    (void)state;
+    /* score higher is better, cost lower is better; the front by hand: 4 (cost 1),
+     * 0 (cost 2, score 3), 5 (cost 4, score 5), 2 (cost 9, score 7); 1 is beaten by 0,
+     * 3 by 5, 6 ties 0 on score at a higher cost, 7 equals 5 exactly (kept: neither
+     * beats the other) */
+    double score[] = {3, 2, 7, 4, 1, 5, 3, 5};
+    double cost[] = {2, 3, 9, 5, 1, 4, 2.5, 4};
+    int front[8];
+    int count = sk_pareto_front(score, cost, 8, front);
+    int expected[] = {4, 0, 5, 7, 2};
+    assert_int_equal(count, 5);
+    for (int i = 0; i < count; i++) assert_int_equal(front[i], expected[i]);
+    /* one point is its own front */
+    assert_int_equal(sk_pareto_front(score, cost, 1, front), 1);
+    assert_int_equal(front[0], 0);
+}
+
+/* ------------------------------------------------------------ refusals */
+
+#define GOOD_SWEEP                                                                                 \
+    "[sweep]\n"                                                                                    \
+    "env = CartPole-v1\n"                                                                          \
+    "metric = final_mean_return\n"                                                                 \
+    "trials = 4\n"                                                                                 \
+    "\n"                                                                                           \
+    "[ppo.learning_rate]\n"                                                                        \
+    "distribution = log_uniform\n"                                                                 \
+    "min = 1e-4\n"                                                                                 \
+    "max = 1e-2\n"
+
+static void expect_refusal(const char *text, int line, const char *phrase) {
+    char path[512], where[600];
+    snprintf(path, sizeof path, "%s/refused.ini", g_tmp);
+    write_text(path, text);
+    sk_sweep_spec spec;
+    sk_status status = sk_sweep_spec_load(&spec, path);
+    snprintf(where, sizeof where, "%s:%d: ", path, line);
+    if (status == SK_OK || !strstr(sk_last_error(), where) || !strstr(sk_last_error(), phrase)) {
+        print_error("expected a refusal at '%s' saying '%s'; got %s: %s\n--- file:\n%s", where,
+                    phrase, status == SK_OK ? "accepted" : "refused", sk_last_error(), text);
+        fail();
+    }
+}
+
+static void test_refused_inputs(void **state) {
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/good.ini", g_tmp);
+    write_text(path, GOOD_SWEEP);
+    sk_sweep_spec spec;
+    assert_int_equal(sk_sweep_spec_load(&spec, path), SK_OK);
+    assert_int_equal(spec.num_params, 1);
+    assert_close(spec.params[0].centre, 1e-3, 1e-15); /* default: the middle */
+    /* an unknown key in [sweep] and in a tuned key's section */
+    expect_refusal("[sweep]\nenv = CartPole-v1\nmetrik = x\n", 3, "unknown key 'metrik' in [sweep]");
+    expect_refusal(GOOD_SWEEP "mean = 3\n", 10, "unknown key 'mean' in [ppo.learning_rate]");
+    /* empty and inverted ranges (named at the section's line) */
+    expect_refusal("[sweep]\nenv = E\nmetric = wall_seconds\ntrials = 3\n[ppo.gamma]\n"
+                   "distribution = uniform\nmin = 0.9\nmax = 0.9\n",
+                   5, "range 0.9..0.9 is empty");
+    expect_refusal("[sweep]\nenv = E\nmetric = wall_seconds\ntrials = 3\n[ppo.gamma]\n"
+                   "distribution = uniform\nmin = 0.99\nmax = 0.9\n",
+                   5, "is inverted");
+    /* log ranges through zero */
+    expect_refusal("[sweep]\nenv = E\nmetric = wall_seconds\ntrials = 3\n[ppo.learning_rate]\n"
+                   "distribution = log_uniform\nmin = 0\nmax = 0.1\n",
+                   5, "reaches zero or below");
+    expect_refusal("[sweep]\nenv = E\nmetric = wall_seconds\ntrials = 3\n[ppo.horizon]\n"
+                   "distribution = pow2\nmin = -4\nmax = 64\n",
+                   5, "reaches zero or below");
+    expect_refusal("[sweep]\nenv = E\nmetric = wall_seconds\ntrials = 3\n[ppo.horizon]\n"
+                   "distribution = pow2\nmin = 3\nmax = 64\n",
+                   5, "powers of two");
+    expect_refusal("[sweep]\nenv = E\nmetric = wall_seconds\ntrials = 3\n[ppo.gamma]\n"
+                   "distribution = logit\nmin = 0.5\nmax = 1\n",
+                   5, "inside (0, 1)");
+    /* an unknown distribution, at its line */
+    expect_refusal("[sweep]\nenv = E\nmetric = wall_seconds\ntrials = 3\n[ppo.gamma]\n"
+                   "distribution = normal\nmin = 0.5\nmax = 0.9\n",
+                   6, "distribution = 'normal' is unknown");
+    /* a metric no run produces */
+    expect_refusal("[sweep]\nenv = E\nmetric = mean_reward\ntrials = 3\n", 3,
+                   "metric = 'mean_reward': no run writes it");
+    /* a centre outside its range, a missing budget, an unknown method, goal and cost */
+    expect_refusal("[sweep]\nenv = E\nmetric = wall_seconds\ntrials = 3\n[ppo.gamma]\n"
+                   "distribution = uniform\nmin = 0.5\nmax = 0.9\ncentre = 0.95\n",
+                   5, "centre 0.95 is outside");
+    expect_refusal("[sweep]\nenv = E\nmetric = wall_seconds\n[ppo.gamma]\n"
+                   "distribution = uniform\nmin = 0.5\nmax = 0.9\n",
+                   1, "sets no budget");
+    expect_refusal("[sweep]\nmethod = grid\n", 2, "method = 'grid'");
+    expect_refusal("[sweep]\ngoal = up\n", 2, "goal = 'up'");
+    expect_refusal("[sweep]\ncost = dollars\n", 2, "cost = 'dollars'");
+    expect_refusal("[sweep]\ntrials = 0\n", 2, "trials = '0'");
+    /* a key tuned twice, and both tuned and fixed */
+    expect_refusal(GOOD_SWEEP "[ppo.learning_rate]\n", 10, "tuned twice (first on line 6)");
+    expect_refusal(GOOD_SWEEP "[ppo]\nlearning_rate = 0.1\n", 6, "both tuned and fixed");
+}
+
+/* ------------------------------------------------------------ state file */
+
+static void test_state_torn_line(void **state) {
+    (void)state;
+    char ini[512], jsonl[512];
+    snprintf(ini, sizeof ini, "%s/state.ini", g_tmp);
+    snprintf(jsonl, sizeof jsonl, "%s/sweep.jsonl", g_tmp);
+    write_text(ini, GOOD_SWEEP);
+    sk_sweep_spec spec;
+    assert_int_equal(sk_sweep_spec_load(&spec, ini), SK_OK);
+    sk_sweep_trial ok = {.index = 0, .retest_of = -1, .ok = true, .value = {0.002}, .metric = 480,
+                         .cost = 0.5};
+    sk_sweep_trial failed = {.index = 1, .retest_of = -1, .ok = false, .value = {0.009}};
+    snprintf(failed.message, sizeof failed.message, "seed 1 exited with 1: diverged");
+    assert_int_equal(sk_sweep_state_append(jsonl, &spec, &ok), SK_OK);
+    assert_int_equal(sk_sweep_state_append(jsonl, &spec, &failed), SK_OK);
+    FILE *file = fopen(jsonl, "a");
+    assert_non_null(file);
+    fputs("{\"trial\": 2, \"status\": \"o", file); /* a write cut by SIGKILL */
+    fclose(file);
+    sk_sweep_trial *trials = NULL;
+    int count = 0;
+    assert_int_equal(sk_sweep_state_read(jsonl, &spec, &trials, &count), SK_OK);
+    assert_int_equal(count, 2);
+    assert_true(trials[0].ok);
+    assert_close(trials[0].metric, 480, 0);
+    assert_close(trials[0].value[0], 0.002, 0);
+    assert_false(trials[1].ok);
+    assert_string_equal(trials[1].message, "seed 1 exited with 1: diverged");
+    free(trials);
+    /* the torn line is gone: the next append starts a line of its own */
+    char *text = read_text(jsonl);
+    assert_non_null(text);
+    assert_int_equal(text[strlen(text) - 1], '\n');
+    assert_null(strstr(text, "\"trial\": 2"));
+    free(text);
+    ok.index = 2;
+    assert_int_equal(sk_sweep_state_append(jsonl, &spec, &ok), SK_OK);
+    assert_int_equal(sk_sweep_state_read(jsonl, &spec, &trials, &count), SK_OK);
+    assert_int_equal(count, 3);
+    free(trials);
+    /* garbage in the middle is an error naming its line */
+    write_text(jsonl, "{\"trial\": 0}\n{\"x\": 1}\n");
+    assert_int_not_equal(sk_sweep_state_read(jsonl, &spec, &trials, &count), SK_OK);
+    assert_non_null(strstr(sk_last_error(), ":1: not a trial of this sweep"));
+}
+
+/* ------------------------------------------------------------ the program */
+
+static int run_program(char *const *argv, const char *out, const char *err, unsigned timeout) {
+    pid_t pid = test_spawn(argv, out, err, timeout);
+    assert_true(pid > 0);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status)) {
+        print_error("%s was killed by signal %d\n", argv[0], WTERMSIG(status));
+        fail();
+    }
+    return WEXITSTATUS(status);
+}
+
+/* Every key a metric may name is a number in a real run's summary.json, and every number
+ * there is a metric or one of the run's settings. */
+static void test_summary_keys(void **state) {
+    (void)state;
+    char run_dir[512], out[600], err[600], path[600];
+    snprintf(run_dir, sizeof run_dir, "%s/run", g_tmp);
+    snprintf(out, sizeof out, "%s/train.out", g_tmp);
+    snprintf(err, sizeof err, "%s/train.err", g_tmp);
+    char *argv[] = {SKINNER_BINARY, "train", "CartPole-v1", "--total-steps", "4096",
+                    "--run-dir", run_dir, "--quiet", NULL};
+    assert_int_equal(run_program(argv, out, err, 60), 0);
+    snprintf(path, sizeof path, "%s/summary.json", run_dir);
+    char *text = read_text(path);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    assert_non_null(root);
+    for (int i = 0; sk_sweep_summary_keys[i]; i++) {
+        const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, sk_sweep_summary_keys[i]);
+        if (!cJSON_IsNumber(item) && !cJSON_IsNull(item)) {
+            print_error("summary.json has no number '%s'\n", sk_sweep_summary_keys[i]);
+            fail();
+        }
+    }
+    const char *settings[] = {"seed", "threads", "num_envs", "telemetry_dropped"};
+    const cJSON *item;
+    cJSON_ArrayForEach(item, root) {
+        if (!cJSON_IsNumber(item) && !cJSON_IsNull(item)) continue;
+        bool known = false;
+        for (int i = 0; sk_sweep_summary_keys[i]; i++)
+            known |= strcmp(item->string, sk_sweep_summary_keys[i]) == 0;
+        for (size_t i = 0; i < sizeof settings / sizeof *settings; i++)
+            known |= strcmp(item->string, settings[i]) == 0;
+        if (!known) {
+            print_error("summary.json's number '%s' is not in sk_sweep_summary_keys\n", item->string);
+            fail();
+        }
+    }
+    cJSON_Delete(root);
+}
+
+/* A tuned key no trainer knows is refused before any trial, naming its line; nothing is
+ * created. */
+static void test_program_refuses_unknown_key(void **state) {
+    (void)state;
+    char sweep[512], dir[512], out[600], err[600];
+    snprintf(sweep, sizeof sweep, "%s/typo.ini", g_tmp);
+    snprintf(dir, sizeof dir, "%s/typo-sweep", g_tmp);
+    snprintf(out, sizeof out, "%s/typo.out", g_tmp);
+    snprintf(err, sizeof err, "%s/typo.err", g_tmp);
+    write_text(sweep, "[sweep]\nenv = CartPole-v1\nmetric = final_mean_return\ntrials = 2\n\n"
+                      "[ppo.learning_rat]\ndistribution = log_uniform\nmin = 1e-4\nmax = 1e-2\n");
+    char *argv[] = {SKINNER_BINARY, "sweep", "--config", sweep, "--run-dir", dir, NULL};
+    assert_int_equal(run_program(argv, out, err, 60), 1);
+    char *message = read_text(err), where[600];
+    snprintf(where, sizeof where, "%s:6: ", sweep);
+    if (!strstr(message, where) || !strstr(message, "ppo.learning_rat")) {
+        print_error("expected '%s' naming ppo.learning_rat; got: %s\n", where, message);
+        fail();
+    }
+    free(message);
+    assert_int_not_equal(access(dir, F_OK), 0);
+    /* a value the trainer refuses at the range's end: the same, at the key's line */
+    write_text(sweep, "[sweep]\nenv = CartPole-v1\nmetric = final_mean_return\ntrials = 2\n\n"
+                      "[ppo.horizon]\ndistribution = uniform\nmin = 16\nmax = 100.5\n");
+    assert_int_equal(run_program(argv, out, err, 60), 1);
+    message = read_text(err);
+    snprintf(where, sizeof where, "%s:6: ", sweep);
+    if (!strstr(message, where) || !strstr(message, "not an integer")) {
+        print_error("expected '%s' and 'not an integer'; got: %s\n", where, message);
+        fail();
+    }
+    free(message);
+    assert_int_not_equal(access(dir, F_OK), 0);
+}
+
+static int count_lines(const char *path) {
+    char *text = read_text(path);
+    int lines = 0;
+    for (char *c = text; c && *c; c++) lines += *c == '\n';
+    free(text);
+    return lines;
+}
+
+static int line_trial(const char *line) {
+    const char *at = strstr(line, "\"trial\":");
+    return at ? atoi(at + 8) : -1;
+}
+
+/* SIGKILL of the sweep mid-run, then --resume: the finished trials stay as they were (their
+ * lines and run folders untouched), the unfinished ones rerun, and the file ends with the
+ * budget's trials, each once. */
+static void test_resume_after_sigkill(void **state) {
+    (void)state;
+    enum { BUDGET = 10 };
+    char sweep[512], dir[512], out[600], err[600], jsonl[600];
+    snprintf(sweep, sizeof sweep, "%s/kill.ini", g_tmp);
+    snprintf(dir, sizeof dir, "%s/kill-sweep", g_tmp);
+    snprintf(out, sizeof out, "%s/kill.out", g_tmp);
+    snprintf(err, sizeof err, "%s/kill.err", g_tmp);
+    snprintf(jsonl, sizeof jsonl, "%s/sweep.jsonl", dir);
+    write_text(sweep, "[sweep]\nenv = CartPole-v1\nmethod = pareto\nmetric = final_mean_return\n"
+                      "goal = max\ncost = steps\ntrials = 10\ntrials_at_once = 2\n\n"
+                      "[train]\ntotal_steps = 40000\n\n"
+                      "[ppo.learning_rate]\ndistribution = log_uniform\nmin = 1e-4\nmax = 1e-2\n\n"
+                      "[ppo.update_epochs]\ndistribution = integer\nmin = 1\nmax = 6\n");
+    char *argv[] = {SKINNER_BINARY, "sweep", "--config", sweep, "--run-dir", dir, NULL};
+    pid_t pid = test_spawn(argv, out, err, 120);
+    assert_true(pid > 0);
+    struct timespec pause = {0, 5 * 1000 * 1000};
+    int waited = 0, status = 0;
+    while (count_lines(jsonl) < 3 && waited++ < 12000) nanosleep(&pause, NULL);
+    kill(pid, SIGKILL);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status)); /* killed mid-run, not finished */
+    nanosleep(&pause, NULL);
+    char *before = read_text(jsonl);
+    int finished = count_lines(jsonl);
+    assert_true(finished >= 3 && finished < BUDGET);
+    /* the finished trials' summaries, to see that none is written again */
+    struct stat seen[BUDGET];
+    int index_of[BUDGET];
+    const char *line = before;
+    for (int i = 0; i < finished; i++, line = strchr(line, '\n') + 1) {
+        char path[700];
+        index_of[i] = line_trial(line);
+        snprintf(path, sizeof path, "%s/trial-%04d/seed-1/summary.json", dir, index_of[i]);
+        assert_int_equal(stat(path, &seen[i]), 0);
+    }
+    char *resume[] = {SKINNER_BINARY, "sweep", "--resume", dir, NULL};
+    int code = run_program(resume, out, err, 120);
+    if (code != 0) {
+        char *message = read_text(err);
+        print_error("resume exited with %d: %s\n", code, message);
+        free(message);
+        fail();
+    }
+    char *after = read_text(jsonl);
+    assert_int_equal(strncmp(before, after, strlen(before)), 0); /* appended to, never rewritten */
+    assert_int_equal(count_lines(jsonl), BUDGET);
+    int times[BUDGET] = {0};
+    line = after;
+    for (int i = 0; i < BUDGET; i++, line = strchr(line, '\n') + 1) {
+        int index = line_trial(line);
+        assert_true(index >= 0 && index < BUDGET);
+        times[index]++;
+    }
+    for (int i = 0; i < BUDGET; i++) assert_int_equal(times[i], 1);
+    for (int i = 0; i < finished; i++) {
+        char path[700];
+        struct stat now;
+        snprintf(path, sizeof path, "%s/trial-%04d/seed-1/summary.json", dir, index_of[i]);
+        assert_int_equal(stat(path, &now), 0);
+        assert_true(now.st_mtim.tv_sec == seen[i].st_mtim.tv_sec &&
+                    now.st_mtim.tv_nsec == seen[i].st_mtim.tv_nsec);
+    }
+    free(before);
+    free(after);
+    /* the report reads it back, and its best.ini trains */
+    char *report[] = {SKINNER_BINARY, "sweep", "report", dir, NULL};
+    assert_int_equal(run_program(report, out, err, 60), 0);
+    char *printed = read_text(out);
+    assert_non_null(strstr(printed, "Pareto front"));
+    assert_non_null(strstr(printed, "best: trial"));
+    free(printed);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_transforms),
+        cmocka_unit_test(test_pareto_front),
+        cmocka_unit_test(test_refused_inputs),
+        cmocka_unit_test(test_state_torn_line),
+        cmocka_unit_test(test_summary_keys),
+        cmocka_unit_test(test_program_refuses_unknown_key),
+        cmocka_unit_test(test_resume_after_sigkill),
+    };
+    return test_run_group("test_sweep", tests, sizeof tests / sizeof *tests, make_tmp, remove_tmp);
+}
