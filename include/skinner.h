@@ -307,6 +307,10 @@ SK_API sk_status sk_agent_act_recurrent(sk_agent *agent, const float *obs, const
 /* The policy's tensors: index 0 .. sk_agent_num_tensors - 1. */
 SK_API int sk_agent_num_tensors(const sk_agent *agent);
 SK_API sk_status sk_agent_tensor(const sk_agent *agent, int index, sk_tensor_view *out);
+/* The policy as an ONNX model, or as one C99 header needing only libm (docs/export.md):
+ * SK_ERR_INVALID for a policy kind that cannot be exported, SK_ERR_IO naming the path. */
+SK_API sk_status sk_agent_export_onnx(const sk_agent *agent, const char *path);
+SK_API sk_status sk_agent_export_c(const sk_agent *agent, const char *path);
 
 #ifdef __cplusplus
 }

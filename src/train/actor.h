@@ -56,6 +56,9 @@ void sk_policy_actor_episode_start(sk_policy_actor *pa, int worker, const uint8_
 /* The state of worker row `row` (state_size floats: h, then c), or NULL without a core. */
 float *sk_policy_actor_state(sk_policy_actor *pa, int worker, int row);
 
+/* The loaded policy behind a public sk_agent (agent.c): what src/export/ writes out. */
+const sk_loaded_policy *sk_agent_loaded(const sk_agent *agent);
+
 /* What an env's own evaluation borrows from its host: workers (a pool of
  * threads) and the loaded policy acting on each of them. */
 typedef struct sk_eval_host {

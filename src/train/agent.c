@@ -41,6 +41,8 @@ void sk_agent_free(sk_agent *agent) {
 
 const sk_env_def *sk_agent_env(const sk_agent *agent) { return agent->lp.env; }
 
+const sk_loaded_policy *sk_agent_loaded(const sk_agent *agent) { return &agent->lp; }
+
 const sk_config *sk_agent_config(const sk_agent *agent) { return agent->lp.cfg; }
 
 void sk_agent_seed(sk_agent *agent, uint64_t seed) {

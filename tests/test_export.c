@@ -1,0 +1,455 @@
+/*
+ * Issue 36 asks 1 and 2: a policy exported as a C header and as an ONNX model acts as
+ * skinner does. For each policy kind (MLP over a normalised float observation, Gaussian,
+ * CNN over uint8 images, LSTM, GRU, masked multi-head in both mask layouts) a policy with
+ * random weights (init, then noise, so that logits are not near ties) reads 1,000
+ * observations recorded from its env under random actions, then 200 random ones. skinner's
+ * own acting path (normalise, core step, nets, greedy sample: actor.c's) is the reference:
+ *   - the header, compiled with cc -Wall -Wextra -Werror -std=c99 and run by
+ *     tests/export/driver.c, gives the same greedy actions on every row and the actor's
+ *     outputs, value and recurrent state within 1e-5 (relative above 1);
+ *   - the ONNX model passes onnx.checker.check_model (Debian's python3-onnx) and, run by
+ *     ONNX Runtime (npm's onnxruntime-node, tests/export/onnx_run.js), gives the same, the
+ *     recurrent state carried over all 1,200 steps; with masks, also with one row of ones as
+ *     the mask, broadcast over the batch (against skinner's unmasked greedy actions).
+ * A missing compiler, python3-onnx or onnxruntime-node skips that part loudly; CI=true fails.
+ */
+#include "test_util.h"
+
+#include "core/core.h"
+#include "export/export.h"
+#include "policy/policy.h"
+#include "train/eval.h"
+
+#include <math.h>
+#include <sys/stat.h>
+
+#define RECORDED_ROWS 1000
+#define RANDOM_ROWS 200
+#define ROWS (RECORDED_ROWS + RANDOM_ROWS)
+#define OUTPUT_TOL 1e-5
+
+typedef enum mask_kind { MASK_NONE, MASK_PLAIN, MASK_BY_HEAD0 } mask_kind;
+
+typedef struct kind_case {
+    const char *name;
+    const char *env_id;
+    const sk_core_ops *core;
+    bool cnn;
+    mask_kind masks;
+    bool normalise;
+} kind_case;
+
+/* A policy of the case's kind with random weights, and its recorded rows. */
+typedef struct fixture {
+    sk_loaded_policy lp;
+    char dir[64];
+    int rows, obs_size, mask_size, state_size, action_size;
+    bool bytes;
+    uint8_t *obs_u8;   /* (rows, obs_size) for a uint8 env */
+    float *obs;        /* (rows, obs_size) as the env wrote them (widened for a uint8 env) */
+    uint8_t *start;    /* (rows) 1: an episode starts at this row */
+    uint8_t *masks;    /* (rows, mask_size) or NULL */
+    /* skinner's reference, per row: action, actor output, value, state after (floats) */
+    float *want;
+    int want_width;
+    float *want_nomask_actions; /* (rows, action_size) greedy without the mask */
+} fixture;
+
+static void write_file(const char *dir, const char *name, const void *data, size_t bytes) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, bytes, f), bytes);
+    assert_int_equal(fclose(f), 0);
+}
+
+static float *read_floats(const char *dir, const char *name, size_t count) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) fail_msg("%s was not written", path);
+    float *data = malloc(count * sizeof(float) + 1);
+    size_t got = fread(data, sizeof(float), count + 1, f);
+    fclose(f);
+    if (got != count) fail_msg("%s holds %zu floats (expected %zu)", path, got, count);
+    return data;
+}
+
+/* The synthetic action spaces of the masked cases: three heads of 3, 4 and 2 choices; head 1
+ * matters only when head 0 chose 0 or 1. */
+static sk_action_space masked_space(mask_kind masks) {
+    sk_action_space space = {.kind = SK_SPACE_DISCRETE, .num_heads = 3,
+                             .head_sizes = {3, 4, 2}, .relevant_when = {0, 0x3, 0}};
+    space.masks_by_head0 = masks == MASK_BY_HEAD0;
+    return space;
+}
+
+/* A random mask row that leaves every block a choice. */
+static void random_mask(const sk_action_space *space, uint8_t *row, int size, uint64_t *rng) {
+    for (int k = 0; k < size; k++) row[k] = sk_rng_float(rng) < 0.6f;
+    int at = 0;
+    int blocks[1 + SK_MAX_HEADS * 64][2], count = 0; /* (offset, size) of each block */
+    blocks[count][0] = 0, blocks[count++][1] = space->head_sizes[0];
+    at = space->head_sizes[0];
+    for (int h = 1; h < space->num_heads; h++) {
+        int copies = space->masks_by_head0 ? space->head_sizes[0] : 1;
+        for (int c = 0; c < copies; c++, at += space->head_sizes[h])
+            blocks[count][0] = at, blocks[count++][1] = space->head_sizes[h];
+    }
+    assert_int_equal(at, size);
+    for (int b = 0; b < count; b++) {
+        bool any = false;
+        for (int j = 0; j < blocks[b][1]; j++) any = any || row[blocks[b][0] + j];
+        if (!any) row[blocks[b][0] + (int)sk_rng_below(rng, (uint32_t)blocks[b][1])] = 1;
+    }
+}
+
+static void build_policy(fixture *fx, const kind_case *kc, const sk_env_def *env) {
+    sk_loaded_policy *lp = &fx->lp;
+    lp->env = env;
+    sk_action_space space = kc->masks ? masked_space(kc->masks) : env->action_space;
+    int mask_size = kc->masks ? sk_action_mask_size(&space) : 0;
+    sk_core_spec core = {kc->core, kc->core ? 16 : 0};
+    sk_cnn_spec spec = {0};
+    if (kc->cnn) {
+        spec = (sk_cnn_spec){.layers = 2, .height = env->obs_shape[0], .width = env->obs_shape[1],
+                             .channels = env->obs_shape[2], .out_channels = {6, 8},
+                             .kernel = {3, 3}, .stride = {1, 2}, .padding = {1, 0},
+                             .dense = 24};
+    }
+    sk_status status = sk_policy_init_encoded(
+        &lp->policy, env->obs_size, &space, mask_size, 32, kc->core ? 1 : 2,
+        kc->cnn || kc->masks ? SK_ACTIVATION_RELU : SK_ACTIVATION_TANH, core,
+        kc->cnn ? &sk_encoder_cnn : NULL, kc->cnn ? &spec : NULL);
+    if (status != SK_OK) fail_msg("policy of %s: %s", kc->name, sk_last_error());
+    uint64_t rng = sk_rng_seed(36, 1);
+    lp->params = sk_alloc(lp->policy.num_params * sizeof(float));
+    assert_non_null(lp->params);
+    sk_policy_init_params(&lp->policy, lp->params, &rng);
+    for (int i = 0; i < lp->policy.num_tensors; i++) { /* noise: logits far from ties */
+        const sk_tensor_info *t = &lp->policy.tensors[i];
+        double scale = 0.5 / sqrt((double)t->cols);
+        for (size_t k = 0; k < (size_t)t->rows * (size_t)t->cols; k++)
+            lp->params[t->offset + k] += (float)(scale * sk_rng_normal(&rng));
+    }
+    if (kc->normalise) {
+        assert_int_equal(sk_norm_map_init(&lp->obs_map, env->obs_size, 5.0f), SK_OK);
+        for (int k = 0; k < env->obs_size; k++) {
+            lp->obs_map.shift[k] = (float)(0.3 * sk_rng_normal(&rng));
+            lp->obs_map.scale[k] = (float)sk_rng_uniform(&rng, 0.5, 3.0);
+        }
+    }
+    fx->obs_size = env->obs_size;
+    fx->mask_size = mask_size;
+    fx->state_size = sk_policy_state_size(&lp->policy);
+    fx->action_size = space.kind == SK_SPACE_DISCRETE ? space.num_heads : space.dim;
+    fx->bytes = env->obs_dtype == SK_OBS_U8;
+}
+
+/* RECORDED_ROWS observations of one env under random actions, then RANDOM_ROWS random ones. */
+static void record_rows(fixture *fx, const kind_case *kc) {
+    const sk_env_def *env = fx->lp.env;
+    size_t O = (size_t)fx->obs_size;
+    fx->rows = ROWS;
+    fx->obs = calloc(ROWS * O, sizeof(float));
+    fx->obs_u8 = calloc(ROWS * O, 1);
+    fx->start = calloc(ROWS, 1);
+    if (fx->mask_size) fx->masks = calloc(ROWS * (size_t)fx->mask_size, 1);
+    sk_vec *vec;
+    assert_int_equal(sk_vec_create(&vec, env, 1, 1, NULL), SK_OK);
+    sk_vec_reset(vec, 7);
+    const sk_vec_buffers *b = sk_vec_buffers_of(vec);
+    uint64_t rng = sk_rng_seed(36, 2);
+    bool starts = true;
+    for (int r = 0; r < RECORDED_ROWS; r++) {
+        fx->start[r] = starts;
+        for (size_t k = 0; k < O; k++) {
+            if (fx->bytes) fx->obs_u8[r * O + k] = b->obs_u8[k];
+            fx->obs[r * O + k] = fx->bytes ? (float)b->obs_u8[k] : b->obs[k];
+        }
+        const sk_action_space *space = &env->action_space;
+        if (space->kind == SK_SPACE_DISCRETE) {
+            for (int h = 0; h < space->num_heads; h++)
+                b->actions[h] = (int32_t)sk_rng_below(&rng, (uint32_t)space->head_sizes[h]);
+        } else {
+            for (int d = 0; d < space->dim; d++)
+                b->actions_continuous[d] = (float)sk_rng_uniform(&rng, -2.0, 2.0);
+        }
+        sk_vec_step(vec);
+        starts = b->terminated[0] || b->truncated[0];
+    }
+    sk_vec_destroy(vec);
+    for (int r = RECORDED_ROWS; r < ROWS; r++) {
+        fx->start[r] = r == RECORDED_ROWS;
+        for (size_t k = 0; k < O; k++) {
+            uint8_t byte = (uint8_t)sk_rng_below(&rng, 2);
+            fx->obs_u8[r * O + k] = byte;
+            fx->obs[r * O + k] = fx->bytes ? (float)byte : (float)(2.0 * sk_rng_normal(&rng));
+        }
+    }
+    if (fx->masks) {
+        sk_action_space space = masked_space(kc->masks);
+        for (int r = 0; r < ROWS; r++)
+            random_mask(&space, fx->masks + (size_t)r * (size_t)fx->mask_size, fx->mask_size, &rng);
+    }
+}
+
+/* skinner's acting path on each row: actor.c's normalise, core step, forward and greedy
+ * sample, plus the critic's value. */
+static void reference(fixture *fx) {
+    const sk_loaded_policy *lp = &fx->lp;
+    const sk_policy *policy = &lp->policy;
+    size_t O = (size_t)fx->obs_size;
+    fx->want_width = fx->action_size + policy->logits_size + 1 + fx->state_size;
+    fx->want = calloc((size_t)fx->rows * (size_t)fx->want_width, sizeof(float));
+    fx->want_nomask_actions = calloc((size_t)fx->rows * (size_t)fx->action_size, sizeof(float));
+    sk_policy_work work = {0};
+    assert_int_equal(sk_policy_work_alloc(&work, policy, 1), SK_OK);
+    float state[64] = {0}, x[4096];
+    assert_true(fx->state_size <= 64 && O <= 4096);
+    uint64_t rng = 0;
+    for (int r = 0; r < fx->rows; r++) {
+        memcpy(x, fx->obs + r * O, O * sizeof(float));
+        if (lp->obs_map.size) sk_norm_apply(&lp->obs_map, x);
+        if (fx->start[r]) memset(state, 0, sizeof state);
+        if (policy->core) sk_policy_core_step(policy, lp->params, x, state, 1, &work);
+        sk_policy_forward(policy, SK_NET_ACTOR, lp->params, x, 1, &work);
+        sk_policy_forward(policy, SK_NET_CRITIC, lp->params, x, 1, &work);
+        float *row = fx->want + (size_t)r * (size_t)fx->want_width;
+        int32_t actions[SK_MAX_HEADS];
+        float continuous[SK_MAX_ACTION_DIM], logp;
+        const uint8_t *mask = fx->masks ? fx->masks + (size_t)r * (size_t)fx->mask_size : NULL;
+        for (int pass = 0; pass < 2; pass++) {
+            sk_policy_sample(policy, lp->params, work.out[SK_NET_ACTOR], pass ? NULL : mask, 1,
+                             &rng, true, actions, continuous, &logp);
+            float *to = pass ? fx->want_nomask_actions + (size_t)r * (size_t)fx->action_size : row;
+            for (int k = 0; k < fx->action_size; k++)
+                to[k] = policy->space.kind == SK_SPACE_DISCRETE ? (float)actions[k] : continuous[k];
+        }
+        memcpy(row + fx->action_size, work.out[SK_NET_ACTOR],
+               (size_t)policy->logits_size * sizeof(float));
+        row[fx->action_size + policy->logits_size] = work.out[SK_NET_CRITIC][0];
+        memcpy(row + fx->action_size + policy->logits_size + 1, state,
+               (size_t)fx->state_size * sizeof(float));
+    }
+    sk_policy_work_free(&work);
+}
+
+static void write_rows(const fixture *fx) {
+    size_t O = (size_t)fx->obs_size, rows = (size_t)fx->rows;
+    if (fx->bytes) write_file(fx->dir, "obs.bin", fx->obs_u8, rows * O);
+    else write_file(fx->dir, "obs.bin", fx->obs, rows * O * sizeof(float));
+    write_file(fx->dir, "start.bin", fx->start, rows);
+    if (fx->masks) write_file(fx->dir, "mask.bin", fx->masks, rows * (size_t)fx->mask_size);
+}
+
+/* Compares got (rows, want_width) with the reference: actions equal, the rest within tol. */
+static void compare(const fixture *fx, const char *what, const float *got) {
+    int action_mismatches = 0, value_mismatches = 0;
+    double max_diff = 0.0;
+    for (int r = 0; r < fx->rows; r++)
+        for (int k = 0; k < fx->want_width; k++) {
+            float g = got[(size_t)r * (size_t)fx->want_width + k];
+            float w = fx->want[(size_t)r * (size_t)fx->want_width + k];
+            if (k < fx->action_size && fx->lp.policy.space.kind == SK_SPACE_DISCRETE) {
+                if (g != w && action_mismatches++ < 5)
+                    print_error("%s: row %d head %d: action %g, skinner's %g\n", what, r, k,
+                                (double)g, (double)w);
+                continue;
+            }
+            double diff = fabs((double)g - (double)w) / fmax(1.0, fabs((double)w));
+            max_diff = fmax(max_diff, diff);
+            if (!(diff <= OUTPUT_TOL) && value_mismatches++ < 5)
+                print_error("%s: row %d value %d: %.9g, skinner's %.9g\n", what, r, k, (double)g,
+                            (double)w);
+        }
+    print_message("%s: %d rows, %d action mismatches, largest output difference %.3g\n", what,
+                  fx->rows, action_mismatches, max_diff);
+    assert_int_equal(action_mismatches, 0);
+    assert_int_equal(value_mismatches, 0);
+}
+
+static bool have_program(const char *name) {
+    char command[256];
+    snprintf(command, sizeof command, "command -v %s >/dev/null 2>&1", name);
+    return system(command) == 0;
+}
+
+static void check_c_header(fixture *fx, const kind_case *kc) {
+    if (!have_program("cc")) {
+        TEST_SKIP_PART("C header", "no C compiler (cc) on PATH");
+        return;
+    }
+    char header[128], command[1024];
+    snprintf(header, sizeof header, "%s/policy.h", fx->dir);
+    if (sk_export_c_header(&fx->lp, header, kc->name) != SK_OK)
+        fail_msg("export of %s: %s", kc->name, sk_last_error());
+    snprintf(command, sizeof command,
+             "cc -Wall -Wextra -Werror -std=c99 -O2 -I %s %s/tests/export/driver.c -o %s/driver "
+             "-lm && %s/driver %s",
+             fx->dir, SKINNER_SOURCE_DIR, fx->dir, fx->dir, fx->dir);
+    if (system(command) != 0) fail_msg("%s: '%s' failed", kc->name, command);
+    float *got = read_floats(fx->dir, "out.bin", (size_t)fx->rows * (size_t)fx->want_width);
+    char what[96];
+    snprintf(what, sizeof what, "%s, C header", kc->name);
+    compare(fx, what, got);
+    free(got);
+}
+
+/* The folder holding onnxruntime-node: $SKINNER_NODE_MODULES, the build tree's node/ or the
+ * repository's own node_modules (scripts/setup.sh --test installs it there). */
+static bool find_node_modules(char *out, size_t size) {
+    const char *candidates[3] = {getenv("SKINNER_NODE_MODULES"),
+                                 SKINNER_BUILD_DIR "/node/node_modules",
+                                 SKINNER_SOURCE_DIR "/node_modules"};
+    for (int k = 0; k < 3; k++) {
+        if (!candidates[k] || !candidates[k][0]) continue;
+        char probe[4200];
+        struct stat info;
+        snprintf(probe, sizeof probe, "%s/onnxruntime-node/package.json", candidates[k]);
+        if (stat(probe, &info) == 0) {
+            snprintf(out, size, "%s", candidates[k]);
+            return true;
+        }
+    }
+    return false;
+}
+
+static void check_onnx(fixture *fx, const kind_case *kc) {
+    char model[128], command[8192], modules[4200];
+    snprintf(model, sizeof model, "%s/policy.onnx", fx->dir);
+    if (sk_export_onnx(&fx->lp, model) != SK_OK)
+        fail_msg("ONNX export of %s: %s", kc->name, sk_last_error());
+    if (system("/usr/bin/python3 -c 'import onnx' 2>/dev/null") != 0) {
+        TEST_SKIP_PART("onnx checker", "Debian's python3-onnx is not installed (scripts/setup.sh)");
+    } else {
+        snprintf(command, sizeof command,
+                 "/usr/bin/python3 -c 'import onnx, sys; "
+                 "onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)' %s",
+                 model);
+        if (system(command) != 0) fail_msg("%s: onnx.checker refused %s", kc->name, model);
+    }
+    if (!have_program("node") || !find_node_modules(modules, sizeof modules)) {
+        TEST_SKIP_PART("ONNX Runtime", "node or npm's onnxruntime-node is missing (scripts/setup.sh "
+                                       "--test installs it with npm install --ignore-scripts)");
+        return;
+    }
+    const sk_policy *policy = &fx->lp.policy;
+    int heads = policy->space.kind == SK_SPACE_DISCRETE ? policy->space.num_heads
+                                                        : -policy->space.dim;
+    snprintf(command, sizeof command,
+             "NODE_PATH=%s node %s/tests/export/onnx_run.js %s %s %s %d %d %d %d", modules,
+             SKINNER_SOURCE_DIR, model, fx->dir, fx->bytes ? "uint8" : "float32", fx->obs_size,
+             fx->mask_size, fx->state_size, heads);
+    if (system(command) != 0) fail_msg("%s: '%s' failed", kc->name, command);
+    float *got = read_floats(fx->dir, "onnx_out.bin", (size_t)fx->rows * (size_t)fx->want_width);
+    char what[96];
+    snprintf(what, sizeof what, "%s, ONNX Runtime", kc->name);
+    compare(fx, what, got);
+    if (fx->masks) { /* one row of ones as the mask: every action allowed */
+        float *nomask =
+            read_floats(fx->dir, "onnx_nomask.bin", (size_t)fx->rows * (size_t)fx->want_width);
+        int mismatches = 0;
+        for (int r = 0; r < fx->rows; r++)
+            for (int k = 0; k < fx->action_size; k++)
+                mismatches += nomask[(size_t)r * (size_t)fx->want_width + k] !=
+                              fx->want_nomask_actions[(size_t)r * (size_t)fx->action_size + k];
+        print_message("%s with a mask of ones: %d action mismatches\n", kc->name, mismatches);
+        assert_int_equal(mismatches, 0);
+        free(nomask);
+    }
+    free(got);
+}
+
+static void fixture_free(fixture *fx) {
+    sk_free(fx->lp.params);
+    if (fx->lp.obs_map.size) sk_norm_map_free(&fx->lp.obs_map);
+    free(fx->obs);
+    free(fx->obs_u8);
+    free(fx->start);
+    free(fx->masks);
+    free(fx->want);
+    free(fx->want_nomask_actions);
+    char command[128];
+    snprintf(command, sizeof command, "rm -rf %s", fx->dir);
+    if (!getenv("SKINNER_KEEP_EXPORT") && system(command) != 0) print_error("cannot remove %s\n", fx->dir);
+}
+
+static void run_case(const kind_case *kc) {
+    const sk_env_def *env = sk_env_find(kc->env_id);
+    if (!env) {
+        TEST_SKIP("%s is not registered (%s)", kc->env_id, sk_last_error());
+        return;
+    }
+    fixture fx = {0};
+    snprintf(fx.dir, sizeof fx.dir, "/tmp/skinner-export-XXXXXX");
+    assert_non_null(mkdtemp(fx.dir));
+    build_policy(&fx, kc, env);
+    record_rows(&fx, kc);
+    reference(&fx);
+    write_rows(&fx);
+    check_c_header(&fx, kc);
+    check_onnx(&fx, kc);
+    fixture_free(&fx);
+}
+
+static void test_mlp(void **state) {
+    (void)state;
+    run_case(&(kind_case){"mlp", "CartPole-v1", NULL, false, MASK_NONE, true});
+}
+static void test_gaussian(void **state) {
+    (void)state;
+    run_case(&(kind_case){"gaussian", "Pendulum-v1", NULL, false, MASK_NONE, true});
+}
+static void test_cnn(void **state) {
+    (void)state;
+    run_case(&(kind_case){"cnn", "MinAtar/Breakout-v1", NULL, true, MASK_NONE, false});
+}
+static void test_lstm(void **state) {
+    (void)state;
+    run_case(&(kind_case){"lstm", "CartPole-v1", &sk_core_lstm, false, MASK_NONE, true});
+}
+static void test_gru(void **state) {
+    (void)state;
+    run_case(&(kind_case){"gru", "Acrobot-v1", &sk_core_gru, false, MASK_NONE, false});
+}
+static void test_cnn_lstm(void **state) {
+    (void)state;
+    run_case(&(kind_case){"cnn_lstm", "MinAtar/Breakout-v1", &sk_core_lstm, true, MASK_NONE, false});
+}
+static void test_masked_multihead(void **state) {
+    (void)state;
+    run_case(&(kind_case){"masked_multihead", "CartPole-v1", NULL, false, MASK_PLAIN, true});
+}
+static void test_masked_by_head0(void **state) {
+    (void)state;
+    run_case(&(kind_case){"masked_by_head0", "CartPole-v1", &sk_core_gru, false, MASK_BY_HEAD0,
+                          false});
+}
+
+/* The candidates kind reads indices, not numbers: both exports refuse it, naming why. */
+static void test_refuses_candidates(void **state) {
+    (void)state;
+    sk_loaded_policy lp = {0};
+    lp.policy.kind = &sk_kind_candidates;
+    assert_int_equal(sk_export_c_header(&lp, "/nonexistent/policy.h", NULL), SK_ERR_INVALID);
+    assert_non_null(strstr(sk_last_error(), "candidates"));
+    assert_int_equal(sk_export_onnx(&lp, "/nonexistent/policy.onnx"), SK_ERR_INVALID);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mlp),
+        cmocka_unit_test(test_gaussian),
+        cmocka_unit_test(test_cnn),
+        cmocka_unit_test(test_lstm),
+        cmocka_unit_test(test_gru),
+        cmocka_unit_test(test_cnn_lstm),
+        cmocka_unit_test(test_masked_multihead),
+        cmocka_unit_test(test_masked_by_head0),
+        cmocka_unit_test(test_refuses_candidates),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
