@@ -14,22 +14,40 @@ packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev zlib1g-d
           libncurses-dev libplplot-dev plplot-driver-cairo libcmocka-dev tmux
           dataset-fashion-mnist clang libclang-rt-14-dev
           python3-dev python3-numpy python3-pytest
-          openmpi-bin libopenmpi-dev libdnnl-dev)
+          openmpi-bin libopenmpi-dev libdnnl-dev
+          libavcodec-dev libavformat-dev libswscale-dev)
 # --test (make test): PyTorch too, for the Python tests that compare skinner's networks with
 # PyTorch's (a reference only: skinner never imports it); strace and gdb, with which
 # resolve_once counts a command's file opens and env lookups; scikit-learn, whose
 # GaussianProcessRegressor test_sweep_gp checks skinner's GP against. Without them those tests
-# skip, or under CI fail.
+# skip, or under CI fail. test_export (issue 36): python3-onnx's checker, and node with npm's
+# onnxruntime-node (below: its Linux CPU runtime comes in the package; its install script only
+# fetches GPU builds, so --ignore-scripts) in the repository's node_modules, not committed.
 if [[ ${1:-} == --test ]]; then
-    packages+=(python3-torch strace gdb python3-sklearn)
+    packages+=(python3-torch strace gdb python3-sklearn python3-onnx nodejs)
+    # Debian's npm, unless npm is there already (NodeSource's nodejs brings its own)
+    command -v npm >/dev/null 2>&1 || packages+=(npm)
 fi
+
+# onnxruntime-node into ROOT/node_modules, once the packages (npm) are there
+install_onnxruntime_node() {
+    [[ ${1:-} == --test ]] || return 0
+    local root
+    root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    [[ -f "$root/node_modules/onnxruntime-node/package.json" ]] && return 0
+    echo "skinner setup: npm install --ignore-scripts onnxruntime-node in $root"
+    (cd "$root" && npm install --ignore-scripts --no-audit --no-fund --no-save --no-package-lock onnxruntime-node)
+}
 
 missing=()
 for pkg in "${packages[@]}"; do
     status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
     [[ "$status" == "install ok installed" ]] || missing+=("$pkg")
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
+if [[ ${#missing[@]} -eq 0 ]]; then
+    install_onnxruntime_node "${1:-}"
+    exit 0
+fi
 
 echo "skinner setup: installing ${missing[*]}"
 if [[ $(id -u) -ne 0 ]]; then
@@ -40,3 +58,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_onnxruntime_node "${1:-}"
