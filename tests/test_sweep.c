@@ -211,6 +211,10 @@ static void test_refused_inputs(void **state) {
     /* a key tuned twice, and both tuned and fixed */
     expect_refusal(GOOD_SWEEP "[ppo.learning_rate]\n", 10, "tuned twice (first on line 6)");
     expect_refusal(GOOD_SWEEP "[ppo]\nlearning_rate = 0.1\n", 6, "both tuned and fixed");
+    /* keys the sweep sets per run */
+    expect_refusal(GOOD_SWEEP "[train]\nthreads = 4\n", 11, "train.threads is the sweep's to set");
+    expect_refusal(GOOD_SWEEP "[train.seed]\ndistribution = integer\nmin = 1\nmax = 9\n", 10,
+                   "train.seed is the sweep's to set");
 }
 
 /* ------------------------------------------------------------ state file */

@@ -47,6 +47,9 @@ __all__ = ["make", "register", "train", "kge_train", "load", "evaluate", "bench"
            "VecEnv", "Policy", "spaces", "HAVE_GYMNASIUM", "__version__"]
 
 from . import spaces  # noqa: E402  (skinner's own classes, always importable)
+from .sweep import sweep  # noqa: E402  (skinner sweep, run as the program: docs/sweeps.md)
+
+__all__.append("sweep")
 
 
 def _value_text(value):

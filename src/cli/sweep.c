@@ -86,6 +86,9 @@ sk_status sweep_trial_config(const sk_sweep_spec *spec, const double *value, con
     sk_status status = spec->base_config[0] ? sk_config_load_file(cfg, spec->base_config) : SK_OK;
     for (int i = 0; i < spec->num_fixed && status == SK_OK; i++)
         status = sk_config_set(cfg, spec->fixed_key[i], spec->fixed_value[i]);
+    char threads[32]; /* as the trials ran: best.ini then trains as its trial did */
+    snprintf(threads, sizeof threads, "%d", spec->threads_per_trial);
+    if (status == SK_OK) status = sk_config_set(cfg, "train.threads", threads);
     for (int d = 0; d < spec->num_params && status == SK_OK; d++) {
         char text[64];
         snprintf(text, sizeof text, "%.10g", value[d]);

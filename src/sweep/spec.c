@@ -287,6 +287,18 @@ sk_status sk_sweep_spec_load(sk_sweep_spec *spec, const char *path) {
     if (!spec->trials && !spec->seconds)
         return REFUSE(&rd, 1, "[sweep] sets no budget (trials = N and/or seconds = S)");
     if (!spec->num_params) return REFUSE(&rd, rd.line, "no tuned key ([SECTION.KEY] sections)");
+    /* the sweep sets these per run: --threads threads_per_trial, --seed 1..seeds_per_trial */
+    static const char *const owned[] = {"train.threads", "train.seed"};
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < spec->num_fixed; i++)
+            if (strcmp(spec->fixed_key[i], owned[k]) == 0)
+                return REFUSE(&rd, spec->fixed_line[i], "%s is the sweep's to set (%s)", owned[k],
+                              k ? "seeds_per_trial runs seeds 1..N" : "threads_per_trial");
+        for (int j = 0; j < spec->num_params; j++)
+            if (strcmp(spec->params[j].key, owned[k]) == 0)
+                return REFUSE(&rd, spec->params[j].line, "%s is the sweep's to set (%s)", owned[k],
+                              k ? "seeds_per_trial runs seeds 1..N" : "threads_per_trial");
+    }
     for (int i = 0; i < spec->num_fixed; i++)
         for (int j = 0; j < spec->num_params; j++)
             if (strcmp(spec->fixed_key[i], spec->params[j].key) == 0)
