@@ -61,14 +61,22 @@ sk_status sk_export_supported(const sk_loaded_policy *lp) {
 }
 
 static const char *const helpers =
-    "/* out (out_size) = w (out_size, in_size) @ in + b, as torch.nn.Linear */\n"
+    "/* out (out_size) = w (out_size, in_size) @ in + b, as torch.nn.Linear; four running\n"
+    " * sums, so that the adds do not wait on each other (and the compiler may vectorise) */\n"
     "static inline void policy_linear(float *out, const float *in, const float *w,\n"
     "                                 const float *b, int in_size, int out_size) {\n"
     "    for (int o = 0; o < out_size; o++) {\n"
-    "        float sum = 0.0f;\n"
+    "        float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;\n"
     "        const float *row = w + (size_t)o * (size_t)in_size;\n"
-    "        for (int i = 0; i < in_size; i++) sum += row[i] * in[i];\n"
-    "        out[o] = sum + b[o];\n"
+    "        int i = 0;\n"
+    "        for (; i + 4 <= in_size; i += 4) {\n"
+    "            s0 += row[i] * in[i];\n"
+    "            s1 += row[i + 1] * in[i + 1];\n"
+    "            s2 += row[i + 2] * in[i + 2];\n"
+    "            s3 += row[i + 3] * in[i + 3];\n"
+    "        }\n"
+    "        for (; i < in_size; i++) s0 += row[i] * in[i];\n"
+    "        out[o] = (s0 + s1) + (s2 + s3) + b[o];\n"
     "    }\n"
     "}\n\n"
     "static inline void policy_relu(float *x, int n) {\n"
@@ -325,23 +333,27 @@ sk_status sk_export_c_header(const sk_loaded_policy *lp, const char *path, const
     if (discrete) emit_action_tables(&w, space);
     emit(&w, "%s", helpers);
 
-    emit(&w, "/* The actor's output into out (POLICY_OUT_SIZE); returns the critic's value. A\n"
-             " * recurrent state advances. */\n"
-             "static inline float policy_forward(const policy_obs_t *obs, policy_state *state,\n"
-             "                                   float *out) {\n");
+    emit(&w, "/* The actor's output into out and, with want_value, the critic's value (else 0). */\n"
+             "static inline float policy_run(const policy_obs_t *obs, policy_state *state,\n"
+             "                               float *out, int want_value) {\n");
     if (!policy->core) emit(&w, "    (void)state;\n");
     char features[32];
     emit_trunk(&w, policy, lp, features);
     emit_net(&w, policy, SK_NET_ACTOR, features, "out");
-    emit(&w, "    float value[1];\n");
+    emit(&w, "    float value[1] = {0.0f};\n    if (!want_value) return value[0];\n");
     emit_net(&w, policy, SK_NET_CRITIC, features, "value");
     emit(&w, "    return value[0];\n}\n\n");
+    emit(&w, "/* The actor's output into out (POLICY_OUT_SIZE); returns the critic's value. A\n"
+             " * recurrent state advances. */\n"
+             "static inline float policy_forward(const policy_obs_t *obs, policy_state *state,\n"
+             "                                   float *out) {\n"
+             "    return policy_run(obs, state, out, 1);\n}\n\n");
 
     emit(&w, "/* The greedy action (POLICY_ACTION_SIZE) for obs. */\n"
              "static inline void policy_act(const policy_obs_t *obs, const uint8_t *mask,\n"
              "                              policy_state *state, policy_action_t *action) {\n"
              "    float out[POLICY_OUT_SIZE];\n"
-             "    (void)policy_forward(obs, state, out);\n");
+             "    (void)policy_run(obs, state, out, 0); /* the critic is left out */\n");
     if (discrete) {
         if (!policy->mask_size) emit(&w, "    mask = NULL; /* the policy takes no masks */\n");
         emit(&w, "%s", greedy_discrete);
