@@ -442,6 +442,16 @@ static void test_resume_after_sigkill(void **state) {
     assert_non_null(strstr(printed, "Pareto front"));
     assert_non_null(strstr(printed, "best: trial"));
     free(printed);
+    /* its figures are PNG files */
+    for (int i = 0; i < 2; i++) {
+        char path[700], magic[8] = {0};
+        snprintf(path, sizeof path, "%s/%s", dir, i ? "params.png" : "front.png");
+        FILE *png = fopen(path, "rb");
+        assert_non_null(png);
+        assert_int_equal(fread(magic, 1, sizeof magic, png), sizeof magic);
+        fclose(png);
+        assert_memory_equal(magic, "\x89PNG\r\n\x1a\n", 8);
+    }
 }
 
 int main(void) {

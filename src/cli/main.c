@@ -242,10 +242,12 @@ static int run_command(int argc, char **argv);
 int main(int argc, char **argv) {
     /* under mpirun (or srun) this process is one rank of a distributed run;
      * `train` and `bench train` split their envs over the ranks (docs/distributed.md) */
-    int rc = cli_comm_init(&argc, &argv);
+    /* a sweep's ranks share its folder, not MPI (docs/sweeps.md): it starts no MPI */
+    bool sweep = argc >= 2 && strcmp(argv[1], "sweep") == 0;
+    int rc = sweep ? SK_EXIT_OK : cli_comm_init(&argc, &argv);
     if (rc != SK_EXIT_OK) return rc;
     rc = run_command(argc, argv);
-    cli_comm_finalize();
+    if (!sweep) cli_comm_finalize();
     return rc;
 }
 

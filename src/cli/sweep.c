@@ -15,6 +15,8 @@
 #include <math.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -40,6 +42,9 @@ static const char *g_sweep_usage =
     "  --resume DIR    continue the sweep in DIR\n"
     "  --quiet         no line per finished trial\n";
 
+/* How long the other ranks wait for rank 0 to create the sweep (tenths of a second). */
+#define JOIN_TRIES 1200
+
 static volatile sig_atomic_t g_stop;
 
 static void on_stop_signal(int signo) {
@@ -53,6 +58,7 @@ typedef struct slot {
     sk_sweep_trial trial;
     int seed_done; /* seeds finished */
     pid_t pid;
+    int claim_fd; /* the flock of DIR/trial-NNNN/claim.lock while it runs */
     double started, metric_sum, cost_sum;
 } slot;
 
@@ -62,12 +68,11 @@ typedef struct sweep_run {
     sk_sweep_spec spec;
     sk_sweep_trial *trials; /* finished */
     int num_trials, capacity;
-    int next_index;    /* the next new trial's number */
-    double previous;   /* sweep seconds of earlier sessions */
-    double start;      /* sk_now() of this session */
+    double previous;   /* the latest sweep seconds the state file records */
+    double start;        /* sk_now() of this session */
+    double session_base; /* the sweep seconds when this session started */
     bool quiet;
-    int pending[256];  /* started, unfinished trials found on resume */
-    int num_pending;
+    int recorded;      /* trials this process finished */
 } sweep_run;
 
 static int train_seed(const sk_sweep_trial *trial, int seed_done) {
@@ -140,7 +145,30 @@ static bool read_params(const sweep_run *run, int index, sk_sweep_trial *trial) 
     return good;
 }
 
-static double sweep_seconds(const sweep_run *run) { return run->previous + sk_now() - run->start; }
+/* Sweep seconds: the state file's latest, plus this session's time since its own last
+ * record (an estimate shared by the ranks, each of which started at about the same time). */
+static double sweep_seconds(const sweep_run *run) {
+    return fmax(run->previous, run->session_base + sk_now() - run->start);
+}
+
+/* Removes the variables by which a launcher tells a process it is a rank (Open MPI's OMPI_*,
+ * PMIx's PMIX_*, PMI's PMI_*): `skinner train` started by a sweep's rank would otherwise
+ * join the launcher's job as that rank. */
+void scrub_launcher_environment(void) {
+    extern char **environ;
+    for (int i = 0; environ[i];) {
+        const char *var = environ[i];
+        if (strncmp(var, "OMPI_", 5) == 0 || strncmp(var, "PMIX_", 5) == 0 ||
+            strncmp(var, "PMI_", 4) == 0) {
+            char name[256];
+            size_t length = strcspn(var, "=");
+            snprintf(name, sizeof name, "%.*s", (int)(length < 255 ? length : 255), var);
+            unsetenv(name);
+        } else {
+            i++;
+        }
+    }
+}
 
 /* Starts the next seed of the slot's trial: `skinner train` with the trial's config. */
 static sk_status start_seed(sweep_run *run, slot *s) {
@@ -161,6 +189,7 @@ static sk_status start_seed(sweep_run *run, slot *s) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent) _exit(127);
         signal(SIGINT, SIG_IGN); /* the sweep decides; a Ctrl-C reaches the sweep alone */
+        scrub_launcher_environment(); /* a run under a sweep's rank is a run of its own */
         int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd >= 0) {
             dup2(fd, STDOUT_FILENO);
@@ -223,44 +252,51 @@ static void collect_seed(sweep_run *run, slot *s, int wait_status) {
     s->cost_sum += cost;
 }
 
-static sk_status record(sweep_run *run, sk_sweep_trial *trial) {
-    trial->sweep_seconds = sweep_seconds(run);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/sweep.jsonl", run->dir);
-    sk_status status = sk_sweep_state_append(path, &run->spec, trial);
-    if (status != SK_OK) return status;
-    if (run->num_trials == run->capacity) {
-        run->capacity = run->capacity ? 2 * run->capacity : 64;
-        sk_sweep_trial *grown = realloc(run->trials, (size_t)run->capacity * sizeof *grown);
-        if (!grown) return sk_fail(SK_ERR_NOMEM, "out of memory for the sweep's trials");
-        run->trials = grown;
+/* ------------------------------------------------------------ sharing the folder
+ * Every process of a sweep (one, or each rank of `mpirun -np K skinner sweep`) runs the same
+ * loop on the same folder. What to run next is decided under an exclusive flock of
+ * DIR/sweep.lock, from the state file as it is then: so the ranks never run a trial twice,
+ * and each suggestion sees every trial finished anywhere. A running trial is claimed by a
+ * flock of DIR/trial-NNNN/claim.lock, which its process holds while it runs; the kernel
+ * drops it when that process dies, however it dies, and the next process to look finds the
+ * trial unfinished and unclaimed and runs it again. */
+
+/* Opens and flocks path; its fd, or -1 (errno EWOULDBLOCK: held by another). */
+static int lock_file(const char *path, bool wait) {
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return -1;
+    while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
+        if (errno == EINTR && wait) continue;
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
     }
-    run->trials[run->num_trials++] = *trial;
-    if (!run->quiet) {
-        if (trial->ok)
-            printf("trial %4d  %s %-10.6g cost %-10.4g %s", trial->index, run->spec.metric,
-                   trial->metric, trial->cost, trial->retest_of >= 0 ? "(re-test) " : "");
-        else printf("trial %4d  failed: %s ", trial->index, trial->message);
-        for (int d = 0; d < run->spec.num_params; d++)
-            printf(" %s=%.4g", run->spec.params[d].key, trial->value[d]);
-        printf("\n");
-        fflush(stdout);
-    }
-    return SK_OK;
+    return fd;
 }
 
-/* The next trial to start: a pending rerun, or a new suggestion. */
-static sk_status next_trial(sweep_run *run, sk_sweep_trial *trial) {
-    if (run->num_pending > 0) {
-        int index = run->pending[--run->num_pending];
-        if (read_params(run, index, trial)) return SK_OK;
-        /* started but its params.json was not written: suggest it afresh */
-        memset(trial, 0, sizeof *trial);
-        trial->index = index;
-    } else {
-        memset(trial, 0, sizeof *trial);
-        trial->index = run->next_index++;
-    }
+/* Under the sweep's lock: the state file again (other processes append to it). */
+static sk_status reload(sweep_run *run) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/sweep.jsonl", run->dir);
+    free(run->trials);
+    run->trials = NULL;
+    sk_status status = sk_sweep_state_read(path, &run->spec, &run->trials, &run->num_trials);
+    run->capacity = run->num_trials;
+    run->previous = 0;
+    for (int i = 0; i < run->num_trials; i++)
+        run->previous = fmax(run->previous, run->trials[i].sweep_seconds);
+    return status;
+}
+
+static bool is_finished(const sweep_run *run, int index) {
+    for (int i = 0; i < run->num_trials; i++)
+        if (run->trials[i].index == index) return true;
+    return false;
+}
+
+/* A new trial's values: the suggestion from every finished trial. */
+static sk_status suggest(sweep_run *run, sk_sweep_trial *trial) {
     sk_sweep_obs *obs = malloc(((size_t)run->num_trials + 1) * sizeof *obs);
     if (!obs) return sk_fail(SK_ERR_NOMEM, "out of memory for the sweep's trials");
     for (int i = 0; i < run->num_trials; i++) obs[i] = sk_sweep_observe(&run->spec, &run->trials[i]);
@@ -275,45 +311,118 @@ static sk_status next_trial(sweep_run *run, sk_sweep_trial *trial) {
     return SK_OK;
 }
 
-static sk_status start_trial(sweep_run *run, slot *s) {
-    memset(s, 0, sizeof *s);
-    sk_status status = next_trial(run, &s->trial);
-    if (status != SK_OK) return status;
+typedef enum claim_result { CLAIMED, WAIT, DONE } claim_result;
+
+/* Under the sweep's lock: claims an unfinished trial nobody runs (a rerun), else a new one
+ * if the budget allows; WAIT when only other processes' trials are left (one may die and
+ * leave its trial to rerun), DONE when nothing is left at all. */
+static sk_status claim(sweep_run *run, slot *s, claim_result *result) {
     char dir[4200], path[4300];
+    int running_elsewhere = 0, highest = sweep_highest_trial(run->dir);
+    *result = DONE;
+    memset(s, 0, sizeof *s);
+    s->claim_fd = -1;
+    for (int index = 0; index <= highest && s->claim_fd < 0; index++) {
+        if (is_finished(run, index)) continue;
+        sweep_trial_dir(dir, sizeof dir, run->dir, index);
+        if (access(dir, F_OK) != 0) continue;
+        snprintf(path, sizeof path, "%s/claim.lock", dir);
+        int fd = lock_file(path, false);
+        if (fd < 0) {
+            running_elsewhere++;
+            continue;
+        }
+        s->claim_fd = fd;
+        if (!read_params(run, index, &s->trial)) { /* claimed before its params were written */
+            s->trial.index = index;
+            sk_status status = suggest(run, &s->trial);
+            if (status != SK_OK) return status;
+        }
+    }
+    if (s->claim_fd < 0) {
+        bool budget = !g_stop && (!run->spec.trials || run->num_trials + running_elsewhere < run->spec.trials) &&
+                      (!run->spec.seconds || sweep_seconds(run) < run->spec.seconds);
+        if (!budget) {
+            *result = running_elsewhere > 0 && !g_stop ? WAIT : DONE;
+            return SK_OK;
+        }
+        s->trial.index = highest + 1;
+        sweep_trial_dir(dir, sizeof dir, run->dir, s->trial.index);
+        sk_status status = sk_mkdirs(dir);
+        snprintf(path, sizeof path, "%s/claim.lock", dir);
+        if (status == SK_OK && (s->claim_fd = lock_file(path, false)) < 0)
+            status = sk_fail(SK_ERR_IO, "cannot claim '%s': %s", path, strerror(errno));
+        if (status == SK_OK) status = suggest(run, &s->trial);
+        snprintf(path, sizeof path, "%s/params.json", dir);
+        if (status == SK_OK) status = write_params(run, &s->trial, path);
+        if (status != SK_OK) return status;
+    }
     sweep_trial_dir(dir, sizeof dir, run->dir, s->trial.index);
-    status = sk_mkdirs(dir);
-    snprintf(path, sizeof path, "%s/params.json", dir);
-    if (status == SK_OK) status = write_params(run, &s->trial, path);
     snprintf(path, sizeof path, "%s/trial.ini", dir);
-    if (status == SK_OK) status = sweep_trial_config(&run->spec, s->trial.value, path);
+    sk_status status = sweep_trial_config(&run->spec, s->trial.value, path);
     if (status != SK_OK) return status;
-    s->busy = true;
-    s->started = sk_now();
-    return start_seed(run, s);
+    *result = CLAIMED;
+    return SK_OK;
 }
 
-static bool budget_left(const sweep_run *run, int running) {
-    if (run->spec.trials && run->num_trials + running >= run->spec.trials) return false;
-    if (run->spec.seconds && sweep_seconds(run) >= run->spec.seconds) return false;
-    return true;
+static void release(slot *s) {
+    if (s->claim_fd >= 0) close(s->claim_fd);
+    s->claim_fd = -1;
+    s->busy = false;
 }
 
-/* The loop: keep trials_at_once trials running until the budget is spent. */
+static void print_trial(const sweep_run *run, const sk_sweep_trial *trial) {
+    if (trial->ok)
+        printf("trial %4d  %s %-10.6g cost %-10.4g %s", trial->index, run->spec.metric,
+               trial->metric, trial->cost, trial->retest_of >= 0 ? "(re-test) " : "");
+    else printf("trial %4d  failed: %s ", trial->index, trial->message);
+    for (int d = 0; d < run->spec.num_params; d++)
+        printf(" %s=%.4g", run->spec.params[d].key, trial->value[d]);
+    printf("\n");
+    fflush(stdout);
+}
+
+/* The loop: keep trials_at_once trials running until the budget is spent everywhere. */
 static sk_status run_sweep(sweep_run *run) {
     int width = run->spec.trials_at_once;
     slot *slots = calloc((size_t)width, sizeof *slots);
     if (!slots) return sk_fail(SK_ERR_NOMEM, "out of memory for %d trial slots", width);
+    char lock_path[4200], state_path[4200];
+    snprintf(lock_path, sizeof lock_path, "%s/sweep.lock", run->dir);
+    snprintf(state_path, sizeof state_path, "%s/sweep.jsonl", run->dir);
     sk_status status = SK_OK;
     int running = 0;
+    bool waiting = false;
     for (;;) {
-        while (status == SK_OK && !g_stop && running < width &&
-               (run->num_pending > 0 || budget_left(run, running))) {
+        waiting = false;
+        while (status == SK_OK && !g_stop && running < width) {
             int free_slot = 0;
             while (slots[free_slot].busy) free_slot++;
-            status = start_trial(run, &slots[free_slot]);
-            if (slots[free_slot].busy) running++;
+            int lock = lock_file(lock_path, true);
+            if (lock < 0) {
+                status = sk_fail(SK_ERR_IO, "cannot lock '%s': %s", lock_path, strerror(errno));
+                break;
+            }
+            claim_result result = DONE;
+            status = reload(run);
+            if (status == SK_OK) status = claim(run, &slots[free_slot], &result);
+            close(lock);
+            if (status != SK_OK || result != CLAIMED) {
+                if (slots[free_slot].claim_fd >= 0) release(&slots[free_slot]);
+                waiting = result == WAIT;
+                break;
+            }
+            slots[free_slot].busy = true;
+            slots[free_slot].started = sk_now();
+            running++;
+            status = start_seed(run, &slots[free_slot]);
         }
-        if (running == 0) break;
+        if (running == 0 && !(waiting && status == SK_OK && !g_stop)) break;
+        if (running == 0) { /* another process's trials are left: look again soon */
+            struct timespec pause = {0, 200 * 1000 * 1000};
+            nanosleep(&pause, NULL);
+            continue;
+        }
         int wait_status = 0;
         pid_t pid = waitpid(-1, &wait_status, 0);
         if (pid < 0) {
@@ -326,12 +435,11 @@ static sk_status run_sweep(sweep_run *run) {
             if (slots[i].busy && slots[i].pid == pid) s = &slots[i];
         if (!s) continue;
         if (g_stop) { /* unfinished: a resume reruns it */
-            s->busy = false;
+            release(s);
             running--;
             continue;
         }
         bool failed_before = s->trial.message[0] != '\0';
-        s->trial.ok = true;
         collect_seed(run, s, wait_status);
         bool failed = failed_before || s->trial.message[0] != '\0';
         if (!failed && s->seed_done < run->spec.seeds_per_trial && status == SK_OK) {
@@ -344,40 +452,50 @@ static sk_status run_sweep(sweep_run *run) {
             s->trial.cost = s->cost_sum / s->seed_done;
         }
         s->trial.trial_seconds = sk_now() - s->started;
-        if (status == SK_OK) status = record(run, &s->trial);
-        s->busy = false;
+        if (status == SK_OK) {
+            int lock = lock_file(lock_path, true);
+            status = reload(run);
+            s->trial.sweep_seconds = sweep_seconds(run);
+            if (status == SK_OK) status = sk_sweep_state_append(state_path, &run->spec, &s->trial);
+            if (lock >= 0) close(lock);
+            if (status == SK_OK) run->recorded++;
+            if (status == SK_OK && !run->quiet) print_trial(run, &s->trial);
+        }
+        release(s);
         running--;
     }
+    for (int i = 0; i < width; i++) /* an error left trials running: stop them */
+        if (slots[i].busy) {
+            kill(slots[i].pid, SIGKILL);
+            waitpid(slots[i].pid, NULL, 0);
+            release(&slots[i]);
+        }
     free(slots);
     return status;
 }
 
-/* The sweep's earlier state: finished trials, the next number, the trials to rerun. */
-static sk_status replay(sweep_run *run) {
+/* This process's rank when a launcher started it (mpirun, srun), else -1. A sweep's ranks
+ * share its folder, not MPI messages (see above), so `skinner sweep` starts no MPI. */
+static int launcher_rank(void) {
+    const char *names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (getenv(names[i])) return atoi(getenv(names[i]));
+    return -1;
+}
+
+/* A rank other than 0: waits for rank 0 to create the folder (DIR/sweep.ini appears last,
+ * by rename), then opens it. */
+static sk_status join_sweep(sweep_run *run) {
     char path[4200];
-    snprintf(path, sizeof path, "%s/sweep.jsonl", run->dir);
-    sk_status status = sk_sweep_state_read(path, &run->spec, &run->trials, &run->num_trials);
-    if (status != SK_OK) return status;
-    run->capacity = run->num_trials;
-    bool *finished = calloc(1000000, sizeof *finished);
-    if (!finished) return sk_fail(SK_ERR_NOMEM, "out of memory replaying '%s'", path);
-    for (int i = 0; i < run->num_trials; i++) {
-        const sk_sweep_trial *trial = &run->trials[i];
-        if (trial->index >= run->next_index) run->next_index = trial->index + 1;
-        if (trial->sweep_seconds > run->previous) run->previous = trial->sweep_seconds;
-        if (trial->index < 1000000) finished[trial->index] = true;
+    snprintf(path, sizeof path, "%s/sweep.ini", run->dir);
+    for (int tries = 0; access(path, R_OK) != 0; tries++) {
+        if (tries == JOIN_TRIES)
+            return sk_fail(SK_ERR_IO, "rank 0 did not create the sweep '%s' within %d s (see its "
+                                      "message)", run->dir, JOIN_TRIES / 10);
+        struct timespec pause = {0, 100 * 1000 * 1000};
+        nanosleep(&pause, NULL);
     }
-    /* folders of trials started and never finished (numbers up to the highest found) */
-    int highest = sweep_highest_trial(run->dir);
-    if (highest >= run->next_index) run->next_index = highest + 1;
-    for (int index = highest; index >= 0 && run->num_pending < 256; index--)
-        if (!finished[index]) {
-            char dir[4200];
-            sweep_trial_dir(dir, sizeof dir, run->dir, index);
-            if (access(dir, F_OK) == 0) run->pending[run->num_pending++] = index;
-        }
-    free(finished);
-    return SK_OK;
+    return sweep_open_existing(run->dir, &run->spec);
 }
 
 int cmd_sweep(int argc, char **argv) {
@@ -419,18 +537,21 @@ int cmd_sweep(int argc, char **argv) {
         return cli_error(SK_EXIT_FAILURE, "cannot find this program (/proc/self/exe)");
     }
     run->self[length] = '\0';
-    sk_status status = resume ? sweep_open_existing(run->dir, &run->spec)
-                              : sweep_create(run->dir, config, run->self, &run->spec);
-    if (status == SK_OK && resume) status = replay(run);
+    /* under a launcher, rank 0 creates the folder and the other ranks join it */
+    int rank = launcher_rank();
+    sk_status status = SK_OK;
+    if (resume || rank > 0) status = rank > 0 ? join_sweep(run) : sweep_open_existing(run->dir, &run->spec);
+    else status = sweep_create(run->dir, config, run->self, &run->spec);
+    if (status == SK_OK) status = reload(run);
     if (status == SK_OK) {
         struct sigaction action = {.sa_handler = on_stop_signal};
         sigaction(SIGINT, &action, NULL);
         sigaction(SIGTERM, &action, NULL);
         run->start = sk_now();
-        if (!quiet)
-            printf("sweep of %s in %s: %s search, %d trial(s) done, %d to rerun\n", run->spec.env,
-                   run->dir, run->spec.method == SK_SWEEP_PARETO ? "pareto" : "random",
-                   run->num_trials, run->num_pending);
+        run->session_base = run->previous;
+        if (!quiet && rank <= 0)
+            printf("sweep of %s in %s: %s search, %d trial(s) done\n", run->spec.env, run->dir,
+                   run->spec.method == SK_SWEEP_PARETO ? "pareto" : "random", run->num_trials);
         status = run_sweep(run);
     }
     int code = SK_EXIT_OK;
@@ -440,7 +561,10 @@ int cmd_sweep(int argc, char **argv) {
                 run->dir);
         code = 130;
     } else if (!quiet) {
-        printf("sweep done: %d trial(s); see: skinner sweep report %s\n", run->num_trials, run->dir);
+        if (rank <= 0) reload(run);
+        if (rank <= 0)
+            printf("sweep done: %d trial(s); see: skinner sweep report %s\n", run->num_trials,
+                   run->dir);
     }
     free(run->trials);
     free(run);

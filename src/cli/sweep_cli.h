@@ -27,6 +27,15 @@ sk_status sweep_create(const char *dir, const char *config, const char *self, sk
 /* The sweep in dir, from its DIR/sweep.ini and DIR/base.ini. */
 sk_status sweep_open_existing(const char *dir, sk_sweep_spec *spec);
 
+/* Draws DIR/front.png and DIR/params.png from the n successful trials trials[index[k]]
+ * and the front (indices into index); false if there is nothing to draw. */
+bool sweep_plot(const char *dir, const sk_sweep_spec *spec, const sk_sweep_trial *trials,
+                int count, const int *front, int front_size, const int *index, int n);
+
+/* Removes a launcher's rank variables from this process's environment (a child's, before
+ * it execs skinner). */
+void scrub_launcher_environment(void);
+
 /* skinner sweep report DIR */
 int sweep_report(int argc, char **argv);
 

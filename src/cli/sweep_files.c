@@ -96,6 +96,7 @@ static sk_status probe_config(const char *self, const char *env, const char *pro
         if (null_fd >= 0) dup2(null_fd, STDOUT_FILENO);
         dup2(pipe_fds[1], STDERR_FILENO);
         close(pipe_fds[0]);
+        scrub_launcher_environment();
         char *argv[] = {(char *)self, "config", (char *)env, "--config", (char *)probe, NULL};
         execv(self, argv);
         _exit(127);
@@ -171,13 +172,18 @@ sk_status sweep_create(const char *dir, const char *config, const char *self, sk
     if (status != SK_OK) return status;
     char path[PATH_MAX + 64];
     status = sk_mkdirs(dir);
-    snprintf(path, sizeof path, "%s/sweep.ini", dir);
-    if (status == SK_OK) status = copy_file(config, path);
     if (status == SK_OK && spec->base_config[0]) {
         snprintf(path, sizeof path, "%s/base.ini", dir);
         status = copy_file(spec->base_config, path);
         snprintf(spec->base_config, sizeof spec->base_config, "%s", path);
     }
+    /* sweep.ini last and whole (by rename): other ranks wait for it to join */
+    char temporary[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/sweep.ini", dir);
+    snprintf(temporary, sizeof temporary, "%s/sweep.ini.new", dir);
+    if (status == SK_OK) status = copy_file(config, temporary);
+    if (status == SK_OK && rename(temporary, path) != 0)
+        status = sk_fail(SK_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     return status;
 }
 

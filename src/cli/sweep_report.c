@@ -90,6 +90,9 @@ int sweep_report(int argc, char **argv) {
         printf("%5d  %-12.6g %-12.6g", trial->index, trial->metric, trial->cost);
         print_values(&spec, trial);
     }
+    if (sweep_plot(dir, &spec, trials, count, front, front_size, index, n))
+        printf("\nfigures: %s/front.png (the metric against cost, the front in red), "
+               "%s/params.png (the metric against each key)\n", dir, dir);
     int best = -1, best_runs = 0;
     double best_metric = 0;
     for (int k = 0; k < n; k++) {
