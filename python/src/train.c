@@ -666,6 +666,26 @@ static PyObject *agent_env_id(Agent *self, void *closure) {
     return PyUnicode_FromString(sk_agent_env(self->agent)->id);
 }
 
+/* export_onnx(path) / export_c(path): the policy leaves skinner (docs/export.md). */
+static PyObject *agent_export(Agent *self, PyObject *arg,
+                              sk_status (*write)(const sk_agent *, const char *)) {
+    if (!agent_ok(self)) return NULL;
+    PyObject *bytes = NULL;
+    if (!PyUnicode_FSConverter(arg, &bytes)) return NULL;
+    sk_status status = write(self->agent, PyBytes_AS_STRING(bytes));
+    Py_DECREF(bytes);
+    if (status != SK_OK) return skpy_raise(status, NULL);
+    Py_RETURN_NONE;
+}
+
+static PyObject *agent_export_onnx(Agent *self, PyObject *arg) {
+    return agent_export(self, arg, sk_agent_export_onnx);
+}
+
+static PyObject *agent_export_c(Agent *self, PyObject *arg) {
+    return agent_export(self, arg, sk_agent_export_c);
+}
+
 static PyMethodDef agent_methods[] = {
     {"act", (PyCFunction)(void (*)(void))agent_act, METH_VARARGS | METH_KEYWORDS,
      "act(obs, deterministic=False, action_mask=None, state=None, episode_start=None) -> "
@@ -673,6 +693,10 @@ static PyMethodDef agent_methods[] = {
     {"seed", (PyCFunction)agent_seed, METH_O, "seed(n): restarts the sampling stream"},
     {"state_dict", (PyCFunction)agent_state_dict, METH_NOARGS,
      "state_dict() -> {name: float32 array}, named as in the checkpoint"},
+    {"export_onnx", (PyCFunction)agent_export_onnx, METH_O,
+     "export_onnx(path): the policy as an ONNX model (opset 17; docs/export.md)"},
+    {"export_c", (PyCFunction)agent_export_c, METH_O,
+     "export_c(path): the policy as one C99 header needing only libm (docs/export.md)"},
     {NULL, NULL, 0, NULL},
 };
 
