@@ -442,6 +442,16 @@ static void test_resume_after_sigkill(void **state) {
     assert_non_null(strstr(printed, "Pareto front"));
     assert_non_null(strstr(printed, "best: trial"));
     free(printed);
+    /* skinner monitor on the sweep's folder: a snapshot of the trials (stdout is a file) */
+    char *monitor[] = {SKINNER_BINARY, "monitor", dir, NULL};
+    assert_int_equal(run_program(monitor, out, err, 60), 0);
+    printed = read_text(out);
+    if (!strstr(printed, "trials: 10 done") || !strstr(printed, "best so far: trial") ||
+        !strstr(printed, "running:\n  none")) {
+        print_error("skinner monitor on the sweep printed:\n%s", printed);
+        fail();
+    }
+    free(printed);
     /* its figures are PNG files */
     for (int i = 0; i < 2; i++) {
         char path[700], magic[8] = {0};

@@ -2,6 +2,7 @@
 #include "../core/core.h"
 #include "../io/live.h"
 #include "cli.h"
+#include "sweep_cli.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -647,6 +648,7 @@ int cmd_monitor(int argc, char **argv) {
         fputs(g_monitor_usage, stderr);
         return cli_error(SK_EXIT_USAGE, "missing RUN_DIR (the folder 'skinner train' writes)");
     }
+    if (sweep_is_folder(run_dir)) return sweep_monitor(run_dir, once); /* sweep_monitor.c */
     /* RUN_DIR/live.bin, or the file itself when given one */
     char path[4096];
     struct stat st;

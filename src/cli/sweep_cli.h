@@ -36,6 +36,11 @@ bool sweep_plot(const char *dir, const sk_sweep_spec *spec, const sk_sweep_trial
  * it execs skinner). */
 void scrub_launcher_environment(void);
 
+/* Whether dir is a sweep's folder (it has sweep.ini). */
+bool sweep_is_folder(const char *dir);
+/* skinner monitor DIR on a sweep: a snapshot, or one a second on a terminal (not once). */
+int sweep_monitor(const char *dir, bool once);
+
 /* skinner sweep report DIR */
 int sweep_report(int argc, char **argv);
 
