@@ -353,6 +353,52 @@ static void test_program_refuses_unknown_key(void **state) {
     assert_int_not_equal(access(dir, F_OK), 0);
 }
 
+/* metric = eval.KEY: a key the env's evaluation does not report is refused before any
+ * trial, at the metric's line; one it reports is each seed's eval.json figure. */
+static void test_eval_metric(void **state) {
+    (void)state;
+    char sweep[512], dir[512], out[600], err[600], path[700];
+    snprintf(sweep, sizeof sweep, "%s/eval.ini", g_tmp);
+    snprintf(dir, sizeof dir, "%s/eval-sweep", g_tmp);
+    snprintf(out, sizeof out, "%s/eval.out", g_tmp);
+    snprintf(err, sizeof err, "%s/eval.err", g_tmp);
+    const char *body = "eval = --episodes 5 --greedy\ncost = steps\ntrials = 2\n\n"
+                       "[train]\ntotal_steps = 4096\n\n"
+                       "[ppo.learning_rate]\ndistribution = log_uniform\nmin = 1e-3\nmax = 1e-2\n";
+    char text[1024];
+    snprintf(text, sizeof text, "[sweep]\nenv = CartPole-v1\nmetric = eval.mrr\n%s", body);
+    write_text(sweep, text);
+    char *argv[] = {SKINNER_BINARY, "sweep", "--config", sweep, "--run-dir", dir, NULL};
+    assert_int_equal(run_program(argv, out, err, 60), 1);
+    char *message = read_text(err), where[600];
+    snprintf(where, sizeof where, "%s:3: metric = eval.mrr", sweep);
+    if (!strstr(message, where) || !strstr(message, "reports no number mrr")) {
+        print_error("expected '%s ... reports no number mrr'; got: %s\n", where, message);
+        fail();
+    }
+    free(message);
+    assert_int_not_equal(access(dir, F_OK), 0);
+    snprintf(text, sizeof text, "[sweep]\nenv = CartPole-v1\nmetric = eval.mean_return\n%s", body);
+    write_text(sweep, text);
+    assert_int_equal(run_program(argv, out, err, 60), 0);
+    snprintf(path, sizeof path, "%s/sweep.jsonl", dir);
+    char *lines = read_text(path);
+    cJSON *first = cJSON_Parse(lines); /* the first line: trial 0 or 1 */
+    free(lines);
+    assert_non_null(first);
+    int index = cJSON_GetObjectItem(first, "trial")->valueint;
+    double metric = cJSON_GetObjectItem(first, "metric")->valuedouble;
+    cJSON_Delete(first);
+    snprintf(path, sizeof path, "%s/trial-%04d/seed-1/eval.json", dir, index);
+    char *eval = read_text(path);
+    cJSON *root = cJSON_Parse(eval);
+    free(eval);
+    assert_non_null(root);
+    assert_int_equal(cJSON_GetObjectItem(root, "episodes")->valueint, 5);
+    assert_close(metric, cJSON_GetObjectItem(root, "mean_return")->valuedouble, 0);
+    cJSON_Delete(root);
+}
+
 static int count_lines(const char *path) {
     char *text = read_text(path);
     int lines = 0;
@@ -472,6 +518,7 @@ int main(void) {
         cmocka_unit_test(test_state_torn_line),
         cmocka_unit_test(test_summary_keys),
         cmocka_unit_test(test_program_refuses_unknown_key),
+        cmocka_unit_test(test_eval_metric),
         cmocka_unit_test(test_resume_after_sigkill),
     };
     return test_run_group("test_sweep", tests, sizeof tests / sizeof *tests, make_tmp, remove_tmp);

@@ -58,7 +58,8 @@ typedef struct slot {
     sk_sweep_trial trial;
     int seed_done; /* seeds finished */
     pid_t pid;
-    int claim_fd; /* the flock of DIR/trial-NNNN/claim.lock while it runs */
+    int claim_fd;    /* the flock of DIR/trial-NNNN/claim.lock while it runs */
+    bool evaluating; /* its process is the seed's `skinner eval`, not its training */
     double started, metric_sum, cost_sum;
 } slot;
 
@@ -73,6 +74,9 @@ typedef struct sweep_run {
     double session_base; /* the sweep seconds when this session started */
     bool quiet;
     int recorded;      /* trials this process finished */
+    char eval_text[SK_SWEEP_TEXT_MAX]; /* [sweep] eval, split in place into eval_args */
+    char *eval_args[SWEEP_EVAL_MAX_ARGS];
+    int num_eval_args;
 } sweep_run;
 
 static int train_seed(const sk_sweep_trial *trial, int seed_done) {
@@ -170,6 +174,31 @@ void scrub_launcher_environment(void) {
     }
 }
 
+/* Forks and execs argv with stdout to out_path and stderr to err_path (or both to out_path);
+ * the child dies with the sweep and is not a rank of the sweep's launcher. */
+static sk_status spawn(sweep_run *run, char **argv, const char *out_path, const char *err_path,
+                       pid_t *pid_out) {
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) return sk_fail(SK_ERR_IO, "cannot start a trial: fork: %s", strerror(errno));
+    if (pid == 0) {
+        /* a killed sweep takes its trials with it: a resume reruns them */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(127);
+        signal(SIGINT, SIG_IGN); /* the sweep decides; a Ctrl-C reaches the sweep alone */
+        scrub_launcher_environment(); /* a run under a sweep's rank is a run of its own */
+        int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        int err = err_path ? open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : out;
+        if (out >= 0) dup2(out, STDOUT_FILENO);
+        if (err >= 0) dup2(err, STDERR_FILENO);
+        execv(run->self, argv);
+        fprintf(stderr, "skinner sweep: cannot run '%s': %s\n", run->self, strerror(errno));
+        _exit(127);
+    }
+    *pid_out = pid;
+    return SK_OK;
+}
+
 /* Starts the next seed of the slot's trial: `skinner train` with the trial's config. */
 static sk_status start_seed(sweep_run *run, slot *s) {
     char trial_dir[4200], config[4300], seed_dir[4300], log_path[4300], seed[32], threads[32];
@@ -181,28 +210,27 @@ static sk_status start_seed(sweep_run *run, slot *s) {
     snprintf(seed, sizeof seed, "%d", train);
     snprintf(threads, sizeof threads, "%d", run->spec.threads_per_trial);
     sweep_remove_tree(seed_dir); /* a rerun's earlier, unfinished attempt */
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) return sk_fail(SK_ERR_IO, "cannot start a trial: fork: %s", strerror(errno));
-    if (pid == 0) {
-        /* a killed sweep takes its trials with it: a resume reruns them */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(127);
-        signal(SIGINT, SIG_IGN); /* the sweep decides; a Ctrl-C reaches the sweep alone */
-        scrub_launcher_environment(); /* a run under a sweep's rank is a run of its own */
-        int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd >= 0) {
-            dup2(fd, STDOUT_FILENO);
-            dup2(fd, STDERR_FILENO);
-        }
-        char *argv[] = {run->self, "train", run->spec.env, "--config", config, "--run-dir",
-                        seed_dir, "--seed", seed, "--threads", threads, "--quiet", NULL};
-        execv(run->self, argv);
-        fprintf(stderr, "skinner sweep: cannot run '%s': %s\n", run->self, strerror(errno));
-        _exit(127);
-    }
-    s->pid = pid;
-    return SK_OK;
+    s->evaluating = false;
+    char *argv[] = {run->self, "train", run->spec.env, "--config", config, "--run-dir",
+                    seed_dir, "--seed", seed, "--threads", threads, "--quiet", NULL};
+    return spawn(run, argv, log_path, NULL, &s->pid);
+}
+
+/* The seed's evaluation, for a metric of `skinner eval`: its JSON to seed-S/eval.json. */
+static sk_status start_eval(sweep_run *run, slot *s) {
+    char trial_dir[4200], seed_dir[4300], json_path[4400], log_path[4300];
+    sweep_trial_dir(trial_dir, sizeof trial_dir, run->dir, s->trial.index);
+    int train = train_seed(&s->trial, s->seed_done);
+    snprintf(seed_dir, sizeof seed_dir, "%s/seed-%d", trial_dir, train);
+    snprintf(json_path, sizeof json_path, "%s/eval.json", seed_dir);
+    snprintf(log_path, sizeof log_path, "%s/seed-%d.eval.log", trial_dir, train);
+    char *argv[SWEEP_EVAL_MAX_ARGS + 8] = {run->self, "eval", run->spec.env, "--checkpoint",
+                                           seed_dir, "--json"};
+    int argc = 6;
+    for (int i = 0; i < run->num_eval_args; i++) argv[argc++] = run->eval_args[i];
+    argv[argc] = NULL;
+    s->evaluating = true;
+    return spawn(run, argv, json_path, log_path, &s->pid);
 }
 
 /* The last non-empty line of a trial's log: what went wrong. */
@@ -218,38 +246,46 @@ static void last_line(const char *path, char *out, size_t size) {
     free(text);
 }
 
-/* Reads one finished seed: its metric and cost into the slot, or the failure. */
-static void collect_seed(sweep_run *run, slot *s, int wait_status) {
+/* A seed's process ended: the failure, or its training's cost and, for a metric of
+ * summary.json, its metric; for a metric of `skinner eval`, true: start its evaluation. */
+static bool collect_seed(sweep_run *run, slot *s, int wait_status) {
     char trial_dir[4200], path[4400];
     sweep_trial_dir(trial_dir, sizeof trial_dir, run->dir, s->trial.index);
     int train = train_seed(&s->trial, s->seed_done);
-    s->seed_done++;
+    const char *what = s->evaluating ? "evaluation of seed" : "seed";
     if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0) {
         char message[400];
-        snprintf(path, sizeof path, "%s/seed-%d.log", trial_dir, train);
+        snprintf(path, sizeof path, "%s/seed-%d%s.log", trial_dir, train,
+                 s->evaluating ? ".eval" : "");
         last_line(path, message, sizeof message);
-        s->trial.ok = false;
+        s->seed_done++;
         if (WIFSIGNALED(wait_status))
-            snprintf(s->trial.message, sizeof s->trial.message, "seed %d killed by signal %d: %s",
-                     train, WTERMSIG(wait_status), message);
+            snprintf(s->trial.message, sizeof s->trial.message, "%s %d killed by signal %d: %s",
+                     what, train, WTERMSIG(wait_status), message);
         else
-            snprintf(s->trial.message, sizeof s->trial.message, "seed %d exited with %d: %s",
+            snprintf(s->trial.message, sizeof s->trial.message, "%s %d exited with %d: %s", what,
                      train, WEXITSTATUS(wait_status), message);
-        return;
+        return false;
     }
-    snprintf(path, sizeof path, "%s/seed-%d/summary.json", trial_dir, train);
     double metric = NAN, cost = NAN;
-    const char *cost_key = run->spec.cost == SK_COST_SECONDS ? "wall_seconds" : "total_steps";
-    if (!sweep_summary_number(path, run->spec.metric, &metric)) {
-        s->trial.ok = false;
-        snprintf(s->trial.message, sizeof s->trial.message,
-                 "seed %d: its summary.json has no %s (null: the run did not reach it)", train,
-                 run->spec.metric);
-        return;
+    if (!s->evaluating) {
+        const char *cost_key = run->spec.cost == SK_COST_SECONDS ? "wall_seconds" : "total_steps";
+        snprintf(path, sizeof path, "%s/seed-%d/summary.json", trial_dir, train);
+        if (!sweep_summary_number(path, cost_key, &cost) || !(cost > 0)) cost = 1e-9;
+        s->cost_sum += cost;
+        if (run->spec.metric_from_eval) return true;
     }
-    if (!sweep_summary_number(path, cost_key, &cost) || !(cost > 0)) cost = 1e-9;
+    s->seed_done++;
+    snprintf(path, sizeof path, "%s/seed-%d/%s", trial_dir, train,
+             s->evaluating ? "eval.json" : "summary.json");
+    if (!sweep_summary_number(path, run->spec.metric, &metric)) {
+        snprintf(s->trial.message, sizeof s->trial.message,
+                 "seed %d: its %s has no %s (null: the run did not reach it)", train,
+                 s->evaluating ? "eval.json" : "summary.json", run->spec.metric);
+        return false;
+    }
     s->metric_sum += metric;
-    s->cost_sum += cost;
+    return false;
 }
 
 /* ------------------------------------------------------------ sharing the folder
@@ -439,9 +475,12 @@ static sk_status run_sweep(sweep_run *run) {
             running--;
             continue;
         }
-        bool failed_before = s->trial.message[0] != '\0';
-        collect_seed(run, s, wait_status);
-        bool failed = failed_before || s->trial.message[0] != '\0';
+        bool evaluate = collect_seed(run, s, wait_status);
+        bool failed = s->trial.message[0] != '\0';
+        if (evaluate && status == SK_OK) {
+            status = start_eval(run, s);
+            if (status == SK_OK) continue;
+        }
         if (!failed && s->seed_done < run->spec.seeds_per_trial && status == SK_OK) {
             status = start_seed(run, s);
             if (status == SK_OK) continue;
@@ -543,6 +582,10 @@ int cmd_sweep(int argc, char **argv) {
     if (resume || rank > 0) status = rank > 0 ? join_sweep(run) : sweep_open_existing(run->dir, &run->spec);
     else status = sweep_create(run->dir, config, run->self, &run->spec);
     if (status == SK_OK) status = reload(run);
+    snprintf(run->eval_text, sizeof run->eval_text, "%s", run->spec.eval_args);
+    run->num_eval_args = sweep_split_args(run->eval_text, run->eval_args);
+    if (status == SK_OK && run->num_eval_args < 0)
+        status = sk_fail(SK_ERR_CONFIG, "[sweep] eval has more than %d arguments", SWEEP_EVAL_MAX_ARGS);
     if (status == SK_OK) {
         struct sigaction action = {.sa_handler = on_stop_signal};
         sigaction(SIGINT, &action, NULL);

@@ -7,11 +7,15 @@
 
 #include <stddef.h>
 
+/* Arguments of [sweep] eval at most. */
+#define SWEEP_EVAL_MAX_ARGS 32
+
 /* The whole file as a NUL-terminated string (malloc'd), or NULL. */
 char *sweep_read_text(const char *path);
 /* Removes path and everything under it, if it exists. */
 void sweep_remove_tree(const char *path);
-/* A number of a summary.json; false if missing, null or unreadable. */
+/* A number of a JSON file (summary.json, eval.json) at key, whose dots reach into objects
+ * ("head.mrr"); false if missing, null or unreadable. */
 bool sweep_summary_number(const char *path, const char *key, double *out);
 /* The highest NNNN of DIR/trial-NNNN folders, or -1. */
 int sweep_highest_trial(const char *dir);
@@ -40,6 +44,10 @@ void scrub_launcher_environment(void);
 bool sweep_is_folder(const char *dir);
 /* skinner monitor DIR on a sweep: a snapshot, or one a second on a terminal (not once). */
 int sweep_monitor(const char *dir, bool once);
+
+/* Splits text (in place) at blanks into at most SWEEP_EVAL_MAX_ARGS args; their count, or
+ * -1 if there are more. */
+int sweep_split_args(char *text, char **args);
 
 /* skinner sweep report DIR */
 int sweep_report(int argc, char **argv);

@@ -49,11 +49,28 @@ bool sweep_summary_number(const char *path, const char *key, double *out) {
     char *text = sweep_read_text(path);
     cJSON *root = text ? cJSON_Parse(text) : NULL;
     free(text);
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, key);
+    const cJSON *item = root;
+    char name[SK_SWEEP_KEY_MAX];
+    for (const char *part = key; item && *part;) {
+        size_t length = strcspn(part, ".");
+        snprintf(name, sizeof name, "%.*s", (int)(length < sizeof name - 1 ? length : sizeof name - 1),
+                 part);
+        item = cJSON_GetObjectItemCaseSensitive(item, name);
+        part += length + (part[length] == '.');
+    }
     bool found = cJSON_IsNumber(item) && isfinite(item->valuedouble);
     if (found) *out = item->valuedouble;
     cJSON_Delete(root);
     return found;
+}
+
+int sweep_split_args(char *text, char **args) {
+    int count = 0;
+    for (char *word = strtok(text, " \t"); word; word = strtok(NULL, " \t")) {
+        if (count == SWEEP_EVAL_MAX_ARGS) return -1;
+        args[count++] = word;
+    }
+    return count;
 }
 
 int sweep_highest_trial(const char *dir) {
@@ -82,23 +99,22 @@ static sk_status copy_file(const char *from, const char *to) {
     return written ? SK_OK : sk_fail(SK_ERR_IO, "cannot write '%s'", to);
 }
 
-/* Runs `skinner config ENV --config probe` (how train would resolve a trial's config); its
- * error message in message, or "" when it accepted the config. */
-static sk_status probe_config(const char *self, const char *env, const char *probe, char *message,
-                              size_t size) {
+/* Runs argv (this program) with stdout to out_path (NULL: discarded); its error message in
+ * message, or "" when it exited 0. */
+static sk_status run_probe(char **argv, const char *out_path, char *message, size_t size) {
     int pipe_fds[2];
     message[0] = '\0';
     if (pipe(pipe_fds) != 0) return sk_fail(SK_ERR_IO, "pipe: %s", strerror(errno));
     pid_t pid = fork();
     if (pid < 0) return sk_fail(SK_ERR_IO, "fork: %s", strerror(errno));
     if (pid == 0) {
-        int null_fd = open("/dev/null", O_WRONLY);
-        if (null_fd >= 0) dup2(null_fd, STDOUT_FILENO);
+        int out_fd = out_path ? open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644)
+                              : open("/dev/null", O_WRONLY);
+        if (out_fd >= 0) dup2(out_fd, STDOUT_FILENO);
         dup2(pipe_fds[1], STDERR_FILENO);
         close(pipe_fds[0]);
         scrub_launcher_environment();
-        char *argv[] = {(char *)self, "config", (char *)env, "--config", (char *)probe, NULL};
-        execv(self, argv);
+        execv(argv[0], argv);
         _exit(127);
     }
     close(pipe_fds[1]);
@@ -110,10 +126,69 @@ static sk_status probe_config(const char *self, const char *env, const char *pro
     int status = 0;
     waitpid(pid, &status, 0);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) message[0] = '\0';
-    else if (!message[0]) snprintf(message, size, "'skinner config' failed");
+    else if (!message[0]) snprintf(message, size, "'skinner %s' failed", argv[1]);
     char *end = message + strlen(message);
     while (end > message && end[-1] == '\n') *--end = '\0';
+    /* the last line says what went wrong */
+    char *last = strrchr(message, '\n');
+    if (last) memmove(message, last + 1, strlen(last + 1) + 1);
     return SK_OK;
+}
+
+/* Runs `skinner config ENV --config probe` (how train would resolve a trial's config). */
+static sk_status probe_config(const char *self, const char *env, const char *probe, char *message,
+                              size_t size) {
+    char *argv[] = {(char *)self, "config", (char *)env, "--config", (char *)probe, NULL};
+    return run_probe(argv, NULL, message, size);
+}
+
+/* metric = eval.KEY: a one-update run of the centre's config, then `skinner eval --json` with
+ * the sweep's eval arguments; refused unless that reports KEY as a number. */
+static sk_status check_eval_metric(const char *path, const sk_sweep_spec *spec, const char *self) {
+    char dir[] = "/tmp/skinner-sweep-eval-XXXXXX", config[128], run_dir[128], json[128];
+    if (!mkdtemp(dir)) return sk_fail(SK_ERR_IO, "cannot create a probe folder: %s", strerror(errno));
+    snprintf(config, sizeof config, "%s/probe.ini", dir);
+    snprintf(run_dir, sizeof run_dir, "%s/run", dir);
+    snprintf(json, sizeof json, "%s/eval.json", dir);
+    double value[SK_SWEEP_MAX_PARAMS];
+    for (int d = 0; d < spec->num_params; d++) value[d] = spec->params[d].centre;
+    char message[PROBE_OUTPUT_MAX], threads[32], eval_text[SK_SWEEP_TEXT_MAX];
+    snprintf(threads, sizeof threads, "%d", spec->threads_per_trial);
+    sk_status status = sweep_trial_config(spec, value, config);
+    char *train[] = {(char *)self, "train", (char *)spec->env, "--config", config, "--run-dir",
+                     run_dir, "--total-steps", "1", "--threads", threads, "--quiet", NULL};
+    if (status == SK_OK) status = run_probe(train, NULL, message, sizeof message);
+    if (status == SK_OK && message[0])
+        status = sk_fail_at(SK_ERR_CONFIG, path, spec->metric_line,
+                            "metric = eval.%s: a probe run to evaluate failed: %s", spec->metric,
+                            message);
+    char *eval[SWEEP_EVAL_MAX_ARGS + 8] = {(char *)self, "eval", (char *)spec->env, "--checkpoint",
+                                           run_dir, "--json"};
+    snprintf(eval_text, sizeof eval_text, "%s", spec->eval_args);
+    int count = sweep_split_args(eval_text, eval + 6);
+    if (status == SK_OK && count < 0)
+        status = sk_fail_at(SK_ERR_CONFIG, path, spec->metric_line, "eval has more than %d arguments",
+                            SWEEP_EVAL_MAX_ARGS);
+    if (status == SK_OK) {
+        eval[6 + count] = NULL;
+        status = run_probe(eval, json, message, sizeof message);
+    }
+    if (status == SK_OK && message[0])
+        status = sk_fail_at(SK_ERR_CONFIG, path, spec->metric_line,
+                            "metric = eval.%s: 'skinner eval %s --json %s' of a trial's run fails: %s",
+                            spec->metric, spec->env, spec->eval_args, message);
+    double number;
+    if (status == SK_OK && !sweep_summary_number(json, spec->metric, &number)) {
+        char *text = sweep_read_text(json);
+        if (text) text[strcspn(text, "\n")] = '\0';
+        status = sk_fail_at(SK_ERR_CONFIG, path, spec->metric_line,
+                            "metric = eval.%s: 'skinner eval %s --json' reports no number %s "
+                            "(it reports: %.600s)",
+                            spec->metric, spec->env, spec->metric, text ? text : "nothing");
+        free(text);
+    }
+    sweep_remove_tree(dir);
+    return status;
 }
 
 /* The line of the sweep file a config error is about: the key it names, else the env's. */
@@ -149,6 +224,7 @@ static sk_status check_trial_configs(const char *path, const sk_sweep_spec *spec
         }
     }
     unlink(probe);
+    if (status == SK_OK && spec->metric_from_eval) status = check_eval_metric(path, spec, self);
     return status;
 }
 

@@ -70,6 +70,17 @@ static sk_status sweep_key(sk_sweep_spec *spec, const reader *rd, const char *ke
         else return REFUSE(rd, rd->line, "method = '%s' (expected random or pareto)", value);
     } else if (strcmp(key, "metric") == 0) {
         if (strncmp(value, "summary.", 8) == 0) value += 8;
+        spec->metric_line = rd->line;
+        if (strncmp(value, "eval.", 5) == 0) {
+            /* a key of `skinner eval --json` (dots reach into objects: eval.head.mrr); the
+             * program checks that the env's evaluation reports it before any trial */
+            value += 5;
+            if (!*value || strlen(value) >= sizeof spec->metric || value[strlen(value) - 1] == '.')
+                return REFUSE(rd, rd->line, "metric = 'eval.%s' names no key of the evaluation", value);
+            strcpy(spec->metric, value);
+            spec->metric_from_eval = true;
+            return SK_OK;
+        }
         if (!is_summary_key(value)) {
             char known[512] = "";
             for (int i = 0; sk_sweep_summary_keys[i]; i++) {
@@ -77,11 +88,14 @@ static sk_status sweep_key(sk_sweep_spec *spec, const reader *rd, const char *ke
                 strcat(known, sk_sweep_summary_keys[i]);
             }
             return REFUSE(rd, rd->line,
-                          "metric = '%s': no run writes it (a trial's summary.json has: %s)",
+                          "metric = '%s': no run writes it (a trial's summary.json has: %s; "
+                          "eval.KEY reads `skinner eval --json`)",
                           value, known);
         }
         strcpy(spec->metric, value);
-        spec->metric_line = rd->line;
+    } else if (strcmp(key, "eval") == 0) {
+        if (strlen(value) >= sizeof spec->eval_args) return REFUSE(rd, rd->line, "eval is too long");
+        strcpy(spec->eval_args, value);
     } else if (strcmp(key, "goal") == 0) {
         if (strcmp(value, "max") == 0) spec->maximize = true;
         else if (strcmp(value, "min") == 0) spec->maximize = false;
@@ -113,7 +127,7 @@ static sk_status sweep_key(sk_sweep_spec *spec, const reader *rd, const char *ke
         spec->retest_every = (int)count;
     } else {
         return REFUSE(rd, rd->line,
-                      "unknown key '%s' in [sweep] (expected env, config, method, metric, goal, "
+                      "unknown key '%s' in [sweep] (expected env, config, method, metric, eval, goal, "
                       "cost, trials, seconds, trials_at_once, threads_per_trial, seeds_per_trial, "
                       "seed, retest_every)",
                       key);

@@ -51,7 +51,9 @@ typedef struct sk_sweep_spec {
     char env[256];
     char base_config[SK_SWEEP_TEXT_MAX]; /* an INI under the trials' keys, or "" */
     sk_sweep_method method;
-    char metric[SK_SWEEP_KEY_MAX]; /* a key of the trials' summary.json */
+    char metric[SK_SWEEP_KEY_MAX]; /* a key of the trials' summary.json, or of eval.json */
+    bool metric_from_eval;         /* metric = eval.KEY: `skinner eval --json` of each seed */
+    char eval_args[SK_SWEEP_TEXT_MAX]; /* [sweep] eval: that command's further arguments */
     bool maximize;
     sk_sweep_cost cost;
     int64_t trials;  /* budget: finished trials (0: no limit) */
