@@ -412,15 +412,14 @@ static int line_trial(const char *line) {
     return at ? atoi(at + 8) : -1;
 }
 
-/* SIGKILL of the sweep mid-run, then --resume: the finished trials stay as they were (their
+/* A signal (SIGKILL, SIGINT) to the sweep mid-run, then --resume: the finished trials stay as they were (their
  * lines and run folders untouched), the unfinished ones rerun, and the file ends with the
  * budget's trials, each once. */
-static void test_resume_after_sigkill(void **state) {
-    (void)state;
+static void resume_after(int signo, const char *name) {
     enum { BUDGET = 10 };
     char sweep[512], dir[512], out[600], err[600], jsonl[600];
-    snprintf(sweep, sizeof sweep, "%s/kill.ini", g_tmp);
-    snprintf(dir, sizeof dir, "%s/kill-sweep", g_tmp);
+    snprintf(sweep, sizeof sweep, "%s/%s.ini", g_tmp, name);
+    snprintf(dir, sizeof dir, "%s/%s-sweep", g_tmp, name);
     snprintf(out, sizeof out, "%s/kill.out", g_tmp);
     snprintf(err, sizeof err, "%s/kill.err", g_tmp);
     snprintf(jsonl, sizeof jsonl, "%s/sweep.jsonl", dir);
@@ -435,9 +434,10 @@ static void test_resume_after_sigkill(void **state) {
     struct timespec pause = {0, 5 * 1000 * 1000};
     int waited = 0, status = 0;
     while (count_lines(jsonl) < 3 && waited++ < 12000) nanosleep(&pause, NULL);
-    kill(pid, SIGKILL);
+    kill(pid, signo);
     assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFSIGNALED(status)); /* killed mid-run, not finished */
+    if (signo == SIGKILL) assert_true(WIFSIGNALED(status)); /* killed mid-run, not finished */
+    else assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 130); /* stopped, says so */
     nanosleep(&pause, NULL);
     char *before = read_text(jsonl);
     int finished = count_lines(jsonl);
@@ -481,6 +481,7 @@ static void test_resume_after_sigkill(void **state) {
     }
     free(before);
     free(after);
+    if (signo != SIGKILL) return;
     /* the report reads it back, and its best.ini trains */
     char *report[] = {SKINNER_BINARY, "sweep", "report", dir, NULL};
     assert_int_equal(run_program(report, out, err, 60), 0);
@@ -510,6 +511,18 @@ static void test_resume_after_sigkill(void **state) {
     }
 }
 
+static void test_resume_after_sigkill(void **state) {
+    (void)state;
+    resume_after(SIGKILL, "kill");
+}
+
+/* Ctrl-C: the sweep stops its running trials, records none of them, exits 130; --resume
+ * reruns them. */
+static void test_resume_after_sigint(void **state) {
+    (void)state;
+    resume_after(SIGINT, "int");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transforms),
@@ -520,6 +533,7 @@ int main(void) {
         cmocka_unit_test(test_program_refuses_unknown_key),
         cmocka_unit_test(test_eval_metric),
         cmocka_unit_test(test_resume_after_sigkill),
+        cmocka_unit_test(test_resume_after_sigint),
     };
     return test_run_group("test_sweep", tests, sizeof tests / sizeof *tests, make_tmp, remove_tmp);
 }

@@ -428,7 +428,7 @@ static sk_status run_sweep(sweep_run *run) {
     snprintf(state_path, sizeof state_path, "%s/sweep.jsonl", run->dir);
     sk_status status = SK_OK;
     int running = 0;
-    bool waiting = false;
+    bool waiting = false, stopped = false;
     for (;;) {
         waiting = false;
         while (status == SK_OK && !g_stop && running < width) {
@@ -458,6 +458,11 @@ static sk_status run_sweep(sweep_run *run) {
             struct timespec pause = {0, 200 * 1000 * 1000};
             nanosleep(&pause, NULL);
             continue;
+        }
+        if (g_stop && !stopped) { /* Ctrl-C or SIGTERM: the running trials end unrecorded */
+            for (int i = 0; i < width; i++)
+                if (slots[i].busy) kill(slots[i].pid, SIGKILL);
+            stopped = true;
         }
         int wait_status = 0;
         pid_t pid = waitpid(-1, &wait_status, 0);
