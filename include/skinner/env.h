@@ -555,6 +555,13 @@ struct sk_env_extras {
      * so an env can declare its options beside its extras; an older
      * plugin's extras end before this member (it is read as NULL). */
     const sk_env_option *eval_options;
+    /* Optional (ABI 4): a picture of one env, for videos (`skinner eval --video`) and
+     * Python's render_mode="rgb_array". render draws env `index` of a batch's state into
+     * rgb: render_height rows of render_width pixels, top row first, 3 bytes a pixel (red,
+     * green, blue). Only a caller that asks for frames calls it; NULL: no pictures. An older
+     * plugin's extras end before these members (read as 0 and NULL). */
+    int render_width, render_height;
+    void (*render)(const void *state, int index, uint8_t *rgb);
 };
 
 /* The env's extras, or an empty table when it has none: never NULL. */
@@ -598,9 +605,9 @@ SK_API sk_status sk_env_register(const sk_env_def *env);
  * which SK_PLUGIN_EXPORT(...) defines. sk_env_load_plugin dlopens it, checks
  * the version and every table, and registers them.
  */
-#define SK_ENV_ABI_VERSION 3
-/* Version 1 tables (no configure member) and version 2 tables (no
- * obs_low/obs_high) still load. */
+#define SK_ENV_ABI_VERSION 4
+/* Version 1 tables (no configure member), version 2 tables (no
+ * obs_low/obs_high) and version 3 tables (extras without render) still load. */
 #define SK_ENV_ABI_OLDEST 1
 
 #define SK_PLUGIN_EXPORT(...)                                                                      \

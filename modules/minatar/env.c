@@ -172,8 +172,51 @@ static const char *const g_asterix_names[] = {"noop", "left", "up", "right", "do
 static const char *const g_freeway_names[] = {"noop", "up", "down", NULL};
 static const char *const g_space_invaders_names[] = {"noop", "left", "right", "fire", NULL};
 
+/* ---- pictures (sk_env_extras.render): MinAtar's GUI draws the grid with each cell
+ * coloured by the highest channel set in it, channel c of C taking colour c + 1 of C + 1
+ * spread over cmocean's "thermal" map (0: empty); here a cell is RENDER_CELL pixels. ---- */
+#define RENDER_CELL 16
+#define RENDER_SIDE (MINATAR_SIDE * RENDER_CELL)
+#define RENDER_MAX_CHANNELS 16
+
+/* cmocean's thermal at 0, 0.1, ..., 1 (RGB), linearly interpolated between */
+static const uint8_t g_thermal[11][3] = {
+    {4, 35, 51},    {20, 43, 96},   {53, 50, 155},  {94, 63, 155},  {127, 81, 148}, {161, 96, 139},
+    {198, 109, 123}, {232, 123, 97}, {249, 150, 73}, {251, 190, 73}, {232, 250, 91},
+};
+
+static void thermal(double t, uint8_t out[3]) {
+    double at = t * 10.0;
+    int k = at >= 10.0 ? 9 : (int)at;
+    double f = at - k;
+    for (int j = 0; j < 3; j++)
+        out[j] = (uint8_t)lround(g_thermal[k][j] + f * (g_thermal[k + 1][j] - g_thermal[k][j]));
+}
+
+static void env_render(const void *state, int index, uint8_t *rgb) {
+    const minatar_env *env = state;
+    int channels = env->ops->channels;
+    uint8_t obs[MINATAR_SIDE * MINATAR_SIDE * RENDER_MAX_CHANNELS];
+    env->ops->observe(game_of(env, index), obs);
+    for (int y = 0; y < MINATAR_SIDE; y++)
+        for (int x = 0; x < MINATAR_SIDE; x++) {
+            int top = 0; /* 0: empty, else the highest channel set + 1 */
+            for (int c = 0; c < channels; c++)
+                if (obs[(y * MINATAR_SIDE + x) * channels + c]) top = c + 1;
+            uint8_t color[3];
+            thermal((double)top / channels, color);
+            for (int py = 0; py < RENDER_CELL; py++)
+                for (int px = 0; px < RENDER_CELL; px++)
+                    memcpy(rgb + 3 * ((size_t)(y * RENDER_CELL + py) * RENDER_SIDE +
+                                      (size_t)(x * RENDER_CELL + px)),
+                           color, 3);
+        }
+}
+
 /* every id trains with configs/minatar.ini (a CNN policy: docs/minatar.md, Results) */
-#define MINATAR_EXTRAS(names) {.action_names = (names), .preset = "minatar"}
+#define MINATAR_EXTRAS(names)                                                                      \
+    {.action_names = (names), .preset = "minatar", .render_width = RENDER_SIDE,                    \
+     .render_height = RENDER_SIDE, .render = env_render}
 static const sk_env_extras g_extras_full = MINATAR_EXTRAS(g_action_names);
 static const sk_env_extras g_extras_breakout = MINATAR_EXTRAS(g_breakout_names);
 static const sk_env_extras g_extras_asterix = MINATAR_EXTRAS(g_asterix_names);

@@ -1,5 +1,8 @@
 /* skinner eval and skinner envs. */
 #include "cli.h"
+#ifdef SKINNER_VIDEO
+#include "../export/video/video.h"
+#endif
 #include "comm_cli.h"
 
 #include "core/config.h"
@@ -50,7 +53,10 @@ static const char *g_eval_usage =
     "  --eval.KEY VALUE    an option of the env's own evaluation (see ENV --help)\n"
     "  --json              print one JSON object\n"
     "  --trace FILE        write every evaluated step (actions, op name, reward) and\n"
-    "                      every episode's scores to FILE as JSON lines\n";
+    "                      every episode's scores to FILE as JSON lines\n"
+    "  --video FILE        record the episodes (one env, one after another) as FILE.mp4\n"
+    "                      or FILE.gif, a frame a step from the env's render\n"
+    "  --fps N             the video's frames a second (default 30)\n";
 
 typedef struct own_progress {
     const char *name; /* the evaluation's */
@@ -379,6 +385,29 @@ static int resolve_plan(int argc, char **argv, sk_run_plan *plan) {
     return SK_EXIT_OK;
 }
 
+/* --video FILE: the episodes recorded one after another (src/export/video/), in place of
+ * the evaluation's batch of envs, so that nothing is drawn unless a video is asked for. */
+static int eval_video(sk_run_plan *plan, sk_config *cfg, const char *path, int episodes,
+                      bool greedy, long long seed, int fps, bool baseline) {
+    if (baseline) return cli_error(SK_EXIT_USAGE, "--video records a checkpoint's episodes");
+#ifdef SKINNER_VIDEO
+    sk_loaded_policy lp;
+    sk_status status = sk_policy_load_plan(&lp, plan, cfg);
+    if (status != SK_OK) return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
+    sk_video_summary summary;
+    status = sk_video_record(&lp, path, episodes, greedy, (uint64_t)seed, fps, &summary);
+    sk_loaded_policy_free(&lp);
+    if (status != SK_OK) return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
+    printf("%s: %d episodes, %d frames to %s, mean return %.2f%s\n", plan->env->id,
+           summary.episodes, summary.frames, path, summary.mean_return, greedy ? " (greedy)" : "");
+    return SK_EXIT_OK;
+#else
+    (void)plan, (void)cfg, (void)path, (void)episodes, (void)greedy, (void)seed, (void)fps;
+    return cli_error(SK_EXIT_FAILURE, "this skinner was built without FFmpeg's libraries "
+                                      "(libavcodec-dev, libavformat-dev, libswscale-dev): no --video");
+#endif
+}
+
 /* cfg collects --env.KEY overrides, options the eval.* options of the env's
  * own evaluation; the caller frees both. */
 static int eval_with(int argc, char **argv, sk_run_plan *plan, sk_config *options) {
@@ -397,6 +426,8 @@ static int eval_with(int argc, char **argv, sk_run_plan *plan, sk_config *option
         return cli_error(SK_EXIT_USAGE, "missing ENV (see 'skinner envs')");
     }
     const char *checkpoint = NULL, *policy = "checkpoint", *config_path = NULL, *trace = NULL;
+    const char *video = NULL;
+    long long fps = 30;
     int rc = resolve_plan(argc, argv, plan);
     if (rc != SK_EXIT_OK) return rc;
     const sk_env_def *env = plan->env;
@@ -434,6 +465,10 @@ static int eval_with(int argc, char **argv, sk_run_plan *plan, sk_config *option
             json = true;
         } else if (cli_flag(&args, "--trace", &value, &missing)) {
             trace = value;
+        } else if (cli_flag(&args, "--video", &value, &missing)) {
+            video = value;
+        } else if (cli_flag(&args, "--fps", &value, &missing)) {
+            if (!missing && !cli_parse_int("--fps", value, 1, 240, &fps, &rc)) return rc;
         } else {
             return unknown_flag(env, arg);
         }
@@ -480,6 +515,7 @@ static int eval_with(int argc, char **argv, sk_run_plan *plan, sk_config *option
             return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
         return eval_own(plan, cfg, options, threads < 0 ? 0 : (int)threads, json);
     }
+    if (video) return eval_video(plan, cfg, video, (int)episodes, greedy, seed, (int)fps, baseline);
     /* under mpirun each rank runs a slice of the evaluation envs; rank 0 reports */
     const sk_comm *comm = cli_comm();
     sk_eval_result result;

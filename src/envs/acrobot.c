@@ -21,6 +21,7 @@
  * reference for a range whose state could take them outside their range.
  */
 #include "acrobot.h"
+#include "render.h"
 #include "soa.h"
 
 #include "../core/config.h"
@@ -332,6 +333,9 @@ static const float acrobot_obs_high[OBS_SIZE] = {1.0f, 1.0f, 1.0f, 1.0f, (float)
 
 static const sk_env_extras acrobot_extras = {
     .preset = "acrobot",
+    .render_width = SK_ACROBOT_RENDER_SIZE,
+    .render_height = SK_ACROBOT_RENDER_SIZE,
+    .render = sk_acrobot_render,
 };
 
 const sk_env_def sk_env_acrobot = {

@@ -15,6 +15,7 @@
  * some; apart, each loop compiles as it would alone.
  */
 #include "cartpole.h"
+#include "render.h"
 #include "soa.h"
 
 #include "../core/config.h"
@@ -652,10 +653,16 @@ static int cartpole_state_arrays(void *state, sk_env_array *arrays) {
 
 static const sk_env_extras cartpole_extras = {
     .preset = "cartpole",
+    .render_width = SK_CARTPOLE_RENDER_WIDTH,
+    .render_height = SK_CARTPOLE_RENDER_HEIGHT,
+    .render = sk_cartpole_render,
 };
 
 static const sk_env_extras cartpole_p_extras = {
     .preset = "cartpole_p",
+    .render_width = SK_CARTPOLE_RENDER_WIDTH,
+    .render_height = SK_CARTPOLE_RENDER_HEIGHT,
+    .render = sk_cartpole_render,
 };
 
 /* Gymnasium's observation space: x within twice its threshold, theta within twice its

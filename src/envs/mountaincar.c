@@ -31,6 +31,7 @@
 #endif
 
 #include "mountaincar.h"
+#include "render.h"
 #include "soa.h"
 
 #include "../core/core.h"
@@ -317,6 +318,9 @@ static const float mountaincar_obs_high[OBS_SIZE] = {(float)MAX_POSITION, (float
 
 static const sk_env_extras mountaincar_extras = {
     .preset = "mountaincar",
+    .render_width = SK_MOUNTAINCAR_RENDER_WIDTH,
+    .render_height = SK_MOUNTAINCAR_RENDER_HEIGHT,
+    .render = sk_mountaincar_render,
 };
 
 const sk_env_def sk_env_mountaincar = {
@@ -342,6 +346,9 @@ const sk_env_def sk_env_mountaincar = {
 
 static const sk_env_extras mountaincar_continuous_extras = {
     .preset = "mountaincar_continuous",
+    .render_width = SK_MOUNTAINCAR_RENDER_WIDTH,
+    .render_height = SK_MOUNTAINCAR_RENDER_HEIGHT,
+    .render = sk_mountaincar_render,
 };
 
 const sk_env_def sk_env_mountaincar_continuous = {

@@ -12,6 +12,7 @@
  * than dropped so that obs_size stays 3 and a policy keeps its shape across the two envs.
  */
 #include "pendulum.h"
+#include "render.h"
 #include "soa.h"
 
 #include "../core/config.h"
@@ -246,10 +247,16 @@ static int pendulum_state_arrays(void *state, sk_env_array *arrays) {
 
 static const sk_env_extras pendulum_extras = {
     .preset = "pendulum",
+    .render_width = SK_PENDULUM_RENDER_SIZE,
+    .render_height = SK_PENDULUM_RENDER_SIZE,
+    .render = sk_pendulum_render,
 };
 
 static const sk_env_extras pendulum_p_extras = {
     .preset = "pendulum_p",
+    .render_width = SK_PENDULUM_RENDER_SIZE,
+    .render_height = SK_PENDULUM_RENDER_SIZE,
+    .render = sk_pendulum_render,
 };
 
 /* Gymnasium's observation space: cos and sin of the angle, the clipped angular velocity. */

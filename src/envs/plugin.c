@@ -54,9 +54,16 @@ static size_t table_size_of_version(int version) {
     return sizeof(sk_env_def);
 }
 
+/* The bytes of sk_env_extras a table of an older ABI version has: before
+ * version 3 it ends before eval_options, version 3 before render_width. */
+static size_t extras_size_of_version(int version) {
+    return version < 3 ? offsetof(sk_env_extras, eval_options)
+                       : offsetof(sk_env_extras, render_width);
+}
+
 /* Copies of an older version's tables with the newer members zeroed (reading
- * them as the current version would read past their end). Their extras too:
- * before version 3 they end before eval_options. One allocation each. */
+ * them as the current version would read past their end), their extras too.
+ * One allocation each. */
 static const sk_env_def **upgrade_tables(const sk_env_def *const *envs, int count, int version) {
     const sk_env_def **tables = calloc((size_t)count + 1, sizeof *tables);
     for (int k = 0; tables && k < count; k++) {
@@ -70,7 +77,7 @@ static const sk_env_def **upgrade_tables(const sk_env_def *const *envs, int coun
         }
         memcpy(&copy->def, envs[k], table_size_of_version(version));
         if (copy->def.extras) {
-            memcpy(&copy->extras, copy->def.extras, offsetof(sk_env_extras, eval_options));
+            memcpy(&copy->extras, copy->def.extras, extras_size_of_version(version));
             copy->def.extras = &copy->extras;
         }
         tables[k] = &copy->def;

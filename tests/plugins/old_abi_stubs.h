@@ -1,0 +1,33 @@
+/* The do-nothing functions of the old-ABI plugins (v1_plugin.c, v3_plugin.c): what they test
+ * is the loader's reading of their tables, not an env. */
+#ifndef OLD_ABI_STUBS_H
+#define OLD_ABI_STUBS_H
+
+#include <skinner/env.h>
+
+static sk_status old_create(void **state, int num_envs, const sk_config *cfg) {
+    (void)num_envs, (void)cfg;
+    *state = NULL;
+    return SK_OK;
+}
+static void old_destroy(void *state) { (void)state; }
+static void old_reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t seed) {
+    (void)state, (void)io, (void)lo, (void)hi, (void)seed;
+}
+static void old_step(void *state, const sk_env_io *io, int lo, int hi) {
+    (void)state, (void)io, (void)lo, (void)hi;
+}
+static int old_state_arrays(void *state, sk_env_array *arrays) {
+    (void)state, (void)arrays;
+    return 0;
+}
+
+/* The members every old-ABI table shares (a 3-float observation, two actions). */
+#define OLD_ABI_ENV_MEMBERS                                                                        \
+    .obs_size = 3, .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {2}}, \
+    .max_episode_steps = 10, .num_log_fields = 2,                                                  \
+    .log_names = {"episode_return", "episode_length"}, .create = old_create,                       \
+    .destroy = old_destroy, .reset = old_reset, .step = old_step,                                  \
+    .state_arrays = old_state_arrays
+
+#endif
