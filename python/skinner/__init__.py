@@ -152,7 +152,11 @@ class VecEnv(_core.Vec):
 
     render_mode = None
 
-    def __init__(self, env_id, num_envs=1, threads=1, seed=None, copy=False, config=None):
+    def __init__(self, env_id, num_envs=1, threads=1, seed=None, copy=False, config=None,
+                 render_mode=None):
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode={render_mode!r} (expected None or 'rgb_array')")
+        self.render_mode = render_mode
         if seed is None:
             seed = int.from_bytes(os.urandom(8), "little")
         super().__init__(env_id, num_envs, threads, seed, _env_pairs(config), copy)
@@ -163,6 +167,13 @@ class VecEnv(_core.Vec):
         self.single_observation_space, self.single_action_space = _single_spaces(d)
         self.observation_space, self.action_space = _batch_spaces(d, self.num_envs)
         self.metadata = {"autoreset_mode": _SAME_STEP}
+
+    def render(self):
+        """With render_mode="rgb_array": each env's picture as drawn now, a tuple of
+        (height, width, 3) uint8 arrays (Gymnasium's vector envs' form); None otherwise."""
+        if self.render_mode != "rgb_array":
+            return None
+        return tuple(self._render(i) for i in range(self.num_envs))
 
     @property
     def unwrapped(self):
@@ -180,17 +191,18 @@ class VecEnv(_core.Vec):
         return f"skinner.VecEnv({self.env_id!r}, {state})"
 
 
-def make(env_id, num_envs=1, threads=1, seed=None, copy=False, **config):
+def make(env_id, num_envs=1, threads=1, seed=None, copy=False, render_mode=None, **config):
     """A vector env of num_envs copies of env_id: a built-in id or alias
     ("CartPole-v1", "cartpole"), a plugin ("./libmyenv.so:MyEnv-v0") or a
     Python-defined env (skinner.register). num_envs: 1..2**24, the CLI's cap.
     threads: worker threads stepping
     slices of the envs (0: one per core; Python-defined envs step on one).
     seed: the first reset's seed, in [0, 2**64) (None: random). config: the env's keys
-    (dataset="...", precision="float32"), with or without "env.".
+    (dataset="...", precision="float32"), with or without "env.". render_mode="rgb_array":
+    render() gives each env's picture (the env's render: classic control and MinAtar).
     """
     return VecEnv(env_id, num_envs=num_envs, threads=threads, seed=seed, copy=copy,
-                  config=config)
+                  config=config, render_mode=render_mode)
 
 
 def register(env_id, cls, max_episode_steps=None, reward_threshold=None, kwargs=None,

@@ -618,7 +618,31 @@ static PyObject *vec_describe(PyObject *obj, PyObject *unused) {
     return skpy_describe_env(self->env);
 }
 
+/* _render(index): env index's picture from its render (sk_env_extras.render), a new
+ * (height, width, 3) uint8 array; what VecEnv.render() returns for render_mode="rgb_array". */
+static PyObject *vec_render(PyObject *obj, PyObject *arg) {
+    Vec *self = (Vec *)obj;
+    if (check_open(self) < 0) return NULL;
+    long index = PyLong_AsLong(arg);
+    if (index == -1 && PyErr_Occurred()) return NULL;
+    if (index < 0 || index >= self->num_envs)
+        return PyErr_Format(PyExc_IndexError, "env %ld of %d", index, self->num_envs);
+    const sk_env_extras *extras = sk_env_extras_of(sk_vec_env(self->owner->vec));
+    if (!extras->render)
+        return PyErr_Format(PyExc_NotImplementedError,
+                            "%s cannot be drawn: its env has no render (sk_env_extras.render)",
+                            self->env->id);
+    npy_intp dims[3] = {extras->render_height, extras->render_width, 3};
+    PyObject *frame = PyArray_SimpleNew(3, dims, NPY_UINT8);
+    if (!frame) return NULL;
+    extras->render(sk_vec_state(self->owner->vec), (int)index,
+                   PyArray_DATA((PyArrayObject *)frame));
+    return frame;
+}
+
 static PyMethodDef vec_methods[] = {
+    {"_render", (PyCFunction)vec_render, METH_O,
+     "_render(index) -> (height, width, 3) uint8: env index's picture"},
     {"reset", (PyCFunction)(void (*)(void))vec_reset, METH_VARARGS | METH_KEYWORDS,
      "reset(*, seed=None, options=None) -> (obs, infos)"},
     {"step", (PyCFunction)vec_step, METH_O,
