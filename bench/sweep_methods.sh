@@ -40,6 +40,9 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 import json, math, os, statistics, sys
 d, out, commit, date, budget, load_before, load_after, seeds = sys.argv[1:]
 budget, seeds = float(budget), seeds.split()
+seeds_per_trial = next((l.split("=")[1].split(";")[0].strip()
+                        for l in open(os.path.join(d, "pareto-s" + seeds[0] + ".ini"))
+                        if l.startswith("seeds_per_trial")), "1")
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 def curve(method, seed):
     lines = [json.loads(l) for l in open(os.path.join(d, f"{method}-s{seed}", "sweep.jsonl"))]
@@ -65,7 +68,10 @@ with open(out, "w") as f:
             f"{load_after} after). Command: `SECONDS_BUDGET={budget:.0f} bench/sweep_methods.sh`: "
             f"configs/sweeps/cartpole.ini with `seconds = {budget:.0f}` per sweep, sweep seeds "
             f"{', '.join(seeds)}, methods alternating. Figures: the best mean solve time (s, over a "
-            "trial's 3 seeds; lower is better) found so far; '-': no trial solved on all its seeds yet.\n\n")
+            f"trial's {seeds_per_trial} seeds; lower is better) found so far; '-': no trial solved on "
+            "all its seeds yet. Against seconds, a trial counts when it finished: trials running at "
+            "the budget's end finish after it, so the last column can be worse than the trials "
+            "table's.\n\n")
     for title, marks, pick, unit in (("trials done", trial_marks, at_trials, ""),
                                      ("sweep seconds", second_marks, at_seconds, " s")):
         f.write(f"## Best so far against {title}\n\n| method | sweep seed | trials | "
