@@ -23,28 +23,8 @@ cd "$work"
 fail() { echo "mpi_check: FAIL: $*"; exit 1; }
 pass() { echo "mpi_check: ok: $*"; }
 
-# same_run A B: metrics.csv rows equal but for wall_seconds and sps (columns 3, 4), and
-# every tensor of the checkpoints equal byte for byte but state.seconds
-same_run() {
-    [[ -s $1/metrics.csv && -s $2/metrics.csv ]] || fail "$1 or $2 has no metrics.csv"
-    diff <(cut -d, -f1,2,5- "$1/metrics.csv") <(cut -d, -f1,2,5- "$2/metrics.csv") > /dev/null ||
-        fail "metrics.csv of $1 and $2 differ: $(diff <(cut -d, -f1,2,5- "$1/metrics.csv") <(cut -d, -f1,2,5- "$2/metrics.csv") | head -4)"
-    /usr/bin/python3 - "$1/policy.safetensors" "$2/policy.safetensors" <<'PY' || fail "checkpoints of $1 and $2 differ"
-import json, struct, sys
-def tensors(path):
-    blob = open(path, "rb").read()
-    n = struct.unpack("<Q", blob[:8])[0]
-    header, data = json.loads(blob[8:8 + n]), blob[8 + n:]
-    return {k: data[v["data_offsets"][0]:v["data_offsets"][1]] for k, v in header.items()
-            if k != "__metadata__"}
-a, b = tensors(sys.argv[1]), tensors(sys.argv[2])
-bad = sorted(k for k in set(a) | set(b) if k != "state.seconds" and a.get(k) != b.get(k))
-if bad:
-    print("mpi_check: tensors differ:", bad[:8])
-    sys.exit(1)
-PY
-    [[ $(wc -l < "$1/metrics.csv") -ge 3 ]] || fail "$1 trained for fewer than 2 updates"
-}
+# same_run A B, interrupt_run TOTAL ARGS (tests/mpi_common.sh)
+source "$source_dir/tests/mpi_common.sh"
 
 # 1. equivalence: K ranks of 1 thread against K threads
 quick=(--total-steps 20480 --quiet)
@@ -114,19 +94,7 @@ pass "a killed rank ended the job within $ended s with a message; its checkpoint
 total=$((600 * batch))
 "${mpirun[@]}" -np 2 "$skinner" train CartPole-v1 --threads 1 --total-steps $total --quiet \
     --run-dir whole > /dev/null
-"${mpirun[@]}" -np 2 "$skinner" train CartPole-v1 --threads 1 --total-steps $total --quiet \
-    --run-dir interrupted > interrupted.log 2>&1 &
-job=$!
-for _ in $(seq 200); do
-    [[ $({ wc -l < interrupted/metrics.csv; } 2> /dev/null || echo 0) -gt 20 ]] && break
-    sleep 0.05
-done
-kill -INT "$job"
-wait "$job" || true
-grep -q '"interrupted": true' interrupted/summary.json ||
-    fail "no interrupted summary (did the run end before the signal?): $(cat interrupted.log)"
-steps=$(tail -1 interrupted/metrics.csv | cut -d, -f2)
-[[ $steps -lt $total ]] || fail "the interrupted run ran to the end"
+interrupt_run $total
 "${mpirun[@]}" -np 2 "$skinner" train CartPole-v1 --threads 1 --quiet --resume interrupted \
     --total-steps $total > /dev/null || fail "the interrupted run does not resume"
 same_run whole interrupted

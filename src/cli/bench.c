@@ -320,11 +320,14 @@ static int bench_train(int argc, char **argv) {
                    "\"flops_per_step\": %.0f, \"gflops\": %.3f, \"updates\": %.0f, "
                    "\"comm_bytes_per_update\": %.0f, \"comm_calls_per_update\": %.1f, "
                    "\"comm_allreduce_bytes_per_update\": %.0f, "
-                   "\"comm_allreduces_per_update\": %.1f, \"params\": %zu, \"batch\": %d}\n",
+                   "\"comm_allreduces_per_update\": %.1f, \"params\": %zu, \"batch\": %d, "
+                   "\"comm_mode\": \"%s\", \"rollout_bytes_per_rank\": %zu, "
+                   "\"exchange_bytes_per_rank\": %zu}\n",
                    plan.env->id, comm->size, sk_trainer_threads(trainer), r.wall_seconds,
                    rollout_seconds, learn_seconds, (long long)r.total_steps, r.sps, mean_return, flops, flops * r.sps * 1e-9,
                    updates, bytes, calls, reduce_bytes, reduces, sk_trainer_num_params(trainer),
-                   sk_trainer_batch_size(trainer));
+                   sk_trainer_batch_size(trainer), trainer->s.comm_scale ? "scale" : "exact",
+                   sk_trainer_rollout_bytes(trainer), sk_trainer_exchange_bytes(trainer));
         else {
             printf("%s: PPO loop %.2f s, %lld env steps: %.3g env steps/s (mean return %.1f); "
                    "model %.3g FLOPs/step, %.2f GFLOP/s\n",

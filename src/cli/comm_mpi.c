@@ -54,40 +54,116 @@ static void count(size_t bytes_sent) {
     g_traffic.bytes += bytes_sent;
 }
 
-/* data (count elements of elem bytes) summed over the ranks in rank order. */
-static void ordered_allreduce(mpi_impl *m, void *data, size_t n, bool f64) {
-    size_t K = (size_t)m->size, elem = f64 ? sizeof(double) : sizeof(float);
-    size_t chunk = (n + K - 1) / K;
-    MPI_Datatype type = f64 ? MPI_DOUBLE : MPI_FLOAT;
-    SK_ASSERT(chunk <= (size_t)INT32_MAX);
-    char *send = scratch(m, (2 * K + 1) * chunk * elem + 1);
-    char *recv = send + K * chunk * elem, *sum = recv + K * chunk * elem;
-    memcpy(send, data, n * elem);
-    memset(send + n * elem, 0, (K * chunk - n) * elem);
-    MPI_Alltoall(send, (int)chunk, type, recv, (int)chunk, type, m->comm);
-    if (f64) {
-        double *out = (double *)(void *)sum;
-        const double *in = (const double *)(void *)recv;
-        for (size_t i = 0; i < chunk; i++) out[i] = in[i];
-        for (size_t r = 1; r < K; r++)
-            for (size_t i = 0; i < chunk; i++) out[i] += in[r * chunk + i];
-    } else {
-        float *out = (float *)(void *)sum;
-        const float *in = (const float *)(void *)recv;
-        for (size_t i = 0; i < chunk; i++) out[i] = in[i];
-        for (size_t r = 1; r < K; r++)
-            for (size_t i = 0; i < chunk; i++) out[i] += in[r * chunk + i];
-    }
-    MPI_Allgather(sum, (int)chunk, type, send, (int)chunk, type, m->comm);
-    memcpy(data, send, n * elem);
-    count((K - 1) * chunk * elem);
-    count((K - 1) * chunk * elem);
-    g_traffic.allreduce_calls++;
-    g_traffic.allreduce_bytes += 2 * (K - 1) * chunk * elem;
+/* Rank r's chunk of n values in chunks of `chunk`: its first index and its count. */
+static size_t chunk_of(size_t n, size_t chunk, size_t r, size_t *first) {
+    *first = SK_MIN(r * chunk, n);
+    return SK_MIN(chunk, n - *first);
 }
 
-static void allreduce_f32(void *impl, float *data, size_t n) { ordered_allreduce(impl, data, n, false); }
-static void allreduce_f64(void *impl, double *data, size_t n) { ordered_allreduce(impl, data, n, true); }
+/* floats and doubles summed over the ranks in rank order, in one alltoall and one
+ * allgather: rank r owns chunk r of each (its block: the doubles, then the floats),
+ * sums every rank's block in rank order, and the allgather returns the sums. */
+static void ordered_allreduce(mpi_impl *m, float *floats, size_t nf, double *doubles, size_t nd) {
+    size_t K = (size_t)m->size, cf = (nf + K - 1) / K, cd = (nd + K - 1) / K;
+    size_t float_bytes = (cf * sizeof(float) + sizeof(double) - 1) / sizeof(double) * sizeof(double);
+    size_t block = cd * sizeof(double) + float_bytes; /* a multiple of 8: the doubles stay aligned */
+    SK_ASSERT(block <= (size_t)INT32_MAX);
+    char *send = scratch(m, (2 * K + 1) * block + 1);
+    char *recv = send + K * block, *sum = recv + K * block;
+    memset(send, 0, K * block);
+    for (size_t r = 0; r < K; r++) {
+        size_t first, count = chunk_of(nd, cd, r, &first);
+        if (count) memcpy(send + r * block, doubles + first, count * sizeof(double));
+        count = chunk_of(nf, cf, r, &first);
+        if (count) memcpy(send + r * block + cd * sizeof(double), floats + first, count * sizeof(float));
+    }
+    MPI_Alltoall(send, (int)block, MPI_BYTE, recv, (int)block, MPI_BYTE, m->comm);
+    double *out_d = (double *)(void *)sum;
+    float *out_f = (float *)(void *)(sum + cd * sizeof(double));
+    for (size_t r = 0; r < K; r++) {
+        const double *in_d = (const double *)(void *)(recv + r * block);
+        const float *in_f = (const float *)(void *)(recv + r * block + cd * sizeof(double));
+        if (r == 0) {
+            memcpy(out_d, in_d, cd * sizeof(double));
+            memcpy(out_f, in_f, cf * sizeof(float));
+            continue;
+        }
+        for (size_t i = 0; i < cd; i++) out_d[i] += in_d[i];
+        for (size_t i = 0; i < cf; i++) out_f[i] += in_f[i];
+    }
+    MPI_Allgather(sum, (int)block, MPI_BYTE, send, (int)block, MPI_BYTE, m->comm);
+    for (size_t r = 0; r < K; r++) {
+        size_t first, count = chunk_of(nd, cd, r, &first);
+        if (count) memcpy(doubles + first, send + r * block, count * sizeof(double));
+        count = chunk_of(nf, cf, r, &first);
+        if (count) memcpy(floats + first, send + r * block + cd * sizeof(double), count * sizeof(float));
+    }
+    count((K - 1) * block);
+    count((K - 1) * block);
+    g_traffic.allreduce_calls++;
+    g_traffic.allreduce_bytes += 2 * (K - 1) * block;
+}
+
+/* Adds the partner's block (theirs) to this rank's (mine), the lower rank's first. */
+static void add_blocks(char *mine, const char *theirs, size_t nd, size_t nf, bool mine_first) {
+    double *sum_d = (double *)(void *)mine;
+    float *sum_f = (float *)(void *)(mine + nd * sizeof(double));
+    const double *in_d = (const double *)(const void *)theirs;
+    const float *in_f = (const float *)(const void *)(theirs + nd * sizeof(double));
+    for (size_t i = 0; i < nd; i++) sum_d[i] = mine_first ? sum_d[i] + in_d[i] : in_d[i] + sum_d[i];
+    for (size_t i = 0; i < nf; i++) sum_f[i] = mine_first ? sum_f[i] + in_f[i] : in_f[i] + sum_f[i];
+}
+
+/* The same sums in a fixed tree of ranks instead of rank order, for comm.mode = scale, by
+ * recursive doubling: with P the largest power of two <= K, rank P + j first folds its
+ * block into rank j's; then for s = 1, 2, 4, ... < P each rank r < P swaps its partial with
+ * rank r ^ s and both add them, the lower rank's first (so both hold the same bits); last,
+ * rank j hands the total to rank P + j. The order of the additions depends on K alone, so
+ * a run repeats bit for bit for a given K, in log2 K message latencies (2 more when K is
+ * not a power of two) instead of the alltoall's K - 1 + log2 K. */
+static void tree_allreduce(void *impl, float *floats, size_t nf, double *doubles, size_t nd) {
+    mpi_impl *m = impl;
+    size_t float_bytes = (nf * sizeof(float) + sizeof(double) - 1) / sizeof(double) * sizeof(double);
+    size_t block = nd * sizeof(double) + float_bytes;
+    SK_ASSERT(block <= (size_t)INT32_MAX);
+    char *mine = scratch(m, 2 * block + 1), *theirs = mine + block;
+    if (nd) memcpy(mine, doubles, nd * sizeof(double));
+    if (nf) memcpy(mine + nd * sizeof(double), floats, nf * sizeof(float));
+    int size = m->size, rank = m->rank, P = 1;
+    while (P * 2 <= size) P *= 2;
+    int calls = 0;
+    if (rank >= P) { /* an extra rank: its block goes to rank - P, the total comes back */
+        MPI_Send(mine, (int)block, MPI_BYTE, rank - P, 0, m->comm);
+        MPI_Recv(mine, (int)block, MPI_BYTE, rank - P, 0, m->comm, MPI_STATUS_IGNORE);
+        calls = 1;
+    } else {
+        if (rank + P < size) {
+            MPI_Recv(theirs, (int)block, MPI_BYTE, rank + P, 0, m->comm, MPI_STATUS_IGNORE);
+            add_blocks(mine, theirs, nd, nf, true);
+        }
+        for (int step = 1; step < P; step *= 2, calls++) {
+            int partner = rank ^ step;
+            MPI_Sendrecv(mine, (int)block, MPI_BYTE, partner, 0, theirs, (int)block, MPI_BYTE,
+                         partner, 0, m->comm, MPI_STATUS_IGNORE);
+            add_blocks(mine, theirs, nd, nf, rank < partner);
+        }
+        if (rank + P < size) {
+            MPI_Send(mine, (int)block, MPI_BYTE, rank + P, 0, m->comm);
+            calls++;
+        }
+    }
+    for (int c = 0; c < calls; c++) count(block);
+    if (nd) memcpy(doubles, mine, nd * sizeof(double));
+    if (nf) memcpy(floats, mine + nd * sizeof(double), nf * sizeof(float));
+    g_traffic.allreduce_calls++;
+    g_traffic.allreduce_bytes += (size_t)calls * block;
+}
+
+static void allreduce_f32(void *impl, float *data, size_t n) { ordered_allreduce(impl, data, n, NULL, 0); }
+static void allreduce_f64(void *impl, double *data, size_t n) { ordered_allreduce(impl, NULL, 0, data, n); }
+static void allreduce_f32_f64(void *impl, float *floats, size_t nf, double *doubles, size_t nd) {
+    ordered_allreduce(impl, floats, nf, doubles, nd);
+}
 
 static void allgather_f64(void *impl, const double *mine, size_t n, double *all) {
     mpi_impl *m = impl;
@@ -144,6 +220,8 @@ static void bcast_f64(void *impl, double *data, size_t n, int root) {
 static const sk_comm_ops g_mpi_ops = {
     .allreduce_f32 = allreduce_f32,
     .allreduce_f64 = allreduce_f64,
+    .allreduce_f32_f64 = allreduce_f32_f64,
+    .tree_allreduce_f32_f64 = tree_allreduce,
     .allgather_f64 = allgather_f64,
     .allgatherv_f32 = allgatherv_f32,
     .bcast_f32 = bcast_f32,

@@ -22,10 +22,13 @@
 #include "skinner/vec.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define FORMAT "skinner-policy-1"
 #define STATE_VERSION "1"
+/* Metadata of a comm.mode = scale checkpoint: the number of processes that wrote it. */
+#define SCALE_RANKS "comm_scale_ranks"
 #define MAX_CHECKPOINT_TENSORS (SK_MAX_TENSORS + SK_MAX_ENV_ARRAYS + 24)
 
 /* sk_array_type and sk_st_dtype agree value for value (asserted in src/io/safetensors.c). */
@@ -93,7 +96,7 @@ static void add(tensor_list *list, const char *name, sk_st_dtype dtype, const vo
 static void saved_part(sk_trainer *tr, const sk_trainer_array *row, void **data, int64_t *rows,
                        int64_t *cols) {
     char *base = *sk_trainer_array_slot(tr, row);
-    size_t N = (size_t)tr->s.num_envs, width = 0;
+    size_t N = (size_t)tr->rollout.num_envs, width = 0; /* the envs this rank holds */
     if (row->size == SK_SIZE_ROWS1_OBS || row->size == SK_SIZE_ROWS1_OBS_U8)
         width = (size_t)tr->obs_size;
     if (row->size == SK_SIZE_ROWS1_MASK) width = (size_t)tr->mask_size;
@@ -108,17 +111,26 @@ static void saved_part(sk_trainer *tr, const sk_trainer_array *row, void **data,
     }
 }
 
-/* The core's states (N, S: each env's parts one after another) to or from the layout
- * checkpoints keep, part after part (parts, N, core_size). */
-static void core_parts_copy(const sk_trainer *tr, float *state, float *parts, bool to_parts) {
+/* A table row that holds one record per env (of the envs this rank holds). */
+static bool per_env(const sk_trainer_array *row) {
+    return row->size == SK_SIZE_ROWS1_OBS || row->size == SK_SIZE_ROWS1_OBS_U8 ||
+           row->size == SK_SIZE_ROWS1_MASK || row->size == SK_SIZE_ENVS ||
+           row->size == SK_SIZE_ENVS_STATE;
+}
+
+/* The core's states of N envs (N, S: each env's parts one after another) to or from the
+ * layout checkpoints keep, part after part (parts, N, core_size). */
+static void core_parts_copy(const sk_trainer *tr, size_t N, const float *state, float *parts,
+                            bool to_parts) {
     const sk_policy *policy = &tr->learner.policy;
-    size_t N = (size_t)tr->s.num_envs, C = (size_t)policy->core_size;
+    size_t C = (size_t)policy->core_size;
     size_t P = (size_t)policy->core->num_parts;
     for (size_t p = 0; p < P; p++)
         for (size_t i = 0; i < N; i++) {
-            float *row = state + (i * P + p) * C, *part = parts + (p * N + i) * C;
+            const float *row = state + (i * P + p) * C;
+            float *part = parts + (p * N + i) * C;
             if (to_parts) memcpy(part, row, C * sizeof(float));
-            else memcpy(row, part, C * sizeof(float));
+            else memcpy((float *)row, part, C * sizeof(float));
         }
 }
 
@@ -166,6 +178,10 @@ sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
         void *data;
         int64_t rows, cols;
         saved_part(tr, row, &data, &rows, &cols);
+        if (per_env(row)) { /* scale mode: every rank's envs, gathered (sk_trainer_sync_state) */
+            data = (void *)sk_trainer_gathered(tr, data);
+            rows = rows / tr->rollout.num_envs * tr->s.num_envs;
+        }
         if (!row->core_parts) {
             add(&list, row->checkpoint_name, (sk_st_dtype)row->type, data, rows, cols);
             continue;
@@ -174,7 +190,7 @@ sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
         if (!(parts = sk_alloc((size_t)rows * sizeof(float))))
             return sk_trainer_fail(tr, sk_fail(SK_ERR_NOMEM, "out of memory (%lld floats of core "
                                                              "states)", (long long)rows));
-        core_parts_copy(tr, data, parts, true);
+        core_parts_copy(tr, (size_t)tr->s.num_envs, data, parts, true);
         int P = policy->core->num_parts;
         for (int p = 0; p < P; p++) {
             core_part_name(tr, row, p, part_names[p], sizeof part_names[p]);
@@ -212,8 +228,8 @@ sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
         return sk_trainer_fail(tr, named);
     }
     for (int a = 0; a < num_arrays; a++)
-        add(&list, list.names[a], (sk_st_dtype)arrays[a].type, arrays[a].data, tr->s.num_envs,
-            arrays[a].count);
+        add(&list, list.names[a], (sk_st_dtype)arrays[a].type,
+            sk_trainer_gathered(tr, arrays[a].data), tr->s.num_envs, arrays[a].count);
 
     char *config_text = sk_config_to_string(tr->cfg);
     if (!config_text) {
@@ -224,6 +240,8 @@ sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
     snprintf(steps, sizeof steps, "%lld", (long long)tr->progress.steps);
     char observation[96]; /* dtype and shape: a checkpoint of other observations is refused */
     sk_env_obs_type(tr->env, observation, sizeof observation);
+    char ranks[32]; /* comm.mode = scale: the processes whose minibatches the run drew */
+    snprintf(ranks, sizeof ranks, "%d", tr->comm.size);
     sk_st_meta meta[] = {
         {"format", FORMAT},
         {"training_state", STATE_VERSION},
@@ -231,9 +249,10 @@ sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
         {"steps", steps},
         {"config", config_text},
         {"observation", observation},
+        {SCALE_RANKS, ranks},
     };
-    sk_status status = sk_st_write(path, list.items, list.count, meta,
-                                   (int)(sizeof meta / sizeof meta[0]));
+    int num_meta = (int)(sizeof meta / sizeof meta[0]) - (tr->s.comm_scale ? 0 : 1);
+    sk_status status = sk_st_write(path, list.items, list.count, meta, num_meta);
     free(config_text);
     sk_free(parts);
     return sk_trainer_fail(tr, status);
@@ -285,6 +304,22 @@ static sk_status check_range(const sk_st_tensor *t, const char *path, int64_t co
                        path, t->name, (long long)k, v, lo, hi);
     }
     return SK_OK;
+}
+
+/* A per-env tensor of the run's envs (per_env elements each), checked, and this rank's
+ * envs' part of it (env_first.., all of them in exact mode) copied into dst. */
+static sk_status restore_envs(const sk_trainer *tr, const sk_st_file *file, const char *path,
+                              const char *name, sk_st_dtype dtype, void *dst, int64_t per_env,
+                              bool has_range, double lo, double hi) {
+    const sk_st_tensor *t = NULL;
+    int64_t count = (int64_t)tr->s.num_envs * per_env;
+    sk_status status = find(file, path, name, dtype, count, &t);
+    if (status == SK_OK && has_range) status = check_range(t, path, count, lo, hi);
+    size_t elem = sk_st_dtype_size(dtype);
+    if (status == SK_OK)
+        memcpy(dst, (const char *)t->data + (size_t)(tr->layout.env_first * per_env) * elem,
+               (size_t)(tr->layout.env_count * per_env) * elem);
+    return status;
 }
 
 /* Finds, checks and copies a tensor of count elements with a range. */
@@ -375,7 +410,7 @@ static sk_status check_current_masks(sk_trainer *tr, const char *path);
 static sk_status check_current_step(sk_trainer *tr, const char *path) {
     if (tr->rollout.obs_u8_dtype) return check_current_masks(tr, path); /* bytes: in range */
     const float *obs = tr->rollout.obs + sk_trainer_current_row(tr) * (size_t)tr->obs_size;
-    for (int i = 0; i < tr->s.num_envs; i++) {
+    for (int i = 0; i < tr->rollout.num_envs; i++) {
         const float *row = obs + (size_t)i * (size_t)tr->obs_size;
         int k = sk_policy_obs_invalid(&tr->learner.policy, row);
         if (k >= 0)
@@ -390,7 +425,7 @@ static sk_status check_current_step(sk_trainer *tr, const char *path) {
 static sk_status check_current_masks(sk_trainer *tr, const char *path) {
     if (tr->mask_size == 0) return SK_OK;
     const uint8_t *masks = tr->rollout.masks + sk_trainer_current_row(tr) * (size_t)tr->mask_size;
-    for (int i = 0; i < tr->s.num_envs; i++) {
+    for (int i = 0; i < tr->rollout.num_envs; i++) {
         int head = sk_action_mask_unusable(&tr->env->action_space,
                                            masks + (size_t)i * (size_t)tr->mask_size);
         if (head >= 0)
@@ -408,7 +443,7 @@ static sk_status resume_from(sk_trainer *tr, const sk_st_file *file, const char 
     sk_learner *ln = &tr->learner;
     const char *env = sk_st_meta_get(file, "env");
     const char *version = sk_st_meta_get(file, "training_state");
-    int O = tr->obs_size, N = tr->s.num_envs, W = tr->layout.total_workers;
+    int O = tr->obs_size, W = tr->layout.total_workers;
     int64_t counters[NUM_COUNTERS];
     double seconds[2], return_stats[3], obs_count;
     uint64_t *rngs = tr->layout.rngs_all;
@@ -428,6 +463,14 @@ static sk_status resume_from(sk_trainer *tr, const sk_st_file *file, const char 
                     "resume (start a new run)",
                     path));
     if (tr->ran) TRY(sk_fail(SK_ERR_INVALID, "resume into a fresh trainer, not one that has run"));
+    const char *scale_ranks = sk_st_meta_get(file, SCALE_RANKS);
+    if (scale_ranks && strtol(scale_ranks, NULL, 10) != tr->comm.size)
+        TRY(sk_fail(SK_ERR_INVALID,
+                    "checkpoint '%s' was written by a comm.mode = scale run of %s processes; this "
+                    "run has %d: resume it under mpirun -np %s (with the same --threads): in "
+                    "scale mode each process learns from its own envs' rows, so another number "
+                    "of processes would not continue the same run",
+                    path, scale_ranks, tr->comm.size, scale_ranks));
     TRY(check_counters(tr, path, counters));
     tr->progress.update = counters[C_UPDATE]; /* where the current observations go (row T) */
     /* everything is checked into the trainer's own arrays; a failure leaves
@@ -443,9 +486,15 @@ static sk_status resume_from(sk_trainer *tr, const sk_st_file *file, const char 
         void *data;
         int64_t rows, cols;
         saved_part(tr, row, &data, &rows, &cols);
+        int64_t elements = rows * (cols > 0 ? cols : 1), n = tr->rollout.num_envs;
+        if (!row->core_parts && per_env(row)) {
+            TRY(restore_envs(tr, file, path, row->checkpoint_name, (sk_st_dtype)row->type, data,
+                             elements / n, row->has_range, row->lo, row->hi));
+            continue;
+        }
         if (!row->core_parts) {
             TRY(restore(file, path, row->checkpoint_name, (sk_st_dtype)row->type, data,
-                        rows * (cols > 0 ? cols : 1), row->has_range, row->lo, row->hi));
+                        elements, row->has_range, row->lo, row->hi));
             continue;
         }
         const sk_core_ops *core = ln->policy.core;
@@ -457,10 +506,10 @@ static sk_status resume_from(sk_trainer *tr, const sk_st_file *file, const char 
             core_part_name(tr, row, p, name, sizeof name);
             double limit = core->part_limits[p];
             int64_t count = rows / core->num_parts;
-            TRY(restore(file, path, name, (sk_st_dtype)row->type, parts + count * p, count, true,
-                        -limit, limit));
+            TRY(restore_envs(tr, file, path, name, (sk_st_dtype)row->type, parts + count * p,
+                             count / n, true, -limit, limit));
         }
-        core_parts_copy(tr, data, parts, false);
+        core_parts_copy(tr, (size_t)n, data, parts, false);
     }
     TRY(restore(file, path, "state.seconds", SK_ST_F64, seconds, 2, false, 0, 0));
     if (!(seconds[0] >= 0.0 && seconds[0] < inf))
@@ -486,8 +535,8 @@ static sk_status resume_from(sk_trainer *tr, const sk_st_file *file, const char 
     int num_arrays;
     TRY(env_arrays(tr, arrays, &num_arrays, names));
     for (int a = 0; a < num_arrays; a++)
-        TRY(restore(file, path, names[a], (sk_st_dtype)arrays[a].type, arrays[a].data,
-                    (int64_t)N * arrays[a].count, false, 0, 0));
+        TRY(restore_envs(tr, file, path, names[a], (sk_st_dtype)arrays[a].type, arrays[a].data,
+                         arrays[a].count, false, 0, 0));
     TRY(sk_vec_check_state(tr->vec, path));
     TRY(check_current_step(tr, path));
     tr->progress.steps = counters[C_STEPS];

@@ -25,6 +25,16 @@ void sk_comm_allreduce_f64(const sk_comm *comm, double *data, size_t count) {
     if (comm->ops) comm->ops->allreduce_f64(comm->impl, data, count);
 }
 
+void sk_comm_allreduce_f32_f64(const sk_comm *comm, float *floats, size_t num_floats,
+                               double *doubles, size_t num_doubles) {
+    if (comm->ops) comm->ops->allreduce_f32_f64(comm->impl, floats, num_floats, doubles, num_doubles);
+}
+
+void sk_comm_tree_allreduce_f32_f64(const sk_comm *comm, float *floats, size_t num_floats,
+                                    double *doubles, size_t num_doubles) {
+    if (comm->ops) comm->ops->tree_allreduce_f32_f64(comm->impl, floats, num_floats, doubles, num_doubles);
+}
+
 void sk_comm_bcast_f32(const sk_comm *comm, float *data, size_t count, int root) {
     if (comm->ops) comm->ops->bcast_f32(comm->impl, data, count, root);
 }

@@ -25,6 +25,12 @@
 typedef struct sk_comm_ops {
     void (*allreduce_f32)(void *impl, float *data, size_t count);
     void (*allreduce_f64)(void *impl, double *data, size_t count);
+    /* floats and doubles summed in rank order in one collective */
+    void (*allreduce_f32_f64)(void *impl, float *floats, size_t num_floats, double *doubles,
+                              size_t num_doubles);
+    /* the same sums in a fixed tree of ranks (the order depends on the rank count alone) */
+    void (*tree_allreduce_f32_f64)(void *impl, float *floats, size_t num_floats, double *doubles,
+                                   size_t num_doubles);
     void (*allgather_f64)(void *impl, const double *mine, size_t count, double *all);
     size_t (*allgatherv_f32)(void *impl, const float *mine, size_t count, float *all,
                              size_t capacity, size_t *counts);
@@ -50,6 +56,18 @@ void sk_comm_sum_workers_f32(float *out, const float *const *parts, int num_part
 /* Sums data over the ranks in rank order; every rank gets the sum. */
 void sk_comm_allreduce_f32(const sk_comm *comm, float *data, size_t count);
 void sk_comm_allreduce_f64(const sk_comm *comm, double *data, size_t count);
+/* Both of the above in one collective (one message latency instead of two): a
+ * minibatch's gradient and its loss sums. Each element's sum is the one the
+ * separate calls give. */
+void sk_comm_allreduce_f32_f64(const sk_comm *comm, float *floats, size_t num_floats,
+                               double *doubles, size_t num_doubles);
+/* The same sums added in a fixed tree of ranks (recursive doubling: ((r0 + r1) + (r2 +
+ * r3)) ...) in log2 K message latencies rather than rank order's K - 1 + log2 K: the order
+ * depends on the number of ranks alone, so a run repeats bit for bit for a given ranks x
+ * threads, but (beyond 2 ranks) does not equal one process of as many threads. comm.mode =
+ * scale's minibatch reduction, and any sum that no order changes (counts of flags). */
+void sk_comm_tree_allreduce_f32_f64(const sk_comm *comm, float *floats, size_t num_floats,
+                                    double *doubles, size_t num_doubles);
 /* Every rank's `count` doubles, in rank order, into all (size x count). */
 void sk_comm_allgather_f64(const sk_comm *comm, const double *mine, size_t count, double *all);
 /* Every rank's own number of floats, in rank order, into all (at most

@@ -100,8 +100,11 @@ void sk_learner_merge_statistics(sk_trainer *tr) {
 }
 
 /* Normalises the minibatch's advantages in place (mean 0, unbiased std 1).
- * Every rank of a distributed run holds the whole rollout (exchanged after
- * it), so each normalises the whole minibatch itself, as one process does. */
+ * In exact mode every rank of a distributed run holds the whole rollout
+ * (exchanged after it), so each normalises the whole minibatch itself, as one
+ * process does. In scale mode each rank normalises its own minibatch (its
+ * share of the run's) over its own rows: a per-rank mean and std, not the
+ * global minibatch's. */
 static void normalize_advantages(float *adv, int n) {
     double sum = 0.0;
     for (int i = 0; i < n; i++) sum += adv[i];
@@ -146,8 +149,10 @@ static void minibatch_job(void *ctx, int w, int num_workers) {
     int L = ro->bptt_horizon;
     int lo, hi;
     (void)num_workers;
-    /* the block of the run's worker offset + w of all ranks' workers */
-    sk_slice(ln->minibatch_sequences, tr->layout.worker_offset + w, tr->layout.total_workers, &lo, &hi);
+    /* exact: the block of the run's worker offset + w of all ranks' workers; scale: block w
+     * of this rank's own minibatch */
+    sk_slice(ln->minibatch_sequences, tr->layout.minibatch_part_offset + w,
+             tr->layout.minibatch_parts, &lo, &hi);
     memset(wk->grads, 0, ln->policy.num_params * sizeof(float));
     memset(&wk->sums, 0, sizeof wk->sums);
     int count = hi - lo, rows = count * L;
@@ -201,14 +206,16 @@ static void reduce_minibatch(sk_trainer *tr, sk_ppo_loss_sums *sums) {
     const float *parts[SK_MAX_WORKERS];
     for (int w = 0; w < tr->num_workers; w++) parts[w] = tr->workers[w].grads;
     sk_comm_sum_workers_f32(ln->grads, parts, tr->num_workers, P);
-    sk_comm_allreduce_f32(&tr->comm, ln->grads, P);
     double total[5] = {0};
     for (int w = 0; w < tr->num_workers; w++) {
         const sk_ppo_loss_sums *s = &tr->workers[w].sums;
         double part[5] = {s->policy_loss, s->value_loss, s->entropy, s->approx_kl, s->clip_fraction};
         for (int k = 0; k < 5; k++) total[k] = w == 0 ? part[k] : total[k] + part[k];
     }
-    sk_comm_allreduce_f64(&tr->comm, total, 5);
+    /* one collective for both: in rank order (exact, as threads add), or in the tree's
+     * fixed order (scale: log2 K latencies; repeats for a given ranks x threads) */
+    if (tr->s.comm_scale) sk_comm_tree_allreduce_f32_f64(&tr->comm, ln->grads, P, total, 5);
+    else sk_comm_allreduce_f32_f64(&tr->comm, ln->grads, P, total, 5);
     *sums = (sk_ppo_loss_sums){.policy_loss = total[0], .value_loss = total[1],
                                .entropy = total[2], .approx_kl = total[3],
                                .clip_fraction = total[4]};
@@ -232,6 +239,9 @@ void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const c
     int steps_taken = 0;
     double last_kl = 0.0;
     int L = tr->rollout.bptt_horizon, S = ln->num_sequences, MS = ln->minibatch_sequences;
+    if (tr->s.comm_scale) /* each rank's own shuffle, drawn afresh each update: a resume needs no stream */
+        ln->rng = sk_rng_seed(tr->s.seed ^ 0x5ca1e5417ULL,
+                              (uint64_t)tr->progress.update * SK_MAX_COMM_RANKS + (uint64_t)tr->comm.rank);
     for (int epoch = 0; epoch < tr->s.update_epochs; epoch++) {
         shuffle(ln, S);
         for (int start = 0; start < S; start += MS) {
@@ -241,7 +251,7 @@ void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const c
                 for (int t = 0; t < L; t++)
                     ln->mb_adv_norm[(size_t)j * (size_t)L + (size_t)t] =
                         tr->rollout.advantages[sequence_row(&tr->rollout, ln->perm[start + j], t)];
-            if (tr->s.norm_adv) normalize_advantages(ln->mb_adv_norm, tr->minibatch_size);
+            if (tr->s.norm_adv) normalize_advantages(ln->mb_adv_norm, MS * L);
             sk_vec_parallel(tr->vec, minibatch_job, tr);
             sk_ppo_loss_sums sums;
             reduce_minibatch(tr, &sums);

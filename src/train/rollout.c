@@ -223,7 +223,7 @@ void sk_reset_job(void *ctx, int w, int num_workers) {
     sk_rollout *ro = &tr->rollout;
     sk_worker *wk = &tr->workers[w];
     if (wk->hi == wk->lo) return;
-    if (!sk_vec_reset_checked(tr->vec, wk->lo, wk->hi, tr->s.seed)) return;
+    if (!sk_vec_reset_checked(tr->vec, wk->lo, wk->hi, tr->layout.env_seed)) return;
     size_t S = (size_t)ro->state_size; /* every episode starts from a zero state */
     memset(ro->state + (size_t)wk->lo * S, 0, (size_t)(wk->hi - wk->lo) * S * sizeof(float));
     const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);

@@ -67,6 +67,10 @@ sk_status sk_settings_resolve(sk_ppo_settings *s, const sk_config *cfg, const sk
     s->grad_stats_every = (int)v;
     CHECK(sk_cfg_int(cfg, "train.log_every", 1, 1, INT32_MAX, &v));
     s->log_every = (int)v;
+    static const char *const comm_modes[] = {"exact", "scale", NULL};
+    int mode;
+    CHECK(sk_cfg_choice(cfg, "comm.mode", "exact", comm_modes, &mode));
+    s->comm_scale = mode == 1; /* trainer_build_local keeps it only under several processes */
     int64_t batch = (int64_t)s->num_envs * s->horizon;
     if (batch > (1 << 26))
         return sk_fail(SK_ERR_INVALID, "env.num_envs x ppo.horizon = %lld is too large (max %d)",
@@ -85,7 +89,7 @@ sk_status sk_settings_resolve(sk_ppo_settings *s, const sk_config *cfg, const sk
  * into ppo.num_minibatches equal minibatches. */
 static sk_status resolve_sequences(sk_trainer *tr) {
     const sk_policy *policy = &tr->learner.policy;
-    int N = tr->s.num_envs, T = tr->s.horizon;
+    int N = tr->layout.env_count, T = tr->s.horizon; /* this rank's envs in scale mode */
     int L = 1;
     if (!policy->core && sk_config_get(tr->cfg, "ppo.bptt_horizon")) {
         /* a recurrent preset run with policy.core = none: known, checked, unused */
@@ -102,12 +106,19 @@ static sk_status resolve_sequences(sk_trainer *tr) {
                            "into whole sequences)",
                            L, T);
         int sequences = N * (T / L);
-        if (sequences % tr->s.num_minibatches != 0)
+        if (sequences % tr->s.num_minibatches != 0 && !tr->s.comm_scale)
             return sk_fail(SK_ERR_CONFIG,
                            "ppo.num_minibatches = %d must divide the %d sequences of a rollout "
                            "(env.num_envs %d x ppo.horizon %d / ppo.bptt_horizon %d)",
                            tr->s.num_minibatches, sequences, N, T, L);
     }
+    if (tr->s.comm_scale && N * (T / L) % tr->s.num_minibatches != 0)
+        return sk_fail(SK_ERR_CONFIG,
+                       "comm.mode = scale: ppo.num_minibatches = %d must divide the %d sequences "
+                       "of rank %d's rollout (its %d of env.num_envs %d x ppo.horizon %d / %d "
+                       "steps a sequence): each rank draws its minibatches from its own rows; "
+                       "choose env.num_envs so that every rank's share divides",
+                       tr->s.num_minibatches, N * (T / L), tr->comm.rank, N, tr->s.num_envs, T, L);
     tr->rollout.state_size = sk_policy_state_size(policy);
     tr->rollout.bptt_horizon = L;
     tr->learner.num_sequences = N * (T / L);
@@ -115,13 +126,13 @@ static sk_status resolve_sequences(sk_trainer *tr) {
     return SK_OK;
 }
 
-static const char *const g_sections[] = {"env", "ppo", "policy", "train", "governor", NULL};
+static const char *const g_sections[] = {"env", "ppo", "policy", "train", "governor", "comm", NULL};
 
 /* A worker's stream and scratch beyond the table's arrays (trainer_state.c). */
 static sk_status alloc_worker(sk_trainer *tr, sk_worker *wk, int w) {
     int slice = wk->hi - wk->lo;
     int block_sequences =
-        (tr->learner.minibatch_sequences + tr->layout.total_workers - 1) / tr->layout.total_workers;
+        (tr->learner.minibatch_sequences + tr->layout.minibatch_parts - 1) / tr->layout.minibatch_parts;
     int capacity = SK_MAX(SK_MAX(slice, block_sequences * tr->rollout.bptt_horizon), 1);
     /* the run's worker index: one process with K threads and K ranks of one
      * thread each give each worker the same stream */
@@ -182,9 +193,22 @@ static sk_status trainer_build_local(sk_trainer *tr, const sk_env_def *env) {
                        "slice of the envs); set env.num_envs to at least %d",
                        tr->s.num_envs, K, K);
     sk_comm_env_range(tr->s.num_envs, tr->comm.rank, K, &lo, &hi);
-    CHECK(sk_vec_create_range(&tr->vec, tr->env, tr->s.num_envs, lo, hi,
-                              tr->s.threads > 0 ? tr->s.threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
-                              tr->cfg));
+    int threads = tr->s.threads > 0 ? tr->s.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    tr->s.comm_scale = tr->s.comm_scale && K > 1; /* scale in one process is exact */
+    tr->layout.env_seed = tr->s.seed;
+    if (tr->s.comm_scale) {
+        /* the rank creates its own envs alone, numbered from 0: rank r > 0 resets them
+         * from a seed of its own, so no two ranks' envs share a stream */
+        tr->layout.env_first = lo;
+        tr->layout.env_count = hi - lo;
+        if (tr->comm.rank > 0)
+            tr->layout.env_seed = sk_rng_seed(tr->s.seed ^ 0x5ca1e5eedULL, (uint64_t)tr->comm.rank);
+        CHECK(sk_vec_create_range(&tr->vec, tr->env, hi - lo, 0, hi - lo, threads, tr->cfg));
+    } else {
+        tr->layout.env_first = 0;
+        tr->layout.env_count = tr->s.num_envs;
+        CHECK(sk_vec_create_range(&tr->vec, tr->env, tr->s.num_envs, lo, hi, threads, tr->cfg));
+    }
     CHECK(sk_policy_configure(&tr->learner.policy, tr->cfg, tr->env, sk_vec_state(tr->vec)));
     CHECK(resolve_sequences(tr));
     for (int i = 0; g_sections[i]; i++) CHECK(sk_cfg_check_unused(tr->cfg, g_sections[i]));
@@ -210,6 +234,8 @@ static sk_status count_workers(sk_trainer *tr) {
         tr->layout.max_workers = SK_MAX(tr->layout.max_workers, tr->layout.rank_workers[r]);
     }
     free(counts);
+    tr->layout.minibatch_part_offset = tr->s.comm_scale ? 0 : tr->layout.worker_offset;
+    tr->layout.minibatch_parts = tr->s.comm_scale ? tr->num_workers : tr->layout.total_workers;
     return SK_OK;
 }
 
@@ -253,6 +279,47 @@ static int state_columns(sk_trainer *tr, sk_comm_columns *out) {
     return n;
 }
 
+void sk_trainer_gathered_free(sk_trainer *tr) {
+    for (int k = 0; k < tr->gathered.count; k++) free(tr->gathered.all[k]);
+    tr->gathered.count = 0;
+}
+
+const void *sk_trainer_gathered(const sk_trainer *tr, const void *local) {
+    for (int k = 0; k < tr->gathered.count; k++)
+        if (tr->gathered.local[k] == local) return tr->gathered.all[k];
+    return local;
+}
+
+/* comm.mode = scale: every rank's rows of the per-env state a checkpoint holds (the
+ * current observations and masks, the state columns), in rank order, which is env
+ * order, into tr->gathered; each rank holds only its own envs' rows between checkpoints. */
+static void gather_saved_envs(sk_trainer *tr) {
+    sk_rollout *ro = &tr->rollout;
+    sk_trainer_gathered_free(tr);
+    sk_comm_columns columns[MAX_COLUMNS];
+    size_t current = sk_trainer_current_row(tr), O = (size_t)ro->obs_size, M = (size_t)ro->mask_size;
+    int n = 0;
+    if (ro->obs_u8_dtype) columns[n++] = (sk_comm_columns){ro->obs_u8 + current * O, 1, O};
+    else columns[n++] = (sk_comm_columns){ro->obs + current * O, 1, O * sizeof(float)};
+    if (M) columns[n++] = (sk_comm_columns){ro->masks + current * M, 1, M};
+    n += state_columns(tr, columns + n);
+    SK_ASSERT(n <= SK_MAX_GATHERED);
+    size_t *counts = tr->layout.rank_floats; /* free between merges */
+    for (int k = 0; k < n; k++) {
+        for (int r = 0; r < tr->comm.size; r++) {
+            int lo, hi;
+            sk_comm_env_range(tr->s.num_envs, r, tr->comm.size, &lo, &hi);
+            counts[r] = (size_t)(hi - lo) * columns[k].bytes_per_env;
+        }
+        void *all = malloc((size_t)tr->s.num_envs * columns[k].bytes_per_env + 1);
+        SK_ASSERT(all);
+        sk_comm_allgatherv_bytes(&tr->comm, columns[k].data, all, counts);
+        tr->gathered.local[k] = columns[k].data;
+        tr->gathered.all[k] = all;
+        tr->gathered.count = k + 1;
+    }
+}
+
 void sk_trainer_sync_state(sk_trainer *tr) {
     uint64_t *mine = tr->layout.rngs_all + 1 + tr->layout.worker_offset;
     for (int w = 0; w < tr->num_workers; w++) mine[w] = tr->workers[w].rng;
@@ -265,6 +332,10 @@ void sk_trainer_sync_state(sk_trainer *tr) {
     memcpy(copy, mine, (size_t)tr->num_workers * sizeof *copy);
     sk_comm_allgatherv_bytes(&tr->comm, copy, tr->layout.rngs_all + 1, counts);
     free(copy);
+    if (tr->s.comm_scale) {
+        gather_saved_envs(tr);
+        return;
+    }
     sk_comm_columns columns[MAX_COLUMNS];
     int n = rollout_columns(tr, columns);
     n += state_columns(tr, columns + n);
@@ -277,7 +348,7 @@ void sk_trainer_sync_state(sk_trainer *tr) {
 }
 
 size_t sk_trainer_exchange_bytes(sk_trainer *tr) {
-    if (tr->comm.size == 1) return 0;
+    if (tr->comm.size == 1 || tr->s.comm_scale) return 0; /* scale: no rollout exchange */
     sk_comm_columns columns[MAX_COLUMNS];
     int n = rollout_columns(tr, columns);
     return sk_comm_columns_scratch(columns, n, tr->s.num_envs);
@@ -286,7 +357,7 @@ size_t sk_trainer_exchange_bytes(sk_trainer *tr) {
 /* After a rollout, every rank gets every rank's rows: each computes its
  * share of every minibatch, drawn from all the envs as in one process. */
 static void exchange_rollout(sk_trainer *tr) {
-    if (tr->comm.size == 1) return;
+    if (tr->comm.size == 1 || tr->s.comm_scale) return;
     sk_comm_columns columns[MAX_COLUMNS];
     int n = rollout_columns(tr, columns);
     sk_comm_allgather_columns(&tr->comm, columns, n, tr->s.num_envs, tr->layout.columns_scratch);
@@ -312,9 +383,10 @@ static sk_status trainer_build_shared(sk_trainer *tr) {
     tr->action_dim = continuous ? env->action_space.dim : 0;
     tr->mask_size = env->mask_size;
     int N = tr->s.num_envs, T = tr->s.horizon;
+    /* the run's batch and minibatch (in scale mode, every rank's rows together) */
     tr->batch_size = N * T;
     tr->minibatch_size = tr->batch_size / tr->s.num_minibatches;
-    tr->rollout.num_envs = N;
+    tr->rollout.num_envs = tr->layout.env_count;
     tr->rollout.horizon = T;
     tr->rollout.obs_size = tr->obs_size;
     tr->rollout.num_heads = tr->num_heads;
@@ -391,6 +463,7 @@ void sk_trainer_destroy(sk_trainer *tr) {
     if (!tr) return;
     for (int w = 0; tr->workers && w < tr->num_workers; w++) free_worker(&tr->workers[w]);
     sk_trainer_state_free(tr); /* the workers' arrays too: before the workers go */
+    sk_trainer_gathered_free(tr);
     free(tr->workers);
     sk_vec_destroy(tr->vec);
     learner_free(&tr->learner);
@@ -518,8 +591,8 @@ static double explained_variance(const float *predicted, const float *target, si
 /* Whether flag holds on any rank (every rank gets the answer). */
 static bool any_rank(sk_trainer *tr, bool flag) {
     if (tr->comm.size == 1) return flag;
-    double value = flag ? 1.0 : 0.0;
-    sk_comm_allreduce_f64(&tr->comm, &value, 1);
+    double value = flag ? 1.0 : 0.0; /* a count of 0s and 1s: exact in any order */
+    sk_comm_tree_allreduce_f32_f64(&tr->comm, NULL, 0, &value, 1);
     return value > 0.0;
 }
 
@@ -528,6 +601,7 @@ static bool any_rank(sk_trainer *tr, bool flag) {
 static sk_status checkpoint(sk_trainer *tr) {
     sk_trainer_sync_state(tr);
     sk_status status = tr->comm.rank == 0 ? sk_run_checkpoint(tr) : SK_OK;
+    sk_trainer_gathered_free(tr);
     return sk_comm_agree(&tr->comm, status);
 }
 
@@ -603,8 +677,9 @@ sk_status sk_trainer_run(sk_trainer *tr) {
         st->mean_return = window_mean(tr->progress.window_return, tr->progress.window_count);
         st->mean_length = window_mean(tr->progress.window_length, tr->progress.window_count);
         st->episodes = tr->progress.episodes;
-        st->explained_variance =
-            explained_variance(tr->rollout.values, tr->rollout.returns, (size_t)tr->batch_size);
+        st->explained_variance = /* scale mode: over this rank's rows */
+            explained_variance(tr->rollout.values, tr->rollout.returns,
+                               (size_t)tr->rollout.num_envs * (size_t)tr->s.horizon);
         st->learning_rate = lr;
 
         bool solved = tr->progress.window_count == SK_WINDOW &&

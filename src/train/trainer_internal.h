@@ -47,6 +47,9 @@ typedef struct sk_ppo_settings {
     bool bootstrap_truncated; /* false: a time-limit cut is treated as terminal, as CleanRL does */
     double governor_max_kl;
     int governor_max_anomalies, governor_window;
+    /* comm.mode = scale under more than one process: each rank learns from its own envs'
+     * rows (docs/distributed.md); false for exact, and for scale in one process */
+    bool comm_scale;
 } sk_ppo_settings;
 
 #define SK_GOVERNOR_MAX_ANOMALIES 100
@@ -143,6 +146,14 @@ typedef struct sk_worker {
  * order; each rank's count in rank_workers, the largest max_workers. */
 typedef struct sk_run_layout {
     int worker_offset, total_workers, max_workers;
+    /* the envs this rank's rollout and vec hold: the run's envs env_first ..
+     * env_first + env_count - 1 (comm.mode = scale: its own slice; exact: all of them) */
+    int env_first, env_count;
+    uint64_t env_seed; /* its envs reset from (env_seed, env): train.seed, or scale's rank seed */
+    /* a minibatch is cut into minibatch_parts blocks; this rank's workers compute blocks
+     * minibatch_part_offset.. (exact: every rank's workers share one minibatch; scale:
+     * the rank's own minibatch is its workers' alone) */
+    int minibatch_part_offset, minibatch_parts;
     int32_t *rank_workers;     /* (ranks) */
     uint64_t *rngs_all;        /* (1 + total_workers) the shuffle stream, then every worker's */
     /* (ranks x max_workers) the episode merge's parts: where each starts in episodes_all,
@@ -186,6 +197,16 @@ typedef struct sk_run_outputs {
     struct sk_live *live;           /* RUN_DIR/live.bin for skinner monitor */
 } sk_run_outputs;
 
+/* comm.mode = scale: the per-env state a checkpoint holds, gathered from every rank by
+ * sk_trainer_sync_state for rank 0 to write (every env of the run, in env order); all[k]
+ * holds the run's copy of this rank's local[k]. Empty in exact mode. */
+enum { SK_MAX_GATHERED = 8 + SK_MAX_ENV_ARRAYS };
+typedef struct sk_env_gather {
+    int count;
+    const void *local[SK_MAX_GATHERED];
+    void *all[SK_MAX_GATHERED];
+} sk_env_gather;
+
 struct sk_trainer {
     sk_config *cfg; /* the trainer's own copy, resolved (defaults recorded) */
     const sk_env_def *env;
@@ -198,6 +219,7 @@ struct sk_trainer {
     int num_workers;
     sk_worker *workers;
     sk_run_layout layout;
+    sk_env_gather gathered;
     sk_run_progress progress;
     sk_run_outputs out;
     bool resumed; /* state restored from a checkpoint: no reset at the start */
@@ -215,8 +237,16 @@ sk_status sk_settings_resolve(sk_ppo_settings *s, const sk_config *cfg, const sk
 sk_status sk_trainer_create_comm(sk_trainer **out, const sk_config *cfg, const sk_comm *comm);
 
 /* Collective: brings the state a checkpoint holds that lives with each rank
- * (its envs' states and observations, its workers' streams) to every rank. */
+ * (its envs' states and observations, its workers' streams) to every rank:
+ * into the trainer's own arrays, or with comm.mode = scale into tr->gathered. */
 void sk_trainer_sync_state(sk_trainer *tr);
+/* The run's copy of a per-env array of this rank (every env's rows) gathered by the last
+ * sk_trainer_sync_state in scale mode; local itself otherwise. */
+const void *sk_trainer_gathered(const sk_trainer *tr, const void *local);
+/* Frees what sk_trainer_sync_state gathered. */
+void sk_trainer_gathered_free(sk_trainer *tr);
+/* Bytes of this rank's rollout storage (the arrays of T or T + 1 rows). */
+size_t sk_trainer_rollout_bytes(const sk_trainer *tr);
 
 /* ---- the table of the trainer's arrays (trainer_state.c) ---- */
 

@@ -104,8 +104,8 @@ static size_t array_count(const sk_trainer *tr, const sk_worker *wk, sk_size_kin
     if (!per_worker(kind)) return sk_trainer_array_count(tr, kind);
     size_t slice = (size_t)(wk->hi - wk->lo);
     size_t L = (size_t)tr->rollout.bptt_horizon;
-    size_t block_sequences = ((size_t)tr->learner.minibatch_sequences + (size_t)tr->layout.total_workers -
-                              1) / (size_t)tr->layout.total_workers;
+    size_t parts = (size_t)tr->layout.minibatch_parts;
+    size_t block_sequences = ((size_t)tr->learner.minibatch_sequences + parts - 1) / parts;
     size_t block = block_sequences * L, S = (size_t)tr->rollout.state_size;
     switch (kind) {
     case SK_SIZE_W_PARAMS: return tr->learner.policy.num_params;
@@ -127,7 +127,8 @@ static size_t array_count(const sk_trainer *tr, const sk_worker *wk, sk_size_kin
 
 size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
     SK_ASSERT(!per_worker(kind));
-    size_t envs = (size_t)tr->s.num_envs, rows = envs * (size_t)tr->s.horizon, rows1 = rows + envs;
+    /* the envs this rank holds: all of the run's, or its own in scale mode */
+    size_t envs = (size_t)tr->rollout.num_envs, rows = envs * (size_t)tr->s.horizon, rows1 = rows + envs;
     const sk_rollout *ro = &tr->rollout;
     size_t state = (size_t)ro->state_size;
     size_t chunks = (size_t)tr->s.horizon / (size_t)ro->bptt_horizon;
@@ -143,12 +144,13 @@ size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
     case SK_SIZE_ROWS_HEADS: return rows * (size_t)tr->num_heads;
     case SK_SIZE_ROWS_DIM: return rows * (size_t)tr->action_dim;
     case SK_SIZE_ROWS1_MASK: return rows1 * (size_t)tr->mask_size;
-    case SK_SIZE_BATCH: return (size_t)tr->batch_size;
-    case SK_SIZE_MINIBATCH: return (size_t)tr->minibatch_size;
+    case SK_SIZE_BATCH: return rows;
+    case SK_SIZE_MINIBATCH: /* this rank's: the run's minibatch in exact mode */
+        return (size_t)tr->learner.minibatch_sequences * (size_t)ro->bptt_horizon;
     case SK_SIZE_MOMENTS: return (size_t)tr->layout.max_workers * (1 + 2 * (size_t)tr->obs_size);
     case SK_SIZE_EPISODES: return rows * ((size_t)tr->env->num_log_fields + 1);
-    case SK_SIZE_EPISODES_ALL: /* every rank's episodes: still at most one per env and step */
-        return sk_trainer_array_count(tr, SK_SIZE_EPISODES);
+    case SK_SIZE_EPISODES_ALL: /* every rank's episodes: at most one per env of the run and step */
+        return (size_t)tr->s.num_envs * (size_t)tr->s.horizon * ((size_t)tr->env->num_log_fields + 1);
     case SK_SIZE_WORKERS: return (size_t)tr->layout.max_workers;
     case SK_SIZE_WORKERS_ALL: return (size_t)tr->comm.size * (size_t)tr->layout.max_workers;
     case SK_SIZE_MOMENTS_ALL:
@@ -214,6 +216,19 @@ void sk_trainer_state_free(sk_trainer *tr) {
     each_array(tr, false, free_array);
 }
 
+size_t sk_trainer_rollout_bytes(const sk_trainer *tr) {
+    size_t bytes = 0;
+    for (int i = 0; i < sk_trainer_num_arrays; i++) {
+        sk_size_kind kind = sk_trainer_arrays[i].size;
+        bool rollout = kind == SK_SIZE_ROWS || kind == SK_SIZE_ROWS1 || kind == SK_SIZE_ROWS1_OBS ||
+                       kind == SK_SIZE_ROWS1_OBS_U8 || kind == SK_SIZE_ROWS_HEADS ||
+                       kind == SK_SIZE_ROWS_DIM || kind == SK_SIZE_ROWS1_MASK ||
+                       kind == SK_SIZE_CHUNKS_STATE;
+        if (rollout) bytes += sk_trainer_array_count(tr, kind) * g_type_sizes[sk_trainer_arrays[i].type];
+    }
+    return bytes;
+}
+
 size_t sk_trainer_current_row(const sk_trainer *tr) {
-    return tr->progress.update > 0 ? (size_t)tr->s.horizon * (size_t)tr->s.num_envs : 0;
+    return tr->progress.update > 0 ? (size_t)tr->s.horizon * (size_t)tr->rollout.num_envs : 0;
 }
