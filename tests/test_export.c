@@ -429,6 +429,107 @@ static void test_masked_by_head0(void **state) {
                           false});
 }
 
+/* docs/export.md's first shell block, read at test time and run verbatim with the build's
+ * skinner first on PATH: it trains CartPole-v1, exports runs/cp as policy.onnx and policy.h
+ * and records a GIF. The header's greedy actions then equal the loaded agent's
+ * (sk_agent_act) on 500 observations of CartPole-v1, and the model passes onnx's checker. */
+static void test_docs_commands(void **state) {
+    (void)state;
+    char doc[4096], dir[64] = "/tmp/skinner-export-docs-XXXXXX", command[8192];
+    snprintf(doc, sizeof doc, "%s/docs/export.md", SKINNER_SOURCE_DIR);
+    FILE *f = fopen(doc, "r");
+    assert_non_null(f);
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    char *start = strstr(text, "```sh\n");
+    assert_non_null(start);
+    start += strlen("```sh\n");
+    char *end = strstr(start, "```");
+    assert_non_null(end);
+    *end = 0;
+    assert_non_null(mkdtemp(dir));
+    char script[128];
+    snprintf(script, sizeof script, "%s/commands.sh", dir);
+    write_file(dir, "commands.sh", start, strlen(start));
+    char program_dir[4096];
+    snprintf(program_dir, sizeof program_dir, "%s", SKINNER_BINARY);
+    *strrchr(program_dir, '/') = 0;
+    snprintf(command, sizeof command, "cd %s && PATH=%s:$PATH bash -e %s", dir, program_dir, script);
+    if (system(command) != 0) fail_msg("docs/export.md's commands failed: %s", command);
+    /* then its Python block, which writes the same two files again from the loaded policy */
+    char *python = strstr(end + 3, "```python\n");
+    struct stat info;
+    char module_dir[4200];
+    snprintf(module_dir, sizeof module_dir, "%s/python/skinner", SKINNER_BUILD_DIR);
+    if (python && stat(module_dir, &info) == 0) {
+        python += strlen("```python\n");
+        char *python_end = strstr(python, "```");
+        assert_non_null(python_end);
+        *python_end = 0;
+        write_file(dir, "block.py", python, strlen(python));
+        snprintf(command, sizeof command,
+                 "cd %s && rm policy.onnx policy.h && PYTHONPATH=%s/python /usr/bin/python3 "
+                 "block.py && test -s policy.onnx && test -s policy.h",
+                 dir, SKINNER_BUILD_DIR);
+        if (system(command) != 0) fail_msg("docs/export.md's Python block failed: %s", command);
+    } else {
+        TEST_SKIP_PART("Python block", "no Python module in %s", module_dir);
+    }
+    char path[256];
+    snprintf(path, sizeof path, "%s/cartpole.gif", dir);
+    assert_int_equal(stat(path, &info), 0);
+    assert_true(info.st_size > 1000);
+
+    snprintf(path, sizeof path, "%s/runs/cp/policy.safetensors", dir);
+    sk_agent *agent;
+    if (sk_agent_load(&agent, path, NULL) != SK_OK) fail_msg("%s", sk_last_error());
+    enum { DOC_ROWS = 500 };
+    float *obs = calloc(DOC_ROWS * 4, sizeof(float));
+    uint8_t *starts = calloc(DOC_ROWS, 1);
+    int32_t *want = calloc(DOC_ROWS, sizeof(int32_t));
+    sk_vec *vec;
+    assert_int_equal(sk_vec_create(&vec, sk_env_find("CartPole-v1"), 1, 1, NULL), SK_OK);
+    sk_vec_reset(vec, 11);
+    const sk_vec_buffers *b = sk_vec_buffers_of(vec);
+    for (int r = 0; r < DOC_ROWS; r++) {
+        memcpy(obs + 4 * r, b->obs, 4 * sizeof(float));
+        assert_int_equal(sk_agent_act(agent, b->obs, NULL, 1, true, b->actions, NULL), SK_OK);
+        want[r] = b->actions[0];
+        sk_vec_step(vec);
+    }
+    sk_vec_destroy(vec);
+    sk_agent_free(agent);
+    write_file(dir, "obs.bin", obs, DOC_ROWS * 4 * sizeof(float));
+    write_file(dir, "start.bin", starts, DOC_ROWS);
+    snprintf(command, sizeof command,
+             "cc -Wall -Wextra -Werror -std=c99 -O2 -I %s %s/tests/export/driver.c -o %s/driver "
+             "-lm && %s/driver %s",
+             dir, SKINNER_SOURCE_DIR, dir, dir, dir);
+    if (system(command) != 0) fail_msg("'%s' failed", command);
+    const int width = 1 + 2 + 1; /* action, two logits, value */
+    float *got = read_floats(dir, "out.bin", (size_t)DOC_ROWS * width);
+    int mismatches = 0;
+    for (int r = 0; r < DOC_ROWS; r++) mismatches += (int)got[r * width] != want[r];
+    print_message("docs/export.md's policy.h: %d of %d greedy actions differ from the agent's\n",
+                  mismatches, DOC_ROWS);
+    assert_int_equal(mismatches, 0);
+    if (system("/usr/bin/python3 -c 'import onnx' 2>/dev/null") == 0) {
+        snprintf(command, sizeof command,
+                 "/usr/bin/python3 -c 'import onnx, sys; "
+                 "onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)' "
+                 "%s/policy.onnx", dir);
+        assert_int_equal(system(command), 0);
+    }
+    free(got);
+    free(obs);
+    free(starts);
+    free(want);
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    if (system(command) != 0) print_error("cannot remove %s\n", dir);
+}
+
 /* The candidates kind reads indices, not numbers: both exports refuse it, naming why. */
 static void test_refuses_candidates(void **state) {
     (void)state;
@@ -450,6 +551,7 @@ int main(void) {
         cmocka_unit_test(test_masked_multihead),
         cmocka_unit_test(test_masked_by_head0),
         cmocka_unit_test(test_refuses_candidates),
+        cmocka_unit_test(test_docs_commands),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
