@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 32's results: PPO with the MinAtar preset (configs/minatar.ini: a CNN encoder, 10M env
-# steps, sticky actions 0.1, difficulty ramping) on the five -v1 games for training seeds SEEDS,
+# steps, sticky actions 0.1, difficulty ramping; Seaquest's own keys over it) on the five -v1 games for training seeds SEEDS,
 # then 100 evaluation episodes of each trained policy, sampled and greedy. Writes
 # bench/results/DATE-COMMIT-minatar-ppo.md (a row per run, a mean/min/max row per game, the
 # floor and goal of the issue) and docs/minatar-GAME.png (`skinner plot` of each game's runs).
@@ -40,8 +40,9 @@ for game in $games; do
         dir=$runs/$game-s$seed
         if ! finished "$dir"; then
             echo "minatar_ppo: training MinAtar/$game-v1 seed $seed into $dir" >&2
+            # the env's own preset (minatar.ini; Seaquest's file over it), as a user trains
             # shellcheck disable=SC2086
-            "$skinner" train "MinAtar/$game-v1" --config "$root/configs/minatar.ini" \
+            "$skinner" train "MinAtar/$game-v1" \
                 --seed "$seed" --threads "$threads" ${steps:+--total-steps $steps} \
                 --run-dir "$dir" --force --quiet > /dev/null
         fi
@@ -76,7 +77,7 @@ def first_reaching(rows, target):
 def fmt_reach(hit):
     return f"{hit[0] / 1e6:.2f}M / {hit[1]:.0f} s" if hit else "not reached"
 
-lines = [f"# MinAtar PPO: the five games, configs/minatar.ini", "",
+lines = [f"# MinAtar PPO: the five games, configs/minatar.ini (Seaquest: minatar_seaquest.ini over it)", "",
          f"{date}, commit {commit}, {cpu} ({cores} cores). `bench/minatar_ppo.sh`: -v1 ids "
          "(minimal actions), sticky actions 0.1, difficulty ramping, 10M env steps, training "
          f"seeds {', '.join(seeds)}; 100 evaluation episodes per run (`skinner eval --episodes 100`, "

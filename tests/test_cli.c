@@ -361,6 +361,37 @@ static void test_flag_value_overflow(void **unused) {
 
 /* ------------------------------------------------------------------ config */
 
+/* An env's preset may be several files, layered in order: Seaquest's own keys
+ * over the MinAtar suite's (configs/minatar.ini, then minatar_seaquest.ini),
+ * and a user's --config over both. */
+static void test_preset_layers(void **unused) {
+    (void)unused;
+    const char *seaquest[] = {"MinAtar/Seaquest-v1", "MinAtar/Seaquest-v0"};
+    for (int k = 0; k < 2; k++) {
+        cli_run r;
+        RUN(&r, "config", seaquest[k]);
+        expect_exit(&r, 0);
+        expect_stdout(&r, "encoder = cnn");   /* the suite's */
+        expect_stdout(&r, "ent_coef = 0.02"); /* the game's, over the suite's 0.01 */
+        cli_run_free(&r);
+    }
+    cli_run r;
+    RUN(&r, "config", "MinAtar/Breakout-v1");
+    expect_exit(&r, 0);
+    expect_stdout(&r, "ent_coef = 0.01");
+    cli_run_free(&r);
+
+    char path[4200];
+    path_in_tmp(path, sizeof path, "more_entropy.ini");
+    const char *text = "[ppo]\nent_coef = 0.05\n";
+    write_file(path, text, strlen(text));
+    RUN(&r, "config", "MinAtar/Seaquest-v1", "--config", path);
+    expect_exit(&r, 0);
+    expect_stdout(&r, "ent_coef = 0.05");
+    expect_stdout(&r, "encoder = cnn");
+    cli_run_free(&r);
+}
+
 static void test_config_overrides(void **unused) {
     (void)unused;
     CASE(1, ARGS("train", "cartpole", "--ppo.nonsense", "1"), "ppo.nonsense");
@@ -1494,6 +1525,7 @@ int main(void) {
         cmocka_unit_test(test_flag_value_overflow),
         cmocka_unit_test(test_config_overrides),
         cmocka_unit_test(test_config_files),
+        cmocka_unit_test(test_preset_layers),
         cmocka_unit_test(test_run_dir_is_a_file),
         cmocka_unit_test(test_eval_bad_checkpoints),
         cmocka_unit_test(test_eval_directory_as_checkpoint),

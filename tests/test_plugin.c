@@ -262,6 +262,8 @@ static void test_validation(void **unused) {
     REFUSED(table.extras = &extras, "extras.bench_num_envs = -1");
     extras = (sk_env_extras){.preset = "../etc/passwd"};
     REFUSED(table.extras = &extras, "extras.preset \"../etc/passwd\" is empty or contains '/'");
+    extras = (sk_env_extras){.preset = "  "}; /* names separated by spaces, but none */
+    REFUSED(table.extras = &extras, "extras.preset \"  \" is empty");
     static const char *const one_name[] = {"left", NULL};
     static const char *const three_names[] = {"left", "right", "up", NULL};
     static const char *const empty_name[] = {"left", "", NULL};

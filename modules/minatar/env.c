@@ -213,19 +213,25 @@ static void env_render(const void *state, int index, uint8_t *rgb) {
         }
 }
 
-/* every id trains with configs/minatar.ini (a CNN policy: docs/minatar.md, Results) */
-#define MINATAR_EXTRAS(names)                                                                      \
-    {.action_names = (names), .preset = "minatar", .render_width = RENDER_SIDE,                    \
+/* every id trains with configs/minatar.ini (a CNN policy: docs/minatar.md, Results), Seaquest
+ * with its own keys over it */
+#define MINATAR_EXTRAS(names, presets)                                                             \
+    {.action_names = (names), .preset = (presets), .render_width = RENDER_SIDE,                    \
      .render_height = RENDER_SIDE, .render = env_render}
-static const sk_env_extras g_extras_full = MINATAR_EXTRAS(g_action_names);
-static const sk_env_extras g_extras_breakout = MINATAR_EXTRAS(g_breakout_names);
-static const sk_env_extras g_extras_asterix = MINATAR_EXTRAS(g_asterix_names);
-static const sk_env_extras g_extras_freeway = MINATAR_EXTRAS(g_freeway_names);
-static const sk_env_extras g_extras_space_invaders = MINATAR_EXTRAS(g_space_invaders_names);
+static const sk_env_extras g_extras_full = MINATAR_EXTRAS(g_action_names, "minatar");
+static const sk_env_extras g_extras_breakout = MINATAR_EXTRAS(g_breakout_names, "minatar");
+static const sk_env_extras g_extras_asterix = MINATAR_EXTRAS(g_asterix_names, "minatar");
+static const sk_env_extras g_extras_freeway = MINATAR_EXTRAS(g_freeway_names, "minatar");
+static const sk_env_extras g_extras_space_invaders =
+    MINATAR_EXTRAS(g_space_invaders_names, "minatar");
+/* Seaquest layers its own keys over the suite's (configs/minatar_seaquest.ini) */
+static const sk_env_extras g_extras_seaquest =
+    MINATAR_EXTRAS(g_action_names, "minatar minatar_seaquest");
 
 /* One game's two tables. NAME: the id's game; GAME: the ops; CHANNELS and MINIMAL: its
  * channels and minimal set's size (constants: the ops live in another file; env_create checks
- * the channels, tests/test_minatar_env.c both); MINIMAL_EXTRAS: its v1 action names. */
+ * the channels, tests/test_minatar_env.c both); FULL_EXTRAS and MINIMAL_EXTRAS: its v0 and v1
+ * extras (action names, preset). */
 #define MINATAR_TABLE(game, channels, minimal)                                                     \
     .obs_size = MINATAR_SIDE * MINATAR_SIDE * (channels), .obs_dtype = SK_OBS_U8,                  \
     .obs_shape = {MINATAR_SIDE, MINATAR_SIDE, (channels)}, .obs_low = g_obs_low,                   \
@@ -235,7 +241,7 @@ static const sk_env_extras g_extras_space_invaders = MINATAR_EXTRAS(g_space_inva
     .reset = env_reset, .step = env_step, .state_arrays = env_state_arrays,                        \
     .check_state = env_check_state
 
-#define MINATAR_ENVS(Name, lower, game, channels, minimal, minimal_extras, text)                \
+#define MINATAR_ENVS(Name, lower, game, channels, minimal, full_extras, minimal_extras, text)   \
     static sk_status create_##lower##_v0(void **out, int num_envs, const sk_config *cfg) {         \
         return env_create(out, num_envs, cfg, &game, false,                                        \
                           MINATAR_SIDE * MINATAR_SIDE * (channels), "MinAtar/" Name "-v0");        \
@@ -251,7 +257,7 @@ static const sk_env_extras g_extras_space_invaders = MINATAR_EXTRAS(g_space_inva
         .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1,                                \
                          .head_sizes = {MINATAR_NUM_ACTIONS}},                                     \
         .create = create_##lower##_v0,                                                             \
-        .extras = &g_extras_full,                                                                  \
+        .extras = &full_extras,                                                                    \
         MINATAR_TABLE(game, channels, minimal),                                                    \
     };                                                                                             \
     const sk_env_def sk_env_minatar_##lower##_v1 = {                                               \
@@ -264,13 +270,13 @@ static const sk_env_extras g_extras_space_invaders = MINATAR_EXTRAS(g_space_inva
         MINATAR_TABLE(game, channels, minimal),                                                    \
     };
 
-MINATAR_ENVS("Asterix", asterix, minatar_asterix, 4, 5, g_extras_asterix,
+MINATAR_ENVS("Asterix", asterix, minatar_asterix, 4, 5, g_extras_full, g_extras_asterix,
              "collect gold and dodge enemies crossing the rows")
-MINATAR_ENVS("Breakout", breakout, minatar_breakout, 4, 3, g_extras_breakout,
+MINATAR_ENVS("Breakout", breakout, minatar_breakout, 4, 3, g_extras_full, g_extras_breakout,
              "bounce the ball off the paddle into three rows of bricks")
-MINATAR_ENVS("Freeway", freeway, minatar_freeway, 7, 3, g_extras_freeway,
+MINATAR_ENVS("Freeway", freeway, minatar_freeway, 7, 3, g_extras_full, g_extras_freeway,
              "walk the chicken across eight lanes of traffic")
-MINATAR_ENVS("Seaquest", seaquest, minatar_seaquest, 10, 6, g_extras_full,
+MINATAR_ENVS("Seaquest", seaquest, minatar_seaquest, 10, 6, g_extras_seaquest, g_extras_seaquest,
              "shoot enemies, rescue divers and surface for oxygen")
-MINATAR_ENVS("SpaceInvaders", space_invaders, minatar_space_invaders, 6, 4,
+MINATAR_ENVS("SpaceInvaders", space_invaders, minatar_space_invaders, 6, 4, g_extras_full,
              g_extras_space_invaders, "shoot the marching aliens before they reach the cannon")

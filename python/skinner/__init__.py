@@ -234,16 +234,20 @@ def register(env_id, cls, max_episode_steps=None, reward_threshold=None, kwargs=
                    reward_threshold, kwargs)
 
 
-def _preset_path(env_id):
-    preset = _core.describe(env_id)["preset"]
-    if not preset:
-        return None
+def _preset_paths(env_id):
+    """The files of the env's preset, in the order they layer: one name, or
+    several separated by spaces ("minatar minatar_seaquest"), as `skinner
+    train` reads them; a name with no file is left out."""
+    preset = _core.describe(env_id)["preset"] or ""
     dirs = ([os.environ["SKINNER_CONFIG_DIR"]] if os.environ.get("SKINNER_CONFIG_DIR") else [])
-    for d in dirs + list(CONFIG_DIRS):
-        path = os.path.join(d, preset + ".ini")
-        if os.path.isfile(path):
-            return path
-    return None
+    paths = []
+    for name in preset.split():
+        for d in dirs + list(CONFIG_DIRS):
+            path = os.path.join(d, name + ".ini")
+            if os.path.isfile(path):
+                paths.append(path)
+                break
+    return paths
 
 
 def train(env, config=None, run_dir=None, total_steps=None, seed=None, threads=None,
@@ -281,9 +285,7 @@ def train(env, config=None, run_dir=None, total_steps=None, seed=None, threads=N
             raise FileNotFoundError(f"cannot resume '{run_dir}': no config.ini in it")
     else:
         described = _core.describe(env)
-        preset = _preset_path(env)
-        if preset:
-            files.append(preset)
+        files.extend(_preset_paths(env))
         if isinstance(config, (str, os.PathLike)):
             files.append(os.fspath(config))
         elif config is not None:

@@ -318,3 +318,17 @@ def test_one_policy_acted_on_from_several_threads(trained):
     for t in threads:
         t.join()
     assert failures == []
+
+
+def test_a_preset_of_several_files_layers_them_in_order(tmp_path):
+    """MinAtar/Seaquest-v1's preset is "minatar minatar_seaquest": Python trains with the
+    suite's file and the game's over it, as `skinner train` does, and config keys over both."""
+    run = tmp_path / "seaquest"
+    skinner.train("MinAtar/Seaquest-v1", total_steps=8192, run_dir=str(run), seed=1, threads=1)
+    config = (run / "config.ini").read_text()
+    assert "encoder = cnn" in config  # configs/minatar.ini
+    assert "ent_coef = 0.02" in config  # configs/minatar_seaquest.ini, over the suite's 0.01
+    run = tmp_path / "seaquest-over"
+    skinner.train("MinAtar/Seaquest-v1", config={"ppo.ent_coef": 0.05}, total_steps=8192,
+                  run_dir=str(run), seed=1, threads=1)
+    assert "ent_coef = 0.05" in (run / "config.ini").read_text()

@@ -150,39 +150,58 @@ bool cli_env_flag(cli_args *args, sk_config *cfg, int *exit_code) {
     return true;
 }
 
-int cli_load_config(sk_config *cfg, const sk_env_def *env, const char *explicit_path,
-                    sk_config *explicit_keys) {
+/* Loads the preset named `name` (configs/NAME.ini, looked up as below) into
+ * cfg: SK_EXIT_OK, with a warning when no such file exists. */
+static int load_preset(sk_config *cfg, const char *name) {
     char path[4096];
     const char *chosen = NULL;
-    const char *preset = sk_env_extras_of(env)->preset;
-    if (preset) {
-        const char *env_dir = getenv("SKINNER_CONFIG_DIR");
-        char exe_dir[4096] = "";
-        ssize_t n = readlink("/proc/self/exe", exe_dir, sizeof exe_dir - 1);
-        if (n > 0) {
-            exe_dir[n] = '\0';
-            char *slash = strrchr(exe_dir, '/');
-            if (slash) *slash = '\0';
-        }
-        /* $SKINNER_CONFIG_DIR; a build tree (build/skinner -> configs/); an install
-         * moved anywhere (PREFIX/bin -> PREFIX/share/skinner/configs); the
-         * configured install prefix */
-        const char *candidates[4] = {env_dir, n > 0 ? exe_dir : NULL, n > 0 ? exe_dir : NULL,
-                                     SKINNER_CONFIG_INSTALL_DIR};
-        const char *suffixes[4] = {"", "/../configs", "/../share/skinner/configs", ""};
-        for (int i = 0; i < 4 && !chosen; i++) {
-            if (!candidates[i]) continue;
-            snprintf(path, sizeof path, "%s%s/%s.ini", candidates[i], suffixes[i], preset);
-            if (file_exists(path)) chosen = path;
-        }
-        if (!chosen)
-            fprintf(stderr,
-                    "skinner: warning: no preset %s.ini found (set SKINNER_CONFIG_DIR); using "
-                    "built-in defaults\n",
-                    preset);
+    const char *env_dir = getenv("SKINNER_CONFIG_DIR");
+    char exe_dir[4096] = "";
+    ssize_t n = readlink("/proc/self/exe", exe_dir, sizeof exe_dir - 1);
+    if (n > 0) {
+        exe_dir[n] = '\0';
+        char *slash = strrchr(exe_dir, '/');
+        if (slash) *slash = '\0';
     }
-    if (chosen && sk_config_load_file(cfg, chosen) != SK_OK)
+    /* $SKINNER_CONFIG_DIR; a build tree (build/skinner -> configs/); an install
+     * moved anywhere (PREFIX/bin -> PREFIX/share/skinner/configs); the
+     * configured install prefix */
+    const char *candidates[4] = {env_dir, n > 0 ? exe_dir : NULL, n > 0 ? exe_dir : NULL,
+                                 SKINNER_CONFIG_INSTALL_DIR};
+    const char *suffixes[4] = {"", "/../configs", "/../share/skinner/configs", ""};
+    for (int i = 0; i < 4 && !chosen; i++) {
+        if (!candidates[i]) continue;
+        snprintf(path, sizeof path, "%s%s/%s.ini", candidates[i], suffixes[i], name);
+        if (file_exists(path)) chosen = path;
+    }
+    if (!chosen) {
+        fprintf(stderr,
+                "skinner: warning: no preset %s.ini found (set SKINNER_CONFIG_DIR); using "
+                "built-in defaults\n",
+                name);
+        return SK_EXIT_OK;
+    }
+    if (sk_config_load_file(cfg, chosen) != SK_OK)
         return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
+    return SK_EXIT_OK;
+}
+
+int cli_load_config(sk_config *cfg, const sk_env_def *env, const char *explicit_path,
+                    sk_config *explicit_keys) {
+    /* the env's preset: one name, or several separated by spaces, layered in
+     * order ("minatar minatar_seaquest": the game's keys over the suite's) */
+    const char *preset = sk_env_extras_of(env)->preset;
+    for (const char *at = preset; at && *at;) {
+        size_t len = strcspn(at, " ");
+        if (len > 0) {
+            char name[256];
+            snprintf(name, sizeof name, "%.*s", (int)SK_MIN(len, sizeof name - 1), at);
+            int code = load_preset(cfg, name);
+            if (code != SK_EXIT_OK) return code;
+        }
+        at += len;
+        at += strspn(at, " ");
+    }
     if (!explicit_path) return SK_EXIT_OK;
     /* the user's file layers on the preset: its keys override, the rest stay.
      * It is read once, into a layer of its own (whose keys the caller may

@@ -113,9 +113,11 @@ static bool validate_space(const sk_env_def *env, char *why, size_t why_size) {
 static bool validate_extras(const sk_env_def *env, char *why, size_t why_size) {
     const sk_env_extras *extras = env->extras;
     if (!extras) return true;
-    if (extras->preset && (!extras->preset[0] || strchr(extras->preset, '/')))
+    if (extras->preset && (!extras->preset[strspn(extras->preset, " ")] ||
+                           strchr(extras->preset, '/')))
         return invalid(why, why_size, "extras.preset \"%s\" is empty or contains '/' (expected "
-                                      "NULL or the basename of a preset in configs/)",
+                                      "NULL or the basenames of presets in configs/, separated "
+                                      "by spaces)",
                        extras->preset);
     if (extras->bench_num_envs < 0)
         return invalid(why, why_size, "extras.bench_num_envs = %d (expected 0 for the default, or "
