@@ -34,6 +34,8 @@ static const char *g_sweep_usage =
     "after a Ctrl-C or a kill, rerunning only trials that had not finished.\n"
     "'report' prints the trials, the score-cost Pareto front and the best config, and\n"
     "writes the best as DIR/best.ini for 'skinner train ENV --config DIR/best.ini'.\n"
+    "Under 'mpirun --enable-recovery -np K' every rank runs trials in the same DIR; a\n"
+    "rank that dies loses only its trial, which another rank runs again.\n"
     "docs/sweeps.md describes the file and the methods.\n"
     "\n"
     "options:\n"
@@ -354,7 +356,8 @@ typedef enum claim_result { CLAIMED, WAIT, DONE } claim_result;
  * leave its trial to rerun), DONE when nothing is left at all. */
 static sk_status claim(sweep_run *run, slot *s, claim_result *result) {
     char dir[4200], path[4300];
-    int running_elsewhere = 0, highest = sweep_highest_trial(run->dir);
+    /* running_now: trials held by any process, this one's included */
+    int running_now = 0, highest = sweep_highest_trial(run->dir);
     *result = DONE;
     memset(s, 0, sizeof *s);
     s->claim_fd = -1;
@@ -365,7 +368,7 @@ static sk_status claim(sweep_run *run, slot *s, claim_result *result) {
         snprintf(path, sizeof path, "%s/claim.lock", dir);
         int fd = lock_file(path, false);
         if (fd < 0) {
-            running_elsewhere++;
+            running_now++;
             continue;
         }
         s->claim_fd = fd;
@@ -376,10 +379,12 @@ static sk_status claim(sweep_run *run, slot *s, claim_result *result) {
         }
     }
     if (s->claim_fd < 0) {
-        bool budget = !g_stop && (!run->spec.trials || run->num_trials + running_elsewhere < run->spec.trials) &&
-                      (!run->spec.seconds || sweep_seconds(run) < run->spec.seconds);
+        bool trials_left =
+            !run->spec.trials || run->num_trials + running_now < run->spec.trials;
+        bool seconds_left = !run->spec.seconds || sweep_seconds(run) < run->spec.seconds;
+        bool budget = !g_stop && trials_left && seconds_left;
         if (!budget) {
-            *result = running_elsewhere > 0 && !g_stop ? WAIT : DONE;
+            *result = running_now > 0 && !g_stop ? WAIT : DONE;
             return SK_OK;
         }
         s->trial.index = highest + 1;

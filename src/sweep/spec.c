@@ -212,7 +212,6 @@ static sk_status param_check(sk_sweep_param *param, const param_seen *seen, cons
 
 static sk_status read_lines(sk_sweep_spec *spec, reader *rd, FILE *file) {
     char text[4096], section[SK_SWEEP_KEY_MAX] = "";
-    int section_line = 0;
     sk_sweep_param *param = NULL;
     param_seen seen = {0};
     bool any_sweep = false;
@@ -235,7 +234,6 @@ static sk_status read_lines(sk_sweep_spec *spec, reader *rd, FILE *file) {
             if (status != SK_OK) return status;
             param = NULL;
             strcpy(section, name);
-            section_line = rd->line;
             const char *dot = strchr(name, '.');
             if (dot && (dot == name || !dot[1] || strchr(dot + 1, '.')))
                 return REFUSE(rd, rd->line, "[%s] is not a config key SECTION.KEY", name);
@@ -276,7 +274,6 @@ static sk_status read_lines(sk_sweep_spec *spec, reader *rd, FILE *file) {
             strcpy(spec->fixed_value[spec->num_fixed++], value);
         }
     }
-    (void)section_line;
     if (status == SK_OK && param) status = param_check(param, &seen, rd);
     if (status != SK_OK) return status;
     if (!any_sweep) return REFUSE(rd, rd->line, "no [sweep] section");
