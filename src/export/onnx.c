@@ -445,8 +445,8 @@ static void discrete_outputs(graph *g, const sk_loaded_policy *lp, const char *l
     char actions[SK_MAX_HEADS][16];
     const char *concat_inputs[SK_MAX_HEADS + 1] = {0};
     float neg_inf = -INFINITY;
-    char minus[16];
-    const_floats(g, minus, &neg_inf, NULL, 0);
+    char minus[16] = "";
+    if (policy->mask_size) const_floats(g, minus, &neg_inf, NULL, 0);
     for (int h = 0, offset = 0; h < space->num_heads; offset += space->head_sizes[h], h++) {
         char name[16], z[16];
         snprintf(name, sizeof name, "logits_%d", h);
