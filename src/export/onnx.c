@@ -137,6 +137,12 @@ static void const_ints(graph *g, char out_name[16], const int64_t *values, int c
     initializer(g, out_name, ONNX_INT64, dims, 1, values, (size_t)count * sizeof(int64_t));
 }
 
+/* A scalar int64 initializer under a fresh name. */
+static void const_ints_scalar(graph *g, char out_name[16], int64_t value) {
+    snprintf(out_name, 16, "%s", fresh(g));
+    initializer(g, out_name, ONNX_INT64, NULL, 0, &value, sizeof value);
+}
+
 typedef struct attr {
     const char *name;
     int type;        /* ATTR_INT, ATTR_FLOAT, ATTR_INTS */
@@ -408,9 +414,14 @@ static void head_mask(graph *g, const sk_action_space *space, int h, int offset,
     snprintf(block, sizeof block, "t%d", g->next_name - 1);
     const_ints(g, shape, (const int64_t[]){-1, n0, n}, 3);
     binary(g, "Reshape", block, shape, block);
-    int64_t values[64];
-    for (int a = 0; a < n0 && a < 64; a++) values[a] = a;
-    const_ints(g, range, values, n0 < 64 ? n0 : 64);
+    int64_t zero_start = 0, limit = n0, delta = 1;
+    char start_name[16], limit_name[16], delta_name[16];
+    const_ints_scalar(g, start_name, zero_start);
+    const_ints_scalar(g, limit_name, limit);
+    const_ints_scalar(g, delta_name, delta);
+    snprintf(range, sizeof range, "%s", fresh(g));
+    node(g, "Range", (const char *[]){start_name, limit_name, delta_name, NULL},
+         (const char *[]){range, NULL}, NULL, 0); /* 0 .. n0 - 1 */
     binary(g, "Equal", a0, range, onehot); /* (rows, n0) */
     node(g, "Cast", (const char *[]){onehot, NULL}, (const char *[]){fresh(g), NULL},
          &(attr){.name = "to", .type = ATTR_INT, .i = ONNX_FLOAT}, 1);
@@ -427,12 +438,17 @@ static void head_mask(graph *g, const sk_action_space *space, int h, int offset,
     uint64_t when = space->relevant_when[h];
     if (!when) return;
     /* an irrelevant head is not masked: allowed where Not(relevant[a0]) */
-    uint8_t relevant[64];
+    uint8_t *relevant = calloc((size_t)n0, 1); /* choices past 64 are never relevant */
+    if (!relevant) {
+        g->nodes.failed = true;
+        return;
+    }
     for (int a = 0; a < n0 && a < 64; a++) relevant[a] = (uint8_t)((when >> a) & 1u);
     char table[16], rel[16], not_rel[16];
     snprintf(table, sizeof table, "%s", fresh(g));
-    int64_t dims[1] = {n0 < 64 ? n0 : 64};
-    initializer(g, table, ONNX_BOOL, dims, 1, relevant, (size_t)dims[0]);
+    int64_t dims[1] = {n0};
+    initializer(g, table, ONNX_BOOL, dims, 1, relevant, (size_t)n0);
+    free(relevant);
     binary(g, "Gather", table, a0, rel); /* (rows, 1) */
     unary(g, "Not", rel, not_rel);
     binary(g, "Or", out, not_rel, out);
