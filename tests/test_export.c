@@ -23,6 +23,7 @@
 
 #include <math.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #define RECORDED_ROWS 1000
 #define RANDOM_ROWS 200
@@ -530,6 +531,34 @@ static void test_docs_commands(void **state) {
     if (system(command) != 0) print_error("cannot remove %s\n", dir);
 }
 
+/* `skinner export`'s failures: usage errors exit 2 saying what was expected, a checkpoint that
+ * cannot be read exits 1 naming it. */
+static void expect_export(const char *args, int want_code, const char *want_text) {
+    char command[4400], output[4096] = "";
+    snprintf(command, sizeof command, "%s export %s 2>&1", SKINNER_BINARY, args);
+    FILE *pipe = popen(command, "r");
+    assert_non_null(pipe);
+    size_t n = fread(output, 1, sizeof output - 1, pipe);
+    output[n] = 0;
+    int status = pclose(pipe);
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (code != want_code || !strstr(output, want_text))
+        fail_msg("skinner export %s: exit %d (expected %d), output without '%s':\n%s", args,
+                 code, want_code, want_text, output);
+}
+
+static void test_cli_errors(void **state) {
+    (void)state;
+    expect_export("", 2, "expected a CHECKPOINT and --onnx FILE or --c FILE");
+    expect_export("runs/x", 2, "expected a CHECKPOINT and --onnx FILE or --c FILE");
+    expect_export("runs/x --c", 2, "--c needs a file name");
+    expect_export("runs/x --png out.png", 2, "unknown option '--png'");
+    expect_export("a b --c x.h", 2, "one CHECKPOINT only");
+    expect_export("/nonexistent/policy.safetensors --c /tmp/x.h", 1,
+                  "/nonexistent/policy.safetensors");
+    expect_export("--help", 0, "usage: skinner export CHECKPOINT");
+}
+
 /* The candidates kind reads indices, not numbers: both exports refuse it, naming why. */
 static void test_refuses_candidates(void **state) {
     (void)state;
@@ -552,6 +581,7 @@ int main(void) {
         cmocka_unit_test(test_masked_by_head0),
         cmocka_unit_test(test_refuses_candidates),
         cmocka_unit_test(test_docs_commands),
+        cmocka_unit_test(test_cli_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
