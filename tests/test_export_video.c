@@ -18,6 +18,7 @@
 #include <libavformat/avformat.h>
 #include <libswscale/swscale.h>
 #include <math.h>
+#include <sys/wait.h>
 
 /* A random MLP (or CNN for an image env) policy for env. */
 static void random_policy(sk_loaded_policy *lp, const sk_env_def *env) {
@@ -253,9 +254,49 @@ static void test_abi_v3_extras(void **state) {
     assert_non_null(strstr(sk_last_error(), "has no render"));
 }
 
+/* Runs `skinner ARGS` in dir: its exit code, its output into out. */
+static int run_skinner(const char *dir, const char *args, char *out, size_t size) {
+    char command[4400];
+    snprintf(command, sizeof command, "cd %s && %s %s 2>&1", dir, SKINNER_BINARY, args);
+    FILE *pipe = popen(command, "r");
+    assert_non_null(pipe);
+    size_t n = fread(out, 1, size - 1, pipe);
+    out[n] = 0;
+    int status = pclose(pipe);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* skinner eval --video from the command line: the file and the line it prints, and its
+ * refusals (a baseline, a name that is no video). */
+static void test_cli_video(void **state) {
+    (void)state;
+    char dir[64] = "/tmp/skinner-video-cli-XXXXXX", out[8192];
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(run_skinner(dir, "train CartPole-v1 --total-steps 4096 --run-dir cp --quiet",
+                                 out, sizeof out), 0);
+    int code = run_skinner(dir, "eval CartPole-v1 --checkpoint cp --episodes 2 --greedy --video "
+                                "cp.mp4 --fps 50", out, sizeof out);
+    if (code != 0 || !strstr(out, "CartPole-v1: 2 episodes,") || !strstr(out, "to cp.mp4"))
+        fail_msg("eval --video: exit %d:\n%s", code, out);
+    char path[128];
+    snprintf(path, sizeof path, "%s/cp.mp4", dir);
+    int frames = 0;
+    assert_int_equal(sscanf(strstr(out, "episodes, ") + strlen("episodes, "), "%d", &frames), 1);
+    assert_int_equal(decode(path, 600, 400, NULL, 0, NULL), frames);
+    code = run_skinner(dir, "eval CartPole-v1 --checkpoint cp --video cp.avi", out, sizeof out);
+    if (code != 1 || !strstr(out, "expected a name ending in .mp4, .mkv or .gif"))
+        fail_msg("eval --video cp.avi: exit %d:\n%s", code, out);
+    code = run_skinner(dir, "eval CartPole-v1 --policy random --video r.gif", out, sizeof out);
+    if (code != 2 || !strstr(out, "--video records a checkpoint's episodes"))
+        fail_msg("eval --policy random --video: exit %d:\n%s", code, out);
+    char command[128];
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    if (system(command) != 0) print_error("cannot remove %s\n", dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_abi_v3_extras),
+        cmocka_unit_test(test_abi_v3_extras), cmocka_unit_test(test_cli_video),
         cmocka_unit_test(test_classic_pictures), cmocka_unit_test(test_cartpole_gif),
         cmocka_unit_test(test_cartpole_mp4),     cmocka_unit_test(test_minatar_gif),
         cmocka_unit_test(test_minatar_mp4),
