@@ -412,6 +412,58 @@ static int line_trial(const char *line) {
     return at ? atoi(at + 8) : -1;
 }
 
+/* early_stop: a trial whose return is far below the finished trials' at the same step
+ * count is stopped before its budget and recorded as failed, saying so; early_stop with a
+ * metric that is not a training return is refused at its line. */
+static void test_early_stop(void **state) {
+    (void)state;
+    char sweep[512], dir[512], out[600], err[600], path[1000];
+    snprintf(sweep, sizeof sweep, "%s/early.ini", g_tmp);
+    snprintf(dir, sizeof dir, "%s/early-sweep", g_tmp);
+    snprintf(out, sizeof out, "%s/early.out", g_tmp);
+    snprintf(err, sizeof err, "%s/early.err", g_tmp);
+    /* seed 3 draws learning rates 2.5e-3 (the centre), 9e-6, 2.1e-3, then 2.9e-6 and 2.4e-5,
+     * which learn next to nothing in 150k steps while the good ones reach 500 */
+    write_text(sweep, "[sweep]\nenv = CartPole-v1\nmethod = random\nmetric = final_mean_return\n"
+                      "cost = steps\ntrials = 5\nseed = 3\nearly_stop = 0.5\n\n"
+                      "[train]\ntotal_steps = 150000\n\n"
+                      "[ppo.learning_rate]\ndistribution = log_uniform\nmin = 1e-6\nmax = 3e-3\n"
+                      "centre = 2.5e-3\n");
+    char *argv[] = {SKINNER_BINARY, "sweep", "--config", sweep, "--run-dir", dir, NULL};
+    assert_int_equal(run_program(argv, out, err, 110), 0);
+    snprintf(path, sizeof path, "%s/sweep.jsonl", dir);
+    char *text = read_text(path);
+    int stopped = 0;
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = '\0'; /* one line at a time */
+        if (!strstr(line, "stopped early")) continue;
+        stopped++;
+        int index = line_trial(line);
+        assert_true(index >= 3); /* only once three trials had finished */
+        /* killed before its budget: no summary, and its curve ends short of 150k steps */
+        char seed_dir[800];
+        snprintf(seed_dir, sizeof seed_dir, "%s/trial-%04d/seed-1", dir, index);
+        snprintf(path, sizeof path, "%s/summary.json", seed_dir);
+        assert_int_not_equal(access(path, F_OK), 0);
+    }
+    free(text);
+    if (stopped == 0) {
+        print_error("no trial was stopped early:\n");
+        char *printed = read_text(out);
+        print_error("%s", printed);
+        free(printed);
+        fail();
+    }
+    write_text(sweep, "[sweep]\nenv = CartPole-v1\nmetric = wall_seconds\ngoal = min\ntrials = 2\n"
+                      "early_stop = 0.5\n[ppo.learning_rate]\ndistribution = log_uniform\n"
+                      "min = 1e-4\nmax = 1e-2\n");
+    sk_sweep_spec spec;
+    assert_int_not_equal(sk_sweep_spec_load(&spec, sweep), SK_OK);
+    snprintf(path, sizeof path, "%s:6: early_stop compares training returns", sweep);
+    assert_non_null(strstr(sk_last_error(), path));
+}
+
 /* A signal (SIGKILL, SIGINT) to the sweep mid-run, then --resume: the finished trials stay as they were (their
  * lines and run folders untouched), the unfinished ones rerun, and the file ends with the
  * budget's trials, each once. */
@@ -532,6 +584,7 @@ int main(void) {
         cmocka_unit_test(test_summary_keys),
         cmocka_unit_test(test_program_refuses_unknown_key),
         cmocka_unit_test(test_eval_metric),
+        cmocka_unit_test(test_early_stop),
         cmocka_unit_test(test_resume_after_sigkill),
         cmocka_unit_test(test_resume_after_sigint),
     };

@@ -44,6 +44,10 @@ static const char *g_sweep_usage =
     "  --resume DIR    continue the sweep in DIR\n"
     "  --quiet         no line per finished trial\n";
 
+/* How often early stopping looks at the running seeds. */
+#define EARLY_CHECK_MS 200
+#define SWEEP_MESSAGE_MAX 512
+
 /* How long the other ranks wait for rank 0 to create the sweep (tenths of a second). */
 #define JOIN_TRIES 1200
 
@@ -62,6 +66,7 @@ typedef struct slot {
     pid_t pid;
     int claim_fd;    /* the flock of DIR/trial-NNNN/claim.lock while it runs */
     bool evaluating; /* its process is the seed's `skinner eval`, not its training */
+    char early_message[SWEEP_MESSAGE_MAX]; /* why early stopping ended it, or "" */
     double started, metric_sum, cost_sum;
 } slot;
 
@@ -76,6 +81,7 @@ typedef struct sweep_run {
     double session_base; /* the sweep seconds when this session started */
     bool quiet;
     int recorded;      /* trials this process finished */
+    sweep_curves *curves; /* early stopping's finished return curves */
     char eval_text[SK_SWEEP_TEXT_MAX]; /* [sweep] eval, split in place into eval_args */
     char *eval_args[SWEEP_EVAL_MAX_ARGS];
     int num_eval_args;
@@ -423,6 +429,28 @@ static void print_trial(const sweep_run *run, const sk_sweep_trial *trial) {
     fflush(stdout);
 }
 
+/* waitpid for any child, checking the running seeds against the finished trials every
+ * EARLY_CHECK_MS meanwhile (early_stop): a seed far below them is killed, and why is kept. */
+static pid_t wait_checking(sweep_run *run, slot *slots, int width, int *wait_status) {
+    for (;;) {
+        pid_t pid = waitpid(-1, wait_status, WNOHANG);
+        if (pid != 0 || g_stop) return pid != 0 ? pid : waitpid(-1, wait_status, 0);
+        for (int i = 0; i < width; i++) {
+            slot *s = &slots[i];
+            if (!s->busy || s->evaluating || s->early_message[0]) continue;
+            char seed_dir[4400];
+            snprintf(seed_dir, sizeof seed_dir, "%s/trial-%04d/seed-%d", run->dir, s->trial.index,
+                     train_seed(&s->trial, s->seed_done));
+            if (sweep_early_stop(&run->curves, run->dir, run->spec.early_stop, run->trials,
+                                 run->num_trials, seed_dir, s->early_message,
+                                 sizeof s->early_message))
+                kill(s->pid, SIGKILL);
+        }
+        struct timespec pause = {0, EARLY_CHECK_MS * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+}
+
 /* The loop: keep trials_at_once trials running until the budget is spent everywhere. */
 static sk_status run_sweep(sweep_run *run) {
     int width = run->spec.trials_at_once;
@@ -470,7 +498,8 @@ static sk_status run_sweep(sweep_run *run) {
             stopped = true;
         }
         int wait_status = 0;
-        pid_t pid = waitpid(-1, &wait_status, 0);
+        pid_t pid = run->spec.early_stop > 0 ? wait_checking(run, slots, width, &wait_status)
+                                             : waitpid(-1, &wait_status, 0);
         if (pid < 0) {
             if (errno == EINTR) continue;
             status = sk_fail(SK_ERR_IO, "waitpid: %s", strerror(errno));
@@ -486,6 +515,10 @@ static sk_status run_sweep(sweep_run *run) {
             continue;
         }
         bool evaluate = collect_seed(run, s, wait_status);
+        if (s->early_message[0]) { /* stopped by wait_checking: say why, not "killed" */
+            snprintf(s->trial.message, sizeof s->trial.message, "%s", s->early_message);
+            evaluate = false;
+        }
         bool failed = s->trial.message[0] != '\0';
         if (evaluate && status == SK_OK) {
             status = start_eval(run, s);
@@ -619,6 +652,7 @@ int cmd_sweep(int argc, char **argv) {
             printf("sweep done: %d trial(s); see: skinner sweep report %s\n", run->num_trials,
                    run->dir);
     }
+    sweep_curves_free(run->curves);
     free(run->trials);
     free(run);
     return code;

@@ -40,6 +40,18 @@ bool sweep_plot(const char *dir, const sk_sweep_spec *spec, const sk_sweep_trial
  * it execs skinner). */
 void scrub_launcher_environment(void);
 
+/* Early stopping (sweep_early.c): the finished trials' return curves, read once each. */
+typedef struct sweep_curves sweep_curves;
+void sweep_curves_free(sweep_curves *curves);
+/* Whether the running seed in seed_dir should stop: its latest mean return (its
+ * metrics.csv) is below best - margin |best|, where best is the highest return that a finished
+ * trial running at least as far had reached by the same step count (at least 3 such trials,
+ * and the seed past a quarter of the shortest of them). Says why in message. *curves_io is
+ * created on first use. */
+bool sweep_early_stop(sweep_curves **curves_io, const char *dir, double margin,
+                      const sk_sweep_trial *finished, int count, const char *seed_dir,
+                      char *message, size_t size);
+
 /* Whether dir is a sweep's folder (it has sweep.ini). */
 bool sweep_is_folder(const char *dir);
 /* skinner monitor DIR on a sweep: a snapshot, or one a second on a terminal (not once). */

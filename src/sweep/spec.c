@@ -122,6 +122,12 @@ static sk_status sweep_key(sk_sweep_spec *spec, const reader *rd, const char *ke
     } else if (strcmp(key, "seed") == 0) {
         status = parse_count(rd, key, value, 0, INT64_MAX, &count);
         spec->seed = (uint64_t)count;
+    } else if (strcmp(key, "early_stop") == 0) {
+        status = parse_number(rd, key, value, &spec->early_stop);
+        if (status == SK_OK && !(spec->early_stop > 0 && spec->early_stop <= 10))
+            return REFUSE(rd, rd->line, "early_stop = '%s' (expected a margin in (0, 10], 0.5: "
+                                        "half the best return)", value);
+        spec->early_stop_line = rd->line;
     } else if (strcmp(key, "retest_every") == 0) {
         status = parse_count(rd, key, value, 0, 1000000, &count);
         spec->retest_every = (int)count;
@@ -129,7 +135,7 @@ static sk_status sweep_key(sk_sweep_spec *spec, const reader *rd, const char *ke
         return REFUSE(rd, rd->line,
                       "unknown key '%s' in [sweep] (expected env, config, method, metric, eval, goal, "
                       "cost, trials, seconds, trials_at_once, threads_per_trial, seeds_per_trial, "
-                      "seed, retest_every)",
+                      "seed, retest_every, early_stop)",
                       key);
     }
     return status;
@@ -298,6 +304,11 @@ sk_status sk_sweep_spec_load(sk_sweep_spec *spec, const char *path) {
     if (!spec->trials && !spec->seconds)
         return REFUSE(&rd, 1, "[sweep] sets no budget (trials = N and/or seconds = S)");
     if (!spec->num_params) return REFUSE(&rd, rd.line, "no tuned key ([SECTION.KEY] sections)");
+    if (spec->early_stop > 0 &&
+        (spec->metric_from_eval || strcmp(spec->metric, "final_mean_return") != 0 || !spec->maximize))
+        return REFUSE(&rd, spec->early_stop_line,
+                      "early_stop compares training returns: it needs metric = final_mean_return "
+                      "and goal = max");
     /* the sweep sets these per run: --threads threads_per_trial, --seed 1..seeds_per_trial */
     static const char *const owned[] = {"train.threads", "train.seed"};
     for (int k = 0; k < 2; k++) {

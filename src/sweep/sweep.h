@@ -61,13 +61,14 @@ typedef struct sk_sweep_spec {
     int trials_at_once, threads_per_trial, seeds_per_trial;
     uint64_t seed;
     int retest_every; /* every Nth trial re-runs a front point (0: never) */
+    double early_stop; /* stop a seed below best - early_stop |best| at equal steps (0: off) */
     int num_params;
     sk_sweep_param params[SK_SWEEP_MAX_PARAMS];
     int num_fixed; /* plain sections' keys, given to every trial */
     char fixed_key[SK_SWEEP_MAX_FIXED][SK_SWEEP_KEY_MAX];
     char fixed_value[SK_SWEEP_MAX_FIXED][256];
     int fixed_line[SK_SWEEP_MAX_FIXED];
-    int metric_line, env_line, config_line; /* their lines in the file */
+    int metric_line, env_line, config_line, early_stop_line; /* their lines in the file */
 } sk_sweep_spec;
 
 /* The summary.json keys a trial's metric or cost may be read from (numbers a run
