@@ -8,13 +8,14 @@
 #
 # usage: bench/sweep_methods.sh [DIR]   (default: a new temporary folder)
 #   SKINNER=build/skinner the program; SECONDS_BUDGET=90 each sweep's wall seconds;
-#   SEEDS="1 2 3" the sweep seeds.
+#   SEEDS="1 2 3" the sweep seeds; SEEDS_PER_TRIAL=N overrides the sweep file's 5.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$(mktemp -d)}
 skinner=${SKINNER:-$root/build/skinner}
 budget=${SECONDS_BUDGET:-90}
 seeds=${SEEDS:-1 2 3}
+seeds_per_trial=${SEEDS_PER_TRIAL:-}
 [[ -x $skinner ]] || { echo "sweep_methods: no skinner at $skinner (build first)" >&2; exit 2; }
 export SKINNER_CONFIG_DIR=$root/configs
 commit=$(git -C "$root" rev-parse --short HEAD)
@@ -29,6 +30,7 @@ for seed in $seeds; do
         rm -rf "${dir:?}/$name"
         sed -e "s/^method = .*/method = $method/" -e "s/^seconds = .*/seconds = $budget/" \
             -e "s/^trials = .*/trials = 1000/" -e "s/^seed = .*/seed = $seed/" \
+            ${seeds_per_trial:+-e "s/^seeds_per_trial = .*/seeds_per_trial = $seeds_per_trial/"} \
             "$root/configs/sweeps/cartpole.ini" > "$dir/$name.ini"
         "$skinner" sweep --config "$dir/$name.ini" --run-dir "$dir/$name" --quiet
         touch "$dir/$name.done"
@@ -65,7 +67,7 @@ second_marks = [budget / 4, budget / 2, 3 * budget / 4, budget]
 with open(out, "w") as f:
     f.write(f"# Pareto search against random search, CartPole-v1 solve time ({date}, commit {commit})\n\n")
     f.write(f"Machine: {cpu}, {os.cpu_count()} cores, shared (load average {load_before} before, "
-            f"{load_after} after). Command: `SECONDS_BUDGET={budget:.0f} bench/sweep_methods.sh`: "
+            f"{load_after} after). Command: `SECONDS_BUDGET={budget:.0f} SEEDS_PER_TRIAL={seeds_per_trial} bench/sweep_methods.sh`: "
             f"configs/sweeps/cartpole.ini with `seconds = {budget:.0f}` per sweep, sweep seeds "
             f"{', '.join(seeds)}, methods alternating. Figures: the best mean solve time (s, over a "
             f"trial's {seeds_per_trial} seeds; lower is better) found so far; '-': no trial solved on "
