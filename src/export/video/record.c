@@ -20,7 +20,8 @@ sk_status sk_video_record(const sk_loaded_policy *lp, const char *path, int epis
     if (episodes < 1)
         return sk_fail(SK_ERR_INVALID, "episodes = %d (expected at least 1)", episodes);
     int width = extras->render_width, height = extras->render_height;
-    uint8_t *rgb = malloc((size_t)width * (size_t)height * 3);
+    /* a row's worth past the end: libswscale's vector code may read beyond the last pixel */
+    uint8_t *rgb = malloc((size_t)width * (size_t)height * 3 + 3 * (size_t)width + 64);
     if (!rgb) return sk_fail(SK_ERR_NOMEM, "out of memory for a %dx%d frame", width, height);
     sk_vec *vec = NULL;
     sk_policy_actor actor;
