@@ -430,9 +430,9 @@ static void test_masked_by_head0(void **state) {
                           false});
 }
 
-/* docs/export.md's first shell block, read at test time and run verbatim with the build's
- * skinner first on PATH: it trains CartPole-v1, exports runs/cp as policy.onnx and policy.h
- * and records a GIF. The header's greedy actions then equal the loaded agent's
+/* docs/export.md's shell blocks, read at test time and run verbatim, in order, with the
+ * build's skinner first on PATH: they train CartPole-v1, export runs/cp as policy.onnx and
+ * policy.h and record a GIF and an MP4; then its Python block writes the exports again. The header's greedy actions then equal the loaded agent's
  * (sk_agent_act) on 500 observations of CartPole-v1, and the model passes onnx's checker. */
 static void test_docs_commands(void **state) {
     (void)state;
@@ -444,31 +444,39 @@ static void test_docs_commands(void **state) {
     size_t n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
     text[n] = 0;
-    char *start = strstr(text, "```sh\n");
-    assert_non_null(start);
-    start += strlen("```sh\n");
-    char *end = strstr(start, "```");
-    assert_non_null(end);
-    *end = 0;
+    /* every shell block, in the page's order, into one script; the Python block kept aside */
+    static char shell[16384];
+    char *python = NULL;
+    size_t used = 0;
+    for (char *at = text; (at = strstr(at, "```")) != NULL;) {
+        bool sh = strncmp(at, "```sh\n", 6) == 0, py = strncmp(at, "```python\n", 10) == 0;
+        char *body = strchr(at, '\n') + 1, *end = strstr(body, "```");
+        assert_non_null(end);
+        if (sh) {
+            assert_true(used + (size_t)(end - body) < sizeof shell);
+            memcpy(shell + used, body, (size_t)(end - body));
+            used += (size_t)(end - body);
+        }
+        if (py && !python) python = body;
+        at = end + 3;
+        *end = 0; /* python's block ends here (the scan went past it) */
+    }
+    shell[used] = 0;
+    assert_true(used > 0);
     assert_non_null(mkdtemp(dir));
     char script[128];
     snprintf(script, sizeof script, "%s/commands.sh", dir);
-    write_file(dir, "commands.sh", start, strlen(start));
+    write_file(dir, "commands.sh", shell, used);
     char program_dir[4096];
     snprintf(program_dir, sizeof program_dir, "%s", SKINNER_BINARY);
     *strrchr(program_dir, '/') = 0;
     snprintf(command, sizeof command, "cd %s && PATH=%s:$PATH bash -e %s", dir, program_dir, script);
     if (system(command) != 0) fail_msg("docs/export.md's commands failed: %s", command);
     /* then its Python block, which writes the same two files again from the loaded policy */
-    char *python = strstr(end + 3, "```python\n");
     struct stat info;
     char module_dir[4200];
     snprintf(module_dir, sizeof module_dir, "%s/python/skinner", SKINNER_BUILD_DIR);
     if (python && stat(module_dir, &info) == 0) {
-        python += strlen("```python\n");
-        char *python_end = strstr(python, "```");
-        assert_non_null(python_end);
-        *python_end = 0;
         write_file(dir, "block.py", python, strlen(python));
         snprintf(command, sizeof command,
                  "cd %s && rm policy.onnx policy.h && PYTHONPATH=%s/python /usr/bin/python3 "
@@ -479,9 +487,12 @@ static void test_docs_commands(void **state) {
         TEST_SKIP_PART("Python block", "no Python module in %s", module_dir);
     }
     char path[256];
-    snprintf(path, sizeof path, "%s/cartpole.gif", dir);
-    assert_int_equal(stat(path, &info), 0);
-    assert_true(info.st_size > 1000);
+    const char *videos[2] = {"cartpole.gif", "cartpole.mp4"};
+    for (int v = 0; v < 2; v++) {
+        snprintf(path, sizeof path, "%s/%s", dir, videos[v]);
+        assert_int_equal(stat(path, &info), 0);
+        assert_true(info.st_size > 1000);
+    }
 
     snprintf(path, sizeof path, "%s/runs/cp/policy.safetensors", dir);
     sk_agent *agent;
