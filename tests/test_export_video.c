@@ -188,17 +188,18 @@ static void test_minatar_mp4(void **state) {
     check_video("MinAtar/Breakout-v1", ".mp4");
 }
 
-/* The render of env id's first env after a reset, with its float64 state arrays `zeroed`
- * (names, NULL-terminated) set to 0. */
-static void render_zeroed(const char *id, const char *const *zeroed, uint8_t *rgb) {
+/* The render of env id's first env after a reset, with its float64 state arrays `names`
+ * (NULL-terminated) set to `values`. */
+static void render_with(const char *id, const char *const *names, const double *values,
+                        uint8_t *rgb) {
     sk_vec *vec;
     assert_int_equal(sk_vec_create(&vec, sk_env_find(id), 1, 1, NULL), SK_OK);
     sk_vec_reset(vec, 1);
     sk_env_array arrays[SK_MAX_ENV_ARRAYS];
     int n = sk_vec_state_arrays(vec, arrays);
     for (int k = 0; k < n; k++)
-        for (int z = 0; zeroed[z]; z++)
-            if (strcmp(arrays[k].name, zeroed[z]) == 0) ((double *)arrays[k].data)[0] = 0.0;
+        for (int z = 0; names[z]; z++)
+            if (strcmp(arrays[k].name, names[z]) == 0) ((double *)arrays[k].data)[0] = values[z];
     sk_env_extras_of(sk_vec_env(vec))->render(sk_vec_state(vec), 0, rgb);
     sk_vec_destroy(vec);
 }
@@ -206,7 +207,8 @@ static void render_zeroed(const char *id, const char *const *zeroed, uint8_t *rg
 /* Gymnasium's canvas sizes and colours, at states whose pictures are known: CartPole at
  * x = 0, theta = 0 (the cart black around (300, 100) on a white canvas, the pole upright in
  * (202, 152, 101), the axle (129, 132, 203)); Pendulum at theta = 0 (the rod straight up in
- * (204, 77, 77), the black axle at the centre). Rows count from the top. */
+ * (204, 77, 77), the black axle at the centre); Acrobot hanging down; MountainCar in the
+ * valley. Rows count from the top. */
 static void test_classic_pictures(void **state) {
     (void)state;
     const char *ids[4] = {"CartPole-v1", "Acrobot-v1", "MountainCar-v0", "Pendulum-v1"};
@@ -218,7 +220,7 @@ static void test_classic_pictures(void **state) {
         assert_int_equal(extras->render_height, sizes[e][1]);
     }
     uint8_t *rgb = malloc(600 * 500 * 3);
-    render_zeroed("CartPole-v1", (const char *[]){"x", "theta", NULL}, rgb);
+    render_with("CartPole-v1", (const char *[]){"x", "theta", NULL}, (const double[]){0, 0}, rgb);
 #define PIXEL(px, row) (rgb + 3 * ((size_t)(row) * 600 + (size_t)(px)))
     assert_memory_equal(PIXEL(5, 5), ((uint8_t[3]){255, 255, 255}), 3);
     assert_memory_equal(PIXEL(280, 400 - 1 - 95), ((uint8_t[3]){0, 0, 0}), 3);       /* cart */
@@ -226,11 +228,29 @@ static void test_classic_pictures(void **state) {
     assert_memory_equal(PIXEL(300, 400 - 1 - 107), ((uint8_t[3]){129, 132, 203}), 3); /* axle */
     assert_memory_equal(PIXEL(300, 400 - 1 - 240), ((uint8_t[3]){255, 255, 255}), 3); /* above */
 #undef PIXEL
-    render_zeroed("Pendulum-v1", (const char *[]){"theta", NULL}, rgb);
+    render_with("Pendulum-v1", (const char *[]){"theta", NULL}, (const double[]){0}, rgb);
 #define PIXEL(px, row) (rgb + 3 * ((size_t)(row) * 500 + (size_t)(px)))
     assert_memory_equal(PIXEL(250, 249), ((uint8_t[3]){0, 0, 0}), 3);       /* the axle */
     assert_memory_equal(PIXEL(250, 150), ((uint8_t[3]){204, 77, 77}), 3);   /* rod, upward */
     assert_memory_equal(PIXEL(250, 350), ((uint8_t[3]){255, 255, 255}), 3); /* nothing below */
+#undef PIXEL
+    /* Acrobot hanging straight down: its first link (0, 204, 204) below the yellow joint at
+     * the centre (scale 500 / 4.4 pixels a unit) */
+    render_with("Acrobot-v1", (const char *[]){"theta1", "theta2", NULL}, (const double[]){0, 0},
+                rgb);
+#define PIXEL(px, row) (rgb + 3 * ((size_t)(row) * 500 + (size_t)(px)))
+    assert_memory_equal(PIXEL(250, 249), ((uint8_t[3]){204, 204, 0}), 3);  /* the pivot */
+    assert_memory_equal(PIXEL(250, 306), ((uint8_t[3]){0, 204, 204}), 3);  /* link 1 */
+    assert_memory_equal(PIXEL(250, 100), ((uint8_t[3]){255, 255, 255}), 3); /* above: empty */
+#undef PIXEL
+    /* MountainCar at -0.5: the black car in the valley at x = 0.7 * 600 / 1.8 and the yellow
+     * flag at the goal (0.5), 50 pixels above the hill */
+    render_with("MountainCar-v0", (const char *[]){"position", NULL}, (const double[]){-0.5},
+                rgb);
+#define PIXEL(px, row) (rgb + 3 * ((size_t)(row) * 600 + (size_t)(px)))
+    assert_memory_equal(PIXEL(233, 400 - 1 - 54), ((uint8_t[3]){0, 0, 0}), 3);      /* car */
+    assert_memory_equal(PIXEL(575, 400 - 1 - 377), ((uint8_t[3]){204, 204, 0}), 3); /* flag */
+    assert_memory_equal(PIXEL(100, 10), ((uint8_t[3]){255, 255, 255}), 3);          /* sky */
 #undef PIXEL
     free(rgb);
 }
