@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# Data-parallel training over Open MPI against threads in one process, on this machine:
-# `mpirun -np 2 skinner bench train ENV --threads 1` against `skinner bench train ENV
-# --threads 2` (the same two cores, the same computation bit for bit), alternating,
-# REPEATS runs each: median steps/s, their ratio, and what rank 0 handed MPI to send
-# per update (payload bytes and collective calls, counted by the program, not estimated).
+# Data-parallel training over Open MPI against threads in one process, on this machine: for
+# K = 2 and 3, `skinner bench train ENV --threads K` (one process), `mpirun -np K skinner
+# bench train ENV --threads 1` in comm.mode = exact (the same numbers bit for bit as the
+# threads) and in comm.mode = scale (each rank learns from its own envs' rows), alternating,
+# REPEATS runs each: median steps/s, their ratios (all from this one session), what rank 0
+# handed MPI to send per update (payload bytes and collective calls, counted by the program)
+# and rank 0's rollout storage. K = 3 oversubscribes the 2 cores.
 # Workloads: CartPole-v1 (its preset and configs/cartpole_fast.ini), Prover-v0 on
-# countries_s3, Morpho-v0. Writes bench/results/DATE-COMMIT-mpi.md.
-# usage: bench/mpi.sh [SKINNER=build/skinner] [REPEATS=5] [SECONDS=3] [MORPHO_SECONDS=12]
+# countries_s3. Writes bench/results/DATE-COMMIT-mpi-scale.md.
+# usage: bench/mpi.sh [SKINNER=build/skinner] [REPEATS=5] [SECONDS=3]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 skinner=${1:-$root/build/skinner}
 repeats=${2:-5}
 seconds=${3:-3}
-morpho_seconds=${4:-12}
 [[ -x $skinner ]] || { echo "mpi: no skinner at $skinner (build first)" >&2; exit 2; }
 command -v mpirun > /dev/null || { echo "mpi: no mpirun (scripts/setup.sh installs Open MPI)" >&2; exit 2; }
 export SKINNER_CONFIG_DIR=$root/configs
@@ -20,51 +21,58 @@ countries=$root/../shared/datasets/countries_s3
 commit=$(git -C "$root" rev-parse --short HEAD)
 date=$(date -u +%Y-%m-%d)
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
-out=$root/bench/results/$date-$commit-mpi.md
+out=$root/bench/results/$date-$commit-mpi-scale.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mpirun=(mpirun --allow-run-as-root -np 2)
+mpirun=(mpirun --allow-run-as-root --oversubscribe)
 
 workloads=(
-    "CartPole-v1 (preset)|CartPole-v1|$seconds|"
-    "CartPole-v1 (cartpole_fast.ini)|CartPole-v1|$seconds|--config $root/configs/cartpole_fast.ini"
-    "Prover-v0 (countries_s3)|Prover-v0|$seconds|--env.dataset $countries"
-    "Morpho-v0 (preset)|Morpho-v0|$morpho_seconds|"
+    "CartPole-v1 (preset)|CartPole-v1|"
+    "CartPole-v1 (cartpole_fast.ini)|CartPole-v1|--config $root/configs/cartpole_fast.ini"
+    "Prover-v0 (countries_s3)|Prover-v0|--env.dataset $countries"
 )
 {
-    echo "# Data-parallel training: mpirun -np 2 x 1 thread against 2 threads in one process"
+    echo "# Data-parallel training: threads, mpirun in comm.mode = exact and in comm.mode = scale"
     echo
     echo "$date, commit $commit, $cpu ($(nproc) cores), Open MPI $(mpirun --version | head -1 | awk '{print $NF}'),"
-    echo "\`bench/mpi.sh\` ($repeats runs each, alternating; \`skinner bench train\` for $seconds s,"
-    echo "Morpho-v0 for $morpho_seconds s). Both modes compute the same numbers (tests/mpi_check.sh);"
-    echo "bytes and calls are what rank 0 handed MPI to send per update (payload; each collective"
-    echo "call counted once)."
+    echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared: other"
+    echo "sessions' training ran on the same cores, so single runs vary by 2x or more; the medians"
+    echo "and ratios below come from one session of alternating runs). \`bench/mpi.sh\` ($repeats runs"
+    echo "each, \`skinner bench train\` for $seconds s). Bytes and calls are what rank 0 handed MPI to"
+    echo "send per update; rollout is rank 0's rollout storage."
     echo
-    echo "| workload | 2 threads, steps/s | np 2 x 1 thread, steps/s | np 2 / threads | bytes per update | calls per update | updates/s (np 2) |"
-    echo "| --- | --- | --- | --- | --- | --- | --- |"
+    echo "| workload | K | K threads, steps/s | np K exact | np K scale | exact / threads | scale / threads | scale / exact | bytes per update, exact / scale | calls per update, exact / scale | rollout bytes per rank, exact / scale |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     for w in "${workloads[@]}"; do
-        IFS='|' read -r name env secs args <<< "$w"
-        rm -f "$tmp/one.jsonl" "$tmp/mpi.jsonl"
-        for _ in $(seq "$repeats"); do
-            # shellcheck disable=SC2086
-            "$skinner" bench train "$env" --threads 2 --seconds "$secs" --json $args >> "$tmp/one.jsonl"
-            # shellcheck disable=SC2086
-            "${mpirun[@]}" "$skinner" bench train "$env" --threads 1 --seconds "$secs" --json $args \
-                >> "$tmp/mpi.jsonl"
-        done
-        python3 - "$name" "$tmp/one.jsonl" "$tmp/mpi.jsonl" <<'PY'
+        IFS='|' read -r name env args <<< "$w"
+        for K in 2 3; do
+            rm -f "$tmp"/*.jsonl
+            for _ in $(seq "$repeats"); do
+                # shellcheck disable=SC2086
+                "$skinner" bench train "$env" --threads $K --seconds "$seconds" --json $args >> "$tmp/threads.jsonl"
+                for mode in exact scale; do
+                    # shellcheck disable=SC2086
+                    "${mpirun[@]}" -np $K "$skinner" bench train "$env" --threads 1 --seconds "$seconds" \
+                        --json --comm.mode $mode $args >> "$tmp/$mode.jsonl"
+                done
+            done
+            python3 - "$name" "$K" "$tmp" <<'PY'
 import json, statistics, sys
-name = sys.argv[1]
-one = [json.loads(l) for l in open(sys.argv[2])]
-mpi = [json.loads(l) for l in open(sys.argv[3])]
-a = statistics.median(r["sps"] for r in one)
-b = statistics.median(r["sps"] for r in mpi)
-bytes_ = statistics.median(r["comm_bytes_per_update"] for r in mpi)
-calls = statistics.median(r["comm_calls_per_update"] for r in mpi)
-ups = statistics.median(r["updates"] / r["seconds"] for r in mpi)
-runs = lambda rs: ", ".join(f"{r['sps']:,.0f}" for r in rs)
-print(f"| {name} | {a:,.0f} ({runs(one)}) | {b:,.0f} ({runs(mpi)}) | {b / a:.2f} | {bytes_:,.0f} | {calls:.0f} | {ups:.1f} |")
+name, K, tmp = sys.argv[1], sys.argv[2], sys.argv[3]
+runs = {m: [json.loads(l) for l in open(f"{tmp}/{m}.jsonl")] for m in ("threads", "exact", "scale")}
+med = lambda m, key: statistics.median(r[key] for r in runs[m])
+sps = {m: med(m, "sps") for m in runs}
+def each(mode):
+    single = ", ".join(f"{r['sps']:,.0f}" for r in runs[mode])
+    return f"{sps[mode]:,.0f} ({single})"
+print(f"| {name} | {K} | {each('threads')} | {each('exact')} | {each('scale')} | "
+      f"{sps['exact'] / sps['threads']:.2f} | {sps['scale'] / sps['threads']:.2f} | "
+      f"{sps['scale'] / sps['exact']:.2f} | "
+      f"{med('exact', 'comm_bytes_per_update'):,.0f} / {med('scale', 'comm_bytes_per_update'):,.0f} | "
+      f"{med('exact', 'comm_calls_per_update'):.0f} / {med('scale', 'comm_calls_per_update'):.0f} | "
+      f"{med('exact', 'rollout_bytes_per_rank'):,.0f} / {med('scale', 'rollout_bytes_per_rank'):,.0f} |")
 PY
+        done
     done
 } | tee "$out"
 echo "wrote $out" >&2

@@ -119,8 +119,11 @@ json=$(bench_json 2)
 pass "rank 0's rollout: $((8 * per_env)) bytes at np 2 and $((5 * per_env)) at np 3 in scale mode (exact: $((16 * per_env))), no exchange"
 
 # 5. learning: the CartPole-v1 preset solves in scale mode at np 2, within its steps
+# (docs/distributed.md's command, verbatim but for the launcher's root flags)
 "${mpirun[@]}" -np 2 "$skinner" train CartPole-v1 --threads 1 --comm.mode scale --stop-when-solved \
-    --quiet --run-dir solve > /dev/null
-grep -q '"solved": true' solve/summary.json || fail "CartPole-v1 not solved in scale mode: $(cat solve/summary.json)"
-pass "CartPole-v1 solved in scale mode at np 2 after $(tail -1 solve/metrics.csv | cut -d, -f2) steps"
+    > solve.log 2>&1 || fail "the scale run failed: $(tail -3 solve.log)"
+solve=$(sed -n 's/^run folder: //p' solve.log)
+[[ -n $solve ]] && grep -q '"solved": true' "$solve/summary.json" ||
+    fail "CartPole-v1 not solved in scale mode: $(tail -3 solve.log)"
+pass "CartPole-v1 solved in scale mode at np 2 after $(tail -1 "$solve/metrics.csv" | cut -d, -f2) steps"
 echo "mpi_scale_check: all passed"
