@@ -63,7 +63,7 @@ for round in 1 2; do
         py=$(cd / && unset PYTHONPATH && eval "$export_line" && /usr/bin/python3 -c "
 import os, skinner
 assert os.path.realpath(skinner.__file__).startswith(os.path.realpath('$prefix')), skinner.__file__
-print('preset', skinner._preset_path('CartPole-v1'))
+print('preset', skinner._preset_paths('CartPole-v1')[0])
 r = skinner.train('CartPole-v1', total_steps=4096, threads=1)
 print('steps', r['total_steps'])
 print('modules', all(e in skinner.envs() for e in ('MinAtar/Breakout-v1', 'Prover-v0', 'Morpho-v0')))") || fail "the installed Python package did not import as make install said"
