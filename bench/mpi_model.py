@@ -18,10 +18,13 @@ Then, for K ranks on a network of bandwidth B with latency alpha per message, pe
                       rank's block is half the preset's rollout, at scale each rank holds a
                       whole preset)
           small       C log2 K alpha
-  scale   allreduces  A L alpha + L S / B, L = log2 K (+ 2 when K is not a power of two)
+  scale   allreduces  A L alpha + L S / B, L = log2 K (+ 2 when K is not a power of two),
+                      for vectors under 128 kB; from 128 kB, A 2 L alpha + 2 (K - 1) / K S / B
                       (one fused allreduce of [gradient | loss sums] per minibatch, added in a
-                      fixed tree by recursive doubling: L swaps of the whole vector; the stop
-                      decisions are such sums too)
+                      fixed tree: recursive doubling, L swaps of the whole vector; or, for
+                      large vectors, a reduce-scatter by recursive halving and an allgather,
+                      Rabenseifner's; comm_mpi.c's HALVING_MIN_BYTES; the stop decisions are
+                      such sums too)
           small       C log2 K alpha + (K - 1) R / B
                       (the normaliser moments and episode records: every rank receives every
                       rank's; no rollout exchange)
@@ -56,6 +59,7 @@ workloads = [
 ]
 networks = [("10 Gbit/s, 20 us", 10e9 / 8, 20e-6), ("100 Gbit/s, 3 us", 100e9 / 8, 3e-6)]
 ranks = [8, 64, 1024]
+HALVING_MIN_BYTES = 128 * 1024 # src/cli/comm_mpi.c: from here the tree halves, then gathers
 STOPS = 3 # one-value tree sums a update: an env fault, an abort, a stop (trainer.c's any_rank)
 
 
@@ -74,7 +78,11 @@ def comm_time(mode, k, bw, alpha, A, S, R, C):
         return (A * (k - 1 + lg) * alpha + 2 * (k - 1) / k * S / bw,
                 (k - 1) * alpha + (k - 1) * 2 * R / bw, C * lg * alpha)
     steps = math.floor(lg) + (0 if lg.is_integer() else 2)
-    return A * steps * alpha + steps * S / bw, 0.0, C * lg * alpha + (k - 1) * R / bw
+    if S / A >= HALVING_MIN_BYTES:
+        reduce = A * 2 * steps * alpha + 2 * (k - 1) / k * S / bw
+    else:
+        reduce = A * steps * alpha + steps * S / bw
+    return reduce, 0.0, C * lg * alpha + (k - 1) * R / bw
 
 
 def measure(args, secs):
@@ -93,8 +101,8 @@ def measure(args, secs):
         if mode == "exact": # the stop decisions (STOPS a update) are tree sums of one value, 1 call
             A -= STOPS      # each; the ordered allreduces make 2 calls each, the exchange 1
             C = calls - 2 * A - 1
-        else:               # every allreduce a tree: 1 call each
-            C = calls - A
+        else: # every allreduce a tree: 1 call each at K = 2, 2 when it halves then gathers
+            C = calls - A * (2 if S / A >= HALVING_MIN_BYTES else 1)
         found[mode] = {"A": A, "S": S, "R": R, "C": C}
     return found
 

@@ -24,15 +24,17 @@ PY
 
 # interrupt_run TOTAL ARGS...: `mpirun -np 2 skinner train CartPole-v1 --threads 1` of TOTAL
 # steps with ARGS into the run folder `interrupted`, SIGINT to mpirun after 20 rows of
-# metrics.csv; checks the run stopped early with an interrupted summary and sets steps to
-# the last row's (needs mpirun and skinner set by the caller)
+# metrics.csv (waiting up to 120 s: on a loaded machine the ranks start slowly, and a signal
+# before they have set up their handlers ends the job without a summary); checks the run
+# stopped early with an interrupted summary and sets steps to the last row's (needs mpirun
+# and skinner set by the caller)
 interrupt_run() {
     local total=$1 job
     shift
     "${mpirun[@]}" -np 2 "$skinner" train CartPole-v1 --threads 1 --total-steps "$total" --quiet \
         "$@" --run-dir interrupted > interrupted.log 2>&1 &
     job=$!
-    for _ in $(seq 400); do
+    for _ in $(seq 2400); do
         [[ $({ wc -l < interrupted/metrics.csv; } 2> /dev/null || echo 0) -gt 20 ]] && break
         sleep 0.05
     done

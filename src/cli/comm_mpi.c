@@ -114,6 +114,89 @@ static void add_blocks(char *mine, const char *theirs, size_t nd, size_t nf, boo
     for (size_t i = 0; i < nf; i++) sum_f[i] = mine_first ? sum_f[i] + in_f[i] : in_f[i] + sum_f[i];
 }
 
+/* Blocks of at least this many bytes go by reduce-scatter and allgather (Rabenseifner's
+ * allreduce: about 2 S bytes sent a rank instead of recursive doubling's log2 K S, for 2 log2 K
+ * latencies instead of log2 K). At 10 Gbit/s and 20 us a message (bench/mpi_model.py), a
+ * 128 kB block's extra bytes under doubling cost as much as the halving's extra latencies
+ * at about 16 ranks; beyond, and for larger blocks, the halving wins. */
+#define HALVING_MIN_BYTES (128 * 1024)
+
+enum chunk_io { CHUNKS_PACK, CHUNKS_ADD_MINE_FIRST, CHUNKS_ADD_THEIRS_FIRST, CHUNKS_COPY_IN };
+
+/* Bytes of chunks c0..c1-1 of `parts` equal chunks of nd doubles and nf floats. */
+static size_t chunks_bytes(size_t nd, size_t nf, int parts, int c0, int c1) {
+    size_t d = nd * (size_t)c1 / (size_t)parts - nd * (size_t)c0 / (size_t)parts;
+    size_t f = nf * (size_t)c1 / (size_t)parts - nf * (size_t)c0 / (size_t)parts;
+    return d * sizeof(double) + f * sizeof(float);
+}
+
+/* Chunks c0..c1-1 of parts equal chunks of the doubles and of the floats, to or from buf
+ * (their doubles, then their floats): packed into it, added to the arrays (the lower rank's
+ * values first) or copied into them. Returns the bytes of those chunks in buf. */
+static size_t chunks_io(char *buf, double *doubles, size_t nd, float *floats, size_t nf, int parts,
+                        int c0, int c1, enum chunk_io io) {
+    size_t d0 = nd * (size_t)c0 / (size_t)parts, d1 = nd * (size_t)c1 / (size_t)parts;
+    size_t f0 = nf * (size_t)c0 / (size_t)parts, f1 = nf * (size_t)c1 / (size_t)parts;
+    size_t double_bytes = (d1 - d0) * sizeof(double), float_bytes = (f1 - f0) * sizeof(float);
+    double *in_d = (double *)(void *)buf;
+    float *in_f = (float *)(void *)(buf + double_bytes);
+    switch (io) {
+    case CHUNKS_PACK:
+        if (d1 > d0) memcpy(buf, doubles + d0, double_bytes);
+        if (f1 > f0) memcpy(buf + double_bytes, floats + f0, float_bytes);
+        break;
+    case CHUNKS_COPY_IN:
+        if (d1 > d0) memcpy(doubles + d0, buf, double_bytes);
+        if (f1 > f0) memcpy(floats + f0, buf + double_bytes, float_bytes);
+        break;
+    case CHUNKS_ADD_MINE_FIRST:
+        for (size_t i = d0; i < d1; i++) doubles[i] = doubles[i] + in_d[i - d0];
+        for (size_t i = f0; i < f1; i++) floats[i] = floats[i] + in_f[i - f0];
+        break;
+    case CHUNKS_ADD_THEIRS_FIRST:
+        for (size_t i = d0; i < d1; i++) doubles[i] = in_d[i - d0] + doubles[i];
+        for (size_t i = f0; i < f1; i++) floats[i] = in_f[i - f0] + floats[i];
+        break;
+    }
+    return double_bytes + float_bytes;
+}
+
+/* The allreduce among ranks 0..P-1 (P a power of two) of the arrays in place, by recursive
+ * halving (each step keeps half of its chunks and adds the partner's copy of them; rank r ends
+ * owning chunk r's sum) and then recursive doubling of the owned chunks. send and recv hold
+ * half the vector's bytes at least. */
+static void halving_allreduce(mpi_impl *m, float *floats, size_t nf, double *doubles, size_t nd,
+                             int P, char *send, char *recv) {
+    int rank = m->rank, c0 = 0, c1 = P;
+    for (int distance = P / 2; distance >= 1; distance /= 2) {
+        int partner = rank ^ distance, mid = (c0 + c1) / 2;
+        bool lower = rank < partner;
+        int keep0 = lower ? c0 : mid, keep1 = lower ? mid : c1;
+        size_t out = chunks_io(send, doubles, nd, floats, nf, P, lower ? mid : c0, lower ? c1 : mid,
+                               CHUNKS_PACK);
+        size_t in = chunks_bytes(nd, nf, P, keep0, keep1);
+        MPI_Sendrecv(send, (int)out, MPI_BYTE, partner, 1, recv, (int)in, MPI_BYTE, partner, 1,
+                     m->comm, MPI_STATUS_IGNORE);
+        count(out);
+        chunks_io(recv, doubles, nd, floats, nf, P, keep0, keep1,
+                  lower ? CHUNKS_ADD_MINE_FIRST : CHUNKS_ADD_THEIRS_FIRST);
+        c0 = keep0;
+        c1 = keep1;
+    }
+    for (int distance = 1; distance < P; distance *= 2) {
+        int partner = rank ^ distance, length = c1 - c0;
+        int p0 = rank < partner ? c1 : c0 - length;
+        size_t out = chunks_io(send, doubles, nd, floats, nf, P, c0, c1, CHUNKS_PACK);
+        size_t in = chunks_bytes(nd, nf, P, p0, p0 + length);
+        MPI_Sendrecv(send, (int)out, MPI_BYTE, partner, 2, recv, (int)in, MPI_BYTE, partner, 2,
+                     m->comm, MPI_STATUS_IGNORE);
+        count(out);
+        chunks_io(recv, doubles, nd, floats, nf, P, p0, p0 + length, CHUNKS_COPY_IN);
+        c0 = SK_MIN(c0, p0);
+        c1 = SK_MAX(c1, p0 + length);
+    }
+}
+
 /* The same sums in a fixed tree of ranks instead of rank order, for comm.mode = scale, by
  * recursive doubling: with P the largest power of two <= K, rank P + j first folds its
  * block into rank j's; then for s = 1, 2, 4, ... < P each rank r < P swaps its partial with
@@ -131,32 +214,40 @@ static void tree_allreduce(void *impl, float *floats, size_t nf, double *doubles
     if (nf) memcpy(mine + nd * sizeof(double), floats, nf * sizeof(float));
     int size = m->size, rank = m->rank, P = 1;
     while (P * 2 <= size) P *= 2;
-    int calls = 0;
+    unsigned long long before = g_traffic.bytes;
     if (rank >= P) { /* an extra rank: its block goes to rank - P, the total comes back */
         MPI_Send(mine, (int)block, MPI_BYTE, rank - P, 0, m->comm);
+        count(block);
         MPI_Recv(mine, (int)block, MPI_BYTE, rank - P, 0, m->comm, MPI_STATUS_IGNORE);
-        calls = 1;
     } else {
         if (rank + P < size) {
             MPI_Recv(theirs, (int)block, MPI_BYTE, rank + P, 0, m->comm, MPI_STATUS_IGNORE);
             add_blocks(mine, theirs, nd, nf, true);
         }
-        for (int step = 1; step < P; step *= 2, calls++) {
-            int partner = rank ^ step;
-            MPI_Sendrecv(mine, (int)block, MPI_BYTE, partner, 0, theirs, (int)block, MPI_BYTE,
-                         partner, 0, m->comm, MPI_STATUS_IGNORE);
-            add_blocks(mine, theirs, nd, nf, rank < partner);
+        if (block >= HALVING_MIN_BYTES && P > 1) { /* in the caller's arrays; mine, theirs as buffers */
+            if (nd) memcpy(doubles, mine, nd * sizeof(double));
+            if (nf) memcpy(floats, mine + nd * sizeof(double), nf * sizeof(float));
+            halving_allreduce(m, floats, nf, doubles, nd, P, mine, theirs);
+            if (nd) memcpy(mine, doubles, nd * sizeof(double));
+            if (nf) memcpy(mine + nd * sizeof(double), floats, nf * sizeof(float));
+        } else {
+            for (int step = 1; step < P; step *= 2) {
+                int partner = rank ^ step;
+                MPI_Sendrecv(mine, (int)block, MPI_BYTE, partner, 0, theirs, (int)block, MPI_BYTE,
+                             partner, 0, m->comm, MPI_STATUS_IGNORE);
+                count(block);
+                add_blocks(mine, theirs, nd, nf, rank < partner);
+            }
         }
         if (rank + P < size) {
             MPI_Send(mine, (int)block, MPI_BYTE, rank + P, 0, m->comm);
-            calls++;
+            count(block);
         }
     }
-    for (int c = 0; c < calls; c++) count(block);
     if (nd) memcpy(doubles, mine, nd * sizeof(double));
     if (nf) memcpy(floats, mine + nd * sizeof(double), nf * sizeof(float));
     g_traffic.allreduce_calls++;
-    g_traffic.allreduce_bytes += (size_t)calls * block;
+    g_traffic.allreduce_bytes += g_traffic.bytes - before;
 }
 
 static void allreduce_f32(void *impl, float *data, size_t n) { ordered_allreduce(impl, data, n, NULL, 0); }
