@@ -15,7 +15,7 @@ packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev zlib1g-d
           dataset-fashion-mnist clang libclang-rt-14-dev
           python3-dev python3-numpy python3-pytest
           openmpi-bin libopenmpi-dev libdnnl-dev
-          libavcodec-dev libavformat-dev libswscale-dev)
+          libavcodec-dev libavformat-dev libswscale-dev libmicrohttpd-dev)
 # --test (make test): PyTorch too, for the Python tests that compare skinner's networks with
 # PyTorch's (a reference only: skinner never imports it); strace and gdb, with which
 # resolve_once counts a command's file opens and env lookups; scikit-learn, whose
@@ -25,18 +25,31 @@ packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev zlib1g-d
 # fetches GPU builds, so --ignore-scripts) in the repository's node_modules, not committed.
 if [[ ${1:-} == --test ]]; then
     packages+=(python3-torch strace gdb python3-sklearn python3-onnx nodejs)
+    # skinner serve's browser test (issue 35): Debian's Chromium, its ChromeDriver, Selenium
+    packages+=(chromium chromium-driver python3-selenium)
     # Debian's npm, unless npm is there already (NodeSource's nodejs brings its own)
     command -v npm >/dev/null 2>&1 || packages+=(npm)
 fi
 
-# onnxruntime-node into ROOT/node_modules, once the packages (npm) are there
+# Node packages into ROOT/node_modules (not committed), once npm is there: uPlot, the charts of
+# skinner serve's page (installed with skinner), always; onnxruntime-node with --test. One npm
+# command for all of them: an `npm install --no-save` removes what an earlier one put there.
 install_onnxruntime_node() {
-    [[ ${1:-} == --test ]] || return 0
-    local root
+    local root wanted=(uplot@1.6.32) name need=0
     root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-    [[ -f "$root/node_modules/onnxruntime-node/package.json" ]] && return 0
-    echo "skinner setup: npm install --ignore-scripts onnxruntime-node in $root"
-    (cd "$root" && npm install --ignore-scripts --no-audit --no-fund --no-save --no-package-lock onnxruntime-node)
+    if [[ ${1:-} == --test || -f "$root/node_modules/onnxruntime-node/package.json" ]]; then
+        wanted+=(onnxruntime-node)
+    fi
+    for name in "${wanted[@]}"; do
+        [[ -f "$root/node_modules/${name%@*}/package.json" ]] || need=1
+    done
+    [[ $need == 1 ]] || return 0
+    if ! command -v npm >/dev/null 2>&1; then
+        echo "skinner setup: no npm, so no uPlot: skinner serve's page has no charts (run with --test)" >&2
+        return 0
+    fi
+    echo "skinner setup: npm install --ignore-scripts ${wanted[*]} in $root"
+    (cd "$root" && npm install --ignore-scripts --no-audit --no-fund --no-save --no-package-lock "${wanted[@]}")
 }
 
 missing=()

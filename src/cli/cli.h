@@ -54,5 +54,6 @@ int cmd_kge(int argc, char **argv);     /* kge.c */
 int cmd_check(int argc, char **argv);   /* check.c */
 int cmd_sweep(int argc, char **argv);   /* sweep.c */
 int cmd_export(int argc, char **argv);  /* export.c */
+int cmd_serve(int argc, char **argv);   /* serve.c */
 
 #endif

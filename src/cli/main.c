@@ -31,6 +31,7 @@ static const char *g_usage =
     "  check ENV   check an env (buffers, spaces, determinism, state) before training it\n"
     "  sweep       search hyperparameters over training runs (resumable; sweep report DIR)\n"
     "  export CHECKPOINT  write a saved policy as an ONNX model or a C header\n"
+    "  serve [DIR ...]  a web dashboard of the runs under DIR, live (read-only, loopback)\n"
     "\n"
     "global options (before or after COMMAND):\n"
     "  --env-lib FILE  load an env plugin (a .so built against <skinner/env.h>) and\n"
@@ -298,6 +299,7 @@ static int run_command(int argc, char **argv) {
     if (strcmp(command, "check") == 0) return cmd_check(argc - 2, argv + 2);
     if (strcmp(command, "sweep") == 0) return cmd_sweep(argc - 2, argv + 2);
     if (strcmp(command, "export") == 0) return cmd_export(argc - 2, argv + 2);
+    if (strcmp(command, "serve") == 0) return cmd_serve(argc - 2, argv + 2);
     fputs(g_usage, stderr);
     return cli_error(SK_EXIT_USAGE, "unknown command '%s'", command);
 }

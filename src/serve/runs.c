@@ -1,0 +1,190 @@
+/* Run and sweep discovery for skinner serve: which folders under the roots are runs
+ * (metrics.csv, live.bin or config.ini) or sweeps (sweep.ini or sweep.jsonl), and each
+ * run's state as its live.bin and run.lock tell it. */
+#define _GNU_SOURCE
+#include "serve.h"
+
+#include "io/live.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#define MAX_DEPTH 5        /* ROOT/sweep/trial/seed/... */
+#define MAX_ENTRIES 20000  /* folders looked at per listing, whatever the tree holds */
+
+static bool has_file(const char *dir, const char *name) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* True when some process holds run.lock's flock: /proc/locks names the file by device
+ * and inode, so the check takes no lock itself (a trainer starting then is not refused). */
+static bool lock_held(const char *dir) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/run.lock", dir);
+    struct stat st;
+    if (stat(path, &st) != 0) return false;
+    FILE *f = fopen("/proc/locks", "r");
+    if (!f) return false;
+    char line[512];
+    bool held = false;
+    while (!held && fgets(line, sizeof line, f)) {
+        unsigned major, minor;
+        unsigned long long inode;
+        char *at = strstr(line, "FLOCK");
+        if (!at) continue;
+        /* "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF" */
+        char *field = line;
+        for (int k = 0; k < 5 && field; k++) {
+            field = strchr(field, ' ');
+            while (field && *field == ' ') field++;
+        }
+        if (field && sscanf(field, "%x:%x:%llu", &major, &minor, &inode) == 3)
+            held = major == major(st.st_dev) && minor == minor(st.st_dev) && inode == st.st_ino;
+    }
+    fclose(f);
+    return held;
+}
+
+/* config.ini's [env] id, for a run with no live.bin. */
+static void env_from_config(const char *dir, char *out, size_t size) {
+    out[0] = '\0';
+    char path[4200];
+    snprintf(path, sizeof path, "%s/config.ini", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    char line[1024];
+    bool in_env = false;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '[') in_env = strncmp(line, "[env]", 5) == 0;
+        else if (in_env && strncmp(line, "id = ", 5) == 0) {
+            size_t len = SK_SERVE_MIN_LL(strcspn(line + 5, "\r\n"), size - 1);
+            memcpy(out, line + 5, len);
+            out[len] = '\0';
+            break;
+        }
+    }
+    fclose(f);
+}
+
+void serve_run_status(serve_buf *out, const char *dir) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/live.bin", dir);
+    sk_live_reader *reader = NULL;
+    static _Thread_local sk_live_data data; /* 12 KiB: off the stack of a server thread */
+    bool live = sk_live_open_read(&reader, path) == SK_OK && sk_live_snapshot(reader, &data);
+    if (reader) sk_live_close_read(reader);
+    bool held = lock_held(dir);
+    char env[SK_LIVE_ENV_ID_SIZE];
+    const char *status;
+    if (live) {
+        snprintf(env, sizeof env, "%s", data.env_id);
+        status = sk_live_status_name(data.status);
+        /* a run whose process died says "running" in live.bin; its lock says otherwise */
+        if (data.status == SK_LIVE_RUNNING && !held) status = "interrupted";
+    } else {
+        env_from_config(dir, env, sizeof env);
+        status = held ? "running" : has_file(dir, "summary.json") ? "finished" : "unknown";
+    }
+    serve_buf_put(out, "{\"env\":", 7);
+    serve_buf_json_string(out, env);
+    serve_buf_printf(out, ",\"status\":\"%s\"", status);
+    if (live) {
+        serve_buf_printf(out, ",\"steps\":%lld,\"total_steps\":%lld,\"update\":%lld",
+                         (long long)data.steps, (long long)data.total_steps,
+                         (long long)data.update);
+        serve_buf_put(out, ",\"return\":", 10);
+        serve_buf_json_number(out, data.update > 0 ? data.mean_return : NAN);
+        serve_buf_put(out, ",\"wall\":", 8);
+        serve_buf_json_number(out, data.wall_seconds);
+        serve_buf_put(out, ",\"sps\":", 7);
+        serve_buf_json_number(out, data.sps);
+        serve_buf_printf(out, ",\"solved\":%s,\"solved_at\":%lld,\"anomalies\":%lld",
+                         data.solved ? "true" : "false", (long long)data.solved_at_steps,
+                         (long long)data.anomalies);
+        serve_buf_put(out, ",\"last_event\":", 14);
+        serve_buf_json_string(out, data.governor_event);
+    }
+    serve_buf_put(out, "}", 1);
+}
+
+typedef struct walk {
+    serve_buf *out;
+    int root;
+    int entries;
+    bool first_run, first_sweep;
+    serve_buf sweeps; /* the sweeps' JSON, appended after the runs */
+} walk;
+
+static void emit(walk *w, const char *dir, const char *rel) {
+    bool sweep = has_file(dir, "sweep.ini") || has_file(dir, "sweep.jsonl");
+    bool run = has_file(dir, "metrics.csv") || has_file(dir, "live.bin") ||
+               has_file(dir, "config.ini");
+    char id[4200];
+    snprintf(id, sizeof id, "%d%s%s", w->root, rel[0] ? "/" : "", rel);
+    if (sweep) {
+        serve_buf *b = &w->sweeps;
+        serve_buf_put(b, w->first_sweep ? "{\"id\":" : ",{\"id\":", w->first_sweep ? 6 : 7);
+        w->first_sweep = false;
+        serve_buf_json_string(b, id);
+        serve_buf_printf(b, ",\"jsonl\":%s}", has_file(dir, "sweep.jsonl") ? "true" : "false");
+    } else if (run) {
+        serve_buf *b = w->out;
+        serve_buf_put(b, w->first_run ? "{\"id\":" : ",{\"id\":", w->first_run ? 6 : 7);
+        w->first_run = false;
+        serve_buf_json_string(b, id);
+        serve_buf_put(b, ",\"state\":", 9);
+        serve_run_status(b, dir);
+        serve_buf_put(b, "}", 1);
+    }
+}
+
+static void walk_dir(walk *w, const char *dir, const char *rel, int depth) {
+    if (++w->entries > MAX_ENTRIES) return;
+    emit(w, dir, rel);
+    if (depth >= MAX_DEPTH) return;
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent **names = NULL;
+    int n = scandir(dir, &names, NULL, alphasort);
+    closedir(d);
+    for (int k = 0; k < n; k++) {
+        const char *name = names[k]->d_name;
+        char path[4200], sub[4200];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        /* no symlinks followed: a link out of a root would list what it must not serve */
+        if (name[0] != '.' && lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            snprintf(sub, sizeof sub, "%s%s%s", rel, rel[0] ? "/" : "", name);
+            walk_dir(w, path, sub, depth + 1);
+        }
+        free(names[k]);
+    }
+    free(names);
+}
+
+void serve_list_runs(serve_buf *out, const char *const *roots_real, int num_roots) {
+    walk w = {.out = out, .first_run = true, .first_sweep = true, .sweeps = {.ok = true}};
+    serve_buf_put(out, "{\"roots\":[", 10);
+    for (int r = 0; r < num_roots; r++) {
+        if (r) serve_buf_put(out, ",", 1);
+        serve_buf_json_string(out, roots_real[r]);
+    }
+    serve_buf_put(out, "],\"runs\":[", 10);
+    for (int r = 0; r < num_roots; r++) {
+        w.root = r;
+        walk_dir(&w, roots_real[r], "", 0);
+    }
+    serve_buf_put(out, "],\"sweeps\":[", 12);
+    if (w.sweeps.len) serve_buf_put(out, w.sweeps.data, w.sweeps.len);
+    if (!w.sweeps.ok) out->ok = false;
+    free(w.sweeps.data);
+    serve_buf_printf(out, "],\"truncated\":%s}", w.entries > MAX_ENTRIES ? "true" : "false");
+}

@@ -1,0 +1,327 @@
+#!/usr/bin/python3
+"""skinner serve (issue 35). Two modes:
+
+security BUILD: the server's refusals, through raw HTTP (http.client sends paths as written):
+  "..", encoded dots, absolute paths, a symlinked folder and file pointing out of the root
+  (refused) and one pointing inside it (served: the control), methods other than GET/HEAD,
+  a foreign Host header; hostile run files (a truncated CSV row, NaN, bad UTF-8 in the
+  config, a line longer than the server's 4 MiB chunk, a run deleted while streamed) give
+  answers the page can show, and the server stays up. Loopback is the default bind.
+
+browser BUILD SOURCE: headless Chromium (Debian's chromium and chromium-driver, python3-selenium)
+  against a server on a free loopback port: the list shows the test's runs; a training the
+  test starts gains rows on its chart while the page is open; three seeds overlay as three
+  series whose point counts are those of their metrics.csv; two runs' config difference names
+  the key that differs; a sweep's front has the trials that the test's own Pareto check finds.
+  Screenshots go to SOURCE/docs/dashboard-*.png (docs/dashboard.md shows them).
+
+Exit 0 when all hold, 1 naming the first miss, 77 (skipped, loudly) when Chromium, chromedriver
+or selenium is missing, unless CI=true, which turns the skip into a failure.
+"""
+import http.client
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+FAILS = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        FAILS.append(what)
+
+
+def skip(why):
+    if os.environ.get("CI") == "true":
+        print(f"FAIL (CI=true): {why}")
+        sys.exit(1)
+    print(f"SKIPPED: {why}")
+    sys.exit(77)
+
+
+def train(skinner, run_dir, seed, steps, extra=()):
+    return subprocess.Popen([skinner, "train", "CartPole-v1", "--seed", str(seed),
+                             "--total-steps", str(steps), "--run-dir", run_dir, "--force",
+                             "--quiet", *extra], stdout=subprocess.DEVNULL)
+
+
+class Server:
+    def __init__(self, skinner, roots, extra=()):
+        self.port_file = tempfile.mktemp(prefix="skinner-serve-port-")
+        self.proc = subprocess.Popen([skinner, "serve", *roots, "--port", "0", "--port-file",
+                                      self.port_file, *extra], stdout=subprocess.PIPE, text=True)
+        deadline = time.time() + 10
+        while not os.path.exists(self.port_file):
+            if self.proc.poll() is not None or time.time() > deadline:
+                raise SystemExit(f"FAIL: skinner serve did not start (exit {self.proc.poll()})")
+            time.sleep(0.02)
+        self.port = int(open(self.port_file).read())
+        self.banner = self.proc.stdout.readline()
+
+    def get(self, path, method="GET", headers=None):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        conn.putrequest(method, path, skip_host="Host" in (headers or {}), skip_accept_encoding=True)
+        for k, v in (headers or {}).items():
+            conn.putheader(k, v)
+        conn.endheaders()
+        r = conn.getresponse()
+        # a stream never ends: its first bytes tell whether it was served
+        body = r.read1(4096) if r.getheader("Content-Type") == "text/event-stream" else r.read()
+        conn.close()
+        return r.status, body, dict(r.getheaders())
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            return self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return None
+        finally:
+            os.unlink(self.port_file)
+
+
+def security(build):
+    skinner = os.path.join(build, "skinner")
+    tmp = tempfile.mkdtemp(prefix="skinner-serve-sec-")
+    root, outside = os.path.join(tmp, "root"), os.path.join(tmp, "outside")
+    os.makedirs(outside)
+    with open(os.path.join(outside, "secret.csv"), "w") as f:
+        f.write("secret,value\n1,2\n")
+    with open(os.path.join(outside, "metrics.csv"), "w") as f:
+        f.write("secret,value\n1,2\n")
+    run = os.path.join(root, "run-a")
+    train(skinner, run, 1, 8192).wait()
+    os.symlink(outside, os.path.join(root, "link-out"))               # a folder out of the root
+    os.makedirs(os.path.join(root, "run-b"))
+    os.symlink(os.path.join(outside, "secret.csv"), os.path.join(root, "run-b", "metrics.csv"))
+    os.symlink(run, os.path.join(root, "link-in"))                    # inside: allowed
+    hostile = os.path.join(root, "hostile")
+    os.makedirs(hostile)
+    with open(os.path.join(hostile, "metrics.csv"), "wb") as f:
+        f.write(b"update,steps,mean_return\n1,10,nan\n2,20,5\n3,3")  # NaN and a cut last row
+    with open(os.path.join(hostile, "config.ini"), "wb") as f:
+        f.write(b"[env]\nid = Bad\xff\xfeUTF8\n")
+    giant = os.path.join(root, "giant")
+    os.makedirs(giant)
+    with open(os.path.join(giant, "metrics.csv"), "wb") as f:
+        f.write(b"update,steps\n" + b"9" * (5 << 20) + b"\n1,2\n")
+
+    server = Server(skinner, [root])
+    check(server.banner.startswith("skinner serve: http://127.0.0.1:"),
+          f"binds loopback by default ({server.banner.strip()})")
+    status, body, _ = server.get("/api/runs")
+    listing = json.loads(body)
+    ids = sorted(r["id"] for r in listing["runs"])
+    check(status == 200 and "0/run-a" in ids, f"the run is listed ({ids})")
+    check(not any("link-out" in i or "link-in" in i for i in ids), "symlinked folders not listed")
+    status, body, _ = server.get("/api/file?run=0/run-a&name=metrics.csv")
+    real = open(os.path.join(run, "metrics.csv"), "rb").read()
+    check(status == 200 and body == real, "a run's metrics.csv is served as written")
+    status, body, _ = server.get("/api/file?run=0/link-in&name=metrics.csv")
+    check(status == 200 and body == real, "a symlink to a folder inside the root is followed")
+    refused = [
+        "/../../../../etc/passwd", "/%2e%2e/%2e%2e/%2e%2e/etc/passwd", "/..%2f..%2f..%2fetc/passwd",
+        "//etc/passwd", "/vendor/../../../../etc/passwd",
+        "/api/file?run=0/..&name=passwd", "/api/file?run=0/%2e%2e/outside&name=secret.csv",
+        "/api/file?run=0/../outside&name=secret.csv", "/api/file?run=0/link-out&name=secret.csv",
+        "/api/file?run=0/link-out&name=metrics.csv", "/api/file?run=0/run-b&name=metrics.csv",
+        "/api/file?run=0/run-a&name=../../outside/secret.csv",
+        "/api/file?run=0/run-a&name=%2fetc%2fpasswd", "/api/file?run=/etc&name=passwd",
+        "/api/file?run=0//etc&name=passwd", "/api/file?run=1&name=passwd",
+        "/api/file?run=-1&name=passwd", "/api/file?run=0/run-a&name=.hidden",
+        "/api/files?run=0/link-out", "/api/status?run=0/link-out", "/api/stream?run=0/link-out",
+    ]
+    for path in refused:
+        status, body, _ = server.get(path)
+        leaked = b"secret" in body or b"root:" in body
+        check(status in (400, 403, 404) and not leaked, f"refused {path} ({status})")
+    for method in ("POST", "PUT", "DELETE", "PATCH", "OPTIONS"):
+        status, _, _ = server.get("/api/runs", method=method)
+        check(status == 405, f"{method} refused ({status})")
+    status, _, _ = server.get("/api/runs", headers={"Host": "evil.example:80"})
+    check(status == 403, f"a foreign Host header refused ({status})")
+    status, head_body, _ = server.get("/api/runs", method="HEAD")
+    check(status == 200 and head_body == b"", "HEAD answered without a body")
+
+    # hostile files: answers the page can show
+    status, body, _ = server.get("/api/status?run=0/hostile")
+    state = json.loads(body.decode("utf-8"))  # valid UTF-8 JSON whatever config.ini holds
+    check(status == 200 and state["env"] == "Bad\ufffd\ufffdUTF8", f"bad UTF-8 escaped ({state})")
+    status, body, headers = server.get("/api/file?run=0/hostile&name=metrics.csv")
+    check(body == b"update,steps,mean_return\n1,10,nan\n2,20,5\n",
+          "a cut last row is held back until its newline comes")
+    status, body, headers = server.get("/api/file?run=0/giant&name=metrics.csv&from=13")
+    skipped = int(headers.get("X-Skipped-Bytes", 0))
+    check(status == 200 and skipped == (5 << 20) + 1 and body == b"",
+          f"a 5 MiB line is skipped and said so ({skipped} bytes)")
+    nxt = int(headers["X-Next-Offset"])
+    status, body, _ = server.get(f"/api/file?run=0/giant&name=metrics.csv&from={nxt}")
+    check(body == b"1,2\n", "the row after the giant line is served")
+    # a run deleted while streamed: a failure event, then the server goes on
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.request("GET", "/api/stream?run=0/hostile&from=0")
+    r = conn.getresponse()
+    got = r.read1(65536)
+    shutil.rmtree(hostile)
+    deadline = time.time() + 5
+    while b"event: failure" not in got and time.time() < deadline:
+        got += r.read1(65536)
+    conn.close()
+    check(b"data: 1,10,nan" in got and b"event: failure" in got,
+          "a deleted run's stream says so (failure event)")
+    status, _, _ = server.get("/api/runs")
+    check(status == 200 and server.proc.poll() is None, "the server is still up")
+    check(server.stop() == 0, "SIGINT stops the server with status 0")
+    shutil.rmtree(tmp)
+
+
+def make_sweep(root):
+    """A sweep folder as skinner sweep writes it; returns the trial numbers on its front."""
+    sweep = os.path.join(root, "sweep-a")
+    os.makedirs(sweep)
+    with open(os.path.join(sweep, "sweep.ini"), "w") as f:
+        f.write("[sweep]\nmetric = final_mean_return\ngoal = max\n")
+    trials = [(0, 100, 1000), (1, 150, 2000), (2, 120, 2500), (3, 300, 4000), (4, 90, 500),
+              (5, 250, 5000), (6, 310, 8000)]
+    with open(os.path.join(sweep, "sweep.jsonl"), "w") as f:
+        for n, metric, cost in trials:
+            f.write(json.dumps({"trial": n, "status": "ok", "params": {"ppo.learning_rate": 1e-3 * (n + 1)},
+                                "metric": metric, "cost": cost}) + "\n")
+        f.write('{"trial": 7, "status": "failed", "message": "diverged"}\n{"trial": 8, "sta')
+    front = [n for n, m, c in trials
+             if not any((c2 <= c and m2 >= m) and (c2, m2) != (c, m) for _, m2, c2 in trials)]
+    return front
+
+
+def browser(build, source):
+    for tool in ("/usr/bin/chromium", "/usr/bin/chromedriver"):
+        if not os.access(tool, os.X_OK):
+            skip(f"{tool} is missing (scripts/setup.sh --test installs chromium chromium-driver)")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+        from selenium.webdriver.common.by import By
+    except ImportError as missing:
+        skip(f"python3-selenium is missing ({missing})")
+    skinner = os.path.join(build, "skinner")
+    tmp = tempfile.mkdtemp(prefix="skinner-serve-ui-")
+    root = os.path.join(tmp, "runs")
+    seeds = [os.path.join(root, f"cartpole-s{s}") for s in (1, 2, 3)]
+    for proc in [train(skinner, d, s, 40960) for s, d in zip((1, 2, 3), seeds)]:
+        proc.wait()
+    with open(os.path.join(seeds[2], "config.ini")) as f:
+        text = f.read()
+    front = make_sweep(root)
+    live_dir = os.path.join(root, "live")
+    # slowed so it runs through the test: 1 env, a horizon of 32, up to 3M steps; stopped by SIGINT
+    live = train(skinner, live_dir, 7, 3000000, ["--env.num_envs", "1", "--ppo.horizon", "32",
+                                               "--threads", "1"])
+    server = Server(skinner, [root])
+    base = f"http://127.0.0.1:{server.port}/"
+    profile = tempfile.mkdtemp(prefix="skinner-serve-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1280,1000"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    docs = os.path.join(source, "docs")
+    js = driver.execute_script
+    try:
+        def wait(cond, what, timeout=10):
+            deadline = time.time() + timeout
+            while time.time() < deadline:
+                value = cond()
+                if value:
+                    return value
+                time.sleep(0.1)
+            check(False, f"{what} (waited {timeout} s)")
+            return None
+
+        driver.get(base)
+        listed = wait(lambda: js("return [...document.querySelectorAll('#runs tr[data-run]')]"
+                                 ".map(r => r.dataset.run)"), "the runs list appears")
+        want = ["0/cartpole-s1", "0/cartpole-s2", "0/cartpole-s3", "0/live"]
+        check(listed and all(w in listed for w in want), f"the list shows the test's runs ({listed})")
+        wait(lambda: js("const r = document.querySelector('#runs tr[data-run=\"0/live\"]');"
+                        "return r && r.dataset.status === 'running'"), "the live run shows running")
+        check(js("return document.querySelectorAll('#sweeps a').length") == 1, "the sweep is listed")
+        driver.save_screenshot(os.path.join(docs, "dashboard-runs.png"))
+
+        # the live run's chart gains rows while the page is open
+        driver.get(base + "#/run/" + "0%2Flive")
+        points = lambda: js("const c = document.querySelector('[data-chart=mean_return]');"
+                            "return c && c.dataset.points ? Number(c.dataset.points) : 0")
+        first = wait(points, "the live run's chart has points")
+        grown = wait(lambda: points() > (first or 0) + 2 and points(), "the live chart grows", 15)
+        check(bool(first) and bool(grown), f"the live run's chart grew from {first} to {grown} rows")
+        drawn = js("const c = document.querySelector('[data-chart=mean_return] canvas');"
+                   "return c ? c.width * c.height : 0")
+        check(drawn > 0, "the chart is drawn on a canvas")
+        time.sleep(0.3)
+        driver.save_screenshot(os.path.join(docs, "dashboard-live.png"))
+        live.send_signal(signal.SIGINT)
+        live.wait(timeout=20)
+        rows_in_file = sum(1 for _ in open(os.path.join(live_dir, "metrics.csv"))) - 1
+        wait(lambda: points() == rows_in_file, f"after the run stops the chart holds all {rows_in_file} rows")
+        check(points() == rows_in_file, f"live chart rows {points()} = metrics.csv rows {rows_in_file}")
+
+        # three seeds overlaid: three series, each with its file's rows
+        driver.get(base + "#/run/" + ",".join(s.replace(root, "0").replace("/", "%2F") for s in seeds))
+        counts = [sum(1 for _ in open(os.path.join(d, "metrics.csv"))) - 1 for d in seeds]
+        got = wait(lambda: js("const c = document.querySelector('[data-chart=mean_return]');"
+                              "return c && c.dataset.points"), "the overlay's charts appear")
+        series = js("return document.querySelector('[data-chart=mean_return]').dataset.series")
+        check(series == "3" and got == ",".join(map(str, counts)),
+              f"three seeds overlay as three series ({series}; rows {got} = {counts})")
+        legend = js("return document.querySelectorAll('[data-chart=mean_return] .u-legend .u-series').length")
+        check(legend == 4, f"the legend names x and three runs ({legend})")
+        diff = wait(lambda: js("return [...document.querySelectorAll('#config-diff tr[data-key]')]"
+                               ".map(r => r.dataset.key)"), "the config difference appears")
+        check(diff == ["train.seed"], f"the config difference is the seed alone ({diff})")
+        driver.find_element(By.ID, "smoothing").send_keys("\ue014" * 90)  # arrow right: 0.9
+        driver.find_element(By.ID, "logx").click()
+        time.sleep(0.3)
+        driver.save_screenshot(os.path.join(docs, "dashboard-overlay.png"))
+
+        driver.get(base + "#/sweep/0%2Fsweep-a")
+        box = wait(lambda: js("const b = document.getElementById('sweep-chart');"
+                              "return b && [Number(b.dataset.trials), Number(b.dataset.front)]"),
+                   "the sweep view appears")
+        check(box == [7, len(front)], f"the sweep's front has {len(front)} trials of 7 ({box})")
+        check(js("return document.querySelectorAll('#trials tr').length") == 9,
+              "the trials table has the 8 complete lines (the cut one dropped)")
+        driver.save_screenshot(os.path.join(docs, "dashboard-sweep.png"))
+        logs = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+        check(not logs, f"no errors in the browser console ({logs[:3]})")
+    finally:
+        driver.quit()
+        if live.poll() is None:
+            live.kill()
+        server.stop()
+        shutil.rmtree(profile, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    mode = sys.argv[1]
+    if mode == "security":
+        security(sys.argv[2])
+    else:
+        browser(sys.argv[2], sys.argv[3])
+    if FAILS:
+        print(f"FAIL: {len(FAILS)} checks, first: {FAILS[0]}")
+        sys.exit(1)
+    print("all checks passed")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,361 @@
+/* skinner serve's single-page app: the runs list, a run page (one or several runs overlaid)
+ * with live charts fed by Server-Sent Events, the config difference, and a sweep's front.
+ * Talks only to the server it came from; nothing is fetched from elsewhere. */
+'use strict';
+
+const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2',
+                '#17becf', '#7f7f7f', '#bcbd22'];
+const CHARTS = [['mean_return', 'mean return'], ['policy_loss', 'policy loss'],
+                ['value_loss', 'value loss'], ['entropy', 'entropy'], ['approx_kl', 'approx KL'],
+                ['clip_fraction', 'clip fraction'], ['sps', 'steps/s']];
+const MAX_POINTS = 2000; /* points drawn per run and chart: wider runs are thinned evenly */
+const main = document.getElementById('main');
+const banner = document.getElementById('banner');
+let teardown = [];  /* what the current view must close when the route changes */
+
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === 'class') e.className = v; else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const kid of kids) if (kid != null) e.append(kid instanceof Node ? kid : String(kid));
+  return e;
+}
+function showError(text) { banner.hidden = !text; banner.textContent = text || ''; }
+function fmt(x, digits) {
+  if (x == null || Number.isNaN(x)) return '–';
+  if (Math.abs(x) >= 1e5 || (Math.abs(x) < 1e-3 && x !== 0)) return x.toExponential(2);
+  return Number(x).toFixed(digits == null ? 2 : digits).replace(/\.?0+$/, '') || '0';
+}
+function fmtTime(s) {
+  if (s == null) return '–';
+  const h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, sec = Math.floor(s % 60);
+  return `${h}:${String(m).padStart(2, '0')}:${String(sec).padStart(2, '0')}`;
+}
+async function getJSON(url) {
+  const r = await fetch(url, {cache: 'no-store'});
+  const body = await r.json().catch(() => ({error: `not JSON from ${url}`}));
+  if (!r.ok || body.error) throw new Error(body.error || `${url}: HTTP ${r.status}`);
+  return body;
+}
+async function getText(url) {
+  const r = await fetch(url, {cache: 'no-store'});
+  if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+  return {text: await r.text(), next: Number(r.headers.get('X-Next-Offset') || 0),
+          size: Number(r.headers.get('X-File-Size') || 0),
+          skipped: Number(r.headers.get('X-Skipped-Bytes') || 0)};
+}
+const q = encodeURIComponent;
+function statusBadge(s) { return el('span', {class: `status ${s}`}, s); }
+
+/* ---------------------------------------------------------------- runs list */
+
+async function viewList() {
+  const selected = new Set();
+  const head = el('div', {class: 'controls'},
+    el('button', {id: 'compare', onclick: () => {
+      if (selected.size) location.hash = '#/run/' + [...selected].map(q).join(',');
+    }}, 'Overlay selected'),
+    el('span', {id: 'count'}));
+  const table = el('table', {id: 'runs'});
+  const sweeps = el('div', {id: 'sweeps'});
+  main.replaceChildren(el('h2', {}, 'Runs'), head, table, sweeps);
+  async function refresh() {
+    let data;
+    try { data = await getJSON('api/runs'); showError(''); } catch (e) { showError(e.message); return; }
+    document.getElementById('count').textContent =
+      `${data.runs.length} run${data.runs.length === 1 ? '' : 's'}, ${data.sweeps.length} sweep${data.sweeps.length === 1 ? '' : 's'} under ${data.roots.join(', ')}`;
+    const rows = [el('tr', {}, el('th', {}), el('th', {}, 'run'), el('th', {}, 'env'),
+      el('th', {}, 'status'), el('th', {class: 'num'}, 'steps'), el('th', {class: 'num'}, 'return'),
+      el('th', {}, 'solved'), el('th', {class: 'num'}, 'wall time'))];
+    for (const run of data.runs) {
+      const s = run.state, box = el('input', {type: 'checkbox', 'data-run': run.id});
+      box.checked = selected.has(run.id);
+      box.addEventListener('change', () => box.checked ? selected.add(run.id) : selected.delete(run.id));
+      const steps = s.steps == null ? '–' : s.total_steps ? `${s.steps} / ${s.total_steps}` : s.steps;
+      rows.push(el('tr', {'data-run': run.id, 'data-status': s.status},
+        el('td', {}, box), el('td', {}, el('a', {href: '#/run/' + q(run.id)}, run.id)),
+        el('td', {}, s.env || '?'), el('td', {}, statusBadge(s.status)),
+        el('td', {class: 'num'}, steps), el('td', {class: 'num'}, fmt(s.return)),
+        el('td', {}, s.solved ? `yes, at ${s.solved_at}` : s.solved === false ? 'no' : '–'),
+        el('td', {class: 'num'}, fmtTime(s.wall))));
+    }
+    table.replaceChildren(...rows);
+    sweeps.replaceChildren(...(data.sweeps.length ? [el('h2', {}, 'Sweeps'),
+      el('ul', {}, ...data.sweeps.map(sw => el('li', {}, el('a', {href: '#/sweep/' + q(sw.id)}, sw.id))))] : []));
+  }
+  await refresh();
+  const timer = setInterval(refresh, 1000);
+  teardown.push(() => clearInterval(timer));
+}
+
+/* ---------------------------------------------------------------- metrics */
+
+/* One run's rows, parsed from metrics.csv as it grows. */
+class RunData {
+  constructor(id) { this.id = id; this.columns = null; this.rows = {}; this.count = 0;
+                    this.offset = 0; this.bad = 0; this.skipped = 0; this.status = null; }
+  reset() { this.columns = null; this.rows = {}; this.count = 0; this.offset = 0; }
+  addLines(lines) {
+    for (const line of lines) {
+      if (!line) continue;
+      const cells = line.split(',');
+      if (!this.columns) {
+        this.columns = cells;
+        for (const c of cells) this.rows[c] = [];
+        continue;
+      }
+      if (cells.length !== this.columns.length) { this.bad++; continue; }
+      this.columns.forEach((c, k) => {
+        const v = Number(cells[k]);
+        this.rows[c].push(Number.isFinite(v) ? v : null);
+      });
+      this.count++;
+    }
+  }
+  async load() { /* the rows already written, in chunks */
+    for (;;) {
+      const r = await getText(`api/file?run=${q(this.id)}&name=metrics.csv&from=${this.offset}`);
+      this.skipped += r.skipped;
+      this.addLines(r.text.split('\n'));
+      if (r.next <= this.offset) break;
+      this.offset = r.next;
+      if (this.offset >= r.size) break;
+    }
+  }
+}
+
+function ema(values, alpha) {
+  if (!alpha) return values;
+  let acc = null;
+  return values.map(v => (v == null ? acc : (acc = acc == null ? v : alpha * acc + (1 - alpha) * v)));
+}
+
+/* The runs' x and y (thinned to MAX_POINTS each) merged onto one sorted x axis, as uPlot
+ * wants it: [xs, ys of run 0, ys of run 1, ...] with nulls where a run has no point. */
+function alignedData(runs, xKey, yKey, alpha) {
+  const per = runs.map(run => {
+    const xs = run.rows[xKey] || [], ys = ema(run.rows[yKey] || [], alpha);
+    const stride = Math.max(1, Math.ceil(xs.length / MAX_POINTS));
+    const px = [], py = [];
+    for (let k = 0; k < xs.length; k += stride) {
+      const last = Math.min(k + stride, xs.length) - 1;
+      if (xs[last] != null) { px.push(xs[last]); py.push(ys[last]); }
+    }
+    return [px, py];
+  });
+  if (per.length === 1) return [per[0][0], per[0][1]];
+  const all = [...new Set(per.flatMap(p => p[0]))].sort((a, b) => a - b);
+  const index = new Map(all.map((x, k) => [x, k]));
+  const out = [all];
+  for (const [px, py] of per) {
+    const ys = new Array(all.length).fill(null);
+    px.forEach((x, k) => { ys[index.get(x)] = py[k]; });
+    out.push(ys);
+  }
+  return out;
+}
+
+/* ---------------------------------------------------------------- run page */
+
+async function viewRuns(ids) {
+  const runs = ids.map(id => new RunData(id));
+  const opts = {x: 'steps', alpha: 0, logx: false};
+  const info = el('div', {class: 'runinfo', id: 'runinfo'});
+  const xSel = el('select', {id: 'xaxis'}, el('option', {value: 'steps'}, 'steps'),
+                  el('option', {value: 'wall_seconds'}, 'seconds'));
+  const smooth = el('input', {id: 'smoothing', type: 'range', min: '0', max: '0.99', step: '0.01', value: '0'});
+  const logx = el('input', {id: 'logx', type: 'checkbox'});
+  const grid = el('div', {class: 'grid', id: 'charts'});
+  const config = el('div', {id: 'config'});
+  const events = el('div', {id: 'events'});
+  main.replaceChildren(el('h2', {}, ids.length === 1 ? ids[0] : `${ids.length} runs overlaid`), info,
+    el('div', {class: 'controls'}, el('label', {}, 'x: ', xSel),
+      el('label', {}, 'smoothing ', smooth, el('span', {id: 'smoothv'}, '0')),
+      el('label', {}, logx, ' log x')), grid, events, config);
+  const charts = [];
+  let governor = []; /* [{run, steps, seconds, text}] */
+
+  function draw() {
+    info.replaceChildren(...runs.map((run, k) => {
+      const s = run.status || {};
+      return el('span', {'data-run': run.id, 'data-rows': run.count},
+        el('span', {class: 'swatch', style: `background:${COLORS[k % COLORS.length]}`}),
+        `${run.id} `, statusBadge(s.status || '…'), ` ${s.env || ''} ${run.count} rows`,
+        s.steps != null ? `, ${s.steps} steps` : '', run.bad ? ` (${run.bad} malformed rows skipped)` : '',
+        run.skipped ? ` (a ${run.skipped}-byte line skipped)` : '', run.error ? el('span', {class: 'error'}, ` ${run.error}`) : '');
+    }));
+    for (const c of charts) {
+      const data = alignedData(runs, opts.x, c.key, c.key === 'mean_return' ? opts.alpha : opts.alpha);
+      c.plot.setData(data);
+      c.box.dataset.series = String(runs.length);
+      c.box.dataset.points = runs.map(r => (r.rows[c.key] || []).length).join(',');
+    }
+  }
+  function build() {
+    for (const c of charts) c.plot.destroy();
+    charts.length = 0;
+    grid.replaceChildren();
+    for (const [key, label] of CHARTS) {
+      const box = el('div', {class: 'panel', 'data-chart': key}, el('h3', {}, label));
+      grid.append(box);
+      const series = [{label: opts.x === 'steps' ? 'steps' : 'seconds'}];
+      runs.forEach((run, k) => series.push({label: run.id, stroke: COLORS[k % COLORS.length], width: 1.5, spanGaps: true}));
+      const plot = new uPlot({
+        width: 500, height: 220, series, legend: {show: runs.length > 1},
+        scales: {x: {time: false, distr: opts.logx ? 3 : 1}},
+        axes: [{}, {size: 60}],
+        hooks: {draw: [u => drawEvents(u)]},
+      }, [[]].concat(runs.map(() => [])), box);
+      charts.push({key, box, plot});
+    }
+    draw();
+  }
+  /* the governor's events as vertical dashed lines on every chart */
+  function drawEvents(u) {
+    const ctx = u.ctx;
+    ctx.save();
+    ctx.strokeStyle = '#c00'; ctx.setLineDash([4, 4]);
+    for (const ev of governor) {
+      const x = opts.x === 'steps' ? ev.steps : ev.seconds;
+      if (x == null) continue;
+      const px = u.valToPos(x, 'x', true);
+      if (px < u.bbox.left || px > u.bbox.left + u.bbox.width) continue;
+      ctx.beginPath(); ctx.moveTo(px, u.bbox.top); ctx.lineTo(px, u.bbox.top + u.bbox.height); ctx.stroke();
+    }
+    ctx.restore();
+  }
+  xSel.addEventListener('change', () => { opts.x = xSel.value; build(); });
+  logx.addEventListener('change', () => { opts.logx = logx.checked; build(); });
+  smooth.addEventListener('input', () => { opts.alpha = Number(smooth.value);
+    document.getElementById('smoothv').textContent = smooth.value; draw(); });
+
+  await Promise.all(runs.map(run => run.load().catch(e => { run.error = e.message; })));
+  build();
+  let pending = false;
+  const later = () => { if (!pending) { pending = true; setTimeout(() => { pending = false; draw(); }, 150); } };
+  for (const run of runs) {
+    const source = new EventSource(`api/stream?run=${q(run.id)}&from=${run.offset}`);
+    source.onmessage = e => { run.addLines(e.data.split('\n')); later(); };
+    source.addEventListener('status', e => { run.status = JSON.parse(e.data); later(); });
+    source.addEventListener('reset', () => { run.reset(); later(); });
+    source.addEventListener('failure', e => { run.error = e.data; later(); });
+    teardown.push(() => source.close());
+  }
+  loadEvents(runs).then(list => { governor = list; showEvents(events, list); charts.forEach(c => c.plot.redraw()); });
+  loadConfigs(runs, config);
+}
+
+async function loadEvents(runs) {
+  const out = [];
+  for (const run of runs) {
+    try {
+      const r = await getText(`api/file?run=${q(run.id)}&name=events.jsonl`);
+      for (const line of r.text.split('\n')) {
+        let ev; try { ev = JSON.parse(line); } catch { continue; }
+        if (!/anomal|restor|governor|rollback/.test(ev.type || '')) continue;
+        out.push({run: run.id, steps: ev.steps, seconds: ev.t, text: `${ev.type}: ${ev.reason || ev.message || ''}`});
+      }
+    } catch { /* a run without events.jsonl */ }
+  }
+  return out;
+}
+function showEvents(box, list) {
+  box.replaceChildren(...(list.length ? [el('h3', {}, 'Governor events'),
+    el('ul', {}, ...list.map(ev => el('li', {}, `${ev.run} at ${ev.steps} steps: ${ev.text}`)))] : []));
+}
+
+function parseIni(text) {
+  const out = {}; let section = '';
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (!line || line.startsWith('#') || line.startsWith(';')) continue;
+    const m = line.match(/^\[(.*)\]$/);
+    if (m) { section = m[1]; continue; }
+    const eq = line.indexOf('=');
+    if (eq > 0) out[`${section}.${line.slice(0, eq).trim()}`] = line.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+async function loadConfigs(runs, box) {
+  const texts = await Promise.all(runs.map(run =>
+    getText(`api/file?run=${q(run.id)}&name=config.ini`).then(r => r.text).catch(() => '')));
+  if (runs.length === 1) {
+    box.replaceChildren(el('h3', {}, 'config.ini'), el('pre', {}, texts[0] || '(no config.ini)'));
+    return;
+  }
+  const configs = texts.map(parseIni);
+  const keys = [...new Set(configs.flatMap(c => Object.keys(c)))].sort();
+  const differ = keys.filter(k => new Set(configs.map(c => c[k])).size > 1);
+  const rows = [el('tr', {}, el('th', {}, 'key'), ...runs.map(r => el('th', {}, r.id)))];
+  for (const k of differ)
+    rows.push(el('tr', {'data-key': k}, el('td', {}, k), ...configs.map(c => el('td', {class: 'changed'}, c[k] ?? '(unset)'))));
+  box.replaceChildren(el('h3', {}, `Config difference (${differ.length} of ${keys.length} keys differ)`),
+    el('table', {class: 'diff', id: 'config-diff'}, ...rows));
+}
+
+/* ---------------------------------------------------------------- sweep page */
+
+async function viewSweep(id) {
+  main.replaceChildren(el('h2', {}, `sweep ${id}`));
+  const [ini, jsonl] = await Promise.all([
+    getText(`api/file?run=${q(id)}&name=sweep.ini`).then(r => r.text).catch(() => ''),
+    getText(`api/file?run=${q(id)}&name=sweep.jsonl`).then(r => r.text).catch(() => '')]);
+  const config = parseIni(ini);
+  const goal = Object.entries(config).find(([k]) => k.endsWith('.goal'))?.[1] || 'max';
+  const trials = [];
+  for (const line of jsonl.split('\n')) { try { trials.push(JSON.parse(line)); } catch { /* a cut line */ } }
+  const ok = trials.filter(t => t.status === 'ok' && Number.isFinite(t.metric) && Number.isFinite(t.cost));
+  const better = (a, b) => (goal === 'min' ? a <= b : a >= b);
+  const front = ok.filter(t => !ok.some(o => o !== t && o.cost <= t.cost && better(o.metric, t.metric) &&
+                                            (o.cost < t.cost || o.metric !== t.metric)))
+                  .sort((a, b) => a.cost - b.cost);
+  const box = el('div', {class: 'panel', id: 'sweep-chart', 'data-trials': ok.length, 'data-front': front.length},
+                 el('h3', {}, `score (${goal}) against cost: ${ok.length} trials, ${front.length} on the front`));
+  const params = [...new Set(trials.flatMap(t => Object.keys(t.params || {})))];
+  const rows = [el('tr', {}, el('th', {}, 'trial'), el('th', {}, 'status'), ...params.map(p => el('th', {}, p)),
+                            el('th', {class: 'num'}, 'metric'), el('th', {class: 'num'}, 'cost'), el('th', {}, 'front'))];
+  /* a trial's seeds are runs under DIR/trial-NNNN/: its link overlays them */
+  const listed = await getJSON('api/runs').then(d => d.runs.map(r => r.id)).catch(() => []);
+  const trialLink = t => {
+    const prefix = `${id}/trial-${String(t.trial).padStart(4, '0')}`;
+    const seeds = listed.filter(r => r === prefix || r.startsWith(prefix + '/'));
+    return seeds.length ? el('a', {href: '#/run/' + seeds.map(q).join(',')}, t.trial) : String(t.trial);
+  };
+  for (const t of trials.sort((a, b) => a.trial - b.trial))
+    rows.push(el('tr', {}, el('td', {}, trialLink(t)),
+      el('td', {}, t.status), ...params.map(p => el('td', {}, fmt((t.params || {})[p], 6))),
+      el('td', {class: 'num'}, fmt(t.metric)), el('td', {class: 'num'}, fmt(t.cost, 0)),
+      el('td', {}, front.includes(t) ? '●' : '')));
+  main.append(box, el('h3', {}, 'Trials'), el('table', {id: 'trials'}, ...rows));
+  const xs = [...new Set(ok.map(t => t.cost))].sort((a, b) => a - b);
+  const at = new Map(xs.map((x, k) => [x, k]));
+  const all = new Array(xs.length).fill(null), fr = new Array(xs.length).fill(null);
+  for (const t of ok) { const k = at.get(t.cost); all[k] = all[k] == null ? t.metric : (better(t.metric, all[k]) ? all[k] : t.metric); }
+  for (const t of front) fr[at.get(t.cost)] = t.metric;
+  new uPlot({width: 700, height: 320, scales: {x: {time: false}},
+    series: [{label: 'cost'}, {label: 'trials', stroke: '#999', paths: () => null, points: {show: true, size: 7}},
+             {label: 'front', stroke: '#d62728', width: 2, spanGaps: true, points: {show: true, size: 9}}]},
+    [xs, all, fr], box);
+}
+
+/* ---------------------------------------------------------------- routing */
+
+async function route() {
+  for (const f of teardown.splice(0)) f();
+  showError('');
+  const hash = location.hash.replace(/^#\/?/, '');
+  const [kind, ...rest] = hash.split('/');
+  const arg = decodeURIComponent(rest.join('/'));
+  document.getElementById('crumbs').textContent = kind ? `/ ${kind} ${arg}` : '';
+  try {
+    if (kind === 'run') await viewRuns(rest.join('/').split(',').map(decodeURIComponent));
+    else if (kind === 'sweep') await viewSweep(arg);
+    else await viewList();
+  } catch (e) { showError(e.message); }
+}
+window.addEventListener('hashchange', route);
+setInterval(() => { document.getElementById('clock').textContent = new Date().toLocaleTimeString(); }, 1000);
+route();
