@@ -200,6 +200,40 @@ def make_sweep(root):
     return front
 
 
+def make_morpho(root):
+    """A Morpho-v0 run folder with an eval trace (the format of src/train/eval.c's trace_step):
+    the seed-1 controller of docs/morpho.md over 45 epochs. Returns each slot's expected stages,
+    written out by segment from lifecycle.h's rules (not replayed)."""
+    run = os.path.join(root, "morpho")
+    os.makedirs(run)
+    with open(os.path.join(run, "config.ini"), "w") as f:
+        f.write("[env]\nid = Morpho-v0\n")
+    ops = {0: ("GERMINATE", 0), 11: ("ADVANCE", 0), 12: ("GERMINATE", 2), 14: ("ADVANCE", 0),
+           15: ("FOSSILIZE", 0), 23: ("ADVANCE", 2), 24: ("GERMINATE", 1), 26: ("ADVANCE", 2),
+           27: ("FOSSILIZE", 2), 30: ("PRUNE", 1)}
+    epochs = 45
+    with open(os.path.join(run, "trace.jsonl"), "w") as f:
+        for e in range(epochs):
+            op, slot = ops.get(e, ("WAIT", 0))
+            f.write(json.dumps({"env": 0, "episode": 0, "step": e, "action": [0, slot, 0, 0, 0, 0, 0, 0],
+                                "op": op, "reward": 0.0}) + "\n")
+        f.write(json.dumps({"env": 0, "episode": 0, "end": True, "return": 1.5, "length": epochs,
+                            "test_acc": 0.8612, "extra_params": 4224, "fossils": 2}) + "\n")
+
+    def segments(*parts):
+        out = []
+        for stage, n in parts:
+            out += [stage] * n
+        assert len(out) == epochs
+        return ",".join(out)
+    return [segments(("GERMINATED", 1), ("TRAINING", 10), ("BLENDING", 3), ("HOLDING", 1),
+                     ("FOSSILIZED", 30)),
+            segments(("DORMANT", 24), ("GERMINATED", 1), ("TRAINING", 5), ("PRUNED", 1),
+                     ("EMBARGOED", 5), ("RESETTING", 1), ("DORMANT", 8)),
+            segments(("DORMANT", 12), ("GERMINATED", 1), ("TRAINING", 10), ("BLENDING", 3),
+                     ("HOLDING", 1), ("FOSSILIZED", 18))]
+
+
 def browser(build, source):
     for tool in ("/usr/bin/chromium", "/usr/bin/chromedriver"):
         if not os.access(tool, os.X_OK):
@@ -219,6 +253,7 @@ def browser(build, source):
     with open(os.path.join(seeds[2], "config.ini")) as f:
         text = f.read()
     front = make_sweep(root)
+    morpho_stages = make_morpho(root)
     live_dir = os.path.join(root, "live")
     # slowed so it runs through the test: 1 env, a horizon of 32, up to 3M steps; stopped by SIGINT
     live = train(skinner, live_dir, 7, 3000000, ["--env.num_envs", "1", "--ppo.horizon", "32",
@@ -249,7 +284,7 @@ def browser(build, source):
         driver.get(base)
         listed = wait(lambda: js("return [...document.querySelectorAll('#runs tr[data-run]')]"
                                  ".map(r => r.dataset.run)"), "the runs list appears")
-        want = ["0/cartpole-s1", "0/cartpole-s2", "0/cartpole-s3", "0/live"]
+        want = ["0/cartpole-s1", "0/cartpole-s2", "0/cartpole-s3", "0/live", "0/morpho"]
         check(listed and all(w in listed for w in want), f"the list shows the test's runs ({listed})")
         wait(lambda: js("const r = document.querySelector('#runs tr[data-run=\"0/live\"]');"
                         "return r && r.dataset.status === 'running'"), "the live run shows running")
@@ -300,6 +335,14 @@ def browser(build, source):
         check(js("return document.querySelectorAll('#trials tr').length") == 9,
               "the trials table has the 8 complete lines (the cut one dropped)")
         driver.save_screenshot(os.path.join(docs, "dashboard-sweep.png"))
+
+        driver.get(base + "#/run/0%2Fmorpho")
+        stages = wait(lambda: js("return [...document.querySelectorAll('.timeline tr[data-slot]')]"
+                                 ".map(r => r.dataset.stages)"), "the Morpho timeline appears")
+        check(stages and len(stages) == 3, f"the Morpho timeline shows its 3 slots ({len(stages or [])})")
+        for k, (got_k, want_k) in enumerate(zip(stages or [], morpho_stages)):
+            check(got_k == want_k, f"slot {k}'s stages by epoch follow lifecycle.h")
+        driver.save_screenshot(os.path.join(docs, "dashboard-morpho.png"))
         logs = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
         check(not logs, f"no errors in the browser console ({logs[:3]})")
     finally:

@@ -231,11 +231,23 @@ async function viewRuns(ids) {
   smooth.addEventListener('input', () => { opts.alpha = Number(smooth.value);
     document.getElementById('smoothv').textContent = smooth.value; draw(); });
 
-  await Promise.all(runs.map(run => run.load().catch(e => { run.error = e.message; })));
+  /* ask only for the files a run has: a run without metrics.csv (an eval-only folder) is no error */
+  await Promise.all(runs.map(async run => {
+    try {
+      run.files = await getJSON(`api/files?run=${q(run.id)}`);
+      if (run.files.includes('metrics.csv')) await run.load();
+    } catch (e) { run.error = e.message; run.files = run.files || []; }
+  }));
+  if (!runs.some(r => (r.files || []).includes('metrics.csv'))) { /* e.g. an eval folder with traces */
+    grid.style.display = 'none';
+    xSel.closest('.controls').style.display = 'none';
+  }
   build();
   let pending = false;
   const later = () => { if (!pending) { pending = true; setTimeout(() => { pending = false; draw(); }, 150); } };
-  for (const run of runs) {
+  for (const run of runs) /* the stream sends it too; a folder without one still has a status */
+    getJSON(`api/status?run=${q(run.id)}`).then(st => { if (!run.status) { run.status = st; later(); } }).catch(() => {});
+  for (const run of runs.filter(r => ['metrics.csv', 'live.bin'].some(n => (r.files || []).includes(n)))) {
     const source = new EventSource(`api/stream?run=${q(run.id)}&from=${run.offset}`);
     source.onmessage = e => { run.addLines(e.data.split('\n')); later(); };
     source.addEventListener('status', e => { run.status = JSON.parse(e.data); later(); });
@@ -245,11 +257,75 @@ async function viewRuns(ids) {
   }
   loadEvents(runs).then(list => { governor = list; showEvents(events, list); charts.forEach(c => c.plot.redraw()); });
   loadConfigs(runs, config);
+  if (runs.length === 1) {
+    const traces = el('div', {id: 'traces'});
+    grid.before(traces);
+    loadTraces(runs[0], traces).catch(e => traces.append(el('p', {class: 'error'}, e.message)));
+  }
+}
+
+/* ---------------------------------------------------------------- Morpho traces */
+
+/* Morpho-v0's lifecycle (modules/morpho/lifecycle.h) replayed from a trace's actions: head 0 is
+ * the op, head 1 the slot. A trace records what the policy chose (within the env's masks), not
+ * each slot's stage, so the stages here follow the documented transitions: GERMINATE gives one
+ * GERMINATED epoch then TRAINING, ADVANCE goes TRAINING -> BLENDING -> HOLDING, FOSSILIZE keeps
+ * the seed, PRUNE gives PRUNED, 5 EMBARGOED epochs, 1 RESETTING, then DORMANT. */
+const STAGE_COLORS = {DORMANT: '#f0f0f0', GERMINATED: '#c6dbef', TRAINING: '#6baed6', BLENDING: '#fd8d3c',
+                      HOLDING: '#fdd0a2', FOSSILIZED: '#31a354', PRUNED: '#de2d26', EMBARGOED: '#fcbba1',
+                      RESETTING: '#fee0d2'};
+function morphoTimeline(steps, slots) {
+  const stage = new Array(slots).fill('DORMANT'), wait = new Array(slots).fill(0);
+  const rows = Array.from({length: slots}, () => []);
+  for (const step of steps) {
+    for (let k = 0; k < slots; k++) { /* timed transitions happen as the epoch begins */
+      if (stage[k] === 'GERMINATED') stage[k] = 'TRAINING';
+      else if (stage[k] === 'PRUNED') { stage[k] = 'EMBARGOED'; wait[k] = 5; }
+      else if (stage[k] === 'EMBARGOED' && --wait[k] === 0) stage[k] = 'RESETTING';
+      else if (stage[k] === 'RESETTING') stage[k] = 'DORMANT';
+    }
+    const slot = step.action[1];
+    if (slot >= 0 && slot < slots) {
+      const s = stage[slot];
+      if (step.op === 'GERMINATE' && s === 'DORMANT') stage[slot] = 'GERMINATED';
+      else if (step.op === 'ADVANCE' && s === 'TRAINING') stage[slot] = 'BLENDING';
+      else if (step.op === 'ADVANCE' && s === 'BLENDING') stage[slot] = 'HOLDING';
+      else if (step.op === 'FOSSILIZE' && s === 'HOLDING') stage[slot] = 'FOSSILIZED';
+      else if (step.op === 'PRUNE' && ['GERMINATED', 'TRAINING', 'BLENDING', 'HOLDING'].includes(s)) stage[slot] = 'PRUNED';
+    }
+    stage.forEach((s, k) => rows[k].push(s));
+  }
+  return rows;
+}
+
+async function loadTraces(run, box) {
+  for (const name of (run.files || []).filter(n => n.endsWith('.jsonl') && n !== 'events.jsonl')) {
+    const r = await getText(`api/file?run=${q(run.id)}&name=${q(name)}`);
+    const steps = [], ends = [];
+    for (const line of r.text.split('\n')) {
+      let j; try { j = JSON.parse(line); } catch { continue; }
+      if (j.env !== 0 || j.episode !== 0) continue;
+      if (j.end) ends.push(j); else if (typeof j.op === 'string' && Array.isArray(j.action)) steps.push(j);
+    }
+    if (!steps.length || !steps.some(s => s.action.length === 8)) continue; /* not a Morpho trace */
+    const slots = 3, rows = morphoTimeline(steps, slots);
+    const table = el('table', {class: 'timeline', 'data-trace': name, 'data-slots': slots, 'data-epochs': steps.length});
+    table.append(el('tr', {}, el('th', {}, 'slot'), ...steps.map((s, k) => el('th', {title: s.op}, k % 10 ? '' : k))));
+    rows.forEach((row, k) => table.append(el('tr', {'data-slot': k, 'data-stages': row.join(',')}, el('th', {}, k),
+      ...row.map((s, e) => el('td', {title: `epoch ${e}: ${s} (${steps[e].op})`, style: `background:${STAGE_COLORS[s]}`})))));
+    const end = ends[0] || {};
+    box.append(el('h3', {}, `Morpho seed lifecycle, episode 0 of ${name}`),
+      el('p', {}, `host test accuracy at the end ${fmt(end.test_acc, 4)}, extra parameters ${fmt(end.extra_params, 0)}, `,
+        `fossils ${fmt(end.fossils, 0)}, return ${fmt(end.return)}`),
+      el('div', {class: 'legend'}, ...Object.entries(STAGE_COLORS).map(([s, c]) =>
+        el('span', {}, el('span', {class: 'swatch', style: `background:${c}`}), s, ' '))),
+      el('div', {style: 'overflow-x:auto'}, table));
+  }
 }
 
 async function loadEvents(runs) {
   const out = [];
-  for (const run of runs) {
+  for (const run of runs.filter(r => (r.files || []).includes('events.jsonl'))) {
     try {
       const r = await getText(`api/file?run=${q(run.id)}&name=events.jsonl`);
       for (const line of r.text.split('\n')) {
@@ -280,7 +356,7 @@ function parseIni(text) {
 }
 
 async function loadConfigs(runs, box) {
-  const texts = await Promise.all(runs.map(run =>
+  const texts = await Promise.all(runs.map(run => !(run.files || []).includes('config.ini') ? '' :
     getText(`api/file?run=${q(run.id)}&name=config.ini`).then(r => r.text).catch(() => '')));
   if (runs.length === 1) {
     box.replaceChildren(el('h3', {}, 'config.ini'), el('pre', {}, texts[0] || '(no config.ini)'));
