@@ -234,6 +234,22 @@ def make_morpho(root):
                      ("HOLDING", 1), ("FOSSILIZED", 18))]
 
 
+def make_kge(root):
+    """A skinner kge run folder: its metrics.csv (modules/prover/kge_run.c's columns), valid
+    rankings every 10th epoch (the others empty). Returns the valid MRR column as written."""
+    run = os.path.join(root, "kge")
+    os.makedirs(run)
+    mrr = []
+    with open(os.path.join(run, "metrics.csv"), "w") as f:
+        f.write("epoch,steps,wall_seconds,loss,valid_mrr,valid_hits1,valid_hits10\n")
+        for e in range(1, 61):
+            m = round(0.9 - 0.8 * 0.93 ** e, 4) if e % 10 == 0 else None
+            mrr.append(m)
+            cells = "" if m is None else f"{m},{m - 0.05:.4f},{min(1, m + 0.05):.4f}"
+            f.write(f"{e},{e * 1000},{e * 0.1:.3f},{1.0 / e:.6g},{cells or ',,'}\n")
+    return mrr
+
+
 def browser(build, source):
     for tool in ("/usr/bin/chromium", "/usr/bin/chromedriver"):
         if not os.access(tool, os.X_OK):
@@ -254,6 +270,7 @@ def browser(build, source):
         text = f.read()
     front = make_sweep(root)
     morpho_stages = make_morpho(root)
+    kge_mrr = make_kge(root)
     live_dir = os.path.join(root, "live")
     # slowed so it runs through the test: 1 env, a horizon of 32, up to 3M steps; stopped by SIGINT
     live = train(skinner, live_dir, 7, 3000000, ["--env.num_envs", "1", "--ppo.horizon", "32",
@@ -284,7 +301,7 @@ def browser(build, source):
         driver.get(base)
         listed = wait(lambda: js("return [...document.querySelectorAll('#runs tr[data-run]')]"
                                  ".map(r => r.dataset.run)"), "the runs list appears")
-        want = ["0/cartpole-s1", "0/cartpole-s2", "0/cartpole-s3", "0/live", "0/morpho"]
+        want = ["0/cartpole-s1", "0/cartpole-s2", "0/cartpole-s3", "0/live", "0/morpho", "0/kge"]
         check(listed and all(w in listed for w in want), f"the list shows the test's runs ({listed})")
         wait(lambda: js("const r = document.querySelector('#runs tr[data-run=\"0/live\"]');"
                         "return r && r.dataset.status === 'running'"), "the live run shows running")
@@ -342,7 +359,23 @@ def browser(build, source):
         check(stages and len(stages) == 3, f"the Morpho timeline shows its 3 slots ({len(stages or [])})")
         for k, (got_k, want_k) in enumerate(zip(stages or [], morpho_stages)):
             check(got_k == want_k, f"slot {k}'s stages by epoch follow lifecycle.h")
+        wait(lambda: js("return [...document.querySelectorAll('#runinfo .status')]"
+                        ".every(b => b.textContent !== '…')"), "the run's status is shown")
         driver.save_screenshot(os.path.join(docs, "dashboard-morpho.png"))
+
+        driver.get(base + "#/run/0%2Fkge")
+        charts = wait(lambda: js("return [...document.querySelectorAll('[data-chart]')]"
+                                 ".filter(c => c.dataset.points).map(c => c.dataset.chart)"),
+                      "a KGE run's charts appear")
+        check(charts == ["loss", "valid_mrr", "valid_hits1", "valid_hits10"],
+              f"a KGE run charts its loss and valid MRR and Hits@k ({charts})")
+        drawn = js("const u = document.querySelector('[data-chart=valid_mrr]');"
+                   "return u && u.dataset.values")
+        want = ",".join("" if m is None else str(m) for m in kge_mrr)
+        check(drawn == want, "the valid MRR chart holds the file's values, gaps where no ranking ran")
+        wait(lambda: js("return [...document.querySelectorAll('#runinfo .status')]"
+                        ".every(b => b.textContent !== '…')"), "the run's status is shown")
+        driver.save_screenshot(os.path.join(docs, "dashboard-kge.png"))
         logs = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
         check(not logs, f"no errors in the browser console ({logs[:3]})")
     finally:

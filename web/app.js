@@ -108,7 +108,7 @@ class RunData {
       }
       if (cells.length !== this.columns.length) { this.bad++; continue; }
       this.columns.forEach((c, k) => {
-        const v = Number(cells[k]);
+        const v = cells[k].trim() === '' ? NaN : Number(cells[k]); /* an empty cell is a gap, not 0 */
         this.rows[c].push(Number.isFinite(v) ? v : null);
       });
       this.count++;
@@ -124,6 +124,20 @@ class RunData {
       if (this.offset >= r.size) break;
     }
   }
+}
+
+/* The charts of the columns the runs have: PPO's figures, then any other column (a KGE run's
+ * loss, valid_mrr, valid_hits1, valid_hits10: skinner kge's metrics.csv) in file order. */
+const X_COLUMNS = new Set(['update', 'steps', 'wall_seconds', 'epoch', 'episodes']);
+const LABELS = {valid_mrr: 'valid MRR', valid_hits1: 'valid Hits@1', valid_hits10: 'valid Hits@10'};
+function chartList(runs) {
+  const have = new Set(runs.flatMap(r => r.columns || []));
+  const known = new Set(CHARTS.map(c => c[0]));
+  const list = CHARTS.filter(([key]) => have.has(key));
+  for (const key of have)
+    if (!known.has(key) && !X_COLUMNS.has(key) && !['mean_length', 'explained_variance', 'learning_rate'].includes(key))
+      list.push([key, LABELS[key] || key.replace(/_/g, ' ')]);
+  return list.length ? list : CHARTS;
 }
 
 function ema(values, alpha) {
@@ -191,13 +205,15 @@ async function viewRuns(ids) {
       c.plot.setData(data);
       c.box.dataset.series = String(runs.length);
       c.box.dataset.points = runs.map(r => (r.rows[c.key] || []).length).join(',');
+      if (runs.length === 1 && runs[0].count <= 1000) /* what is drawn, for tests to read back */
+        c.box.dataset.values = (runs[0].rows[c.key] || []).map(v => (v == null ? '' : String(v))).join(',');
     }
   }
   function build() {
     for (const c of charts) c.plot.destroy();
     charts.length = 0;
     grid.replaceChildren();
-    for (const [key, label] of CHARTS) {
+    for (const [key, label] of chartList(runs)) {
       const box = el('div', {class: 'panel', 'data-chart': key}, el('h3', {}, label));
       grid.append(box);
       const series = [{label: opts.x === 'steps' ? 'steps' : 'seconds'}];
