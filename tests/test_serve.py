@@ -18,6 +18,7 @@ browser BUILD SOURCE: headless Chromium (Debian's chromium and chromium-driver, 
 Exit 0 when all hold, 1 naming the first miss, 77 (skipped, loudly) when Chromium, chromedriver
 or selenium is missing, unless CI=true, which turns the skip into a failure.
 """
+import atexit
 import http.client
 import json
 import os
@@ -63,6 +64,7 @@ class Server:
             time.sleep(0.02)
         self.port = int(open(self.port_file).read())
         self.banner = self.proc.stdout.readline()
+        atexit.register(lambda: self.proc.poll() is None and self.proc.kill())  # a test that raised
 
     def get(self, path, method="GET", headers=None):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
@@ -107,7 +109,7 @@ def security(build):
     with open(os.path.join(hostile, "metrics.csv"), "wb") as f:
         f.write(b"update,steps,mean_return\n1,10,nan\n2,20,5\n3,3")  # NaN and a cut last row
     with open(os.path.join(hostile, "config.ini"), "wb") as f:
-        f.write(b"[env]\nid = Bad\xff\xfeUTF8\n")
+        f.write(b"[env]\nid = Bad\xff\xfeUTF8\xf8\x80\x80\xed\xa0\x80\n")  # F8: no lead byte; ED A0: a surrogate
     giant = os.path.join(root, "giant")
     os.makedirs(giant)
     with open(os.path.join(giant, "metrics.csv"), "wb") as f:
@@ -153,7 +155,7 @@ def security(build):
     # hostile files: answers the page can show
     status, body, _ = server.get("/api/status?run=0/hostile")
     state = json.loads(body.decode("utf-8"))  # valid UTF-8 JSON whatever config.ini holds
-    check(status == 200 and state["env"] == "Bad\ufffd\ufffdUTF8", f"bad UTF-8 escaped ({state})")
+    check(status == 200 and state["env"] == "Bad\ufffd\ufffdUTF8" + "\ufffd" * 6, f"bad UTF-8 escaped ({state})")
     status, body, headers = server.get("/api/file?run=0/hostile&name=metrics.csv")
     check(body == b"update,steps,mean_return\n1,10,nan\n2,20,5\n",
           "a cut last row is held back until its newline comes")

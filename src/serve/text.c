@@ -51,12 +51,17 @@ void serve_buf_printf(serve_buf *b, const char *fmt, ...) {
     free(big);
 }
 
-/* The length of the well-formed UTF-8 sequence at s (1-4), or 0 if it is not one. */
+/* The length of the well-formed UTF-8 sequence at s (1-4), or 0 if it is not one (Unicode's
+ * table 3-7: no overlong forms, no surrogates, nothing past U+10FFFF). */
 static size_t utf8_length(const unsigned char *s) {
-    if (s[0] < 0x80) return 1;
-    size_t n = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] < 0xE0 ? 2 : 0;
+    unsigned char c = s[0];
+    if (c < 0x80) return 1;
+    size_t n = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
     for (size_t k = 1; k < n; k++)
         if ((s[k] & 0xC0) != 0x80) return 0;
+    if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] > 0x9F) || (c == 0xF0 && s[1] < 0x90) ||
+        (c == 0xF4 && s[1] > 0x8F))
+        return 0;
     return n;
 }
 
