@@ -178,6 +178,20 @@ def security(build):
     conn.close()
     check(b"data: 1,10,nan" in got and b"event: failure" in got,
           "a deleted run's stream says so (failure event)")
+    # status: running while the trainer holds run.lock; a trainer killed outright leaves
+    # live.bin saying running, and the free lock makes it interrupted
+    killed = os.path.join(root, "killed")
+    proc = train(skinner, killed, 3, 50000000, ["--env.num_envs", "1", "--threads", "1"])
+    deadline = time.time() + 10
+    state = {}
+    while time.time() < deadline and state.get("steps", 0) == 0:
+        time.sleep(0.05)
+        state = json.loads(server.get("/api/status?run=0/killed")[1] or b"{}")
+    check(state.get("status") == "running", f"a training run shows running ({state.get('status')})")
+    proc.kill()
+    proc.wait()
+    state = json.loads(server.get("/api/status?run=0/killed")[1])
+    check(state["status"] == "interrupted", f"a killed run shows interrupted ({state['status']})")
     status, _, _ = server.get("/api/runs")
     check(status == 200 and server.proc.poll() is None, "the server is still up")
     check(server.stop() == 0, "SIGINT stops the server with status 0")
