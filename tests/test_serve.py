@@ -367,6 +367,9 @@ def browser(build, source):
         check(box == [7, len(front)], f"the sweep's front has {len(front)} trials of 7 ({box})")
         check(js("return document.querySelectorAll('#trials tr').length") == 9,
               "the trials table has the 8 complete lines (the cut one dropped)")
+        effects = js("return [...document.querySelectorAll('#effects [data-param]')]"
+                     ".map(b => [b.dataset.param, Number(b.dataset.points)])")
+        check(effects == [["ppo.learning_rate", 7]], f"the parameter's effect has the 7 trials ({effects})")
         driver.save_screenshot(os.path.join(docs, "dashboard-sweep.png"))
 
         driver.get(base + "#/run/0%2Fmorpho")

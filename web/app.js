@@ -422,6 +422,19 @@ async function viewSweep(id) {
       el('td', {class: 'num'}, fmt(t.metric)), el('td', {class: 'num'}, fmt(t.cost, 0)),
       el('td', {}, front.includes(t) ? '●' : '')));
   main.append(box, el('h3', {}, 'Trials'), el('table', {id: 'trials'}, ...rows));
+  /* each parameter's effect: the score of every finished trial against that parameter's value */
+  const effects = el('div', {class: 'grid', id: 'effects'});
+  main.append(el('h3', {}, "Each parameter's effect"), effects);
+  for (const p of params) {
+    const pts = ok.filter(t => Number.isFinite((t.params || {})[p])).sort((a, b) => a.params[p] - b.params[p]);
+    const box = el('div', {class: 'panel', 'data-param': p, 'data-points': pts.length}, el('h3', {}, p));
+    effects.append(box);
+    const values = pts.map(t => t.params[p]);
+    const log = values.length > 1 && values[0] > 0 && values[values.length - 1] / values[0] >= 100;
+    new uPlot({width: 420, height: 200, scales: {x: {time: false, distr: log ? 3 : 1}}, legend: {show: false},
+      series: [{label: p}, {label: 'score', stroke: '#1f77b4', paths: () => null, points: {show: true, size: 7}}]},
+      [values, pts.map(t => t.metric)], box);
+  }
   const xs = [...new Set(ok.map(t => t.cost))].sort((a, b) => a - b);
   const at = new Map(xs.map((x, k) => [x, k]));
   const all = new Array(xs.length).fill(null), fr = new Array(xs.length).fill(null);
