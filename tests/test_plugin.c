@@ -313,7 +313,7 @@ static void test_gridworld_steps(void **unused) {
     static int32_t actions[NUM_ENVS], lengths[NUM_ENVS];
     static uint8_t terminated[NUM_ENVS], truncated[NUM_ENVS], masks[NUM_ENVS * MOVES];
     sk_env_io io = {obs, final_obs, actions, NULL, rewards, terminated, truncated, masks,
-                    episode_log, NULL, NULL};
+                    episode_log, NULL, NULL, NULL};
     sk_config *cfg = sk_config_new();
     void *state = NULL;
     assert_int_equal(grid->create(&state, NUM_ENVS, cfg), SK_OK);

@@ -255,7 +255,26 @@ typedef struct sk_env_io {
      * and final_obs, which are then NULL; NULL for a float env. */
     uint8_t *obs_u8;                 /* (num_envs, obs_size) */
     uint8_t *final_obs_u8;           /* (num_envs, obs_size) */
+    /* A multi-agent env's (sk_env_def.num_agents > 1) per-row flags, written by
+     * reset and step for the rows of envs lo..hi-1: 1 when the agent acts at
+     * the next step (its turn, not finished), 0 when its action is ignored.
+     * NULL for a single-agent env (every row acts). */
+    uint8_t *active;                 /* (num_rows) */
 } sk_env_io;
+
+/*
+ * Multi-agent envs (sk_env_def.num_agents = A > 1): every buffer above is per
+ * ROW, not per env, where row = env * A + agent; "num_envs" in the shapes
+ * above reads num_envs * A. step(state, io, lo, hi) still advances ENVS
+ * lo..hi-1 (rows lo * A .. hi * A - 1). Per row: the agent's observation,
+ * mask (a usable mask even when inactive), action, reward, flags and episode
+ * log. An agent's episode ends on the step it finishes (terminated or
+ * truncated on its row, final_obs and episode_log written there); it stays
+ * inactive until its env resets, when every row of the env gets the new
+ * episode's observation. Rewards may arrive on an inactive row (the
+ * opponent's winning move): the learner adds them to the agent's last
+ * action. The agent's role (player, team) belongs in its observation.
+ */
 
 /* ------------------------------------------------------------- state arrays */
 
@@ -391,7 +410,22 @@ typedef struct sk_env_def {
      * the bytes as they bound floats. */
     sk_obs_dtype obs_dtype;
     int obs_shape[SK_MAX_OBS_DIMS];
+    /* Optional (ABI 5): agents per env (0 or 1: a single-agent env; else the
+     * rows of a batch are (env, agent) pairs, see sk_env_io), at most
+     * SK_MAX_AGENTS, and their role names (num_agents names, e.g. {"first",
+     * "second"}; NULL: "agent_0", "agent_1", ...). An older plugin's table
+     * ends before these members (read as 0 and NULL). */
+    int num_agents;
+    const char *const *agent_names;
 } sk_env_def;
+
+/* The most agents an env may declare. */
+#define SK_MAX_AGENTS 4096
+
+/* The agents of each env: 1 for a single-agent env. */
+static inline int sk_env_agents(const sk_env_def *env) {
+    return env->num_agents > 1 ? env->num_agents : 1;
+}
 
 /* The number of dimensions of env's observation shape (1 for a vector) and
  * the shape itself into dims (a vector: {obs_size}). */
@@ -605,9 +639,10 @@ SK_API sk_status sk_env_register(const sk_env_def *env);
  * which SK_PLUGIN_EXPORT(...) defines. sk_env_load_plugin dlopens it, checks
  * the version and every table, and registers them.
  */
-#define SK_ENV_ABI_VERSION 4
+#define SK_ENV_ABI_VERSION 5
 /* Version 1 tables (no configure member), version 2 tables (no
- * obs_low/obs_high) and version 3 tables (extras without render) still load. */
+ * obs_low/obs_high), version 3 tables (extras without render) and version 4
+ * tables (no num_agents) still load. */
 #define SK_ENV_ABI_OLDEST 1
 
 #define SK_PLUGIN_EXPORT(...)                                                                      \

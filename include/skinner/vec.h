@@ -32,7 +32,9 @@ extern "C" {
 
 typedef struct sk_vec sk_vec;
 
-/* The buffers, valid for the vec's lifetime; their addresses never change. */
+/* The buffers, valid for the vec's lifetime; their addresses never change.
+ * For a multi-agent env (sk_env_def.num_agents > 1) every "num_envs" below
+ * reads num_rows = num_envs x num_agents: row env * num_agents + agent. */
 typedef struct sk_vec_buffers {
     float *obs;                /* (num_envs, obs_size) */
     float *final_obs;          /* (num_envs, obs_size) where an episode ended this step */
@@ -47,6 +49,9 @@ typedef struct sk_vec_buffers {
      * obs and final_obs, which are then NULL; NULL for a float env. */
     uint8_t *obs_u8;           /* (num_envs, obs_size) */
     uint8_t *final_obs_u8;     /* (num_envs, obs_size) */
+    /* 1 where the row's agent acts at the next step (env.h, sk_env_io.active);
+     * all 1 for a single-agent env. */
+    uint8_t *active;           /* (num_rows) */
 } sk_vec_buffers;
 
 /*
@@ -61,6 +66,10 @@ SK_API void sk_vec_destroy(sk_vec *vec);
 /* The env as its config shaped it (sk_env_configure): use its sizes. */
 SK_API const sk_env_def *sk_vec_env(const sk_vec *vec);
 SK_API int sk_vec_num_envs(const sk_vec *vec);
+/* Agents per env (1 for a single-agent env) and rows of the buffers
+ * (num_envs x num_agents). */
+SK_API int sk_vec_num_agents(const sk_vec *vec);
+SK_API int sk_vec_num_rows(const sk_vec *vec);
 SK_API int sk_vec_num_workers(const sk_vec *vec);
 SK_API const sk_vec_buffers *sk_vec_buffers_of(const sk_vec *vec);
 /* The env state, for an env's extras (heuristic, obs_atoms). */

@@ -47,18 +47,21 @@ static void free_tables(const sk_env_def **tables, int count) {
 }
 
 /* The bytes of sk_env_def a table of an older ABI version has: version 1
- * ends before configure, version 2 before obs_low. */
+ * ends before configure, version 2 before obs_low, versions 3 and 4 before
+ * num_agents. */
 static size_t table_size_of_version(int version) {
     if (version == 1) return offsetof(sk_env_def, configure);
     if (version == 2) return offsetof(sk_env_def, obs_low);
+    if (version < 5) return offsetof(sk_env_def, num_agents);
     return sizeof(sk_env_def);
 }
 
 /* The bytes of sk_env_extras a table of an older ABI version has: before
  * version 3 it ends before eval_options, version 3 before render_width. */
 static size_t extras_size_of_version(int version) {
-    return version < 3 ? offsetof(sk_env_extras, eval_options)
-                       : offsetof(sk_env_extras, render_width);
+    if (version < 3) return offsetof(sk_env_extras, eval_options);
+    if (version == 3) return offsetof(sk_env_extras, render_width);
+    return sizeof(sk_env_extras);
 }
 
 /* Copies of an older version's tables with the newer members zeroed (reading

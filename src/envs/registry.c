@@ -204,6 +204,13 @@ bool sk_env_validate(const sk_env_def *env, char *why, size_t why_size) {
                                           "low <= high, +-INFINITY for an unbounded side)",
                            k, (double)env->obs_low[k], k, (double)env->obs_high[k]);
     if (!validate_obs_type(env, why, why_size)) return false;
+    if (env->num_agents < 0 || env->num_agents > SK_MAX_AGENTS)
+        return invalid(why, why_size, "num_agents = %d (expected 0 or 1 for a single-agent env, "
+                                      "or 2..%d agents per env)", env->num_agents, SK_MAX_AGENTS);
+    for (int k = 0; env->agent_names && k < sk_env_agents(env); k++)
+        if (!env->agent_names[k] || !env->agent_names[k][0])
+            return invalid(why, why_size, "agent_names[%d] is empty (expected a name for each of "
+                                          "the %d agents, or agent_names NULL)", k, env->num_agents);
     if (env->max_episode_steps < 1)
         return invalid(why, why_size, "max_episode_steps = %d (expected >= 1)",
                        env->max_episode_steps);

@@ -186,6 +186,9 @@ static sk_status trainer_build_local(sk_trainer *tr, const sk_env_def *env) {
     CHECK(sk_env_configure(tr->env, tr->cfg, &tr->env));
     CHECK(sk_env_record_plugin(tr->cfg, tr->env));
     CHECK(sk_settings_resolve(&tr->s, tr->cfg, tr->env));
+    if (sk_env_agents(tr->env) > 1)
+        return sk_fail(SK_ERR_CONFIG, "%s has %d agents per env; the trainer does not train "
+                       "multi-agent envs yet", tr->env->id, tr->env->num_agents);
     int K = tr->comm.size, lo, hi;
     if (tr->s.num_envs < K)
         return sk_fail(SK_ERR_CONFIG,

@@ -24,6 +24,7 @@ struct sk_vec {
     const sk_env_def *env;
     void *state;
     int num_envs;
+    int num_agents, num_rows; /* agents per env (1: single-agent); rows = envs x agents */
     int lo, hi; /* the envs this process steps (all of them but in a distributed run) */
     sk_pool *pool;
     sk_vec_buffers buffers;
@@ -37,13 +38,14 @@ struct sk_vec {
     char fault[768];
 };
 
-/* A buffer of `per_env` values of `size` bytes for each env (what: its name,
- * for the message); the product is checked, not wrapped. */
+/* A buffer of `per_env` values of `size` bytes for each row (an env's, or
+ * an (env, agent) pair's; what: its name, for the message); the product is
+ * checked, not wrapped. */
 static sk_status alloc_buffer(const sk_vec *vec, const char *what, void **out, size_t per_env,
                               size_t size) {
     size_t values, bytes;
     *out = NULL;
-    if (!__builtin_mul_overflow((size_t)vec->num_envs, per_env, &values) &&
+    if (!__builtin_mul_overflow((size_t)vec->num_rows, per_env, &values) &&
         !__builtin_mul_overflow(values, size, &bytes) && bytes < SIZE_MAX)
         *out = sk_alloc(bytes + 1); /* + 1: a zero-sized buffer is still a distinct pointer */
     return *out ? SK_OK
@@ -110,6 +112,9 @@ static sk_status vec_build(sk_vec *vec, int threads, const sk_config *cfg) {
         CHECK(alloc_buffer(vec, "masks", (void **)&b->masks, (size_t)env->mask_size, 1));
     CHECK(alloc_buffer(vec, "episode logs", (void **)&b->episode_log,
                        (size_t)env->num_log_fields, sizeof(float)));
+    /* every row of a single-agent env acts: the env never writes these */
+    CHECK(alloc_buffer(vec, "active flags", (void **)&b->active, 1, 1));
+    memset(b->active, 1, (size_t)vec->num_rows);
     CHECK(alloc_bounds(vec));
     vec->io = (sk_env_io){
         .obs = b->obs,
@@ -123,6 +128,7 @@ static sk_status vec_build(sk_vec *vec, int threads, const sk_config *cfg) {
         .episode_log = b->episode_log,
         .obs_u8 = b->obs_u8,
         .final_obs_u8 = b->final_obs_u8,
+        .active = vec->num_agents > 1 ? b->active : NULL,
     };
     int workers = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     workers = SK_MAX(1, SK_MIN(workers, vec->hi - vec->lo));
@@ -147,6 +153,9 @@ sk_status sk_vec_create_range(sk_vec **out, const sk_env_def *env, int num_envs,
     if (!env) return sk_fail(SK_ERR_INVALID, "sk_vec_create: no environment given");
     if (num_envs < 1)
         return sk_fail(SK_ERR_INVALID, "%s: num_envs = %d (expected at least 1)", env->id, num_envs);
+    if ((int64_t)num_envs * sk_env_agents(env) > INT32_MAX)
+        return sk_fail(SK_ERR_INVALID, "%s: num_envs = %d x %d agents is too many rows (expected "
+                       "at most %d)", env->id, num_envs, sk_env_agents(env), INT32_MAX);
     if (lo < 0 || lo > hi || hi > num_envs)
         return sk_fail(SK_ERR_INVALID, "%s: envs %d..%d of %d (expected a range within them)",
                        env->id, lo, hi - 1, num_envs);
@@ -167,8 +176,10 @@ sk_status sk_vec_create_range(sk_vec **out, const sk_env_def *env, int num_envs,
         pthread_mutex_init(&vec->fault_lock, NULL);
         vec->env = env;
         vec->num_envs = num_envs;
+        vec->num_agents = sk_env_agents(env);
         vec->lo = lo;
         vec->hi = hi;
+        vec->num_rows = num_envs * vec->num_agents;
         status = vec_build(vec, threads, cfg);
     }
     sk_config_free(empty);
@@ -187,7 +198,8 @@ void sk_vec_destroy(sk_vec *vec) {
     sk_vec_buffers *b = &vec->buffers;
     void *all[] = {b->obs,       b->final_obs, b->actions,     b->actions_continuous,
                    b->rewards,   b->terminated, b->truncated, b->masks,
-                   b->episode_log, vec->obs_low, vec->obs_high, b->obs_u8, b->final_obs_u8};
+                   b->episode_log, vec->obs_low, vec->obs_high, b->obs_u8, b->final_obs_u8,
+                   b->active};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sk_free(all[i]);
     pthread_mutex_destroy(&vec->fault_lock);
     free(vec);
@@ -195,6 +207,8 @@ void sk_vec_destroy(sk_vec *vec) {
 
 const sk_env_def *sk_vec_env(const sk_vec *vec) { return vec->env; }
 int sk_vec_num_envs(const sk_vec *vec) { return vec->num_envs; }
+int sk_vec_num_agents(const sk_vec *vec) { return vec->num_agents; }
+int sk_vec_num_rows(const sk_vec *vec) { return vec->num_rows; }
 int sk_vec_num_workers(const sk_vec *vec) { return sk_pool_size(vec->pool); }
 const sk_vec_buffers *sk_vec_buffers_of(const sk_vec *vec) { return &vec->buffers; }
 void *sk_vec_state(const sk_vec *vec) { return vec->state; }
@@ -478,8 +492,9 @@ static bool blame_obs_row(sk_vec *vec, const float *row, int env_index, int64_t 
     return false;
 }
 
-/* Checks the outputs of envs lo..hi-1 after a reset (step 0) or step; records
- * the first fault. */
+/* Checks the outputs of rows lo..hi-1 after a reset (step 0) or step; records
+ * the first fault (naming the row as the env index: they are one for a
+ * single-agent env). */
 static bool check_outputs(sk_vec *vec, int lo, int hi, int64_t step) {
     const sk_env_def *env = vec->env;
     const sk_vec_buffers *b = &vec->buffers;
@@ -531,15 +546,17 @@ static void fill_canary(sk_vec *vec, int lo, int hi) {
 }
 
 bool sk_vec_reset_checked(sk_vec *vec, int lo, int hi, uint64_t seed) {
-    fill_canary(vec, lo, hi);
+    int A = vec->num_agents;
+    fill_canary(vec, lo * A, hi * A);
     sk_vec_reset_range(vec, lo, hi, seed);
-    return check_outputs(vec, lo, hi, 0);
+    return check_outputs(vec, lo * A, hi * A, 0);
 }
 
 bool sk_vec_step_checked(sk_vec *vec, int lo, int hi, int64_t step) {
-    fill_canary(vec, lo, hi);
+    int A = vec->num_agents;
+    fill_canary(vec, lo * A, hi * A);
     sk_vec_step_range(vec, lo, hi);
-    return check_outputs(vec, lo, hi, step);
+    return check_outputs(vec, lo * A, hi * A, step);
 }
 
 bool sk_vec_faulted(const sk_vec *vec) { return atomic_load(&vec->faulted); }
@@ -558,7 +575,8 @@ sk_status sk_vec_check_actions(const sk_vec *vec, int lo, int hi, const char *so
     const sk_vec_buffers *b = &vec->buffers;
     if (space->kind != SK_SPACE_DISCRETE) return SK_OK;
     size_t H = (size_t)space->num_heads, M = (size_t)env->mask_size;
-    for (int i = lo; i < hi; i++) {
+    for (int i = lo * vec->num_agents; i < hi * vec->num_agents; i++) {
+        if (!b->active[i]) continue; /* an inactive agent's action is ignored */
         const int32_t *row = b->actions + (size_t)i * H;
         int head = sk_action_check(space, M ? b->masks + (size_t)i * M : NULL, row);
         if (head >= 0)
