@@ -50,7 +50,7 @@ sanitize: setup
 # (fuzz/corpus/NAME, plus what earlier runs found in build-fuzz/corpus/NAME); any crash,
 # leak, sanitizer report or 10 s input fails the target and leaves build-fuzz/crash-NAME-*.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS = config safetensors kb idx resume kge envtable serve
+FUZZ_TARGETS = config safetensors kb idx resume kge envtable serve sweep
 fuzz: setup
 	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DSKINNER_FUZZ=ON -DBUILD_TESTING=OFF

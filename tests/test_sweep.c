@@ -274,6 +274,43 @@ static void test_state_torn_line(void **state) {
     write_text(jsonl, "{\"trial\": 0}\n{\"x\": 1}\n");
     assert_int_not_equal(sk_sweep_state_read(jsonl, &spec, &trials, &count), SK_OK);
     assert_non_null(strstr(sk_last_error(), ":1: not a trial of this sweep"));
+    /* numbers the writer could not have written: cJSON reads 1e999 as infinity, a cost of 0
+     * would be log(0) in the Gaussian process, a retest of a later trial is no retest */
+    static const struct {
+        const char *line, *what;
+    } bad[] = {
+        {"{\"trial\":1,\"status\":\"ok\",\"params\":{\"ppo.learning_rate\":0.01},"
+         "\"metric\":1e999,\"cost\":1}\n",
+         "its metric or cost is wrong"},
+        {"{\"trial\":1,\"status\":\"ok\",\"params\":{\"ppo.learning_rate\":0.01},"
+         "\"metric\":3,\"cost\":0}\n",
+         "its cost is wrong"},
+        {"{\"trial\":1,\"status\":\"ok\",\"params\":{\"ppo.learning_rate\":-1e999},"
+         "\"metric\":3,\"cost\":1}\n",
+         "a tuned key is wrong"},
+        {"{\"trial\":1,\"status\":\"maybe\",\"params\":{\"ppo.learning_rate\":0.01}}\n",
+         "its status is wrong"},
+        {"{\"trial\":1.5,\"status\":\"failed\",\"params\":{\"ppo.learning_rate\":0.01}}\n",
+         "its trial number is wrong"},
+        {"{\"trial\":1,\"status\":\"failed\",\"params\":{\"ppo.learning_rate\":0.01},"
+         "\"retest_of\":1}\n",
+         "its retest_of (an earlier trial) is wrong"},
+    };
+    for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+        write_text(jsonl, bad[b].line);
+        assert_int_not_equal(sk_sweep_state_read(jsonl, &spec, &trials, &count), SK_OK);
+        if (!strstr(sk_last_error(), bad[b].what)) {
+            print_error("line %zu: expected '%s' in: %s\n", b, bad[b].what, sk_last_error());
+            fail();
+        }
+    }
+    /* and a retest of an earlier trial reads */
+    write_text(jsonl, "{\"trial\":3,\"status\":\"failed\",\"params\":{\"ppo.learning_rate\":0.01},"
+                      "\"retest_of\":2}\n");
+    assert_int_equal(sk_sweep_state_read(jsonl, &spec, &trials, &count), SK_OK);
+    assert_int_equal(count, 1);
+    assert_int_equal(trials[0].retest_of, 2);
+    free(trials);
 }
 
 /* ------------------------------------------------------------ the program */

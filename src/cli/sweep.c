@@ -150,7 +150,7 @@ static bool read_params(const sweep_run *run, int index, sk_sweep_trial *trial) 
     trial->retest_of = good ? retest->valueint : -1;
     for (int d = 0; d < run->spec.num_params && good; d++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, run->spec.params[d].key);
-        good = cJSON_IsNumber(v);
+        good = cJSON_IsNumber(v) && isfinite(v->valuedouble); /* 1e999 reads as infinity */
         if (good) trial->value[d] = v->valuedouble;
     }
     cJSON_Delete(root);

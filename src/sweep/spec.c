@@ -301,7 +301,7 @@ sk_status sk_sweep_spec_load(sk_sweep_spec *spec, const char *path) {
     if (status != SK_OK) return status;
     if (!spec->env[0]) return REFUSE(&rd, 1, "[sweep] names no env (env = ID)");
     if (!spec->metric[0]) return REFUSE(&rd, 1, "[sweep] names no metric (metric = KEY)");
-    if (!spec->trials && !spec->seconds)
+    if (!spec->trials && spec->seconds == 0)
         return REFUSE(&rd, 1, "[sweep] sets no budget (trials = N and/or seconds = S)");
     if (!spec->num_params) return REFUSE(&rd, rd.line, "no tuned key ([SECTION.KEY] sections)");
     if (spec->early_stop > 0 &&

@@ -56,45 +56,61 @@ sk_status sk_sweep_state_append(const char *path, const sk_sweep_spec *spec,
     return SK_OK;
 }
 
+/* A finite number at key of line, into *out; false if absent, not a number or not finite
+ * (cJSON reads 1e999 as infinity, which the writer could not write back). */
+static bool finite_at(const cJSON *line, const char *key, double *out) {
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(line, key);
+    if (!cJSON_IsNumber(item) || !isfinite(item->valuedouble)) return false;
+    *out = item->valuedouble;
+    return true;
+}
+
+#define STATE_EXPECTED                                                                         \
+    "expected trial, status ok or failed, params with each tuned key, metric and a positive "  \
+    "cost when ok, all finite"
+
 static sk_status parse_line(const char *path, int number, const char *text,
                             const sk_sweep_spec *spec, sk_sweep_trial *trial) {
     cJSON *line = cJSON_Parse(text);
     memset(trial, 0, sizeof *trial);
     trial->retest_of = -1;
-    const cJSON *index = cJSON_GetObjectItemCaseSensitive(line, "trial");
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(line, "status");
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(line, "params");
-    bool good = cJSON_IsNumber(index) && cJSON_IsString(status) && cJSON_IsObject(params) &&
-                index->valuedouble >= 0 && index->valuedouble < 1e7;
-    if (good) {
-        trial->index = index->valueint;
+    double index = -1, retest = -1;
+    const char *bad = NULL; /* what is wrong with the line, NULL: nothing */
+    if (!finite_at(line, "trial", &index) || index < 0 || index >= 1e7 || index != floor(index))
+        bad = "its trial number";
+    else if (!cJSON_IsString(status) ||
+             (strcmp(status->valuestring, "ok") != 0 && strcmp(status->valuestring, "failed") != 0))
+        bad = "its status";
+    else if (!cJSON_IsObject(params))
+        bad = "its params";
+    if (!bad) {
+        trial->index = (int)index;
         trial->ok = strcmp(status->valuestring, "ok") == 0;
-        for (int d = 0; d < spec->num_params && good; d++) {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, spec->params[d].key);
-            good = cJSON_IsNumber(v);
-            if (good) trial->value[d] = v->valuedouble;
-        }
-        const cJSON *metric = cJSON_GetObjectItemCaseSensitive(line, "metric");
-        const cJSON *cost = cJSON_GetObjectItemCaseSensitive(line, "cost");
-        if (trial->ok) {
-            good = good && cJSON_IsNumber(metric) && cJSON_IsNumber(cost);
-            if (good) trial->metric = metric->valuedouble, trial->cost = cost->valuedouble;
-        }
+        for (int d = 0; d < spec->num_params && !bad; d++)
+            if (!finite_at(params, spec->params[d].key, &trial->value[d])) bad = "a tuned key";
+    }
+    if (!bad && trial->ok &&
+        !(finite_at(line, "metric", &trial->metric) && finite_at(line, "cost", &trial->cost)))
+        bad = "its metric or cost";
+    if (!bad && trial->ok && !(trial->cost > 0)) bad = "its cost";
+    if (!bad && cJSON_GetObjectItemCaseSensitive(line, "retest_of") &&
+        (!finite_at(line, "retest_of", &retest) || retest < 0 || retest >= index ||
+         retest != floor(retest)))
+        bad = "its retest_of (an earlier trial)";
+    if (!bad) {
+        trial->retest_of = (int)retest;
         const cJSON *message = cJSON_GetObjectItemCaseSensitive(line, "message");
         if (cJSON_IsString(message))
             snprintf(trial->message, sizeof trial->message, "%s", message->valuestring);
-        const cJSON *retest = cJSON_GetObjectItemCaseSensitive(line, "retest_of");
-        if (cJSON_IsNumber(retest)) trial->retest_of = retest->valueint;
-        const cJSON *seconds = cJSON_GetObjectItemCaseSensitive(line, "trial_seconds");
-        if (cJSON_IsNumber(seconds)) trial->trial_seconds = seconds->valuedouble;
-        seconds = cJSON_GetObjectItemCaseSensitive(line, "sweep_seconds");
-        if (cJSON_IsNumber(seconds)) trial->sweep_seconds = seconds->valuedouble;
+        (void)finite_at(line, "trial_seconds", &trial->trial_seconds);
+        (void)finite_at(line, "sweep_seconds", &trial->sweep_seconds);
     }
     cJSON_Delete(line);
-    if (!good)
+    if (bad)
         return sk_fail_at(SK_ERR_CORRUPT, path, number,
-                          "not a trial of this sweep (expected trial, status, params with each "
-                          "tuned key, and metric and cost when ok)");
+                          "not a trial of this sweep: %s is wrong (" STATE_EXPECTED ")", bad);
     return SK_OK;
 }
 
