@@ -32,6 +32,7 @@
 #include "prover/kge_train.h"
 #include "skinner/kge.h"
 #include "train/actor.h"
+#include "test_prover_policy.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -266,22 +267,6 @@ static sk_status evaluate_with(const sk_loaded_policy *lp, const char *key, cons
     sk_status status = sk_evaluate_env(lp, options, 1, NULL, NULL, out);
     sk_config_free(options);
     return status;
-}
-
-/* A policy of policy.type `type` over dataset with every weight zero. */
-static void zero_policy_on(sk_loaded_policy *lp, const char *type, const char *dataset) {
-    memset(lp, 0, sizeof *lp);
-    lp->env = &sk_env_prover;
-    lp->cfg = sk_config_new();
-    assert_non_null(lp->cfg);
-    assert_int_equal(sk_config_set(lp->cfg, "env.dataset", dataset), SK_OK);
-    assert_int_equal(sk_config_set(lp->cfg, "policy.type", type), SK_OK);
-    void *probe = NULL;
-    assert_int_equal(sk_env_prover.create(&probe, 1, lp->cfg), SK_OK);
-    assert_int_equal(sk_policy_configure(&lp->policy, lp->cfg, lp->env, probe), SK_OK);
-    sk_env_prover.destroy(probe);
-    lp->params = sk_alloc(lp->policy.num_params * sizeof(float)); /* zeroed */
-    assert_non_null(lp->params);
 }
 
 static void zero_policy(sk_loaded_policy *lp, const char *type) {

@@ -12,6 +12,7 @@
 static const char *const g_splits[] = {"train", "valid", "test", NULL};
 static const char *const g_sides[] = {"head", "tail", "both", NULL};
 static const char *const g_proof_terms[] = {"fixed", "logprob", NULL};
+static const char *const g_tune_splits[] = {"none", "valid", NULL};
 
 #define SK_STR_(x) #x
 #define SK_STR(x) SK_STR_(x)
@@ -58,5 +59,15 @@ const sk_env_option sk_prover_eval_options[] = {
     {.name = "prune", .kind = SK_OPTION_BOOL, .default_text = "true",
      .help = "fail candidates the kb's least model shows unprovable without a step (same figures)",
      .alias = "--no-prune", .alias_value = "false"},
+    {.name = "proofs", .kind = SK_OPTION_PATH, .default_text = "none",
+     .help = "write the first 20 queries' proofs there (JSON lines; skinner serve draws them)",
+     .alias = "--proofs"},
+    {.name = "tune_on", .kind = SK_OPTION_CHOICE, .choices = g_tune_splits, .default_text = "none",
+     .help = "choose the hybrid's weights and the proof search on valid (KGE-only included), "
+             "then rank the split with them",
+     .alias = "--tune-on"},
+    {.name = "tune_out", .kind = SK_OPTION_PATH, .default_text = "none",
+     .help = "with tune_on: write the choice and every choice's valid MRR here (an INI preset)",
+     .alias = "--tune-out"},
     {0},
 };

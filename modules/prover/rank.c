@@ -57,6 +57,7 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
     double *query_score = NULL, *records = NULL, *all = NULL;
     double *kge_scratch = NULL, *hyb_scratch = NULL; /* with a KGE model: (c.cap) */
     uint8_t *positive = NULL;
+    double *grid_records = NULL; /* with options->grid: (total, grid_count, 2) */
     const sk_prover_state *env = sk_vec_state(w.vec);
     const sk_kb *kb = env->kb; /* the workers' envs': valid until sk_rank_workers_free */
     if (!options->unpruned) {
@@ -91,6 +92,12 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
     }
     /* a distributed ranking: this part ranks queries lo..hi-1 */
     int parts = parallel->num_parts > 1 ? parallel->num_parts : 1;
+    if (options->grid_count > 0 && (!options->kge || !options->grid_out || parts > 1)) {
+        status = sk_fail(SK_ERR_INVALID, "a grid of %d hybrids needs a KGE model, room for its "
+                                         "figures and one part (got %d parts)",
+                         options->grid_count, parts);
+        goto done;
+    }
     int part = parts > 1 ? parallel->part : 0;
     int lo, hi;
     sk_slice(total, part, parts, &lo, &hi);
@@ -105,7 +112,10 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
         kge_scratch = malloc((size_t)cap * sizeof *kge_scratch);
         hyb_scratch = malloc((size_t)cap * sizeof *hyb_scratch);
     }
+    if (options->grid_count > 0)
+        grid_records = calloc((size_t)total * (size_t)options->grid_count * 2, sizeof(double));
     if (!query_score || !positive || !records || !all ||
+        (options->grid_count > 0 && !grid_records) ||
         (options->kge && (!kge_scratch || !hyb_scratch))) {
         status = sk_fail(SK_ERR_NOMEM, "out of memory for %d queries", total);
         goto done;
@@ -140,7 +150,7 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
         out->steps += jobs.steps;
         out->dead_states += jobs.dead;
         sk_rank_chunk_queries(&c, query_score, (const int32_t(*)[3])queries->atoms, options, sides,
-                              kge_scratch, hyb_scratch, records);
+                              kge_scratch, hyb_scratch, records, grid_records);
         if (options->progress)
             options->progress(q - lo, hi - lo, "queries", options->progress_user);
     }
@@ -151,6 +161,8 @@ sk_status sk_rank_run(const sk_env_def *env_def, const sk_config *env_cfg, const
     out->settled = counters[1];
     out->dead_states = counters[2];
     sk_rank_sum_records(all, total, sides, queries->depths, options->kge != NULL, out);
+    if (options->grid_count > 0)
+        sk_rank_sum_grid(grid_records, total, sides, options->grid_count, options->grid_out);
     out->seconds = sk_now() - started;
 done:
     free(query_score);
@@ -159,6 +171,7 @@ done:
     free(all);
     free(kge_scratch);
     free(hyb_scratch);
+    free(grid_records);
     sk_rank_chunk_free(&c);
     sk_rank_workers_free(&w);
     return status;

@@ -130,6 +130,14 @@ typedef enum sk_rank_proof_term { SK_RANK_PROOF_FIXED, SK_RANK_PROOF_LOGPROB } s
 
 struct sk_kge;
 
+/* One way of scoring a candidate from its KGE score and its proof (see
+ * sk_rank_options): the weights a hybrid ranking, or one choice of
+ * --tune-on, uses. */
+typedef struct sk_rank_hybrid {
+    double kge_weight, rl_weight, proof_bonus, fail_penalty;
+    sk_rank_proof_term proof_term;
+} sk_rank_hybrid;
+
 typedef struct sk_rank_options {
     sk_kb_split split;   /* whose queries (kb->queries[split]), all of them, in file order */
     int max_queries;     /* the first max_queries of them; 0 = all */
@@ -150,6 +158,13 @@ typedef struct sk_rank_options {
                             actions at each such step (0: 1, the second only) */
     sk_progress_fn progress; /* called after each chunk of queries ("queries"); may be NULL */
     void *progress_user;
+    /* with a KGE model: grid_count more hybrids ranked from the same proofs
+     * (what --tune-on compares), each query's positions drawn from a stream
+     * of its own per hybrid; their overall figures go to grid_out (room for
+     * grid_count). One part only (not under mpirun). */
+    const sk_rank_hybrid *grid;
+    int grid_count;
+    sk_rank_metrics *grid_out;
 } sk_rank_options;
 
 /* The hybrid defaults: w_kge 1, a proof adds 1 (fixed), a failure 0; logprob
@@ -168,6 +183,40 @@ typedef struct sk_rank_options {
 sk_status sk_rank_run(const sk_env_def *env, const sk_config *env_cfg, const sk_actor *actor,
                       const sk_parallel *parallel, const sk_rank_options *options,
                       sk_rank_result *out);
+
+/*
+ * --tune-on valid (eval.tune_on, rank_tune.c): ranks the valid split once per
+ * proof search of SK_TUNE_SEARCHES (greedy, 3 x 3, 5 x 5) and scores each
+ * with the SK_TUNE_HYBRIDS hybrids of sk_rank_tune_grid (RL-only, fixed proof
+ * bonuses, log-probability terms); KGE-only is a choice too, and is kept
+ * unless another has a strictly higher valid MRR (ties keep the cheaper
+ * search), so the choice is never below KGE-only on valid. base gives the
+ * KGE model, sides, negatives, queries and seed; its split and weights are
+ * not used. sk_rank_tune_apply sets o's weights and search to the choice.
+ */
+#define SK_TUNE_SEARCHES 3
+#define SK_TUNE_HYBRIDS 9
+extern const sk_rank_hybrid sk_rank_tune_grid[SK_TUNE_HYBRIDS];
+
+typedef struct sk_rank_tuned {
+    sk_rank_metrics kge_valid;                                 /* KGE-only on valid */
+    sk_rank_metrics valid[SK_TUNE_SEARCHES][SK_TUNE_HYBRIDS]; /* each choice on valid */
+    double proved_rate[SK_TUNE_SEARCHES]; /* valid queries each search proves */
+    int best_search, best_hybrid;         /* -1, -1: KGE-only */
+    sk_rank_hybrid hybrid;                /* the choice's weights ... */
+    int branches, alternatives;           /* ... and search */
+    double valid_mrr;                     /* its valid MRR */
+    double seconds;
+} sk_rank_tuned;
+
+sk_status sk_rank_tune(const sk_env_def *env, const sk_config *env_cfg, const sk_actor *actor,
+                       const sk_parallel *parallel, const sk_rank_options *base,
+                       sk_rank_tuned *out);
+void sk_rank_tune_apply(const sk_rank_tuned *tuned, sk_rank_options *o);
+/* A choice's name ("greedy, proof bonus 1"; search -1: "KGE-only"). */
+void sk_rank_tune_name(int search, int hybrid, char *buf, size_t size);
+/* The choice as an INI preset ([eval] keys) with every choice's valid MRR. */
+sk_status sk_rank_tune_write(const sk_rank_tuned *tuned, const char *path);
 
 /*
  * The ranking as an env's own evaluation (Prover-v0's extras), reading

@@ -3,6 +3,7 @@
  * text table of `skinner eval` and the members of `skinner eval --json`. */
 #include "rank.h"
 
+#include "proofs.h"
 #include "skinner.h"
 
 #include <stdlib.h>
@@ -94,6 +95,42 @@ static void side_json(char *buf, size_t size, const char *name, const sk_rank_me
     append(buf, size,
            "\"%s\": {\"mrr\": %.6g, \"hits1\": %.6g, \"hits3\": %.6g, \"hits10\": %.6g}%s",
            name, m->mrr, m->hits1, m->hits3, m->hits10, end);
+}
+
+/* What --tune-on chose, and each choice's valid MRR: one line per search. */
+static void report_tuned(const sk_rank_tuned *t, const char *preset, sk_env_report *out) {
+    append(out->text, sizeof out->text,
+           "tuned on valid (%.1f s), valid MRR: KGE-only %.4f; per search: RL-only | proof "
+           "bonus 0.3 1 3 10 | 0.1 log p, fail 1 10 | 1 log p, fail 1 10\n",
+           t->seconds, t->kge_valid.mrr);
+    append(out->json, sizeof out->json, ", \"tuned\": {\"kge_valid_mrr\": %.6g, \"valid_mrr\": [",
+           t->kge_valid.mrr);
+    for (int s = 0; s < SK_TUNE_SEARCHES; s++) {
+        char name[160];
+        sk_rank_tune_name(s, 0, name, sizeof name);
+        *strchr(name, ',') = '\0';
+        append(out->text, sizeof out->text, "  %-13s", name);
+        append(out->json, sizeof out->json, "%s[", s ? ", " : "");
+        for (int g = 0; g < SK_TUNE_HYBRIDS; g++) {
+            append(out->text, sizeof out->text, "%s%.4f", g == 1 || g == 5 ? " | " : " ",
+                   t->valid[s][g].mrr);
+            append(out->json, sizeof out->json, "%s%.6g", g ? ", " : "", t->valid[s][g].mrr);
+        }
+        append(out->text, sizeof out->text, "\n");
+        append(out->json, sizeof out->json, "]");
+    }
+    char name[160];
+    sk_rank_tune_name(t->best_search, t->best_hybrid, name, sizeof name);
+    append(out->text, sizeof out->text, "chosen: %s (valid MRR %.4f)%s%s\n", name, t->valid_mrr,
+           preset ? "; preset " : "", preset ? preset : "");
+    append(out->json, sizeof out->json,
+           "], \"choice\": \"%s\", \"chosen_valid_mrr\": %.6g, \"kge_weight\": %g, "
+           "\"proof\": \"%s\", \"proof_bonus\": %g, \"rl_weight\": %g, \"fail_penalty\": %g, "
+           "\"branches\": %d, \"alternatives\": %d, \"seconds\": %.3f}",
+           name, t->valid_mrr, t->hybrid.kge_weight,
+           t->hybrid.proof_term == SK_RANK_PROOF_LOGPROB ? "logprob" : "fixed",
+           t->hybrid.proof_bonus, t->hybrid.rl_weight, t->hybrid.fail_penalty, t->branches,
+           t->alternatives, t->seconds);
 }
 
 static void report(const sk_env_def *env, const sk_rank_options *options, const sk_rank_result *r,
@@ -221,10 +258,32 @@ static sk_status ranking_run(const sk_env_def *env, const sk_config *env_cfg,
         if (status != SK_OK) return status;
         ranking.kge = &kge;
     }
+    /* eval.tune_on valid: the weights and the search chosen on valid, then the ranking */
+    static const char *const tune_splits[] = {"none", "valid", NULL};
+    int tune_on = 0;
+    status = sk_cfg_choice(options, "eval.tune_on", "none", tune_splits, &tune_on);
+    const char *tune_out = sk_cfg_string(options, "eval.tune_out", NULL);
+    if (tune_out && !tune_out[0]) tune_out = NULL;
+    sk_rank_tuned tuned;
+    if (status == SK_OK && tune_on) {
+        status = sk_rank_tune(env, env_cfg, actor, parallel, &ranking, &tuned);
+        if (status == SK_OK) sk_rank_tune_apply(&tuned, &ranking);
+        if (status == SK_OK && tune_out) status = sk_rank_tune_write(&tuned, tune_out);
+    }
     sk_rank_result r;
-    status = sk_rank_run(env, env_cfg, actor, parallel, &ranking, &r);
+    if (status == SK_OK) status = sk_rank_run(env, env_cfg, actor, parallel, &ranking, &r);
     if (status == SK_OK) report(env, &ranking, &r, out);
+    if (status == SK_OK && tune_on) report_tuned(&tuned, tune_out, out);
     if (ranking.kge) sk_kge_free(&kge);
+    /* eval.proofs: a few of the ranked queries' proofs, for the dashboard's trees (proofs.h) */
+    const char *proofs = sk_cfg_string(options, "eval.proofs", NULL);
+    if (status == SK_OK && proofs && proofs[0] && parallel->part == 0) { /* one writer */
+        int count = SK_MIN(r.queries, SK_PROOFS_MAX_QUERIES);
+        status = sk_prover_write_proofs(env, env_cfg, actor, ranking.split, count, proofs);
+        if (status == SK_OK)
+            append(out->text, sizeof out->text, "proofs of %d queries written to %s\n", count,
+                   proofs);
+    }
     return status;
 }
 

@@ -150,7 +150,14 @@ enum {
  * and hyb_scratch hold a chunk's candidates. */
 void sk_rank_chunk_queries(const rank_chunk *c, const double *query_score,
                            const int32_t (*queries)[3], const sk_rank_options *o, int sides,
-                           double *kge_scratch, double *hyb_scratch, double *records);
+                           double *kge_scratch, double *hyb_scratch, double *records,
+                           double *grid_records);
+/* With o->grid: grid_records holds (queries, grid_count, 2) positions (head,
+ * tail), which sk_rank_sum_grid turns into each hybrid's overall figures. */
+void sk_rank_sum_grid(const double *grid_records, int total, int sides, int grid_count,
+                      sk_rank_metrics *out);
+/* The main hybrid of o (its kge_weight, ... fields). */
+sk_rank_hybrid sk_rank_hybrid_of(const sk_rank_options *o);
 /* Every query's figures from all[0..total) (RECORD doubles each, in query
  * order) into out: the counts, the means of the ranked sides, the proved
  * rates, those by recorded depth (depths, NULL: none recorded) and, with a

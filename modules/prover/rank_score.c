@@ -56,17 +56,47 @@ static double kge_of(const sk_kge *kge, const int32_t atom[3]) {
 static double log_sigmoid(double x) { return x >= 0 ? -log1p(exp(-x)) : x - log1p(exp(x)); }
 
 /* The hybrid score of a candidate from its KGE score and its proof's. */
-static double hybrid_of(const sk_rank_options *o, double kge, double proof) {
+static double hybrid_of(const sk_rank_hybrid *h, double kge, double proof) {
     bool proved = proof != SK_RANK_FAILED;
-    double term = !proved                                   ? -o->fail_penalty
-                  : o->proof_term == SK_RANK_PROOF_LOGPROB ? o->rl_weight * proof
-                                                            : o->proof_bonus;
-    return o->kge_weight * log_sigmoid(kge) + term;
+    double term = !proved                                   ? -h->fail_penalty
+                  : h->proof_term == SK_RANK_PROOF_LOGPROB ? h->rl_weight * proof
+                                                            : h->proof_bonus;
+    return h->kge_weight * log_sigmoid(kge) + term;
+}
+
+sk_rank_hybrid sk_rank_hybrid_of(const sk_rank_options *o) {
+    return (sk_rank_hybrid){.kge_weight = o->kge_weight, .rl_weight = o->rl_weight,
+                            .proof_bonus = o->proof_bonus, .fail_penalty = o->fail_penalty,
+                            .proof_term = o->proof_term};
+}
+
+/* Query's positions under each of o->grid's hybrids (head, tail) into
+ * grid_records, from the candidates' KGE scores ks and proofs' scores. */
+static void rank_grid(const rank_chunk *c, int q, const sk_rank_options *o, int sides,
+                      const double *ks, double kge_truth, double truth, double *hs,
+                      double *grid_records) {
+    int query = c->first_query + q, count = c->num_head[q] + c->num_tail[q];
+    int nh = c->num_head[q];
+    const double *score = c->score + c->start[q];
+    for (int g = 0; g < o->grid_count; g++) {
+        const sk_rank_hybrid *h = &o->grid[g];
+        for (int k = 0; k < count; k++) hs[k] = hybrid_of(h, ks[k], score[k]);
+        double hyb_truth = hybrid_of(h, kge_truth, truth);
+        /* a stream per query and hybrid, apart from the main figures' */
+        uint64_t rng = sk_rng_seed(o->seed ^ 0x74756e65ull, (uint64_t)query * 4096u + (uint64_t)g);
+        double *record = grid_records + ((size_t)query * (size_t)o->grid_count + (size_t)g) * 2;
+        if (sides & SK_PROVER_CORRUPT_HEAD)
+            record[0] = sk_rank_position(hyb_truth, hs, nh, &rng);
+        if (sides & SK_PROVER_CORRUPT_TAIL)
+            record[1] = sk_rank_position(hyb_truth, hs + nh, c->num_tail[q], &rng);
+    }
 }
 
 void sk_rank_chunk_queries(const rank_chunk *c, const double *query_score,
                            const int32_t (*queries)[3], const sk_rank_options *o, int sides,
-                           double *kge_scratch, double *hyb_scratch, double *records) {
+                           double *kge_scratch, double *hyb_scratch, double *records,
+                           double *grid_records) {
+    sk_rank_hybrid main_hybrid = sk_rank_hybrid_of(o);
     for (int q = 0; q < c->num_queries; q++) {
         const double *score = c->score + c->start[q];
         int query = c->first_query + q, count = c->num_head[q] + c->num_tail[q];
@@ -86,11 +116,11 @@ void sk_rank_chunk_queries(const rank_chunk *c, const double *query_score,
         int proved = 0;
         for (int k = 0; k < count; k++) {
             ks[k] = kge_of(o->kge, c->atoms[c->start[q] + k]);
-            hs[k] = hybrid_of(o, ks[k], score[k]);
+            hs[k] = hybrid_of(&main_hybrid, ks[k], score[k]);
             proved += score[k] != SK_RANK_FAILED;
         }
         double kge_truth = kge_of(o->kge, queries[query]);
-        double hyb_truth = hybrid_of(o, kge_truth, truth);
+        double hyb_truth = hybrid_of(&main_hybrid, kge_truth, truth);
         int nh = c->num_head[q];
         if (sides & SK_PROVER_CORRUPT_HEAD) {
             record[R_KGE_HEAD] = sk_rank_position(kge_truth, ks, nh, &rng);
@@ -101,6 +131,20 @@ void sk_rank_chunk_queries(const rank_chunk *c, const double *query_score,
             record[R_HYB_TAIL] = sk_rank_position(hyb_truth, hs + nh, c->num_tail[q], &rng);
         }
         record[R_NEG_PROVED] = proved;
+        if (grid_records) rank_grid(c, q, o, sides, ks, kge_truth, truth, hs, grid_records);
+    }
+}
+
+void sk_rank_sum_grid(const double *grid_records, int total, int sides, int grid_count,
+                      sk_rank_metrics *out) {
+    for (int g = 0; g < grid_count; g++) {
+        sk_rank_metrics head = {0}, tail = {0}, head_mean, tail_mean;
+        for (int q = 0; q < total; q++) {
+            const double *record = grid_records + ((size_t)q * (size_t)grid_count + (size_t)g) * 2;
+            if (sides & SK_PROVER_CORRUPT_HEAD) sk_rank_metrics_add(&head, (int)record[0]);
+            if (sides & SK_PROVER_CORRUPT_TAIL) sk_rank_metrics_add(&tail, (int)record[1]);
+        }
+        sk_rank_side_means(sides, total, head, tail, &head_mean, &tail_mean, &out[g]);
     }
 }
 
