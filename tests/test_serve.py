@@ -13,7 +13,14 @@ browser BUILD SOURCE: headless Chromium (Debian's chromium and chromium-driver, 
   test starts gains rows on its chart while the page is open; three seeds overlay as three
   series whose point counts are those of their metrics.csv; two runs' config difference names
   the key that differs; a sweep's front has the trials that the test's own Pareto check finds.
-  Screenshots go to SOURCE/docs/dashboard-*.png (docs/dashboard.md shows them).
+  A Prover run with a proofs file (skinner eval Prover-v0 --proofs) shows its proofs as trees;
+  a MinAtar run with a GIF recorded by skinner eval --video shows it loaded.
+  Screenshots go to BUILD/serve-screenshots/, or with SKINNER_WRITE_SCREENSHOTS=1 to
+  SOURCE/docs/dashboard-*.png (docs/dashboard.md shows them), so a test run leaves the tree clean.
+
+proofs BUILD: skinner eval Prover-v0 --proofs on a knowledge base written here whose proofs are
+  known by hand: the file holds each query's goals, successors, the fact or rule each came from,
+  and the outcome, as derived below.
 
 Exit 0 when all hold, 1 naming the first miss, 77 (skipped, loudly) when Chromium, chromedriver
 or selenium is missing, unless CI=true, which turns the skip into a failure.
@@ -144,6 +151,46 @@ def security(build):
         status, body, _ = server.get(path)
         leaked = b"secret" in body or b"root:" in body
         check(status in (400, 403, 404) and not leaked, f"refused {path} ({status})")
+    # /api/media: a run's videos, whole, with their type; the same refusals
+    gif = b"GIF89a\x02\x00\x02\x00\x00\x00\x00;"
+    os.makedirs(os.path.join(run, "videos"))
+    with open(os.path.join(run, "videos", "episodes.gif"), "wb") as f:
+        f.write(gif)
+    with open(os.path.join(outside, "secret.gif"), "wb") as f:
+        f.write(b"GIF89a secret")
+    os.symlink(os.path.join(outside, "secret.gif"), os.path.join(run, "videos", "out.gif"))
+    os.symlink(outside, os.path.join(root, "run-b", "videos"))  # a videos folder out of the root
+    with open(os.path.join(run, "videos", "huge.mp4"), "wb") as f:
+        f.truncate(300 << 20)  # sparse: past the 256 MiB limit
+    status, body, headers = server.get("/api/media?run=0/run-a&name=videos/episodes.gif")
+    check(status == 200 and body == gif and headers.get("Content-Type") == "image/gif",
+          f"a run's GIF is served whole as image/gif ({status}, {headers.get('Content-Type')})")
+    status, body, _ = server.get("/api/files?run=0/run-a")
+    files = json.loads(body)
+    check("videos/episodes.gif" in files and "videos/huge.mp4" in files,
+          f"the run's files list its videos ({[f for f in files if 'videos' in f]})")
+    status, body, _ = server.get("/api/files?run=0/run-b")
+    check(status == 200 and not any("videos/" in f for f in json.loads(body)),
+          "a symlinked videos folder is not listed")
+    status, _, _ = server.get("/api/media?run=0/run-a&name=videos/huge.mp4", method="HEAD")
+    check(status == 413, f"a video past 256 MiB is refused ({status})")
+    for path in ["/api/media?run=0/run-a&name=videos/out.gif",
+                 "/api/media?run=0/run-b&name=videos/secret.gif",
+                 "/api/media?run=0/run-a&name=../../outside/secret.gif",
+                 "/api/media?run=0/run-a&name=videos/../../../outside/secret.gif",
+                 "/api/media?run=0/run-a&name=%2e%2e%2f%2e%2e%2foutside%2fsecret.gif",
+                 "/api/media?run=0/run-a&name=videos/%2e%2e/%2e%2e/outside/secret.gif",
+                 "/api/media?run=0/run-a&name=/tmp/secret.gif",
+                 "/api/media?run=0/run-a&name=%2ftmp%2fsecret.gif",
+                 "/api/media?run=0/%2e%2e/outside&name=secret.gif",
+                 "/api/media?run=0/../outside&name=secret.gif",
+                 "/api/media?run=0/link-out&name=secret.gif", "/api/media?run=/tmp&name=secret.gif",
+                 "/api/media?run=0/run-a&name=metrics.csv", "/api/media?run=0/run-a&name=.x.gif",
+                 "/api/media?run=0/run-a&name=videos/videos/episodes.gif",
+                 "/api/media?run=0/run-a&name=other/episodes.gif"]:
+        status, body, _ = server.get(path)
+        check(status in (400, 403, 404) and b"secret" not in body and b"GIF" not in body,
+              f"refused {path} ({status})")
     for method in ("POST", "PUT", "DELETE", "PATCH", "OPTIONS"):
         status, _, _ = server.get("/api/runs", method=method)
         check(status == 405, f"{method} refused ({status})")
@@ -266,6 +313,89 @@ def make_kge(root):
     return mrr
 
 
+# A knowledge base whose proofs are known by hand (modules/prover: facts before rules, in
+# file order; a ground atom that is a train fact drops out; _V1 is the first variable).
+PROVER_KB = {
+    "rules.txt": "r1:1:parent(X,Y), parent(Y,Z) -> grandparent(X,Z)\n"
+                 "r2:1:parent(X,Y), ancestor(Y,Z) -> ancestor(X,Z)\n"
+                 "r3:1:parent(X,Z) -> ancestor(X,Z)\n",
+    "train.txt": "parent(a,b).\nparent(b,c).\nparent(c,d).\nparent(d,e).\n",
+    "valid.txt": "parent(e,f).\n",
+    "test.txt": "grandparent(a,c).\ngrandparent(b,e).\nancestor(a,d).\n",
+}
+R1 = "rule r1: grandparent(A,C) :- parent(A,B), parent(B,C)"
+PROVER_PROOFS = [
+    # grandparent(a,c): r1, then parent(a,b) leaves parent(b,c), a fact: proved
+    {"query": "grandparent(a,c)", "outcome": "proved", "steps": [
+        (["grandparent(a,c)"], [(["parent(a,_V1)", "parent(_V1,c)"], R1)]),
+        (["parent(a,_V1)", "parent(_V1,c)"], [(["True"], "fact")])]},
+    # grandparent(b,e): r1, parent(b,c) leaves parent(c,e), which nothing proves: failed
+    {"query": "grandparent(b,e)", "outcome": "failed", "steps": [
+        (["grandparent(b,e)"], [(["parent(b,_V1)", "parent(_V1,e)"], R1)]),
+        (["parent(b,_V1)", "parent(_V1,e)"], [(["parent(c,e)"], "fact")]),
+        (["parent(c,e)"], [(["False"], "none")])]},
+]
+# ancestor(a,d)'s first step: two rules apply (the policy picks one)
+ANCESTOR_FIRST = [(["parent(a,_V1)", "ancestor(_V1,d)"], "rule r2: ancestor(A,C) :- parent(A,B), ancestor(B,C)"),
+                  (["parent(a,d)"], "rule r3: ancestor(A,B) :- parent(A,B)")]
+
+
+def make_prover(skinner, root, tmp):
+    """A Prover-v0 run folder with a proofs file, written by the command docs/dashboard.md
+    gives; checks the file against PROVER_PROOFS. Returns the proofs."""
+    kb = os.path.join(tmp, "kb")
+    os.makedirs(kb)
+    for name, text in PROVER_KB.items():
+        with open(os.path.join(kb, name), "w") as f:
+            f.write(text)
+    run = os.path.join(root, "prover")
+    subprocess.run([skinner, "train", "Prover-v0", "--env.dataset", kb, "--total-steps", "2048",
+                    "--run-dir", run, "--quiet"], stdout=subprocess.DEVNULL, check=True)
+    # docs/dashboard.md: skinner eval Prover-v0 --checkpoint RUN --proofs RUN/proofs.jsonl
+    out = subprocess.run([skinner, "eval", "Prover-v0", "--checkpoint", run, "--proofs",
+                          os.path.join(run, "proofs.jsonl")], capture_output=True, text=True)
+    check(out.returncode == 0 and "proofs of 3 queries written" in out.stdout,
+          f"skinner eval --proofs writes the proofs ({out.returncode}: {out.stderr.strip()[:200]})")
+    proofs = [json.loads(line) for line in open(os.path.join(run, "proofs.jsonl"))]
+    check([p["query"] for p in proofs] == ["grandparent(a,c)", "grandparent(b,e)", "ancestor(a,d)"],
+          "one proof per test query, in file order")
+    for want, got in zip(PROVER_PROOFS, proofs):
+        steps = [(st["goals"], [(x["goals"], x["by"]) for x in st["successors"]]) for st in got["steps"]]
+        check(got["outcome"] == want["outcome"] and steps == [(g, [tuple(x) for x in xs]) for g, xs in want["steps"]],
+              f"the proof of {want['query']} is as derived by hand ({got['outcome']}, {steps})")
+    ancestor = proofs[2]
+    first = [(x["goals"], x["by"]) for x in ancestor["steps"][0]["successors"]]
+    check(first == [tuple(x) for x in ANCESTOR_FIRST], f"ancestor(a,d)'s first step offers r2 and r3 ({first})")
+    for k, step in enumerate(ancestor["steps"][:-1]):  # each step goes on from the successor taken
+        taken = [x["goals"] for x in step["successors"] if x["index"] == step["chosen"]]
+        check(taken == [ancestor["steps"][k + 1]["goals"]], f"ancestor(a,d)'s step {k + 1} follows its choice")
+    return proofs
+
+
+def make_minatar(skinner, root):
+    """A MinAtar run folder with a GIF of one episode, recorded as docs/dashboard.md says.
+    Returns the GIF's width from its header."""
+    run = os.path.join(root, "minatar")
+    subprocess.run([skinner, "train", "MinAtar/Breakout-v1", "--total-steps", "4096", "--run-dir", run,
+                    "--quiet"], stdout=subprocess.DEVNULL, check=True)
+    os.makedirs(os.path.join(run, "videos"))
+    gif = os.path.join(run, "videos", "breakout.gif")
+    subprocess.run([skinner, "eval", "MinAtar/Breakout-v1", "--checkpoint", run, "--episodes", "1",
+                    "--video", gif], stdout=subprocess.DEVNULL, check=True)
+    with open(gif, "rb") as f:
+        head = f.read(10)
+    check(head[:6] == b"GIF89a", "skinner eval --video wrote a GIF")
+    return int.from_bytes(head[6:8], "little")
+
+
+def proofs_only(build):
+    tmp = tempfile.mkdtemp(prefix="skinner-serve-proofs-")
+    try:
+        make_prover(os.path.join(build, "skinner"), os.path.join(tmp, "runs"), tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def browser(build, source):
     for tool in ("/usr/bin/chromium", "/usr/bin/chromedriver"):
         if not os.access(tool, os.X_OK):
@@ -287,6 +417,8 @@ def browser(build, source):
     front = make_sweep(root)
     morpho_stages = make_morpho(root)
     kge_mrr = make_kge(root)
+    proofs = make_prover(skinner, root, tmp)
+    gif_width = make_minatar(skinner, root)
     live_dir = os.path.join(root, "live")
     # slowed so it runs through the test: 1 env, a horizon of 32, up to 3M steps; stopped by SIGINT
     live = train(skinner, live_dir, 7, 3000000, ["--env.num_envs", "1", "--ppo.horizon", "32",
@@ -301,7 +433,13 @@ def browser(build, source):
                  "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1280,1000"):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    docs = os.path.join(source, "docs")
+    # screenshots: into the build folder, or with SKINNER_WRITE_SCREENSHOTS=1 into docs/
+    if os.environ.get("SKINNER_WRITE_SCREENSHOTS") == "1":
+        docs = os.path.join(source, "docs")
+    else:
+        docs = os.path.join(build, "serve-screenshots")
+        os.makedirs(docs, exist_ok=True)
+    print(f"screenshots go to {docs}")
     js = driver.execute_script
     try:
         def wait(cond, what, timeout=10):
@@ -317,7 +455,8 @@ def browser(build, source):
         driver.get(base)
         listed = wait(lambda: js("return [...document.querySelectorAll('#runs tr[data-run]')]"
                                  ".map(r => r.dataset.run)"), "the runs list appears")
-        want = ["0/cartpole-s1", "0/cartpole-s2", "0/cartpole-s3", "0/live", "0/morpho", "0/kge"]
+        want = ["0/cartpole-s1", "0/cartpole-s2", "0/cartpole-s3", "0/live", "0/morpho", "0/kge",
+                "0/prover", "0/minatar"]
         check(listed and all(w in listed for w in want), f"the list shows the test's runs ({listed})")
         wait(lambda: js("const r = document.querySelector('#runs tr[data-run=\"0/live\"]');"
                         "return r && r.dataset.status === 'running'"), "the live run shows running")
@@ -395,6 +534,36 @@ def browser(build, source):
         wait(lambda: js("return [...document.querySelectorAll('#runinfo .status')]"
                         ".every(b => b.textContent !== '…')"), "the run's status is shown")
         driver.save_screenshot(os.path.join(docs, "dashboard-kge.png"))
+        driver.get(base + "#/run/0%2Fprover")
+        trees = wait(lambda: js("return [...document.querySelectorAll('svg.proof')].map(t => "
+                                "[t.dataset.query, t.querySelectorAll('g.node').length, "
+                                "[...t.querySelectorAll('g.node')].map(g => g.dataset.goals)])"),
+                     "the Prover run's proof trees appear")
+        check(trees and [t[0] for t in trees] == [p["query"] for p in proofs],
+              f"a tree for each proof ({[t[0] for t in trees or []]})")
+        if trees:
+            # grandparent(a,c): the query, the rule's two goals, True: 3 nodes
+            check(trees[0][1] == 3 and trees[0][2] == ["grandparent(a,c)", "parent(a,_V1), parent(_V1,c)", "True"],
+                  f"grandparent(a,c)'s tree has its goals as nodes ({trees[0][1]}: {trees[0][2]})")
+            check(trees[1][1] == 4 and trees[1][2][-1] == "False", f"grandparent(b,e)'s tree ends in False ({trees[1][2]})")
+            want = 1 + sum(len(st["successors"]) + (1 if st["more"] else 0) for st in proofs[2]["steps"])
+            check(trees[2][1] == want, f"ancestor(a,d)'s tree has every successor as a node ({trees[2][1]} = {want})")
+        wait(lambda: js("return [...document.querySelectorAll('#runinfo .status')]"
+                        ".every(b => b.textContent !== '…')"), "the run's status is shown")
+        failed = js("return [...document.querySelectorAll('svg.proof[data-query=\"grandparent(b,e)\"] path.edge')]"
+                    ".map(e => e.getAttribute('class'))")
+        check(failed == ["edge failed"] * 3, f"the failed proof's path is drawn as failed ({failed})")
+        time.sleep(0.2)
+        driver.save_screenshot(os.path.join(docs, "dashboard-prover.png"))
+
+        driver.get(base + "#/run/0%2Fminatar")
+        width = wait(lambda: js("const i = document.querySelector('figure[data-video=\"videos/breakout.gif\"] img');"
+                                "return i && i.complete && i.naturalWidth"), "the MinAtar run's GIF loads")
+        check(width == gif_width, f"the recorded GIF is shown ({width} px wide, the file says {gif_width})")
+        wait(lambda: js("return [...document.querySelectorAll('#runinfo .status')]"
+                        ".every(b => b.textContent !== '…')"), "the run's status is shown")
+        driver.save_screenshot(os.path.join(docs, "dashboard-minatar.png"))
+
         logs = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
         check(not logs, f"no errors in the browser console ({logs[:3]})")
     finally:
@@ -410,6 +579,8 @@ def main():
     mode = sys.argv[1]
     if mode == "security":
         security(sys.argv[2])
+    elif mode == "proofs":
+        proofs_only(sys.argv[2])
     else:
         browser(sys.argv[2], sys.argv[3])
     if FAILS:

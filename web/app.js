@@ -274,9 +274,11 @@ async function viewRuns(ids) {
   loadEvents(runs).then(list => { governor = list; showEvents(events, list); charts.forEach(c => c.plot.redraw()); });
   loadConfigs(runs, config);
   if (runs.length === 1) {
-    const traces = el('div', {id: 'traces'});
-    grid.before(traces);
+    const traces = el('div', {id: 'traces'}), proofs = el('div', {id: 'proofs'}), media = el('div', {id: 'videos'});
+    grid.before(traces, proofs, media);
     loadTraces(runs[0], traces).catch(e => traces.append(el('p', {class: 'error'}, e.message)));
+    loadProofs(runs[0], proofs).catch(e => proofs.append(el('p', {class: 'error'}, e.message)));
+    loadMedia(runs[0], media);
   }
 }
 
@@ -315,7 +317,7 @@ function morphoTimeline(steps, slots) {
 }
 
 async function loadTraces(run, box) {
-  for (const name of (run.files || []).filter(n => n.endsWith('.jsonl') && n !== 'events.jsonl')) {
+  for (const name of (run.files || []).filter(n => n.endsWith('.jsonl') && n !== 'events.jsonl' && !isProofs(n))) {
     const r = await getText(`api/file?run=${q(run.id)}&name=${q(name)}`);
     const steps = [], ends = [];
     for (const line of r.text.split('\n')) {
@@ -336,6 +338,119 @@ async function loadTraces(run, box) {
       el('div', {class: 'legend'}, ...Object.entries(STAGE_COLORS).map(([s, c]) =>
         el('span', {}, el('span', {class: 'swatch', style: `background:${c}`}), s, ' '))),
       el('div', {style: 'overflow-x:auto'}, table));
+  }
+}
+
+/* ---------------------------------------------------------------- Prover proofs */
+
+/* A proofs file of `skinner eval Prover-v0 ... --proofs FILE` (modules/prover/proofs.h): one
+ * query a line, each step the state's goals, the successors resolution gave it (each with the
+ * fact or rule it came from) and the one the policy took. Drawn as a tree: nodes are goal lists,
+ * an edge is the fact or rule applied; the path taken is solid and goes on, the successors not
+ * taken are grey leaves, and a failed or truncated proof's path is red and dashed. */
+const isProofs = name => /^proofs[A-Za-z0-9_.-]*\.jsonl$/.test(name);
+const MAX_TREES = 6;      /* proofs drawn; the others are listed */
+const MAX_LABEL = 64;     /* characters of a node's goals shown (all of them in its tooltip) */
+
+function proofTree(proof) {
+  const root = {goals: proof.steps.length ? proof.steps[0].goals : [proof.query], kids: [], kind: 'path'};
+  let at = root;
+  proof.steps.forEach((step, k) => {
+    let next = null;
+    for (const succ of step.successors) {
+      const terminal = succ.goals.length === 1 && ['True', 'False', 'End'].includes(succ.goals[0]);
+      const taken = succ.index === step.chosen;
+      const kind = !taken ? 'other' : terminal ? (succ.goals[0] === 'True' ? 'proved' : 'failed') :
+        k === proof.steps.length - 1 ? 'truncated' : 'path';
+      const node = {goals: succ.goals, by: succ.by, kids: [], kind};
+      at.kids.push(node);
+      if (taken) next = node;
+    }
+    if (step.more) at.kids.push({goals: [`${step.more} more`], kids: [], kind: 'other', by: ''});
+    at = next || at;
+  });
+  return root;
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+function svg(tag, attrs, text) {
+  const e = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (text != null) e.textContent = text;
+  return e;
+}
+
+/* An indented tree, one node a row: depth to the right, a parent's children below it, the
+ * edge an elbow from parent to child labelled with the fact or rule. */
+function drawProof(proof) {
+  const rows = [], ROW = 34, INDENT = 28, failed = proof.outcome !== 'proved';
+  (function place(node, depth) {
+    node.row = rows.length; node.depth = depth; rows.push(node);
+    for (const kid of node.kids) place(kid, depth + 1);
+  })(proofTree(proof), 0);
+  const width = Math.max(480, ...rows.map(n => n.depth * INDENT + 40 + 7 * Math.min(MAX_LABEL, n.goals.join(', ').length)));
+  const tree = svg('svg', {class: 'proof', width, height: rows.length * ROW + 8, 'data-query': proof.query,
+                           'data-outcome': proof.outcome, 'data-nodes': rows.length});
+  const x = n => 12 + n.depth * INDENT, y = n => 14 + n.row * ROW;
+  for (const node of rows)
+    for (const kid of node.kids) {
+      const onPath = kid.kind !== 'other';
+      tree.append(svg('path', {d: `M${x(node)},${y(node) + 6} V${y(kid)} H${x(kid) - 6}`,
+        class: `edge ${onPath ? (failed ? 'failed' : 'taken') : 'other'}`}));
+    }
+  const MARK = {path: '#1f77b4', proved: '#2ca02c', failed: '#d62728', truncated: '#ff7f0e', other: '#bbb'};
+  for (const node of rows) {
+    const text = node.goals.join(', ');
+    const g = svg('g', {class: `node ${node.kind}`, 'data-goals': text});
+    g.append(svg('title', {}, `${text}${node.by ? `\nfrom the first goal by ${node.by}` : ''}`),
+      svg('circle', {cx: x(node), cy: y(node), r: 5, fill: MARK[node.kind]}),
+      svg('text', {x: x(node) + 10, y: y(node) + 4, class: 'goals'},
+          text.length > MAX_LABEL ? text.slice(0, MAX_LABEL - 1) + '…' : text));
+    if (node.by) g.append(svg('text', {x: x(node) + 10, y: y(node) + 17, class: 'by'}, node.by));
+    tree.append(g);
+  }
+  return tree;
+}
+
+async function loadProofs(run, box) {
+  for (const name of (run.files || []).filter(isProofs)) {
+    const r = await getText(`api/file?run=${q(run.id)}&name=${q(name)}`);
+    const proofs = [];
+    for (const line of r.text.split('\n')) {
+      let j; try { j = JSON.parse(line); } catch { continue; }
+      if (typeof j.query === 'string' && Array.isArray(j.steps)) proofs.push(j);
+    }
+    if (!proofs.length) continue;
+    const proved = proofs.filter(p => p.outcome === 'proved').length;
+    box.append(el('h3', {}, `Proofs in ${name}: ${proved} of ${proofs.length} queries proved`),
+      el('div', {class: 'legend'}, ...[['#1f77b4', 'goals on the path taken'], ['#2ca02c', 'proved (True)'],
+        ['#d62728', 'failed (False; the path dashed)'], ['#ff7f0e', 'truncated'], ['#bbb', 'a successor not taken']]
+        .map(([c, t]) => el('span', {}, el('span', {class: 'swatch', style: `background:${c}`}), t, ' '))));
+    proofs.forEach((proof, k) => {
+      const head = el('summary', {}, `${proof.query} `, el('span', {class: `status ${proof.outcome === 'proved' ? 'finished' : 'failed'}`}, proof.outcome),
+        ` ${proof.steps.length} step${proof.steps.length === 1 ? '' : 's'}, log p ${fmt(proof.logp, 3)}`);
+      const details = el('details', {class: 'proof-box', 'data-query': proof.query}, head);
+      if (k < MAX_TREES) { details.open = true; details.append(el('div', {style: 'overflow-x:auto'}, drawProof(proof))); }
+      else details.addEventListener('toggle', () => { if (details.open && details.children.length === 1)
+        details.append(el('div', {style: 'overflow-x:auto'}, drawProof(proof))); });
+      box.append(details);
+    });
+  }
+}
+
+/* ---------------------------------------------------------------- videos */
+
+/* The run's recordings (skinner eval ... --video RUN/videos/NAME.gif|.mp4): a GIF as an image,
+ * the others as a video; /api/media serves them whole. */
+function loadMedia(run, box) {
+  const names = (run.files || []).filter(n => /\.(gif|mp4|webm|mkv)$/.test(n));
+  if (!names.length) return;
+  box.append(el('h3', {}, `Episodes recorded (${names.length})`));
+  for (const name of names) {
+    const src = `api/media?run=${q(run.id)}&name=${q(name)}`;
+    const view = name.endsWith('.gif') ? el('img', {src, alt: name, class: 'frames'})
+                                       : el('video', {src, controls: '', loop: '', muted: '', class: 'frames'});
+    box.append(el('figure', {'data-video': name}, view, el('figcaption', {}, name)));
   }
 }
 

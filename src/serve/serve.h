@@ -35,6 +35,9 @@ int sk_serve_run(const sk_serve_options *opt);
 char *serve_resolve(const char *root_real, const char *rel);
 /* True for a file name the API hands out: [A-Za-z0-9_.-], no leading dot. */
 bool serve_safe_name(const char *name);
+/* True for a run's video or picture the app may ask for: a safe name ending in .gif,
+ * .mp4, .mkv, .webm or .png, alone or under videos/ ("videos/episodes.gif"). */
+bool serve_media_name(const char *name);
 
 /* A growing text buffer (serve_buf_*); on allocation failure ok turns false. */
 typedef struct serve_buf {

@@ -24,6 +24,7 @@
 #define STREAM_POLL_NS 100000000L     /* 100 ms between looks at a streamed file */
 #define STREAM_STATUS_EVERY 10        /* polls between status events (1 s) */
 #define STREAM_CHUNK_MAX (1u << 20)   /* bytes of rows read per poll */
+#define MEDIA_MAX (256ll << 20)       /* bytes of a video or picture served whole */
 
 typedef struct server {
     char *roots[SK_SERVE_MAX_ROOTS]; /* canonical */
@@ -84,6 +85,10 @@ static const char *content_type(const char *path) {
     if (strcmp(dot, ".css") == 0) return "text/css; charset=utf-8";
     if (strcmp(dot, ".png") == 0) return "image/png";
     if (strcmp(dot, ".svg") == 0) return "image/svg+xml";
+    if (strcmp(dot, ".gif") == 0) return "image/gif";
+    if (strcmp(dot, ".mp4") == 0) return "video/mp4";
+    if (strcmp(dot, ".mkv") == 0) return "video/x-matroska";
+    if (strcmp(dot, ".webm") == 0) return "video/webm";
     if (strcmp(dot, ".json") == 0 || strcmp(dot, ".jsonl") == 0) return "text/plain; charset=utf-8";
     return "text/plain; charset=utf-8";
 }
@@ -101,9 +106,10 @@ static char *run_folder(const server *s, const char *id, int *root) {
 }
 
 /* The canonical path of NAME in run ID, checked against the run's root again (NAME
- * itself may be a symlink out). */
-static char *run_file(const server *s, const char *id, const char *name) {
-    if (!name || !serve_safe_name(name)) return NULL;
+ * itself may be a symlink out). NAME is a safe name, or with media a video's name
+ * (serve_media_name: "NAME.gif" or "videos/NAME.mp4"). */
+static char *run_file(const server *s, const char *id, const char *name, bool media) {
+    if (!name || !(media ? serve_media_name(name) : serve_safe_name(name))) return NULL;
     int root = 0;
     char *dir = run_folder(s, id, &root);
     if (!dir) return NULL;
@@ -117,6 +123,17 @@ static char *run_file(const server *s, const char *id, const char *name) {
     }
     free(dir);
     return path;
+}
+
+/* Opens path (freed here) for reading if it is a regular file: its descriptor, or -1. */
+static int open_regular(char *path, struct stat *st) {
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    free(path);
+    if (fd >= 0 && (fstat(fd, st) != 0 || !S_ISREG(st->st_mode))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
 }
 
 static bool parse_offset(const char *text, long long *out) {
@@ -135,20 +152,17 @@ static bool parse_offset(const char *text, long long *out) {
  * to go on; a line longer than that is skipped, X-Skipped-Bytes says how long). */
 static enum MHD_Result api_file(const server *s, struct MHD_Connection *c) {
     const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
-    char *path = run_file(s, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "run"), name);
+    char *path =
+        run_file(s, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "run"), name, false);
     if (!path) return send_error(c, MHD_HTTP_NOT_FOUND, "no such run file (or refused)");
     long long from;
     if (!parse_offset(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "from"), &from)) {
         free(path);
         return send_error(c, MHD_HTTP_BAD_REQUEST, "from must be a byte offset >= 0");
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    free(path);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        if (fd >= 0) close(fd);
-        return send_error(c, MHD_HTTP_NOT_FOUND, "cannot read the run file");
-    }
+    int fd = open_regular(path, &st);
+    if (fd < 0) return send_error(c, MHD_HTTP_NOT_FOUND, "cannot read the run file");
     const char *dot = strrchr(name, '.');
     bool lines = dot && (strcmp(dot, ".csv") == 0 || strcmp(dot, ".jsonl") == 0);
     if (!lines) {
@@ -204,25 +218,55 @@ static enum MHD_Result api_file(const server *s, struct MHD_Connection *c) {
     return send_response(c, MHD_HTTP_OK, r, "text/plain; charset=utf-8");
 }
 
-/* /api/files?run=ID: the names in a run folder the app may ask for. */
-static enum MHD_Result api_files(const server *s, struct MHD_Connection *c) {
-    char *dir = run_folder(s, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "run"), NULL);
-    if (!dir) return send_error(c, MHD_HTTP_NOT_FOUND, "no such run (or refused)");
+/* /api/media?run=ID&name=NAME: a run's video or picture whole (NAME as serve_media_name
+ * takes it, e.g. videos/episodes.gif), with its Content-Type; at most MEDIA_MAX bytes. */
+static enum MHD_Result api_media(const server *s, struct MHD_Connection *c) {
+    const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
+    char *path =
+        run_file(s, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "run"), name, true);
+    if (!path) return send_error(c, MHD_HTTP_NOT_FOUND, "no such video (or refused)");
+    struct stat st;
+    int fd = open_regular(path, &st);
+    if (fd < 0) return send_error(c, MHD_HTTP_NOT_FOUND, "cannot read the video");
+    if ((long long)st.st_size > MEDIA_MAX) {
+        close(fd);
+        return send_error(c, 413u, "video larger than 256 MiB");
+    }
+    struct MHD_Response *r = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
+    return send_response(c, MHD_HTTP_OK, r, content_type(name));
+}
+
+/* Appends the safe names of dir to b as JSON strings, each after prefix. */
+static void list_names(serve_buf *b, const char *dir, const char *prefix, bool *first) {
     struct dirent **names = NULL;
     int n = scandir(dir, &names, NULL, alphasort);
-    free(dir);
-    serve_buf b = {.ok = true};
-    serve_buf_put(&b, "[", 1);
-    bool first = true;
     for (int k = 0; k < n; k++) {
-        if (serve_safe_name(names[k]->d_name)) {
-            if (!first) serve_buf_put(&b, ",", 1);
-            first = false;
-            serve_buf_json_string(&b, names[k]->d_name);
+        char entry[300];
+        snprintf(entry, sizeof entry, "%s%s", prefix, names[k]->d_name);
+        if (serve_safe_name(names[k]->d_name) && (!prefix[0] || serve_media_name(entry))) {
+            if (!*first) serve_buf_put(b, ",", 1);
+            *first = false;
+            serve_buf_json_string(b, entry);
         }
         free(names[k]);
     }
     free(names);
+}
+
+/* /api/files?run=ID: the names in a run folder the app may ask for, and the videos in
+ * its videos/ folder as "videos/NAME" (a videos/ that is a symlink is not looked in). */
+static enum MHD_Result api_files(const server *s, struct MHD_Connection *c) {
+    char *dir = run_folder(s, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "run"), NULL);
+    if (!dir) return send_error(c, MHD_HTTP_NOT_FOUND, "no such run (or refused)");
+    serve_buf b = {.ok = true};
+    serve_buf_put(&b, "[", 1);
+    bool first = true;
+    list_names(&b, dir, "", &first);
+    char videos[4200];
+    snprintf(videos, sizeof videos, "%s/videos", dir);
+    struct stat st;
+    if (lstat(videos, &st) == 0 && S_ISDIR(st.st_mode)) list_names(&b, videos, "videos/", &first);
+    free(dir);
     serve_buf_put(&b, "]", 1);
     return send_buf(c, &b, "application/json");
 }
@@ -414,6 +458,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     }
     if (strcmp(url, "/api/file") == 0) return api_file(s, c);
     if (strcmp(url, "/api/files") == 0) return api_files(s, c);
+    if (strcmp(url, "/api/media") == 0) return api_media(s, c);
     if (strcmp(url, "/api/stream") == 0) return api_stream(s, c);
     if (strncmp(url, "/api/", 5) == 0) return send_error(c, MHD_HTTP_NOT_FOUND, "no such endpoint");
     return static_file(s, c, url);

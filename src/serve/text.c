@@ -102,6 +102,16 @@ bool serve_safe_name(const char *name) {
     return true;
 }
 
+bool serve_media_name(const char *name) {
+    if (strncmp(name, "videos/", 7) == 0) name += 7;
+    if (!serve_safe_name(name)) return false;
+    const char *dot = strrchr(name, '.');
+    const char *kinds[] = {".gif", ".mp4", ".mkv", ".webm", ".png"};
+    for (size_t k = 0; dot && k < sizeof kinds / sizeof *kinds; k++)
+        if (strcmp(dot, kinds[k]) == 0) return true;
+    return false;
+}
+
 char *serve_resolve(const char *root_real, const char *rel) {
     if (rel[0] == '/' || strlen(rel) > 3000) return NULL;
     /* each part: not empty twice over, not "." or "..", no backslash, no control byte */
