@@ -87,4 +87,39 @@ echo "$out"
 # the installed program finds its installed presets (no warning about a missing preset)
 err=$("$prefix/bin/skinner" train cartpole --total-steps 2048 --quiet --run-dir "$prefix/run" 2>&1 >/dev/null || true)
 if grep -q "no preset" <<< "$err"; then fail "installed skinner found no preset: $err"; fi
+# the dashboard (issue 35): the installed skinner serve, on a free loopback port, answers GET /
+# with the installed page and the page's uPlot script with the installed copy (not the build
+# tree's: the program falls back to the source folder when its share/ has none)
+if grep -q '^MICROHTTPD_FOUND:INTERNAL=1' "$build_dir/CMakeCache.txt"; then
+    web=$prefix/share/skinner/web
+    for f in "$web/index.html" "$web/app.js" "$web/vendor/uPlot.iife.min.js" "$web/vendor/uPlot.min.css"; do
+        [[ -e $f ]] || fail "make install PREFIX=$prefix: $f is missing (the dashboard's page)"
+    done
+    mkdir -p "$prefix/runs"
+    (cd / && exec "$prefix/bin/skinner" serve "$prefix/runs" --port 0 --port-file "$prefix/port" \
+        >/dev/null) &
+    serve_pid=$!
+    for _ in $(seq 100); do [[ -s $prefix/port ]] && break; sleep 0.1; done
+    [[ -s $prefix/port ]] || { kill "$serve_pid" 2>/dev/null; fail "the installed skinner serve did not start"; }
+    got=$(/usr/bin/python3 - "$(cat "$prefix/port")" "$web" <<'PY'
+import http.client, re, sys
+port, web = int(sys.argv[1]), sys.argv[2]
+def get(path):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", path)
+    r = conn.getresponse()
+    return r.status, r.read()
+status, page = get("/")
+print("page", status == 200 and page == open(f"{web}/index.html", "rb").read())
+script = re.search(rb'<script src="(vendor/uPlot[^"]*)"', page)
+status, body = get("/" + script.group(1).decode()) if script else (0, b"")
+print("uplot", status == 200 and body == open(f"{web}/vendor/uPlot.iife.min.js", "rb").read())
+PY
+) || true
+    kill "$serve_pid"
+    wait "$serve_pid" 2>/dev/null || true
+    echo "$got"
+    [[ $got == *"page True"* ]] || fail "the installed skinner serve did not serve the installed page at /"
+    [[ $got == *"uplot True"* ]] || fail "the installed skinner serve did not serve the installed uPlot"
+fi
 echo "install_check: ok"
