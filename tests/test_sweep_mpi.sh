@@ -33,11 +33,14 @@ distribution = log_uniform
 min = 1e-4
 max = 1e-2
 INI
+# a plugin loaded before the command (--env-lib) must not make the ranks start MPI either:
+# an MPI rank killed with -9 would take the others down with it
 mpirun --allow-run-as-root --oversubscribe --enable-recovery -np 3 \
-    "$skinner" sweep --config "$tmp/sweep.ini" --run-dir "$tmp/sweep" > "$tmp/out" 2>&1 &
+    "$skinner" --env-lib "$build/tests/libgridworld.so" sweep --config "$tmp/sweep.ini" \
+    --run-dir "$tmp/sweep" > "$tmp/out" 2>&1 &
 mpirun_pid=$!
 rank_pid() { # the pid of the sweep process of rank $1
-    for pid in $(pgrep -f "skinner sweep --config $tmp/sweep.ini" || true); do
+    for pid in $(pgrep -f "sweep --config $tmp/sweep.ini" || true); do
         if tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
             echo "$pid"
             return
@@ -58,6 +61,9 @@ for _ in $(seq 600); do
     sleep 0.05
 done
 [[ -n $trial ]] || { echo "FAILED: rank 1 never ran a trial"; cat "$tmp/out"; exit 1; }
+# a rank that started MPI runs its progress threads; a sweep's rank is one thread
+threads=$(awk '/^Threads:/ {print $2}' "/proc/$victim/status")
+[[ $threads -eq 1 ]] || { echo "FAILED: rank 1 runs $threads threads: it started MPI"; exit 1; }
 kill -9 "$victim"
 sleep 0.2 # the kernel has dropped its locks; a line it had written is in the file
 lines_at_kill=$(wc -l < "$tmp/sweep/sweep.jsonl")

@@ -259,11 +259,24 @@ static int load_env_libs(int *argc, char **argv) {
 
 static int run_command(int argc, char **argv);
 
+/* The command word: the first argument that is not an --env-lib option (which may come
+ * before it), or NULL. */
+static const char *command_word(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--env-lib") == 0)
+            i++;
+        else if (strncmp(argv[i], "--env-lib=", 10) != 0)
+            return argv[i];
+    }
+    return NULL;
+}
+
 int main(int argc, char **argv) {
     /* under mpirun (or srun) this process is one rank of a distributed run;
      * `train` and `bench train` split their envs over the ranks (docs/distributed.md) */
     /* a sweep's ranks share its folder, not MPI (docs/sweeps.md): it starts no MPI */
-    bool sweep = argc >= 2 && strcmp(argv[1], "sweep") == 0;
+    const char *command = command_word(argc, argv);
+    bool sweep = command && strcmp(command, "sweep") == 0;
     int rc = sweep ? SK_EXIT_OK : cli_comm_init(&argc, &argv);
     if (rc != SK_EXIT_OK) return rc;
     rc = run_command(argc, argv);
