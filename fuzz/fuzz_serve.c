@@ -1,7 +1,9 @@
 /* skinner serve's readers of run files and request paths (src/serve/): the input is cut at
  * its first two NUL bytes into a request path, a config.ini and a live.bin; the path must
  * resolve under the root or be refused, and the run's status must come out as JSON with no
- * raw control byte and only well-formed UTF-8, whatever the files hold. */
+ * raw control byte and only well-formed UTF-8, whatever the files hold. The path is also a
+ * video's name for /api/media: one it accepts is a safe name with a media extension, alone or
+ * under videos/, and resolves under the root. */
 #include "fuzz_util.h"
 
 #include "serve/serve.h"
@@ -56,6 +58,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  (real[strlen(g_root)] != '\0' && real[strlen(g_root)] != '/')))
         abort(); /* a path out of the root was let through */
     free(real);
+
+    if (serve_media_name(rel)) { /* /api/media's names: [videos/]NAME.EXT, nothing else */
+        const char *name = strncmp(rel, "videos/", 7) == 0 ? rel + 7 : rel;
+        const char *dot = strrchr(name, '.');
+        if (strchr(name, '/') || name[0] == '.' || !dot || dot == name ||
+            !(strcmp(dot, ".gif") == 0 || strcmp(dot, ".mp4") == 0 || strcmp(dot, ".mkv") == 0 ||
+              strcmp(dot, ".webm") == 0 || strcmp(dot, ".png") == 0))
+            abort();
+        char *media = serve_resolve(g_root, rel);
+        if (media && strncmp(media, g_root, strlen(g_root)) != 0) abort();
+        free(media);
+    }
 
     serve_buf out = {.ok = true};
     serve_run_status(&out, g_root);
