@@ -116,7 +116,7 @@ status, body = get("/" + script.group(1).decode()) if script else (0, b"")
 print("uplot", status == 200 and body == open(f"{web}/vendor/uPlot.iife.min.js", "rb").read())
 PY
 ) || true
-    kill "$serve_pid"
+    kill "$serve_pid" 2>/dev/null || true
     wait "$serve_pid" 2>/dev/null || true
     echo "$got"
     [[ $got == *"page True"* ]] || fail "the installed skinner serve did not serve the installed page at /"
