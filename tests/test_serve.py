@@ -165,6 +165,12 @@ def security(build):
     status, body, headers = server.get("/api/media?run=0/run-a&name=videos/episodes.gif")
     check(status == 200 and body == gif and headers.get("Content-Type") == "image/gif",
           f"a run's GIF is served whole as image/gif ({status}, {headers.get('Content-Type')})")
+    mp4 = b"\x00\x00\x00\x18ftypmp42" + bytes(12)
+    with open(os.path.join(run, "episode.mp4"), "wb") as f:
+        f.write(mp4)
+    status, body, headers = server.get("/api/media?run=0/run-a&name=episode.mp4")
+    check(status == 200 and body == mp4 and headers.get("Content-Type") == "video/mp4",
+          f"a run's MP4 beside its files is served as video/mp4 ({status}, {headers.get('Content-Type')})")
     status, body, _ = server.get("/api/files?run=0/run-a")
     files = json.loads(body)
     check("videos/episodes.gif" in files and "videos/huge.mp4" in files,
