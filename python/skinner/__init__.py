@@ -11,7 +11,8 @@ released, and Python sees NumPy views of skinner's own buffers (no copy).
                 np.random.randint(0, 2, env.num_envs))
 
 docs/python.md has the whole API, the buffer lifetime rules and the autoreset
-convention (Gymnasium's same-step mode).
+convention (Gymnasium's same-step mode). Multi-agent envs (docs/multiagent.md): make
+gives one row per (env, agent); parallel_env gives PettingZoo's Parallel API.
 """
 
 import json
@@ -42,12 +43,13 @@ try:  # Gymnasium's autoreset mode enum (1.x), where Gymnasium has it
 except ImportError:  # pragma: no cover - depends on the machine
     _SAME_STEP = "SameStep"
 
-__all__ = ["make", "register", "train", "kge_train", "load", "evaluate", "bench", "envs", "describe",
+__all__ = ["make", "parallel_env", "ParallelEnv", "register", "train", "kge_train", "load", "evaluate", "bench", "envs", "describe",
            "check_env", "EnvCheckError",
            "VecEnv", "Policy", "spaces", "HAVE_GYMNASIUM", "__version__"]
 
 from . import spaces  # noqa: E402  (skinner's own classes, always importable)
 from .sweep import sweep  # noqa: E402  (skinner sweep, run as the program: docs/sweeps.md)
+from .parallel import ParallelEnv  # noqa: E402  (PettingZoo's Parallel API: docs/multiagent.md)
 
 __all__.append("sweep")
 
@@ -144,6 +146,10 @@ class VecEnv(_core.Vec):
     """num_envs envs of one kind, stepped in C, with Gymnasium 1.x's vector-env
     API and same-step autoreset. Make it with skinner.make.
 
+    A multi-agent env (num_agents > 1) has one row per (env, agent), row = env *
+    num_agents + agent: every array is (num_rows, ...), `active` says which rows' agents
+    act at the next step, and agent_names names the agents of one env.
+
     step() and reset() return NumPy arrays that view skinner's buffers: they
     stay valid, and are overwritten in place, until the next step() or reset()
     (make(copy=True) gives fresh arrays instead). `actions` is the action
@@ -165,7 +171,8 @@ class VecEnv(_core.Vec):
         self.max_episode_steps = d["max_episode_steps"]
         self.reward_threshold = d["reward_threshold"]
         self.single_observation_space, self.single_action_space = _single_spaces(d)
-        self.observation_space, self.action_space = _batch_spaces(d, self.num_envs)
+        self.observation_space, self.action_space = _batch_spaces(d, self.num_rows)
+        self.agent_names = list(d["agent_names"])
         self.metadata = {"autoreset_mode": _SAME_STEP}
 
     def render(self):
@@ -205,8 +212,16 @@ def make(env_id, num_envs=1, threads=1, seed=None, copy=False, render_mode=None,
                   config=config, render_mode=render_mode)
 
 
+def parallel_env(env_id, seed=None, copy=False, render_mode=None, **config):
+    """One env of a multi-agent id in PettingZoo's Parallel API (a ParallelEnv): dicts
+    keyed by agent name, agents, possible_agents, observation_space(agent),
+    action_space(agent); its `batch` is the VecEnv of rows it steps. config: the env's
+    keys, as make takes them."""
+    return ParallelEnv(env_id, seed=seed, copy=copy, render_mode=render_mode, **config)
+
+
 def register(env_id, cls, max_episode_steps=None, reward_threshold=None, kwargs=None,
-             observation_space=None, action_space=None):
+             observation_space=None, action_space=None, num_agents=None, agent_names=None):
     """Registers a batched env written in Python (NumPy), so that make, train,
     evaluate and bench use it like a built-in.
 
@@ -220,6 +235,16 @@ def register(env_id, cls, max_episode_steps=None, reward_threshold=None, kwargs=
     or given here. skinner calls step once per batch step; it applies the
     time limit (max_episode_steps), autoresets ended envs by calling
     reset(None, mask) with the rows to reset, and keeps episode statistics.
+
+    A multi-agent env (num_agents >= 2, names in agent_names or "agent_0", ...) works
+    in rows, row = env * num_agents + agent: reset gives (num_envs * num_agents, ...)
+    observations, with mask (num_envs,) naming the envs to reset; step takes
+    (num_envs * num_agents,) actions and returns rows, optionally a fifth array, active
+    (rows, bool): whether each row's agent acts at the next step (omitted: every agent
+    that has not finished). An agent finishes on the step its row says terminated or
+    truncated; its row is then inactive, its later rewards and flags ignored, until its
+    env resets, which skinner does (reset(None, mask)) once every agent of it has
+    finished or the env reaches max_episode_steps.
     """
     if max_episode_steps is not None and int(max_episode_steps) < 1:
         raise ValueError(f"max_episode_steps = {max_episode_steps} (expected 1 or more, or None "
@@ -229,9 +254,13 @@ def register(env_id, cls, max_episode_steps=None, reward_threshold=None, kwargs=
     if obs_space is None or act_space is None:
         raise ValueError(f"{env_id}: give the spaces of one env, as class attributes "
                          "single_observation_space and single_action_space or as arguments")
+    if agent_names is not None:
+        agent_names = [str(name) for name in agent_names]
+        if num_agents is None:
+            num_agents = len(agent_names)
     _core.register(env_id, cls, obs_space, act_space,
                    int(max_episode_steps) if max_episode_steps is not None else 0,
-                   reward_threshold, kwargs)
+                   reward_threshold, kwargs, int(num_agents or 1), agent_names)
 
 
 def _preset_paths(env_id):

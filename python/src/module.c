@@ -196,8 +196,26 @@ PyObject *skpy_describe_env(const sk_env_def *env) {
     for (int d = 0; d < num_dims; d++) PyTuple_SET_ITEM(obs_shape, d, PyLong_FromLong(dims[d]));
     const sk_env_extras *extras = sk_env_extras_of(env);
     const char *plugin = sk_env_plugin_path(env);
+    /* the agents' names (a multi-agent env's roles; "agent_0", ... when it names none) */
+    int num_agents = sk_env_agents(env);
+    PyObject *agent_names = PyList_New(num_agents);
+    if (!agent_names) {
+        Py_DECREF(obs_shape);
+        goto fail;
+    }
+    for (int a = 0; a < num_agents; a++) {
+        PyObject *name = env->agent_names && env->agent_names[a]
+                             ? PyUnicode_FromString(env->agent_names[a])
+                             : PyUnicode_FromFormat("agent_%d", a);
+        if (!name) {
+            Py_DECREF(agent_names);
+            Py_DECREF(obs_shape);
+            goto fail;
+        }
+        PyList_SET_ITEM(agent_names, a, name);
+    }
     return Py_BuildValue(
-        "{s:s,s:N,s:s,s:z,s:z,s:i,s:N,s:N,s:s,s:N,s:N,s:N,s:i,s:N,s:N,s:N,s:z,s:z,s:O}",
+        "{s:s,s:N,s:s,s:z,s:z,s:i,s:N,s:N,s:s,s:N,s:N,s:N,s:i,s:N,s:N,s:N,s:z,s:z,s:O,s:i,s:N}",
         "obs_dtype", sk_obs_dtype_name(env->obs_dtype), "obs_shape", obs_shape, "id", env->id,
         "alias", env->alias, "summary", env->summary, "obs_size", env->obs_size, "obs_low",
         obs_low, "obs_high", obs_high, "kind",
@@ -208,7 +226,8 @@ PyObject *skpy_describe_env(const sk_env_def *env) {
         "reward_threshold",
         isnan(env->solved_threshold) ? Py_NewRef(Py_None) : PyFloat_FromDouble(env->solved_threshold),
         "log_names", logs, "preset", extras->preset, "plugin", plugin, "python",
-        skpy_env_is_python(env) ? Py_True : Py_False);
+        skpy_env_is_python(env) ? Py_True : Py_False, "num_agents", num_agents, "agent_names",
+        agent_names);
 fail:
     Py_XDECREF(obs_low);
     Py_XDECREF(obs_high);

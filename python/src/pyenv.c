@@ -13,6 +13,13 @@
  * An exception in the class is kept, the batch is marked terminated so that
  * every loop ends, and the exception is raised where Python called in.
  *
+ * A multi-agent class (register(num_agents=A >= 2)) works in rows, row = env * A +
+ * agent (skinner/env.h): obs, rewards and flags are (num_envs * A), the reset mask
+ * stays (num_envs), and step may return a fifth array, active (rows). Here, per the
+ * kit's rule, an agent finishes on the step its row ends (final_obs and episode log
+ * there), its row is inactive with no reward or flag after, and its env is reset once
+ * every agent of it has finished or the time limit ends them all.
+ *
  * sk_env_def.create gets no pointer to its own table, so each registered
  * class takes one of a fixed number of slots, each with its own create. */
 #include "module.h"
@@ -27,6 +34,7 @@ typedef struct slot {
     char id[128];
     PyObject *cls, *kwargs;
     float *obs_bounds; /* (2, obs_size): the observation Box's low, then high; or NULL */
+    char **agent_names; /* (num_agents) a multi-agent class's names, or NULL */
 } slot;
 
 static slot g_slots[MAX_SLOTS];
@@ -35,9 +43,12 @@ static int g_num_slots;
 typedef struct pyenv {
     slot *slot;
     PyObject *inst;
-    int num_envs, failed;
-    int32_t *elapsed;
-    double *ret;
+    int num_envs, num_agents, num_rows, failed;
+    int32_t *elapsed; /* (num_envs) */
+    double *ret;      /* (rows) */
+    uint8_t *finished; /* (rows) a multi-agent env's agents that ended this episode */
+    uint8_t *active;   /* (rows) step's fifth array, when it returned one */
+    int has_active;
     PyObject *mask; /* bool (num_envs) */
 } pyenv;
 
@@ -56,11 +67,15 @@ static sk_status create_in(slot *s, void **state, int num_envs, const sk_config 
     }
     e->slot = s;
     e->num_envs = num_envs;
+    e->num_agents = sk_env_agents(&s->def);
+    e->num_rows = num_envs * e->num_agents;
     e->elapsed = sk_alloc((size_t)num_envs * sizeof(int32_t));
-    e->ret = sk_alloc((size_t)num_envs * sizeof(double));
+    e->ret = sk_alloc((size_t)e->num_rows * sizeof(double));
+    e->finished = sk_alloc((size_t)e->num_rows);
+    e->active = sk_alloc((size_t)e->num_rows);
     npy_intp n = num_envs;
     e->mask = PyArray_ZEROS(1, &n, NPY_BOOL, 0);
-    if (!e->elapsed || !e->ret || !e->mask) {
+    if (!e->elapsed || !e->ret || !e->finished || !e->active || !e->mask) {
         status = sk_fail(SK_ERR_NOMEM, "out of memory for %d envs of %s", num_envs, s->id);
     } else {
         PyObject *args = Py_BuildValue("(i)", num_envs);
@@ -76,6 +91,8 @@ static sk_status create_in(slot *s, void **state, int num_envs, const sk_config 
         Py_XDECREF(e->mask);
         sk_free(e->elapsed);
         sk_free(e->ret);
+        sk_free(e->finished);
+        sk_free(e->active);
         free(e);
         e = NULL;
     }
@@ -110,6 +127,8 @@ static void destroy(void *state) {
     PyGILState_Release(gil);
     sk_free(e->elapsed);
     sk_free(e->ret);
+    sk_free(e->finished);
+    sk_free(e->active);
     free(e);
 }
 
@@ -133,30 +152,31 @@ static int obs_typenum(const pyenv *e) {
 /* After a failure: every env ends now, with nothing, so loops finish. */
 static void fail_batch(pyenv *e, const sk_env_io *io, int lo, int hi, int stepping) {
     e->failed = 1;
-    int L = e->slot->def.num_log_fields;
-    for (int i = lo; i < hi; i++) {
+    int L = e->slot->def.num_log_fields, A = e->num_agents;
+    for (int i = lo * A; i < hi * A; i++) {
         memset(obs_row(e, io, false, i), 0, row_bytes(e));
+        if (io->active) io->active[i] = 1;
         if (!stepping) continue;
         memset(obs_row(e, io, true, i), 0, row_bytes(e));
         io->rewards[i] = 0.0f;
         io->terminated[i] = 1;
         io->truncated[i] = 0;
         io->episode_log[(size_t)i * (size_t)L] = (float)e->ret[i];
-        io->episode_log[(size_t)i * (size_t)L + 1] = (float)(e->elapsed[i] + 1);
+        io->episode_log[(size_t)i * (size_t)L + 1] = (float)(e->elapsed[i / A] + 1);
         e->ret[i] = 0.0;
-        e->elapsed[i] = 0;
     }
+    for (int i = lo; i < hi && stepping; i++) e->elapsed[i] = 0;
 }
 
 /* Reads `what` from a returned object as a C-contiguous array of typenum
- * with the shape (num_envs[, width]); NULL with an exception naming it. */
+ * with the shape (rows[, width]); NULL with an exception naming it. */
 static PyArrayObject *read_array(pyenv *e, PyObject *obj, int typenum, int width,
                                  const char *what) {
     PyArrayObject *a = (PyArrayObject *)PyArray_FromAny(
         obj, PyArray_DescrFromType(typenum), 1, width ? 1 + SK_MAX_OBS_DIMS : 1,
         NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST, NULL);
     if (!a) return NULL;
-    int N = e->num_envs;
+    int N = e->num_rows;
     /* observations: (N, obs_size), or (N, H, W, C) for an image of that shape */
     int ok = width == 0 ? PyArray_NDIM(a) == 1 && PyArray_DIM(a, 0) == N
                         : PyArray_NDIM(a) >= 2 && PyArray_DIM(a, 0) == N &&
@@ -189,9 +209,10 @@ static int call_reset(pyenv *e, const sk_env_io *io, PyObject *seed, const uint8
     Py_DECREF(obs);
     if (!a) return -1;
     const uint8_t *src = PyArray_DATA(a);
-    size_t bytes = row_bytes(e);
+    size_t bytes = row_bytes(e) * (size_t)e->num_agents; /* an env's rows */
     for (int i = 0; i < e->num_envs; i++)
-        if (!rows || rows[i]) memcpy(obs_row(e, io, false, i), src + (size_t)i * bytes, bytes);
+        if (!rows || rows[i])
+            memcpy(obs_row(e, io, false, i * e->num_agents), src + (size_t)i * bytes, bytes);
     Py_DECREF(a);
     return 0;
 }
@@ -200,9 +221,12 @@ static void reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t see
     pyenv *e = state;
     if (lo >= hi) return;
     PyGILState_STATE gil = PyGILState_Ensure();
-    for (int i = lo; i < hi; i++) {
-        e->elapsed[i] = 0;
+    int A = e->num_agents;
+    for (int i = lo; i < hi; i++) e->elapsed[i] = 0;
+    for (int i = lo * A; i < hi * A; i++) {
         e->ret[i] = 0.0;
+        e->finished[i] = 0;
+        if (io->active) io->active[i] = 1;
     }
     e->failed = skpy_env_error_pending();
     int status = -1;
@@ -229,7 +253,7 @@ static void reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t see
 static PyObject *actions_of(pyenv *e, const sk_env_io *io) {
     const sk_action_space *space = &e->slot->def.action_space;
     int discrete = space->kind == SK_SPACE_DISCRETE;
-    npy_intp dims[2] = {e->num_envs, discrete ? space->num_heads : space->dim};
+    npy_intp dims[2] = {e->num_rows, discrete ? space->num_heads : space->dim};
     int nd = discrete && space->num_heads == 1 ? 1 : 2;
     PyObject *a = PyArray_SimpleNew(nd, dims, discrete ? NPY_INT32 : NPY_FLOAT32);
     if (!a) return NULL;
@@ -253,19 +277,29 @@ static int call_step(pyenv *e, const sk_env_io *io) {
     PyObject *result = PyObject_CallMethod(e->inst, "step", "(O)", actions);
     Py_DECREF(actions);
     if (!result) return -1;
-    if (!PyTuple_Check(result) || PyTuple_GET_SIZE(result) != 4) {
+    Py_ssize_t returned = PyTuple_Check(result) ? PyTuple_GET_SIZE(result) : 0;
+    if (returned != 4 && !(returned == 5 && e->num_agents > 1)) {
         PyErr_Format(PyExc_ValueError,
-                     "%s: step must return (obs, rewards, terminations, truncations)", e->slot->id);
+                     e->num_agents > 1 ? "%s: step must return (obs, rewards, terminations, "
+                                         "truncations) or those and active"
+                                       : "%s: step must return (obs, rewards, terminations, "
+                                         "truncations)",
+                     e->slot->id);
         Py_DECREF(result);
         return -1;
     }
-    int O = e->slot->def.obs_size, N = e->num_envs;
+    int O = e->slot->def.obs_size, N = e->num_rows;
     PyArrayObject *obs = read_array(e, PyTuple_GET_ITEM(result, 0), obs_typenum(e), O, "step's obs");
     PyArrayObject *rew = obs ? read_array(e, PyTuple_GET_ITEM(result, 1), NPY_FLOAT32, 0, "rewards") : NULL;
     PyArrayObject *term = rew ? read_array(e, PyTuple_GET_ITEM(result, 2), NPY_BOOL, 0, "terminations") : NULL;
     PyArrayObject *trunc = term ? read_array(e, PyTuple_GET_ITEM(result, 3), NPY_BOOL, 0, "truncations") : NULL;
+    e->has_active = returned == 5;
+    PyArrayObject *active = trunc && e->has_active
+        ? read_array(e, PyTuple_GET_ITEM(result, 4), NPY_BOOL, 0, "active") : NULL;
     Py_DECREF(result);
-    int status = trunc ? 0 : -1;
+    int status = trunc && (active || !e->has_active) ? 0 : -1;
+    if (status == 0 && active) memcpy(e->active, PyArray_DATA(active), (size_t)N);
+    Py_XDECREF(active);
     if (status == 0) {
         memcpy(obs_row(e, io, false, 0), PyArray_DATA(obs), (size_t)N * row_bytes(e));
         memcpy(io->rewards, PyArray_DATA(rew), (size_t)N * sizeof(float));
@@ -277,6 +311,48 @@ static int call_step(pyenv *e, const sk_env_io *io) {
     Py_XDECREF(term);
     Py_XDECREF(trunc);
     return status;
+}
+
+/* A multi-agent step's ends (the kit's rule, above): each row that ends now logs its
+ * episode; a finished row reads no reward or flag; an env none of whose agents is left
+ * (or at its time limit) is marked in done for the reset. Returns how many envs. */
+static int end_agents(pyenv *e, const sk_env_io *io, uint8_t *done) {
+    int A = e->num_agents, L = e->slot->def.num_log_fields, ended = 0;
+    int limit = e->slot->def.max_episode_steps;
+    for (int env = 0; env < e->num_envs; env++) {
+        int live = 0, at_limit = ++e->elapsed[env] >= limit;
+        for (int row = env * A; row < env * A + A; row++) {
+            if (e->finished[row]) {
+                io->rewards[row] = 0.0f;
+                io->terminated[row] = io->truncated[row] = 0;
+                io->active[row] = 0;
+                continue;
+            }
+            e->ret[row] += (double)io->rewards[row];
+            io->terminated[row] = io->terminated[row] != 0;
+            io->truncated[row] = !io->terminated[row] && (io->truncated[row] || at_limit);
+            io->active[row] = e->has_active ? e->active[row] != 0 : 1;
+            if (!io->terminated[row] && !io->truncated[row]) {
+                live++;
+                continue;
+            }
+            e->finished[row] = 1;
+            io->active[row] = 0;
+            memcpy(obs_row(e, io, true, row), obs_row(e, io, false, row), row_bytes(e));
+            io->episode_log[(size_t)row * (size_t)L] = (float)e->ret[row];
+            io->episode_log[(size_t)row * (size_t)L + 1] = (float)e->elapsed[env];
+        }
+        done[env] = live == 0;
+        if (!done[env]) continue;
+        ended++;
+        e->elapsed[env] = 0;
+        for (int row = env * A; row < env * A + A; row++) {
+            e->ret[row] = 0.0;
+            e->finished[row] = 0;
+            io->active[row] = 1;
+        }
+    }
+    return ended;
 }
 
 static void step(void *state, const sk_env_io *io, int lo, int hi) {
@@ -311,6 +387,10 @@ static void step(void *state, const sk_env_io *io, int lo, int hi) {
     int limit = e->slot->def.max_episode_steps;
     uint8_t *done = PyArray_DATA((PyArrayObject *)e->mask);
     int ended = 0;
+    if (e->num_agents > 1) {
+        ended = end_agents(e, io, done);
+        N = 0; /* the rows are done */
+    }
     for (int i = 0; i < N; i++) {
         e->ret[i] += (double)io->rewards[i];
         e->elapsed[i]++;
@@ -340,8 +420,10 @@ static int state_arrays(void *state, sk_env_array *arrays) {
     /* the counters only: a Python env's own state is not saved, so a run
      * on one cannot be resumed (skinner.train refuses it) */
     arrays[0] = (sk_env_array){"elapsed", SK_ARRAY_I32, 1, e->elapsed, true, 0, 2147483647.0};
-    arrays[1] = (sk_env_array){"episode_return", SK_ARRAY_F64, 1, e->ret, false, 0, 0};
-    return 2;
+    arrays[1] = (sk_env_array){"episode_return", SK_ARRAY_F64, e->num_agents, e->ret, false, 0, 0};
+    if (e->num_agents == 1) return 2;
+    arrays[2] = (sk_env_array){"finished", SK_ARRAY_U8, e->num_agents, e->finished, true, 0, 1};
+    return 3;
 }
 
 /* ------------------------------------------------------------- register */
@@ -509,17 +591,62 @@ static int read_obs_bounds(PyObject *space, slot *s) {
     return status;
 }
 
+/* The most agents of a Python-defined env. */
+#define MAX_PY_AGENTS 1024
+
+static void free_agent_names(slot *s) {
+    for (int a = 0; s->agent_names && a < s->def.num_agents; a++) free(s->agent_names[a]);
+    free(s->agent_names);
+    s->agent_names = NULL;
+}
+
+/* A multi-agent class's count and names (a list of str, or None) into slot s. */
+static int read_agents(slot *s, int num_agents, PyObject *names) {
+    if (num_agents < 1 || num_agents > MAX_PY_AGENTS) {
+        PyErr_Format(PyExc_ValueError, "num_agents = %d (expected 1 to %d)", num_agents,
+                     MAX_PY_AGENTS);
+        return -1;
+    }
+    if (names == Py_None || num_agents == 1) {
+        s->def.num_agents = num_agents > 1 ? num_agents : 0;
+        return 0;
+    }
+    if (!PyList_Check(names) || PyList_GET_SIZE(names) != num_agents) {
+        PyErr_Format(PyExc_ValueError, "agent_names must be a list of num_agents = %d names",
+                     num_agents);
+        return -1;
+    }
+    s->def.num_agents = num_agents;
+    if (!(s->agent_names = calloc((size_t)num_agents, sizeof *s->agent_names))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int a = 0; a < num_agents; a++) {
+        const char *name = PyUnicode_AsUTF8(PyList_GET_ITEM(names, a));
+        if (!name || !(s->agent_names[a] = strdup(name))) {
+            if (!PyErr_Occurred()) PyErr_NoMemory();
+            free_agent_names(s);
+            return -1;
+        }
+    }
+    s->def.agent_names = (const char *const *)s->agent_names;
+    return 0;
+}
+
 /* register(env_id, cls, observation_space, action_space, max_episode_steps,
- *          reward_threshold, kwargs) */
+ *          reward_threshold, kwargs, num_agents, agent_names) */
 PyObject *skpy_register(PyObject *self, PyObject *args, PyObject *kwargs) {
     (void)self;
     static char *kwlist[] = {"env_id", "cls", "observation_space", "action_space",
-                             "max_episode_steps", "reward_threshold", "kwargs", NULL};
+                             "max_episode_steps", "reward_threshold", "kwargs", "num_agents",
+                             "agent_names", NULL};
     const char *id;
     PyObject *cls, *obs_space, *act_space, *threshold = Py_None, *ctor_kwargs = Py_None;
-    int max_steps = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sOOO|iOO", kwlist, &id, &cls, &obs_space,
-                                     &act_space, &max_steps, &threshold, &ctor_kwargs))
+    PyObject *names = Py_None;
+    int max_steps = 0, num_agents = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sOOO|iOOiO", kwlist, &id, &cls, &obs_space,
+                                     &act_space, &max_steps, &threshold, &ctor_kwargs,
+                                     &num_agents, &names))
         return NULL;
     if (!PyCallable_Check(cls)) {
         PyErr_SetString(PyExc_TypeError, "cls must be a class (callable as cls(num_envs))");
@@ -550,12 +677,14 @@ PyObject *skpy_register(PyObject *self, PyObject *args, PyObject *kwargs) {
     }
     slot *s = &g_slots[g_num_slots];
     free(s->obs_bounds); /* an earlier registration that failed in this slot */
+    free_agent_names(s);
     memset(s, 0, sizeof *s);
     snprintf(s->id, sizeof s->id, "%s", id);
     sk_env_def *d = &s->def;
     if (read_space(obs_space, &d->action_space, &d->obs_size, "observation space") < 0 ||
         read_obs_type(obs_space, d) < 0 || read_obs_bounds(obs_space, s) < 0 ||
-        read_space(act_space, &d->action_space, NULL, "action space") < 0)
+        read_space(act_space, &d->action_space, NULL, "action space") < 0 ||
+        read_agents(s, num_agents, names) < 0)
         return NULL;
     d->id = s->id;
     d->summary = "a Python-defined env (skinner.register)";

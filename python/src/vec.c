@@ -1,6 +1,7 @@
 /* skinner._core.Vec: an sk_vec seen from Python. Observations, rewards,
  * flags, final observations, masks and episode statistics are NumPy views
- * of the vec's own buffers, made once; a step validates and copies the
+ * of the vec's own buffers, made once, one row per env, or per (env, agent)
+ * for a multi-agent env (row = env * num_agents + agent, skinner/env.h); a step validates and copies the
  * actions in, steps every env in C with the GIL released, and hands the same
  * views back. The memory belongs to a small owner object that every view
  * references, so a view outliving close() still points at valid memory. */
@@ -15,7 +16,7 @@
 typedef struct {
     PyObject_HEAD
     sk_vec *vec;
-    uint8_t *done;  /* (N) terminated | truncated of the last step */
+    uint8_t *done;  /* (rows) terminated | truncated of the last step */
     void *staging;  /* env.actions: where Python may write actions for step() */
 } Owner;
 
@@ -56,11 +57,12 @@ typedef struct {
     Owner *owner; /* NULL once closed */
     const sk_env_def *env;
     const sk_vec_buffers *b;
-    int num_envs, obs_size, heads, dim, mask_size, num_log;
+    int num_envs, num_agents, num_rows, obs_size, heads, dim, mask_size, num_log;
     int copy, busy;
     uint64_t seed;
     int64_t resets_since_seed;
     PyObject *obs, *final_obs, *rewards, *terminated, *truncated, *masks, *done, *actions;
+    PyObject *active; /* (rows) 1 where the agent acts at the next step (all 1: one agent) */
     PyObject *episode; /* {"r": returns, "l": lengths, env's own fields} */
 } Vec;
 
@@ -73,6 +75,7 @@ static void vec_clear(Vec *self) {
     Py_CLEAR(self->masks);
     Py_CLEAR(self->done);
     Py_CLEAR(self->actions);
+    Py_CLEAR(self->active);
     Py_CLEAR(self->episode);
     Py_CLEAR(self->owner);
     self->b = NULL;
@@ -86,7 +89,7 @@ static void vec_dealloc(Vec *self) {
 static int make_views(Vec *self) {
     Owner *o = self->owner;
     const sk_vec_buffers *b = self->b;
-    npy_intp N = self->num_envs;
+    npy_intp N = self->num_rows;
     /* a uint8 env's observations: uint8 views of its declared shape, (N, 10, 10, C) */
     const sk_env_def *env = sk_vec_env(o->vec);
     npy_intp obs_dims[1 + SK_MAX_OBS_DIMS] = {N, self->obs_size};
@@ -104,7 +107,8 @@ static int make_views(Vec *self) {
         !(self->rewards = view(o, b->rewards, NPY_FLOAT32, 1, &N, NULL, 1)) ||
         !(self->terminated = view(o, b->terminated, NPY_BOOL, 1, &N, NULL, 1)) ||
         !(self->truncated = view(o, b->truncated, NPY_BOOL, 1, &N, NULL, 1)) ||
-        !(self->done = view(o, o->done, NPY_BOOL, 1, &N, NULL, 0)))
+        !(self->done = view(o, o->done, NPY_BOOL, 1, &N, NULL, 0)) ||
+        !(self->active = view(o, b->active, NPY_BOOL, 1, &N, NULL, 0)))
         return -1;
     if (self->mask_size) {
         npy_intp dims[2] = {N, self->mask_size};
@@ -184,10 +188,11 @@ static int vec_init(Vec *self, PyObject *args, PyObject *kwargs) {
         return -1;
     }
     env = sk_vec_env(owner->vec); /* the sizes its config gave it */
-    owner->done = sk_alloc((size_t)num_envs);
+    int num_rows = sk_vec_num_rows(owner->vec);
+    owner->done = sk_alloc((size_t)num_rows);
     int width = env->action_space.kind == SK_SPACE_DISCRETE ? env->action_space.num_heads
                                                             : env->action_space.dim;
-    owner->staging = sk_alloc((size_t)num_envs * (size_t)width * 4); /* int32 or float32 */
+    owner->staging = sk_alloc((size_t)num_rows * (size_t)width * 4); /* int32 or float32 */
     if (!owner->done || !owner->staging) {
         Py_DECREF(owner);
         PyErr_NoMemory();
@@ -197,6 +202,8 @@ static int vec_init(Vec *self, PyObject *args, PyObject *kwargs) {
     self->env = env;
     self->b = sk_vec_buffers_of(owner->vec);
     self->num_envs = num_envs;
+    self->num_agents = sk_vec_num_agents(owner->vec);
+    self->num_rows = num_rows;
     self->obs_size = env->obs_size;
     self->heads = env->action_space.kind == SK_SPACE_DISCRETE ? env->action_space.num_heads : 0;
     self->dim = env->action_space.kind == SK_SPACE_CONTINUOUS ? env->action_space.dim : 0;
@@ -239,15 +246,20 @@ static int shape_ok(PyArrayObject *a, int N, int width) {
     return PyArray_NDIM(a) == 2 && PyArray_DIM(a, 0) == N && PyArray_DIM(a, 1) == width;
 }
 
+/* What a row is: an env, or an (env, agent) pair of a multi-agent env. */
+static const char *row_word(const Vec *self) { return self->num_agents > 1 ? "row" : "env"; }
+
 static int bad_shape(Vec *self, PyArrayObject *a, int width, const char *what) {
     char got[96];
+    const char *rows = self->num_agents > 1 ? "num_envs x num_agents" : "num_envs";
     if (width == 1)
         PyErr_Format(PyExc_ValueError,
-                     "actions must have shape (%d,) (one %s per env) or (%d, 1); got shape %s",
-                     self->num_envs, what, self->num_envs, shape_text(a, got, sizeof got));
+                     "actions must have shape (%d,) (one %s per %s) or (%d, 1); got shape %s",
+                     self->num_rows, what, row_word(self), self->num_rows,
+                     shape_text(a, got, sizeof got));
     else
-        PyErr_Format(PyExc_ValueError, "actions must have shape (%d, %d) (num_envs, %s); got %s",
-                     self->num_envs, width, what, shape_text(a, got, sizeof got));
+        PyErr_Format(PyExc_ValueError, "actions must have shape (%d, %d) (%s, %s); got %s",
+                     self->num_rows, width, rows, what, shape_text(a, got, sizeof got));
     return -1;
 }
 
@@ -258,7 +270,7 @@ static int bad_shape(Vec *self, PyArrayObject *a, int width, const char *what) {
  * Invalid actions leave the buffer unused: the step does not happen. */
 static int load_discrete(Vec *self, PyArrayObject *a) {
     const sk_action_space *space = &self->env->action_space;
-    int N = self->num_envs, H = self->heads;
+    int N = self->num_rows, H = self->heads;
     if (!PyArray_ISINTEGER(a) || PyArray_ISBOOL(a)) {
         PyErr_Format(PyExc_ValueError, "actions must be integers (got dtype %s)",
                      PyArray_DESCR(a)->typeobj->tp_name);
@@ -307,9 +319,9 @@ static int load_discrete(Vec *self, PyArrayObject *a) {
                                               : ((const int64_t *)data)[k];
                 if (v < 0 || v >= (int64_t)n) {
                     PyErr_Format(PyExc_ValueError,
-                                 "action %lld of env %zu is out of range (expected 0 <= action "
+                                 "action %lld of %s %zu is out of range (expected 0 <= action "
                                  "< %u)",
-                                 (long long)v, k, n);
+                                 (long long)v, row_word(self), k, n);
                     break;
                 }
             }
@@ -332,9 +344,9 @@ static int load_discrete(Vec *self, PyArrayObject *a) {
         for (size_t k = 0; wide && k < count; k++)
             if (src[k] != (int64_t)dst[k]) { /* beyond int32: out of every head's range */
                 PyErr_Format(PyExc_ValueError,
-                             "action %lld of env %zu, head %zu is out of range (expected 0 <= "
+                             "action %lld of %s %zu, head %zu is out of range (expected 0 <= "
                              "action < %d)",
-                             (long long)src[k], k / (size_t)H, k % (size_t)H,
+                             (long long)src[k], row_word(self), k / (size_t)H, k % (size_t)H,
                              space->head_sizes[k % (size_t)H]);
                 Py_DECREF(c);
                 return -1;
@@ -346,9 +358,9 @@ static int load_discrete(Vec *self, PyArrayObject *a) {
         for (int h = 0; h < H; h++)
             if (row[h] < 0 || row[h] >= space->head_sizes[h]) {
                 PyErr_Format(PyExc_ValueError,
-                             "action %d of env %d, head %d is out of range (expected 0 <= "
+                             "action %d of %s %d, head %d is out of range (expected 0 <= "
                              "action < %d)",
-                             row[h], i, h, space->head_sizes[h]);
+                             row[h], row_word(self), i, h, space->head_sizes[h]);
                 status = -1;
                 break;
             }
@@ -356,9 +368,9 @@ static int load_discrete(Vec *self, PyArrayObject *a) {
             int h = sk_action_check(space, self->b->masks + (size_t)i * self->mask_size, row);
             if (h >= 0) {
                 PyErr_Format(PyExc_ValueError,
-                             "action %d of env %d, head %d is not allowed by its mask "
+                             "action %d of %s %d, head %d is not allowed by its mask "
                              "(infos[\"action_mask\"])",
-                             row[h], i, h);
+                             row[h], row_word(self), i, h);
                 status = -1;
             }
         }
@@ -369,7 +381,7 @@ static int load_discrete(Vec *self, PyArrayObject *a) {
 /* Continuous actions: finite reals of shape (N, dim), copied then checked
  * (as above); the env clips them to its bounds as Gymnasium's do. */
 static int load_continuous(Vec *self, PyArrayObject *a) {
-    int N = self->num_envs, D = self->dim;
+    int N = self->num_rows, D = self->dim;
     if (!(PyArray_ISFLOAT(a) || PyArray_ISINTEGER(a)) || PyArray_ISBOOL(a)) {
         PyErr_Format(PyExc_ValueError, "actions must be real numbers (got dtype %s)",
                      PyArray_DESCR(a)->typeobj->tp_name);
@@ -389,9 +401,9 @@ static int load_continuous(Vec *self, PyArrayObject *a) {
             char value[32], low[32], high[32];
             const sk_action_space *space = &self->env->action_space;
             PyErr_Format(PyExc_ValueError,
-                         "action %s of env %zu, dim %zu is not finite (expected a real number; "
+                         "action %s of %s %zu, dim %zu is not finite (expected a real number; "
                          "the env clips it to [%s, %s])",
-                         skpy_num(value, sizeof value, dst[k]), k / (size_t)D, k % (size_t)D,
+                         skpy_num(value, sizeof value, dst[k]), row_word(self), k / (size_t)D, k % (size_t)D,
                          skpy_num(low, sizeof low, space->low[k % (size_t)D]),
                          skpy_num(high, sizeof high, space->high[k % (size_t)D]));
             return -1;
@@ -406,12 +418,20 @@ static PyObject *out(Vec *self, PyObject *arr) {
     return arr;
 }
 
+/* infos[key] = out(view), for the arrays a reset's infos carry. */
+static int set_out(Vec *self, PyObject *infos, const char *key, PyObject *view) {
+    PyObject *value = out(self, view);
+    int status = value ? PyDict_SetItemString(infos, key, value) : -1;
+    Py_XDECREF(value);
+    return status;
+}
+
 static PyObject *infos_after_reset(Vec *self) {
     PyObject *infos = PyDict_New();
-    if (!infos || !self->masks) return infos;
-    PyObject *masks = out(self, self->masks);
-    if (!masks || PyDict_SetItemString(infos, "action_mask", masks) < 0) Py_CLEAR(infos);
-    Py_XDECREF(masks);
+    if (!infos) return NULL;
+    if ((self->masks && set_out(self, infos, "action_mask", self->masks) < 0) ||
+        (self->num_agents > 1 && set_out(self, infos, "active", self->active) < 0))
+        Py_CLEAR(infos);
     return infos;
 }
 
@@ -432,10 +452,11 @@ static PyObject *reset_held(Vec *self, PyObject *seed_obj) {
     Py_END_ALLOW_THREADS
     Py_DECREF(owner);
     if (skpy_env_error_take() < 0) return NULL;
-    memset(self->owner->done, 0, (size_t)self->num_envs);
-    memset(self->b->rewards, 0, (size_t)self->num_envs * sizeof(float));
-    memset(self->b->terminated, 0, (size_t)self->num_envs);
-    memset(self->b->truncated, 0, (size_t)self->num_envs);
+    size_t rows = (size_t)self->num_rows;
+    memset(self->owner->done, 0, rows);
+    memset(self->b->rewards, 0, rows * sizeof(float));
+    memset(self->b->terminated, 0, rows);
+    memset(self->b->truncated, 0, rows);
     PyObject *obs = out(self, self->obs), *infos = infos_after_reset(self);
     if (!obs || !infos) {
         Py_XDECREF(obs);
@@ -465,7 +486,7 @@ static PyObject *vec_reset(Vec *self, PyObject *args, PyObject *kwargs) {
 static int mark_done(Vec *self) {
     const uint8_t *restrict te = self->b->terminated, *restrict tr = self->b->truncated;
     uint8_t *restrict done = self->owner->done;
-    int N = self->num_envs, ended = 0;
+    int N = self->num_rows, ended = 0;
     for (int i = 0; i < N; i++) {
         done[i] = te[i] | tr[i];
         ended += done[i];
@@ -505,6 +526,8 @@ static PyObject *step_held(Vec *self, PyObject *actions) {
     PyObject *infos = PyDict_New();
     if (!infos) return NULL;
     int bad = self->masks && PyDict_SetItemString(infos, "action_mask", self->masks) < 0;
+    if (!bad && self->num_agents > 1)
+        bad = PyDict_SetItemString(infos, "active", self->active) < 0;
     if (ended && !bad) {
         bad = PyDict_SetItemString(infos, "final_obs", self->final_obs) < 0 ||
               PyDict_SetItemString(infos, "_final_obs", self->done) < 0 ||
@@ -596,6 +619,22 @@ static PyObject *get_num_envs(Vec *self, void *closure) {
     return PyLong_FromLong(self->num_envs);
 }
 
+static PyObject *get_num_agents(Vec *self, void *closure) {
+    (void)closure;
+    return PyLong_FromLong(self->num_agents);
+}
+
+static PyObject *get_num_rows(Vec *self, void *closure) {
+    (void)closure;
+    return PyLong_FromLong(self->num_rows);
+}
+
+static PyObject *get_active(Vec *self, void *closure) {
+    (void)closure;
+    if (check_open(self) < 0) return NULL;
+    return out(self, self->active);
+}
+
 static PyObject *get_closed(Vec *self, void *closure) {
     (void)closure;
     return PyBool_FromLong(self->owner == NULL);
@@ -659,6 +698,11 @@ static PyGetSetDef vec_getset[] = {
     {"actions", (getter)get_actions, NULL,
      "a preallocated action array: fill it and pass it to step() to allocate nothing", NULL},
     {"num_envs", (getter)get_num_envs, NULL, "number of envs", NULL},
+    {"num_agents", (getter)get_num_agents, NULL, "agents per env (1: a single-agent env)", NULL},
+    {"num_rows", (getter)get_num_rows, NULL,
+     "rows of every array: num_envs x num_agents, row = env * num_agents + agent", NULL},
+    {"active", (getter)get_active, NULL,
+     "(rows,) bool: whether each row's agent acts at the next step (a view, read-only)", NULL},
     {"closed", (getter)get_closed, NULL, "whether close() was called", NULL},
     {"env_id", (getter)get_env_id, NULL, "the env's id", NULL},
     {"num_workers", (getter)get_workers, NULL, "worker threads stepping the envs", NULL},

@@ -1,0 +1,272 @@
+"""Multi-agent envs from Python (docs/multiagent.md, "Python"): the batch of (env, agent)
+rows, PettingZoo's Parallel API over one env (dicts against the batch they view), and a
+Python-defined 2-agent env registered and trained like a single-agent one.
+
+PettingZoo is not a dependency: its parallel_api_test runs when pettingzoo is installed,
+and check_parallel_api below restates its checks by hand (pettingzoo/test/parallel_test.py:
+dicts keyed by the live agents, agents never revived, every agent finished before agents is
+empty, observations inside observation_space(agent), the same space object each call)."""
+
+import numpy as np
+import pytest
+
+import skinner
+
+ARENA = dict(num_agents=16, width=20, height=20, food=20)
+
+
+class Relay:
+    """Two agents per env: agent `left` and `right` see [is_left, is_right, target] and
+    score +1 when their action is the target, which flips every step. left finishes after
+    2 steps, right after 4; left keeps saying terminated (and scoring) after it finished,
+    which skinner must ignore (a finished row has no reward or flag until the reset)."""
+
+    single_observation_space = skinner.spaces.Box(0.0, 1.0, (3,), np.float32)
+    single_action_space = skinner.spaces.Discrete(2)
+
+    def __init__(self, num_envs):
+        self.n = num_envs
+        self.t = np.zeros(num_envs, np.int64)
+        self.target = np.zeros(num_envs, np.int64)
+
+    def obs(self):
+        obs = np.zeros((2 * self.n, 3), np.float32)
+        obs[0::2, 0] = 1.0
+        obs[1::2, 1] = 1.0
+        obs[:, 2] = np.repeat(self.target, 2)
+        return obs
+
+    def reset(self, seed, mask=None):
+        mask = np.ones(self.n, bool) if mask is None else mask
+        assert mask.shape == (self.n,)  # one flag per env, not per row
+        self.t[mask] = 0
+        self.target[mask] = 0
+        return self.obs()
+
+    def step(self, actions):
+        assert actions.shape == (2 * self.n,)
+        rewards = (actions == np.repeat(self.target, 2)).astype(np.float32)
+        self.t += 1
+        self.target = 1 - self.target
+        terminated = np.zeros(2 * self.n, bool)
+        terminated[0::2] = self.t >= 2
+        terminated[1::2] = self.t == 4
+        return self.obs(), rewards, terminated, np.zeros(2 * self.n, bool)
+
+
+class TakeTurns(Relay):
+    """Relay where only one agent acts at a time (a fifth array, active): left on even
+    steps, right on odd ones."""
+
+    def step(self, actions):
+        obs, rewards, terminated, truncated = super().step(actions)
+        active = np.zeros(2 * self.n, bool)
+        active[0::2] = self.t % 2 == 0
+        active[1::2] = self.t % 2 == 1
+        return obs, rewards, terminated, truncated, active
+
+
+if "Relay-v0" not in skinner.envs():
+    skinner.register("Relay-v0", Relay, max_episode_steps=50, num_agents=2,
+                     agent_names=["left", "right"])
+    skinner.register("TakeTurns-v0", TakeTurns, max_episode_steps=50, num_agents=2)
+
+
+def check_parallel_api(env, cycles=300):
+    """PettingZoo's parallel_api_test, restated (see the module's docstring)."""
+    for _ in range(2):
+        obs, infos = env.reset()
+        assert isinstance(obs, dict) and isinstance(infos, dict)
+        assert env.agents == env.possible_agents
+        assert set(env.agents) <= set(obs) and set(env.agents) <= set(infos)
+        live, finished = set(env.agents), set()
+        for _ in range(cycles):
+            actions = {agent: env.action_space(agent).sample() for agent in env.agents}
+            obs, rewards, terminations, truncations, infos = env.step(actions)
+            for agent in env.agents:
+                assert agent not in finished, "agent cannot be revived once dead"
+            for what in (obs, rewards, terminations, truncations, infos):
+                assert isinstance(what, dict)
+                assert set(what) == live, "a live agent was left out, or a dead one given a key"
+            assert set(env.agents) <= set(env.possible_agents)
+            for agent in live:
+                assert env.observation_space(agent).contains(obs[agent])
+                assert isinstance(rewards[agent], float)
+                assert isinstance(terminations[agent], bool)
+                assert isinstance(truncations[agent], bool)
+            ended = {agent for agent in live if terminations[agent] or truncations[agent]}
+            finished |= ended
+            live -= ended
+            assert set(env.agents) == live
+            if not env.agents:
+                assert finished == set(env.possible_agents), "some agents were skipped over"
+                break
+    for agent in env.possible_agents:
+        assert env.observation_space(agent) is env.observation_space(agent)
+        assert env.action_space(agent) is env.action_space(agent)
+
+
+def test_arena_rows():
+    with skinner.make("Arena-v0", num_envs=3, seed=5, **ARENA) as env:
+        assert (env.num_envs, env.num_agents, env.num_rows) == (3, 16, 48)
+        assert env.agent_names == [f"agent_{k}" for k in range(16)]
+        obs, infos = env.reset()
+        assert obs.shape == (48, 11, 11, 3) and obs.dtype == np.uint8
+        assert env.observation_space.shape == (48, 11, 11, 3)
+        assert infos["active"].all() and env.active.shape == (48,)
+        # every view has its own head in the centre: the head channel (2) is set there
+        assert (obs[:, 5, 5, 2] == 1).all()
+        ends = 0
+        for _ in range(60):
+            obs, rewards, terminations, truncations, infos = env.step(
+                np.random.default_rng(0).integers(0, 4, 48))
+            ends += int(terminations.sum())
+            assert env.active.all()  # snakes are reborn at once: every row acts
+            for row in np.flatnonzero(terminations):
+                assert rewards[row] == -1.0
+                assert infos["episode"]["r"][row] <= infos["episode"]["l"][row]
+        assert ends > 0
+
+
+def test_parallel_dicts_view_the_batch():
+    """Without copy=True the dict's observations are rows of skinner's buffer (no copy):
+    a view kept from one step shows the next step's observation, as the batch's do."""
+    env = skinner.parallel_env("Arena-v0", seed=11, **ARENA)
+    batch = env.batch
+    obs, _ = env.reset()
+    assert obs["agent_0"].base is obs["agent_1"].base  # one buffer, one row each
+    rows = {agent: row for row, agent in enumerate(env.possible_agents)}
+    rng = np.random.default_rng(1)
+    seen_end = False
+    for _ in range(100):
+        if not env.agents:
+            break
+        actions = {agent: int(rng.integers(0, 4)) for agent in env.agents}
+        before = list(env.agents)
+        kept = {agent: obs[agent] for agent in before}
+        obs, rewards, terminations, truncations, infos = env.step(actions)
+        for agent, action in actions.items():  # the batch's action rows are the dict's
+            assert batch.actions[rows[agent]] == action
+        for agent in before:
+            if terminations[agent] or truncations[agent]:
+                seen_end = True
+                assert "episode" in infos[agent] and agent not in env.agents
+                continue
+            assert agent in env.agents
+            assert np.shares_memory(kept[agent], obs[agent])
+            assert np.array_equal(kept[agent], obs[agent])
+    assert seen_end
+    env.close()
+
+
+def test_parallel_dicts_equal_the_batch_arrays():
+    """The dict API against the batch it steps, value by value: the same env stepped
+    through ParallelEnv and, with the same seed and actions, through a VecEnv of one env."""
+    env = skinner.parallel_env("Arena-v0", seed=21, copy=True, **ARENA)
+    batch = skinner.make("Arena-v0", num_envs=1, seed=21, copy=True, **ARENA)
+    obs, _ = env.reset()
+    batch_obs, _ = batch.reset()
+    for agent, row in zip(env.possible_agents, range(16)):
+        assert np.array_equal(obs[agent], batch_obs[row])
+    rng = np.random.default_rng(2)
+    for _ in range(40):
+        if not env.agents:
+            break
+        full = rng.integers(0, 4, 16).astype(np.int32)
+        live = set(env.agents)
+        # the dict view gives done agents the first allowed action (0): do the same
+        full[[row for row, agent in enumerate(env.possible_agents) if agent not in live]] = 0
+        obs, rewards, terminations, truncations, infos = env.step(
+            {agent: int(full[row]) for row, agent in enumerate(env.possible_agents)
+             if agent in live})
+        b_obs, b_rewards, b_term, b_trunc, b_infos = batch.step(full)
+        for row, agent in enumerate(env.possible_agents):
+            if agent not in live:
+                assert agent not in obs
+                continue
+            ended = b_term[row] or b_trunc[row]
+            expected = b_infos["final_obs"][row] if ended else b_obs[row]
+            assert np.array_equal(obs[agent], expected)
+            assert rewards[agent] == float(b_rewards[row])
+            assert terminations[agent] == bool(b_term[row])
+            assert truncations[agent] == bool(b_trunc[row])
+            if ended:
+                assert infos[agent]["episode"]["r"] == float(b_infos["episode"]["r"][row])
+                assert infos[agent]["episode"]["l"] == float(b_infos["episode"]["l"][row])
+    env.close()
+    batch.close()
+
+
+def test_parallel_api_conventions():
+    for env_id, config in (("Arena-v0", ARENA), ("Relay-v0", {}), ("TakeTurns-v0", {})):
+        env = skinner.parallel_env(env_id, seed=4, **config)
+        check_parallel_api(env)
+        env.close()
+
+
+def test_pettingzoo_parallel_api_test():
+    pettingzoo_test = pytest.importorskip("pettingzoo.test")
+    for env_id, config in (("Arena-v0", ARENA), ("Relay-v0", {})):
+        pettingzoo_test.parallel_api_test(skinner.parallel_env(env_id, seed=4, **config),
+                                          num_cycles=300)
+
+
+def test_done_agents_take_no_actions():
+    env = skinner.parallel_env("Relay-v0", seed=1)
+    env.reset()
+    env.step({"left": 0, "right": 0})
+    env.step({"left": 1, "right": 1})  # left ends here
+    assert env.agents == ["right"]
+    with pytest.raises(ValueError, match="'left' is done"):
+        env.step({"left": 0, "right": 0})
+    with pytest.raises(KeyError, match="not an agent"):
+        env.action_space("middle")
+    env.close()
+
+
+def test_python_env_rows_masks_and_logs():
+    """Relay's rows by hand: the target is 0, 1, 0, 1; acting on it scores 1 a step. left
+    ends at step 2 (return 2, length 2) and is inactive, with no reward or flag (though
+    Relay still reports both), until right ends at step 4 and the env resets."""
+    env = skinner.make("Relay-v0", num_envs=3, seed=1)
+    assert (env.num_agents, env.num_rows, env.agent_names) == (2, 6, ["left", "right"])
+    obs, infos = env.reset()
+    assert obs.shape == (6, 3) and infos["active"].all()
+    expected_active = [[1, 1], [0, 1], [0, 1], [1, 1]]
+    for t in range(4):
+        target = t % 2
+        obs, rewards, terminations, truncations, infos = env.step(np.full(6, target))
+        left, right = slice(0, 6, 2), slice(1, 6, 2)
+        assert (rewards[right] == 1.0).all()
+        assert (rewards[left] == (1.0 if t < 2 else 0.0)).all()
+        assert (terminations[left] == (t == 1)).all()
+        assert (terminations[right] == (t == 3)).all()
+        assert not truncations.any()
+        assert (env.active.reshape(3, 2) == expected_active[t]).all()
+        if t == 1:
+            assert (infos["episode"]["r"][left] == 2.0).all()
+            assert (infos["episode"]["l"][left] == 2.0).all()
+        if t == 3:
+            assert (infos["episode"]["r"][right] == 4.0).all()
+            assert (infos["episode"]["l"][right] == 4.0).all()
+            assert (obs[:, 2] == 0.0).all()  # reset: the target is 0 again
+    env.close()
+
+
+def test_python_env_active_from_step():
+    env = skinner.make("TakeTurns-v0", num_envs=2, seed=1)
+    env.reset()
+    _, _, _, _, infos = env.step(np.zeros(4, np.int32))  # t = 1: right's turn
+    assert list(infos["active"]) == [False, True, False, True]
+    env.step(np.zeros(4, np.int32))  # t = 2: left ends
+    assert list(env.active) == [False, False, False, False]
+    env.close()
+
+
+def test_python_env_trains():
+    """Relay's best play scores 2 (left) and 4 (right), a mean return of 3; random play
+    half that. One shared policy reads the role from the observation."""
+    summary = skinner.train("Relay-v0", total_steps=40960, seed=1, threads=1,
+                            config={"ppo.horizon": 64, "env.num_envs": 8})
+    assert summary["total_steps"] == 40960  # 40 updates of 8 envs x 2 agents x 64
+    assert summary["final_mean_return"] > 2.7, summary
