@@ -13,6 +13,8 @@
 #include "skinner.h"
 #include "arena/arena.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -413,6 +415,59 @@ static void test_settings_refused(void **unused) {
     sk_config_free(cfg);
 }
 
+/* The table through sk_vec: configure sizes the view and the agents from env.* keys; the
+ * table's own sizes are the defaults'. */
+static void test_table_configure(void **unused) {
+    (void)unused;
+    const sk_env_def *env = sk_env_find("Arena-v0");
+    assert_non_null(env);
+    arena_settings defaults;
+    sk_config *cfg = sk_config_new();
+    assert_int_equal(arena_settings_read(cfg, &defaults), SK_OK);
+    int view = 2 * defaults.vision + 1;
+    assert_int_equal(env->num_agents, defaults.num_agents);
+    assert_int_equal(env->obs_size, view * view * ARENA_CHANNELS);
+    assert_int_equal(env->max_episode_steps, defaults.max_steps);
+    assert_int_equal(sk_config_set(cfg, "env.num_agents", "16"), SK_OK);
+    assert_int_equal(sk_config_set(cfg, "env.vision", "3"), SK_OK);
+    sk_vec *vec = NULL;
+    assert_int_equal(sk_vec_create(&vec, env, 3, 1, cfg), SK_OK);
+    const sk_env_def *shaped = sk_vec_env(vec);
+    assert_int_equal(sk_vec_num_agents(vec), 16);
+    assert_int_equal(sk_vec_num_rows(vec), 48);
+    assert_int_equal(shaped->obs_size, 7 * 7 * ARENA_CHANNELS);
+    assert_int_equal(shaped->obs_shape[0], 7);
+    sk_vec_reset(vec, 1);
+    const sk_vec_buffers *b = sk_vec_buffers_of(vec);
+    for (int row = 0; row < 48; row++) {
+        assert_int_equal(b->active[row], 1);
+        /* every view has its own head in the centre */
+        assert_int_equal(b->obs_u8[(size_t)row * 147 + (3 * 7 + 3) * ARENA_CHANNELS + ARENA_HEAD],
+                         1);
+    }
+    sk_vec_destroy(vec);
+    sk_config_free(cfg);
+}
+
+/* skinner bench env counts a multi-agent env's agent steps too: env steps x agents. */
+static void test_bench_counts_agents(void **unused) {
+    (void)unused;
+    FILE *pipe = popen(SKINNER_BINARY " bench env Arena-v0 --seconds 0.2 --json", "r");
+    assert_non_null(pipe);
+    char line[512] = "";
+    assert_non_null(fgets(line, sizeof line, pipe));
+    assert_int_equal(pclose(pipe), 0);
+    const char *sps_at = strstr(line, "\"sps\": "), *agents_at = strstr(line, "\"num_agents\": ");
+    const char *agent_sps_at = strstr(line, "\"agent_sps\": ");
+    assert_non_null(sps_at);
+    assert_non_null(agents_at);
+    assert_non_null(agent_sps_at);
+    double sps = atof(sps_at + 7), agent_sps = atof(agent_sps_at + 13);
+    assert_int_equal(atoi(agents_at + 14), 64);
+    assert_true(sps > 0.0);
+    assert_true(fabs(agent_sps - 64.0 * sps) <= 64.0); /* both printed rounded */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_moves_and_reverse),
@@ -424,6 +479,8 @@ int main(void) {
         cmocka_unit_test(test_truncation),
         cmocka_unit_test(test_random_play),
         cmocka_unit_test(test_settings_refused),
+        cmocka_unit_test(test_table_configure),
+        cmocka_unit_test(test_bench_counts_agents),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

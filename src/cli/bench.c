@@ -17,7 +17,8 @@ static const char *g_bench_usage =
     "\n"
     "bench env    raw env stepping with uniformly random actions (among the allowed\n"
     "             ones where the env's masks depend on head 0), autoreset on; prints\n"
-    "             env steps per second summed over threads. --num-envs defaults to\n"
+    "             env steps per second summed over threads (and agent steps, env\n"
+    "             steps x agents, for a multi-agent env). --num-envs defaults to\n"
     "             4096, or the env's own default (a slow env declares a smaller one:\n"
     "             'skinner envs --json' shows it as bench_num_envs); --threads to 1\n"
     "bench train  the whole PPO loop (rollout, advantages, update) with the env's\n"
@@ -102,6 +103,8 @@ static void env_bench_job(void *ctx, int w, int num_workers) {
      * changes them and vectorises the action loops */
     const int lo = slice_lo, hi = slice_hi;
     if (hi == lo) return;
+    /* the actions are per row: (env, agent) pairs of a multi-agent env */
+    const int agents = sk_vec_num_agents(b->vec), rows_lo = lo * agents, rows_hi = hi * agents;
     const sk_action_space *space = &b->env->action_space;
     int H = space->num_heads;
     uint64_t rng = sk_rng_seed(b->seed, 0xbe4c0000ULL + (uint64_t)w);
@@ -122,10 +125,10 @@ static void env_bench_job(void *ctx, int w, int num_workers) {
         int k = 0;
         for (; k < STEPS_PER_CHECK; k++) {
             if (space->kind == SK_SPACE_CONTINUOUS) {
-                random_continuous(b->buffers->actions_continuous, space, lo, hi,
+                random_continuous(b->buffers->actions_continuous, space, rows_lo, rows_hi,
                                   (uint32_t)(sk_rng_next(&rng) >> 32));
             } else if (b->masked) {
-                for (int i = lo; i < hi; i++) masked_random_action(b, i, &rng);
+                for (int i = rows_lo; i < rows_hi; i++) masked_random_action(b, i, &rng);
             } else {
                 /* counter-based (a 32-bit hash of step and env), so the loop runs on 16
                  * lanes: at ~1e9 env steps/s a 64-bit hash here took a quarter of the time */
@@ -135,12 +138,12 @@ static void env_bench_job(void *ctx, int w, int num_workers) {
                  * loop, since GCC scatters the stores of the strided one lane by lane */
                 uint32_t size0 = (uint32_t)space->head_sizes[0];
                 if (H == 1)
-                    for (int i = lo; i < hi; i++)
+                    for (int i = rows_lo; i < rows_hi; i++)
                         actions[i] = (int32_t)(((mix32(key + (uint32_t)i) >> 16) * size0) >> 16);
                 else
                     for (int h = 0; h < H; h++) {
                         uint32_t size = (uint32_t)space->head_sizes[h];
-                        for (int i = lo; i < hi; i++)
+                        for (int i = rows_lo; i < rows_hi; i++)
                             actions[(size_t)i * H + h] = (int32_t)(
                                 ((mix32(key + (uint32_t)(i * H + h)) >> 16) * size) >> 16);
                     }
@@ -228,10 +231,16 @@ static int bench_env(int argc, char **argv) {
     long long total = 0;
     for (int w = 0; w < threads; w++) total += b.steps[w];
     double sps = (double)total / elapsed;
+    int agents = sk_vec_num_agents(b.vec); /* a multi-agent env's steps move every agent */
     if (json)
         printf("{\"bench\": \"env\", \"env\": \"%s\", \"num_envs\": %lld, \"threads\": %lld, "
-               "\"seconds\": %.3f, \"steps\": %lld, \"sps\": %.0f}\n",
-               env->id, num_envs, threads, elapsed, total, sps);
+               "\"seconds\": %.3f, \"steps\": %lld, \"sps\": %.0f, \"num_agents\": %d, "
+               "\"agent_sps\": %.0f}\n",
+               env->id, num_envs, threads, elapsed, total, sps, agents, sps * agents);
+    else if (agents > 1)
+        printf("%s: %lld envs of %d agents, %lld thread%s, %.2f s: %.3g env steps/s, %.3g agent "
+               "steps/s\n", env->id, num_envs, agents, threads, threads == 1 ? "" : "s", elapsed,
+               sps, sps * agents);
     else
         printf("%s: %lld envs, %lld thread%s, %.2f s: %.3g env steps/s\n", env->id, num_envs,
                threads, threads == 1 ? "" : "s", elapsed, sps);
