@@ -361,6 +361,9 @@ static uint64_t random_run(uint64_t seed, int steps, bool check) {
             deaths += b->terminated[row];
             meals += b->rewards[row] > 0.0f;
             if (b->terminated[row] || b->truncated[row]) {
+                /* the last view is inside the Box too: every byte 0 or 1 */
+                for (size_t k = 0; k < game->obs_size; k++)
+                    assert_in_range(b->final_obs[(size_t)row * game->obs_size + k], 0, 1);
                 assert_true(b->log[row * ARENA_LOG_FIELDS + ARENA_LOG_RETURN] == returns[row]);
                 assert_true(b->log[row * ARENA_LOG_FIELDS + ARENA_LOG_LENGTH] ==
                             (float)lengths[row]);

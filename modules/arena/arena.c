@@ -255,14 +255,17 @@ void arena_step_env(arena *game, int env, const sk_env_io *io) {
             game->length[row]++;
         }
         io->rewards[row] = reward;
-        int32_t steps = ++game->life_steps[row];
         game->life_return[row] += reward;
+    }
+    /* 5: the lives' last views (once every claim count is gone from the map) and logs; the
+     * bodies leave once every view is written */
+    for (int row = first; row < end; row++) {
+        int32_t steps = ++game->life_steps[row];
         bool dies = fate[row] & ARENA_FATE_DIES;
         bool truncated = !dies && steps >= game->settings.max_steps;
         io->terminated[row] = dies;
         io->truncated[row] = truncated;
         if (!dies && !truncated) continue;
-        /* 5: the life's last view and log; the body leaves once every view is written */
         arena_observe(game, env, row, io->final_obs_u8 + (size_t)row * game->obs_size);
         float *log = io->episode_log + (size_t)row * ARENA_LOG_FIELDS;
         log[ARENA_LOG_RETURN] = game->life_return[row];
