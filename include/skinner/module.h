@@ -128,6 +128,16 @@ SK_API const char *sk_module_path(int index);
  * training, which the Prover module implements) without linking it. */
 SK_API void *sk_module_symbol(const char *symbol);
 
+/* --------------------------------------------------------- module commands */
+
+/* A module may add a command to the skinner program: `skinner NAME ARGS...`,
+ * for a NAME that is no built-in command (letters, digits and '_'), runs the
+ * function the loaded modules export as sk_module_command_NAME, with argv[0]
+ * = NAME and the arguments after it. It returns the program's exit code (0,
+ * 1 failure, 2 usage error) and prints its own usage and errors. */
+typedef int (*sk_module_command_fn)(int argc, char **argv);
+#define SK_MODULE_COMMAND_PREFIX "sk_module_command_"
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,6 +4,7 @@
 #include "comm_cli.h"
 
 #include "core/config.h"
+#include "skinner/module.h"
 
 #include <dlfcn.h>
 
@@ -32,6 +33,7 @@ static const char *g_usage =
     "  sweep       search hyperparameters over training runs (resumable; sweep report DIR)\n"
     "  export CHECKPOINT  write a saved policy as an ONNX model or a C header\n"
     "  serve [DIR ...]  a web dashboard of the runs under DIR, live (read-only, loopback)\n"
+    "  NAME ...    a command a loaded module adds (docs/architecture.md: module commands)\n"
     "\n"
     "global options (before or after COMMAND):\n"
     "  --env-lib FILE  load an env plugin (a .so built against <skinner/env.h>) and\n"
@@ -284,6 +286,21 @@ int main(int argc, char **argv) {
     return rc;
 }
 
+/* `skinner NAME ...` for a command a module adds (skinner/module.h): the
+ * modules' sk_module_command_NAME, or -1 when none exports it. */
+static int module_command(const char *command, int argc, char **argv) {
+    size_t len = strlen(command);
+    if (len == 0 || len > 64 || strspn(command, "abcdefghijklmnopqrstuvwxyz0123456789_") != len)
+        return -1;
+    char symbol[96];
+    snprintf(symbol, sizeof symbol, "%s%s", SK_MODULE_COMMAND_PREFIX, command);
+    void *found = sk_module_symbol(symbol);
+    if (!found) return -1;
+    sk_module_command_fn fn;
+    memcpy(&fn, &found, sizeof fn); /* a data pointer to a function pointer, as dlsym's */
+    return fn(argc, argv);
+}
+
 static int run_command(int argc, char **argv) {
     int rc = load_env_libs(&argc, argv);
     if (rc != SK_EXIT_OK) return rc;
@@ -313,6 +330,8 @@ static int run_command(int argc, char **argv) {
     if (strcmp(command, "sweep") == 0) return cmd_sweep(argc - 2, argv + 2);
     if (strcmp(command, "export") == 0) return cmd_export(argc - 2, argv + 2);
     if (strcmp(command, "serve") == 0) return cmd_serve(argc - 2, argv + 2);
+    int module_rc = module_command(command, argc - 1, argv + 1);
+    if (module_rc >= 0) return module_rc;
     fputs(g_usage, stderr);
     return cli_error(SK_EXIT_USAGE, "unknown command '%s'", command);
 }
