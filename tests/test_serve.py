@@ -384,8 +384,7 @@ def make_minatar(skinner, root):
     run = os.path.join(root, "minatar")
     subprocess.run([skinner, "train", "MinAtar/Breakout-v1", "--total-steps", "4096", "--run-dir", run,
                     "--quiet"], stdout=subprocess.DEVNULL, check=True)
-    os.makedirs(os.path.join(run, "videos"))
-    gif = os.path.join(run, "videos", "breakout.gif")
+    gif = os.path.join(run, "videos", "breakout.gif")  # eval makes the folder
     subprocess.run([skinner, "eval", "MinAtar/Breakout-v1", "--checkpoint", run, "--episodes", "1",
                     "--video", gif], stdout=subprocess.DEVNULL, check=True)
     with open(gif, "rb") as f:

@@ -394,8 +394,16 @@ static int eval_video(sk_run_plan *plan, sk_config *cfg, const char *path, int e
     sk_loaded_policy lp;
     sk_status status = sk_policy_load_plan(&lp, plan, cfg);
     if (status != SK_OK) return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
+    char parent[4096]; /* RUN/videos/NAME.gif: the folder is made, as a run's is */
+    snprintf(parent, sizeof parent, "%s", path);
+    char *slash = strrchr(parent, '/');
+    if (slash && slash != parent) {
+        *slash = '\0';
+        status = sk_mkdirs(parent);
+    }
     sk_video_summary summary;
-    status = sk_video_record(&lp, path, episodes, greedy, (uint64_t)seed, fps, &summary);
+    if (status == SK_OK)
+        status = sk_video_record(&lp, path, episodes, greedy, (uint64_t)seed, fps, &summary);
     sk_loaded_policy_free(&lp);
     if (status != SK_OK) return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
     printf("%s: %d episodes, %d frames to %s, mean return %.2f%s\n", plan->env->id,
