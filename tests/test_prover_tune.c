@@ -30,6 +30,7 @@
 #include "prover/rank.h"
 #include "train/actor.h"
 #include "train/eval.h"
+#include "skinner/vec.h"
 #include "test_prover_policy.h"
 
 #include <math.h>
@@ -246,11 +247,81 @@ static void test_tune_preset_written(void **st) {
     remove_kb(dir);
 }
 
+/* env.shaping (issue 38 ask 3): two envs over the same KB stepped with the same random
+ * actions, one shaped (c = 0.5) and one not. Each step's reward differs by exactly
+ * gamma Phi(s') - Phi(s), Phi = -c x goals (0 once ended), from the goal counts read before
+ * and after; with gamma 1 an episode's shaping sums to c (one goal at the start, none at
+ * the end); the logged returns are equal. */
+static void test_potential_shaping(void **st) {
+    (void)st;
+    char dir[256];
+    make_kb(&g_help, dir, sizeof dir);
+    const double c = 0.5;
+    const char *gammas[] = {"0.9", "1"};
+    for (int k = 0; k < 2; k++) {
+        double gamma = atof(gammas[k]);
+        sk_vec *vecs[2];
+        for (int shaped = 0; shaped < 2; shaped++) {
+            sk_config *cfg = sk_config_new();
+            assert_int_equal(sk_config_set(cfg, "env.dataset", dir), SK_OK);
+            assert_int_equal(sk_config_set(cfg, "env.negative_ratio", "1"), SK_OK);
+            if (shaped) {
+                assert_int_equal(sk_config_set(cfg, "env.shaping", "0.5"), SK_OK);
+                assert_int_equal(sk_config_set(cfg, "env.shaping_gamma", gammas[k]), SK_OK);
+            }
+            assert_int_equal(sk_vec_create(&vecs[shaped], &sk_env_prover, 8, 1, cfg), SK_OK);
+            sk_config_free(cfg);
+            sk_vec_reset(vecs[shaped], 3);
+        }
+        const sk_prover_state *plain = sk_vec_state(vecs[0]);
+        const sk_vec_buffers *b0 = sk_vec_buffers_of(vecs[0]), *b1 = sk_vec_buffers_of(vecs[1]);
+        uint64_t rng = 5;
+        double episode_shaping[8] = {0};
+        int ended = 0;
+        for (int t = 0; t < 400; t++) {
+            int goals_before[8];
+            for (int i = 0; i < 8; i++) {
+                goals_before[i] = plain->num_goals[i];
+                int32_t action = (int32_t)sk_rng_below(&rng, (uint32_t)plain->num_succ[i]);
+                b0->actions[i] = b1->actions[i] = action;
+            }
+            sk_vec_step(vecs[0]);
+            sk_vec_step(vecs[1]);
+            for (int i = 0; i < 8; i++) {
+                if (b0->truncated[i] && !b0->terminated[i]) { /* no end potential: not summed */
+                    episode_shaping[i] = 0.0;
+                    continue;
+                }
+                /* Phi(s') is 0 once ended (the state is then the next episode's) */
+                double after = b0->terminated[i] ? 0.0 : -c * plain->num_goals[i];
+                double want = gamma * after + c * goals_before[i];
+                double got = (double)b1->rewards[i] - (double)b0->rewards[i];
+                if (fabs(got - want) > 1e-5)
+                    fail_msg("step %d env %d: shaping %g, expected %g (%d goals before)", t, i,
+                             got, want, goals_before[i]);
+                episode_shaping[i] += got;
+                if (b0->terminated[i]) {
+                    assert_float_equal(b0->episode_log[i * 4], b1->episode_log[i * 4], 0.0f);
+                    if (gamma == 1.0) assert_true(fabs(episode_shaping[i] - c) < 1e-4);
+                    episode_shaping[i] = 0.0;
+                    ended++;
+                }
+            }
+        }
+        print_message("gamma %s: %d episodes ended\n", gammas[k], ended);
+        assert_true(ended > 50);
+        sk_vec_destroy(vecs[0]);
+        sk_vec_destroy(vecs[1]);
+    }
+    remove_kb(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_proofs_mislead_tuned_falls_back_to_kge),
         cmocka_unit_test(test_proofs_help_tuned_uses_them),
         cmocka_unit_test(test_tune_preset_written),
+        cmocka_unit_test(test_potential_shaping),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

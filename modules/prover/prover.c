@@ -68,6 +68,7 @@ static void prover_destroy(void *state) {
 typedef struct prover_config {
     int atoms, successors;
     int max_depth, negative_ratio, reward_type, split, corrupt_sides;
+    double shaping, shaping_gamma;
     bool end_action, provable_only;
 } prover_config;
 
@@ -120,6 +121,10 @@ static sk_status read_config(const sk_config *cfg, prover_config *pc) {
     if ((status = sk_cfg_int(cfg, "env.reward_type", DEFAULT_REWARD_TYPE, 0, 4, &v)) != SK_OK)
         return status;
     pc->reward_type = (int)v;
+    if ((status = sk_cfg_double(cfg, "env.shaping", 0.0, 0.0, 100.0, &pc->shaping)) != SK_OK ||
+        (status = sk_cfg_double(cfg, "env.shaping_gamma", 0.99, 0.0, 1.0, &pc->shaping_gamma)) !=
+            SK_OK)
+        return status;
     if ((status = sk_cfg_choice(cfg, "env.split", "train", g_split_names, &pc->split)) != SK_OK)
         return status;
     return sk_cfg_bool(cfg, "env.provable_only", true, &pc->provable_only);
@@ -170,6 +175,8 @@ sk_status sk_prover_create_with_kb(void **out, int num_envs, const sk_config *cf
     s->negative_ratio = pc.negative_ratio;
     s->corrupt_sides = pc.corrupt_sides;
     s->reward_type = pc.reward_type;
+    s->shaping = pc.shaping;
+    s->shaping_gamma = pc.shaping_gamma;
     s->end_action = pc.end_action;
     s->first_var = kb->num_consts + 1;
     s->visited_cap = pc.max_depth + 1;
@@ -375,6 +382,7 @@ static void prover_step(void *state, const sk_env_io *io, int lo, int hi) {
         int count = s->num_succ[i], action = io->actions[i];
         if (action < 0 || action >= count) action = ((action % count) + count) % count;
         const int32_t *chosen = s->succ + (si * S + (size_t)action) * W;
+        double potential_before = -s->shaping * s->num_goals[i];
         s->depth[i]++;
         float reward = 0.0f;
         bool terminated = false, truncated = false, proved = false;
@@ -397,6 +405,10 @@ static void prover_step(void *state, const sk_env_io *io, int lo, int hi) {
         }
         s->episode_return[i] += reward;
         io->rewards[i] = reward;
+        if (s->shaping > 0.0) { /* gamma Phi(s') - Phi(s); Phi = 0 once ended */
+            double potential_after = terminated ? 0.0 : -s->shaping * s->num_goals[i];
+            io->rewards[i] += (float)(s->shaping_gamma * potential_after - potential_before);
+        }
         io->terminated[i] = terminated;
         io->truncated[i] = truncated;
         float *obs = io->obs + si * O;

@@ -107,6 +107,13 @@
  *   2      +1       0        0       +1
  *   3      +1      -0.5     -1.5     +1
  *   4      +1      -1       -1       +1     (default)
+ *
+ * Potential-based shaping (env.shaping = c > 0, Ng et al. 1999, which
+ * DeepProofLog's analysis of its deep-proof failures recommends): every step
+ * also pays gamma Phi(s') - Phi(s) with Phi(s) = -c x (goals left in s), and
+ * Phi = 0 at an ended episode, gamma env.shaping_gamma (set it to ppo.gamma).
+ * Over an episode the terms telescope, so the optimal policy is unchanged;
+ * the logged return (episode_log) stays the unshaped one.
  */
 /* env.corrupt: which arguments negatives replace, as a bit set. */
 enum { SK_PROVER_CORRUPT_HEAD = 1, SK_PROVER_CORRUPT_TAIL = 2, SK_PROVER_CORRUPT_BOTH = 3 };
@@ -121,6 +128,7 @@ typedef struct sk_prover_state {
     int atoms, successors; /* A and S */
     int atom_ints, obs_size; /* 3A, 3A(1 + S) */
     int max_depth, negative_ratio, reward_type;
+    double shaping, shaping_gamma; /* env.shaping (0: none), env.shaping_gamma */
     int corrupt_sides; /* SK_PROVER_CORRUPT_* */
     bool end_action;
     const int32_t (*pool)[3]; /* (pool_count) positive queries of the split */
