@@ -270,3 +270,20 @@ def test_python_env_trains():
                             config={"ppo.horizon": 64, "env.num_envs": 8})
     assert summary["total_steps"] == 40960  # 40 updates of 8 envs x 2 agents x 64
     assert summary["final_mean_return"] > 2.7, summary
+
+
+def test_docs_python_blocks(capsys):
+    """docs/multiagent.md's Python section, every block run as printed."""
+    from conftest import REPO
+
+    text = (REPO / "docs" / "multiagent.md").read_text()
+    section = text.split("\n## Python\n", 1)[1].split("\n## ", 1)[0]
+    blocks = [block.split("\n", 1)[1] for block in section.split("```")[1::2]
+              if block.startswith("python\n")]
+    assert len(blocks) == 2
+    for block in blocks:
+        exec(compile(block, "docs/multiagent.md", "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("16 ")
+    assert out[1] == "every snake has died once; batch rows: 16"
+    assert float(out[2]) > 2.7
