@@ -269,9 +269,11 @@ typedef struct sk_env_io {
  * lo..hi-1 (rows lo * A .. hi * A - 1). Per row: the agent's observation,
  * mask (a usable mask even when inactive), action, reward, flags and episode
  * log. An agent's episode ends on the step it finishes (terminated or
- * truncated on its row, final_obs and episode_log written there); it stays
- * inactive until its env resets, when every row of the env gets the new
- * episode's observation. Rewards may arrive on an inactive row (the
+ * truncated on its row, final_obs and episode_log written there); then it
+ * either stays inactive until its env resets, when every row of the env gets
+ * the new episode's observation, or is reborn on its row in the same step
+ * (the new life's first observation, active 1: a single-agent env's
+ * autoreset, per row). Rewards may arrive on an inactive row (the
  * opponent's winning move): the learner adds them to the agent's last
  * action. The agent's role (player, team) belongs in its observation.
  */

@@ -41,44 +41,6 @@ static const char *const g_check_names[CK_COUNT] = {
     [CK_SPEED] = "speed",
 };
 
-void sk_ck_fail(sk_ck_run *run, sk_ck_check check, int env, long long step, const char *fmt, ...) {
-    sk_check_result *result = &run->report->results[check];
-    if (result->outcome == SK_CHECK_FAIL) return;
-    result->outcome = SK_CHECK_FAIL;
-    result->env = env;
-    result->step = step;
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(result->detail, sizeof result->detail, fmt, args);
-    va_end(args);
-}
-
-static void set_detail(sk_ck_run *run, sk_ck_check check, sk_check_outcome outcome, const char *fmt,
-                       va_list args) {
-    sk_check_result *result = &run->report->results[check];
-    if (result->outcome == SK_CHECK_FAIL) return;
-    result->outcome = outcome;
-    vsnprintf(result->detail, sizeof result->detail, fmt, args);
-}
-
-void sk_ck_skip(sk_ck_run *run, sk_ck_check check, const char *fmt, ...) {
-    va_list args;
-    va_start(args, fmt);
-    set_detail(run, check, SK_CHECK_SKIP, fmt, args);
-    va_end(args);
-}
-
-void sk_ck_note(sk_ck_run *run, sk_ck_check check, const char *fmt, ...) {
-    va_list args;
-    va_start(args, fmt);
-    set_detail(run, check, run->report->results[check].outcome, fmt, args);
-    va_end(args);
-}
-
-bool sk_ck_failed(const sk_ck_run *run, sk_ck_check check) {
-    return run->report->results[check].outcome == SK_CHECK_FAIL;
-}
-
 /* ---------------------------------------------------------------- actions */
 
 /* Where head h's mask block starts for head-0 choice a (see sk_action_space). */
@@ -136,9 +98,10 @@ void sk_ck_random_actions(const sk_env_def *env, const uint8_t *masks, int32_t *
 /* --------------------------------------------------------------- buffers */
 
 enum { BUF_OBS, BUF_FINAL_OBS, BUF_ACTIONS, BUF_REWARDS, BUF_TERMINATED, BUF_TRUNCATED,
-       BUF_MASKS, BUF_LOG, NUM_BUFS };
+       BUF_MASKS, BUF_LOG, BUF_ACTIVE, NUM_BUFS };
 
-/* One I/O buffer between two guard zones: num_envs rows of row_bytes. */
+/* One I/O buffer between two guard zones: num_rows rows of row_bytes (a
+ * multi-agent env's rows are its (env, agent) pairs). */
 typedef struct guarded {
     const char *name;
     unsigned char *base; /* the allocation: guard, data, guard */
@@ -151,14 +114,14 @@ typedef struct guarded {
 typedef struct instance {
     const sk_env_def *env;
     void *state;
-    int num_envs;
+    int num_envs, num_agents, num_rows;
     guarded bufs[NUM_BUFS];
     sk_env_io io;
     uint64_t action_rng;
 } instance;
 
 static size_t data_bytes(const instance *inst, int b) {
-    return (size_t)inst->num_envs * inst->bufs[b].row_bytes;
+    return (size_t)inst->num_rows * inst->bufs[b].row_bytes;
 }
 
 static void fill_floats(float *data, size_t count) {
@@ -168,6 +131,8 @@ static void fill_floats(float *data, size_t count) {
 
 /* Canaries in every slot the env writes, for envs lo..hi-1. */
 static void fill_canaries(instance *inst, int lo, int hi) {
+    lo *= inst->num_agents; /* rows */
+    hi *= inst->num_agents;
     for (int b = 0; b < NUM_BUFS; b++) {
         guarded *g = &inst->bufs[b];
         unsigned char *from = g->data + (size_t)lo * g->row_bytes;
@@ -181,7 +146,8 @@ static void fill_canaries(instance *inst, int lo, int hi) {
 void sk_ck_fill_vec_canaries(const sk_ck_run *run, sk_vec *vec) {
     const sk_vec_buffers *b = sk_vec_buffers_of(vec);
     const sk_env_def *env = run->env;
-    size_t N = (size_t)run->num_envs, O = (size_t)env->obs_size;
+    size_t N = (size_t)run->num_rows, O = (size_t)env->obs_size;
+    if (run->num_agents > 1) memset(b->active, CANARY_BYTE, N);
     if (b->obs_u8) {
         memset(b->obs_u8, CANARY_BYTE, N * O);
         memset(b->final_obs_u8, CANARY_BYTE, N * O);
@@ -217,10 +183,13 @@ static sk_status instance_create(sk_ck_run *run, instance *inst, uint64_t action
         [BUF_TRUNCATED] = {"truncated", NULL, NULL, 1, false},
         [BUF_MASKS] = {"masks", NULL, NULL, (size_t)env->mask_size, false},
         [BUF_LOG] = {"episode_log", NULL, NULL, (size_t)env->num_log_fields * sizeof(float), true},
+        [BUF_ACTIVE] = {"active", NULL, NULL, run->num_agents > 1 ? 1 : 0, false},
     };
     memset(inst, 0, sizeof *inst);
     inst->env = env;
     inst->num_envs = run->num_envs;
+    inst->num_agents = run->num_agents;
+    inst->num_rows = run->num_rows;
     inst->action_rng = action_seed;
     for (int b = 0; b < NUM_BUFS; b++) {
         guarded *g = &inst->bufs[b];
@@ -250,6 +219,7 @@ static sk_status instance_create(sk_ck_run *run, instance *inst, uint64_t action
         .truncated = inst->bufs[BUF_TRUNCATED].data,
         .masks = env->mask_size ? inst->bufs[BUF_MASKS].data : NULL,
         .episode_log = (float *)(void *)inst->bufs[BUF_LOG].data,
+        .active = run->num_agents > 1 ? inst->bufs[BUF_ACTIVE].data : NULL,
     };
     sk_error_clear();
     sk_status status = sk_fail_if_silent(env->create(&inst->state, run->num_envs, run->cfg),
@@ -263,7 +233,7 @@ static sk_status instance_create(sk_ck_run *run, instance *inst, uint64_t action
 
 static void instance_actions(instance *inst) {
     sk_ck_random_actions(inst->env, inst->io.masks, (int32_t *)(void *)inst->bufs[BUF_ACTIONS].data,
-                         (float *)(void *)inst->bufs[BUF_ACTIONS].data, 0, inst->num_envs,
+                         (float *)(void *)inst->bufs[BUF_ACTIONS].data, 0, inst->num_rows,
                          &inst->action_rng);
 }
 
@@ -281,7 +251,7 @@ static void check_guards(sk_ck_run *run, const instance *inst, long long step) {
                 break;
             }
             if (g->data[bytes + k] != CANARY_BYTE) {
-                sk_ck_fail(run, CK_OVERRUN, inst->num_envs - 1, step,
+                sk_ck_fail(run, CK_OVERRUN, inst->num_rows - 1, step,
                            "%s: byte %zu past the end of the last env's row was written (a row is "
                            "%zu bytes: %s)",
                            g->name, k, g->row_bytes,
@@ -407,16 +377,31 @@ static void check_mask_row(sk_ck_run *run, const uint8_t *mask, int i, long long
     }
 }
 
-/* What the checker tracks of each env's episode, to check the env's own. */
+/* What the checker tracks of each row's episode, to check the env's own. A
+ * multi-agent env's episode lengths count the steps its agent acted in
+ * (active before the step). */
 typedef struct episode_tally {
     double *sum, *sum_abs;
     int *length;
+    uint8_t *was_active; /* (rows) a multi-agent env's active flags before the step */
     long long ended, limit_reached;
 } episode_tally;
 
+/* A multi-agent env's active flag of row i: written, and 0 or 1. */
+static void check_active(sk_ck_run *run, const instance *inst, int i, long long step) {
+    if (!inst->io.active) return;
+    uint8_t active = inst->io.active[i];
+    if (active == CANARY_BYTE)
+        sk_ck_fail(run, CK_UNWRITTEN, i, step, "active was never written (a multi-agent env "
+                                               "writes every row's flag at reset and step)");
+    else if (active > 1)
+        sk_ck_fail(run, CK_FLAGS, i, step, "active = %d (expected 0 or 1)", active);
+}
+
 static void check_after_reset(sk_ck_run *run, const instance *inst) {
     check_guards(run, inst, 0);
-    for (int i = 0; i < inst->num_envs; i++) {
+    for (int i = 0; i < inst->num_rows; i++) {
+        check_active(run, inst, i, 0);
         check_obs_at(run, &inst->io, false, i, CK_UNWRITTEN, 0);
         if (inst->io.masks)
             check_mask_row(run, inst->io.masks + (size_t)i * (size_t)run->env->mask_size, i, 0);
@@ -458,7 +443,8 @@ static void check_after_step(sk_ck_run *run, const instance *inst, episode_tally
     const sk_env_def *env = run->env;
     const sk_env_io *io = &inst->io;
     check_guards(run, inst, step);
-    for (int i = 0; i < inst->num_envs; i++) {
+    for (int i = 0; i < inst->num_rows; i++) {
+        check_active(run, inst, i, step);
         check_obs_at(run, io, false, i, CK_UNWRITTEN, step);
         if (io->masks) check_mask_row(run, io->masks + (size_t)i * (size_t)env->mask_size, i, step);
         float reward = io->rewards[i];
@@ -486,9 +472,11 @@ static void check_after_step(sk_ck_run *run, const instance *inst, episode_tally
             tally->sum[i] += (double)reward;
             tally->sum_abs[i] += fabs((double)reward);
         }
-        int length = ++tally->length[i];
+        bool multi = inst->num_agents > 1;
+        int length = tally->length[i] += !multi || tally->was_active[i];
         if (length == env->max_episode_steps) tally->limit_reached++;
-        if (!terminated && truncated && length != env->max_episode_steps)
+        if (multi) { /* an agent's steps are its own actions: the env's limit is the env's */
+        } else if (!terminated && truncated && length != env->max_episode_steps)
             sk_ck_fail(run, CK_TIME_LIMIT, i, step,
                        "truncated after %d steps (max_episode_steps = "
                        "%d)",
@@ -525,11 +513,12 @@ static uint64_t action_seed(const sk_ck_run *run) { return sk_rng_seed(run->seed
 
 static sk_status lockstep_create(sk_ck_run *run, lockstep *ls) {
     memset(ls, 0, sizeof *ls);
-    size_t N = (size_t)run->num_envs;
+    size_t N = (size_t)run->num_rows;
     ls->tally.sum = calloc(N, sizeof(double));
     ls->tally.sum_abs = calloc(N, sizeof(double));
     ls->tally.length = calloc(N, sizeof(int));
-    if (!ls->tally.sum || !ls->tally.sum_abs || !ls->tally.length)
+    ls->tally.was_active = calloc(N, 1);
+    if (!ls->tally.sum || !ls->tally.sum_abs || !ls->tally.length || !ls->tally.was_active)
         return sk_fail(SK_ERR_NOMEM, "out of memory");
     sk_status status = instance_create(run, &ls->a, action_seed(run));
     if (status == SK_OK) status = instance_create(run, &ls->b, action_seed(run));
@@ -548,6 +537,7 @@ static void lockstep_free(lockstep *ls) {
     free(ls->tally.sum);
     free(ls->tally.sum_abs);
     free(ls->tally.length);
+    free(ls->tally.was_active);
 }
 
 static void lockstep_compare(sk_ck_run *run, lockstep *ls, long long step) {
@@ -601,6 +591,7 @@ static sk_status run_lockstep(sk_ck_run *run) {
     for (long long step = 1; step <= run->steps; step++) {
         instance_actions(&ls.a);
         instance_actions(&ls.b);
+        if (ls.a.io.active) memcpy(ls.tally.was_active, ls.a.io.active, (size_t)run->num_rows);
         fill_canaries(&ls.a, 0, N);
         run->env->step(ls.a.state, &ls.a.io, 0, N);
         check_after_step(run, &ls.a, &ls.tally, step);
@@ -614,8 +605,8 @@ static sk_status run_lockstep(sk_ck_run *run) {
         }
         if (ls.vec) {
             const sk_vec_buffers *vb = sk_vec_buffers_of(ls.vec);
-            sk_ck_random_actions(run->env, vb->masks, vb->actions, vb->actions_continuous, 0, N,
-                                 &ls.vec_rng);
+            sk_ck_random_actions(run->env, vb->masks, vb->actions, vb->actions_continuous, 0,
+                                 run->num_rows, &ls.vec_rng);
             sk_ck_fill_vec_canaries(run, ls.vec);
             sk_vec_step(ls.vec);
         }
@@ -675,9 +666,9 @@ static void check_other_rows(sk_ck_run *run, const instance *inst, unsigned char
     for (int b = 0; b < NUM_BUFS; b++) {
         const guarded *g = &inst->bufs[b];
         if (b == BUF_ACTIONS || g->row_bytes == 0) continue;
-        for (int i = 0; i < inst->num_envs; i++) {
+        for (int i = 0; i < inst->num_rows; i++) { /* lo, hi: rows */
             if (i == lo) i = hi;
-            if (i >= inst->num_envs) break;
+            if (i >= inst->num_rows) break;
             size_t at = (size_t)i * g->row_bytes;
             if (memcmp(g->data + at, before[b] + at, g->row_bytes) == 0) continue;
             sk_ck_fail(run, CK_OTHER_ROWS, i, step,
@@ -715,7 +706,7 @@ static sk_status run_ranges(sk_ck_run *run) {
                 memcpy(before[b], inst.bufs[b].data, data_bytes(&inst, b));
             if (step == 0) run->env->reset(inst.state, &inst.io, lo, hi, run->seed);
             else run->env->step(inst.state, &inst.io, lo, hi);
-            check_other_rows(run, &inst, before, lo, hi, step);
+            check_other_rows(run, &inst, before, lo * run->num_agents, hi * run->num_agents, step);
         }
     }
     sk_ck_note(run, CK_OTHER_ROWS,
@@ -733,6 +724,8 @@ static void resolve_options(sk_ck_run *run, const sk_check_options *options) {
     const sk_env_def *env = run->env;
     bool slow = sk_env_extras_of(env)->bench_num_envs > 0;
     run->num_envs = options->num_envs > 0 ? options->num_envs : slow ? 2 : 16;
+    run->num_agents = sk_env_agents(env);
+    run->num_rows = run->num_envs * run->num_agents;
     long long steps = (long long)env->max_episode_steps + 8;
     run->steps = options->steps > 0 ? options->steps
                  : slow              ? 8

@@ -29,7 +29,7 @@ bool sk_ck_compare_io(sk_ck_run *run, sk_ck_check check, long long step, const s
                       const sk_env_io *b, const char *a_name, const char *b_name) {
     const sk_env_def *env = run->env;
     int O = env->obs_size, L = env->num_log_fields, M = env->mask_size, k;
-    for (int i = 0; i < run->num_envs; i++) {
+    for (int i = 0; i < run->num_rows; i++) { /* a multi-agent env's rows */
         size_t si = (size_t)i;
         if (a->obs_u8) {
             if (differ_bytes(a->obs_u8 + si * (size_t)O, b->obs_u8 + si * (size_t)O, O, &k)) {
@@ -52,6 +52,11 @@ bool sk_ck_compare_io(sk_ck_run *run, sk_ck_check check, long long step, const s
                                a_name, mask_b[k], b_name);
                     return false;
                 }
+        }
+        if (a->active && a->active[i] != b->active[i]) {
+            sk_ck_fail(run, check, i, step, "active = %d in %s, %d in %s", a->active[i], a_name,
+                       b->active[i], b_name);
+            return false;
         }
         if (step == 0) continue; /* a reset writes observations and masks only */
         if (differ_floats(a->rewards + si, b->rewards + si, 1, &k) ||
@@ -91,7 +96,7 @@ bool sk_ck_compare_io(sk_ck_run *run, sk_ck_check check, long long step, const s
 
 bool sk_ck_trajectories_differ(const sk_ck_run *run, const sk_env_io *a, const sk_env_io *b,
                                long long step) {
-    size_t N = (size_t)run->num_envs, O = (size_t)run->env->obs_size;
+    size_t N = (size_t)run->num_rows, O = (size_t)run->env->obs_size;
     if (a->obs_u8 ? memcmp(a->obs_u8, b->obs_u8, N * O) != 0
                   : memcmp(a->obs, b->obs, N * O * sizeof(float)) != 0)
         return true;

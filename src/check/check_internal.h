@@ -37,6 +37,7 @@ typedef struct sk_ck_run {
     const sk_env_def *env; /* configured by cfg */
     const sk_config *cfg;
     int num_envs, steps, threads;
+    int num_agents, num_rows; /* a multi-agent env's rows: num_envs x num_agents (else num_envs) */
     uint64_t seed;
     bool whole_batch, partial_state;
     sk_check_report *report;

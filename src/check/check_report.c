@@ -1,7 +1,10 @@
-/* The env checker's report: one line per check and a summary, or JSON. */
+/* The env checker's report: the results the checks record, one line per
+ * check and a summary, or JSON. */
 #include "check_internal.h"
 
 #include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 const char *sk_check_outcome_name(sk_check_outcome outcome) {
@@ -79,4 +82,44 @@ char *sk_check_json(const sk_check_report *report) {
     char *text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     return text;
+}
+
+/* ---- the results the checks record (check.c and check_state.c) ---- */
+
+void sk_ck_fail(sk_ck_run *run, sk_ck_check check, int env, long long step, const char *fmt, ...) {
+    sk_check_result *result = &run->report->results[check];
+    if (result->outcome == SK_CHECK_FAIL) return;
+    result->outcome = SK_CHECK_FAIL;
+    result->env = env;
+    result->step = step;
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(result->detail, sizeof result->detail, fmt, args);
+    va_end(args);
+}
+
+static void set_detail(sk_ck_run *run, sk_ck_check check, sk_check_outcome outcome, const char *fmt,
+                       va_list args) {
+    sk_check_result *result = &run->report->results[check];
+    if (result->outcome == SK_CHECK_FAIL) return;
+    result->outcome = outcome;
+    vsnprintf(result->detail, sizeof result->detail, fmt, args);
+}
+
+void sk_ck_skip(sk_ck_run *run, sk_ck_check check, const char *fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    set_detail(run, check, SK_CHECK_SKIP, fmt, args);
+    va_end(args);
+}
+
+void sk_ck_note(sk_ck_run *run, sk_ck_check check, const char *fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    set_detail(run, check, run->report->results[check].outcome, fmt, args);
+    va_end(args);
+}
+
+bool sk_ck_failed(const sk_ck_run *run, sk_ck_check check) {
+    return run->report->results[check].outcome == SK_CHECK_FAIL;
 }

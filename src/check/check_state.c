@@ -105,7 +105,7 @@ static void check_genuine(sk_ck_run *run, sk_vec *vec, long long step) {
 
 static void step_with_random_actions(sk_ck_run *run, sk_vec *vec, uint64_t *rng) {
     const sk_vec_buffers *b = sk_vec_buffers_of(vec);
-    sk_ck_random_actions(run->env, b->masks, b->actions, b->actions_continuous, 0, run->num_envs,
+    sk_ck_random_actions(run->env, b->masks, b->actions, b->actions_continuous, 0, run->num_rows,
                          rng);
     sk_vec_step(vec);
 }
@@ -231,11 +231,11 @@ sk_status sk_ck_check_state(sk_ck_run *run) {
     } else if (restore_into(run, y, arrays, count, first)) {
         int second = SK_MAX(1, run->steps - first);
         const sk_vec_buffers *xb = sk_vec_buffers_of(x), *yb = sk_vec_buffers_of(y);
-        size_t action_bytes = (size_t)run->num_envs * sk_ck_action_row_bytes(run->env);
+        size_t action_bytes = (size_t)run->num_rows * sk_ck_action_row_bytes(run->env);
         for (int step = 1; step <= second; step++) {
             /* the copy gets the original's actions: its masks were not part of the state */
             sk_ck_random_actions(run->env, xb->masks, xb->actions, xb->actions_continuous, 0,
-                                 run->num_envs, &rng);
+                                 run->num_rows, &rng);
             if (xb->actions) memcpy(yb->actions, xb->actions, action_bytes);
             else memcpy(yb->actions_continuous, xb->actions_continuous, action_bytes);
             sk_ck_fill_vec_canaries(run, x);
@@ -284,8 +284,8 @@ static sk_status steps_per_second(sk_ck_run *run, int num_envs, int threads, dou
     do {
         /* actions within the masks where there are masks, else drawn once */
         if (steps == 0 || b->masks)
-            sk_ck_random_actions(run->env, b->masks, b->actions, b->actions_continuous, 0, num_envs,
-                                 &rng);
+            sk_ck_random_actions(run->env, b->masks, b->actions, b->actions_continuous, 0,
+                                 num_envs * run->num_agents, &rng);
         sk_vec_step(vec);
         steps++;
         elapsed = sk_now() - start;

@@ -100,6 +100,7 @@ static void saved_part(sk_trainer *tr, const sk_trainer_array *row, void **data,
     if (row->size == SK_SIZE_ROWS1_OBS || row->size == SK_SIZE_ROWS1_OBS_U8)
         width = (size_t)tr->obs_size;
     if (row->size == SK_SIZE_ROWS1_MASK) width = (size_t)tr->mask_size;
+    if (row->size == SK_SIZE_ROWS1_ACTIVE) width = 1;
     if (width) {
         *data = base + sk_trainer_current_row(tr) * width * sk_array_type_size(row->type);
         *rows = (int64_t)N;
@@ -114,7 +115,8 @@ static void saved_part(sk_trainer *tr, const sk_trainer_array *row, void **data,
 /* A table row that holds one record per env (of the envs this rank holds). */
 static bool per_env(const sk_trainer_array *row) {
     return row->size == SK_SIZE_ROWS1_OBS || row->size == SK_SIZE_ROWS1_OBS_U8 ||
-           row->size == SK_SIZE_ROWS1_MASK || row->size == SK_SIZE_ENVS ||
+           row->size == SK_SIZE_ROWS1_MASK || row->size == SK_SIZE_ROWS1_ACTIVE ||
+           row->size == SK_SIZE_ENVS ||
            row->size == SK_SIZE_ENVS_STATE;
 }
 
@@ -180,7 +182,7 @@ sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
         saved_part(tr, row, &data, &rows, &cols);
         if (per_env(row)) { /* scale mode: every rank's envs, gathered (sk_trainer_sync_state) */
             data = (void *)sk_trainer_gathered(tr, data);
-            rows = rows / tr->rollout.num_envs * tr->s.num_envs;
+            rows = rows / tr->layout.env_count * tr->s.num_envs; /* a multi-agent env's rows */
         }
         if (!row->core_parts) {
             add(&list, row->checkpoint_name, (sk_st_dtype)row->type, data, rows, cols);
@@ -486,7 +488,7 @@ static sk_status resume_from(sk_trainer *tr, const sk_st_file *file, const char 
         void *data;
         int64_t rows, cols;
         saved_part(tr, row, &data, &rows, &cols);
-        int64_t elements = rows * (cols > 0 ? cols : 1), n = tr->rollout.num_envs;
+        int64_t elements = rows * (cols > 0 ? cols : 1), n = tr->layout.env_count;
         if (!row->core_parts && per_env(row)) {
             TRY(restore_envs(tr, file, path, row->checkpoint_name, (sk_st_dtype)row->type, data,
                              elements / n, row->has_range, row->lo, row->hi));

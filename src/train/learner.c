@@ -221,14 +221,29 @@ static void reduce_minibatch(sk_trainer *tr, sk_ppo_loss_sums *sums) {
                                .clip_fraction = total[4]};
 }
 
-static void shuffle(sk_learner *ln, int batch_size) {
-    for (int i = 0; i < batch_size; i++) ln->perm[i] = i;
-    for (int i = batch_size - 1; i > 0; i--) { /* Fisher-Yates */
+/* Shuffles perm's first count entries in place (Fisher-Yates). */
+static void shuffle_first(sk_learner *ln, int count) {
+    for (int i = count - 1; i > 0; i--) {
         int j = (int)sk_rng_below(&ln->rng, (uint32_t)(i + 1));
         int32_t tmp = ln->perm[i];
         ln->perm[i] = ln->perm[j];
         ln->perm[j] = tmp;
     }
+}
+
+static void shuffle(sk_learner *ln, int batch_size) {
+    for (int i = 0; i < batch_size; i++) ln->perm[i] = i;
+    shuffle_first(ln, batch_size);
+}
+
+/* A multi-agent env's samples: the rollout rows whose agent acted, in row
+ * order (the first of each shuffle), into perm; how many. */
+static int gather_active(sk_trainer *tr) {
+    const sk_rollout *ro = &tr->rollout;
+    int count = 0, rows = ro->horizon * ro->num_envs;
+    for (int k = 0; k < rows; k++)
+        if (ro->active[k]) tr->learner.perm[count++] = k;
+    return count;
 }
 
 void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const char **anomaly) {
@@ -239,12 +254,27 @@ void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const c
     int steps_taken = 0;
     double last_kl = 0.0;
     int L = tr->rollout.bptt_horizon, S = ln->num_sequences, MS = ln->minibatch_sequences;
+    /* a multi-agent env's minibatches split its active samples (L = 1: no core) into
+     * ppo.num_minibatches near-equal parts, whose sizes vary from update to update */
+    bool multi = tr->rollout.num_agents > 1;
+    int samples = multi ? gather_active(tr) : S;
+    int num_minibatches = multi ? tr->s.num_minibatches : (S + MS - 1) / MS;
+    int minibatch_size = tr->minibatch_size;
+    double rows_taken = 0.0;
     if (tr->s.comm_scale) /* each rank's own shuffle, drawn afresh each update: a resume needs no stream */
         ln->rng = sk_rng_seed(tr->s.seed ^ 0x5ca1e5417ULL,
                               (uint64_t)tr->progress.update * SK_MAX_COMM_RANKS + (uint64_t)tr->comm.rank);
     for (int epoch = 0; epoch < tr->s.update_epochs; epoch++) {
-        shuffle(ln, S);
-        for (int start = 0; start < S; start += MS) {
+        if (multi) shuffle_first(ln, samples);
+        else shuffle(ln, S);
+        for (int m = 0; m < num_minibatches; m++) {
+            int start = multi ? (int)((int64_t)m * samples / num_minibatches) : m * MS;
+            if (multi) {
+                MS = (int)((int64_t)(m + 1) * samples / num_minibatches) - start;
+                if (MS == 0) continue;
+                ln->minibatch_sequences = MS;
+                tr->minibatch_size = MS;
+            }
             ln->current_minibatch = start;
             /* sequence-major: sequence j's step t at j * L + t */
             for (int j = 0; j < MS; j++)
@@ -255,7 +285,7 @@ void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const c
             sk_vec_parallel(tr->vec, minibatch_job, tr);
             sk_ppo_loss_sums sums;
             reduce_minibatch(tr, &sums);
-            bool last = epoch == tr->s.update_epochs - 1 && start + MS >= S;
+            bool last = epoch == tr->s.update_epochs - 1 && m == num_minibatches - 1;
             if (last && tr->s.grad_stats_every > 0 && (tr->progress.update % tr->s.grad_stats_every) == 0)
                 for (int t = 0; t < ln->policy.num_tensors; t++) {
                     const sk_tensor_info *info = &ln->policy.tensors[t];
@@ -265,7 +295,7 @@ void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const c
             double norm = sk_clip_grad_norm(ln->grads, P, tr->s.max_grad_norm);
             if (!isfinite(norm) || !isfinite(sums.policy_loss) || !isfinite(sums.value_loss)) {
                 *anomaly = "non-finite loss or gradient";
-                return;
+                break;
             }
             sk_adam_update(ln->params, ln->grads, ln->adam_m, ln->adam_v, P, lr, adam,
                            ++ln->adam_step);
@@ -275,11 +305,17 @@ void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const c
             total.approx_kl += sums.approx_kl;
             total.clip_fraction += sums.clip_fraction;
             last_kl = sums.approx_kl / tr->minibatch_size;
+            rows_taken += tr->minibatch_size;
             steps_taken++;
         }
-        if (tr->s.target_kl > 0.0 && last_kl > tr->s.target_kl) break;
+        if (*anomaly || (tr->s.target_kl > 0.0 && last_kl > tr->s.target_kl)) break;
     }
-    double rows = (double)steps_taken * tr->minibatch_size;
+    if (multi) { /* the sizes the table allocated for */
+        ln->minibatch_sequences = ln->num_sequences / tr->s.num_minibatches;
+        tr->minibatch_size = minibatch_size;
+    }
+    if (*anomaly) return;
+    double rows = multi ? rows_taken : (double)steps_taken * tr->minibatch_size;
     stats->policy_loss = total.policy_loss / rows;
     stats->value_loss = total.value_loss / rows;
     stats->entropy = total.entropy / rows;

@@ -102,6 +102,55 @@ void sk_gae(float *advantages, float *returns, const float *rewards, const float
     }
 }
 
+void sk_gae_active(float *advantages, float *returns, const float *rewards, const float *values,
+                   const uint8_t *terminated, const uint8_t *truncated, const float *bootstrap,
+                   const uint8_t *active, int T, int N, int lo, int hi, float gamma, float lambda) {
+    for (int i = lo; i < hi; i++) {
+        float last = 0.0f, next_value = values[(size_t)T * (size_t)N + (size_t)i];
+        /* what the wait after the next-earlier active step brings: summed rewards, and
+         * whether (and how) the episode ended during it */
+        float carry = 0.0f, carry_bootstrap = 0.0f;
+        enum { GOES_ON, TERMINAL, TRUNCATED } carry_end = GOES_ON;
+        for (int t = T - 1; t >= 0; t--) {
+            size_t k = (size_t)t * (size_t)N + (size_t)i;
+            bool ended = terminated[k] || truncated[k];
+            if (!active[k]) {
+                advantages[k] = returns[k] = 0.0f;
+                if (ended) { /* the steps after this one are the next episode's */
+                    carry = rewards[k];
+                    carry_end = terminated[k] ? TERMINAL : TRUNCATED;
+                    carry_bootstrap = bootstrap ? bootstrap[k] : 0.0f;
+                } else {
+                    carry += rewards[k];
+                }
+                continue;
+            }
+            float value = values[k], delta;
+            if (terminated[k]) {
+                delta = rewards[k] - value;
+                last = delta;
+            } else if (truncated[k]) {
+                delta = rewards[k] + (bootstrap ? gamma * bootstrap[k] : 0.0f) - value;
+                last = delta;
+            } else if (carry_end == TERMINAL) {
+                delta = rewards[k] + carry - value;
+                last = delta;
+            } else if (carry_end == TRUNCATED) {
+                delta = rewards[k] + carry + gamma * carry_bootstrap - value;
+                last = delta;
+            } else {
+                delta = rewards[k] + carry + gamma * next_value - value;
+                last = delta + gamma * lambda * last;
+            }
+            advantages[k] = last;
+            returns[k] = last + value;
+            next_value = value;
+            carry = 0.0f;
+            carry_end = GOES_ON;
+        }
+    }
+}
+
 void sk_normalize(float *out, const float *x, int n) {
     double mean = 0.0;
     for (int i = 0; i < n; i++) mean += x[i];

@@ -58,6 +58,23 @@ void sk_gae(float *advantages, float *returns, const float *rewards, const float
             const uint8_t *terminated, const uint8_t *truncated, const float *bootstrap, int T,
             int N, int lo, int hi, float gamma, float lambda);
 
+/*
+ * GAE for a multi-agent env's rows lo..hi-1, where active (T + 1, N) says
+ * which steps are the row's agent's own: only those are samples (their
+ * advantages and returns; the others' are set to 0). What happens while the
+ * agent waits belongs to its last action: the rewards of the inactive steps
+ * after an active step t (up to the agent's next active step, or up to an
+ * inactive step that ends its episode) are added to step t's reward, and an
+ * episode that ends on an inactive step ends step t's trajectory (terminal,
+ * or truncated and bootstrapped from that step's bootstrap value). Rewards
+ * before an agent's first action of an episode belong to no action and are
+ * dropped. Undiscounted within the wait: the agent's clock is its own
+ * actions. The last active step of a rollout bootstraps from values[T].
+ */
+void sk_gae_active(float *advantages, float *returns, const float *rewards, const float *values,
+                   const uint8_t *terminated, const uint8_t *truncated, const float *bootstrap,
+                   const uint8_t *active, int T, int N, int lo, int hi, float gamma, float lambda);
+
 /* Normalises x (n) to zero mean and unit (unbiased) std + 1e-8, as CleanRL. */
 void sk_normalize(float *out, const float *x, int n);
 

@@ -11,6 +11,12 @@
 
 void sk_rollout_gae(sk_rollout *ro, bool bootstrap_truncated, float gamma, float gae_lambda,
                     int lo, int hi) {
+    if (ro->num_agents > 1) {
+        sk_gae_active(ro->advantages, ro->returns, ro->rewards, ro->values, ro->terminated,
+                      ro->truncated, bootstrap_truncated ? ro->bootstrap : NULL, ro->active,
+                      ro->horizon, ro->num_envs, lo, hi, gamma, gae_lambda);
+        return;
+    }
     sk_gae(ro->advantages, ro->returns, ro->rewards, ro->values, ro->terminated, ro->truncated,
            bootstrap_truncated ? ro->bootstrap : NULL, ro->horizon, ro->num_envs, lo, hi, gamma,
            gae_lambda);
@@ -39,14 +45,16 @@ static const float *policy_obs(const sk_rollout *ro, sk_worker *wk, size_t at, i
     return wk->obs_wide;
 }
 
-/* Copies what the envs lo..hi-1 returned from the step (the vec's buffers)
- * into rollout row t (rewards, flags) and row t + 1 (observations, masks). */
+/* Copies what rows lo..hi-1 returned from the step (the vec's buffers)
+ * into rollout row t (rewards, flags) and row t + 1 (observations, masks,
+ * a multi-agent env's active flags). */
 static void store_step(sk_trainer *tr, int t, int lo, int hi) {
     sk_rollout *ro = &tr->rollout;
     const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
     size_t N = (size_t)ro->num_envs, M = (size_t)ro->mask_size;
     size_t row = (size_t)t * N, count = (size_t)(hi - lo);
     store_obs(tr, row + N + (size_t)lo, lo, hi);
+    if (ro->num_agents > 1) memcpy(ro->active + row + N + lo, b->active + lo, count);
     if (M) memcpy(ro->masks + (row + N + (size_t)lo) * M, b->masks + (size_t)lo * M, count * M);
     memcpy(ro->rewards + row + lo, b->rewards + lo, count * sizeof(float));
     memcpy(ro->terminated + row + lo, b->terminated + lo, count);
@@ -115,16 +123,17 @@ static void critic_values(sk_trainer *tr, sk_worker *wk, const float *obs, const
 static void record_episodes_and_truncations(sk_trainer *tr, sk_worker *wk, int t) {
     sk_rollout *ro = &tr->rollout;
     const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
-    int N = ro->num_envs, O = ro->obs_size, L = tr->env->num_log_fields;
+    int N = ro->num_envs, O = ro->obs_size, L = tr->env->num_log_fields, A = ro->num_agents;
     size_t row = (size_t)t * (size_t)N;
     int num_truncated = 0;
     for (int i = wk->lo; i < wk->hi; i++) {
         bool terminated = ro->terminated[row + (size_t)i], truncated = ro->truncated[row + (size_t)i];
         if (!terminated && !truncated) continue;
         const float *log = b->episode_log + (size_t)i * (size_t)L;
-        float *record = wk->episodes + (size_t)(L + 1) * (size_t)wk->num_episodes++;
+        float *record = wk->episodes + SK_EPISODE_RECORD(L) * (size_t)wk->num_episodes++;
         memcpy(record, log, (size_t)L * sizeof(float));
         record[L] = (float)t; /* exact: t < 2^24 */
+        record[L + 1] = (float)(i % A); /* the agent: exact, A <= SK_MAX_AGENTS */
         if (truncated && !terminated) {
             float *copy = wk->trunc_obs + (size_t)num_truncated * (size_t)O;
             if (b->final_obs_u8)
@@ -175,6 +184,7 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
     sk_worker *wk = &tr->workers[w];
     int N = ro->num_envs, T = ro->horizon, O = ro->obs_size, H = ro->num_heads;
     int D = ro->action_dim, M = ro->mask_size, lo = wk->lo, B = wk->hi - wk->lo;
+    int A = ro->num_agents; /* the worker's rows lo..hi-1 are its envs lo / A..hi / A - 1 */
     wk->num_episodes = 0;
     /* an env fault at the reset or in another rollout ends the run (trainer.c) */
     if (B == 0 || sk_vec_faulted(tr->vec)) return;
@@ -189,6 +199,8 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
         if (M)
             memcpy(ro->masks + (size_t)lo * M, ro->masks + ((size_t)T * N + (size_t)lo) * M,
                    (size_t)B * M);
+        if (ro->num_agents > 1)
+            memcpy(ro->active + lo, ro->active + (size_t)T * N + (size_t)lo, (size_t)B);
     }
     for (int t = 0; t < T; t++) {
         size_t row = (size_t)t * (size_t)N;
@@ -203,7 +215,8 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
 
         load_actions(tr, t, lo, wk->hi);
         /* each env's step count since the run began: update * T + t + 1 */
-        if (!sk_vec_step_checked(tr->vec, lo, wk->hi, tr->progress.update * T + t + 1)) return;
+        if (!sk_vec_step_checked(tr->vec, lo / A, wk->hi / A, tr->progress.update * T + t + 1))
+            return;
         store_step(tr, t, lo, wk->hi);
         normalize_step(tr, wk, t);
         record_episodes_and_truncations(tr, wk, t);
@@ -223,13 +236,15 @@ void sk_reset_job(void *ctx, int w, int num_workers) {
     sk_rollout *ro = &tr->rollout;
     sk_worker *wk = &tr->workers[w];
     if (wk->hi == wk->lo) return;
-    if (!sk_vec_reset_checked(tr->vec, wk->lo, wk->hi, tr->layout.env_seed)) return;
+    int A = ro->num_agents;
+    if (!sk_vec_reset_checked(tr->vec, wk->lo / A, wk->hi / A, tr->layout.env_seed)) return;
     size_t S = (size_t)ro->state_size; /* every episode starts from a zero state */
     memset(ro->state + (size_t)wk->lo * S, 0, (size_t)(wk->hi - wk->lo) * S * sizeof(float));
     const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
     size_t O = (size_t)ro->obs_size, M = (size_t)ro->mask_size, count = (size_t)(wk->hi - wk->lo);
     store_obs(tr, (size_t)wk->lo, wk->lo, wk->hi);
     if (M) memcpy(ro->masks + (size_t)wk->lo * M, b->masks + (size_t)wk->lo * M, count * M);
+    if (ro->num_agents > 1) memcpy(ro->active + wk->lo, b->active + wk->lo, count);
     if (tr->s.norm_obs) {
         for (int i = wk->lo; i < wk->hi; i++) {
             float *obs = ro->obs + (size_t)i * O;

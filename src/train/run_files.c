@@ -163,6 +163,22 @@ static void json_number(FILE *f, const char *key, double value, bool last) {
     else fprintf(f, "  \"%s\": null%s\n", key, last ? "" : ",");
 }
 
+/* A multi-agent env's episodes and mean return per role (its first
+ * SK_MAX_ROLES agents, by name), over the episodes this process saw. */
+static void write_roles(FILE *f, const sk_trainer *tr) {
+    int roles = SK_MIN(sk_env_agents(tr->env), SK_MAX_ROLES);
+    if (roles < 2) return;
+    fprintf(f, "  \"roles\": {");
+    for (int k = 0; k < roles; k++) {
+        int64_t count = tr->progress.role_count_total[k];
+        double mean = count ? tr->progress.role_return_total[k] / (double)count : 0.0;
+        if (tr->env->agent_names) fprintf(f, "%s\"%s\": ", k ? ", " : "", tr->env->agent_names[k]);
+        else fprintf(f, "%s\"agent_%d\": ", k ? ", " : "", k);
+        fprintf(f, "{\"episodes\": %lld, \"mean_return\": %.10g}", (long long)count, mean);
+    }
+    fprintf(f, "},\n");
+}
+
 sk_status sk_run_end(sk_trainer *tr, sk_status run_status) {
     sk_live_set_status(tr->out.live, run_status != SK_OK      ? SK_LIVE_FAILED
                                  : tr->progress.result.interrupted ? SK_LIVE_INTERRUPTED
@@ -200,6 +216,7 @@ sk_status sk_run_end(sk_trainer *tr, sk_status run_status) {
     json_number(f, "solved_at_seconds", r->solved_at_seconds, false);
     json_number(f, "final_mean_return", r->final_mean_return, false);
     fprintf(f, "  \"episodes\": %lld,\n", (long long)tr->progress.episodes);
+    write_roles(f, tr);
     fprintf(f, "  \"interrupted\": %s,\n", r->interrupted ? "true" : "false");
     fprintf(f, "  \"anomalies\": %lld,\n", (long long)r->anomalies);
     fprintf(f, "  \"telemetry_dropped\": %llu,\n", (unsigned long long)dropped);

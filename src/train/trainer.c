@@ -23,7 +23,6 @@
 
 sk_status sk_settings_resolve(sk_ppo_settings *s, const sk_config *cfg, const sk_env_def *env) {
     int64_t v;
-    (void)env;
     CHECK(sk_cfg_int(cfg, "env.num_envs", 4, 1, 1 << 22, &v));
     s->num_envs = (int)v;
     CHECK(sk_cfg_int(cfg, "ppo.horizon", 128, 1, 1 << 20, &v));
@@ -71,10 +70,11 @@ sk_status sk_settings_resolve(sk_ppo_settings *s, const sk_config *cfg, const sk
     int mode;
     CHECK(sk_cfg_choice(cfg, "comm.mode", "exact", comm_modes, &mode));
     s->comm_scale = mode == 1; /* trainer_build_local keeps it only under several processes */
-    int64_t batch = (int64_t)s->num_envs * s->horizon;
+    /* a multi-agent env's batch is its rows': envs x agents */
+    int64_t batch = (int64_t)s->num_envs * (env ? sk_env_agents(env) : 1) * s->horizon;
     if (batch > (1 << 26))
-        return sk_fail(SK_ERR_INVALID, "env.num_envs x ppo.horizon = %lld is too large (max %d)",
-                       (long long)batch, 1 << 26);
+        return sk_fail(SK_ERR_INVALID, "env.num_envs x agents x ppo.horizon = %lld is too large "
+                       "(max %d)", (long long)batch, 1 << 26);
     if (batch % s->num_minibatches != 0 || batch / s->num_minibatches < 2)
         return sk_fail(SK_ERR_INVALID,
                        "ppo.num_minibatches = %d must divide the batch env.num_envs x ppo.horizon "
@@ -89,7 +89,8 @@ sk_status sk_settings_resolve(sk_ppo_settings *s, const sk_config *cfg, const sk
  * into ppo.num_minibatches equal minibatches. */
 static sk_status resolve_sequences(sk_trainer *tr) {
     const sk_policy *policy = &tr->learner.policy;
-    int N = tr->layout.env_count, T = tr->s.horizon; /* this rank's envs in scale mode */
+    /* this rank's envs in scale mode; a multi-agent env's rows */
+    int N = tr->layout.env_count * sk_env_agents(tr->env), T = tr->s.horizon;
     int L = 1;
     if (!policy->core && sk_config_get(tr->cfg, "ppo.bptt_horizon")) {
         /* a recurrent preset run with policy.core = none: known, checked, unused */
@@ -186,9 +187,9 @@ static sk_status trainer_build_local(sk_trainer *tr, const sk_env_def *env) {
     CHECK(sk_env_configure(tr->env, tr->cfg, &tr->env));
     CHECK(sk_env_record_plugin(tr->cfg, tr->env));
     CHECK(sk_settings_resolve(&tr->s, tr->cfg, tr->env));
-    if (sk_env_agents(tr->env) > 1)
-        return sk_fail(SK_ERR_CONFIG, "%s has %d agents per env; the trainer does not train "
-                       "multi-agent envs yet", tr->env->id, tr->env->num_agents);
+    if (sk_env_agents(tr->env) > 1 && tr->comm.size > 1)
+        return sk_fail(SK_ERR_CONFIG, "%s has %d agents per env; multi-agent envs train in one "
+                       "process (use --threads, not mpirun)", tr->env->id, tr->env->num_agents);
     int K = tr->comm.size, lo, hi;
     if (tr->s.num_envs < K)
         return sk_fail(SK_ERR_CONFIG,
@@ -214,6 +215,10 @@ static sk_status trainer_build_local(sk_trainer *tr, const sk_env_def *env) {
     }
     CHECK(sk_policy_configure(&tr->learner.policy, tr->cfg, tr->env, sk_vec_state(tr->vec)));
     CHECK(resolve_sequences(tr));
+    if (sk_env_agents(tr->env) > 1 && tr->learner.policy.core)
+        return sk_fail(SK_ERR_CONFIG, "%s has %d agents per env; a policy with a core "
+                       "(policy.core) does not train multi-agent envs yet: set policy.core = none",
+                       tr->env->id, tr->env->num_agents);
     for (int i = 0; g_sections[i]; i++) CHECK(sk_cfg_check_unused(tr->cfg, g_sections[i]));
     CHECK(sk_cfg_check_sections(tr->cfg, g_sections));
     tr->num_workers = sk_vec_num_workers(tr->vec);
@@ -385,11 +390,14 @@ static sk_status trainer_build_shared(sk_trainer *tr) {
     tr->num_heads = continuous ? 0 : env->action_space.num_heads;
     tr->action_dim = continuous ? env->action_space.dim : 0;
     tr->mask_size = env->mask_size;
-    int N = tr->s.num_envs, T = tr->s.horizon;
-    /* the run's batch and minibatch (in scale mode, every rank's rows together) */
+    int A = sk_env_agents(env), N = tr->s.num_envs * A, T = tr->s.horizon;
+    /* the run's batch and minibatch (in scale mode, every rank's rows together); a
+     * multi-agent env's rows are its (env, agent) pairs, of which only the active are
+     * samples: its minibatches are cut from those (sk_learner_update) */
     tr->batch_size = N * T;
     tr->minibatch_size = tr->batch_size / tr->s.num_minibatches;
-    tr->rollout.num_envs = tr->layout.env_count;
+    tr->rollout.num_envs = tr->layout.env_count * A;
+    tr->rollout.num_agents = A;
     tr->rollout.horizon = T;
     tr->rollout.obs_size = tr->obs_size;
     tr->rollout.num_heads = tr->num_heads;
@@ -397,8 +405,11 @@ static sk_status trainer_build_shared(sk_trainer *tr) {
     tr->rollout.mask_size = tr->mask_size;
     tr->workers = calloc((size_t)tr->num_workers, sizeof(sk_worker));
     if (!tr->workers) return sk_fail(SK_ERR_NOMEM, "out of memory");
-    for (int w = 0; w < tr->num_workers; w++)
+    for (int w = 0; w < tr->num_workers; w++) { /* in rows: envs x agents */
         sk_vec_slice(tr->vec, w, &tr->workers[w].lo, &tr->workers[w].hi);
+        tr->workers[w].lo *= A;
+        tr->workers[w].hi *= A;
+    }
     CHECK(sk_trainer_state_alloc(tr, false));
     CHECK(learner_init(tr));
     for (int w = 0; w < tr->num_workers; w++) CHECK(alloc_worker(tr, &tr->workers[w], w));
@@ -523,7 +534,7 @@ const sk_config *sk_trainer_config(const sk_trainer *tr) { return tr->cfg; }
  * then rank and worker), whatever the split. */
 static void merge_episodes(sk_trainer *tr) {
     int L = tr->env->num_log_fields, W = tr->num_workers, Wmax = tr->layout.max_workers;
-    size_t record = (size_t)L + 1;
+    size_t record = SK_EPISODE_RECORD(L);
     /* this rank's records, worker after worker, and how many each has */
     size_t local = 0;
     for (int w = 0; w < W; w++) {
@@ -549,6 +560,8 @@ static void merge_episodes(sk_trainer *tr) {
             at += (size_t)count[parts] * record;
         }
     memset(tr->progress.log_sum, 0, sizeof tr->progress.log_sum);
+    memset(tr->progress.role_return_sum, 0, sizeof tr->progress.role_return_sum);
+    memset(tr->progress.role_count, 0, sizeof tr->progress.role_count);
     tr->progress.log_count = 0;
     for (int t = 0; t < tr->s.horizon; t++) {
         for (int k = 0; k < parts; k++) {
@@ -557,6 +570,13 @@ static void merge_episodes(sk_trainer *tr) {
                 const float *episode = part + record * (size_t)cursor[k]++;
                 for (int f = 2; f < L; f++) tr->progress.log_sum[f] += episode[f];
                 tr->progress.log_count++;
+                int role = (int)episode[L + 1];
+                if (role < SK_MAX_ROLES) {
+                    tr->progress.role_return_sum[role] += episode[0];
+                    tr->progress.role_count[role]++;
+                    tr->progress.role_return_total[role] += episode[0];
+                    tr->progress.role_count_total[role]++;
+                }
                 tr->progress.window_return[tr->progress.window_pos] = episode[0];
                 tr->progress.window_length[tr->progress.window_pos] = episode[1];
                 tr->progress.window_pos = (tr->progress.window_pos + 1) % SK_WINDOW;

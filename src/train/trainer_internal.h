@@ -29,6 +29,10 @@
 #define SK_WINDOW 100       /* episodes in the moving mean that decides "solved" */
 #define SK_MAX_WORKERS 1024 /* train.threads is at most this */
 #define SK_MAX_OBS_NORM 4096 /* observation sizes the float copy of the normaliser covers */
+#define SK_MAX_ROLES 8      /* agents of a multi-agent env whose returns are reported by name */
+/* A finished episode's record: the env's episode_log fields, then the step it
+ * ended at, then its agent (0 for a single-agent env). */
+#define SK_EPISODE_RECORD(num_log_fields) ((size_t)(num_log_fields) + 2)
 
 typedef struct sk_ppo_settings {
     int num_envs, horizon, num_minibatches, update_epochs, threads;
@@ -69,9 +73,14 @@ typedef struct sk_governor {
 
 /* Rollout storage, rows of N envs; obs, masks and values have T + 1 rows
  * (row T: the observations after the last step, which start the next
- * rollout). Observations are stored as the policy sees them (normalised). */
+ * rollout). Observations are stored as the policy sees them (normalised).
+ * A multi-agent env's N is its rows (envs x num_agents, row = env * A +
+ * agent) and `active` says which rows acted at each step: only those are
+ * samples. */
 typedef struct sk_rollout {
     int num_envs, horizon, obs_size, num_heads, action_dim, mask_size;
+    int num_agents;          /* agents per env (1: single-agent, every row a sample) */
+    uint8_t *active;         /* (T + 1, N) multi-agent: the row's agent acts at that step (unused for one) */
     float *obs;              /* (T + 1, N, obs_size) float envs; NULL for uint8 */
     uint8_t *obs_u8;         /* (T + 1, N, obs_size) uint8 envs, as the env wrote them; else NULL */
     bool obs_u8_dtype;       /* the env observes uint8 (obs_u8 holds the rows, widened on reading) */
@@ -136,7 +145,7 @@ typedef struct sk_worker {
     sk_welford obs_acc, return_acc; /* what this worker saw, for the running statistics */
     /* episodes finished in this rollout, in order: the env's episode_log
      * fields (return, length, ...) then the step */
-    float *episodes;        /* (horizon * slice, num_log_fields + 1) */
+    float *episodes;        /* (horizon * slice, SK_EPISODE_RECORD(num_log_fields)) */
     int num_episodes;
 } sk_worker;
 
@@ -176,6 +185,10 @@ typedef struct sk_run_progress {
     double log_sum[SK_MAX_LOG_FIELDS];
     int log_count;
     float window_return[SK_WINDOW], window_length[SK_WINDOW];
+    /* a multi-agent env's episode returns per role (agent index < SK_MAX_ROLES) over the
+     * last update and the whole run */
+    double role_return_sum[SK_MAX_ROLES], role_return_total[SK_MAX_ROLES];
+    int64_t role_count[SK_MAX_ROLES], role_count_total[SK_MAX_ROLES];
     int window_count, window_pos;
     double start_time, elapsed_before; /* wall seconds */
     /* wall seconds this process spent collecting rollouts (envs and acting, the exchange

@@ -48,6 +48,7 @@ const sk_trainer_array sk_trainer_arrays[] = {
     {"state.masks", SK_ARRAY_U8, AT(rollout.masks), SK_SIZE_ROWS1_MASK, RANGE(0, 1)},
     {NULL, SK_ARRAY_U8, AT(rollout.terminated), SK_SIZE_ROWS, NO_RANGE},
     {NULL, SK_ARRAY_U8, AT(rollout.truncated), SK_SIZE_ROWS, NO_RANGE},
+    {"state.active", SK_ARRAY_U8, AT(rollout.active), SK_SIZE_ROWS1_ACTIVE, RANGE(0, 1)},
     /* the episode merge's gathering */
     {NULL, SK_ARRAY_F32, AT(layout.episodes_local), SK_SIZE_EPISODES, NO_RANGE},
     {NULL, SK_ARRAY_F32, AT(layout.episodes_all), SK_SIZE_EPISODES_ALL, NO_RANGE},
@@ -120,7 +121,7 @@ static size_t array_count(const sk_trainer *tr, const sk_worker *wk, sk_size_kin
     case SK_SIZE_W_BLOCK_MASK: return block * (size_t)tr->mask_size;
     case SK_SIZE_W_BLOCK_STATES: return block_sequences * S;
     case SK_SIZE_W_EPISODES:
-        return ((size_t)tr->env->num_log_fields + 1) * ((size_t)tr->s.horizon * slice + 1);
+        return SK_EPISODE_RECORD(tr->env->num_log_fields) * ((size_t)tr->s.horizon * slice + 1);
     default: SK_ASSERT(false && "unknown size kind"); return 0;
     }
 }
@@ -144,13 +145,15 @@ size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
     case SK_SIZE_ROWS_HEADS: return rows * (size_t)tr->num_heads;
     case SK_SIZE_ROWS_DIM: return rows * (size_t)tr->action_dim;
     case SK_SIZE_ROWS1_MASK: return rows1 * (size_t)tr->mask_size;
+    case SK_SIZE_ROWS1_ACTIVE: return ro->num_agents > 1 ? rows1 : 0;
     case SK_SIZE_BATCH: return rows;
     case SK_SIZE_MINIBATCH: /* this rank's: the run's minibatch in exact mode */
         return (size_t)tr->learner.minibatch_sequences * (size_t)ro->bptt_horizon;
     case SK_SIZE_MOMENTS: return (size_t)tr->layout.max_workers * (1 + 2 * (size_t)tr->obs_size);
-    case SK_SIZE_EPISODES: return rows * ((size_t)tr->env->num_log_fields + 1);
-    case SK_SIZE_EPISODES_ALL: /* every rank's episodes: at most one per env of the run and step */
-        return (size_t)tr->s.num_envs * (size_t)tr->s.horizon * ((size_t)tr->env->num_log_fields + 1);
+    case SK_SIZE_EPISODES: return rows * SK_EPISODE_RECORD(tr->env->num_log_fields);
+    case SK_SIZE_EPISODES_ALL: /* every rank's episodes: at most one per row of the run and step */
+        return (size_t)tr->s.num_envs * (size_t)sk_env_agents(tr->env) * (size_t)tr->s.horizon *
+               SK_EPISODE_RECORD(tr->env->num_log_fields);
     case SK_SIZE_WORKERS: return (size_t)tr->layout.max_workers;
     case SK_SIZE_WORKERS_ALL: return (size_t)tr->comm.size * (size_t)tr->layout.max_workers;
     case SK_SIZE_MOMENTS_ALL:

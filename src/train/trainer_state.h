@@ -15,11 +15,12 @@ typedef enum sk_size_kind {
     SK_SIZE_ROWS_HEADS, /* T x N x num_heads */
     SK_SIZE_ROWS_DIM,   /* T x N x action_dim */
     SK_SIZE_ROWS1_MASK, /* (T + 1) x N x mask_size */
+    SK_SIZE_ROWS1_ACTIVE, /* (T + 1) x N for a multi-agent env, else 0 */
     SK_SIZE_BATCH,      /* T x N */
     SK_SIZE_MINIBATCH,
     SK_SIZE_MOMENTS,     /* max_workers x (1 + 2 obs_size): packed running-statistics accumulations */
     SK_SIZE_MOMENTS_ALL, /* ranks x the above */
-    SK_SIZE_EPISODES,    /* T x N x (num_log_fields + 1): every env's episodes of a rollout */
+    SK_SIZE_EPISODES,    /* T x N x SK_EPISODE_RECORD: every row's episodes of a rollout */
     SK_SIZE_EPISODES_ALL,
     SK_SIZE_WORKERS,     /* max_workers (a rank's workers, padded to the largest count) */
     SK_SIZE_WORKERS_ALL, /* ranks x max_workers */

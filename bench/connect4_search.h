@@ -1,0 +1,29 @@
+/*
+ * A depth-limited alpha-beta (negamax) searcher for Connect Four, the
+ * opponent bench/connect4_vs_alphabeta.c measures a trained policy against
+ * (and tests/test_multiagent.c checks): never part of a policy.
+ *
+ * Depth d looks d plies ahead (1: the mover's own drop). A win found at ply p
+ * scores C4_SEARCH_WIN - p (sooner is better), a loss the negation; a leaf
+ * scores the board by its open windows of four (the 69 rows, columns and
+ * diagonals of four cells holding stones of one player only: 1, 4 and 16 for
+ * one, two and three stones, for the mover minus the opponent's) plus 2 per
+ * stone in the centre column. The root picks uniformly at random among the
+ * best-scoring columns (rng), so games against it vary.
+ */
+#ifndef SK_CONNECT4_SEARCH_H
+#define SK_CONNECT4_SEARCH_H
+
+#include <stdint.h>
+
+#define C4_SEARCH_WIN 1000000
+
+/* The score of the position for the mover (stones mine, every stone all) by
+ * the leaf heuristic above. */
+int c4_search_eval(uint64_t mine, uint64_t all);
+
+/* The mover's column by a depth-`depth` search (1..10), ties broken by rng;
+ * -1 when the board is full. *score (may be NULL): the chosen column's value. */
+int c4_search_move(uint64_t mine, uint64_t all, int depth, uint64_t *rng, int *score);
+
+#endif

@@ -1,0 +1,86 @@
+/*
+ * connect4_vs_alphabeta CHECKPOINT [GAMES] [MAX_DEPTH] [SEED] [--sample]: a
+ * trained ConnectFour-v0 policy against the alpha-beta searcher of
+ * connect4_search.h at depths 1..MAX_DEPTH (default 200 games, depth 6,
+ * seed 1), first move alternating (the policy moves first in the even games).
+ * The policy acts greedily (its most likely legal column) unless --sample;
+ * the searcher breaks ties at random, so games differ. Prints one Markdown
+ * row per depth: wins, draws, losses and the win rate of the policy.
+ */
+#include "connect4_search.h"
+
+#include "connect4/c4.h"
+#include "train/actor.h"
+#include "train/eval.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OBS_SIZE (2 * C4_CELLS + 1)
+
+/* The policy's column for the mover (stones mine, all). */
+static int policy_move(sk_policy_actor *pa, uint64_t mine, uint64_t all, bool greedy) {
+    float obs[OBS_SIZE];
+    uint8_t mask[C4_COLS];
+    c4_planes(mine, all, obs);
+    obs[2 * C4_CELLS] = 1.0f; /* its move */
+    for (int c = 0; c < C4_COLS; c++) mask[c] = c4_can_play(all, c);
+    int32_t action = 0;
+    sk_policy_actor_act(pa, 0, obs, mask, 1, greedy, &action, NULL, NULL);
+    return action;
+}
+
+/* One game: +1 the policy won, 0 a draw, -1 it lost. */
+static int play(sk_policy_actor *pa, int depth, bool policy_first, bool greedy, uint64_t *rng) {
+    uint64_t stones[2] = {0, 0}, all = 0; /* [0]: the policy's */
+    int mover = policy_first ? 0 : 1;
+    for (int ply = 0; ply < C4_CELLS; ply++) {
+        int col = mover == 0 ? policy_move(pa, stones[0], all, greedy)
+                             : c4_search_move(stones[1], all, depth, rng, NULL);
+        if (col < 0 || col >= C4_COLS || !c4_can_play(all, col)) return mover == 0 ? -1 : 1;
+        uint64_t stone = c4_drop_bit(all, col);
+        stones[mover] |= stone;
+        all |= stone;
+        if (c4_has_four(stones[mover])) return mover == 0 ? 1 : -1;
+        mover = 1 - mover;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s CHECKPOINT [GAMES] [MAX_DEPTH] [SEED] [--sample]\n", argv[0]);
+        return 2;
+    }
+    int games = argc > 2 ? atoi(argv[2]) : 200, max_depth = argc > 3 ? atoi(argv[3]) : 6;
+    uint64_t seed = argc > 4 ? strtoull(argv[4], NULL, 10) : 1;
+    bool greedy = !(argc > 5 && strcmp(argv[5], "--sample") == 0);
+    sk_loaded_policy lp;
+    sk_policy_actor pa;
+    if (sk_policy_load(&lp, argv[1], "ConnectFour-v0") != SK_OK ||
+        sk_policy_actor_init(&pa, &lp, 1, 1, seed) != SK_OK) {
+        fprintf(stderr, "connect4_vs_alphabeta: %s\n", sk_last_error());
+        return 1;
+    }
+    printf("| depth | games | wins | draws | losses | win rate | as first | as second |\n");
+    printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    for (int depth = 1; depth <= max_depth; depth++) {
+        uint64_t rng = sk_rng_seed(seed, (uint64_t)depth);
+        int wins = 0, draws = 0, losses = 0, first_wins = 0, second_wins = 0;
+        for (int g = 0; g < games; g++) {
+            bool first = g % 2 == 0;
+            int result = play(&pa, depth, first, greedy, &rng);
+            wins += result > 0;
+            draws += result == 0;
+            losses += result < 0;
+            if (result > 0) *(first ? &first_wins : &second_wins) += 1;
+        }
+        printf("| %d | %d | %d | %d | %d | %.1f%% | %d/%d | %d/%d |\n", depth, games, wins, draws,
+               losses, 100.0 * wins / games, first_wins, (games + 1) / 2, second_wins, games / 2);
+        fflush(stdout);
+    }
+    sk_policy_actor_free(&pa);
+    sk_loaded_policy_free(&lp);
+    return 0;
+}

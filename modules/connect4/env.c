@@ -1,0 +1,230 @@
+/*
+ * ConnectFour-v0: the two-player game on a 6 x 7 board as a multi-agent env
+ * (skinner/env.h, num_agents = 2): row env * 2 + 0 is the first player, row
+ * env * 2 + 1 the second. Turn-based through the active flags: only the
+ * player to move is active (its action is read); the other waits with the
+ * same legal-column mask, so every row can be sampled.
+ *
+ * Observation per row (85 values in [0, 1]): the board from that player's
+ * view, its own stones (42, top row first) then the opponent's (42), then 1
+ * when it is that player's move. Mask: the columns with room. Reward at the
+ * end only: +1 the winner, -1 the loser, 0 both on a draw (the full board);
+ * both rows end (terminated) on the move that decides, the loser's while it
+ * waits. A move into a full column (which the mask forbids) loses. The log
+ * per row: return, length (that player's moves), win, draw.
+ *
+ * Openings: with probability env.random_opening (default 0.5) a game starts
+ * with one random stone of each player, drawn from the env's stream (seeded
+ * per env from the run's seed), so that self-play meets more positions; the
+ * first player still moves first. 0: every game starts on the empty board.
+ */
+#include "connect4.h"
+
+#include <string.h>
+
+typedef struct c4_state {
+    uint64_t *first;    /* the first player's stones */
+    uint64_t *all;      /* every stone */
+    int32_t *to_move;   /* 0: the first player, 1: the second */
+    int32_t *ply;       /* stones on the board */
+    int32_t *opening;   /* stones of the random opening (0 or 2) */
+    uint64_t *rng;      /* the env's stream: the openings */
+    float opening_prob; /* env.random_opening */
+} c4_state;
+
+static const sk_soa_field g_fields[] = {
+    SK_SOA_FIELD_RANGE(c4_state, first, SK_ARRAY_U64, 0, (double)C4_FULL),
+    SK_SOA_FIELD_RANGE(c4_state, all, SK_ARRAY_U64, 0, (double)C4_FULL),
+    SK_SOA_FIELD_RANGE(c4_state, to_move, SK_ARRAY_I32, 0, 1),
+    SK_SOA_FIELD_RANGE(c4_state, ply, SK_ARRAY_I32, 0, C4_CELLS),
+    SK_SOA_FIELD_RANGE(c4_state, opening, SK_ARRAY_I32, 0, 2),
+    SK_SOA_FIELD(c4_state, rng, SK_ARRAY_U64),
+};
+#define NUM_FIELDS ((int)(sizeof g_fields / sizeof g_fields[0]))
+
+static sk_status c4_create(void **state, int num_envs, const sk_config *cfg) {
+    double prob;
+    sk_status status = sk_cfg_double(cfg, "env.random_opening", 0.5, 0.0, 1.0, &prob);
+    if (status != SK_OK) return status;
+    c4_state *s = sk_soa_create(sizeof(c4_state), g_fields, NUM_FIELDS, num_envs, "ConnectFour-v0");
+    if (!s) return SK_ERR_NOMEM;
+    s->opening_prob = (float)prob;
+    *state = s;
+    return SK_OK;
+}
+
+static void c4_destroy(void *state) { sk_soa_destroy(state, g_fields, NUM_FIELDS); }
+
+static int c4_state_arrays(void *state, sk_env_array *arrays) {
+    return sk_soa_arrays(state, g_fields, NUM_FIELDS, arrays);
+}
+
+/* Whether the stored stones agree: the first player's among all, all a stack
+ * per column, ply the count and to_move its parity. */
+static sk_status c4_check_state(const void *state, int num_envs) {
+    const c4_state *s = state;
+    for (int e = 0; e < num_envs; e++) {
+        uint64_t all = s->all[e];
+        bool stacked = true;
+        for (int c = 0; c < C4_COLS; c++) {
+            uint64_t column = (all >> (c * C4_COL_BITS)) & ((1ULL << C4_ROWS) - 1);
+            stacked &= (column & (column + 1)) == 0; /* bits 0..k-1 only */
+        }
+        if ((s->first[e] & ~all) || (all & ~C4_FULL) || !stacked ||
+            __builtin_popcountll(all) != s->ply[e] || s->to_move[e] != s->ply[e] % 2 ||
+            __builtin_popcountll(s->first[e]) != (s->ply[e] + 1) / 2 || s->opening[e] % 2 ||
+            s->opening[e] > s->ply[e])
+            return sk_fail(SK_ERR_CORRUPT,
+                           "ConnectFour-v0: env %d's board (first 0x%llx, all 0x%llx, ply %d, "
+                           "to_move %d) is not a position of the game",
+                           e, (unsigned long long)s->first[e], (unsigned long long)all,
+                           (int)s->ply[e], (int)s->to_move[e]);
+    }
+    return SK_OK;
+}
+
+/* Player p's observation of env e into out (C4_OBS values). */
+static void write_obs(const c4_state *s, int e, int p, float *out) {
+    uint64_t mine = p == 0 ? s->first[e] : s->all[e] & ~s->first[e];
+    c4_planes(mine, s->all[e], out);
+    out[2 * C4_CELLS] = s->to_move[e] == p ? 1.0f : 0.0f;
+}
+
+/* Both rows' observations, masks and active flags of env e. */
+static void write_rows(const c4_state *s, const sk_env_io *io, int e) {
+    for (int p = 0; p < 2; p++) {
+        size_t row = (size_t)e * 2 + (size_t)p;
+        write_obs(s, e, p, io->obs + row * C4_OBS);
+        for (int c = 0; c < C4_COLS; c++) io->masks[row * C4_COLS + (size_t)c] = c4_can_play(s->all[e], c);
+        io->active[row] = s->to_move[e] == p;
+    }
+}
+
+/* A new game in env e: the empty board, or a random stone for each player
+ * (no four can come of two stones). */
+static void new_game(c4_state *s, int e) {
+    s->first[e] = s->all[e] = 0;
+    s->to_move[e] = s->ply[e] = s->opening[e] = 0;
+    if (!(sk_rng_float(&s->rng[e]) < s->opening_prob)) return;
+    for (int p = 0; p < 2; p++) {
+        uint64_t stone = c4_drop_bit(s->all[e], (int)sk_rng_below(&s->rng[e], C4_COLS));
+        s->all[e] |= stone;
+        if (p == 0) s->first[e] |= stone;
+    }
+    s->ply[e] = s->opening[e] = 2;
+}
+
+static void c4_reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t seed) {
+    c4_state *s = state;
+    for (int e = lo; e < hi; e++) {
+        s->rng[e] = sk_rng_seed(seed, (uint64_t)e);
+        new_game(s, e);
+        write_rows(s, io, e);
+    }
+}
+
+/* The game of env e ended with `winner` (0, 1, or -1 for a draw): both rows
+ * end, logged, and a new game starts. */
+static void end_game(c4_state *s, const sk_env_io *io, int e, int winner) {
+    for (int p = 0; p < 2; p++) {
+        size_t row = (size_t)e * 2 + (size_t)p;
+        float reward = winner < 0 ? 0.0f : winner == p ? 1.0f : -1.0f;
+        io->rewards[row] = reward;
+        io->terminated[row] = 1;
+        write_obs(s, e, p, io->final_obs + row * C4_OBS);
+        float *log = io->episode_log + row * C4_LOG_FIELDS;
+        log[0] = reward;
+        log[1] = (float)((s->ply[e] - s->opening[e] + 1 - p) / 2); /* that player's moves */
+        log[2] = winner == p ? 1.0f : 0.0f;
+        log[3] = winner < 0 ? 1.0f : 0.0f;
+    }
+    new_game(s, e);
+}
+
+static void c4_step(void *state, const sk_env_io *io, int lo, int hi) {
+    c4_state *s = state;
+    for (int e = lo; e < hi; e++) {
+        int mover = s->to_move[e];
+        size_t base = (size_t)e * 2;
+        io->rewards[base] = io->rewards[base + 1] = 0.0f;
+        io->terminated[base] = io->terminated[base + 1] = 0;
+        io->truncated[base] = io->truncated[base + 1] = 0;
+        int col = io->actions[base + (size_t)mover];
+        if (col < 0 || col >= C4_COLS || !c4_can_play(s->all[e], col)) {
+            end_game(s, io, e, 1 - mover); /* an illegal move loses */
+        } else {
+            uint64_t stone = c4_drop_bit(s->all[e], col);
+            s->all[e] |= stone;
+            if (mover == 0) s->first[e] |= stone;
+            s->ply[e]++;
+            uint64_t mine = mover == 0 ? s->first[e] : s->all[e] & ~s->first[e];
+            if (c4_has_four(mine)) end_game(s, io, e, mover);
+            else if (s->ply[e] == C4_CELLS) end_game(s, io, e, -1);
+            else s->to_move[e] = 1 - mover;
+        }
+        write_rows(s, io, e);
+    }
+}
+
+/* The legal columns' best by a one-ply look: a winning drop, else a drop that
+ * blocks the opponent's win, else the centre-most legal column. */
+static void c4_heuristic(const void *state, int lo, int hi, int32_t *actions) {
+    const c4_state *s = state;
+    static const int order[C4_COLS] = {3, 2, 4, 1, 5, 0, 6};
+    for (int e = lo; e < hi; e++) {
+        int mover = s->to_move[e];
+        uint64_t all = s->all[e], mine = mover == 0 ? s->first[e] : all & ~s->first[e];
+        int pick = -1, block = -1, centre = -1;
+        for (int k = 0; k < C4_COLS; k++) {
+            int c = order[k];
+            if (!c4_can_play(all, c)) continue;
+            uint64_t stone = c4_drop_bit(all, c);
+            if (centre < 0) centre = c;
+            if (pick < 0 && c4_has_four(mine | stone)) pick = c;
+            if (block < 0 && c4_has_four((all & ~mine) | stone)) block = c;
+        }
+        int chosen = pick >= 0 ? pick : block >= 0 ? block : centre;
+        for (int p = 0; p < 2; p++) actions[(size_t)e * 2 + (size_t)p] = chosen;
+    }
+}
+
+static float g_obs_low[C4_OBS], g_obs_high[C4_OBS] = {
+#define ONE4 1, 1, 1, 1
+#define ONE17 ONE4, ONE4, ONE4, ONE4, 1
+    ONE17, ONE17, ONE17, ONE17, ONE17,
+};
+_Static_assert(C4_OBS == 85, "g_obs_high lists 5 x 17 ones");
+
+static const char *const g_action_names[] = {"col0", "col1", "col2", "col3",
+                                             "col4", "col5", "col6", NULL};
+static const char *const g_agent_names[] = {"first", "second"};
+
+static const sk_env_extras g_extras = {
+    .preset = "connect4",
+    .action_names = g_action_names,
+    .heuristic = c4_heuristic,
+};
+
+const sk_env_def sk_env_connect_four = {
+    .id = "ConnectFour-v0",
+    .alias = "connect4",
+    .summary = "two players drop stones into a 6x7 board; four in a row wins (turns by masks)",
+    .obs_size = C4_OBS,
+    .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {C4_COLS}},
+    .mask_size = C4_COLS,
+    .max_episode_steps = C4_CELLS,
+    .solved_threshold = NAN,
+    .num_log_fields = C4_LOG_FIELDS,
+    .log_names = {"return", "length", "win", "draw"},
+    .create = c4_create,
+    .destroy = c4_destroy,
+    .reset = c4_reset,
+    .step = c4_step,
+    .state_arrays = c4_state_arrays,
+    .check_state = c4_check_state,
+    .extras = &g_extras,
+    .obs_low = g_obs_low,
+    .obs_high = g_obs_high,
+    .num_agents = 2,
+    .agent_names = g_agent_names,
+};

@@ -1,0 +1,503 @@
+/* Multi-agent envs (issue 37): the kit's rows and active flags through sk_vec
+ * on a 2-agent env defined here, GAE over a row's inactive steps against a
+ * trajectory computed by hand, the trainer on it (per-role statistics,
+ * bit-identical runs, exact resume), Connect Four's rules against an
+ * independent four-in-a-row check, and the bench's alpha-beta searcher. */
+#include "test_util.h"
+
+#include "connect4/connect4.h"
+#include "connect4_search.h"
+#include "train/ppo.h"
+
+#include "skinner/vec.h"
+
+#include <math.h>
+
+/* ------------------------------------------------------------ Duel-v0
+ * Two agents per env: agent a lives a + 2 steps (agent 0 two, agent 1
+ * three), earning 1 for each step it acts; a finished agent waits inactive
+ * until the other finishes, then the env resets. Obs: the agent's index and
+ * the steps it has left. The expected flags are written out by hand below. */
+typedef struct duel {
+    int32_t *left; /* (envs, 2) steps each agent has left */
+} duel;
+
+#define DUEL_LIFE(agent) ((agent) + 2)
+
+static sk_status duel_create(void **state, int num_envs, const sk_config *cfg) {
+    (void)cfg;
+    duel *d = calloc(1, sizeof *d);
+    if (!d || !(d->left = calloc((size_t)num_envs * 2, sizeof(int32_t)))) {
+        free(d);
+        return SK_ERR_NOMEM;
+    }
+    *state = d;
+    return SK_OK;
+}
+
+static void duel_destroy(void *state) {
+    duel *d = state;
+    if (d) free(d->left);
+    free(d);
+}
+
+static void duel_obs(const duel *d, const sk_env_io *io, float *obs, int row) {
+    obs[(size_t)row * 2] = (float)(row % 2);
+    obs[(size_t)row * 2 + 1] = (float)d->left[row];
+    io->active[row] = d->left[row] > 0;
+}
+
+static void duel_new(duel *d, const sk_env_io *io, int e) {
+    for (int a = 0; a < 2; a++) {
+        d->left[e * 2 + a] = DUEL_LIFE(a);
+        duel_obs(d, io, io->obs, e * 2 + a);
+    }
+}
+
+static void duel_reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t seed) {
+    (void)seed;
+    for (int e = lo; e < hi; e++) duel_new(state, io, e);
+}
+
+static void duel_step(void *state, const sk_env_io *io, int lo, int hi) {
+    duel *d = state;
+    for (int e = lo; e < hi; e++) {
+        for (int a = 0; a < 2; a++) {
+            int row = e * 2 + a;
+            io->rewards[row] = 0.0f;
+            io->terminated[row] = io->truncated[row] = 0;
+            if (d->left[row] == 0) continue; /* inactive: its action is ignored */
+            io->rewards[row] = 1.0f;
+            if (--d->left[row] > 0) continue;
+            io->terminated[row] = 1;
+            duel_obs(d, io, io->final_obs, row);
+            io->episode_log[(size_t)row * 2] = (float)DUEL_LIFE(a);
+            io->episode_log[(size_t)row * 2 + 1] = (float)DUEL_LIFE(a);
+        }
+        if (d->left[e * 2] == 0 && d->left[e * 2 + 1] == 0) duel_new(d, io, e);
+        else
+            for (int a = 0; a < 2; a++) duel_obs(d, io, io->obs, e * 2 + a);
+    }
+}
+
+static int duel_arrays(void *state, sk_env_array *arrays) {
+    duel *d = state;
+    arrays[0] = (sk_env_array){"left", SK_ARRAY_I32, 2, d->left, true, 0, 3};
+    return 1;
+}
+
+static const char *const g_duel_agents[] = {"short", "long"};
+static const float g_duel_low[2] = {0, 0}, g_duel_high[2] = {1, 3};
+
+static const sk_env_def g_duel = {
+    .id = "Duel-v0",
+    .obs_size = 2,
+    .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {2}},
+    .max_episode_steps = 3,
+    .solved_threshold = NAN,
+    .num_log_fields = 2,
+    .log_names = {"return", "length"},
+    .create = duel_create,
+    .destroy = duel_destroy,
+    .reset = duel_reset,
+    .step = duel_step,
+    .state_arrays = duel_arrays,
+    .obs_low = g_duel_low,
+    .obs_high = g_duel_high,
+    .num_agents = 2,
+    .agent_names = g_duel_agents,
+};
+
+static int register_duel(void **state) {
+    (void)state;
+    if (!sk_env_find("Duel-v0")) assert_int_equal(sk_env_register(&g_duel), SK_OK);
+    return 0;
+}
+
+/* The vec lays the buffers out by rows (env * 2 + agent) and steps envs:
+ * flags, rewards, logs and the autoreset per row as written by hand. */
+static void test_vec_rows_and_autoreset(void **state) {
+    (void)state;
+    sk_vec *vec;
+    assert_int_equal(sk_vec_create(&vec, sk_env_find("Duel-v0"), 3, 2, NULL), SK_OK);
+    assert_int_equal(sk_vec_num_agents(vec), 2);
+    assert_int_equal(sk_vec_num_rows(vec), 6);
+    const sk_vec_buffers *b = sk_vec_buffers_of(vec);
+    sk_vec_reset(vec, 1);
+    for (int row = 0; row < 6; row++) {
+        assert_int_equal(b->active[row], 1);
+        assert_true(b->obs[row * 2] == (float)(row % 2)); /* each row its agent's obs */
+    }
+    /* per step, for each agent (the same in every env): reward, terminated, active after */
+    static const struct { float reward[2]; int terminated[2], active[2]; } expected[] = {
+        {{1, 1}, {0, 0}, {1, 1}},
+        {{1, 1}, {1, 0}, {0, 1}}, /* the short agent ends and waits */
+        {{0, 1}, {0, 1}, {1, 1}}, /* the long one ends: the env resets, both act again */
+        {{1, 1}, {0, 0}, {1, 1}},
+    };
+    for (int t = 0; t < 4; t++) {
+        sk_vec_step(vec);
+        for (int row = 0; row < 6; row++) {
+            int agent = row % 2;
+            assert_true(b->rewards[row] == expected[t].reward[agent]);
+            assert_int_equal(b->terminated[row], expected[t].terminated[agent]);
+            assert_int_equal(b->active[row], expected[t].active[agent]);
+            if (b->terminated[row]) { /* its own log: the return and length of its life */
+                assert_true(b->episode_log[row * 2] == (float)DUEL_LIFE(agent));
+                assert_true(b->final_obs[row * 2 + 1] == 0.0f);
+            }
+        }
+    }
+    sk_vec_destroy(vec);
+}
+
+/* ------------------------------------------------------------ GAE */
+
+/* With every row active, sk_gae_active is sk_gae, bit for bit. */
+static void test_gae_all_active_is_gae(void **state) {
+    (void)state;
+    enum { T = 32, N = 3 };
+    float rewards[T * N], values[(T + 1) * N], bootstrap[T * N];
+    uint8_t terminated[T * N], truncated[T * N], active[(T + 1) * N];
+    uint64_t rng = 7;
+    for (int k = 0; k < T * N; k++) {
+        rewards[k] = (float)sk_rng_uniform(&rng, -1, 1);
+        bootstrap[k] = (float)sk_rng_uniform(&rng, -1, 1);
+        terminated[k] = sk_rng_below(&rng, 10) == 0;
+        truncated[k] = !terminated[k] && sk_rng_below(&rng, 12) == 0;
+    }
+    for (int k = 0; k < (T + 1) * N; k++) {
+        values[k] = (float)sk_rng_uniform(&rng, -1, 1);
+        active[k] = 1;
+    }
+    float adv_a[T * N], ret_a[T * N], adv_b[T * N], ret_b[T * N];
+    sk_gae(adv_a, ret_a, rewards, values, terminated, truncated, bootstrap, T, N, 0, N, 0.99f, 0.95f);
+    sk_gae_active(adv_b, ret_b, rewards, values, terminated, truncated, bootstrap, active, T, N, 0,
+                  N, 0.99f, 0.95f);
+    assert_memory_equal(adv_a, adv_b, sizeof adv_a);
+    assert_memory_equal(ret_a, ret_b, sizeof ret_a);
+}
+
+/* A turn game's row, by hand (gamma = lambda = 0.5):
+ *   t  active reward ended  value
+ *   0  yes    0      -      0.1
+ *   1  no     0      -      (9: not a sample)
+ *   2  yes    0      -      0.2
+ *   3  no    -1      term   (the opponent won while the agent waited)
+ *   4  no     0      -      (the next game: the opponent moves first)
+ *   5  yes    0      -      0.3,  values[T] = 0.4
+ * t5: delta = 0 + 0.5 * 0.4 - 0.3 = -0.1, A = -0.1
+ * t2: the wait brings -1 and the end: delta = 0 - 1 - 0.2 = -1.2, A = -1.2
+ * t0: delta = 0 + 0.5 * 0.2 - 0.1 = 0, A = 0 + 0.25 * -1.2 = -0.3 */
+static void test_gae_over_inactive_steps(void **state) {
+    (void)state;
+    enum { T = 6 };
+    const float rewards[T] = {0, 0, 0, -1, 0, 0};
+    const float values[T + 1] = {0.1f, 9, 0.2f, 9, 9, 0.3f, 0.4f};
+    const uint8_t terminated[T] = {0, 0, 0, 1, 0, 0}, truncated[T] = {0};
+    const uint8_t active[T + 1] = {1, 0, 1, 0, 0, 1, 1};
+    float adv[T], ret[T];
+    sk_gae_active(adv, ret, rewards, values, terminated, truncated, NULL, active, T, 1, 0, 1, 0.5f,
+                  0.5f);
+    const float want_adv[T] = {-0.3f, 0, -1.2f, 0, 0, -0.1f};
+    const float want_ret[T] = {-0.2f, 0, -1.0f, 0, 0, 0.2f};
+    for (int t = 0; t < T; t++) {
+        if (fabsf(adv[t] - want_adv[t]) > 1e-6f || fabsf(ret[t] - want_ret[t]) > 1e-6f)
+            fail_msg("step %d: advantage %.9g return %.9g, expected %.9g and %.9g", t,
+                     (double)adv[t], (double)ret[t], (double)want_adv[t], (double)want_ret[t]);
+    }
+}
+
+/* ------------------------------------------------------------ the trainer */
+
+#define MAX_ROWS 64
+
+typedef struct recorder {
+    sk_update_stats rows[MAX_ROWS];
+    int count;
+} recorder;
+
+static bool record(const sk_update_stats *st, void *user) {
+    recorder *r = user;
+    if (r->count < MAX_ROWS) {
+        sk_update_stats row = *st;
+        row.wall_seconds = row.sps = 0.0;
+        r->rows[r->count++] = row;
+    }
+    return true;
+}
+
+static sk_config *duel_config(const char *env, const char *steps) {
+    sk_config *cfg = sk_config_new();
+    sk_config_set(cfg, "env.id", env);
+    sk_config_set(cfg, "env.num_envs", "8");
+    sk_config_set(cfg, "ppo.horizon", "16");
+    sk_config_set(cfg, "ppo.num_minibatches", "4");
+    sk_config_set(cfg, "ppo.anneal_lr", "false");
+    sk_config_set(cfg, "train.total_steps", steps);
+    sk_config_set(cfg, "train.threads", "2");
+    sk_config_set(cfg, "train.checkpoint_every", "0");
+    return cfg;
+}
+
+static void train(sk_config *cfg, recorder *rec, const char *resume, const char *save,
+                  const char *run_dir) {
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    if (resume) assert_int_equal(sk_trainer_resume(tr, resume), SK_OK);
+    if (run_dir) assert_int_equal(sk_trainer_set_run_dir(tr, run_dir), SK_OK);
+    sk_trainer_set_callback(tr, record, rec);
+    if (sk_trainer_run(tr) != SK_OK) fail_msg("training failed: %s", sk_trainer_last_error(tr));
+    if (save) assert_int_equal(sk_trainer_save(tr, save), SK_OK);
+    sk_trainer_destroy(tr);
+}
+
+static char g_dir[64];
+
+/* The batch counts rows (8 envs x 2 agents x 16 steps = 256); the episodes
+ * are each agent's own, per role in summary.json: over 4 updates of 16
+ * steps, the short agent's every 3 steps, the long one's too. */
+static void test_trainer_roles(void **state) {
+    (void)state;
+    static recorder rec;
+    memset(&rec, 0, sizeof rec);
+    char dir[128], path[200];
+    snprintf(dir, sizeof dir, "%s/roles", g_dir);
+    sk_config *cfg = duel_config("Duel-v0", "1024");
+    train(cfg, &rec, NULL, NULL, dir);
+    sk_config_free(cfg);
+    assert_int_equal(rec.count, 4); /* 1024 / 256 */
+    assert_int_equal(rec.rows[3].steps, 1024);
+    /* 64 steps: each env's game ends at steps 3, 6, ..., 63: 21 per agent and env */
+    assert_int_equal(rec.rows[3].episodes, 8 * 2 * 21);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char text[4096];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    if (!strstr(text, "\"roles\": {\"short\": {\"episodes\": 168, \"mean_return\": 2}, "
+                      "\"long\": {\"episodes\": 168, \"mean_return\": 3}}"))
+        fail_msg("summary.json lacks the per-role returns:\n%s", text);
+}
+
+/* Two runs of one seed give the same updates; a run stopped and resumed
+ * (the rows' active flags in the checkpoint) continues as one that never
+ * stopped, on Duel-v0 and on Connect Four. */
+static void test_identical_and_resumed(void **state) {
+    (void)state;
+    static recorder once, twice, first, second;
+    const char *envs[] = {"Duel-v0", "ConnectFour-v0"};
+    char path[128];
+    snprintf(path, sizeof path, "%s/half.safetensors", g_dir);
+    for (int e = 0; e < 2; e++) {
+        memset(&once, 0, sizeof once);
+        memset(&twice, 0, sizeof twice);
+        memset(&first, 0, sizeof first);
+        memset(&second, 0, sizeof second);
+        sk_config *whole = duel_config(envs[e], "2048"), *half = duel_config(envs[e], "1024");
+        train(whole, &once, NULL, NULL, NULL);
+        train(whole, &twice, NULL, NULL, NULL);
+        assert_int_equal(once.count, 8);
+        assert_memory_equal(once.rows, twice.rows, sizeof once.rows[0] * 8);
+        train(half, &first, NULL, path, NULL);
+        train(whole, &second, path, NULL, NULL);
+        assert_int_equal(first.count + second.count, 8);
+        for (int i = 0; i < second.count; i++)
+            if (memcmp(&second.rows[i], &once.rows[first.count + i], sizeof once.rows[0]) != 0)
+                fail_msg("%s: update %d differs after resuming", envs[e], first.count + i + 1);
+        sk_config_free(whole);
+        sk_config_free(half);
+    }
+}
+
+/* ------------------------------------------------------------ Connect Four */
+
+/* Four in a row by looking at every cell and direction: the rule, written
+ * apart from the bitboards. board[r][c]: 0 empty, 1 or 2. */
+static int naive_winner(int board[C4_ROWS][C4_COLS]) {
+    static const int dirs[4][2] = {{0, 1}, {1, 0}, {1, 1}, {1, -1}};
+    for (int r = 0; r < C4_ROWS; r++)
+        for (int c = 0; c < C4_COLS; c++)
+            for (int d = 0; d < 4 && board[r][c]; d++) {
+                int k = 1;
+                while (k < 4) {
+                    int rr = r + k * dirs[d][0], cc = c + k * dirs[d][1];
+                    if (rr < 0 || rr >= C4_ROWS || cc < 0 || cc >= C4_COLS ||
+                        board[rr][cc] != board[r][c])
+                        break;
+                    k++;
+                }
+                if (k == 4) return board[r][c];
+            }
+    return 0;
+}
+
+static uint64_t cells(const int (*rc)[2], int count) {
+    uint64_t stones = 0;
+    for (int k = 0; k < count; k++) stones |= c4_bit(rc[k][0], rc[k][1]);
+    return stones;
+}
+
+/* Hand positions: a row, a column, both diagonals win; three, a broken four
+ * and stones that would meet only across a column's edge do not. */
+static void test_c4_fours(void **state) {
+    (void)state;
+    const int row[4][2] = {{0, 2}, {0, 3}, {0, 4}, {0, 5}};
+    const int col[4][2] = {{2, 6}, {3, 6}, {4, 6}, {5, 6}};
+    const int up[4][2] = {{0, 0}, {1, 1}, {2, 2}, {3, 3}};
+    const int down[4][2] = {{5, 0}, {4, 1}, {3, 2}, {2, 3}};
+    const int three[3][2] = {{1, 1}, {1, 2}, {1, 3}};
+    const int broken[4][2] = {{0, 0}, {0, 1}, {0, 3}, {0, 4}};
+    const int wrap[4][2] = {{3, 0}, {4, 0}, {5, 0}, {0, 1}}; /* bits 3..6 across the sentinel */
+    assert_true(c4_has_four(cells(row, 4)));
+    assert_true(c4_has_four(cells(col, 4)));
+    assert_true(c4_has_four(cells(up, 4)));
+    assert_true(c4_has_four(cells(down, 4)));
+    assert_false(c4_has_four(cells(three, 3)));
+    assert_false(c4_has_four(cells(broken, 4)));
+    assert_false(c4_has_four(cells(wrap, 4)));
+}
+
+/* One Connect Four env whose games start on the empty board. */
+static sk_vec *c4_vec(void) {
+    sk_config *cfg = sk_config_new();
+    sk_config_set(cfg, "env.random_opening", "0");
+    sk_vec *vec;
+    assert_int_equal(sk_vec_create(&vec, sk_env_find("ConnectFour-v0"), 1, 1, cfg), SK_OK);
+    sk_config_free(cfg);
+    return vec;
+}
+
+/* Random games through the env: each move's outcome (win, draw, going on)
+ * against naive_winner on a board kept by the test, the active flags
+ * alternating, full columns masked; every game played to its end. */
+static void test_c4_env_vs_naive_rules(void **state) {
+    (void)state;
+    sk_vec *vec = c4_vec();
+    const sk_vec_buffers *b = sk_vec_buffers_of(vec);
+    sk_vec_reset(vec, 3);
+    uint64_t rng = 11;
+    int wins = 0, draws = 0, full_columns = 0;
+    for (int game = 0; game < 400; game++) {
+        int board[C4_ROWS][C4_COLS] = {{0}}, height[C4_COLS] = {0};
+        for (int ply = 0;; ply++) {
+            int mover = ply % 2;
+            assert_int_equal(b->active[mover], 1);
+            assert_int_equal(b->active[1 - mover], 0);
+            assert_true(b->obs[mover * C4_OBS + 2 * C4_CELLS] == 1.0f);
+            int legal[C4_COLS], count = 0;
+            for (int c = 0; c < C4_COLS; c++) {
+                assert_int_equal(b->masks[mover * C4_COLS + c], height[c] < C4_ROWS);
+                assert_int_equal(b->masks[(1 - mover) * C4_COLS + c], height[c] < C4_ROWS);
+                if (height[c] < C4_ROWS) legal[count++] = c;
+                else full_columns++;
+            }
+            int col = legal[sk_rng_below(&rng, (uint32_t)count)];
+            board[height[col]++][col] = mover + 1;
+            b->actions[mover] = col;
+            b->actions[1 - mover] = 0; /* ignored: not its turn */
+            sk_vec_step(vec);
+            int winner = naive_winner(board);
+            bool full = ply + 1 == C4_CELLS;
+            if (!winner && !full) {
+                assert_int_equal(b->terminated[0] | b->terminated[1], 0);
+                assert_true(b->rewards[0] == 0.0f && b->rewards[1] == 0.0f);
+                continue;
+            }
+            assert_int_equal(b->terminated[0] & b->terminated[1], 1);
+            float want = winner ? 1.0f : 0.0f; /* the mover's: it made the four */
+            assert_true(b->rewards[mover] == want && b->rewards[1 - mover] == -want);
+            assert_true(b->episode_log[mover * C4_LOG_FIELDS + 2] == (winner ? 1.0f : 0.0f));
+            assert_true(b->episode_log[mover * C4_LOG_FIELDS + 3] == (winner ? 0.0f : 1.0f));
+            assert_true(b->episode_log[mover * C4_LOG_FIELDS + 1] == (float)(ply / 2 + 1));
+            for (int k = 0; k < 2 * C4_CELLS; k++) assert_true(b->obs[k] == 0.0f); /* reset */
+            wins += winner != 0;
+            draws += winner == 0;
+            break;
+        }
+    }
+    assert_true(wins > 300);
+    assert_true(full_columns > 0);
+    sk_vec_destroy(vec);
+    (void)draws;
+}
+
+/* A move into a full column (never allowed by the mask) loses the game. */
+static void test_c4_illegal_move_loses(void **state) {
+    (void)state;
+    sk_vec *vec = c4_vec();
+    const sk_vec_buffers *b = sk_vec_buffers_of(vec);
+    sk_vec_reset(vec, 1);
+    const int moves[6] = {3, 3, 3, 3, 3, 3}; /* alternating stones: no four */
+    for (int k = 0; k < 6; k++) {
+        b->actions[k % 2] = moves[k];
+        sk_vec_step(vec);
+        assert_int_equal(b->terminated[0], 0);
+    }
+    assert_int_equal(b->masks[3], 0);
+    assert_int_equal(b->masks[C4_COLS + 3], 0);
+    b->actions[0] = 3; /* the first player drops into the full column */
+    sk_vec_step(vec);
+    assert_int_equal(b->terminated[0] & b->terminated[1], 1);
+    assert_true(b->rewards[0] == -1.0f && b->rewards[1] == 1.0f);
+    sk_vec_destroy(vec);
+}
+
+/* ------------------------------------------------------------ alpha-beta */
+
+/* Depth 1 takes a win on the spot; depth 2 blocks the opponent's; depth 3
+ * finds the forced win of an open three (two winning ends, one block). */
+static void test_alphabeta(void **state) {
+    (void)state;
+    uint64_t rng = 5;
+    int score;
+    /* the mover has three in column 2; the opponent three in row 0, cols 4..6 */
+    const int mine_rc[3][2] = {{0, 2}, {1, 2}, {2, 2}};
+    const int theirs_rc[3][2] = {{0, 4}, {0, 5}, {0, 6}};
+    uint64_t mine = cells(mine_rc, 3), all = mine | cells(theirs_rc, 3);
+    for (int depth = 1; depth <= 6; depth++) {
+        assert_int_equal(c4_search_move(mine, all, depth, &rng, &score), 2);
+        assert_int_equal(score, C4_SEARCH_WIN);
+    }
+    /* the opponent threatens column 3 (row 0, cols 4..6 + col 3); the mover has nothing */
+    const int lone[1][2] = {{1, 4}};
+    mine = cells(lone, 1);
+    all = mine | cells(theirs_rc, 3);
+    for (int depth = 2; depth <= 6; depth++)
+        assert_int_equal(c4_search_move(mine, all, depth, &rng, NULL), 3);
+    /* the mover has cols 2, 3 of row 0; the opponent stones far up column 6: dropping in 1
+     * or 4 makes an open three, won two plies later whatever the reply */
+    const int pair[2][2] = {{0, 2}, {0, 3}};
+    const int far[2][2] = {{0, 6}, {1, 6}};
+    mine = cells(pair, 2);
+    all = mine | cells(far, 2);
+    int col = c4_search_move(mine, all, 3, &rng, &score);
+    assert_true(col == 1 || col == 4);
+    assert_int_equal(score, C4_SEARCH_WIN - 2);
+    assert_true(c4_search_move(mine, all, 1, &rng, &score) >= 0);
+    assert_true(score < C4_SEARCH_WIN / 2); /* one ply does not see it */
+}
+
+int main(void) {
+    snprintf(g_dir, sizeof g_dir, "/tmp/skinner_multiagent_%d", (int)getpid());
+    char command[200];
+    snprintf(command, sizeof command, "rm -rf %s && mkdir -p %s", g_dir, g_dir);
+    if (system(command) != 0) return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_vec_rows_and_autoreset, register_duel),
+        cmocka_unit_test(test_gae_all_active_is_gae),
+        cmocka_unit_test(test_gae_over_inactive_steps),
+        cmocka_unit_test_setup(test_trainer_roles, register_duel),
+        cmocka_unit_test_setup(test_identical_and_resumed, register_duel),
+        cmocka_unit_test(test_c4_fours),
+        cmocka_unit_test(test_c4_env_vs_naive_rules),
+        cmocka_unit_test(test_c4_illegal_move_loses),
+        cmocka_unit_test(test_alphabeta),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    snprintf(command, sizeof command, "rm -rf %s", g_dir);
+    if (system(command) != 0) return 1;
+    return failed;
+}
