@@ -1,0 +1,286 @@
+#include "gemm_small.h"
+
+#include <stddef.h>
+
+/* Why these and not OpenBLAS (bench/learner_gemm.c, docs/performance.md): at the learner's shapes
+ * (256-512 rows by 1-256 columns, K of 1-256) OpenBLAS spends much of each call packing its
+ * operands into panels and in per-call dispatch, and where OPENBLAS_CORETYPE pins it to its
+ * Haswell kernels it runs at half width. These read A by broadcasting single elements and B as
+ * rows of 16-lane vectors straight from the caller's arrays, keeping a tile of up to 6 x 64 of C
+ * in 24 registers for the whole K loop: every shape the layers need (forward, dX, dW) is that
+ * one kernel with A's two strides chosen. */
+
+/* Rows [r_begin, r_end) and columns [c_begin, cols) of src (rows, cols) into dst (cols, rows). */
+static void transpose_scalar(float *dst, const float *src, int rows, int cols, int r_begin,
+                             int r_end, int c_begin) {
+    for (int r = r_begin; r < r_end; r++)
+        for (int c = c_begin; c < cols; c++) dst[(size_t)c * (size_t)rows + (size_t)r] = src[(size_t)r * (size_t)cols + (size_t)c];
+}
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+
+/* dst (16 rows, ldd apart) = the 16 x 16 block of src (16 rows, lds apart), transposed. */
+static void transpose16(float *dst, size_t ldd, const float *src, size_t lds) {
+    __m512 r[16], t[16];
+    for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + (size_t)i * lds);
+    /* per 128-bit lane: a0 b0 a1 b1 and a2 b2 a3 b3 */
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    /* r[4i + j], 128-bit lane L: column 4L + j of rows 4i .. 4i + 3 */
+    for (int i = 0; i < 4; i++) {
+        __m512d t0 = _mm512_castps_pd(t[4 * i]), t1 = _mm512_castps_pd(t[4 * i + 1]);
+        __m512d t2 = _mm512_castps_pd(t[4 * i + 2]), t3 = _mm512_castps_pd(t[4 * i + 3]);
+        r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2));
+        r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2));
+        r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3));
+        r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
+    }
+    for (int j = 0; j < 4; j++) {
+        __m512 u0 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0x88);
+        __m512 u1 = _mm512_shuffle_f32x4(r[j], r[4 + j], 0xdd);
+        __m512 u2 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0x88);
+        __m512 u3 = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0xdd);
+        _mm512_storeu_ps(dst + (size_t)j * ldd, _mm512_shuffle_f32x4(u0, u2, 0x88));
+        _mm512_storeu_ps(dst + (size_t)(j + 4) * ldd, _mm512_shuffle_f32x4(u1, u3, 0x88));
+        _mm512_storeu_ps(dst + (size_t)(j + 8) * ldd, _mm512_shuffle_f32x4(u0, u2, 0xdd));
+        _mm512_storeu_ps(dst + (size_t)(j + 12) * ldd, _mm512_shuffle_f32x4(u1, u3, 0xdd));
+    }
+}
+
+void sk_gemm_small_transpose(float *dst, const float *src, int rows, int cols) {
+    int full_rows = rows / 16 * 16, full_cols = cols / 16 * 16;
+    for (int r = 0; r < full_rows; r += 16)
+        for (int c = 0; c < full_cols; c += 16)
+            transpose16(dst + (size_t)c * (size_t)rows + (size_t)r, (size_t)rows,
+                        src + (size_t)r * (size_t)cols + (size_t)c, (size_t)cols);
+    /* the edges: the columns right of the blocks, then the rows below them */
+    transpose_scalar(dst, src, rows, cols, 0, full_rows, full_cols);
+    transpose_scalar(dst, src, rows, cols, full_rows, rows, 0);
+}
+
+enum {
+    LANES = 16,                 /* floats in a zmm register */
+    TILE_VECTORS = 4,           /* C tile width: 4 vectors, 64 columns */
+    TILE_COLS = LANES * TILE_VECTORS,
+    TILE_ROWS = 6,              /* 6 x 4 accumulators + 4 B vectors + a broadcast: 29 of 32 */
+    /* Where the kernels stop paying against OpenBLAS at these shapes (bench/learner_gemm.c):
+     * beyond this K or N, OpenBLAS's packed, cache-blocked kernels win. */
+    MAX_SMALL_DIM = 256,
+    HEAD_MAX_OUTPUTS = 4, /* narrower outputs take the dot-product kernel */
+};
+
+/* C (M, N) (+)= A (M, K) B (K, N), A[i][k] = a[i * a_row + k * a_k], B and C row-major. When
+ * overwrite, C = A B + the row init (broadcast over rows; none if NULL); else C += A B. */
+typedef struct gemm_args {
+    const float *a;
+    ptrdiff_t a_row, a_k;
+    const float *b;
+    ptrdiff_t ldb;
+    float *c;
+    ptrdiff_t ldc;
+    const float *init;
+    bool overwrite;
+    int M, N, K;
+} gemm_args;
+
+static inline __mmask16 lanes_mask(int n) {
+    if (n >= LANES) return (__mmask16)0xFFFF;
+    return n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1u);
+}
+
+/* One ROWS x (NV vectors) tile of C at (i0, j0), width columns of it real. ROWS and NV are
+ * constants at every call, so the accumulators unroll into registers. */
+static inline __attribute__((always_inline)) void tile(const gemm_args *g, int i0, int j0,
+                                                       int width, const int ROWS, const int NV) {
+    __m512 acc[TILE_ROWS][TILE_VECTORS];
+    __mmask16 mask[TILE_VECTORS];
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; j++) mask[j] = lanes_mask(width - j * LANES);
+#pragma GCC unroll 6
+    for (int i = 0; i < ROWS; i++) {
+        float *c_row = g->c + (ptrdiff_t)(i0 + i) * g->ldc + j0;
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; j++)
+            acc[i][j] = g->overwrite ? _mm512_setzero_ps()
+                                     : _mm512_maskz_loadu_ps(mask[j], c_row + j * LANES);
+    }
+    const float *a = g->a + (ptrdiff_t)i0 * g->a_row;
+    const float *b = g->b + j0;
+    for (int k = 0; k < g->K; k++) {
+        __m512 bv[TILE_VECTORS];
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; j++) bv[j] = _mm512_maskz_loadu_ps(mask[j], b + j * LANES);
+#pragma GCC unroll 6
+        for (int i = 0; i < ROWS; i++) {
+            __m512 av = _mm512_set1_ps(a[(ptrdiff_t)i * g->a_row]);
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; j++) acc[i][j] = _mm512_fmadd_ps(av, bv[j], acc[i][j]);
+        }
+        a += g->a_k;
+        b += g->ldb;
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < ROWS; i++) {
+        float *c_row = g->c + (ptrdiff_t)(i0 + i) * g->ldc + j0;
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; j++) {
+            /* the bias after the products, as OpenBLAS with beta 1 added them: summed from the
+             * bias, each product's rounding is at the bias's scale, and the finite differences
+             * of test_cnn's small nets saw it */
+            if (g->overwrite && g->init)
+                acc[i][j] = _mm512_add_ps(acc[i][j], _mm512_maskz_loadu_ps(mask[j], g->init + j0 + j * LANES));
+            _mm512_mask_storeu_ps(c_row + j * LANES, mask[j], acc[i][j]);
+        }
+    }
+}
+
+#define TILE_CASE(R, V) \
+    case (R) * 8 + (V): tile(g, i0, j0, width, R, V); break;
+#define TILE_CASES(R) TILE_CASE(R, 1) TILE_CASE(R, 2) TILE_CASE(R, 3) TILE_CASE(R, 4)
+
+static void gemm(const gemm_args *g) {
+    for (int j0 = 0; j0 < g->N; j0 += TILE_COLS) {
+        int width = g->N - j0 < TILE_COLS ? g->N - j0 : TILE_COLS;
+        int vectors = (width + LANES - 1) / LANES;
+        for (int i0 = 0; i0 < g->M; i0 += TILE_ROWS) {
+            int rows = g->M - i0 < TILE_ROWS ? g->M - i0 : TILE_ROWS;
+            switch (rows * 8 + vectors) {
+                TILE_CASES(1) TILE_CASES(2) TILE_CASES(3) TILE_CASES(4) TILE_CASES(5) TILE_CASES(6)
+            default: break; /* unreachable: rows in 1..6, vectors in 1..4 */
+            }
+        }
+    }
+}
+
+static bool small_shape(int B, int C, int OC) {
+    return B > 0 && C > 0 && OC > 0 && C <= MAX_SMALL_DIM && OC <= MAX_SMALL_DIM;
+}
+
+bool sk_gemm_small_forward_t(float *out, const float *inp, const float *wt, const float *b,
+                             int B, int C, int OC) {
+    if (!small_shape(B, C, OC)) return false;
+    gemm_args g = {.a = inp, .a_row = C, .a_k = 1, .b = wt, .ldb = OC, .c = out, .ldc = OC,
+                   .init = b, .overwrite = true, .M = B, .N = OC, .K = C};
+    gemm(&g);
+    return true;
+}
+
+/* The 16 sums of v[0] .. v[15], in that order: a tree of unpacks and 128-bit shuffles. */
+static inline __m512 sum16(const __m512 v[16]) {
+    __m512 pair[8], quad[4];
+    for (int i = 0; i < 8; i++) /* per 128-bit lane: v2i, v2i+1, v2i, v2i+1 */
+        pair[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]),
+                                _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+    for (int i = 0; i < 4; i++) { /* per 128-bit lane: v4i .. v4i+3 */
+        __m512d lo = _mm512_castps_pd(pair[2 * i]), hi = _mm512_castps_pd(pair[2 * i + 1]);
+        quad[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(lo, hi)),
+                                _mm512_castpd_ps(_mm512_unpackhi_pd(lo, hi)));
+    }
+    __m512 half0 = _mm512_add_ps(_mm512_shuffle_f32x4(quad[0], quad[1], 0x88),
+                                 _mm512_shuffle_f32x4(quad[0], quad[1], 0xdd));
+    __m512 half1 = _mm512_add_ps(_mm512_shuffle_f32x4(quad[2], quad[3], 0x88),
+                                 _mm512_shuffle_f32x4(quad[2], quad[3], 0xdd));
+    return _mm512_add_ps(_mm512_shuffle_f32x4(half0, half1, 0x88),
+                         _mm512_shuffle_f32x4(half0, half1, 0xdd));
+}
+
+/* A narrow head (OC of 1-4 outputs over C >= 16 inputs) as dot products along C, 16 rows at a
+ * time, reduced together: the general kernel would fill 1-4 of each vector's 16 lanes. Rows
+ * past B in the last block are zeros, so every row is summed in the same order. */
+static void head_forward(float *out, const float *inp, const float *w, const float *b, int B,
+                         int C, int OC) {
+    int chunks = (C + LANES - 1) / LANES;
+    __mmask16 last = lanes_mask(C - (chunks - 1) * LANES);
+    for (int r0 = 0; r0 < B; r0 += LANES) {
+        int rows = B - r0 < LANES ? B - r0 : LANES;
+        for (int o = 0; o < OC; o++) {
+            const float *w_row = w + (size_t)o * (size_t)C;
+            __m512 acc[LANES];
+            for (int i = 0; i < LANES; i++) acc[i] = _mm512_setzero_ps();
+            for (int k = 0; k < chunks; k++) {
+                __mmask16 mask = k == chunks - 1 ? last : (__mmask16)0xFFFF;
+                __m512 wv = _mm512_maskz_loadu_ps(mask, w_row + k * LANES);
+                for (int i = 0; i < rows; i++)
+                    acc[i] = _mm512_fmadd_ps(
+                        _mm512_maskz_loadu_ps(mask, inp + (size_t)(r0 + i) * (size_t)C + k * LANES),
+                        wv, acc[i]);
+            }
+            float sums[LANES];
+            _mm512_storeu_ps(sums, sum16(acc));
+            float bias = b ? b[o] : 0.0f;
+            for (int i = 0; i < rows; i++) out[(size_t)(r0 + i) * (size_t)OC + (size_t)o] = sums[i] + bias;
+        }
+    }
+}
+
+bool sk_gemm_small_forward(float *out, const float *inp, const float *w, const float *b, int B,
+                           int C, int OC) {
+    if (!small_shape(B, C, OC) || (size_t)C * (size_t)OC > SK_GEMM_SMALL_MAX_WEIGHTS) return false;
+    if (OC <= HEAD_MAX_OUTPUTS && C >= LANES) {
+        head_forward(out, inp, w, b, B, C, OC);
+        return true;
+    }
+    float wt[SK_GEMM_SMALL_MAX_WEIGHTS] __attribute__((aligned(64)));
+    sk_gemm_small_transpose(wt, w, OC, C);
+    return sk_gemm_small_forward_t(out, inp, wt, b, B, C, OC);
+}
+
+bool sk_gemm_small_dinput(float *dinp, const float *dout, const float *w, int B, int C, int OC) {
+    if (!small_shape(B, C, OC)) return false;
+    gemm_args g = {.a = dout, .a_row = OC, .a_k = 1, .b = w, .ldb = C, .c = dinp, .ldc = C,
+                   .overwrite = false, .M = B, .N = C, .K = OC};
+    gemm(&g);
+    return true;
+}
+
+bool sk_gemm_small_dweight(float *dw, const float *dout, const float *inp, int B, int C, int OC) {
+    if (!small_shape(B, C, OC)) return false;
+    if (C < LANES && OC >= LANES && (size_t)C * (size_t)OC <= SK_GEMM_SMALL_MAX_WEIGHTS) {
+        /* A narrow input (CartPole's 4 observations): dw^T (C, OC) = inp^T dout fills whole
+         * vectors along OC, where dw's rows would use C of each vector's 16 lanes. */
+        float dwt[SK_GEMM_SMALL_MAX_WEIGHTS] __attribute__((aligned(64)));
+        gemm_args g = {.a = inp, .a_row = 1, .a_k = C, .b = dout, .ldb = OC, .c = dwt, .ldc = OC,
+                       .init = NULL, .overwrite = true, .M = C, .N = OC, .K = B};
+        gemm(&g);
+        for (int o = 0; o < OC; o++)
+            for (int c = 0; c < C; c++) dw[(size_t)o * (size_t)C + (size_t)c] += dwt[(size_t)c * (size_t)OC + (size_t)o];
+        return true;
+    }
+    gemm_args g = {.a = dout, .a_row = 1, .a_k = OC, .b = inp, .ldb = C, .c = dw, .ldc = C,
+                   .overwrite = false, .M = OC, .N = C, .K = B};
+    gemm(&g);
+    return true;
+}
+
+#else /* no AVX-512 in this build: the callers use cblas_sgemm */
+
+void sk_gemm_small_transpose(float *dst, const float *src, int rows, int cols) {
+    transpose_scalar(dst, src, rows, cols, 0, rows, 0);
+}
+
+bool sk_gemm_small_forward_t(float *out, const float *inp, const float *wt, const float *b,
+                             int B, int C, int OC) {
+    (void)out, (void)inp, (void)wt, (void)b, (void)B, (void)C, (void)OC;
+    return false;
+}
+
+bool sk_gemm_small_forward(float *out, const float *inp, const float *w, const float *b, int B,
+                           int C, int OC) {
+    (void)out, (void)inp, (void)w, (void)b, (void)B, (void)C, (void)OC;
+    return false;
+}
+
+bool sk_gemm_small_dinput(float *dinp, const float *dout, const float *w, int B, int C, int OC) {
+    (void)dinp, (void)dout, (void)w, (void)B, (void)C, (void)OC;
+    return false;
+}
+
+bool sk_gemm_small_dweight(float *dw, const float *dout, const float *inp, int B, int C, int OC) {
+    (void)dw, (void)dout, (void)inp, (void)B, (void)C, (void)OC;
+    return false;
+}
+
+#endif

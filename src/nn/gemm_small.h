@@ -1,0 +1,38 @@
+/*
+ * Small row-major GEMMs for the learner's layer shapes (a few hundred rows by 1-256 columns),
+ * written for AVX-512 and read straight from the layers' own arrays: no packing copies, no
+ * dependence on how OpenBLAS was built or pinned (OPENBLAS_CORETYPE). docs/performance.md and
+ * bench/learner_gemm.c give the measurements that chose them over OpenBLAS and libxsmm.
+ *
+ * Each call returns false, and touches nothing, where the shape is not one they are for (or
+ * the build has no AVX-512): the caller then uses cblas_sgemm. Results are the same bit for
+ * bit for the same inputs and shapes; a row's forward output does not depend on the other rows.
+ */
+#ifndef SK_GEMM_SMALL_H
+#define SK_GEMM_SMALL_H
+
+#include <stdbool.h>
+
+/* Weights up to this many floats are transposed on the stack (64 KiB) for the forward pass. */
+#define SK_GEMM_SMALL_MAX_WEIGHTS 16384
+
+/* out (B, OC) = b (OC, or zeros if NULL) + inp (B, C) w^T, w (OC, C): a linear layer's
+ * forward. Overwrites out. */
+bool sk_gemm_small_forward(float *out, const float *inp, const float *w, const float *b, int B,
+                           int C, int OC);
+
+/* The same with the weights already transposed: wt (C, OC). A caller that applies one weight
+ * many times (a recurrent step) transposes once with sk_gemm_small_transpose. */
+bool sk_gemm_small_forward_t(float *out, const float *inp, const float *wt, const float *b,
+                             int B, int C, int OC);
+
+/* dst (cols, rows) = src (rows, cols)^T. */
+void sk_gemm_small_transpose(float *dst, const float *src, int rows, int cols);
+
+/* dinp (B, C) += dout (B, OC) w (OC, C): a linear layer's input gradient. */
+bool sk_gemm_small_dinput(float *dinp, const float *dout, const float *w, int B, int C, int OC);
+
+/* dw (OC, C) += dout (B, OC)^T inp (B, C): a linear layer's weight gradient. */
+bool sk_gemm_small_dweight(float *dw, const float *dout, const float *inp, int B, int C, int OC);
+
+#endif

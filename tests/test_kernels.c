@@ -1,0 +1,194 @@
+/* The learner's small-GEMM kernels (src/nn/gemm_small.c) against a naive double-precision
+ * product on odd shapes (rows not a multiple of the 6-row tile or the 16-row head block,
+ * K of 1-5, N of 1-3, widths of 63 and 65), their transpose against its definition, a row's
+ * forward output against the same row computed alone (bit for bit), and the linear layer's
+ * backward through them against finite differences. */
+#include "test_util.h"
+
+#include "core/rng.h"
+#include "nn/gemm_small.h"
+#include "nn/nn.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const int row_counts[] = {1, 5, 7, 13, 17, 31, 257};
+static const int widths[] = {1, 2, 3, 4, 5, 16, 17, 63, 64, 65, 130};
+
+static float *normal_floats(size_t n, uint64_t *rng) {
+    float *x = malloc(n * sizeof(float));
+    assert_non_null(x);
+    for (size_t i = 0; i < n; i++) x[i] = (float)sk_rng_normal(rng);
+    return x;
+}
+
+/* |got - want| within float rounding of a sum of terms of size `scale` (sum of |products|) */
+static int check_close(const char *what, const float *got, const double *want, const double *scale,
+                       size_t n, int B, int C, int OC) {
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        double tol = 4e-6 * scale[i] + 1e-6;
+        if (!(fabs((double)got[i] - want[i]) <= tol) && bad++ < 3)
+            print_error("%s B=%d C=%d OC=%d [%zu]: got %.9g, want %.9g (tolerance %.2g)\n", what, B,
+                        C, OC, i, (double)got[i], want[i], tol);
+    }
+    return bad;
+}
+
+/* Whether this build has the kernels: they decline every shape without AVX-512. */
+static bool kernels_built(void) {
+    float out = 0.0f, inp = 1.0f, w = 1.0f;
+    return sk_gemm_small_forward(&out, &inp, &w, NULL, 1, 1, 1);
+}
+
+static void test_transpose(void **state) {
+    (void)state;
+    uint64_t rng = 11;
+    int sizes[] = {1, 3, 15, 16, 17, 32, 33, 63, 64, 65};
+    for (size_t a = 0; a < sizeof sizes / sizeof sizes[0]; a++)
+        for (size_t b = 0; b < sizeof sizes / sizeof sizes[0]; b++) {
+            int rows = sizes[a], cols = sizes[b];
+            float *src = normal_floats((size_t)rows * (size_t)cols, &rng);
+            float *dst = calloc((size_t)rows * (size_t)cols, sizeof(float));
+            sk_gemm_small_transpose(dst, src, rows, cols);
+            for (int r = 0; r < rows; r++)
+                for (int c = 0; c < cols; c++)
+                    if (dst[(size_t)c * (size_t)rows + (size_t)r] != src[(size_t)r * (size_t)cols + (size_t)c])
+                        fail_msg("transpose %dx%d: [%d][%d] wrong", rows, cols, r, c);
+            free(src);
+            free(dst);
+        }
+}
+
+/* want (M, N) = init (M, N; or zeros) + bias (N; or zeros) + A B in double, and scale the sums of
+ * the terms' magnitudes; A[i][k] = a[i * a_row + k * a_k], B[k][j] = b[k * b_k + j * b_col]. */
+static void reference(double *want, double *scale, const float *init, const float *bias, int M,
+                      int N, int K, const float *a, size_t a_row, size_t a_k, const float *b,
+                      size_t b_k, size_t b_col) {
+    for (size_t i = 0; i < (size_t)M; i++)
+        for (size_t j = 0; j < (size_t)N; j++) {
+            double sum = init ? init[i * (size_t)N + j] : 0.0;
+            if (bias) sum += bias[j];
+            double mag = fabs(sum);
+            for (size_t k = 0; k < (size_t)K; k++) {
+                double term = (double)a[i * a_row + k * a_k] * b[k * b_k + j * b_col];
+                sum += term, mag += fabs(term);
+            }
+            want[i * (size_t)N + j] = sum, scale[i * (size_t)N + j] = mag;
+        }
+}
+
+/* Each pass at one shape against the double product; returns the mismatches. */
+static int check_shape(int B, int C, int OC, uint64_t *rng) {
+    size_t nb = (size_t)B, nc = (size_t)C, no = (size_t)OC;
+    float *inp = normal_floats(nb * nc, rng), *w = normal_floats(no * nc, rng);
+    float *bias = normal_floats(no, rng), *dout = normal_floats(nb * no, rng);
+    float *dinp = normal_floats(nb * nc, rng), *dw = normal_floats(no * nc, rng);
+    float *out = malloc(nb * no * sizeof(float)), *row_out = malloc(no * sizeof(float));
+    size_t most = (nb * nc > no * nc ? nb * nc : no * nc) + nb * no;
+    double *want = malloc(most * sizeof(double)), *scale = malloc(most * sizeof(double));
+    int bad = 0;
+    bool taken = true, for_kernels = nc * no <= SK_GEMM_SMALL_MAX_WEIGHTS;
+
+    /* forward, with and without a bias */
+    for (int with_bias = 0; with_bias < 2; with_bias++) {
+        const float *b = with_bias ? bias : NULL;
+        reference(want, scale, NULL, b, B, OC, C, inp, nc, 1, w, 1, nc);
+        taken = sk_gemm_small_forward(out, inp, w, b, B, C, OC) && taken;
+        if (!taken) sk_linear_forward(out, inp, w, b, B, C, OC);
+        bad += check_close("forward", out, want, scale, nb * no, B, C, OC);
+        /* a row's output is the same computed alone: acting and learning agree */
+        for (size_t r = 0; for_kernels && r < nb; r += 3) {
+            sk_linear_forward(row_out, inp + r * nc, w, b, 1, C, OC);
+            if (memcmp(row_out, out + r * no, no * sizeof(float)) != 0 && bad++ < 3)
+                print_error("forward B=%d C=%d OC=%d: row %zu differs computed alone\n", B, C, OC, r);
+        }
+    }
+
+    /* dinput (B, C) += dout w */
+    reference(want, scale, dinp, NULL, B, C, OC, dout, no, 1, w, nc, 1);
+    taken = sk_gemm_small_dinput(dinp, dout, w, B, C, OC) && taken;
+    bad += check_close("dinput", dinp, want, scale, nb * nc, B, C, OC);
+
+    /* dweight (OC, C) += dout^T inp */
+    reference(want, scale, dw, NULL, OC, C, B, dout, 1, no, inp, nc, 1);
+    taken = sk_gemm_small_dweight(dw, dout, inp, B, C, OC) && taken;
+    bad += check_close("dweight", dw, want, scale, no * nc, B, C, OC);
+
+    if (kernels_built() && for_kernels && !taken && bad++ < 3)
+        print_error("B=%d C=%d OC=%d: a kernel declined a shape it is for\n", B, C, OC);
+    free(inp), free(w), free(bias), free(dout), free(dinp), free(dw), free(out), free(row_out);
+    free(want), free(scale);
+    return bad;
+}
+
+static void test_against_double(void **state) {
+    (void)state;
+    uint64_t rng = 7;
+    int bad = 0;
+    for (size_t i = 0; i < sizeof row_counts / sizeof row_counts[0]; i++)
+        for (size_t j = 0; j < sizeof widths / sizeof widths[0]; j++)
+            for (size_t k = 0; k < sizeof widths / sizeof widths[0]; k++)
+                bad += check_shape(row_counts[i], widths[j], widths[k], &rng);
+    /* the learner's own: 256 rows per thread, CartPole's 4 inputs, 64 wide, 2- and 1-way
+     * heads; an LSTM's 256 gates */
+    int learner[][3] = {{256, 4, 64}, {256, 64, 64}, {256, 64, 2}, {256, 64, 1},
+                        {512, 64, 64}, {16, 64, 256}, {256, 4, 256}};
+    for (size_t i = 0; i < sizeof learner / sizeof learner[0]; i++)
+        bad += check_shape(learner[i][0], learner[i][1], learner[i][2], &rng);
+    assert_int_equal(bad, 0);
+}
+
+/* ---- the linear layer's backward through the kernels, by finite differences ---- */
+typedef struct fd_ctx {
+    int B, C, OC;
+    float *inp, *w, *b, *g, *out;
+} fd_ctx;
+
+static double fd_loss(void *p) {
+    fd_ctx *c = p;
+    sk_linear_forward(c->out, c->inp, c->w, c->b, c->B, c->C, c->OC);
+    double sum = 0.0;
+    for (int i = 0; i < c->B * c->OC; i++) sum += (double)c->g[i] * tanh((double)c->out[i]);
+    return sum;
+}
+
+static void test_finite_differences(void **state) {
+    (void)state;
+    int shapes[][3] = {{7, 65, 3}, {13, 5, 17}, {19, 63, 2}, {8, 4, 64}};
+    uint64_t rng = 3;
+    int failures = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        fd_ctx c = {shapes[s][0], shapes[s][1], shapes[s][2], NULL, NULL, NULL, NULL, NULL};
+        size_t nb = (size_t)c.B, nc = (size_t)c.C, no = (size_t)c.OC;
+        c.inp = normal_floats(nb * nc, &rng), c.w = normal_floats(no * nc, &rng);
+        c.b = normal_floats(no, &rng), c.g = normal_floats(nb * no, &rng);
+        for (size_t i = 0; i < no * nc; i++) c.w[i] *= 0.2f;
+        c.out = malloc(nb * no * sizeof(float));
+        float *dout = malloc(nb * no * sizeof(float));
+        float *dinp = calloc(nb * nc, sizeof(float)), *dw = calloc(no * nc, sizeof(float));
+        float *db = calloc(no, sizeof(float));
+        fd_loss(&c);
+        for (size_t i = 0; i < nb * no; i++) {
+            double t = tanh((double)c.out[i]);
+            dout[i] = (float)((double)c.g[i] * (1.0 - t * t));
+        }
+        sk_linear_backward(dinp, dw, db, dout, c.inp, c.w, c.B, c.C, c.OC);
+        failures += test_check_gradient("dinput", c.inp, dinp, nb * nc, fd_loss, &c, 1e-2f);
+        failures += test_check_gradient("dweight", c.w, dw, no * nc, fd_loss, &c, 1e-2f);
+        failures += test_check_gradient("dbias", c.b, db, no, fd_loss, &c, 1e-2f);
+        free(c.inp), free(c.w), free(c.b), free(c.g), free(c.out), free(dout), free(dinp), free(dw);
+        free(db);
+    }
+    assert_int_equal(failures, 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_transpose),
+        cmocka_unit_test(test_against_double),
+        cmocka_unit_test(test_finite_differences),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
