@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """skinner prover run (issue 38 ask 4), end to end with small budgets.
 
-Usage: test_prover_run.py SKINNER SOURCE_DIR [countries|family|resume|settings]
+Usage: test_prover_run.py SKINNER SOURCE_DIR [countries|family|resume|settings|readme]
 
 - countries, family: the command on ../shared/datasets/NAME; its report.json's ranking
   must equal an independent `skinner eval Prover-v0 ... --tune-on valid --json` of the
@@ -11,6 +11,7 @@ Usage: test_prover_run.py SKINNER SOURCE_DIR [countries|family|resume|settings]
   not redo the KGE (its model file untouched) and must redo the policy. Then a run stopped
   after the policy (--stop-after policy) is rerun: neither the KGE nor the policy is redone,
   and the ranking and report are written.
+- readme: README.md's prover block run verbatim (full derived budgets on countries_s3).
 - settings: the settings derived on countries_s3, family and WN18RR against the shipped
   presets (configs/prover_*.ini, kge_*.ini).
 """
@@ -221,8 +222,37 @@ def settings():
             shutil.rmtree(out, ignore_errors=True)
 
 
+def readme():
+    """README.md's prover block, verbatim, from a folder beside ../shared as the README's is."""
+    with open(os.path.join(SOURCE, "README.md")) as f:
+        text = f.read()
+    section = text[text.index("## Proving, one command"):]
+    block = section[section.index("```sh\n") + 6:section.index("```", section.index("```sh\n") + 6)]
+    tmp = tempfile.mkdtemp(prefix="skinner_prover_readme_")
+    try:
+        os.symlink(os.path.realpath(os.path.join(SOURCE, "..", "shared")), os.path.join(tmp, "shared"))
+        work = os.path.join(tmp, "work")
+        os.mkdir(work)
+        env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(SKINNER)) + os.pathsep +
+                   os.environ.get("PATH", ""))
+        for line in block.strip().splitlines():
+            print("$ " + line, flush=True)
+            done = subprocess.run(line, shell=True, cwd=work, env=env, capture_output=True, text=True)
+            sys.stdout.write(done.stdout[-2000:])
+            if done.returncode != 0:
+                sys.stderr.write(done.stderr[-3000:])
+                fail(f"README's '{line}' exited {done.returncode}")
+        with open(os.path.join(work, "runs", "countries", "report.json")) as f:
+            report = json.load(f)
+        print(f"README's run: hybrid MRR {report['ranking']['hybrid']['mrr']:.4f}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 if WHICH == "resume":
     resume()
+elif WHICH == "readme":
+    readme()
 elif WHICH == "settings":
     settings()
 else:
