@@ -2,6 +2,7 @@
 
 #include "../core/core.h"
 #include "../core/rng.h"
+#include "gemm_small.h"
 #include "nn.h"
 
 #include <cblas.h>
@@ -240,12 +241,20 @@ void sk_rnn_forward(float *h, float *c, float *work, const float *x, const float
     size_t state = (size_t)B * (size_t)H, step_gates = (size_t)B * (size_t)gate_width;
     sk_linear_forward(cache.gates, x, TENSOR(params, rnn, SK_RNN_WEIGHT_IH),
                       TENSOR(params, rnn, SK_RNN_BIAS_IH), T * B, rnn.input_size, gate_width);
+    /* W_hh transposed once for all T steps where the small kernels take it (a 64-wide LSTM's
+     * is 64 KiB): per step it cost as much as the step's GEMM of B rows (bench/learner_gemm.c) */
+    const float *weight_hh = TENSOR(params, rnn, SK_RNN_WEIGHT_HH);
+    float weight_hh_t[SK_GEMM_SMALL_MAX_WEIGHTS] __attribute__((aligned(64)));
+    bool transposed = (size_t)gate_width * (size_t)H <= SK_GEMM_SMALL_MAX_WEIGHTS;
+    if (transposed) sk_gemm_small_transpose(weight_hh_t, weight_hh, gate_width, H);
     for (int t = 0; t < T; t++) {
         const uint8_t *reset = resets ? resets + (size_t)t * (size_t)B : NULL;
         float *prev_h = cache.prev_h + (size_t)t * state;
         enter_state(prev_h, t == 0 ? h0 : h + (size_t)(t - 1) * state, reset, B, H);
-        sk_linear_forward(cache.hidden_proj, prev_h, TENSOR(params, rnn, SK_RNN_WEIGHT_HH),
-                          TENSOR(params, rnn, SK_RNN_BIAS_HH), B, H, gate_width);
+        const float *bias_hh = TENSOR(params, rnn, SK_RNN_BIAS_HH);
+        if (!transposed || !sk_gemm_small_forward_t(cache.hidden_proj, prev_h, weight_hh_t,
+                                                     bias_hh, B, H, gate_width))
+            sk_linear_forward(cache.hidden_proj, prev_h, weight_hh, bias_hh, B, H, gate_width);
         float *gates = cache.gates + (size_t)t * step_gates;
         float *cell_cache = cache.cell_cache + (size_t)t * state;
         if (lstm) {
@@ -285,8 +294,9 @@ void sk_rnn_backward(float *dx, float *dh0, float *dc0, float *dparams, float *w
                               dh + (size_t)t * state, gates, cell_cache,
                               cache.prev_h + (size_t)t * state, B, H);
         /* dh_prev (B, H) += dgates_hh (B, G*H) @ W_hh (G*H, H) */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, gate_width, 1.0f, dgates_hh,
-                    gate_width, weight_hh, H, 1.0f, cache.dh_prev, H);
+        if (!sk_gemm_small_dinput(cache.dh_prev, dgates_hh, weight_hh, B, H, gate_width))
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, gate_width, 1.0f,
+                        dgates_hh, gate_width, weight_hh, H, 1.0f, cache.dh_prev, H);
         const uint8_t *reset = resets ? resets + (size_t)t * (size_t)B : NULL;
         stop_at_resets(cache.dh_prev, reset, B, H);
         stop_at_resets(cache.dc_prev, reset, B, H);
