@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #define MAX_ROWS 64
 
@@ -471,6 +472,63 @@ static void test_bench_counts_agents(void **unused) {
     assert_true(fabs(agent_sps - 64.0 * sps) <= 64.0); /* both printed rounded */
 }
 
+/* Runs command, its output into out (NUL-terminated); returns its exit status. */
+static int run(const char *command, char *out, size_t size) {
+    FILE *pipe = popen(command, "r");
+    assert_non_null(pipe);
+    size_t used = fread(out, 1, size - 1, pipe);
+    out[used] = '\0';
+    int status = pclose(pipe);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* docs/multiagent.md's check and bench commands, as printed there. */
+static void test_docs_commands(void **unused) {
+    (void)unused;
+    static char out[16384];
+    assert_int_equal(run(SKINNER_BINARY " check Arena-v0 2>&1", out, sizeof out), 0);
+    assert_non_null(strstr(out, "passed, 0 failed"));
+    assert_int_equal(run(SKINNER_BINARY " bench env Arena-v0 2>&1", out, sizeof out), 0);
+    assert_non_null(strstr(out, "Arena-v0: 64 envs of 64 agents, 1 thread"));
+    assert_non_null(strstr(out, "agent steps/s"));
+}
+
+/* The preset trains: 3 updates of 32,768 agent steps (seed 1, one thread: the same run each
+ * time) raise the mean return of the lives from the first update's (random play, ~0.4). */
+static void test_preset_trains(void **unused) {
+    (void)unused;
+    char dir[] = "/tmp/test_arena_XXXXXX", command[512], path[600];
+    static char out[16384];
+    assert_non_null(mkdtemp(dir));
+    snprintf(command, sizeof command,
+             "SKINNER_CONFIG_DIR=%s/configs " SKINNER_BINARY " train Arena-v0 --total-steps 98304 "
+             "--seed 1 --threads 1 --run-dir %s/run --quiet 2>&1",
+             SKINNER_SOURCE_DIR, dir);
+    assert_int_equal(run(command, out, sizeof out), 0);
+    snprintf(path, sizeof path, "%s/run/metrics.csv", dir);
+    FILE *metrics = fopen(path, "r");
+    assert_non_null(metrics);
+    char line[1024];
+    double returns[3];
+    int updates = 0;
+    assert_non_null(fgets(line, sizeof line, metrics)); /* update,steps,wall,sps,mean_return */
+    while (updates < 3 && fgets(line, sizeof line, metrics)) {
+        int update;
+        long steps;
+        double wall, sps;
+        assert_int_equal(sscanf(line, "%d,%ld,%lf,%lf,%lf", &update, &steps, &wall, &sps,
+                                &returns[updates]), 5);
+        assert_int_equal(steps, 32768L * (updates + 1)); /* agent steps: 8 maps x 64 x 64 */
+        updates++;
+    }
+    fclose(metrics);
+    assert_int_equal(updates, 3);
+    assert_true(returns[0] < 1.0);
+    assert_true(returns[2] > returns[0] + 0.2);
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    assert_int_equal(system(command), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_moves_and_reverse),
@@ -484,6 +542,8 @@ int main(void) {
         cmocka_unit_test(test_settings_refused),
         cmocka_unit_test(test_table_configure),
         cmocka_unit_test(test_bench_counts_agents),
+        cmocka_unit_test(test_docs_commands),
+        cmocka_unit_test(test_preset_trains),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
