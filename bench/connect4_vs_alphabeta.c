@@ -6,6 +6,7 @@
  * The policy acts greedily (its most likely legal column) unless --sample;
  * the searcher breaks ties at random, so games differ. Prints one Markdown
  * row per depth: wins, draws, losses and the win rate of the policy.
+ * C4_MIN_DEPTH=0 adds depth 0, a uniformly random opponent.
  */
 #include "connect4_search.h"
 
@@ -31,13 +32,22 @@ static int policy_move(sk_policy_actor *pa, uint64_t mine, uint64_t all, bool gr
     return action;
 }
 
+/* Depth 0: a uniformly random legal column (a baseline below the searcher). */
+static int random_move(uint64_t all, uint64_t *rng) {
+    int legal[C4_COLS], count = 0;
+    for (int c = 0; c < C4_COLS; c++)
+        if (c4_can_play(all, c)) legal[count++] = c;
+    return legal[sk_rng_below(rng, (uint32_t)count)];
+}
+
 /* One game: +1 the policy won, 0 a draw, -1 it lost. */
 static int play(sk_policy_actor *pa, int depth, bool policy_first, bool greedy, uint64_t *rng) {
     uint64_t stones[2] = {0, 0}, all = 0; /* [0]: the policy's */
     int mover = policy_first ? 0 : 1;
     for (int ply = 0; ply < C4_CELLS; ply++) {
         int col = mover == 0 ? policy_move(pa, stones[0], all, greedy)
-                             : c4_search_move(stones[1], all, depth, rng, NULL);
+                  : depth > 0 ? c4_search_move(stones[1], all, depth, rng, NULL)
+                              : random_move(all, rng);
         if (col < 0 || col >= C4_COLS || !c4_can_play(all, col)) return mover == 0 ? -1 : 1;
         uint64_t stone = c4_drop_bit(all, col);
         stones[mover] |= stone;
@@ -65,7 +75,8 @@ int main(int argc, char **argv) {
     }
     printf("| depth | games | wins | draws | losses | win rate | as first | as second |\n");
     printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
-    for (int depth = 1; depth <= max_depth; depth++) {
+    int min_depth = getenv("C4_MIN_DEPTH") ? atoi(getenv("C4_MIN_DEPTH")) : 1;
+    for (int depth = min_depth; depth <= max_depth; depth++) {
         uint64_t rng = sk_rng_seed(seed, (uint64_t)depth);
         int wins = 0, draws = 0, losses = 0, first_wins = 0, second_wins = 0;
         for (int g = 0; g < games; g++) {

@@ -8,6 +8,7 @@
 #include "connect4/connect4.h"
 #include "connect4_search.h"
 #include "train/ppo.h"
+#include "train/selfplay.h"
 
 #include "skinner/vec.h"
 
@@ -282,21 +283,33 @@ static void test_trainer_roles(void **state) {
         fail_msg("summary.json lacks the per-role returns:\n%s", text);
 }
 
+/* Self-play every 2 updates into a pool of 3 (the pool's weights, ratings
+ * and each env's opponent, role and stream then in checkpoints). */
+static void set_selfplay(sk_config *cfg) {
+    sk_config_set(cfg, "selfplay.enabled", "true");
+    sk_config_set(cfg, "selfplay.pool_size", "3");
+    sk_config_set(cfg, "selfplay.snapshot_every", "2");
+}
+
 /* Two runs of one seed give the same updates; a run stopped and resumed
  * (the rows' active flags in the checkpoint) continues as one that never
- * stopped, on Duel-v0 and on Connect Four. */
+ * stopped, on Duel-v0, on Connect Four and on Connect Four in self-play. */
 static void test_identical_and_resumed(void **state) {
     (void)state;
     static recorder once, twice, first, second;
-    const char *envs[] = {"Duel-v0", "ConnectFour-v0"};
+    const char *envs[] = {"Duel-v0", "ConnectFour-v0", "ConnectFour-v0"};
     char path[128];
     snprintf(path, sizeof path, "%s/half.safetensors", g_dir);
-    for (int e = 0; e < 2; e++) {
+    for (int e = 0; e < 3; e++) {
         memset(&once, 0, sizeof once);
         memset(&twice, 0, sizeof twice);
         memset(&first, 0, sizeof first);
         memset(&second, 0, sizeof second);
         sk_config *whole = duel_config(envs[e], "2048"), *half = duel_config(envs[e], "1024");
+        if (e == 2) {
+            set_selfplay(whole);
+            set_selfplay(half);
+        }
         train(whole, &once, NULL, NULL, NULL);
         train(whole, &twice, NULL, NULL, NULL);
         assert_int_equal(once.count, 8);
@@ -310,6 +323,78 @@ static void test_identical_and_resumed(void **state) {
         sk_config_free(whole);
         sk_config_free(half);
     }
+}
+
+/* ------------------------------------------------------------ Elo and the pool */
+
+/* Hand values: equal ratings expect 0.5; 1000 against 1200 expects
+ * 1 / (1 + 10^0.5) = 0.2402530734; winning moves K (1 - E) = 24.3119 at K = 32. */
+static void test_elo_by_hand(void **state) {
+    (void)state;
+    assert_true(sk_elo_expected(1000, 1000) == 0.5);
+    assert_true(fabs(sk_elo_expected(1000, 1200) - 0.2402530734) < 1e-9);
+    assert_true(fabs(sk_elo_expected(1200, 1000) - 0.7597469266) < 1e-9);
+    double a = 1000, b = 1200;
+    sk_elo_update(&a, &b, 1.0, 32);
+    assert_true(fabs(a - 1024.3119017) < 1e-6 && fabs(b - 1175.6880983) < 1e-6);
+    a = 1000, b = 1000;
+    sk_elo_update(&a, &b, 0.5, 32); /* a draw between equals changes nothing */
+    assert_true(a == 1000 && b == 1000);
+}
+
+/* By rating, member j is met in proportion to 10^(r_j / 400): ratings 1000,
+ * 1400, 1000 give 1/12, 10/12, 1/12; uniformly, a third each (120,000 draws,
+ * within 1%). */
+static void test_pool_sampling(void **state) {
+    (void)state;
+    const double ratings[3] = {1000, 1400, 1000};
+    const double want[2][3] = {{1.0 / 12, 10.0 / 12, 1.0 / 12}, {1.0 / 3, 1.0 / 3, 1.0 / 3}};
+    for (int mode = 0; mode < 2; mode++) {
+        int counts[3] = {0};
+        uint64_t rng = 99;
+        enum { DRAWS = 120000 };
+        for (int k = 0; k < DRAWS; k++) counts[sk_selfplay_pick(ratings, 3, mode == 0, &rng)]++;
+        for (int j = 0; j < 3; j++)
+            if (fabs((double)counts[j] / DRAWS - want[mode][j]) > 0.01)
+                fail_msg("%s: member %d drawn %d times of %d (expected %.4f)",
+                         mode ? "uniform" : "by rating", j, counts[j], DRAWS, want[mode][j]);
+    }
+}
+
+/* A self-play run folder's elo.csv: one row per update (the games rated so
+ * far, the learner's rating, the pool's), its last row in summary.json and
+ * on `skinner monitor`'s elo line. */
+static void test_elo_in_run_folder(void **state) {
+    (void)state;
+    static recorder rec;
+    memset(&rec, 0, sizeof rec);
+    char dir[128], command[400], text[8192];
+    snprintf(dir, sizeof dir, "%s/selfplay", g_dir);
+    sk_config *cfg = duel_config("ConnectFour-v0", "2048");
+    set_selfplay(cfg);
+    train(cfg, &rec, NULL, NULL, dir);
+    sk_config_free(cfg);
+    snprintf(command, sizeof command, "tail -n 1 %s/elo.csv", dir);
+    FILE *p = popen(command, "r");
+    assert_non_null(p);
+    long long update, games;
+    double learner, pool[3];
+    int fields = fscanf(p, "%lld,%lld,%lf,%lf,%lf,%lf", &update, &games, &learner, &pool[0],
+                        &pool[1], &pool[2]);
+    pclose(p);
+    assert_int_equal(fields, 6);
+    assert_int_equal(update, 8);
+    assert_true(games > 0);
+    snprintf(command, sizeof command, "%s monitor %s --once", SKINNER_BINARY, dir);
+    p = popen(command, "r");
+    assert_non_null(p);
+    size_t n = fread(text, 1, sizeof text - 1, p);
+    text[n] = 0;
+    assert_int_equal(pclose(p), 0);
+    char want[128];
+    snprintf(want, sizeof want, "elo           learner %.0f after %lld games; pool %.0f %.0f %.0f",
+             learner, games, pool[0], pool[1], pool[2]);
+    if (!strstr(text, want)) fail_msg("skinner monitor lacks '%s':\n%s", want, text);
 }
 
 /* ------------------------------------------------------------ Connect Four */
@@ -491,6 +576,9 @@ int main(void) {
         cmocka_unit_test(test_gae_over_inactive_steps),
         cmocka_unit_test_setup(test_trainer_roles, register_duel),
         cmocka_unit_test_setup(test_identical_and_resumed, register_duel),
+        cmocka_unit_test(test_elo_by_hand),
+        cmocka_unit_test(test_pool_sampling),
+        cmocka_unit_test(test_elo_in_run_folder),
         cmocka_unit_test(test_c4_fours),
         cmocka_unit_test(test_c4_env_vs_naive_rules),
         cmocka_unit_test(test_c4_illegal_move_loses),

@@ -128,7 +128,7 @@ static void record_episodes_and_truncations(sk_trainer *tr, sk_worker *wk, int t
     int num_truncated = 0;
     for (int i = wk->lo; i < wk->hi; i++) {
         bool terminated = ro->terminated[row + (size_t)i], truncated = ro->truncated[row + (size_t)i];
-        if (!terminated && !truncated) continue;
+        if ((!terminated && !truncated) || sk_selfplay_is_opponent(tr, i)) continue;
         const float *log = b->episode_log + (size_t)i * (size_t)L;
         float *record = wk->episodes + SK_EPISODE_RECORD(L) * (size_t)wk->num_episodes++;
         memcpy(record, log, (size_t)L * sizeof(float));
@@ -212,6 +212,7 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
                          false, ro->actions + (row + (size_t)lo) * (size_t)H,
                          ro->actions_f + (row + (size_t)lo) * (size_t)D, ro->logp + row + (size_t)lo);
         memcpy(ro->values + row + (size_t)lo, wk->work.out[SK_NET_CRITIC], (size_t)B * sizeof(float));
+        sk_selfplay_act(tr, wk, t, obs_t); /* the opponent's rows: a snapshot's actions */
 
         load_actions(tr, t, lo, wk->hi);
         /* each env's step count since the run began: update * T + t + 1 */
@@ -220,6 +221,7 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
         store_step(tr, t, lo, wk->hi);
         normalize_step(tr, wk, t);
         record_episodes_and_truncations(tr, wk, t);
+        sk_selfplay_after_step(tr, wk, t);
         if (ro->state_size) reset_ended_states(ro, wk, t);
     }
     /* value of the observation after the last step, for GAE */
@@ -245,6 +247,7 @@ void sk_reset_job(void *ctx, int w, int num_workers) {
     store_obs(tr, (size_t)wk->lo, wk->lo, wk->hi);
     if (M) memcpy(ro->masks + (size_t)wk->lo * M, b->masks + (size_t)wk->lo * M, count * M);
     if (ro->num_agents > 1) memcpy(ro->active + wk->lo, b->active + wk->lo, count);
+    sk_selfplay_after_step(tr, wk, -1); /* the opponent's rows are not samples */
     if (tr->s.norm_obs) {
         for (int i = wk->lo; i < wk->hi; i++) {
             float *obs = ro->obs + (size_t)i * O;

@@ -217,6 +217,7 @@ sk_status sk_run_end(sk_trainer *tr, sk_status run_status) {
     json_number(f, "final_mean_return", r->final_mean_return, false);
     fprintf(f, "  \"episodes\": %lld,\n", (long long)tr->progress.episodes);
     write_roles(f, tr);
+    sk_selfplay_summary(tr, f);
     fprintf(f, "  \"interrupted\": %s,\n", r->interrupted ? "true" : "false");
     fprintf(f, "  \"anomalies\": %lld,\n", (long long)r->anomalies);
     fprintf(f, "  \"telemetry_dropped\": %llu,\n", (unsigned long long)dropped);

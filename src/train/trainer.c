@@ -127,7 +127,8 @@ static sk_status resolve_sequences(sk_trainer *tr) {
     return SK_OK;
 }
 
-static const char *const g_sections[] = {"env", "ppo", "policy", "train", "governor", "comm", NULL};
+static const char *const g_sections[] = {"env",  "ppo",  "policy",   "train",
+                                         "governor", "comm", "selfplay", NULL};
 
 /* A worker's stream and scratch beyond the table's arrays (trainer_state.c). */
 static sk_status alloc_worker(sk_trainer *tr, sk_worker *wk, int w) {
@@ -219,6 +220,7 @@ static sk_status trainer_build_local(sk_trainer *tr, const sk_env_def *env) {
         return sk_fail(SK_ERR_CONFIG, "%s has %d agents per env; a policy with a core "
                        "(policy.core) does not train multi-agent envs yet: set policy.core = none",
                        tr->env->id, tr->env->num_agents);
+    CHECK(sk_selfplay_configure(tr));
     for (int i = 0; g_sections[i]; i++) CHECK(sk_cfg_check_unused(tr->cfg, g_sections[i]));
     CHECK(sk_cfg_check_sections(tr->cfg, g_sections));
     tr->num_workers = sk_vec_num_workers(tr->vec);
@@ -412,6 +414,7 @@ static sk_status trainer_build_shared(sk_trainer *tr) {
     }
     CHECK(sk_trainer_state_alloc(tr, false));
     CHECK(learner_init(tr));
+    sk_selfplay_start(tr);
     for (int w = 0; w < tr->num_workers; w++) CHECK(alloc_worker(tr, &tr->workers[w], w));
     tr->progress.result.solved_at_steps = -1;
     tr->progress.result.solved_at_seconds = NAN;
@@ -476,6 +479,7 @@ static sk_status trainer_create(sk_trainer **out, const sk_config *cfg, const sk
 void sk_trainer_destroy(sk_trainer *tr) {
     if (!tr) return;
     for (int w = 0; tr->workers && w < tr->num_workers; w++) free_worker(&tr->workers[w]);
+    sk_selfplay_close(tr);
     sk_trainer_state_free(tr); /* the workers' arrays too: before the workers go */
     sk_trainer_gathered_free(tr);
     free(tr->workers);
@@ -678,6 +682,7 @@ sk_status sk_trainer_run(sk_trainer *tr) {
         tr->progress.update++;
         tr->progress.steps += tr->batch_size;
         merge_episodes(tr);
+        sk_selfplay_rate_games(tr);
         sk_learner_merge_statistics(tr);
 
         sk_update_stats *st = &tr->progress.last;
@@ -692,6 +697,7 @@ sk_status sk_trainer_run(sk_trainer *tr) {
         } else {
             sk_governor_save(&tr->learner);
         }
+        sk_selfplay_after_update(tr);
         st->anomalies = tr->learner.governor.anomalies;
         st->update = tr->progress.update;
         st->steps = tr->progress.steps;

@@ -23,6 +23,7 @@
 #include "comm.h"
 #include "normalize.h"
 #include "ppo.h"
+#include "selfplay.h"
 
 #include <stdio.h>
 
@@ -235,6 +236,7 @@ struct sk_trainer {
     sk_env_gather gathered;
     sk_run_progress progress;
     sk_run_outputs out;
+    sk_selfplay sp; /* selfplay.*: the opponent pool and its ratings (selfplay.c) */
     bool resumed; /* state restored from a checkpoint: no reset at the start */
     atomic_bool abort_requested; /* sk_trainer_abort: drop the rollout in progress */
     bool ran;     /* sk_trainer_run was called: a trainer runs once */

@@ -69,6 +69,16 @@ const sk_trainer_array sk_trainer_arrays[] = {
     {NULL, SK_ARRAY_I32, AT(layout.part_count), SK_SIZE_PARTS, NO_RANGE},
     {NULL, SK_ARRAY_I32, AT(layout.part_cursor), SK_SIZE_PARTS, NO_RANGE},
     {NULL, SK_ARRAY_U8, AT(layout.columns_scratch), SK_SIZE_EXCHANGE, NO_RANGE},
+    /* self-play: the pool, the ratings, and each env's opponent, role and stream */
+    {"selfplay.pool", SK_ARRAY_F32, AT(sp.pool), SK_SIZE_SP_POOL, RANGE(-INFINITY, INFINITY)},
+    {"selfplay.ratings", SK_ARRAY_F64, AT(sp.ratings), SK_SIZE_SP_RATINGS, RANGE(-1e9, 1e9)},
+    {"selfplay.counters", SK_ARRAY_I64, AT(sp.counters), SK_SIZE_SP_COUNTERS, RANGE(0, 1e18)},
+    {"selfplay.opponent", SK_ARRAY_I32, AT(sp.opponent), SK_SIZE_SP_ENVS,
+     RANGE(0, SK_SELFPLAY_MAX_POOL - 1)},
+    {"selfplay.role", SK_ARRAY_I32, AT(sp.role), SK_SIZE_SP_ENVS, RANGE(0, 1)},
+    {"selfplay.rng", SK_ARRAY_U64, AT(sp.rng), SK_SIZE_SP_ENVS, NO_RANGE},
+    {NULL, SK_ARRAY_I32, AT(sp.game_opponent), SK_SIZE_SP_GAMES, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(sp.game_score), SK_SIZE_SP_GAMES, NO_RANGE},
     /* each worker's: its gradient share, its gathered minibatch block, the truncation
      * bootstrap's copies and its episodes of a rollout */
     {NULL, SK_ARRAY_F32, WORKER(grads), SK_SIZE_W_PARAMS, NO_RANGE},
@@ -162,6 +172,12 @@ size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
     case SK_SIZE_RNGS: return 1 + (size_t)tr->layout.total_workers;
     case SK_SIZE_PARTS: return (size_t)tr->comm.size * (size_t)tr->layout.max_workers;
     case SK_SIZE_EXCHANGE: return sk_trainer_exchange_bytes((sk_trainer *)tr);
+    case SK_SIZE_SP_POOL:
+        return tr->sp.on ? (size_t)tr->sp.pool_size * tr->learner.policy.num_params : 0;
+    case SK_SIZE_SP_RATINGS: return tr->sp.on ? (size_t)tr->sp.pool_size + 1 : 0;
+    case SK_SIZE_SP_COUNTERS: return tr->sp.on ? SK_SELFPLAY_COUNTERS : 0;
+    case SK_SIZE_SP_ENVS: return tr->sp.on ? envs / 2 : 0;
+    case SK_SIZE_SP_GAMES: return tr->sp.on ? (size_t)tr->s.horizon * envs / 2 : 0;
     default: break; /* per worker: array_count */
     }
     SK_ASSERT(false && "unknown size kind");

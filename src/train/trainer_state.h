@@ -32,6 +32,12 @@ typedef enum sk_size_kind {
     SK_SIZE_RNGS,         /* 1 + the run's workers: the shuffle stream, then each worker's */
     SK_SIZE_PARTS,        /* ranks x max_workers */
     SK_SIZE_EXCHANGE,     /* bytes of the rollout's exchange between ranks (0 in one process) */
+    /* self-play (selfplay.h), each 0 when it is off */
+    SK_SIZE_SP_POOL,      /* pool_size x the policy's parameters */
+    SK_SIZE_SP_RATINGS,   /* pool_size + 1 */
+    SK_SIZE_SP_COUNTERS,  /* SK_SELFPLAY_COUNTERS */
+    SK_SIZE_SP_ENVS,      /* the envs (rows / 2) */
+    SK_SIZE_SP_GAMES,     /* T x the envs */
     /* per worker (the row's offset is into sk_worker); slice: its envs, block: its share of
      * a minibatch, block_sequences x L rows */
     SK_SIZE_W_PARAMS,

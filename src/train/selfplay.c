@@ -1,0 +1,194 @@
+/* Self-play against an Elo-rated pool of snapshots (selfplay.h). */
+#include "selfplay.h"
+
+#include "trainer_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+double sk_elo_expected(double ra, double rb) { return 1.0 / (1.0 + pow(10.0, (rb - ra) / 400.0)); }
+
+void sk_elo_update(double *ra, double *rb, double score, double k) {
+    double change = k * (score - sk_elo_expected(*ra, *rb));
+    *ra += change;
+    *rb -= change;
+}
+
+int sk_selfplay_pick(const double *ratings, int count, bool by_rating, uint64_t *rng) {
+    double top = ratings[0], total = 0.0;
+    for (int j = 1; j < count; j++) top = fmax(top, ratings[j]);
+    for (int j = 0; j < count; j++) total += by_rating ? pow(10.0, (ratings[j] - top) / 400.0) : 1.0;
+    double draw = sk_rng_double(rng) * total;
+    for (int j = 0; j < count; j++) {
+        draw -= by_rating ? pow(10.0, (ratings[j] - top) / 400.0) : 1.0;
+        if (draw < 0.0) return j;
+    }
+    return count - 1;
+}
+
+#define CHECK(expr)                                                                                \
+    do {                                                                                           \
+        sk_status check_status_ = (expr);                                                          \
+        if (check_status_ != SK_OK) return check_status_;                                          \
+    } while (0)
+
+sk_status sk_selfplay_configure(sk_trainer *tr) {
+    sk_selfplay *sp = &tr->sp;
+    int64_t v;
+    CHECK(sk_cfg_bool(tr->cfg, "selfplay.enabled", false, &sp->on));
+    CHECK(sk_cfg_int(tr->cfg, "selfplay.pool_size", 8, 1, SK_SELFPLAY_MAX_POOL, &v));
+    sp->pool_size = (int)v;
+    CHECK(sk_cfg_int(tr->cfg, "selfplay.snapshot_every", 10, 1, INT32_MAX, &v));
+    sp->snapshot_every = (int)v;
+    static const char *const samplings[] = {"rating", "uniform", NULL};
+    int sampling;
+    CHECK(sk_cfg_choice(tr->cfg, "selfplay.sampling", "rating", samplings, &sampling));
+    sp->by_rating = sampling == 0;
+    CHECK(sk_cfg_double(tr->cfg, "selfplay.elo_k", 16.0, 0.0, 1000.0, &sp->elo_k));
+    CHECK(sk_cfg_double(tr->cfg, "selfplay.initial_rating", 1000.0, -1e6, 1e6, &sp->initial_rating));
+    if (!sp->on) return SK_OK;
+    if (tr->env->num_agents != 2)
+        return sk_fail(SK_ERR_CONFIG, "selfplay.enabled = true: %s has %d agents per env "
+                       "(expected a two-player env, num_agents = 2)", tr->env->id,
+                       sk_env_agents(tr->env));
+    if (tr->s.horizon * 2 < tr->s.num_minibatches)
+        return sk_fail(SK_ERR_CONFIG, "selfplay.enabled = true: ppo.horizon = %d must be at least "
+                       "half of ppo.num_minibatches = %d (the opponent's rows act from a minibatch "
+                       "block's scratch)", tr->s.horizon, tr->s.num_minibatches);
+    return SK_OK;
+}
+
+static int envs_of(const sk_trainer *tr) { return tr->rollout.num_envs / 2; }
+
+void sk_selfplay_start(sk_trainer *tr) {
+    sk_selfplay *sp = &tr->sp;
+    if (!sp->on) return;
+    size_t P = tr->learner.policy.num_params;
+    memcpy(sp->pool, tr->learner.params, P * sizeof(float));
+    for (int j = 0; j <= sp->pool_size; j++) sp->ratings[j] = sp->initial_rating;
+    sp->counters[SK_SELFPLAY_MEMBERS] = 1;
+    sp->counters[SK_SELFPLAY_NEXT] = 1 % sp->pool_size;
+    sp->counters[SK_SELFPLAY_GAMES] = 0;
+    for (int e = 0; e < envs_of(tr); e++) {
+        sp->role[e] = e % 2; /* half the envs' learners move first */
+        sp->rng[e] = sk_rng_seed(tr->s.seed ^ 0x5e1f91a7ULL, (uint64_t)e);
+        sp->opponent[e] = 0;
+    }
+    for (size_t k = 0; k < (size_t)tr->s.horizon * (size_t)envs_of(tr); k++)
+        sp->game_opponent[k] = -1;
+}
+
+bool sk_selfplay_is_opponent(const sk_trainer *tr, int row) {
+    return tr->sp.on && row % 2 != tr->sp.role[row / 2];
+}
+
+void sk_selfplay_act(sk_trainer *tr, sk_worker *wk, int t, const float *obs_t) {
+    sk_selfplay *sp = &tr->sp;
+    if (!sp->on) return;
+    const sk_rollout *ro = &tr->rollout;
+    const sk_policy *policy = &tr->learner.policy;
+    size_t O = (size_t)ro->obs_size, M = (size_t)ro->mask_size, H = (size_t)ro->num_heads;
+    size_t row0 = (size_t)t * (size_t)ro->num_envs, P = policy->num_params;
+    for (int j = 0; j < (int)sp->counters[SK_SELFPLAY_MEMBERS]; j++) {
+        int count = 0; /* the rows whose opponent is snapshot j, gathered */
+        for (int e = wk->lo / 2; e < wk->hi / 2; e++) {
+            if (sp->opponent[e] != j) continue;
+            int row = e * 2 + 1 - sp->role[e];
+            memcpy(wk->mb_obs + (size_t)count * O, obs_t + (size_t)(row - wk->lo) * O,
+                   O * sizeof(float));
+            if (M) memcpy(wk->mb_masks + (size_t)count * M, ro->masks + (row0 + (size_t)row) * M, M);
+            wk->trunc_index[count++] = row;
+        }
+        if (count == 0) continue;
+        const float *params = sp->pool + (size_t)j * P;
+        sk_policy_forward(policy, SK_NET_ACTOR, params, wk->mb_obs, count, &wk->work);
+        sk_policy_sample(policy, params, wk->work.out[SK_NET_ACTOR], M ? wk->mb_masks : NULL,
+                         count, &wk->rng, false, wk->mb_actions, wk->mb_actions_f, wk->mb_logp);
+        for (int k = 0; k < count; k++)
+            memcpy(ro->actions + (row0 + (size_t)wk->trunc_index[k]) * H,
+                   wk->mb_actions + (size_t)k * H, H * sizeof(int32_t));
+    }
+}
+
+void sk_selfplay_after_step(sk_trainer *tr, sk_worker *wk, int t) {
+    sk_selfplay *sp = &tr->sp;
+    if (!sp->on) return;
+    sk_rollout *ro = &tr->rollout;
+    int E = envs_of(tr);
+    size_t N = (size_t)ro->num_envs, L = (size_t)tr->env->num_log_fields;
+    const float *logs = sk_vec_buffers_of(tr->vec)->episode_log;
+    for (int e = wk->lo / 2; e < wk->hi / 2; e++) {
+        size_t learner = (size_t)e * 2 + (size_t)sp->role[e];
+        if (t >= 0 && (ro->terminated[(size_t)t * N + learner] || ro->truncated[(size_t)t * N + learner])) {
+            float ret = logs[learner * L];
+            sp->game_opponent[(size_t)t * (size_t)E + (size_t)e] = sp->opponent[e];
+            sp->game_score[(size_t)t * (size_t)E + (size_t)e] = ret > 0 ? 1.0f : ret < 0 ? 0.0f : 0.5f;
+            sp->role[e] = 1 - sp->role[e];
+            sp->opponent[e] = sk_selfplay_pick(sp->ratings, (int)sp->counters[SK_SELFPLAY_MEMBERS],
+                                               sp->by_rating, &sp->rng[e]);
+        }
+        /* the opponent's row of the next step is not a sample */
+        ro->active[(size_t)(t + 1) * N + (size_t)e * 2 + 1 - (size_t)sp->role[e]] = 0;
+    }
+}
+
+void sk_selfplay_rate_games(sk_trainer *tr) {
+    sk_selfplay *sp = &tr->sp;
+    if (!sp->on) return;
+    int E = envs_of(tr);
+    double *learner = &sp->ratings[sp->pool_size];
+    for (size_t k = 0; k < (size_t)tr->s.horizon * (size_t)E; k++) {
+        int j = sp->game_opponent[k];
+        if (j < 0) continue;
+        sk_elo_update(learner, &sp->ratings[j], sp->game_score[k], sp->elo_k);
+        sp->counters[SK_SELFPLAY_GAMES]++;
+        sp->game_opponent[k] = -1;
+    }
+}
+
+void sk_selfplay_after_update(sk_trainer *tr) {
+    sk_selfplay *sp = &tr->sp;
+    if (!sp->on) return;
+    if (tr->progress.update % sp->snapshot_every == 0) {
+        int slot = (int)sp->counters[SK_SELFPLAY_NEXT];
+        size_t P = tr->learner.policy.num_params;
+        memcpy(sp->pool + (size_t)slot * P, tr->learner.params, P * sizeof(float));
+        sp->ratings[slot] = sp->ratings[sp->pool_size];
+        if (sp->counters[SK_SELFPLAY_MEMBERS] < sp->pool_size) sp->counters[SK_SELFPLAY_MEMBERS]++;
+        sp->counters[SK_SELFPLAY_NEXT] = (slot + 1) % sp->pool_size;
+    }
+    if (!tr->out.run_dir[0] || tr->comm.rank != 0) return;
+    if (!sp->elo_csv) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/elo.csv", tr->out.run_dir);
+        if (!(sp->elo_csv = fopen(path, "a"))) return;
+        if (ftell(sp->elo_csv) == 0) {
+            fprintf(sp->elo_csv, "update,games,learner");
+            for (int j = 0; j < sp->pool_size; j++) fprintf(sp->elo_csv, ",pool_%d", j);
+            fprintf(sp->elo_csv, "\n");
+        }
+    }
+    fprintf(sp->elo_csv, "%lld,%lld,%.3f", (long long)tr->progress.update,
+            (long long)sp->counters[SK_SELFPLAY_GAMES], sp->ratings[sp->pool_size]);
+    for (int j = 0; j < sp->pool_size; j++) {
+        if (j < sp->counters[SK_SELFPLAY_MEMBERS]) fprintf(sp->elo_csv, ",%.3f", sp->ratings[j]);
+        else fprintf(sp->elo_csv, ",");
+    }
+    fprintf(sp->elo_csv, "\n");
+    fflush(sp->elo_csv);
+}
+
+void sk_selfplay_summary(const sk_trainer *tr, FILE *f) {
+    const sk_selfplay *sp = &tr->sp;
+    if (!sp->on) return;
+    fprintf(f, "  \"selfplay\": {\"learner_rating\": %.3f, \"games\": %lld, \"pool\": [",
+            sp->ratings[sp->pool_size], (long long)sp->counters[SK_SELFPLAY_GAMES]);
+    for (int j = 0; j < sp->counters[SK_SELFPLAY_MEMBERS]; j++)
+        fprintf(f, "%s%.3f", j ? ", " : "", sp->ratings[j]);
+    fprintf(f, "]},\n");
+}
+
+void sk_selfplay_close(sk_trainer *tr) {
+    if (tr->sp.elo_csv) fclose(tr->sp.elo_csv);
+    tr->sp.elo_csv = NULL;
+}

@@ -1,0 +1,74 @@
+/*
+ * Self-play for two-player zero-sum envs (num_agents = 2), selfplay.* keys:
+ * in each env the learning policy plays one agent (its role, swapped after
+ * every game, so it moves first every other game) and a snapshot from a pool
+ * of its past weights plays the other, picked for each game by rating. Only
+ * the learner's rows are samples; the opponent's act with the snapshot's
+ * weights. Every finished game updates both Elo ratings; every
+ * selfplay.snapshot_every updates the learner's weights join the pool (the
+ * oldest leaves when it is full) with the learner's rating. The pool, the
+ * ratings and each env's role, opponent and stream are in checkpoints.
+ */
+#ifndef SK_SELFPLAY_H
+#define SK_SELFPLAY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "skinner/env.h"
+
+#define SK_SELFPLAY_MAX_POOL 64
+
+/* The expected score of a player rated ra against one rated rb:
+ * 1 / (1 + 10^((rb - ra) / 400)). */
+double sk_elo_expected(double ra, double rb);
+/* After a game the first player scored `score` in (1 win, 0.5 draw, 0 loss):
+ * ra += k (score - E), rb -= the same. */
+void sk_elo_update(double *ra, double *rb, double score, double k);
+/* A pool member among the first `count`: by rating, member j with
+ * probability 10^(r_j / 400) / sum (its Bradley-Terry strength: stronger
+ * snapshots are met more), else uniformly. One draw of rng. */
+int sk_selfplay_pick(const double *ratings, int count, bool by_rating, uint64_t *rng);
+
+typedef struct sk_selfplay {
+    bool on;
+    int pool_size, snapshot_every;
+    bool by_rating;
+    double elo_k, initial_rating;
+    float *pool;            /* (pool_size, num_params) snapshots */
+    double *ratings;        /* (pool_size + 1) the pool's, then the learner's */
+    int64_t *counters;      /* (SK_SELFPLAY_COUNTERS) */
+    int32_t *opponent;      /* (envs) the snapshot each env's learner plays */
+    int32_t *role;          /* (envs) the learner's agent in each env */
+    uint64_t *rng;          /* (envs) each env's stream for picking opponents */
+    int32_t *game_opponent; /* (T, envs) the snapshot of a game that ended there, or -1 */
+    float *game_score;      /* (T, envs) the learner's score of that game */
+    FILE *elo_csv;
+} sk_selfplay;
+
+enum { SK_SELFPLAY_MEMBERS, SK_SELFPLAY_NEXT, SK_SELFPLAY_GAMES, SK_SELFPLAY_COUNTERS };
+
+struct sk_trainer;
+struct sk_worker;
+/* Reads selfplay.* (before the trainer's arrays are sized). */
+sk_status sk_selfplay_configure(struct sk_trainer *tr);
+/* The first snapshot (the initial weights), the ratings and each env's role and opponent. */
+void sk_selfplay_start(struct sk_trainer *tr);
+/* Whether rollout row `row` is the opponent's now. */
+bool sk_selfplay_is_opponent(const struct sk_trainer *tr, int row);
+/* Worker wk's opponent rows' actions for step t (obs_t: its slice's policy input). */
+void sk_selfplay_act(struct sk_trainer *tr, struct sk_worker *wk, int t, const float *obs_t);
+/* After step t (or the reset: t = -1) of wk's slice: records each game the learner finished,
+ * swaps roles and picks the next opponents, and unmarks the opponent rows of row t + 1 as
+ * samples. */
+void sk_selfplay_after_step(struct sk_trainer *tr, struct sk_worker *wk, int t);
+/* After the rollout: the games' Elo updates in (step, env) order. */
+void sk_selfplay_rate_games(struct sk_trainer *tr);
+/* After update u: the snapshot, and a row of RUN_DIR/elo.csv. */
+void sk_selfplay_after_update(struct sk_trainer *tr);
+/* summary.json's "selfplay" member (nothing when off). */
+void sk_selfplay_summary(const struct sk_trainer *tr, FILE *f);
+void sk_selfplay_close(struct sk_trainer *tr);
+
+#endif
