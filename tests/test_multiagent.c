@@ -530,6 +530,26 @@ static void test_c4_illegal_move_loses(void **state) {
     sk_vec_destroy(vec);
 }
 
+/* skinner eval counts each agent's episodes: 100 episodes of random play
+ * are 50 games seen from both sides, so the mean return is 0 and the win
+ * rate is half of what is not drawn, exactly; moves are counted where the
+ * agent acted (one a ply). */
+static void test_eval_counts_both_sides(void **state) {
+    (void)state;
+    sk_eval_result out;
+    sk_config *cfg = sk_config_new();
+    assert_int_equal(sk_evaluate_controller("ConnectFour-v0", cfg,
+                                            SK_CONTROLLER_RANDOM, 100, 1, NULL, &out), SK_OK);
+    sk_config_free(cfg);
+    assert_int_equal(out.episodes, 100);
+    assert_true(out.mean_return == 0.0);
+    assert_true(fabs(out.log_mean[2] - (1.0 - out.log_mean[3]) / 2) < 1e-12);
+    int64_t moves = 0;
+    for (int a = 0; a < out.num_ops; a++) moves += out.op_counts[a];
+    /* the two sides' lengths (their own moves) add up to the games' plies */
+    assert_true(fabs((double)moves - out.log_mean[1] * 100) < 1e-6);
+}
+
 /* ------------------------------------------------------------ alpha-beta */
 
 /* Depth 1 takes a win on the spot; depth 2 blocks the opponent's; depth 3
@@ -582,6 +602,7 @@ int main(void) {
         cmocka_unit_test(test_c4_fours),
         cmocka_unit_test(test_c4_env_vs_naive_rules),
         cmocka_unit_test(test_c4_illegal_move_loses),
+        cmocka_unit_test(test_eval_counts_both_sides),
         cmocka_unit_test(test_alphabeta),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

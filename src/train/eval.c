@@ -140,16 +140,17 @@ static sk_status act_randomly(sk_vec *vec, actor *who, int i, int64_t step) {
     return SK_OK;
 }
 
-/* Actions for envs lo..hi-1 (this process's) at step `step`. */
-static sk_status act(sk_vec *vec, actor *who, int lo, int hi, int64_t step) {
+/* Actions for envs lo..hi-1 (this process's) at step `step`: for every row
+ * of them (a multi-agent env's agents each have one; all play as one). */
+static sk_status act(sk_vec *vec, actor *who, int env_lo, int env_hi, int64_t step) {
     const sk_env_def *env = sk_vec_env(vec);
     const sk_vec_buffers *b = sk_vec_buffers_of(vec);
     int H = env->action_space.num_heads, D = env->action_space.dim, M = env->mask_size;
-    int O = env->obs_size;
+    int O = env->obs_size, lo = env_lo * sk_vec_num_agents(vec), hi = env_hi * sk_vec_num_agents(vec);
     if (!who->policy) {
         if (who->controller == SK_CONTROLLER_HEURISTIC) {
-            sk_env_extras_of(env)->heuristic(sk_vec_state(vec), lo, hi, b->actions);
-            return sk_vec_check_actions(vec, lo, hi, "its heuristic");
+            sk_env_extras_of(env)->heuristic(sk_vec_state(vec), env_lo, env_hi, b->actions);
+            return sk_vec_check_actions(vec, env_lo, env_hi, "its heuristic");
         } else if (who->controller == SK_CONTROLLER_RANDOM)
             for (int i = lo; i < hi; i++) {
                 sk_status status = act_randomly(vec, who, i, step);
@@ -232,7 +233,11 @@ static sk_status run_episodes(sk_vec *vec, actor *who, int episodes, uint64_t se
                               sk_eval_result *out) {
     const sk_env_def *env = sk_vec_env(vec);
     const sk_vec_buffers *b = sk_vec_buffers_of(vec);
-    int num_envs = sk_vec_num_envs(vec);
+    /* a multi-agent env's rows count episodes as envs do (each agent's its own) */
+    int A = sk_vec_num_agents(vec), env_lo = lo, env_hi = hi;
+    int num_envs = sk_vec_num_envs(vec) * A;
+    lo *= A;
+    hi *= A;
     int L = env->num_log_fields, H = env->action_space.num_heads;
     bool discrete = env->action_space.kind == SK_SPACE_DISCRETE;
     size_t record = E_LOG + (size_t)L;
@@ -258,12 +263,13 @@ static sk_status run_episodes(sk_vec *vec, actor *who, int episodes, uint64_t se
     int done = 0;
     double op_counts[SK_EVAL_MAX_OPS] = {0};
     for (int64_t t = 0; done < mine; t++) {
-        status = act(vec, who, lo, hi, t);
+        status = act(vec, who, env_lo, env_hi, t);
         if (status != SK_OK) break;
         if (discrete)
             for (int i = lo; i < hi; i++) {
                 int32_t a0 = b->actions[(size_t)i * H];
-                if (c.quota[i] > 0 && a0 >= 0 && a0 < SK_EVAL_MAX_OPS) op_counts[a0]++;
+                if (c.quota[i] > 0 && b->active[i] && a0 >= 0 && a0 < SK_EVAL_MAX_OPS)
+                    op_counts[a0]++;
             }
         sk_vec_step(vec);
         if (who->policy) /* a recurrent policy's memory starts over with each episode */
@@ -302,7 +308,9 @@ static sk_status run_episodes(sk_vec *vec, actor *who, int episodes, uint64_t se
     }
     for (int r = 0, at = 0; r < comm->size; r++) {
         int rlo, rhi;
-        sk_comm_env_range(num_envs, r, comm->size, &rlo, &rhi);
+        sk_comm_env_range(num_envs / A, r, comm->size, &rlo, &rhi);
+        rlo *= A;
+        rhi *= A;
         int theirs = 0;
         for (int i = rlo; i < rhi; i++) theirs += episodes / num_envs + (i < episodes % num_envs);
         counts[r] = (size_t)theirs * record * sizeof(double);
@@ -478,7 +486,8 @@ void sk_loaded_policy_free(sk_loaded_policy *lp) {
 static sk_status evaluate_with(const sk_env_def *env, const sk_config *cfg, actor *who,
                                int episodes, uint64_t seed, const char *trace_path,
                                const sk_comm *comm, sk_eval_result *out) {
-    int n = SK_MIN(episodes, EVAL_MAX_ENVS);
+    int A = sk_env_agents(env); /* a multi-agent env: its rows, at most EVAL_MAX_ENVS */
+    int n = SK_MAX(1, SK_MIN(episodes, EVAL_MAX_ENVS) / A);
     int lo, hi;
     sk_comm_env_range(n, comm->rank, comm->size, &lo, &hi);
     sk_vec *vec = NULL;
@@ -537,7 +546,12 @@ sk_status sk_evaluate_loaded_comm(const sk_loaded_policy *lp, int episodes, bool
                                               "episodes = %d (expected at least 1)", episodes)
                                     : SK_OK;
     sk_policy_actor policy;
-    if (status == SK_OK) status = sk_policy_actor_init(&policy, lp, 1, SK_MIN(episodes, EVAL_MAX_ENVS), seed);
+    int rows = SK_MAX(SK_MIN(episodes, EVAL_MAX_ENVS), sk_env_agents(lp->env));
+    if (status == SK_OK && rows > EVAL_MAX_ENVS)
+        status = sk_fail(SK_ERR_INVALID, "%s has %d agents per env; skinner eval runs at most %d "
+                         "rows (one env's agents)", lp->env->id, sk_env_agents(lp->env),
+                         EVAL_MAX_ENVS);
+    if (status == SK_OK) status = sk_policy_actor_init(&policy, lp, 1, rows, seed);
     bool acting = status == SK_OK;
     status = sk_comm_agree(comm, status);
     if (status == SK_OK) {
