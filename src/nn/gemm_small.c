@@ -1,6 +1,7 @@
 #include "gemm_small.h"
 
 #include <stddef.h>
+#include <string.h>
 
 /* Why these and not OpenBLAS (bench/learner_gemm.c, docs/performance.md): at the learner's shapes
  * (256-512 rows by 1-256 columns, K of 1-256) OpenBLAS spends much of each call packing its
@@ -187,32 +188,63 @@ static inline __m512 sum16(const __m512 v[16]) {
                          _mm512_shuffle_f32x4(half0, half1, 0xdd));
 }
 
-/* A narrow head (OC of 1-4 outputs over C >= 16 inputs) as dot products along C, 16 rows at a
- * time, reduced together: the general kernel would fill 1-4 of each vector's 16 lanes. Rows
- * past B in the last block are zeros, so every row is summed in the same order. */
-static void head_forward(float *out, const float *inp, const float *w, const float *b, int B,
-                         int C, int OC) {
+/* ROWS rows of a narrow head (OUTPUTS of 1-4, ROWS * OUTPUTS <= 16) as dot products along C,
+ * one vector per (row, output) in out's own order, reduced together and stored as one vector:
+ * the general kernel would fill 1-4 of each vector's 16 lanes. Each sum is reduced in the same
+ * order whatever its place in the block. */
+static inline __attribute__((always_inline)) void head_block(float *out, const float *inp,
+                                                             const float *w, const float *b,
+                                                             int C, const int ROWS,
+                                                             const int OUTPUTS, int rows_real) {
     int chunks = (C + LANES - 1) / LANES;
     __mmask16 last = lanes_mask(C - (chunks - 1) * LANES);
-    for (int r0 = 0; r0 < B; r0 += LANES) {
-        int rows = B - r0 < LANES ? B - r0 : LANES;
-        for (int o = 0; o < OC; o++) {
-            const float *w_row = w + (size_t)o * (size_t)C;
-            __m512 acc[LANES];
-            for (int i = 0; i < LANES; i++) acc[i] = _mm512_setzero_ps();
-            for (int k = 0; k < chunks; k++) {
-                __mmask16 mask = k == chunks - 1 ? last : (__mmask16)0xFFFF;
-                __m512 wv = _mm512_maskz_loadu_ps(mask, w_row + k * LANES);
-                for (int i = 0; i < rows; i++)
-                    acc[i] = _mm512_fmadd_ps(
-                        _mm512_maskz_loadu_ps(mask, inp + (size_t)(r0 + i) * (size_t)C + k * LANES),
-                        wv, acc[i]);
-            }
-            float sums[LANES];
-            _mm512_storeu_ps(sums, sum16(acc));
-            float bias = b ? b[o] : 0.0f;
-            for (int i = 0; i < rows; i++) out[(size_t)(r0 + i) * (size_t)OC + (size_t)o] = sums[i] + bias;
+    __m512 acc[LANES];
+#pragma GCC unroll 16
+    for (int i = 0; i < LANES; i++) acc[i] = _mm512_setzero_ps();
+    for (int k = 0; k < chunks; k++) {
+        __mmask16 mask = k == chunks - 1 ? last : (__mmask16)0xFFFF;
+        __m512 wv[HEAD_MAX_OUTPUTS];
+#pragma GCC unroll 4
+        for (int o = 0; o < OUTPUTS; o++) wv[o] = _mm512_maskz_loadu_ps(mask, w + (size_t)o * (size_t)C + k * LANES);
+#pragma GCC unroll 16
+        for (int i = 0; i < ROWS; i++) {
+            __m512 x = _mm512_maskz_loadu_ps(mask, inp + (size_t)i * (size_t)C + k * LANES);
+#pragma GCC unroll 4
+            for (int o = 0; o < OUTPUTS; o++) acc[i * OUTPUTS + o] = _mm512_fmadd_ps(x, wv[o], acc[i * OUTPUTS + o]);
         }
+    }
+    __m512 sums = sum16(acc);
+    __mmask16 store = lanes_mask(rows_real * OUTPUTS);
+    if (b) {
+        float bias[LANES] = {0};
+        for (int j = 0; j < ROWS * OUTPUTS; j++) bias[j] = b[j % OUTPUTS];
+        sums = _mm512_add_ps(sums, _mm512_loadu_ps(bias));
+    }
+    _mm512_mask_storeu_ps(out, store, sums);
+}
+
+static inline __attribute__((always_inline)) void head_rows(float *out, const float *inp,
+                                                            const float *w, const float *b,
+                                                            int B, int C, const int OUTPUTS) {
+    const int ROWS = LANES / OUTPUTS;
+    int r0 = 0;
+    for (; r0 + ROWS <= B; r0 += ROWS)
+        head_block(out + (size_t)r0 * (size_t)OUTPUTS, inp + (size_t)r0 * (size_t)C, w, b, C,
+                   ROWS, OUTPUTS, ROWS);
+    if (r0 < B) { /* the last rows, zero-padded to a block */
+        float pad[LANES * MAX_SMALL_DIM] __attribute__((aligned(64))) = {0};
+        memcpy(pad, inp + (size_t)r0 * (size_t)C, (size_t)(B - r0) * (size_t)C * sizeof(float));
+        head_block(out + (size_t)r0 * (size_t)OUTPUTS, pad, w, b, C, ROWS, OUTPUTS, B - r0);
+    }
+}
+
+static void head_forward(float *out, const float *inp, const float *w, const float *b, int B,
+                         int C, int OC) {
+    switch (OC) {
+    case 1: head_rows(out, inp, w, b, B, C, 1); break;
+    case 2: head_rows(out, inp, w, b, B, C, 2); break;
+    case 3: head_rows(out, inp, w, b, B, C, 3); break;
+    default: head_rows(out, inp, w, b, B, C, 4); break;
     }
 }
 
