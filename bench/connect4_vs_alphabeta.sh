@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Issue 37 ask 4a: a ConnectFour-v0 policy trained by self-play against an Elo-rated pool
+# (configs/connect4.ini) against the alpha-beta searcher of bench/connect4_search.c at depths 1..6
+# (and 0, a uniformly random player), GAMES games a depth (default 200), first move alternating,
+# the policy greedy. Writes bench/results/DATE-COMMIT-connect4.md: the win rate per depth, the
+# run's final ratings (elo.csv) and how it was trained. The goal of the issue: >= 80% against
+# depth 4.
+#
+# usage: bench/connect4_vs_alphabeta.sh [RUN_DIR]
+#   RUN_DIR (default a new temporary folder) is the training run; a finished run found there
+#   (summary.json written, not interrupted) is reused, not trained again:
+#     skinner train ConnectFour-v0 --threads 1 --run-dir runs/connect4
+#   STEPS=N trains N agent steps instead of the preset's; SKINNER=build/skinner the program;
+#   BENCH=build/bench/connect4_vs_alphabeta the match program; THREADS=1 the training threads.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+run=${1:-$(mktemp -d)/connect4}
+skinner=${SKINNER:-$root/build/skinner}
+bench=${BENCH:-$root/build/bench/connect4_vs_alphabeta}
+games=${GAMES:-200}
+threads=${THREADS:-1}
+[[ -x $skinner && -x $bench ]] || { echo "connect4_vs_alphabeta: build skinner and bench first" >&2; exit 2; }
+export SKINNER_CONFIG_DIR=$root/configs
+finished() {
+    [[ -f $1/summary.json ]] && /usr/bin/python3 -c \
+        "import json,sys; s=json.load(open(sys.argv[1])); sys.exit(s.get('interrupted', True))" \
+        "$1/summary.json"
+}
+if ! finished "$run"; then
+    "$skinner" train ConnectFour-v0 --threads "$threads" --run-dir "$run" \
+        ${STEPS:+--train.total_steps $STEPS} --force
+fi
+commit=$(git -C "$root" rev-parse --short HEAD)
+out=$root/bench/results/$(date -u +%Y-%m-%d)-$commit-connect4.md
+table=$(C4_MIN_DEPTH=0 "$bench" "$run/policy.safetensors" "$games" 6 1)
+steps=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['total_steps'])" "$run/summary.json")
+seconds=$(/usr/bin/python3 -c "import json,sys; print(round(json.load(open(sys.argv[1]))['wall_seconds']))" "$run/summary.json")
+elo=$(tail -n 1 "$run/elo.csv")
+{
+    echo "# Connect Four: self-play policy vs alpha-beta ($(date -u +%Y-%m-%d), commit $commit)"
+    echo
+    echo "Trained with \`skinner train ConnectFour-v0 --threads $threads\` (configs/connect4.ini: self-play"
+    echo "against a pool of 8 snapshots picked by rating, a snapshot every 20 updates): $steps agent steps"
+    echo "in ${seconds} s of wall clock on a machine shared with other work. Then"
+    echo "\`C4_MIN_DEPTH=0 build/bench/connect4_vs_alphabeta RUN/policy.safetensors $games 6 1\`: the policy greedy,"
+    echo "the searcher (bench/connect4_search.c: negamax with alpha-beta, open-window heuristic at the"
+    echo "leaves, random ties) at each depth, first move alternating; depth 0 is a random player."
+    echo
+    echo "$table"
+    echo
+    echo "Last row of the run's elo.csv (update, games rated, the learner's rating, the pool's):"
+    echo "\`$elo\`"
+    echo
+    echo "Goal of issue 37: >= 80% of 200 games against depth 4."
+} > "$out"
+echo "wrote $out"
+cat "$out"
