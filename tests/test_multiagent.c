@@ -550,6 +550,24 @@ static void test_eval_counts_both_sides(void **state) {
     assert_true(fabs((double)moves - out.log_mean[1] * 100) < 1e-6);
 }
 
+/* A plugin of env ABI 4 loads as a single-agent env (its table ends before
+ * num_agents, whatever lies past it), its version-4 extras whole. */
+static void test_abi_v4_plugin(void **state) {
+    (void)state;
+    assert_int_equal(sk_env_load_plugin(PLUGIN_V4), SK_OK);
+    const sk_env_def *env = sk_env_find("OldAbi4-v0");
+    assert_non_null(env);
+    assert_int_equal(env->num_agents, 0);
+    assert_null(env->agent_names);
+    assert_int_equal(sk_env_agents(env), 1);
+    assert_int_equal(sk_env_extras_of(env)->render_width, 1);
+    assert_non_null(sk_env_extras_of(env)->render);
+    sk_vec *vec;
+    assert_int_equal(sk_vec_create(&vec, env, 4, 1, NULL), SK_OK);
+    assert_int_equal(sk_vec_num_rows(vec), 4);
+    sk_vec_destroy(vec);
+}
+
 /* ------------------------------------------------------------ alpha-beta */
 
 /* Depth 1 takes a win on the spot; depth 2 blocks the opponent's; depth 3
@@ -603,6 +621,7 @@ int main(void) {
         cmocka_unit_test(test_c4_env_vs_naive_rules),
         cmocka_unit_test(test_c4_illegal_move_loses),
         cmocka_unit_test(test_eval_counts_both_sides),
+        cmocka_unit_test(test_abi_v4_plugin),
         cmocka_unit_test(test_alphabeta),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
