@@ -406,8 +406,10 @@ def evaluate(checkpoint, episodes=10, greedy=False, seed=0, **data):
 def bench(env_id, num_envs=4096, threads=1, seconds=1.0, seed=0, **config):
     """Raw env stepping in C, as `skinner bench env` measures it: uniformly
     random actions (16 batches drawn before the clock starts and cycled;
-    drawn each step among the allowed ones for masked envs). Returns
-    {"steps_per_second", "steps", "seconds", "num_envs", "threads", "env"}.
+    drawn each step among the allowed ones for masked envs), for every row of a
+    multi-agent env. Returns {"steps_per_second", "steps", "seconds", "num_envs",
+    "threads", "env", "num_agents", "agent_steps_per_second"} (steps are env steps;
+    agent steps are env steps x num_agents).
     A Python-defined env is called once per batch step."""
     return _core.bench(env_id, num_envs=num_envs, threads=threads, seconds=float(seconds),
                        seed=seed, config=_env_pairs(config))

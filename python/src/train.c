@@ -252,7 +252,8 @@ static double now(void) {
 
 /* bench(env_id, num_envs, threads, seconds, seed, config) -> dict: raw
  * stepping with uniformly random actions (among the allowed ones), drawn in
- * C; for a Python-defined env, one Python call per batch step. */
+ * C, for every row (each (env, agent) pair of a multi-agent env); for a
+ * Python-defined env, one Python call per batch step. */
 PyObject *skpy_bench(PyObject *self, PyObject *args, PyObject *kwargs) {
     (void)self;
     static char *kwlist[] = {"env_id", "num_envs", "threads", "seconds", "seed", "config", NULL};
@@ -296,7 +297,8 @@ PyObject *skpy_bench(PyObject *self, PyObject *args, PyObject *kwargs) {
      * clock starts, so the figure is the env's, not the generator's; masked
      * envs draw each step among the allowed actions. */
     int width = space->kind == SK_SPACE_DISCRETE ? space->num_heads : space->dim;
-    size_t batch = (size_t)num_envs * (size_t)width;
+    int rows = sk_vec_num_rows(vec), agents = sk_vec_num_agents(vec);
+    size_t batch = (size_t)rows * (size_t)width;
     enum { DRAWN = 16 };
     int32_t *drawn = env->mask_size ? NULL : sk_alloc(DRAWN * batch * sizeof(int32_t));
     if (!env->mask_size && !drawn) {
@@ -324,7 +326,7 @@ PyObject *skpy_bench(PyObject *self, PyObject *args, PyObject *kwargs) {
                                                          : (void *)b->actions_continuous;
             memcpy(dst, drawn + (size_t)(t++ % DRAWN) * batch, batch * sizeof(int32_t));
         }
-        for (int i = 0; !drawn && i < num_envs; i++) { /* masked: draw among the allowed */
+        for (int i = 0; !drawn && i < rows; i++) { /* masked: draw among the allowed */
             int32_t *row = b->actions + (size_t)i * (size_t)space->num_heads;
             const uint8_t *mask = b->masks + (size_t)i * (size_t)env->mask_size;
             for (int tries = 0; tries < 64; tries++) {
@@ -349,9 +351,10 @@ PyObject *skpy_bench(PyObject *self, PyObject *args, PyObject *kwargs) {
     sk_vec_destroy(vec);
     sk_free(drawn);
     if (skpy_env_error_take() < 0 || interrupted) return NULL;
-    return Py_BuildValue("{s:s,s:i,s:i,s:L,s:d,s:d}", "env", env->id, "num_envs", num_envs,
-                         "threads", workers, "steps", (long long)steps, "seconds", elapsed,
-                         "steps_per_second", (double)steps / elapsed);
+    return Py_BuildValue("{s:s,s:i,s:i,s:L,s:d,s:d,s:i,s:d}", "env", env->id, "num_envs",
+                         num_envs, "threads", workers, "steps", (long long)steps, "seconds",
+                         elapsed, "steps_per_second", (double)steps / elapsed, "num_agents",
+                         agents, "agent_steps_per_second", (double)steps * agents / elapsed);
 }
 
 /* ------------------------------------------------------------------ Agent */

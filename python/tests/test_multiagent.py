@@ -128,6 +128,13 @@ def test_arena_rows():
         assert ends > 0
 
 
+def test_bench_counts_agents():
+    result = skinner.bench("Arena-v0", num_envs=2, seconds=0.1, **ARENA)
+    assert result["num_agents"] == 16
+    assert result["agent_steps_per_second"] == pytest.approx(16 * result["steps_per_second"])
+    assert skinner.bench("CartPole-v1", num_envs=8, seconds=0.05)["num_agents"] == 1
+
+
 def test_parallel_dicts_view_the_batch():
     """Without copy=True the dict's observations are rows of skinner's buffer (no copy):
     a view kept from one step shows the next step's observation, as the batch's do."""
