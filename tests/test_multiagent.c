@@ -509,6 +509,35 @@ static void test_c4_env_vs_naive_rules(void **state) {
     (void)draws;
 }
 
+/* A full board without four in a row (a sequence checked with a separate
+ * script's naive rule) is a draw: 0 to both, both rows terminated, draw = 1. */
+static void test_c4_draw(void **state) {
+    (void)state;
+    static const int moves[C4_CELLS] = {6, 4, 6, 2, 3, 0, 0, 2, 1, 6, 6, 2, 4, 6, 4, 5, 3, 6, 1, 5, 1,
+                                        3, 0, 5, 2, 1, 2, 0, 2, 3, 5, 4, 1, 1, 4, 3, 5, 4, 3, 5, 0, 0};
+    sk_vec *vec = c4_vec();
+    const sk_vec_buffers *b = sk_vec_buffers_of(vec);
+    sk_vec_reset(vec, 1);
+    int board[C4_ROWS][C4_COLS] = {{0}}, height[C4_COLS] = {0};
+    for (int ply = 0; ply < C4_CELLS; ply++) {
+        int col = moves[ply];
+        board[height[col]++][col] = ply % 2 + 1;
+        assert_int_equal(naive_winner(board), 0);
+        b->actions[ply % 2] = col;
+        sk_vec_step(vec);
+        bool last = ply == C4_CELLS - 1;
+        assert_int_equal(b->terminated[0], last);
+        assert_int_equal(b->terminated[1], last);
+    }
+    assert_true(b->rewards[0] == 0.0f && b->rewards[1] == 0.0f);
+    for (int p = 0; p < 2; p++) {
+        assert_true(b->episode_log[p * C4_LOG_FIELDS + 1] == 21.0f); /* 21 moves each */
+        assert_true(b->episode_log[p * C4_LOG_FIELDS + 2] == 0.0f);
+        assert_true(b->episode_log[p * C4_LOG_FIELDS + 3] == 1.0f);
+    }
+    sk_vec_destroy(vec);
+}
+
 /* A move into a full column (never allowed by the mask) loses the game. */
 static void test_c4_illegal_move_loses(void **state) {
     (void)state;
@@ -619,6 +648,7 @@ int main(void) {
         cmocka_unit_test(test_elo_in_run_folder),
         cmocka_unit_test(test_c4_fours),
         cmocka_unit_test(test_c4_env_vs_naive_rules),
+        cmocka_unit_test(test_c4_draw),
         cmocka_unit_test(test_c4_illegal_move_loses),
         cmocka_unit_test(test_eval_counts_both_sides),
         cmocka_unit_test(test_abi_v4_plugin),
