@@ -207,6 +207,12 @@ static void test_gae_over_inactive_steps(void **state) {
             fail_msg("step %d: advantage %.9g return %.9g, expected %.9g and %.9g", t,
                      (double)adv[t], (double)ret[t], (double)want_adv[t], (double)want_ret[t]);
     }
+    /* waiting at T: t5 bootstraps from its own value, delta = 0.5 * 0.3 - 0.3 = -0.15 */
+    const uint8_t waiting[T + 1] = {1, 0, 1, 0, 0, 1, 0};
+    sk_gae_active(adv, ret, rewards, values, terminated, truncated, NULL, waiting, T, 1, 0, 1,
+                  0.5f, 0.5f);
+    assert_true(fabsf(adv[5] - -0.15f) < 1e-6f && fabsf(ret[5] - 0.15f) < 1e-6f);
+    assert_true(fabsf(adv[0] - want_adv[0]) < 1e-6f); /* the rest as before */
 }
 
 /* ------------------------------------------------------------ the trainer */

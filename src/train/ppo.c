@@ -107,6 +107,9 @@ void sk_gae_active(float *advantages, float *returns, const float *rewards, cons
                    const uint8_t *active, int T, int N, int lo, int hi, float gamma, float lambda) {
     for (int i = lo; i < hi; i++) {
         float last = 0.0f, next_value = values[(size_t)T * (size_t)N + (size_t)i];
+        /* an agent waiting after the rollout's last step has no value of its own there (the
+         * critic never learns a waiting agent's): its last action bootstraps from itself */
+        bool next_known = active[(size_t)T * (size_t)N + (size_t)i];
         /* what the wait after the next-earlier active step brings: summed rewards, and
          * whether (and how) the episode ended during it */
         float carry = 0.0f, carry_bootstrap = 0.0f;
@@ -139,12 +142,13 @@ void sk_gae_active(float *advantages, float *returns, const float *rewards, cons
                 delta = rewards[k] + carry + gamma * carry_bootstrap - value;
                 last = delta;
             } else {
-                delta = rewards[k] + carry + gamma * next_value - value;
+                delta = rewards[k] + carry + gamma * (next_known ? next_value : value) - value;
                 last = delta + gamma * lambda * last;
             }
             advantages[k] = last;
             returns[k] = last + value;
             next_value = value;
+            next_known = true;
             carry = 0.0f;
             carry_end = GOES_ON;
         }

@@ -69,7 +69,9 @@ void sk_gae(float *advantages, float *returns, const float *rewards, const float
  * or truncated and bootstrapped from that step's bootstrap value). Rewards
  * before an agent's first action of an episode belong to no action and are
  * dropped. Undiscounted within the wait: the agent's clock is its own
- * actions. The last active step of a rollout bootstraps from values[T].
+ * actions. The last active step of a rollout bootstraps from values[T] when
+ * the row is active at T, else from its own value (the critic has no value
+ * for a waiting agent).
  */
 void sk_gae_active(float *advantages, float *returns, const float *rewards, const float *values,
                    const uint8_t *terminated, const uint8_t *truncated, const float *bootstrap,
