@@ -87,7 +87,9 @@ class ParallelEnv:
         return out
 
     def reset(self, seed=None, options=None):
-        obs, infos = self.batch.reset(seed=seed, options=options)
+        """PettingZoo's reset: options are accepted and unused (skinner's envs take their
+        settings from their config, at make)."""
+        obs, infos = self.batch.reset(seed=seed)
         self.agents = list(self.possible_agents)
         self._masks = infos.get("action_mask")
         rows = [(agent, self._row[agent]) for agent in self.agents]
