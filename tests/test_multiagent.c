@@ -331,6 +331,26 @@ static void test_identical_and_resumed(void **state) {
     }
 }
 
+/* skinner train's note on a budget that is not whole updates counts a
+ * multi-agent env's rows: 8 envs x 2 agents x 16 steps = 256 a batch. */
+static void test_train_note_counts_rows(void **state) {
+    (void)state;
+    char command[600], text[4096];
+    snprintf(command, sizeof command,
+             "SKINNER_CONFIG_DIR=%s/configs %s train ConnectFour-v0 --total-steps 1000 "
+             "--env.num_envs 8 --ppo.horizon 16 --ppo.num_minibatches 2 --threads 1 "
+             "--run-dir %s/note 2>&1",
+             SKINNER_SOURCE_DIR, SKINNER_BINARY, g_dir);
+    FILE *p = popen(command, "r");
+    assert_non_null(p);
+    size_t n = fread(text, 1, sizeof text - 1, p);
+    text[n] = 0;
+    assert_int_equal(pclose(p), 0);
+    const char *want = "--total-steps 1000 is not a multiple of the batch (env.num_envs 8 x 2 "
+                       "agents x ppo.horizon 16 = 256): training runs 3 updates, 768 steps";
+    if (!strstr(text, want)) fail_msg("expected '%s' in:\n%s", want, text);
+}
+
 /* ------------------------------------------------------------ Elo and the pool */
 
 /* Hand values: equal ratings expect 0.5; 1000 against 1200 expects
@@ -649,6 +669,7 @@ int main(void) {
         cmocka_unit_test(test_gae_over_inactive_steps),
         cmocka_unit_test_setup(test_trainer_roles, register_duel),
         cmocka_unit_test_setup(test_identical_and_resumed, register_duel),
+        cmocka_unit_test(test_train_note_counts_rows),
         cmocka_unit_test(test_elo_by_hand),
         cmocka_unit_test(test_pool_sampling),
         cmocka_unit_test(test_elo_in_run_folder),

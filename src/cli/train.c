@@ -265,24 +265,27 @@ static void remove_stale_temp_files(const char *dir) {
     closedir(d);
 }
 
-/* The steps the trainer will run: whole updates of env.num_envs x ppo.horizon.
- * resolved is the trainer's config, which holds every key it read (an env
- * without a preset has no env.num_envs in the user's config). */
-static void notice_rounded_steps(const sk_config *resolved) {
-    int64_t total, num_envs, horizon;
+/* The steps the trainer will run: whole updates of its batch, env.num_envs x
+ * ppo.horizon (x the agents of a multi-agent env, whose rows are its steps).
+ * The trainer's config holds every key it read (an env without a preset has
+ * no env.num_envs in the user's config). */
+static void notice_rounded_steps(const sk_trainer *trainer) {
+    const sk_config *resolved = sk_trainer_config(trainer);
+    int64_t total, num_envs, horizon, batch = sk_trainer_batch_size(trainer);
     if (!sk_parse_i64(sk_config_get(resolved, "train.total_steps"), &total) ||
         !sk_parse_i64(sk_config_get(resolved, "env.num_envs"), &num_envs) ||
-        !sk_parse_i64(sk_config_get(resolved, "ppo.horizon"), &horizon) || num_envs < 1 ||
-        horizon < 1 || num_envs > INT32_MAX || horizon > INT32_MAX)
+        !sk_parse_i64(sk_config_get(resolved, "ppo.horizon"), &horizon) || batch < 1)
         return;
-    int64_t batch = num_envs * horizon, updates = total / batch;
+    int64_t updates = total / batch, agents = batch / (num_envs * horizon);
     if (updates < 1) updates = 1;
-    if (updates * batch != total)
-        fprintf(stderr,
-                "skinner: note: --total-steps %lld is not a multiple of the batch (env.num_envs %lld"
-                " x ppo.horizon %lld = %lld): training runs %lld updates, %lld steps\n",
-                (long long)total, (long long)num_envs, (long long)horizon, (long long)batch,
-                (long long)updates, (long long)(updates * batch));
+    if (updates * batch == total) return;
+    char agents_text[64] = "";
+    if (agents > 1) snprintf(agents_text, sizeof agents_text, " x %lld agents", (long long)agents);
+    fprintf(stderr,
+            "skinner: note: --total-steps %lld is not a multiple of the batch (env.num_envs %lld"
+            "%s x ppo.horizon %lld = %lld): training runs %lld updates, %lld steps\n",
+            (long long)total, (long long)num_envs, agents_text, (long long)horizon,
+            (long long)batch, (long long)updates, (long long)(updates * batch));
 }
 
 /* Rank 0's exit code to every rank of a distributed run (the others' own
@@ -418,7 +421,7 @@ int cmd_train(int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL);
     if (!extra.quiet) {
         if (!extra.resume_dir && extra.total_steps_given)
-            notice_rounded_steps(sk_trainer_config(trainer));
+            notice_rounded_steps(trainer);
         int threads = sk_trainer_threads(trainer);
         if (comm->size > 1)
             fprintf(stderr, "training %s on %d processes x %d thread%s, run folder %s\n",
