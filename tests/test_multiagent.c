@@ -351,6 +351,27 @@ static void test_train_note_counts_rows(void **state) {
     if (!strstr(text, want)) fail_msg("expected '%s' in:\n%s", want, text);
 }
 
+/* docs/multiagent.md's check and eval commands for Connect Four, as printed
+ * there (its train command is the preset's 50M steps: bench/connect4_vs_alphabeta.sh). */
+static void test_docs_commands(void **state) {
+    (void)state;
+    static const struct { const char *command, *want; } docs[] = {
+        {"skinner check ConnectFour-v0", "ConnectFour-v0: 16 passed, 0 failed, 0 skipped"},
+        {"skinner eval ConnectFour-v0 --policy heuristic", "ConnectFour-v0: 100 episodes"},
+    };
+    for (size_t k = 0; k < sizeof docs / sizeof docs[0]; k++) {
+        char command[600], text[8192];
+        snprintf(command, sizeof command, "SKINNER_CONFIG_DIR=%s/configs %s%s 2>&1",
+                 SKINNER_SOURCE_DIR, SKINNER_BINARY, docs[k].command + strlen("skinner"));
+        FILE *p = popen(command, "r");
+        assert_non_null(p);
+        size_t n = fread(text, 1, sizeof text - 1, p);
+        text[n] = 0;
+        assert_int_equal(pclose(p), 0);
+        if (!strstr(text, docs[k].want)) fail_msg("%s: no '%s' in:\n%s", docs[k].command, docs[k].want, text);
+    }
+}
+
 /* ------------------------------------------------------------ Elo and the pool */
 
 /* Hand values: equal ratings expect 0.5; 1000 against 1200 expects
@@ -670,6 +691,7 @@ int main(void) {
         cmocka_unit_test_setup(test_trainer_roles, register_duel),
         cmocka_unit_test_setup(test_identical_and_resumed, register_duel),
         cmocka_unit_test(test_train_note_counts_rows),
+        cmocka_unit_test(test_docs_commands),
         cmocka_unit_test(test_elo_by_hand),
         cmocka_unit_test(test_pool_sampling),
         cmocka_unit_test(test_elo_in_run_folder),
