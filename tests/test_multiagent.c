@@ -368,7 +368,8 @@ static void test_docs_commands(void **state) {
         size_t n = fread(text, 1, sizeof text - 1, p);
         text[n] = 0;
         assert_int_equal(pclose(p), 0);
-        if (!strstr(text, docs[k].want)) fail_msg("%s: no '%s' in:\n%s", docs[k].command, docs[k].want, text);
+        if (!strstr(text, docs[k].want))
+            fail_msg("%s: no '%s' in:\n%s", docs[k].command, docs[k].want, text);
     }
 }
 
