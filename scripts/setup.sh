@@ -9,13 +9,14 @@ set -euo pipefail
 # libFuzzer runtime (libclang_rt.fuzzer, a Recommends of clang that --no-install-recommends skips);
 # the Python module: headers, NumPy and pytest for Debian's python3; data-parallel training:
 # Open MPI (mpirun and the headers and library skinner links when it finds them); Morpho's
-# convolutional host: oneDNN.
+# convolutional host: oneDNN; bench/learner_gemm's third candidate: libxsmm.
 packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev zlib1g-dev
           libncurses-dev libplplot-dev plplot-driver-cairo libcmocka-dev tmux
           dataset-fashion-mnist clang libclang-rt-14-dev
           python3-dev python3-numpy python3-pytest
           openmpi-bin libopenmpi-dev libdnnl-dev
-          libavcodec-dev libavformat-dev libswscale-dev libmicrohttpd-dev)
+          libavcodec-dev libavformat-dev libswscale-dev libmicrohttpd-dev
+          libxsmm-dev)
 # --test (make test): PyTorch too, for the Python tests that compare skinner's networks with
 # PyTorch's (a reference only: skinner never imports it); strace and gdb, with which
 # resolve_once counts a command's file opens and env lookups; scikit-learn, whose
