@@ -9,6 +9,7 @@
 #include "connect4_search.h"
 #include "train/ppo.h"
 #include "train/selfplay.h"
+#include "train/trainer_internal.h"
 
 #include "skinner/vec.h"
 
@@ -373,6 +374,41 @@ static void test_docs_commands(void **state) {
     }
 }
 
+/* The explained variance a multi-agent run reports is over its samples (the
+ * active rows) only: recomputed here from the last rollout's values, returns
+ * and active flags. */
+static void test_explained_variance_over_samples(void **state) {
+    (void)state;
+    static recorder rec;
+    memset(&rec, 0, sizeof rec);
+    sk_config *cfg = duel_config("ConnectFour-v0", "1024");
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    sk_trainer_set_callback(tr, record, &rec);
+    assert_int_equal(sk_trainer_run(tr), SK_OK);
+    const sk_rollout *ro = &tr->rollout;
+    double sum_t = 0, sum_r = 0, count = 0, var_t = 0, var_r = 0;
+    size_t n = (size_t)ro->horizon * (size_t)ro->num_envs;
+    for (size_t k = 0; k < n; k++)
+        if (ro->active[k]) {
+            sum_t += ro->returns[k];
+            sum_r += ro->returns[k] - ro->values[k];
+            count++;
+        }
+    for (size_t k = 0; k < n; k++)
+        if (ro->active[k]) {
+            double dt = ro->returns[k] - sum_t / count;
+            double dr = ro->returns[k] - ro->values[k] - sum_r / count;
+            var_t += dt * dt;
+            var_r += dr * dr;
+        }
+    double want = 1.0 - var_r / var_t, got = rec.rows[rec.count - 1].explained_variance;
+    if (!(fabs(got - want) < 1e-9))
+        fail_msg("explained variance %.12g, over the samples %.12g", got, want);
+    sk_trainer_destroy(tr);
+    sk_config_free(cfg);
+}
+
 /* ------------------------------------------------------------ Elo and the pool */
 
 /* Hand values: equal ratings expect 0.5; 1000 against 1200 expects
@@ -691,6 +727,7 @@ int main(void) {
         cmocka_unit_test(test_gae_over_inactive_steps),
         cmocka_unit_test_setup(test_trainer_roles, register_duel),
         cmocka_unit_test_setup(test_identical_and_resumed, register_duel),
+        cmocka_unit_test(test_explained_variance_over_samples),
         cmocka_unit_test(test_train_note_counts_rows),
         cmocka_unit_test(test_docs_commands),
         cmocka_unit_test(test_elo_by_hand),

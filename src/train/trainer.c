@@ -598,16 +598,22 @@ static double window_mean(const float *values, int count) {
     return sum / count;
 }
 
-static double explained_variance(const float *predicted, const float *target, size_t n) {
-    double mean_t = 0.0, mean_r = 0.0;
+/* Over the samples: every row, or a multi-agent env's active ones (mask). */
+static double explained_variance(const float *predicted, const float *target, const uint8_t *mask,
+                                 size_t n) {
+    double mean_t = 0.0, mean_r = 0.0, count = 0.0;
     for (size_t i = 0; i < n; i++) {
+        if (mask && !mask[i]) continue;
         mean_t += target[i];
         mean_r += target[i] - predicted[i];
+        count++;
     }
-    mean_t /= (double)n;
-    mean_r /= (double)n;
+    if (count == 0.0) return NAN;
+    mean_t /= count;
+    mean_r /= count;
     double var_t = 0.0, var_r = 0.0;
     for (size_t i = 0; i < n; i++) {
+        if (mask && !mask[i]) continue;
         double dt = target[i] - mean_t, dr = (target[i] - predicted[i]) - mean_r;
         var_t += dt * dt;
         var_r += dr * dr;
@@ -708,6 +714,7 @@ sk_status sk_trainer_run(sk_trainer *tr) {
         st->episodes = tr->progress.episodes;
         st->explained_variance = /* scale mode: over this rank's rows */
             explained_variance(tr->rollout.values, tr->rollout.returns,
+                               tr->rollout.num_agents > 1 ? tr->rollout.active : NULL,
                                (size_t)tr->rollout.num_envs * (size_t)tr->s.horizon);
         st->learning_rate = lr;
 
