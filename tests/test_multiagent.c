@@ -11,6 +11,7 @@
 #include "train/selfplay.h"
 #include "train/trainer_internal.h"
 
+#include "skinner/check.h"
 #include "skinner/vec.h"
 
 #include <math.h>
@@ -151,6 +152,22 @@ static void test_vec_rows_and_autoreset(void **state) {
         }
     }
     sk_vec_destroy(vec);
+}
+
+/* skinner check on Duel-v0, whose short agent waits inactive for the long
+ * one: every check passes (its episode lengths counted in each agent's own
+ * actions, 2 and 3) but seeds_differ, as Duel-v0 draws nothing. */
+static void test_check_waiting_agents(void **state) {
+    (void)state;
+    static sk_check_report report;
+    sk_check_options options = {.seed = 1};
+    assert_int_equal(sk_check_env(sk_env_find("Duel-v0"), NULL, &options, &report), SK_OK);
+    for (int k = 0; k < report.num_results; k++) {
+        const sk_check_result *r = &report.results[k];
+        bool want_fail = strcmp(r->name, "seeds_differ") == 0;
+        if ((r->outcome == SK_CHECK_FAIL) != want_fail)
+            fail_msg("%s: %s: %s", r->name, sk_check_outcome_name(r->outcome), r->detail);
+    }
 }
 
 /* ------------------------------------------------------------ GAE */
@@ -723,6 +740,7 @@ int main(void) {
     if (system(command) != 0) return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_vec_rows_and_autoreset, register_duel),
+        cmocka_unit_test_setup(test_check_waiting_agents, register_duel),
         cmocka_unit_test(test_gae_all_active_is_gae),
         cmocka_unit_test(test_gae_over_inactive_steps),
         cmocka_unit_test_setup(test_trainer_roles, register_duel),
