@@ -50,7 +50,9 @@ static const shape shapes[] = {
     {"lstm input gates (T*B 256, 4 -> 256)", DWEIGHT, 256, 4, 256},
     {"256 wide (256 -> 256)", FORWARD, 256, 256, 256},
     {"256 wide (256 -> 256)", DWEIGHT, 256, 256, 256},
-    {"minatar dense (1024 -> 64)", FORWARD, 512, 1024, 64},
+    {"minatar dense (1024 -> 64)", FORWARD, 256, 1024, 64},
+    {"minatar dense (1024 -> 64)", DINPUT, 256, 1024, 64},
+    {"minatar dense (1024 -> 64)", DWEIGHT, 256, 1024, 64},
 };
 
 enum { CAND_OPENBLAS, CAND_SMALL, CAND_LIBXSMM, NUM_CANDIDATES };

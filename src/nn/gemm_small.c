@@ -71,6 +71,7 @@ enum {
      * OpenBLAS's 104); wider layers go to OpenBLAS, whose cache blocking they may need. */
     MAX_SMALL_DIM = 256,
     HEAD_MAX_OUTPUTS = 4, /* narrower outputs take the dot-product kernel */
+    MAX_BACKWARD_INPUT = 4096, /* measured at 1024: bench/learner_gemm.c */
 };
 
 /* C (M, N) (+)= A (M, K) B (K, N), A[i][k] = a[i * a_row + k * a_k], B and C row-major. When
@@ -158,6 +159,12 @@ static void gemm(const gemm_args *g) {
 
 static bool small_shape(int B, int C, int OC) {
     return B > 0 && C > 0 && OC > 0 && C <= MAX_SMALL_DIM && OC <= MAX_SMALL_DIM;
+}
+
+/* The backward passes transpose nothing, so a wide input (MinAtar's 1024 flattened features
+ * into its dense layer) is only more 64-column tiles. */
+static bool small_backward_shape(int B, int C, int OC) {
+    return B > 0 && C > 0 && OC > 0 && C <= MAX_BACKWARD_INPUT && OC <= MAX_SMALL_DIM;
 }
 
 bool sk_gemm_small_forward_t(float *out, const float *inp, const float *wt, const float *b,
@@ -261,7 +268,7 @@ bool sk_gemm_small_forward(float *out, const float *inp, const float *w, const f
 }
 
 bool sk_gemm_small_dinput(float *dinp, const float *dout, const float *w, int B, int C, int OC) {
-    if (!small_shape(B, C, OC)) return false;
+    if (!small_backward_shape(B, C, OC)) return false;
     gemm_args g = {.a = dout, .a_row = OC, .a_k = 1, .b = w, .ldb = C, .c = dinp, .ldc = C,
                    .overwrite = false, .M = B, .N = C, .K = OC};
     gemm(&g);
@@ -269,7 +276,7 @@ bool sk_gemm_small_dinput(float *dinp, const float *dout, const float *w, int B,
 }
 
 bool sk_gemm_small_dweight(float *dw, const float *dout, const float *inp, int B, int C, int OC) {
-    if (!small_shape(B, C, OC)) return false;
+    if (!small_backward_shape(B, C, OC)) return false;
     if (C < LANES && OC >= LANES && (size_t)C * (size_t)OC <= SK_GEMM_SMALL_MAX_WEIGHTS) {
         /* A narrow input (CartPole's 4 observations): dw^T (C, OC) = inp^T dout fills whole
          * vectors along OC, where dw's rows would use C of each vector's 16 lanes. */
