@@ -140,19 +140,16 @@ static void test_against_double(void **state) {
     for (size_t i = 0; i < sizeof row_counts / sizeof row_counts[0]; i++)
         for (size_t j = 0; j < sizeof widths / sizeof widths[0]; j++)
             for (size_t k = 0; k < sizeof widths / sizeof widths[0]; k++)
-                bad += check_shape(row_counts[i], widths[j], widths[k], &rng,
-                                   widths[j] * widths[k] <= SK_GEMM_SMALL_MAX_WEIGHTS
-                                       ? EXPECT_ALL
-                                       : EXPECT_DINPUT | EXPECT_DWEIGHT);
+                bad += check_shape(row_counts[i], widths[j], widths[k], &rng, EXPECT_ALL);
     /* the learner's own: 256 rows per thread, CartPole's 4 inputs, 64 wide, 2- and 1-way
-     * heads; an LSTM's 256 gates; MinAtar's dense layer (the backward passes take any input
-     * width, the forward hands it to OpenBLAS) */
+     * heads; an LSTM's 256 gates; MinAtar's dense layer and wider (the forward in chunks of K,
+     * 1100 x 200 in 17 of them) */
     int learner[][4] = {{256, 4, 64, EXPECT_ALL}, {256, 64, 64, EXPECT_ALL},
                         {256, 64, 2, EXPECT_ALL}, {256, 64, 1, EXPECT_ALL},
                         {512, 64, 64, EXPECT_ALL}, {16, 64, 256, EXPECT_ALL},
                         {256, 4, 256, EXPECT_ALL},
-                        {256, 1024, 64, EXPECT_DINPUT | EXPECT_DWEIGHT},
-                        {7, 1025, 5, EXPECT_DINPUT | EXPECT_DWEIGHT}};
+                        {256, 1024, 64, EXPECT_ALL}, {7, 1025, 5, EXPECT_ALL},
+                        {9, 1100, 200, EXPECT_ALL}};
     for (size_t i = 0; i < sizeof learner / sizeof learner[0]; i++)
         bad += check_shape(learner[i][0], learner[i][1], learner[i][2], &rng, learner[i][3]);
     assert_int_equal(bad, 0);

@@ -11,11 +11,12 @@
  * in 24 registers for the whole K loop: every shape the layers need (forward, dX, dW) is that
  * one kernel with A's two strides chosen. */
 
-/* Rows [r_begin, r_end) and columns [c_begin, cols) of src (rows, cols) into dst (cols, rows). */
-static void transpose_scalar(float *dst, const float *src, int rows, int cols, int r_begin,
-                             int r_end, int c_begin) {
+/* Rows [r_begin, r_end) and columns [c_begin, cols) of src (rows, cols; its rows lds apart)
+ * into dst (cols, rows). */
+static void transpose_scalar(float *dst, const float *src, int rows, int cols, size_t lds,
+                             int r_begin, int r_end, int c_begin) {
     for (int r = r_begin; r < r_end; r++)
-        for (int c = c_begin; c < cols; c++) dst[(size_t)c * (size_t)rows + (size_t)r] = src[(size_t)r * (size_t)cols + (size_t)c];
+        for (int c = c_begin; c < cols; c++) dst[(size_t)c * (size_t)rows + (size_t)r] = src[(size_t)r * lds + (size_t)c];
 }
 
 #if defined(__AVX512F__)
@@ -51,15 +52,20 @@ static void transpose16(float *dst, size_t ldd, const float *src, size_t lds) {
     }
 }
 
-void sk_gemm_small_transpose(float *dst, const float *src, int rows, int cols) {
+/* dst (cols, rows) = src (rows, cols; its rows lds apart)^T */
+static void transpose_strided(float *dst, const float *src, int rows, int cols, size_t lds) {
     int full_rows = rows / 16 * 16, full_cols = cols / 16 * 16;
     for (int r = 0; r < full_rows; r += 16)
         for (int c = 0; c < full_cols; c += 16)
             transpose16(dst + (size_t)c * (size_t)rows + (size_t)r, (size_t)rows,
-                        src + (size_t)r * (size_t)cols + (size_t)c, (size_t)cols);
+                        src + (size_t)r * lds + (size_t)c, lds);
     /* the edges: the columns right of the blocks, then the rows below them */
-    transpose_scalar(dst, src, rows, cols, 0, full_rows, full_cols);
-    transpose_scalar(dst, src, rows, cols, full_rows, rows, 0);
+    transpose_scalar(dst, src, rows, cols, lds, 0, full_rows, full_cols);
+    transpose_scalar(dst, src, rows, cols, lds, full_rows, rows, 0);
+}
+
+void sk_gemm_small_transpose(float *dst, const float *src, int rows, int cols) {
+    transpose_strided(dst, src, rows, cols, (size_t)cols);
 }
 
 enum {
@@ -71,11 +77,12 @@ enum {
      * OpenBLAS's 104); wider layers go to OpenBLAS, whose cache blocking they may need. */
     MAX_SMALL_DIM = 256,
     HEAD_MAX_OUTPUTS = 4, /* narrower outputs take the dot-product kernel */
-    MAX_BACKWARD_INPUT = 4096, /* measured at 1024: bench/learner_gemm.c */
+    MAX_INPUT_WIDTH = 4096, /* wider inputs are only more tiles (backward) or chunks (forward);
+                             * measured at 1024: bench/learner_gemm.c */
 };
 
-/* C (M, N) (+)= A (M, K) B (K, N), A[i][k] = a[i * a_row + k * a_k], B and C row-major. When
- * overwrite, C = A B + the row init (broadcast over rows; none if NULL); else C += A B. */
+/* C (M, N) (+)= A (M, K) B (K, N), A[i][k] = a[i * a_row + k * a_k], B and C row-major: C = A B
+ * when overwrite, else C += A B; then the row init (if not NULL) is added to every row. */
 typedef struct gemm_args {
     const float *a;
     ptrdiff_t a_row, a_k;
@@ -132,7 +139,7 @@ static inline __attribute__((always_inline)) void tile(const gemm_args *g, int i
             /* the bias after the products, as OpenBLAS with beta 1 added them: summed from the
              * bias, each product's rounding is at the bias's scale, and the finite differences
              * of test_cnn's small nets saw it */
-            if (g->overwrite && g->init)
+            if (g->init)
                 acc[i][j] = _mm512_add_ps(acc[i][j], _mm512_maskz_loadu_ps(mask[j], g->init + j0 + j * LANES));
             _mm512_mask_storeu_ps(c_row + j * LANES, mask[j], acc[i][j]);
         }
@@ -161,10 +168,10 @@ static bool small_shape(int B, int C, int OC) {
     return B > 0 && C > 0 && OC > 0 && C <= MAX_SMALL_DIM && OC <= MAX_SMALL_DIM;
 }
 
-/* The backward passes transpose nothing, so a wide input (MinAtar's 1024 flattened features
- * into its dense layer) is only more 64-column tiles. */
-static bool small_backward_shape(int B, int C, int OC) {
-    return B > 0 && C > 0 && OC > 0 && C <= MAX_BACKWARD_INPUT && OC <= MAX_SMALL_DIM;
+/* A wide input (MinAtar's 1024 flattened features into its dense layer) is only more 64-column
+ * tiles for the backward passes, which transpose nothing, and more chunks of K for the forward. */
+static bool wide_shape(int B, int C, int OC) {
+    return B > 0 && C > 0 && OC > 0 && C <= MAX_INPUT_WIDTH && OC <= MAX_SMALL_DIM;
 }
 
 bool sk_gemm_small_forward_t(float *out, const float *inp, const float *wt, const float *b,
@@ -257,18 +264,29 @@ static void head_forward(float *out, const float *inp, const float *w, const flo
 
 bool sk_gemm_small_forward(float *out, const float *inp, const float *w, const float *b, int B,
                            int C, int OC) {
-    if (!small_shape(B, C, OC) || (size_t)C * (size_t)OC > SK_GEMM_SMALL_MAX_WEIGHTS) return false;
-    if (OC <= HEAD_MAX_OUTPUTS && C >= LANES) {
+    if (!wide_shape(B, C, OC)) return false;
+    if (OC <= HEAD_MAX_OUTPUTS && C >= LANES && C <= MAX_SMALL_DIM) {
         head_forward(out, inp, w, b, B, C, OC);
         return true;
     }
+    /* W^T a chunk of K at a time, as much as 64 KiB of stack holds: out's partial sums are
+     * stored between chunks exactly as the registers held them, so the result is the one a
+     * single pass would give, and the bias is added after the last chunk */
     float wt[SK_GEMM_SMALL_MAX_WEIGHTS] __attribute__((aligned(64)));
-    sk_gemm_small_transpose(wt, w, OC, C);
-    return sk_gemm_small_forward_t(out, inp, wt, b, B, C, OC);
+    int chunk = SK_GEMM_SMALL_MAX_WEIGHTS / OC;
+    for (int k0 = 0; k0 < C; k0 += chunk) {
+        int width = C - k0 < chunk ? C - k0 : chunk;
+        transpose_strided(wt, w + k0, OC, width, (size_t)C);
+        gemm_args g = {.a = inp + k0, .a_row = C, .a_k = 1, .b = wt, .ldb = OC, .c = out,
+                       .ldc = OC, .init = k0 + width == C ? b : NULL, .overwrite = k0 == 0,
+                       .M = B, .N = OC, .K = width};
+        gemm(&g);
+    }
+    return true;
 }
 
 bool sk_gemm_small_dinput(float *dinp, const float *dout, const float *w, int B, int C, int OC) {
-    if (!small_backward_shape(B, C, OC)) return false;
+    if (!wide_shape(B, C, OC)) return false;
     gemm_args g = {.a = dout, .a_row = OC, .a_k = 1, .b = w, .ldb = C, .c = dinp, .ldc = C,
                    .overwrite = false, .M = B, .N = C, .K = OC};
     gemm(&g);
@@ -276,7 +294,7 @@ bool sk_gemm_small_dinput(float *dinp, const float *dout, const float *w, int B,
 }
 
 bool sk_gemm_small_dweight(float *dw, const float *dout, const float *inp, int B, int C, int OC) {
-    if (!small_backward_shape(B, C, OC)) return false;
+    if (!wide_shape(B, C, OC)) return false;
     if (C < LANES && OC >= LANES && (size_t)C * (size_t)OC <= SK_GEMM_SMALL_MAX_WEIGHTS) {
         /* A narrow input (CartPole's 4 observations): dw^T (C, OC) = inp^T dout fills whole
          * vectors along OC, where dw's rows would use C of each vector's 16 lanes. */
@@ -297,7 +315,7 @@ bool sk_gemm_small_dweight(float *dw, const float *dout, const float *inp, int B
 #else /* no AVX-512 in this build: the callers use cblas_sgemm */
 
 void sk_gemm_small_transpose(float *dst, const float *src, int rows, int cols) {
-    transpose_scalar(dst, src, rows, cols, 0, rows, 0);
+    transpose_scalar(dst, src, rows, cols, (size_t)cols, 0, rows, 0);
 }
 
 bool sk_gemm_small_forward_t(float *out, const float *inp, const float *wt, const float *b,

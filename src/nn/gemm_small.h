@@ -13,7 +13,7 @@
 
 #include <stdbool.h>
 
-/* Weights up to this many floats are transposed on the stack (64 KiB) for the forward pass. */
+/* The forward pass transposes the weights on the stack this many floats (64 KiB) at a time. */
 #define SK_GEMM_SMALL_MAX_WEIGHTS 16384
 
 /* out (B, OC) = b (OC, or zeros if NULL) + inp (B, C) w^T, w (OC, C): a linear layer's
