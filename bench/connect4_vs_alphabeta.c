@@ -6,7 +6,8 @@
  * The policy acts greedily (its most likely legal column) unless --sample;
  * the searcher breaks ties at random, so games differ. Prints one Markdown
  * row per depth: wins, draws, losses and the win rate of the policy.
- * C4_MIN_DEPTH=0 adds depth 0, a uniformly random opponent.
+ * C4_MIN_DEPTH=0 adds depth 0, a uniformly random opponent; C4_ENV=ConnectFour-v1
+ * for a policy of the image observation.
  */
 #include "connect4_search.h"
 
@@ -20,14 +21,21 @@
 
 #define OBS_SIZE (2 * C4_CELLS + 1)
 
-/* The policy's column for the mover (stones mine, all). */
+/* The policy's column for the mover (stones mine, all), with the observation
+ * its env builds: ConnectFour-v0's planes or v1's image. */
 static int policy_move(sk_policy_actor *pa, uint64_t mine, uint64_t all, bool greedy) {
-    float obs[OBS_SIZE];
     uint8_t mask[C4_COLS];
-    c4_planes(mine, all, obs);
-    obs[2 * C4_CELLS] = 1.0f; /* its move */
     for (int c = 0; c < C4_COLS; c++) mask[c] = c4_can_play(all, c);
     int32_t action = 0;
+    if (pa->lp->env->obs_dtype == SK_OBS_U8) {
+        uint8_t image[3 * C4_CELLS];
+        c4_image(mine, all, true, image);
+        sk_policy_actor_act_u8(pa, 0, image, mask, 1, greedy, &action, NULL, NULL);
+        return action;
+    }
+    float obs[OBS_SIZE];
+    c4_planes(mine, all, obs);
+    obs[2 * C4_CELLS] = 1.0f; /* its move */
     sk_policy_actor_act(pa, 0, obs, mask, 1, greedy, &action, NULL, NULL);
     return action;
 }
@@ -68,7 +76,8 @@ int main(int argc, char **argv) {
     bool greedy = !(argc > 5 && strcmp(argv[5], "--sample") == 0);
     sk_loaded_policy lp;
     sk_policy_actor pa;
-    if (sk_policy_load(&lp, argv[1], "ConnectFour-v0") != SK_OK ||
+    const char *env_id = getenv("C4_ENV") ? getenv("C4_ENV") : "ConnectFour-v0";
+    if (sk_policy_load(&lp, argv[1], env_id) != SK_OK ||
         sk_policy_actor_init(&pa, &lp, 1, 1, seed) != SK_OK) {
         fprintf(stderr, "connect4_vs_alphabeta: %s\n", sk_last_error());
         return 1;

@@ -10,6 +10,7 @@
 #   RUN_DIR (default a new temporary folder) is the training run; a finished run found there
 #   (summary.json written, not interrupted) is reused, not trained again:
 #     skinner train ConnectFour-v0 --threads 1 --run-dir runs/connect4
+#   ENV=ConnectFour-v1 trains and plays the image observation's env (configs/connect4_cnn.ini);
 #   STEPS=N trains N agent steps instead of the preset's; SKINNER=build/skinner the program;
 #   BENCH=build/bench/connect4_vs_alphabeta the match program; THREADS=1 the training threads.
 set -euo pipefail
@@ -19,6 +20,7 @@ skinner=${SKINNER:-$root/build/skinner}
 bench=${BENCH:-$root/build/bench/connect4_vs_alphabeta}
 games=${GAMES:-200}
 threads=${THREADS:-1}
+env=${ENV:-ConnectFour-v0}
 [[ -x $skinner && -x $bench ]] || { echo "connect4_vs_alphabeta: build skinner and bench first" >&2; exit 2; }
 export SKINNER_CONFIG_DIR=$root/configs
 finished() {
@@ -27,22 +29,23 @@ finished() {
         "$1/summary.json"
 }
 if ! finished "$run"; then
-    "$skinner" train ConnectFour-v0 --threads "$threads" --run-dir "$run" \
+    "$skinner" train "$env" --threads "$threads" --run-dir "$run" \
         ${STEPS:+--train.total_steps $STEPS} --force
 fi
 commit=$(git -C "$root" rev-parse --short HEAD)
 out=$root/bench/results/$(date -u +%Y-%m-%d)-$commit-connect4.md
-table=$(C4_MIN_DEPTH=0 "$bench" "$run/policy.safetensors" "$games" 6 1)
+table=$(C4_ENV=$env C4_MIN_DEPTH=0 "$bench" "$run/policy.safetensors" "$games" 6 1)
 steps=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['total_steps'])" "$run/summary.json")
 seconds=$(/usr/bin/python3 -c "import json,sys; print(round(json.load(open(sys.argv[1]))['wall_seconds']))" "$run/summary.json")
-elo=$(tail -n 1 "$run/elo.csv")
+elo=$(tail -n 1 "$run/elo.csv" 2>/dev/null || echo "no pool: selfplay.enabled = false")
+preset=$(sed -n 's/^encoder = /encoder /p; s/^enabled = /selfplay.enabled /p' "$run/config.ini" | paste -sd' ')
 {
     echo "# Connect Four: self-play policy vs alpha-beta ($(date -u +%Y-%m-%d), commit $commit)"
     echo
-    echo "Trained with \`skinner train ConnectFour-v0 --threads $threads\` (configs/connect4.ini: self-play"
-    echo "against a pool of 8 snapshots picked by rating, a snapshot every 20 updates): $steps agent steps"
+    echo "Trained with \`skinner train $env --threads $threads\` (the run's config.ini: $preset):"
+    echo "$steps agent steps"
     echo "in ${seconds} s of wall clock on a machine shared with other work. Then"
-    echo "\`C4_MIN_DEPTH=0 build/bench/connect4_vs_alphabeta RUN/policy.safetensors $games 6 1\`: the policy greedy,"
+    echo "\`C4_ENV=$env C4_MIN_DEPTH=0 build/bench/connect4_vs_alphabeta RUN/policy.safetensors $games 6 1\`: the policy greedy,"
     echo "the searcher (bench/connect4_search.c: negamax with alpha-beta, open-window heuristic at the"
     echo "leaves, random ties) at each depth, first move alternating; depth 0 is a random player."
     echo

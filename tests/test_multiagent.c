@@ -660,6 +660,91 @@ static void test_c4_illegal_move_loses(void **state) {
     sk_vec_destroy(vec);
 }
 
+/* Plays ConnectFour-v0 and v1 (env.mirror as given) side by side with the
+ * same seed and random legal moves: v1's image of every row must be v0's planes
+ * rearranged channels last (own stones, the opponent's, the to-move flag in
+ * every cell), left-right mirrored in the games v1's state marks mirrored,
+ * in the observations and the final ones; masks mirrored alike, the same
+ * rewards and ends. Returns how many games were mirrored, of `*games`. */
+static int c4_image_vs_v0(bool mirror, int *games) {
+    sk_config *cfg0 = sk_config_new(), *cfg1 = sk_config_new();
+    if (mirror) { /* the flag's draw shifts v1's stream: no random openings then */
+        sk_config_set(cfg0, "env.random_opening", "0");
+        sk_config_set(cfg1, "env.random_opening", "0");
+    }
+    sk_config_set(cfg1, "env.mirror", mirror ? "true" : "false");
+    sk_vec *vecs[2];
+    assert_int_equal(sk_vec_create(&vecs[0], sk_env_find("ConnectFour-v0"), 3, 1, cfg0), SK_OK);
+    assert_int_equal(sk_vec_create(&vecs[1], sk_env_find("ConnectFour-v1"), 3, 1, cfg1), SK_OK);
+    sk_config_free(cfg0);
+    sk_config_free(cfg1);
+    sk_env_array arrays[16];
+    int count = sk_vec_state_arrays(vecs[1], arrays);
+    const int32_t *flags = NULL;
+    for (int a = 0; a < count; a++)
+        if (strcmp(arrays[a].name, "mirror") == 0) flags = arrays[a].data;
+    assert_non_null(flags);
+    const sk_vec_buffers *f = sk_vec_buffers_of(vecs[0]), *u = sk_vec_buffers_of(vecs[1]);
+    assert_non_null(u->obs_u8);
+    sk_vec_reset(vecs[0], 5);
+    sk_vec_reset(vecs[1], 5);
+    uint64_t rng = 9;
+    int mirrored = 0, shown[3];
+    *games = 0;
+    for (int e = 0; e < 3; e++) shown[e] = flags[e];
+    for (int step = 0; step < 600; step++) {
+        for (int row = 0; row < 6; row++) {
+            int m = shown[row / 2]; /* the flag of the game this row's obs shows */
+            const float *flat = (f->terminated[row] ? f->final_obs : f->obs) + row * C4_OBS;
+            const uint8_t *image = (u->terminated[row] ? u->final_obs_u8 : u->obs_u8) + row * C4_IMAGE;
+            for (int k = 0; k < C4_CELLS; k++) {
+                int r = k / C4_COLS, c = k % C4_COLS, seen = r * C4_COLS + (m ? C4_COLS - 1 - c : c);
+                assert_true(image[3 * seen] == flat[k]);
+                assert_true(image[3 * seen + 1] == flat[C4_CELLS + k]);
+                assert_true(image[3 * seen + 2] == flat[2 * C4_CELLS]);
+            }
+            for (int c = 0; c < C4_COLS; c++)
+                assert_int_equal(u->masks[row * C4_COLS + (m ? C4_COLS - 1 - c : c)],
+                                 f->masks[row * C4_COLS + c]);
+            assert_int_equal(u->active[row], f->active[row]);
+            assert_true(u->rewards[row] == f->rewards[row]);
+            assert_int_equal(u->terminated[row], f->terminated[row]);
+        }
+        for (int e = 0; e < 3; e++) {
+            if (f->terminated[2 * e]) {
+                mirrored += shown[e];
+                ++*games;
+            }
+            shown[e] = flags[e]; /* the next obs is the state's game's */
+        }
+        for (int row = 0; row < 6; row++) {
+            int legal[C4_COLS], n = 0;
+            for (int c = 0; c < C4_COLS; c++)
+                if (f->masks[row * C4_COLS + c]) legal[n++] = c;
+            int col = legal[sk_rng_below(&rng, (uint32_t)n)];
+            f->actions[row] = col;
+            u->actions[row] = flags[row / 2] ? C4_COLS - 1 - col : col;
+        }
+        sk_vec_step(vecs[0]);
+        sk_vec_step(vecs[1]);
+    }
+    sk_vec_destroy(vecs[0]);
+    sk_vec_destroy(vecs[1]);
+    return mirrored;
+}
+
+/* ConnectFour-v1 is v0's game with the board as an image, and with
+ * env.mirror each game is seen mirrored with probability 1/2. */
+static void test_c4_image_is_v0_rearranged(void **state) {
+    (void)state;
+    int games;
+    assert_int_equal(c4_image_vs_v0(false, &games), 0);
+    assert_true(games > 50);
+    int mirrored = c4_image_vs_v0(true, &games);
+    assert_true(games > 50);
+    assert_true(mirrored > games / 4 && mirrored < 3 * games / 4);
+}
+
 /* skinner eval counts each agent's episodes: 100 episodes of random play
  * are 50 games seen from both sides, so the mean return is 0 and the win
  * rate is half of what is not drawn, exactly; moves are counted where the
@@ -755,6 +840,7 @@ int main(void) {
         cmocka_unit_test(test_c4_env_vs_naive_rules),
         cmocka_unit_test(test_c4_draw),
         cmocka_unit_test(test_c4_illegal_move_loses),
+        cmocka_unit_test(test_c4_image_is_v0_rearranged),
         cmocka_unit_test(test_eval_counts_both_sides),
         cmocka_unit_test(test_abi_v4_plugin),
         cmocka_unit_test(test_alphabeta),

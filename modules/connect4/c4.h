@@ -57,4 +57,26 @@ static inline void c4_planes(uint64_t mine, uint64_t all, float *out) {
         }
 }
 
+/* The stones of b left-right mirrored: column c to column 6 - c. */
+static inline uint64_t c4_mirror(uint64_t b) {
+    uint64_t out = 0, column = (1ULL << C4_COL_BITS) - 1;
+    for (int c = 0; c < C4_COLS; c++)
+        out |= ((b >> (c * C4_COL_BITS)) & column) << ((C4_COLS - 1 - c) * C4_COL_BITS);
+    return out;
+}
+
+/* The same board as a 6 x 7 x 3 image, channels last (row-major from the top
+ * row, as c4_planes): cell (r, c)'s bytes 3 (r * 7 + c) + 0 own stone, + 1
+ * the opponent's, + 2 whether it is the player's move (the same in every cell). */
+static inline void c4_image(uint64_t mine, uint64_t all, bool to_move, uint8_t *out) {
+    for (int r = 0; r < C4_ROWS; r++)
+        for (int c = 0; c < C4_COLS; c++) {
+            uint64_t bit = c4_bit(C4_ROWS - 1 - r, c);
+            uint8_t *cell = out + 3 * (r * C4_COLS + c);
+            cell[0] = (mine & bit) ? 1 : 0;
+            cell[1] = ((all & ~mine) & bit) ? 1 : 0;
+            cell[2] = to_move ? 1 : 0;
+        }
+}
+
 #endif

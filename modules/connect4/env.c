@@ -13,6 +13,11 @@
  * waits. A move into a full column (which the mask forbids) loses. The log
  * per row: return, length (that player's moves), win, draw.
  *
+ * ConnectFour-v1 is the same game with the board as a 6 x 7 x 3 uint8 image
+ * (c4_image: own stones, the opponent's, a plane of ones on the player's
+ * move), so that a convolution (policy.encoder = cnn, configs/connect4_cnn.ini)
+ * shares its weights over the board; v0's checkpoints keep loading as v0.
+ *
  * Openings: with probability env.random_opening (default 0.5) a game starts
  * with one random stone of each player, drawn from the env's stream (seeded
  * per env from the run's seed), so that self-play meets more positions; the
@@ -29,18 +34,29 @@ typedef struct c4_state {
     int32_t *ply;       /* stones on the board */
     int32_t *opening;   /* stones of the random opening (0 or 2) */
     uint64_t *rng;      /* the env's stream: the openings */
+    int32_t *mirror;    /* v1: 1 when the game is seen left-right mirrored */
     float opening_prob; /* env.random_opening */
+    bool image;         /* ConnectFour-v1: obs as c4_image's bytes */
+    bool mirror_on;     /* v1's env.mirror */
 } c4_state;
 
-static const sk_soa_field g_fields[] = {
-    SK_SOA_FIELD_RANGE(c4_state, first, SK_ARRAY_U64, 0, (double)C4_FULL),
-    SK_SOA_FIELD_RANGE(c4_state, all, SK_ARRAY_U64, 0, (double)C4_FULL),
-    SK_SOA_FIELD_RANGE(c4_state, to_move, SK_ARRAY_I32, 0, 1),
-    SK_SOA_FIELD_RANGE(c4_state, ply, SK_ARRAY_I32, 0, C4_CELLS),
-    SK_SOA_FIELD_RANGE(c4_state, opening, SK_ARRAY_I32, 0, 2),
-    SK_SOA_FIELD(c4_state, rng, SK_ARRAY_U64),
-};
+/* v0's state arrays (v1 adds the mirror flags; v0's checkpoints keep theirs) */
+#define C4_FIELDS                                                                                  \
+    SK_SOA_FIELD_RANGE(c4_state, first, SK_ARRAY_U64, 0, (double)C4_FULL),                         \
+        SK_SOA_FIELD_RANGE(c4_state, all, SK_ARRAY_U64, 0, (double)C4_FULL),                       \
+        SK_SOA_FIELD_RANGE(c4_state, to_move, SK_ARRAY_I32, 0, 1),                                 \
+        SK_SOA_FIELD_RANGE(c4_state, ply, SK_ARRAY_I32, 0, C4_CELLS),                              \
+        SK_SOA_FIELD_RANGE(c4_state, opening, SK_ARRAY_I32, 0, 2),                                 \
+        SK_SOA_FIELD(c4_state, rng, SK_ARRAY_U64)
+
+static const sk_soa_field g_fields[] = {C4_FIELDS};
 #define NUM_FIELDS ((int)(sizeof g_fields / sizeof g_fields[0]))
+
+static const sk_soa_field g_fields_v1[] = {
+    C4_FIELDS,
+    SK_SOA_FIELD_RANGE(c4_state, mirror, SK_ARRAY_I32, 0, 1),
+};
+#define NUM_FIELDS_V1 ((int)(sizeof g_fields_v1 / sizeof g_fields_v1[0]))
 
 static sk_status c4_create(void **state, int num_envs, const sk_config *cfg) {
     double prob;
@@ -53,10 +69,38 @@ static sk_status c4_create(void **state, int num_envs, const sk_config *cfg) {
     return SK_OK;
 }
 
-static void c4_destroy(void *state) { sk_soa_destroy(state, g_fields, NUM_FIELDS); }
+/* ConnectFour-v1: env.mirror (default true) shows each game left-right
+ * mirrored with probability 1/2 (the observation, the mask and the columns
+ * played), so that the policy meets every position and its mirror image. */
+static sk_status c4_create_image(void **state, int num_envs, const sk_config *cfg) {
+    double prob;
+    bool mirror;
+    sk_status status = sk_cfg_double(cfg, "env.random_opening", 0.5, 0.0, 1.0, &prob);
+    if (status == SK_OK) status = sk_cfg_bool(cfg, "env.mirror", true, &mirror);
+    if (status != SK_OK) return status;
+    c4_state *s =
+        sk_soa_create(sizeof(c4_state), g_fields_v1, NUM_FIELDS_V1, num_envs, "ConnectFour-v1");
+    if (!s) return SK_ERR_NOMEM;
+    s->opening_prob = (float)prob;
+    s->image = true;
+    s->mirror_on = mirror;
+    *state = s;
+    return SK_OK;
+}
+
+static void c4_destroy(void *state) {
+    if (((c4_state *)state)->image) sk_soa_destroy(state, g_fields_v1, NUM_FIELDS_V1);
+    else sk_soa_destroy(state, g_fields, NUM_FIELDS);
+}
 
 static int c4_state_arrays(void *state, sk_env_array *arrays) {
+    if (((c4_state *)state)->image) return sk_soa_arrays(state, g_fields_v1, NUM_FIELDS_V1, arrays);
     return sk_soa_arrays(state, g_fields, NUM_FIELDS, arrays);
+}
+
+/* The column that env e's players see as col (its own mirror image). */
+static int seen_col(const c4_state *s, int e, int col) {
+    return s->mirror && s->mirror[e] ? C4_COLS - 1 - col : col;
 }
 
 /* Whether the stored stones agree: the first player's among all, all a stack
@@ -83,9 +127,17 @@ static sk_status c4_check_state(const void *state, int num_envs) {
     return SK_OK;
 }
 
-/* Player p's observation of env e into out (C4_OBS values). */
-static void write_obs(const c4_state *s, int e, int p, float *out) {
+/* Player p's observation of env e into row `row` of obs (C4_OBS floats) or,
+ * for v1, of obs_u8 (C4_IMAGE bytes). */
+static void write_obs(const c4_state *s, int e, int p, float *obs, uint8_t *obs_u8, size_t row) {
     uint64_t mine = p == 0 ? s->first[e] : s->all[e] & ~s->first[e];
+    if (s->image) {
+        uint64_t all = s->all[e];
+        if (s->mirror[e]) mine = c4_mirror(mine), all = c4_mirror(all);
+        c4_image(mine, all, s->to_move[e] == p, obs_u8 + row * C4_IMAGE);
+        return;
+    }
+    float *out = obs + row * C4_OBS;
     c4_planes(mine, s->all[e], out);
     out[2 * C4_CELLS] = s->to_move[e] == p ? 1.0f : 0.0f;
 }
@@ -94,8 +146,9 @@ static void write_obs(const c4_state *s, int e, int p, float *out) {
 static void write_rows(const c4_state *s, const sk_env_io *io, int e) {
     for (int p = 0; p < 2; p++) {
         size_t row = (size_t)e * 2 + (size_t)p;
-        write_obs(s, e, p, io->obs + row * C4_OBS);
-        for (int c = 0; c < C4_COLS; c++) io->masks[row * C4_COLS + (size_t)c] = c4_can_play(s->all[e], c);
+        write_obs(s, e, p, io->obs, io->obs_u8, row);
+        for (int c = 0; c < C4_COLS; c++)
+            io->masks[row * C4_COLS + (size_t)c] = c4_can_play(s->all[e], seen_col(s, e, c));
         io->active[row] = s->to_move[e] == p;
     }
 }
@@ -105,6 +158,7 @@ static void write_rows(const c4_state *s, const sk_env_io *io, int e) {
 static void new_game(c4_state *s, int e) {
     s->first[e] = s->all[e] = 0;
     s->to_move[e] = s->ply[e] = s->opening[e] = 0;
+    if (s->mirror) s->mirror[e] = s->mirror_on && sk_rng_float(&s->rng[e]) < 0.5f;
     if (!(sk_rng_float(&s->rng[e]) < s->opening_prob)) return;
     for (int p = 0; p < 2; p++) {
         uint64_t stone = c4_drop_bit(s->all[e], (int)sk_rng_below(&s->rng[e], C4_COLS));
@@ -131,7 +185,7 @@ static void end_game(c4_state *s, const sk_env_io *io, int e, int winner) {
         float reward = winner < 0 ? 0.0f : winner == p ? 1.0f : -1.0f;
         io->rewards[row] = reward;
         io->terminated[row] = 1;
-        write_obs(s, e, p, io->final_obs + row * C4_OBS);
+        write_obs(s, e, p, io->final_obs, io->final_obs_u8, row);
         float *log = io->episode_log + row * C4_LOG_FIELDS;
         log[0] = reward;
         log[1] = (float)((s->ply[e] - s->opening[e] + 1 - p) / 2); /* that player's moves */
@@ -150,6 +204,7 @@ static void c4_step(void *state, const sk_env_io *io, int lo, int hi) {
         io->terminated[base] = io->terminated[base + 1] = 0;
         io->truncated[base] = io->truncated[base + 1] = 0;
         int col = io->actions[base + (size_t)mover];
+        if (col >= 0 && col < C4_COLS) col = seen_col(s, e, col);
         if (col < 0 || col >= C4_COLS || !c4_can_play(s->all[e], col)) {
             end_game(s, io, e, 1 - mover); /* an illegal move loses */
         } else {
@@ -184,7 +239,7 @@ static void c4_heuristic(const void *state, int lo, int hi, int32_t *actions) {
             if (block < 0 && c4_has_four((all & ~mine) | stone)) block = c;
         }
         int chosen = pick >= 0 ? pick : block >= 0 ? block : centre;
-        for (int p = 0; p < 2; p++) actions[(size_t)e * 2 + (size_t)p] = chosen;
+        for (int p = 0; p < 2; p++) actions[(size_t)e * 2 + (size_t)p] = seen_col(s, e, chosen);
     }
 }
 
@@ -194,6 +249,11 @@ static float g_obs_low[C4_OBS], g_obs_high[C4_OBS] = {
     ONE17, ONE17, ONE17, ONE17, ONE17,
 };
 _Static_assert(C4_OBS == 85, "g_obs_high lists 5 x 17 ones");
+
+static const float g_image_low[C4_IMAGE], g_image_high[C4_IMAGE] = {
+    ONE17, ONE17, ONE17, ONE17, ONE17, ONE17, ONE17, ONE4, 1, 1, 1,
+};
+_Static_assert(C4_IMAGE == 126, "g_image_high lists 7 x 17 + 7 ones");
 
 static const char *const g_action_names[] = {"col0", "col1", "col2", "col3",
                                              "col4", "col5", "col6", NULL};
@@ -205,26 +265,41 @@ static const sk_env_extras g_extras = {
     .heuristic = c4_heuristic,
 };
 
+static const sk_env_extras g_extras_image = {
+    .preset = "connect4_cnn",
+    .action_names = g_action_names,
+    .heuristic = c4_heuristic,
+};
+
+/* What v0 and v1 share of their tables. */
+#define C4_TABLE                                                                                   \
+    .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {C4_COLS}},          \
+    .mask_size = C4_COLS, .max_episode_steps = C4_CELLS, .solved_threshold = NAN,                  \
+    .num_log_fields = C4_LOG_FIELDS, .log_names = {"return", "length", "win", "draw"},             \
+    .destroy = c4_destroy, .reset = c4_reset, .step = c4_step, .state_arrays = c4_state_arrays,    \
+    .check_state = c4_check_state, .num_agents = 2, .agent_names = g_agent_names
+
 const sk_env_def sk_env_connect_four = {
     .id = "ConnectFour-v0",
     .alias = "connect4",
     .summary = "two players drop stones into a 6x7 board; four in a row wins (turns by masks)",
     .obs_size = C4_OBS,
-    .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {C4_COLS}},
-    .mask_size = C4_COLS,
-    .max_episode_steps = C4_CELLS,
-    .solved_threshold = NAN,
-    .num_log_fields = C4_LOG_FIELDS,
-    .log_names = {"return", "length", "win", "draw"},
     .create = c4_create,
-    .destroy = c4_destroy,
-    .reset = c4_reset,
-    .step = c4_step,
-    .state_arrays = c4_state_arrays,
-    .check_state = c4_check_state,
     .extras = &g_extras,
     .obs_low = g_obs_low,
     .obs_high = g_obs_high,
-    .num_agents = 2,
-    .agent_names = g_agent_names,
+    C4_TABLE,
+};
+
+const sk_env_def sk_env_connect_four_v1 = {
+    .id = "ConnectFour-v1",
+    .summary = "Connect Four with the board as a 6x7x3 image (a CNN preset)",
+    .obs_size = C4_IMAGE,
+    .obs_dtype = SK_OBS_U8,
+    .obs_shape = {C4_ROWS, C4_COLS, 3},
+    .create = c4_create_image,
+    .extras = &g_extras_image,
+    .obs_low = g_image_low,
+    .obs_high = g_image_high,
+    C4_TABLE,
 };
