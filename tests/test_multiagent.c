@@ -3,7 +3,7 @@
  * trajectory computed by hand, the trainer on it (per-role statistics,
  * bit-identical runs, exact resume), Connect Four's rules against an
  * independent four-in-a-row check, and the bench's alpha-beta searcher. */
-#include "test_util.h"
+#include "test_recorder.h"
 
 #include "connect4/connect4.h"
 #include "connect4_search.h"
@@ -235,23 +235,6 @@ static void test_gae_over_inactive_steps(void **state) {
 
 /* ------------------------------------------------------------ the trainer */
 
-#define MAX_ROWS 64
-
-typedef struct recorder {
-    sk_update_stats rows[MAX_ROWS];
-    int count;
-} recorder;
-
-static bool record(const sk_update_stats *st, void *user) {
-    recorder *r = user;
-    if (r->count < MAX_ROWS) {
-        sk_update_stats row = *st;
-        row.wall_seconds = row.sps = 0.0;
-        r->rows[r->count++] = row;
-    }
-    return true;
-}
-
 static sk_config *duel_config(const char *env, const char *steps) {
     sk_config *cfg = sk_config_new();
     sk_config_set(cfg, "env.id", env);
@@ -267,14 +250,7 @@ static sk_config *duel_config(const char *env, const char *steps) {
 
 static void train(sk_config *cfg, recorder *rec, const char *resume, const char *save,
                   const char *run_dir) {
-    sk_trainer *tr = NULL;
-    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
-    if (resume) assert_int_equal(sk_trainer_resume(tr, resume), SK_OK);
-    if (run_dir) assert_int_equal(sk_trainer_set_run_dir(tr, run_dir), SK_OK);
-    sk_trainer_set_callback(tr, record, rec);
-    if (sk_trainer_run(tr) != SK_OK) fail_msg("training failed: %s", sk_trainer_last_error(tr));
-    if (save) assert_int_equal(sk_trainer_save(tr, save), SK_OK);
-    sk_trainer_destroy(tr);
+    train_recorded(cfg, rec, resume, save, run_dir);
 }
 
 static char g_dir[64];

@@ -2,7 +2,7 @@
  * as the run that never stopped; checkpoints of another env or thread count
  * are refused; a process killed while writing a checkpoint leaves the
  * previous one loadable. */
-#include "test_util.h"
+#include "test_recorder.h"
 
 #include "io/safetensors.h"
 
@@ -10,23 +10,6 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#define MAX_ROWS 128
-
-typedef struct recorder {
-    sk_update_stats rows[MAX_ROWS];
-    int count;
-    int64_t stop_after; /* return false after this update (0: never) */
-} recorder;
-
-static bool record(const sk_update_stats *st, void *user) {
-    recorder *r = user;
-    if (r->count < MAX_ROWS) {
-        sk_update_stats row = *st;
-        row.wall_seconds = row.sps = 0.0;
-        r->rows[r->count++] = row;
-    }
-    return r->stop_after == 0 || st->update < r->stop_after;
-}
 
 static sk_config *config(const char *env, const char *steps, const char *threads, bool anneal) {
     sk_config *cfg = sk_config_new();
@@ -45,13 +28,7 @@ static sk_config *config(const char *env, const char *steps, const char *threads
 
 /* Trains (resuming from `resume` if given) and saves to `save`. */
 static void train(sk_config *cfg, recorder *rec, const char *resume, const char *save) {
-    sk_trainer *tr = NULL;
-    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
-    if (resume) assert_int_equal(sk_trainer_resume(tr, resume), SK_OK);
-    sk_trainer_set_callback(tr, record, rec);
-    if (sk_trainer_run(tr) != SK_OK) fail_msg("training failed: %s", sk_trainer_last_error(tr));
-    if (save) assert_int_equal(sk_trainer_save(tr, save), SK_OK);
-    sk_trainer_destroy(tr);
+    train_recorded(cfg, rec, resume, save, NULL);
 }
 
 static void assert_same_rows(const recorder *a, const recorder *b) {

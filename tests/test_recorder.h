@@ -1,0 +1,41 @@
+/* Shared by the trainer tests that compare runs update by update (test_resume,
+ * test_multiagent): a callback keeping each update's stats without its times,
+ * and a run trained (resumed from a checkpoint, saved, in a run folder) into it. */
+#ifndef SK_TEST_RECORDER_H
+#define SK_TEST_RECORDER_H
+
+#include "test_util.h"
+
+#define MAX_ROWS 128
+
+typedef struct recorder {
+    sk_update_stats rows[MAX_ROWS];
+    int count;
+    int64_t stop_after; /* return false after this update (0: never) */
+} recorder;
+
+static inline bool record(const sk_update_stats *st, void *user) {
+    recorder *r = user;
+    if (r->count < MAX_ROWS) {
+        sk_update_stats row = *st;
+        row.wall_seconds = row.sps = 0.0;
+        r->rows[r->count++] = row;
+    }
+    return r->stop_after == 0 || st->update < r->stop_after;
+}
+
+/* Trains cfg (resuming from `resume`, in `run_dir`, each if given) into rec and saves
+ * to `save` if given. */
+static inline void train_recorded(sk_config *cfg, recorder *rec, const char *resume,
+                                  const char *save, const char *run_dir) {
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    if (resume) assert_int_equal(sk_trainer_resume(tr, resume), SK_OK);
+    if (run_dir) assert_int_equal(sk_trainer_set_run_dir(tr, run_dir), SK_OK);
+    sk_trainer_set_callback(tr, record, rec);
+    if (sk_trainer_run(tr) != SK_OK) fail_msg("training failed: %s", sk_trainer_last_error(tr));
+    if (save) assert_int_equal(sk_trainer_save(tr, save), SK_OK);
+    sk_trainer_destroy(tr);
+}
+
+#endif
