@@ -35,24 +35,33 @@ fi
 commit=$(git -C "$root" rev-parse --short HEAD)
 out=$root/bench/results/$(date -u +%Y-%m-%d)-$commit-connect4.md
 table=$(C4_ENV=$env C4_MIN_DEPTH=0 "$bench" "$run/policy.safetensors" "$games" 6 1)
+sampled=$(C4_ENV=$env C4_MIN_DEPTH=0 "$bench" "$run/policy.safetensors" "$games" 6 1 --sample)
 steps=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['total_steps'])" "$run/summary.json")
 seconds=$(/usr/bin/python3 -c "import json,sys; print(round(json.load(open(sys.argv[1]))['wall_seconds']))" "$run/summary.json")
-elo=$(tail -n 1 "$run/elo.csv" 2>/dev/null || echo "no pool: selfplay.enabled = false")
+if [[ -f $run/elo.csv ]]; then
+    elo="Last row of the run's elo.csv (update, games rated, the learner's rating, the pool's):
+\`$(tail -n 1 "$run/elo.csv")\`"
+else
+    elo="No pool (selfplay.enabled = false): one policy played both sides, no ratings."
+fi
 preset=$(sed -n 's/^encoder = /encoder /p; s/^enabled = /selfplay.enabled /p' "$run/config.ini" | paste -sd' ')
 {
     echo "# Connect Four: self-play policy vs alpha-beta ($(date -u +%Y-%m-%d), commit $commit)"
     echo
     echo "Trained with \`skinner train $env --threads $threads\` (the run's config.ini: $preset):"
-    echo "$steps agent steps"
-    echo "in ${seconds} s of wall clock on a machine shared with other work. Then"
+    echo "$steps agent steps in ${seconds} s of wall clock on a machine shared with other work. Then"
     echo "\`C4_ENV=$env C4_MIN_DEPTH=0 build/bench/connect4_vs_alphabeta RUN/policy.safetensors $games 6 1\`: the policy greedy,"
     echo "the searcher (bench/connect4_search.c: negamax with alpha-beta, open-window heuristic at the"
     echo "leaves, random ties) at each depth, first move alternating; depth 0 is a random player."
     echo
     echo "$table"
     echo
-    echo "Last row of the run's elo.csv (update, games rated, the learner's rating, the pool's):"
-    echo "\`$elo\`"
+    echo "The greedy policy and a searcher whose ties are rare replay a few lines (a win or a loss"
+    echo "of 50 games at once); the same games with the policy sampling its moves (\`... --sample\`):"
+    echo
+    echo "$sampled"
+    echo
+    echo "$elo"
     echo
     echo "Goal of issue 37: >= 80% of 200 games against depth 4."
 } > "$out"

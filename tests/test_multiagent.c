@@ -352,6 +352,7 @@ static void test_docs_commands(void **state) {
     static const struct { const char *command, *want; } docs[] = {
         {"skinner check ConnectFour-v0", "ConnectFour-v0: 16 passed, 0 failed, 0 skipped"},
         {"skinner eval ConnectFour-v0 --policy heuristic", "ConnectFour-v0: 100 episodes"},
+        {"skinner check ConnectFour-v1", "ConnectFour-v1: 16 passed, 0 failed, 0 skipped"},
     };
     for (size_t k = 0; k < sizeof docs / sizeof docs[0]; k++) {
         char command[600], text[8192];
