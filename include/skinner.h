@@ -182,6 +182,11 @@ SK_API double sk_trainer_flops_per_step(const sk_trainer *trainer);
  * run's time is bookkeeping, logging and checkpoints. */
 SK_API void sk_trainer_time_split(const sk_trainer *trainer, double *rollout_seconds,
                                   double *learn_seconds);
+/* The share of the rollouts' thread-time the threads spent waiting for each other (0 to 1):
+ * 1 - (seconds in workers' jobs) / (threads x the rollouts' wall seconds). Envs whose steps
+ * take uneven time leave threads idle at the end of each rollout; train.slices (more slices
+ * than threads, taken as threads come free) lowers it. 0 before the first rollout. */
+SK_API double sk_trainer_rollout_idle(const sk_trainer *trainer);
 /* The policy's parameters (floats) and the env steps of one update (env.num_envs x
  * ppo.horizon): a model's size and an update's batch, for reports. */
 SK_API size_t sk_trainer_num_params(const sk_trainer *trainer);

@@ -1,4 +1,5 @@
-/* The same seed and thread count give bit-identical runs; another seed does not. */
+/* The same seed and thread count give bit-identical runs; another seed does not; with
+ * train.slices too, though which thread steps which slice changes from run to run. */
 #include "test_util.h"
 
 #include "io/safetensors.h"
@@ -23,7 +24,8 @@ static bool record(const sk_update_stats *st, void *user) {
     return true;
 }
 
-static void train(const char *seed, const char *threads, capture *out, const char *checkpoint) {
+static void train_sliced(const char *seed, const char *threads, const char *slices, capture *out,
+                         const char *checkpoint) {
     sk_config *cfg = sk_config_new();
     sk_config_set(cfg, "env.id", "CartPole-v1");
     sk_config_set(cfg, "env.num_envs", "8");
@@ -32,6 +34,7 @@ static void train(const char *seed, const char *threads, capture *out, const cha
     sk_config_set(cfg, "train.total_steps", "12288");
     sk_config_set(cfg, "train.seed", seed);
     sk_config_set(cfg, "train.threads", threads);
+    if (slices) sk_config_set(cfg, "train.slices", slices);
     sk_trainer *trainer = NULL;
     assert_int_equal(sk_trainer_create(&trainer, cfg), SK_OK);
     memset(out, 0, sizeof *out);
@@ -40,6 +43,10 @@ static void train(const char *seed, const char *threads, capture *out, const cha
     assert_int_equal(sk_trainer_save(trainer, checkpoint), SK_OK);
     sk_trainer_destroy(trainer);
     sk_config_free(cfg);
+}
+
+static void train(const char *seed, const char *threads, capture *out, const char *checkpoint) {
+    train_sliced(seed, threads, NULL, out, checkpoint);
 }
 
 /* Checkpoints hold the same tensors, bit for bit, wall-clock seconds aside. */
@@ -101,7 +108,61 @@ static void test_same_seed_same_run(void **state) {
     assert_int_equal(system(cmd), 0);
 }
 
+/* train.slices = 5 over the 8 envs: on five threads the run is five threads' without slices
+ * (a slice per thread); on two and on three threads, where the slices are taken in an order
+ * that changes from run to run, the run repeats bit for bit (the rollout's slices keep their
+ * streams; the learner's blocks are one per thread, so the thread count still matters); two
+ * threads without slices (two slices, other streams) differ. */
+static void test_slices_reproducible(void **state) {
+    (void)state;
+    static capture reference, run;
+    char dir[] = "/tmp/skinner-test-slices-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char p1[128], p2[128];
+    snprintf(p1, sizeof p1, "%s/a.safetensors", dir);
+    snprintf(p2, sizeof p2, "%s/b.safetensors", dir);
+    train("7", "5", &reference, p1);
+    train_sliced("7", "5", "5", &run, p2);
+    assert_int_equal(compare_rows(&reference, &run), 0);
+    assert_true(same_checkpoint(p1, p2));
+    for (int threads = 2; threads <= 3; threads++) {
+        const char *t = threads == 2 ? "2" : "3";
+        train_sliced("7", t, "5", &reference, p1);
+        assert_int_equal(reference.count, 24);
+        for (int k = 0; k < 3; k++) {
+            train_sliced("7", t, "5", &run, p2);
+            int diff = compare_rows(&reference, &run);
+            if (diff != 0) print_error("slices 5 on %s threads: differs at row %d\n", t, diff);
+            assert_int_equal(diff, 0);
+            assert_true(same_checkpoint(p1, p2));
+        }
+    }
+    train("7", "2", &run, p2);
+    assert_true(compare_rows(&reference, &run) != 0);
+    assert_false(same_checkpoint(p1, p2));
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* More slices than envs is refused, naming the key and the limit. */
+static void test_slices_refused(void **state) {
+    (void)state;
+    sk_config *cfg = sk_config_new();
+    sk_config_set(cfg, "env.id", "CartPole-v1");
+    sk_config_set(cfg, "env.num_envs", "8");
+    sk_config_set(cfg, "train.slices", "9");
+    sk_trainer *trainer = NULL;
+    assert_int_equal(sk_trainer_create(&trainer, cfg), SK_ERR_CONFIG);
+    const char *message = sk_last_error();
+    assert_non_null(strstr(message, "train.slices = 9"));
+    assert_non_null(strstr(message, "at most 8"));
+    sk_config_free(cfg);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_same_seed_same_run)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_same_seed_same_run),
+                                       cmocka_unit_test(test_slices_reproducible),
+                                       cmocka_unit_test(test_slices_refused)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -136,6 +136,14 @@ PyObject *skpy_train(PyObject *self, PyObject *args, PyObject *kwargs) {
                          env->id, threads);
             goto fail_cfg;
         }
+        const char *slices = sk_config_get(cfg, "train.slices");
+        if (slices && strcmp(slices, "0") != 0 && strcmp(slices, "1") != 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s is a Python-defined env: it steps its whole batch in one call "
+                         "(train.slices = %s; expected 0 or 1)",
+                         env->id, slices);
+            goto fail_cfg;
+        }
         if (resume_obj != Py_None) {
             PyErr_Format(PyExc_ValueError,
                          "a run on %s cannot be resumed: a Python-defined env's state is not "

@@ -53,6 +53,9 @@ def test_a_python_env_trains_to_its_threshold(tmp_path):
         skinner.train("CountedCartPole-v1", resume=tmp_path / "run")
     with pytest.raises(ValueError, match="one thread"):
         skinner.train("CountedCartPole-v1", config=cartpole_preset(), threads=2, total_steps=1000)
+    with pytest.raises(ValueError, match=r"train.slices = 4; expected 0 or 1"):
+        skinner.train("CountedCartPole-v1", config={**cartpole_preset(), "train.slices": 4},
+                      total_steps=1000)
 
 
 def test_the_callback_sees_every_update_and_can_stop_the_run(tmp_path):

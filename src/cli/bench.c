@@ -331,20 +331,23 @@ static int bench_train(int argc, char **argv) {
                    "\"comm_allreduce_bytes_per_update\": %.0f, "
                    "\"comm_allreduces_per_update\": %.1f, \"params\": %zu, \"batch\": %d, "
                    "\"comm_mode\": \"%s\", \"rollout_bytes_per_rank\": %zu, "
-                   "\"exchange_bytes_per_rank\": %zu}\n",
+                   "\"exchange_bytes_per_rank\": %zu, \"slices\": %d, \"rollout_idle\": %.4f}\n",
                    plan.env->id, comm->size, sk_trainer_threads(trainer), r.wall_seconds,
                    rollout_seconds, learn_seconds, (long long)r.total_steps, r.sps, mean_return, flops, flops * r.sps * 1e-9,
                    updates, bytes, calls, reduce_bytes, reduces, sk_trainer_num_params(trainer),
                    sk_trainer_batch_size(trainer), trainer->s.comm_scale ? "scale" : "exact",
-                   sk_trainer_rollout_bytes(trainer), sk_trainer_exchange_bytes(trainer));
+                   sk_trainer_rollout_bytes(trainer), sk_trainer_exchange_bytes(trainer),
+                   trainer->num_workers, sk_trainer_rollout_idle(trainer));
         else {
             printf("%s: PPO loop %.2f s, %lld env steps: %.3g env steps/s (mean return %.1f); "
                    "model %.3g FLOPs/step, %.2f GFLOP/s\n",
                    plan.env->id, r.wall_seconds, (long long)r.total_steps, r.sps,
                    r.final_mean_return, flops, flops * r.sps * 1e-9);
-            printf("time: rollout (envs, acting) %.2f s (%.0f%%), learning %.2f s (%.0f%%)\n",
+            printf("time: rollout (envs, acting) %.2f s (%.0f%%), learning %.2f s (%.0f%%); "
+                   "threads idle %.1f%% of the rollout (%d slices on %d threads)\n",
                    rollout_seconds, 100.0 * rollout_seconds / r.wall_seconds, learn_seconds,
-                   100.0 * learn_seconds / r.wall_seconds);
+                   100.0 * learn_seconds / r.wall_seconds, 100.0 * sk_trainer_rollout_idle(trainer),
+                   trainer->num_workers, sk_trainer_threads(trainer));
             if (comm->size > 1)
                 printf("%d processes x %d threads; rank 0 sent %.3g bytes in %.0f collective calls "
                        "per update\n",

@@ -370,17 +370,18 @@ static sk_status check_counters(const sk_trainer *tr, const char *path, const in
     if (c[C_WORKERS] != tr->layout.total_workers || c[C_ENVS] != tr->s.num_envs) {
         if (tr->comm.size > 1)
             return sk_fail(SK_ERR_INVALID,
-                           "checkpoint '%s' was written by %lld worker threads over %lld envs; "
-                           "this run has %d (%d processes); resume with as many processes x "
-                           "--threads (and env.num_envs %lld) to continue the same run",
+                           "checkpoint '%s' was written by %lld workers over %lld envs; this "
+                           "run has %d (%d processes); resume with as many processes x "
+                           "--threads, or train.slices (and env.num_envs %lld), to continue the "
+                           "same run",
                            path, (long long)c[C_WORKERS], (long long)c[C_ENVS],
                            tr->layout.total_workers, tr->comm.size, (long long)c[C_ENVS]);
         return sk_fail(SK_ERR_INVALID,
-                       "checkpoint '%s' was written by %lld worker threads over %lld envs; "
-                       "resume with --threads %lld (and env.num_envs %lld) to continue the "
-                       "same run",
+                       "checkpoint '%s' was written by %lld workers over %lld envs; resume "
+                       "with --threads %lld, or --train.slices %lld (and env.num_envs %lld), to "
+                       "continue the same run",
                        path, (long long)c[C_WORKERS], (long long)c[C_ENVS],
-                       (long long)c[C_WORKERS], (long long)c[C_ENVS]);
+                       (long long)c[C_WORKERS], (long long)c[C_WORKERS], (long long)c[C_ENVS]);
     }
     double lo[NUM_COUNTERS], hi[NUM_COUNTERS];
     counter_ranges(tr, c, lo, hi);

@@ -66,10 +66,10 @@ sk_status sk_events_begin(sk_trainer *tr) {
     json_escape(host, sizeof host, machine.nodename);
     sk_telemetry_emit(tr->out.telemetry, tr->resumed ? "run_resumed" : "run_started",
                       "\"env\": \"%s\", \"version\": \"%s\", \"seed\": %llu, \"threads\": %d, "
-                      "\"num_envs\": %d, \"steps\": %lld, \"machine\": {\"host\": \"%s\", "
+                      "\"slices\": %d, \"num_envs\": %d, \"steps\": %lld, \"machine\": {\"host\": \"%s\", "
                       "\"system\": \"%s %s\", \"arch\": \"%s\", \"cores\": %ld}",
-                      tr->env->id, SK_VERSION, (unsigned long long)tr->s.seed, tr->num_workers,
-                      tr->s.num_envs, (long long)tr->progress.steps, host, machine.sysname,
+                      tr->env->id, SK_VERSION, (unsigned long long)tr->s.seed, tr->num_threads,
+                      tr->num_workers, tr->s.num_envs, (long long)tr->progress.steps, host, machine.sysname,
                       machine.release, machine.machine, sysconf(_SC_NPROCESSORS_ONLN));
     emit_config(tr);
     return SK_OK;

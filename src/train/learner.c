@@ -137,7 +137,7 @@ static void gather_core(const sk_rollout *ro, sk_worker *wk, const int32_t *sequ
     }
 }
 
-/* Worker w's block of the dispatched minibatch: gathers its sequences' rows,
+/* Thread w's block of the dispatched minibatch (on worker w's scratch): gathers its sequences' rows,
  * time-major (row t * count + j: step t of its j-th sequence), and adds their
  * loss gradient to its own gradient buffer. */
 static void minibatch_job(void *ctx, int w, int num_workers) {
@@ -204,10 +204,10 @@ static void reduce_minibatch(sk_trainer *tr, sk_ppo_loss_sums *sums) {
     sk_learner *ln = &tr->learner;
     size_t P = ln->policy.num_params;
     const float *parts[SK_MAX_WORKERS];
-    for (int w = 0; w < tr->num_workers; w++) parts[w] = tr->workers[w].grads;
-    sk_comm_sum_workers_f32(ln->grads, parts, tr->num_workers, P);
+    for (int w = 0; w < tr->num_threads; w++) parts[w] = tr->workers[w].grads;
+    sk_comm_sum_workers_f32(ln->grads, parts, tr->num_threads, P);
     double total[5] = {0};
-    for (int w = 0; w < tr->num_workers; w++) {
+    for (int w = 0; w < tr->num_threads; w++) {
         const sk_ppo_loss_sums *s = &tr->workers[w].sums;
         double part[5] = {s->policy_loss, s->value_loss, s->entropy, s->approx_kl, s->clip_fraction};
         for (int k = 0; k < 5; k++) total[k] = w == 0 ? part[k] : total[k] + part[k];
@@ -282,7 +282,7 @@ void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const c
                     ln->mb_adv_norm[(size_t)j * (size_t)L + (size_t)t] =
                         tr->rollout.advantages[sequence_row(&tr->rollout, ln->perm[start + j], t)];
             if (tr->s.norm_adv) normalize_advantages(ln->mb_adv_norm, MS * L);
-            sk_vec_parallel(tr->vec, minibatch_job, tr);
+            sk_trainer_run_threads(tr, minibatch_job);
             sk_ppo_loss_sums sums;
             reduce_minibatch(tr, &sums);
             bool last = epoch == tr->s.update_epochs - 1 && m == num_minibatches - 1;

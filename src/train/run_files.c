@@ -204,11 +204,13 @@ sk_status sk_run_end(sk_trainer *tr, sk_status run_status) {
     const sk_train_result *r = &tr->progress.result;
     fprintf(f, "{\n  \"env\": \"%s\",\n", tr->env->id);
     fprintf(f, "  \"seed\": %llu,\n", (unsigned long long)tr->s.seed);
-    fprintf(f, "  \"threads\": %d,\n", tr->num_workers);
+    fprintf(f, "  \"threads\": %d,\n", tr->num_threads);
+    fprintf(f, "  \"slices\": %d,\n", tr->num_workers);
     fprintf(f, "  \"num_envs\": %d,\n", tr->s.num_envs);
     fprintf(f, "  \"total_steps\": %lld,\n", (long long)r->total_steps);
     json_number(f, "wall_seconds", r->wall_seconds, false);
     json_number(f, "sps", r->sps, false);
+    json_number(f, "rollout_idle", sk_trainer_rollout_idle(tr), false);
     fprintf(f, "  \"solved\": %s,\n", r->solved ? "true" : "false");
     json_number(f, "solved_threshold", tr->env->solved_threshold, false);
     if (r->solved) fprintf(f, "  \"solved_at_steps\": %lld,\n", (long long)r->solved_at_steps);

@@ -59,6 +59,8 @@ sk_status sk_settings_resolve(sk_ppo_settings *s, const sk_config *cfg, const sk
     s->seed = (uint64_t)v;
     CHECK(sk_cfg_int(cfg, "train.threads", 0, 0, 1024, &v));
     s->threads = (int)v;
+    CHECK(sk_cfg_int(cfg, "train.slices", 0, 0, SK_MAX_WORKERS, &v));
+    s->slices = (int)v;
     CHECK(sk_cfg_bool(cfg, "train.stop_when_solved", false, &s->stop_when_solved));
     CHECK(sk_cfg_int(cfg, "train.checkpoint_every", 100, 0, INT32_MAX, &v));
     s->checkpoint_every = (int)v;
@@ -199,6 +201,7 @@ static sk_status trainer_build_local(sk_trainer *tr, const sk_env_def *env) {
                        tr->s.num_envs, K, K);
     sk_comm_env_range(tr->s.num_envs, tr->comm.rank, K, &lo, &hi);
     int threads = tr->s.threads > 0 ? tr->s.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (tr->s.slices > 0) threads = SK_MIN(threads, tr->s.slices); /* a thread a slice at most */
     tr->s.comm_scale = tr->s.comm_scale && K > 1; /* scale in one process is exact */
     tr->layout.env_seed = tr->s.seed;
     if (tr->s.comm_scale) {
@@ -223,7 +226,15 @@ static sk_status trainer_build_local(sk_trainer *tr, const sk_env_def *env) {
     CHECK(sk_selfplay_configure(tr));
     for (int i = 0; g_sections[i]; i++) CHECK(sk_cfg_check_unused(tr->cfg, g_sections[i]));
     CHECK(sk_cfg_check_sections(tr->cfg, g_sections));
-    tr->num_workers = sk_vec_num_workers(tr->vec);
+    tr->num_threads = sk_vec_num_workers(tr->vec);
+    tr->num_workers = tr->s.slices > 0 ? tr->s.slices : tr->num_threads;
+    int rank_envs = hi - lo; /* the envs this rank steps, in either mode */
+    if (tr->s.slices > rank_envs)
+        return sk_fail(SK_ERR_CONFIG,
+                       "train.slices = %d is more than the %d envs %s steps (a slice is at "
+                       "least one env); set train.slices to at most %d, or 0 for one slice per "
+                       "thread",
+                       tr->s.slices, rank_envs, K > 1 ? "each process" : "the run", rank_envs);
     return SK_OK;
 }
 
@@ -232,20 +243,24 @@ static sk_status trainer_build_local(sk_trainer *tr, const sk_env_def *env) {
 static sk_status count_workers(sk_trainer *tr) {
     int K = tr->comm.size;
     CHECK(sk_trainer_state_alloc(tr, true));
-    double *counts = malloc((size_t)K * sizeof *counts);
-    double mine = tr->num_workers;
-    if (counts) sk_comm_allgather_f64(&tr->comm, &mine, 1, counts);
+    double *counts = malloc((size_t)K * 2 * sizeof *counts); /* (ranks, workers and threads) */
+    double mine[2] = {tr->num_workers, tr->num_threads};
+    if (counts) sk_comm_allgather_f64(&tr->comm, mine, 2, counts);
     if (!counts) return sk_fail(SK_ERR_NOMEM, "out of memory");
-    tr->layout.worker_offset = tr->layout.total_workers = tr->layout.max_workers = 0;
+    sk_run_layout *lay = &tr->layout;
+    lay->worker_offset = lay->total_workers = lay->max_workers = 0;
+    lay->thread_offset = lay->total_threads = 0;
     for (int r = 0; r < K; r++) {
-        tr->layout.rank_workers[r] = (int)counts[r];
-        if (r < tr->comm.rank) tr->layout.worker_offset += tr->layout.rank_workers[r];
-        tr->layout.total_workers += tr->layout.rank_workers[r];
-        tr->layout.max_workers = SK_MAX(tr->layout.max_workers, tr->layout.rank_workers[r]);
+        lay->rank_workers[r] = (int)counts[2 * r];
+        if (r < tr->comm.rank) lay->worker_offset += lay->rank_workers[r];
+        if (r < tr->comm.rank) lay->thread_offset += (int)counts[2 * r + 1];
+        lay->total_workers += lay->rank_workers[r];
+        lay->total_threads += (int)counts[2 * r + 1];
+        lay->max_workers = SK_MAX(lay->max_workers, lay->rank_workers[r]);
     }
     free(counts);
-    tr->layout.minibatch_part_offset = tr->s.comm_scale ? 0 : tr->layout.worker_offset;
-    tr->layout.minibatch_parts = tr->s.comm_scale ? tr->num_workers : tr->layout.total_workers;
+    lay->minibatch_part_offset = tr->s.comm_scale ? 0 : lay->thread_offset;
+    lay->minibatch_parts = tr->s.comm_scale ? tr->num_threads : lay->total_threads;
     return SK_OK;
 }
 
@@ -408,7 +423,7 @@ static sk_status trainer_build_shared(sk_trainer *tr) {
     tr->workers = calloc((size_t)tr->num_workers, sizeof(sk_worker));
     if (!tr->workers) return sk_fail(SK_ERR_NOMEM, "out of memory");
     for (int w = 0; w < tr->num_workers; w++) { /* in rows: envs x agents */
-        sk_vec_slice(tr->vec, w, &tr->workers[w].lo, &tr->workers[w].hi);
+        sk_vec_slices(tr->vec, w, tr->num_workers, &tr->workers[w].lo, &tr->workers[w].hi);
         tr->workers[w].lo *= A;
         tr->workers[w].hi *= A;
     }
@@ -516,7 +531,7 @@ sk_status sk_trainer_set_run_dir(sk_trainer *tr, const char *dir) {
 
 sk_train_result sk_trainer_result(const sk_trainer *tr) { return tr->progress.result; }
 
-int sk_trainer_threads(const sk_trainer *tr) { return tr->num_workers; }
+int sk_trainer_threads(const sk_trainer *tr) { return tr->num_threads; }
 
 size_t sk_trainer_num_params(const sk_trainer *tr) { return tr->learner.policy.num_params; }
 
@@ -638,6 +653,43 @@ static sk_status checkpoint(sk_trainer *tr) {
     return sk_comm_agree(&tr->comm, status);
 }
 
+typedef struct dispatch {
+    sk_trainer *tr;
+    sk_parallel_job job;
+} dispatch;
+
+static void dispatch_job(void *ctx, int thread, int num_threads) {
+    const dispatch *d = ctx;
+    sk_trainer *tr = d->tr;
+    double start = sk_now();
+    if (tr->num_workers == num_threads) {
+        d->job(tr, thread, num_threads);
+    } else {
+        for (int w; (w = atomic_fetch_add_explicit(&tr->next_worker, 1, memory_order_relaxed)) <
+                    tr->num_workers;)
+            d->job(tr, w, tr->num_workers);
+    }
+    tr->thread_busy[thread] = sk_now() - start;
+}
+
+double sk_trainer_run_workers(sk_trainer *tr, sk_parallel_job job) {
+    dispatch d = {tr, job};
+    atomic_store_explicit(&tr->next_worker, 0, memory_order_relaxed); /* published by the run */
+    double start = sk_now();
+    sk_vec_parallel(tr->vec, dispatch_job, &d);
+    return sk_now() - start;
+}
+
+void sk_trainer_run_threads(sk_trainer *tr, sk_parallel_job job) {
+    sk_vec_parallel(tr->vec, job, tr);
+}
+
+double sk_trainer_rollout_idle(const sk_trainer *tr) {
+    const sk_run_progress *p = &tr->progress;
+    return p->rollout_available > 0 ? SK_MAX(0.0, 1.0 - p->rollout_busy / p->rollout_available)
+                                     : 0.0;
+}
+
 sk_status sk_trainer_run(sk_trainer *tr) {
     if (tr->ran)
         return sk_trainer_fail(tr, sk_fail(SK_ERR_INVALID,
@@ -651,7 +703,7 @@ sk_status sk_trainer_run(sk_trainer *tr) {
     CHECK(sk_trainer_fail(tr, sk_comm_agree(&tr->comm, begun)));
     tr->out.run_files = any_rank(tr, tr->comm.rank == 0 && tr->out.run_dir[0]);
     tr->progress.start_time = sk_now();
-    if (!tr->resumed) sk_vec_parallel(tr->vec, sk_reset_job, tr);
+    if (!tr->resumed) sk_trainer_run_workers(tr, sk_reset_job);
     sk_governor_save(&tr->learner);
     sk_status status = SK_OK;
     /* the reset observations were normalised with the initial statistics
@@ -665,7 +717,9 @@ sk_status sk_trainer_run(sk_trainer *tr) {
             if (status != SK_OK) break;
         }
         double rollout_start = sk_now();
-        sk_vec_parallel(tr->vec, sk_rollout_job, tr);
+        double rollout_wall = sk_trainer_run_workers(tr, sk_rollout_job);
+        tr->progress.rollout_available += rollout_wall * tr->num_threads;
+        for (int t = 0; t < tr->num_threads; t++) tr->progress.rollout_busy += tr->thread_busy[t];
         /* an env that broke its contract (sk_vec_step_checked) stops every rank */
         if (any_rank(tr, sk_vec_faulted(tr->vec))) {
             atomic_store(&tr->abort_requested, true); /* no checkpoint of that rollout */

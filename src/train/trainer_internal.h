@@ -37,6 +37,9 @@
 
 typedef struct sk_ppo_settings {
     int num_envs, horizon, num_minibatches, update_epochs, threads;
+    /* train.slices: the envs cut into this many workers' slices, each with its own sampling
+     * stream and statistics, that the threads take as they come free; 0: one per thread */
+    int slices;
     int64_t total_steps;
     uint64_t seed;
     bool stop_when_solved;
@@ -156,6 +159,9 @@ typedef struct sk_worker {
  * order; each rank's count in rank_workers, the largest max_workers. */
 typedef struct sk_run_layout {
     int worker_offset, total_workers, max_workers;
+    /* the learner's parts are threads (train.slices cuts the rollout only): this rank's
+     * threads are the run's thread_offset.. of total_threads */
+    int thread_offset, total_threads;
     /* the envs this rank's rollout and vec hold: the run's envs env_first ..
      * env_first + env_count - 1 (comm.mode = scale: its own slice; exact: all of them) */
     int env_first, env_count;
@@ -195,6 +201,9 @@ typedef struct sk_run_progress {
     /* wall seconds this process spent collecting rollouts (envs and acting, the exchange
      * between ranks) and learning from them (advantages, the epochs), since it started */
     double rollout_seconds, learn_seconds;
+    /* the rollouts' thread-seconds: spent in workers' jobs (busy) and available to them
+     * (threads x wall): 1 - busy / available is the share spent waiting for each other */
+    double rollout_busy, rollout_available;
     sk_train_result result;
     sk_update_stats last;
 } sk_run_progress;
@@ -230,7 +239,13 @@ struct sk_trainer {
     sk_learner learner;
     sk_comm comm;
     int obs_size, num_heads, action_dim, mask_size, batch_size, minibatch_size;
-    int num_workers;
+    /* the workers (slices of the envs, streams, statistics, scratch) and the vec's threads
+     * that run them: as many, each thread its worker, or more workers (train.slices),
+     * taken by the threads as each comes free (sk_trainer_run_workers). The learner's
+     * minibatch blocks are one per thread, on workers 0..num_threads - 1's scratch. */
+    int num_workers, num_threads;
+    atomic_int next_worker;
+    double thread_busy[SK_MAX_WORKERS]; /* seconds each thread spent in the last dispatch */
     sk_worker *workers;
     sk_run_layout layout;
     sk_env_gather gathered;
@@ -295,6 +310,13 @@ bool sk_all_finite(const float *x, size_t n);
 
 void sk_reset_job(void *ctx, int w, int num_workers);
 void sk_rollout_job(void *ctx, int w, int num_workers);
+/* Runs job(tr, w, num_workers) for every worker w on the vec's threads: thread w runs worker
+ * w when they are as many; otherwise each thread takes the next worker not yet taken until
+ * none is left (train.slices), so a slow slice holds up one thread, not the others. Returns
+ * the wall seconds; tr->thread_busy holds each thread's seconds in jobs. */
+double sk_trainer_run_workers(sk_trainer *tr, sk_parallel_job job);
+/* Runs job(tr, t, num_threads) on each thread t: the learner's per-thread blocks. */
+void sk_trainer_run_threads(sk_trainer *tr, sk_parallel_job job);
 
 /* Records this trainer's failure: the status, with sk_last_error()'s message
  * kept in the trainer too (sk_trainer_last_error). */

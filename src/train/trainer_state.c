@@ -119,7 +119,8 @@ static size_t array_count(const sk_trainer *tr, const sk_worker *wk, sk_size_kin
     size_t block_sequences = ((size_t)tr->learner.minibatch_sequences + parts - 1) / parts;
     size_t block = block_sequences * L, S = (size_t)tr->rollout.state_size;
     switch (kind) {
-    case SK_SIZE_W_PARAMS: return tr->learner.policy.num_params;
+    case SK_SIZE_W_PARAMS: /* a gradient block: the learner runs one a thread (train.slices) */
+        return wk - tr->workers < tr->num_threads ? tr->learner.policy.num_params : 0;
     case SK_SIZE_W_SLICE: return slice;
     case SK_SIZE_W_SLICE_OBS: return slice * (size_t)tr->obs_size;
     case SK_SIZE_W_SLICE_OBS_U8: return tr->rollout.obs_u8_dtype ? slice * (size_t)tr->obs_size : 0;

@@ -214,10 +214,14 @@ const sk_vec_buffers *sk_vec_buffers_of(const sk_vec *vec) { return &vec->buffer
 void *sk_vec_state(const sk_vec *vec) { return vec->state; }
 const sk_env_io *sk_vec_io(const sk_vec *vec) { return &vec->io; }
 
-void sk_vec_slice(const sk_vec *vec, int worker, int *lo, int *hi) {
-    sk_slice(vec->hi - vec->lo, worker, sk_pool_size(vec->pool), lo, hi);
+void sk_vec_slices(const sk_vec *vec, int slice, int num_slices, int *lo, int *hi) {
+    sk_slice(vec->hi - vec->lo, slice, num_slices, lo, hi);
     *lo += vec->lo;
     *hi += vec->lo;
+}
+
+void sk_vec_slice(const sk_vec *vec, int worker, int *lo, int *hi) {
+    sk_vec_slices(vec, worker, sk_pool_size(vec->pool), lo, hi);
 }
 
 void sk_vec_reset_range(sk_vec *vec, int lo, int hi, uint64_t seed) {

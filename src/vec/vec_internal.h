@@ -11,6 +11,10 @@
 sk_status sk_vec_create_range(sk_vec **out, const sk_env_def *env, int num_envs, int lo, int hi,
                               int threads, const sk_config *cfg);
 
+/* Slice `slice` of num_slices even slices of the envs this process steps (sk_vec_slice is
+ * this with one slice per worker thread): the trainer's train.slices. */
+void sk_vec_slices(const sk_vec *vec, int slice, int num_slices, int *lo, int *hi);
+
 /*
  * Checked stepping, for the trainer: before the env writes, the observation
  * rows of envs lo..hi-1 are filled with a NaN canary; after, every
