@@ -10,6 +10,7 @@
 #include "train/ppo.h"
 #include "train/selfplay.h"
 #include "train/trainer_internal.h"
+#include "vec/vec_internal.h"
 
 #include "skinner/check.h"
 #include "skinner/vec.h"
@@ -254,6 +255,56 @@ static void train(sk_config *cfg, recorder *rec, const char *resume, const char 
 }
 
 static char g_dir[64];
+
+/* DuelNaN-v0: Duel-v0 whose env 2 gives its second agent (row 5) a NaN
+ * observation at the third step of the run (one thread steps every env). */
+static int g_nan_steps;
+
+static void duel_nan_reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t seed) {
+    g_nan_steps = 0;
+    duel_reset(state, io, lo, hi, seed);
+}
+
+static void duel_nan_step(void *state, const sk_env_io *io, int lo, int hi) {
+    duel_step(state, io, lo, hi);
+    if (++g_nan_steps == 3 && lo <= 2 && 2 < hi) io->obs[5 * 2] = NAN;
+}
+
+/* A multi-agent env's contract faults name the env and the agent (h27):
+ * before, the row read as the env index ("env index 5"), in the
+ * trainer's checked steps and in the check of an actor's actions. */
+static void test_fault_names_env_and_agent(void **state) {
+    (void)state;
+    static sk_env_def nan_env; /* registered: kept */
+    if (!sk_env_find("DuelNaN-v0")) {
+        nan_env = g_duel;
+        nan_env.id = "DuelNaN-v0";
+        nan_env.reset = duel_nan_reset;
+        nan_env.step = duel_nan_step;
+        assert_int_equal(sk_env_register(&nan_env), SK_OK);
+    }
+    sk_config *cfg = duel_config("DuelNaN-v0", "256");
+    sk_config_set(cfg, "train.threads", "1");
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    assert_int_equal(sk_trainer_run(tr), SK_ERR_ENV);
+    const char *message = sk_trainer_last_error(tr);
+    if (!strstr(message, "env index 2, agent 1, step 3") ||
+        !strstr(message, "observation value 0 = nan is not finite"))
+        fail_msg("the fault does not name env 2's agent 1 at step 3: %s", message);
+    sk_trainer_destroy(tr);
+    sk_config_free(cfg);
+    /* an action outside the head on env 1's agent 1 (row 3) */
+    sk_vec *vec;
+    assert_int_equal(sk_vec_create(&vec, sk_env_find("Duel-v0"), 3, 1, NULL), SK_OK);
+    sk_vec_reset(vec, 1);
+    const sk_vec_buffers *b = sk_vec_buffers_of(vec);
+    for (int row = 0; row < 6; row++) b->actions[row] = row == 3 ? 7 : 0;
+    assert_int_equal(sk_vec_check_actions(vec, 0, 3, "the test"), SK_ERR_ENV);
+    if (!strstr(sk_last_error(), "wrote action 7 for head 0 of env index 1, agent 1 "))
+        fail_msg("the action's fault does not name env 1's agent 1: %s", sk_last_error());
+    sk_vec_destroy(vec);
+}
 
 /* The batch counts rows (8 envs x 2 agents x 16 steps = 256); the episodes
  * are each agent's own, per role in summary.json: over 4 updates of 16
@@ -805,6 +856,7 @@ int main(void) {
         cmocka_unit_test_setup(test_check_waiting_agents, register_duel),
         cmocka_unit_test(test_gae_all_active_is_gae),
         cmocka_unit_test(test_gae_over_inactive_steps),
+        cmocka_unit_test_setup(test_fault_names_env_and_agent, register_duel),
         cmocka_unit_test_setup(test_trainer_roles, register_duel),
         cmocka_unit_test_setup(test_identical_and_resumed, register_duel),
         cmocka_unit_test(test_explained_variance_over_samples),

@@ -368,11 +368,22 @@ typedef union canary_bits {
 static float obs_canary(void) { return (canary_bits){.bits = OBS_CANARY_BITS}.value; }
 static bool is_canary(float value) { return (canary_bits){.value = value}.bits == OBS_CANARY_BITS; }
 
-/* Records the first fault (later ones are consequences or repeats). */
-static void record_fault(sk_vec *vec, int env_index, int64_t step, const char *fmt, ...)
+/* Names buffer row `row` into out: "env index E" (`index`) or "env E", with ", agent A" or
+ * " agent A" after it for a multi-agent env (whose rows are env * agents + agent). */
+static const char *row_name(const sk_vec *vec, int row, bool index, char *out, size_t size) {
+    int A = vec->num_agents;
+    if (A > 1)
+        snprintf(out, size, index ? "env index %d, agent %d" : "env %d agent %d", row / A, row % A);
+    else
+        snprintf(out, size, index ? "env index %d" : "env %d", row);
+    return out;
+}
+
+/* Records the first fault at buffer row `row` (later ones are consequences or repeats). */
+static void record_fault(sk_vec *vec, int row, int64_t step, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-static void record_fault(sk_vec *vec, int env_index, int64_t step, const char *fmt, ...) {
-    char what[512], when[64];
+static void record_fault(sk_vec *vec, int row, int64_t step, const char *fmt, ...) {
+    char what[512], when[64], where[64];
     if (step > 0) snprintf(when, sizeof when, "step %lld", (long long)step);
     else snprintf(when, sizeof when, "reset");
     va_list args;
@@ -382,9 +393,9 @@ static void record_fault(sk_vec *vec, int env_index, int64_t step, const char *f
     pthread_mutex_lock(&vec->fault_lock);
     if (!atomic_load(&vec->faulted)) {
         snprintf(vec->fault, sizeof vec->fault,
-                 "env %s broke its contract (env index %d, %s): %s; this is the env's fault, not "
+                 "env %s broke its contract (%s, %s): %s; this is the env's fault, not "
                  "the learner's",
-                 vec->env->id, env_index, when, what);
+                 vec->env->id, row_name(vec, row, true, where, sizeof where), when, what);
         atomic_store(&vec->faulted, true);
     }
     pthread_mutex_unlock(&vec->fault_lock);
@@ -448,14 +459,16 @@ static bool obs_rows_good(const sk_vec *vec, const float *obs, const uint8_t *ob
 static bool blame_byte_row(sk_vec *vec, const uint8_t *row, int env_index, int64_t step,
                            const char *field) {
     const sk_env_def *env = vec->env;
+    char name[64];
     for (int k = 0; env->obs_low && k < env->obs_size; k++) {
         float value = row[k];
         if (value >= vec->obs_low[k] && value <= vec->obs_high[k]) continue;
         if (row[k] == OBS_CANARY_BYTE)
             record_fault(vec, env_index, step,
-                         "%s byte %d of env %d = 0x%02x was never written, or written outside "
+                         "%s byte %d of %s = 0x%02x was never written, or written outside "
                          "the declared Box [%g, %g] (obs_size = %d)",
-                         field, k, env_index, OBS_CANARY_BYTE, (double)env->obs_low[k],
+                         field, k, row_name(vec, env_index, false, name, sizeof name),
+                         OBS_CANARY_BYTE, (double)env->obs_low[k],
                          (double)env->obs_high[k], env->obs_size);
         else
             record_fault(vec, env_index, step,
@@ -473,14 +486,16 @@ static bool blame_byte_row(sk_vec *vec, const uint8_t *row, int env_index, int64
 static bool blame_obs_row(sk_vec *vec, const float *row, int env_index, int64_t step,
                           const char *field) {
     const sk_env_def *env = vec->env;
+    char name[64];
     for (int k = 0; k < env->obs_size; k++) {
         float value = row[k];
         if (value >= vec->obs_low[k] && value <= vec->obs_high[k]) continue;
         if (is_canary(value))
             record_fault(vec, env_index, step,
-                         "%s value %d of env %d was never written (obs_size = %d: the env "
+                         "%s value %d of %s was never written (obs_size = %d: the env "
                          "wrote fewer values than it declares)",
-                         field, k, env_index, env->obs_size);
+                         field, k, row_name(vec, env_index, false, name, sizeof name),
+                         env->obs_size);
         else if (!isfinite(value))
             record_fault(vec, env_index, step, "%s value %d = %g is not finite", field, k,
                          (double)value);
@@ -497,8 +512,7 @@ static bool blame_obs_row(sk_vec *vec, const float *row, int env_index, int64_t 
 }
 
 /* Checks the outputs of rows lo..hi-1 after a reset (step 0) or step; records
- * the first fault (naming the row as the env index: they are one for a
- * single-agent env). */
+ * the first fault (naming the row's env, and agent for a multi-agent env). */
 static bool check_outputs(sk_vec *vec, int lo, int hi, int64_t step) {
     const sk_env_def *env = vec->env;
     const sk_vec_buffers *b = &vec->buffers;
@@ -583,10 +597,12 @@ sk_status sk_vec_check_actions(const sk_vec *vec, int lo, int hi, const char *so
         if (!b->active[i]) continue; /* an inactive agent's action is ignored */
         const int32_t *row = b->actions + (size_t)i * H;
         int head = sk_action_check(space, M ? b->masks + (size_t)i * M : NULL, row);
+        char name[64];
         if (head >= 0)
-            return sk_fail(SK_ERR_ENV, "env %s: %s wrote action %d for head %d of env index %d "
+            return sk_fail(SK_ERR_ENV, "env %s: %s wrote action %d for head %d of %s "
                                        "(expected 0..%d, allowed by its mask)",
-                           env->id, source, (int)row[head], head, i, space->head_sizes[head] - 1);
+                           env->id, source, (int)row[head], head,
+                           row_name(vec, i, true, name, sizeof name), space->head_sizes[head] - 1);
     }
     return SK_OK;
 }
