@@ -526,6 +526,75 @@ static void test_elo_in_run_folder(void **state) {
     if (!strstr(text, want)) fail_msg("skinner monitor lacks '%s':\n%s", want, text);
 }
 
+/* ------------------------------------------------------------ self-play's state (h27) */
+
+enum { SET_MEMBERS, SET_NEXT, SET_OPPONENT };
+
+/* A 4-update self-play run saved to path with one self-play value set to
+ * `value` before the save (what a corrupt or hand-edited file holds). */
+static void save_with(const char *path, int which, int64_t value) {
+    static recorder rec;
+    memset(&rec, 0, sizeof rec);
+    sk_config *cfg = duel_config("ConnectFour-v0", "1024");
+    set_selfplay(cfg);
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    sk_trainer_set_callback(tr, record, &rec);
+    assert_int_equal(sk_trainer_run(tr), SK_OK);
+    assert_int_equal(tr->sp.counters[SK_SELFPLAY_MEMBERS], 3); /* the run's own: 1 + 2 */
+    if (which == SET_MEMBERS) tr->sp.counters[SK_SELFPLAY_MEMBERS] = value;
+    if (which == SET_NEXT) tr->sp.counters[SK_SELFPLAY_NEXT] = value;
+    if (which == SET_OPPONENT) tr->sp.opponent[5] = (int32_t)value;
+    assert_int_equal(sk_trainer_save(tr, path), SK_OK);
+    sk_trainer_destroy(tr);
+    sk_config_free(cfg);
+}
+
+static void expect_refused(const char *path, const char *needle1, const char *needle2) {
+    sk_config *cfg = duel_config("ConnectFour-v0", "2048");
+    set_selfplay(cfg);
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    sk_status status = sk_trainer_resume(tr, path);
+    const char *message = sk_trainer_last_error(tr);
+    if (status == SK_OK) fail_msg("a checkpoint with %s resumed", needle1);
+    print_message("refused: %s\n", message);
+    if (!strstr(message, needle1) || !strstr(message, needle2))
+        fail_msg("message lacks '%s'/'%s': %s", needle1, needle2, message);
+    assert_int_equal(status, SK_ERR_CORRUPT);
+    sk_trainer_destroy(tr);
+    sk_config_free(cfg);
+}
+
+/* The pool holds selfplay.pool_size = 3 snapshots: a count of members past
+ * it (the opponents' draw read ratings[3..], the rollout the pool's weights
+ * past its end), a next slot past it (the snapshot's copy wrote past the
+ * pool), or an env's opponent not among the members (its games' Elo updates
+ * wrote ratings[5]) are refused, each named; before, all three resumed (each
+ * value was only checked against 0..10^18 and 0..63). */
+static void test_selfplay_state_refused(void **state) {
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/bad.safetensors", g_dir);
+    save_with(path, SET_MEMBERS, 4);
+    expect_refused(path, "selfplay.counters[0] (pool members) = 4", "[1, 3]");
+    save_with(path, SET_MEMBERS, 0);
+    expect_refused(path, "selfplay.counters[0] (pool members) = 0", "[1, 3]");
+    save_with(path, SET_NEXT, 3);
+    expect_refused(path, "selfplay.counters[1] (next slot) = 3", "[0, 2]");
+    save_with(path, SET_OPPONENT, 5);
+    expect_refused(path, "selfplay.opponent[5] = 5", "[0, 2]");
+    /* the run's own values resume */
+    save_with(path, -1, 0);
+    sk_config *cfg = duel_config("ConnectFour-v0", "2048");
+    set_selfplay(cfg);
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    assert_int_equal(sk_trainer_resume(tr, path), SK_OK);
+    sk_trainer_destroy(tr);
+    sk_config_free(cfg);
+}
+
 /* ------------------------------------------------------------ Connect Four */
 
 /* Four in a row by looking at every cell and direction: the rule, written
@@ -865,6 +934,7 @@ int main(void) {
         cmocka_unit_test(test_elo_by_hand),
         cmocka_unit_test(test_pool_sampling),
         cmocka_unit_test(test_elo_in_run_folder),
+        cmocka_unit_test(test_selfplay_state_refused),
         cmocka_unit_test(test_c4_fours),
         cmocka_unit_test(test_c4_env_vs_naive_rules),
         cmocka_unit_test(test_c4_draw),

@@ -514,6 +514,7 @@ static sk_status resume_from(sk_trainer *tr, const sk_st_file *file, const char 
         }
         core_parts_copy(tr, (size_t)n, data, parts, false);
     }
+    TRY(sk_selfplay_check(tr, path)); /* its counters and opponents index the pool */
     TRY(restore(file, path, "state.seconds", SK_ST_F64, seconds, 2, false, 0, 0));
     if (!(seconds[0] >= 0.0 && seconds[0] < inf))
         TRY(sk_fail(SK_ERR_CORRUPT, "checkpoint '%s': state.seconds[0] = %g is not a duration",

@@ -78,6 +78,26 @@ void sk_selfplay_start(sk_trainer *tr) {
         sp->game_opponent[k] = -1;
 }
 
+sk_status sk_selfplay_check(const sk_trainer *tr, const char *path) {
+    const sk_selfplay *sp = &tr->sp;
+    if (!sp->on) return SK_OK;
+    int64_t members = sp->counters[SK_SELFPLAY_MEMBERS], next = sp->counters[SK_SELFPLAY_NEXT];
+    if (members < 1 || members > sp->pool_size)
+        return sk_fail(SK_ERR_CORRUPT, "checkpoint '%s': selfplay.counters[0] (pool members) = "
+                       "%lld is outside [1, %d] (selfplay.pool_size)", path, (long long)members,
+                       sp->pool_size);
+    if (next < 0 || next >= sp->pool_size)
+        return sk_fail(SK_ERR_CORRUPT, "checkpoint '%s': selfplay.counters[1] (next slot) = %lld "
+                       "is outside [0, %d] (selfplay.pool_size - 1)", path, (long long)next,
+                       sp->pool_size - 1);
+    for (int e = 0; e < envs_of(tr); e++)
+        if (sp->opponent[e] < 0 || sp->opponent[e] >= members)
+            return sk_fail(SK_ERR_CORRUPT, "checkpoint '%s': selfplay.opponent[%d] = %d is "
+                           "outside [0, %lld] (the pool's members)", path, e,
+                           (int)sp->opponent[e], (long long)members - 1);
+    return SK_OK;
+}
+
 bool sk_selfplay_is_opponent(const sk_trainer *tr, int row) {
     return tr->sp.on && row % 2 != tr->sp.role[row / 2];
 }

@@ -55,6 +55,10 @@ struct sk_worker;
 sk_status sk_selfplay_configure(struct sk_trainer *tr);
 /* The first snapshot (the initial weights), the ratings and each env's role and opponent. */
 void sk_selfplay_start(struct sk_trainer *tr);
+/* After a checkpoint's restore (path: for the message): SK_ERR_CORRUPT unless the pool's
+ * member count is 1..pool_size, its next slot 0..pool_size - 1 and every env's opponent a
+ * member (they index the pool and the ratings). */
+sk_status sk_selfplay_check(const struct sk_trainer *tr, const char *path);
 /* Whether rollout row `row` is the opponent's now. */
 bool sk_selfplay_is_opponent(const struct sk_trainer *tr, int row);
 /* Worker wk's opponent rows' actions for step t (obs_t: its slice's policy input). */
