@@ -595,6 +595,65 @@ static void test_selfplay_state_refused(void **state) {
     sk_config_free(cfg);
 }
 
+/* ------------------------------------------------------------ elo.csv */
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) fail_msg("cannot read %s", path);
+    static char text[2][16384];
+    static int which;
+    char *out = text[which ^= 1];
+    size_t n = fread(out, 1, sizeof text[0] - 1, f);
+    out[n] = 0;
+    fclose(f);
+    return out;
+}
+
+/* elo.csv rows by update, as metrics.csv's: a fresh run in a folder that
+ * held another run's rows starts the file anew (before, its rows followed
+ * the old ones: updates 1..4 then 1..8), and a run resumed from update 4 in a
+ * folder whose rows went on to update 8 keeps rows 1..4 and writes 5..8
+ * again (before: 1..8 then 5..8). Either way the file is the uninterrupted
+ * run's, byte for byte (the ratings resume exactly). */
+static void test_elo_csv_by_update(void **state) {
+    (void)state;
+    static recorder rec;
+    char dir[128], half_dir[128], path[200], checkpoint[200], once[16384];
+    snprintf(dir, sizeof dir, "%s/elo", g_dir);
+    snprintf(half_dir, sizeof half_dir, "%s/elo_half", g_dir);
+    snprintf(checkpoint, sizeof checkpoint, "%s/half.safetensors", g_dir);
+    snprintf(path, sizeof path, "%s/elo.csv", dir);
+    sk_config *whole = duel_config("ConnectFour-v0", "2048");
+    sk_config *half = duel_config("ConnectFour-v0", "1024");
+    set_selfplay(whole);
+    set_selfplay(half);
+    memset(&rec, 0, sizeof rec);
+    train_recorded(whole, &rec, NULL, NULL, half_dir); /* the uninterrupted run's file */
+    char tmp[200];
+    snprintf(tmp, sizeof tmp, "%s/elo.csv", half_dir);
+    snprintf(once, sizeof once, "%s", slurp(tmp));
+    int lines = 0;
+    for (const char *c = once; *c; c++) lines += *c == '\n';
+    assert_int_equal(lines, 1 + 8); /* the header, then updates 1..8 */
+    /* a 4-update run in dir, then a fresh 8-update run in the same dir */
+    memset(&rec, 0, sizeof rec);
+    train_recorded(half, &rec, NULL, checkpoint, dir);
+    memset(&rec, 0, sizeof rec);
+    train_recorded(whole, &rec, NULL, NULL, dir);
+    const char *got = slurp(path);
+    if (strcmp(got, once) != 0)
+        fail_msg("a fresh run's elo.csv:\n%s\nthe run's own:\n%s", got, once);
+    /* dir now holds updates 1..8: resume from update 4 there */
+    memset(&rec, 0, sizeof rec);
+    train_recorded(whole, &rec, checkpoint, NULL, dir);
+    assert_int_equal(rec.count, 4);
+    got = slurp(path);
+    if (strcmp(got, once) != 0)
+        fail_msg("a resumed run's elo.csv:\n%s\nthe run's own:\n%s", got, once);
+    sk_config_free(whole);
+    sk_config_free(half);
+}
+
 /* ------------------------------------------------------------ Connect Four */
 
 /* Four in a row by looking at every cell and direction: the rule, written
@@ -935,6 +994,7 @@ int main(void) {
         cmocka_unit_test(test_pool_sampling),
         cmocka_unit_test(test_elo_in_run_folder),
         cmocka_unit_test(test_selfplay_state_refused),
+        cmocka_unit_test(test_elo_csv_by_update),
         cmocka_unit_test(test_c4_fours),
         cmocka_unit_test(test_c4_env_vs_naive_rules),
         cmocka_unit_test(test_c4_draw),

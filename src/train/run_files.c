@@ -92,9 +92,9 @@ static const char *g_metrics_header =
     "update,steps,wall_seconds,sps,mean_return,mean_length,episodes,policy_loss,value_loss,"
     "entropy,approx_kl,clip_fraction,explained_variance,learning_rate\n";
 
-/* On resume, metrics.csv keeps the rows up to the checkpoint's update: rows
- * written after the last checkpoint belong to updates that will run again. */
-static sk_status truncate_metrics(const char *path, int64_t last_update) {
+/* On resume, metrics.csv (and self-play's elo.csv) keeps the rows up to the checkpoint's
+ * update: rows written after the last checkpoint belong to updates that will run again. */
+sk_status sk_run_truncate_rows(const char *path, int64_t last_update) {
     FILE *in = fopen(path, "r");
     if (!in) return sk_fail(SK_ERR_IO, "cannot read '%s' to resume it", path);
     char *kept = NULL;
@@ -124,7 +124,7 @@ sk_status sk_run_begin(sk_trainer *tr) {
     if (status != SK_OK) return status;
     snprintf(path, sizeof path, "%s/metrics.csv", tr->out.run_dir);
     if (tr->resumed) {
-        status = truncate_metrics(path, tr->progress.update);
+        status = sk_run_truncate_rows(path, tr->progress.update);
         if (status != SK_OK) return status;
         tr->out.metrics = fopen(path, "a");
     } else {

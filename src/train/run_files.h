@@ -6,6 +6,9 @@
 
 sk_status sk_run_begin(sk_trainer *tr);
 void sk_run_metrics_row(sk_trainer *tr, const sk_update_stats *st);
+/* Keeps the header and the rows of updates up to last_update of a CSV whose rows begin with
+ * their update (metrics.csv, elo.csv): a resumed run writes the later ones again. */
+sk_status sk_run_truncate_rows(const char *path, int64_t last_update);
 /* Final checkpoint, event log closed, summary.json; run_status is how the run ended. */
 sk_status sk_run_end(sk_trainer *tr, sk_status run_status);
 /* Writes RUN_DIR/policy.safetensors (atomically). */

@@ -1,10 +1,12 @@
 /* Self-play against an Elo-rated pool of snapshots (selfplay.h). */
 #include "selfplay.h"
 
+#include "run_files.h"
 #include "trainer_internal.h"
 
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 double sk_elo_expected(double ra, double rb) { return 1.0 / (1.0 + pow(10.0, (rb - ra) / 400.0)); }
 
@@ -181,7 +183,11 @@ void sk_selfplay_after_update(sk_trainer *tr) {
     if (!sp->elo_csv) {
         char path[4200];
         snprintf(path, sizeof path, "%s/elo.csv", tr->out.run_dir);
-        if (!(sp->elo_csv = fopen(path, "a"))) return;
+        /* as metrics.csv: a new run starts the file, a resumed one keeps its rows up to the
+         * checkpoint's update (a folder without the file starts one) */
+        bool resumed = tr->resumed && access(path, F_OK) == 0;
+        if (resumed && sk_run_truncate_rows(path, tr->progress.update - 1) != SK_OK) return;
+        if (!(sp->elo_csv = fopen(path, resumed ? "a" : "w"))) return;
         if (ftell(sp->elo_csv) == 0) {
             fprintf(sp->elo_csv, "update,games,learner");
             for (int j = 0; j < sp->pool_size; j++) fprintf(sp->elo_csv, ",pool_%d", j);
