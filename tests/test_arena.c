@@ -407,6 +407,43 @@ static void test_random_play(void **unused) {
     assert_true(first != random_run(43, 300, false));
 }
 
+/* A restored map must be the one its snakes and food make (h27): before, only the bodies'
+ * cells were checked, so a map with a wall cleared (heads walk into the padding, and on past
+ * the map's memory), with every free cell marked a body (a new snake or food then finds no
+ * empty cell and is placed at cell -1, before the map), with a food too many, or with two
+ * snakes on one cell, passed. */
+static void test_corrupt_map_refused(void **unused) {
+    (void)unused;
+    arena *game = make(&g_small, 2);
+    uint8_t *obs = calloc((size_t)2 * 2, game->obs_size);
+    char why[160];
+    enum { CLEAR_WALL, FILL_MAP, EXTRA_FOOD, OVERLAP, CASES };
+    const char *needles[CASES] = {"is not a wall", "does not agree with the snakes' bodies",
+                                  "holds 1 food (expected 0, env.food)", "is another snake's too"};
+    for (int c = 0; c < CASES; c++) {
+        for (int env = 0; env < 2; env++) arena_reset_env(game, env, 5, obs);
+        assert_true(arena_validate(game, why, sizeof why));
+        uint8_t *grid = arena_at(game, 1, 0);
+        int32_t free_cell = -1;
+        for (int y = 0; y < g_small.height && free_cell < 0; y++)
+            for (int x = 0; x < g_small.width && free_cell < 0; x++)
+                if (!arena_at(game, 1, cell(game, x, y))[ARENA_BODY]) free_cell = cell(game, x, y);
+        if (c == CLEAR_WALL) grid[(size_t)(cell(game, 0, 2) - 1) * ARENA_CHANNELS + ARENA_BODY] = 0;
+        if (c == FILL_MAP)
+            for (int y = 0; y < g_small.height; y++)
+                for (int x = 0; x < g_small.width; x++)
+                    arena_at(game, 1, cell(game, x, y))[ARENA_BODY] = 1;
+        if (c == EXTRA_FOOD) arena_at(game, 1, free_cell)[ARENA_FOOD] = 1;
+        if (c == OVERLAP) /* row 3's single cell onto row 2's */
+            game->body[3 * (size_t)game->ring + (size_t)game->head_at[3]] = head_of(game, 2);
+        if (arena_validate(game, why, sizeof why)) fail_msg("case %d: a corrupt map passed", c);
+        if (!strstr(why, needles[c])) fail_msg("case %d: '%s' lacks '%s'", c, why, needles[c]);
+        assert_non_null(strstr(why, "map 1"));
+    }
+    free(obs);
+    arena_destroy(game);
+}
+
 static void test_settings_refused(void **unused) {
     (void)unused;
     sk_config *cfg = sk_config_new();
@@ -539,6 +576,7 @@ int main(void) {
         cmocka_unit_test(test_tails),
         cmocka_unit_test(test_truncation),
         cmocka_unit_test(test_random_play),
+        cmocka_unit_test(test_corrupt_map_refused),
         cmocka_unit_test(test_settings_refused),
         cmocka_unit_test(test_table_configure),
         cmocka_unit_test(test_bench_counts_agents),

@@ -283,6 +283,60 @@ void arena_step_env(arena *game, int env, const sk_env_io *io) {
         arena_observe(game, env, row, io->obs_u8 + (size_t)row * game->obs_size);
 }
 
+/* Whether every map is the one its snakes and food make: walls all around, a body cell exactly
+ * where a snake is (no two snakes on a cell), a head mark on each head only, and env.food
+ * food on free playable cells (the bodies' cells are checked first). The step relies on it:
+ * heads stay inside the walls, and a new snake or food always finds an empty cell. */
+static bool maps_agree(const arena *game, char *why, size_t why_size) {
+    const arena_settings *settings = &game->settings;
+    uint8_t *mark = sk_alloc(game->cells); /* 0 free, 1 body, 2 head */
+    if (!mark) {
+        snprintf(why, why_size, "out of memory to check the maps");
+        return false;
+    }
+    bool good = true;
+    for (int env = 0; env < game->num_envs && good; env++) {
+        memset(mark, 0, game->cells);
+        int first = env * settings->num_agents, food = 0;
+        for (int row = first; row < first + settings->num_agents && good; row++)
+            for (int k = 0; k < game->length[row] && good; k++) {
+                int32_t at = arena_body_cell(game, row, k);
+                if (mark[at]) {
+                    snprintf(why, why_size, "map %d: row %d's body cell %d (cell %d) is another "
+                             "snake's too", env, row, k, (int)at);
+                    good = false;
+                }
+                mark[at] = k == game->length[row] - 1 ? 2 : 1;
+            }
+        for (size_t at = 0; at < game->cells && good; at++) {
+            int x = (int)(at % (size_t)game->pad_width) - settings->vision;
+            int y = (int)(at / (size_t)game->pad_width) - settings->vision;
+            bool wall = x < 0 || y < 0 || x >= settings->width || y >= settings->height;
+            const uint8_t *c = arena_at(game, env, (int32_t)at);
+            if (wall && !(c[ARENA_BODY] == 1 && c[ARENA_HEAD] == 0 && c[ARENA_FOOD] == 0)) {
+                snprintf(why, why_size, "map %d's cell %zu, outside the %dx%d map, is not a wall",
+                         env, at, settings->width, settings->height);
+                good = false;
+            } else if (!wall && (c[ARENA_BODY] != (mark[at] > 0) ||
+                                 c[ARENA_HEAD] != (mark[at] == 2) ||
+                                 (c[ARENA_FOOD] && mark[at]) || c[ARENA_FOOD] > 1)) {
+                snprintf(why, why_size, "map %d's cell (%d, %d): body %d, head %d, food %d does "
+                         "not agree with the snakes' bodies", env, x, y, c[ARENA_BODY],
+                         c[ARENA_HEAD], c[ARENA_FOOD]);
+                good = false;
+            }
+            food += !wall && c[ARENA_FOOD];
+        }
+        if (good && food != settings->food) {
+            snprintf(why, why_size, "map %d holds %d food (expected %d, env.food)", env, food,
+                     settings->food);
+            good = false;
+        }
+    }
+    sk_free(mark);
+    return good;
+}
+
 bool arena_validate(const arena *game, char *why, size_t why_size) {
     const arena_settings *settings = &game->settings;
     int rows = game->num_envs * settings->num_agents;
@@ -305,5 +359,5 @@ bool arena_validate(const arena *game, char *why, size_t why_size) {
             }
         }
     }
-    return true;
+    return maps_agree(game, why, why_size);
 }
