@@ -256,18 +256,45 @@ static void train(sk_config *cfg, recorder *rec, const char *resume, const char 
 
 static char g_dir[64];
 
-/* DuelNaN-v0: Duel-v0 whose env 2 gives its second agent (row 5) a NaN
- * observation at the third step of the run (one thread steps every env). */
-static int g_nan_steps;
+/* DuelFault-v0: Duel-v0 that breaks the contract once, on env 2's second
+ * agent (row 5), at step g_fault_step of the run (one thread steps every
+ * env): a NaN observation, or an active flag of 2. */
+enum { FAULT_NAN_OBS, FAULT_ACTIVE };
+static int g_fault_steps, g_fault_step, g_fault_kind;
 
-static void duel_nan_reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t seed) {
-    g_nan_steps = 0;
+static void duel_fault_reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t seed) {
+    g_fault_steps = 0;
     duel_reset(state, io, lo, hi, seed);
 }
 
-static void duel_nan_step(void *state, const sk_env_io *io, int lo, int hi) {
+static void duel_fault_step(void *state, const sk_env_io *io, int lo, int hi) {
     duel_step(state, io, lo, hi);
-    if (++g_nan_steps == 3 && lo <= 2 && 2 < hi) io->obs[5 * 2] = NAN;
+    if (++g_fault_steps != g_fault_step || lo > 2 || 2 >= hi) return;
+    if (g_fault_kind == FAULT_NAN_OBS) io->obs[5 * 2] = NAN;
+    else io->active[5] = 2;
+}
+
+/* Trains DuelFault-v0 with fault `kind` at step `step`: the run's error. */
+static void train_fault(int kind, int step, char *message, size_t size) {
+    static sk_env_def fault_env; /* registered: kept */
+    if (!sk_env_find("DuelFault-v0")) {
+        fault_env = g_duel;
+        fault_env.id = "DuelFault-v0";
+        fault_env.reset = duel_fault_reset;
+        fault_env.step = duel_fault_step;
+        assert_int_equal(sk_env_register(&fault_env), SK_OK);
+    }
+    g_fault_kind = kind;
+    g_fault_step = step;
+    sk_config *cfg = duel_config("DuelFault-v0", "256");
+    sk_config_set(cfg, "train.threads", "1");
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    sk_status status = sk_trainer_run(tr);
+    snprintf(message, size, "%s", status == SK_OK ? "(trained)" : sk_trainer_last_error(tr));
+    assert_int_equal(status, SK_ERR_ENV);
+    sk_trainer_destroy(tr);
+    sk_config_free(cfg);
 }
 
 /* A multi-agent env's contract faults name the env and the agent (h27):
@@ -275,25 +302,11 @@ static void duel_nan_step(void *state, const sk_env_io *io, int lo, int hi) {
  * trainer's checked steps and in the check of an actor's actions. */
 static void test_fault_names_env_and_agent(void **state) {
     (void)state;
-    static sk_env_def nan_env; /* registered: kept */
-    if (!sk_env_find("DuelNaN-v0")) {
-        nan_env = g_duel;
-        nan_env.id = "DuelNaN-v0";
-        nan_env.reset = duel_nan_reset;
-        nan_env.step = duel_nan_step;
-        assert_int_equal(sk_env_register(&nan_env), SK_OK);
-    }
-    sk_config *cfg = duel_config("DuelNaN-v0", "256");
-    sk_config_set(cfg, "train.threads", "1");
-    sk_trainer *tr = NULL;
-    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
-    assert_int_equal(sk_trainer_run(tr), SK_ERR_ENV);
-    const char *message = sk_trainer_last_error(tr);
+    char message[1024];
+    train_fault(FAULT_NAN_OBS, 3, message, sizeof message);
     if (!strstr(message, "env index 2, agent 1, step 3") ||
         !strstr(message, "observation value 0 = nan is not finite"))
         fail_msg("the fault does not name env 2's agent 1 at step 3: %s", message);
-    sk_trainer_destroy(tr);
-    sk_config_free(cfg);
     /* an action outside the head on env 1's agent 1 (row 3) */
     sk_vec *vec;
     assert_int_equal(sk_vec_create(&vec, sk_env_find("Duel-v0"), 3, 1, NULL), SK_OK);
@@ -304,6 +317,18 @@ static void test_fault_names_env_and_agent(void **state) {
     if (!strstr(sk_last_error(), "wrote action 7 for head 0 of env index 1, agent 1 "))
         fail_msg("the action's fault does not name env 1's agent 1: %s", sk_last_error());
     sk_vec_destroy(vec);
+}
+
+/* An active flag other than 0 or 1 is the env's fault, named (h27): before,
+ * the trainer took 2 for 1, and a 2 written at a rollout's last step went
+ * into the checkpoint, which resume then refused (state.active's range is
+ * [0, 1]): a run that could not continue. */
+static void test_active_flag_checked(void **state) {
+    (void)state;
+    char message[1024];
+    train_fault(FAULT_ACTIVE, 2, message, sizeof message);
+    if (!strstr(message, "env index 2, agent 1, step 2") || !strstr(message, "active = 2"))
+        fail_msg("the fault does not name env 2's agent 1's active flag at step 2: %s", message);
 }
 
 /* The batch counts rows (8 envs x 2 agents x 16 steps = 256); the episodes
@@ -985,6 +1010,7 @@ int main(void) {
         cmocka_unit_test(test_gae_all_active_is_gae),
         cmocka_unit_test(test_gae_over_inactive_steps),
         cmocka_unit_test_setup(test_fault_names_env_and_agent, register_duel),
+        cmocka_unit_test_setup(test_active_flag_checked, register_duel),
         cmocka_unit_test_setup(test_trainer_roles, register_duel),
         cmocka_unit_test_setup(test_identical_and_resumed, register_duel),
         cmocka_unit_test(test_explained_variance_over_samples),

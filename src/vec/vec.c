@@ -518,11 +518,14 @@ static bool check_outputs(sk_vec *vec, int lo, int hi, int64_t step) {
     const sk_vec_buffers *b = &vec->buffers;
     size_t O = (size_t)env->obs_size, M = (size_t)env->mask_size;
     bool good = obs_rows_good(vec, b->obs, b->obs_u8, (size_t)lo, (size_t)hi);
-    int ended = 0;
+    int ended = 0, flags = 0; /* a multi-agent env's active flags: 0 or 1 */
     if (step > 0) {
         good &= all_finite(b->rewards + lo, (size_t)(hi - lo));
         for (int i = lo; i < hi; i++) ended |= b->terminated[i] | b->truncated[i];
     }
+    if (vec->num_agents > 1)
+        for (int i = lo; i < hi; i++) flags |= b->active[i];
+    good &= flags <= 1;
     if (good && !ended && M == 0) return true; /* the common case: nothing more to look at */
     for (int i = lo; i < hi; i++) {
         if (!good && (b->obs_u8 ? blame_byte_row(vec, b->obs_u8 + (size_t)i * O, i, step,
@@ -532,6 +535,11 @@ static bool check_outputs(sk_vec *vec, int lo, int hi, int64_t step) {
             return false;
         if (!good && step > 0 && !all_finite(b->rewards + i, 1)) {
             record_fault(vec, i, step, "reward = %g is not finite", (double)b->rewards[i]);
+            return false;
+        }
+        if (vec->num_agents > 1 && b->active[i] > 1) {
+            record_fault(vec, i, step, "active = %d (expected 1: the agent acts at the next "
+                                       "step, or 0: its action is ignored)", b->active[i]);
             return false;
         }
         if (ended && (b->terminated[i] || b->truncated[i]) &&
