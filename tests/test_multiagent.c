@@ -479,6 +479,33 @@ static void test_explained_variance_over_samples(void **state) {
     sk_config_free(cfg);
 }
 
+/* An update without samples (no learner row acted: one env in self-play, a
+ * step a rollout, the snapshot to move) takes no step and is no anomaly
+ * (h27): before, its losses were 0 / 0, the governor read the NaN KL as
+ * "approx KL above governor.max_kl", restored the weights every other
+ * update, and the run ended "diverged" at update 8. */
+static void test_update_without_samples(void **state) {
+    (void)state;
+    static recorder rec;
+    memset(&rec, 0, sizeof rec);
+    sk_config *cfg = duel_config("ConnectFour-v0", "40");
+    set_selfplay(cfg);
+    sk_config_set(cfg, "env.num_envs", "1");
+    sk_config_set(cfg, "ppo.horizon", "1");
+    sk_config_set(cfg, "ppo.num_minibatches", "1");
+    train(cfg, &rec, NULL, NULL, NULL);
+    sk_config_free(cfg);
+    assert_int_equal(rec.count, 20);
+    int empty = 0;
+    for (int i = 0; i < rec.count; i++) {
+        assert_int_equal(rec.rows[i].anomalies, 0);
+        /* the learner moves first in the first game: updates 1, 3, ... have its sample */
+        if (isnan(rec.rows[i].approx_kl)) empty++;
+        else assert_true(rec.rows[i].approx_kl >= 0.0 && isfinite(rec.rows[i].policy_loss));
+    }
+    assert_true(empty > 0 && empty < rec.count);
+}
+
 /* ------------------------------------------------------------ Elo and the pool */
 
 /* Hand values: equal ratings expect 0.5; 1000 against 1200 expects
@@ -1016,6 +1043,7 @@ int main(void) {
         cmocka_unit_test(test_explained_variance_over_samples),
         cmocka_unit_test(test_train_note_counts_rows),
         cmocka_unit_test(test_docs_commands),
+        cmocka_unit_test(test_update_without_samples),
         cmocka_unit_test(test_elo_by_hand),
         cmocka_unit_test(test_pool_sampling),
         cmocka_unit_test(test_elo_in_run_folder),

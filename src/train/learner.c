@@ -315,6 +315,11 @@ void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const c
         tr->minibatch_size = minibatch_size;
     }
     if (*anomaly) return;
+    if (multi && rows_taken == 0) { /* no agent acted in the rollout: no step, no losses */
+        stats->policy_loss = stats->value_loss = stats->entropy = NAN;
+        stats->approx_kl = stats->clip_fraction = NAN;
+        return;
+    }
     double rows = multi ? rows_taken : (double)steps_taken * tr->minibatch_size;
     stats->policy_loss = total.policy_loss / rows;
     stats->value_loss = total.value_loss / rows;
