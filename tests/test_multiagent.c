@@ -369,22 +369,29 @@ static void set_selfplay(sk_config *cfg) {
 
 /* Two runs of one seed give the same updates; a run stopped and resumed
  * (the rows' active flags in the checkpoint) continues as one that never
- * stopped, on Duel-v0, on Connect Four and on Connect Four in self-play. */
+ * stopped, on Duel-v0, on Connect Four and on Connect Four in self-play,
+ * also with the 8 envs cut into 5 slices for 2 threads (train.slices: a
+ * slice holds whole envs, its agents' rows together, and its own scratch for
+ * the snapshots' actions). */
 static void test_identical_and_resumed(void **state) {
     (void)state;
     static recorder once, twice, first, second;
-    const char *envs[] = {"Duel-v0", "ConnectFour-v0", "ConnectFour-v0"};
+    const char *envs[] = {"Duel-v0", "ConnectFour-v0", "ConnectFour-v0", "ConnectFour-v0"};
     char path[128];
     snprintf(path, sizeof path, "%s/half.safetensors", g_dir);
-    for (int e = 0; e < 3; e++) {
+    for (int e = 0; e < 4; e++) {
         memset(&once, 0, sizeof once);
         memset(&twice, 0, sizeof twice);
         memset(&first, 0, sizeof first);
         memset(&second, 0, sizeof second);
         sk_config *whole = duel_config(envs[e], "2048"), *half = duel_config(envs[e], "1024");
-        if (e == 2) {
+        if (e >= 2) {
             set_selfplay(whole);
             set_selfplay(half);
+        }
+        if (e == 3) {
+            sk_config_set(whole, "train.slices", "5");
+            sk_config_set(half, "train.slices", "5");
         }
         train(whole, &once, NULL, NULL, NULL);
         train(whole, &twice, NULL, NULL, NULL);
