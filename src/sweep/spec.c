@@ -14,7 +14,7 @@
  * test_sweep checks the list against a real run's file. */
 const char *const sk_sweep_summary_keys[] = {
     "total_steps", "wall_seconds", "sps", "solved_threshold", "solved_at_steps",
-    "solved_at_seconds", "final_mean_return", "episodes", "anomalies", NULL};
+    "solved_at_seconds", "final_mean_return", "episodes", "anomalies", "rollout_idle", NULL};
 
 typedef struct reader {
     const char *path;

@@ -1,0 +1,43 @@
+/*
+ * The workers' dispatch: a job run for every worker on the vec's threads, one worker a thread
+ * or, with train.slices, more workers taken as each thread comes free; and the rollout's
+ * idle share it measures (sk_trainer_rollout_idle).
+ */
+#include "trainer_internal.h"
+
+typedef struct dispatch {
+    sk_trainer *tr;
+    sk_parallel_job job;
+} dispatch;
+
+static void dispatch_job(void *ctx, int thread, int num_threads) {
+    const dispatch *d = ctx;
+    sk_trainer *tr = d->tr;
+    double start = sk_now();
+    if (tr->num_workers == num_threads) {
+        d->job(tr, thread, num_threads);
+    } else {
+        for (int w; (w = atomic_fetch_add_explicit(&tr->next_worker, 1, memory_order_relaxed)) <
+                    tr->num_workers;)
+            d->job(tr, w, tr->num_workers);
+    }
+    tr->thread_busy[thread] = sk_now() - start;
+}
+
+double sk_trainer_run_workers(sk_trainer *tr, sk_parallel_job job) {
+    dispatch d = {tr, job};
+    atomic_store_explicit(&tr->next_worker, 0, memory_order_relaxed); /* published by the run */
+    double start = sk_now();
+    sk_vec_parallel(tr->vec, dispatch_job, &d);
+    return sk_now() - start;
+}
+
+void sk_trainer_run_threads(sk_trainer *tr, sk_parallel_job job) {
+    sk_vec_parallel(tr->vec, job, tr);
+}
+
+double sk_trainer_rollout_idle(const sk_trainer *tr) {
+    const sk_run_progress *p = &tr->progress;
+    return p->rollout_available > 0 ? SK_MAX(0.0, 1.0 - p->rollout_busy / p->rollout_available)
+                                     : 0.0;
+}
