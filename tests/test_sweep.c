@@ -231,14 +231,21 @@ static void test_refused_inputs(void **state) {
 
 /* ------------------------------------------------------------ state file */
 
+/* GOOD_SWEEP loaded into *spec from NAME.ini, and an empty state file NAME.jsonl's path. */
+static void state_spec(const char *name, sk_sweep_spec *spec, char jsonl[512]) {
+    char ini[512];
+    snprintf(ini, 512, "%s/%s.ini", g_tmp, name);
+    snprintf(jsonl, 512, "%s/%s.jsonl", g_tmp, name);
+    write_text(ini, GOOD_SWEEP);
+    unlink(jsonl);
+    assert_int_equal(sk_sweep_spec_load(spec, ini), SK_OK);
+}
+
 static void test_state_torn_line(void **state) {
     (void)state;
-    char ini[512], jsonl[512];
-    snprintf(ini, sizeof ini, "%s/state.ini", g_tmp);
-    snprintf(jsonl, sizeof jsonl, "%s/sweep.jsonl", g_tmp);
-    write_text(ini, GOOD_SWEEP);
+    char jsonl[512];
     sk_sweep_spec spec;
-    assert_int_equal(sk_sweep_spec_load(&spec, ini), SK_OK);
+    state_spec("state", &spec, jsonl);
     sk_sweep_trial ok = {.index = 0, .retest_of = -1, .ok = true, .value = {0.002}, .metric = 480,
                          .cost = 0.5};
     sk_sweep_trial failed = {.index = 1, .retest_of = -1, .ok = false, .value = {0.009}};
@@ -310,6 +317,38 @@ static void test_state_torn_line(void **state) {
     assert_int_equal(sk_sweep_state_read(jsonl, &spec, &trials, &count), SK_OK);
     assert_int_equal(count, 1);
     assert_int_equal(trials[0].retest_of, 2);
+    free(trials);
+}
+
+/* Every number comes back bit for bit: a resumed sweep fits the numbers the one that never
+ * stopped fitted. cJSON's printer wrote 15 digits whenever they were within a couple of ulps
+ * of the value (475.50000000000006 as 475.5), found by fuzz_sweep. */
+static void test_state_exact_numbers(void **state) {
+    (void)state;
+    char jsonl[512];
+    sk_sweep_spec spec;
+    state_spec("exact", &spec, jsonl);
+    const double values[] = {nextafter(475.5, 1e9), 0.1 + 0.2, nextafter(0.001, 1), 6.4e120,
+                             4.9406564584124654e-324, 1.0 / 3.0, 2.0 / 3.0 * 1e-5};
+    const int n = (int)(sizeof values / sizeof *values);
+    for (int i = 0; i < n; i++) {
+        sk_sweep_trial trial = {.index = i, .retest_of = -1, .ok = true, .value = {values[i]},
+                                .metric = values[(i + 1) % n], .cost = values[(i + 2) % n],
+                                .trial_seconds = values[(i + 3) % n],
+                                .sweep_seconds = values[(i + 4) % n]};
+        assert_int_equal(sk_sweep_state_append(jsonl, &spec, &trial), SK_OK);
+    }
+    sk_sweep_trial *trials = NULL;
+    int count = 0;
+    assert_int_equal(sk_sweep_state_read(jsonl, &spec, &trials, &count), SK_OK);
+    assert_int_equal(count, n);
+    for (int i = 0; i < n; i++) {
+        assert_true(trials[i].value[0] == values[i]);
+        assert_true(trials[i].metric == values[(i + 1) % n]);
+        assert_true(trials[i].cost == values[(i + 2) % n]);
+        assert_true(trials[i].trial_seconds == values[(i + 3) % n]);
+        assert_true(trials[i].sweep_seconds == values[(i + 4) % n]);
+    }
     free(trials);
 }
 
@@ -631,6 +670,7 @@ int main(void) {
         cmocka_unit_test(test_pareto_front),
         cmocka_unit_test(test_refused_inputs),
         cmocka_unit_test(test_state_torn_line),
+        cmocka_unit_test(test_state_exact_numbers),
         cmocka_unit_test(test_summary_keys),
         cmocka_unit_test(test_program_refuses_unknown_key),
         cmocka_unit_test(test_eval_metric),

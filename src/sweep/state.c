@@ -20,6 +20,21 @@ sk_sweep_obs sk_sweep_observe(const sk_sweep_spec *spec, const sk_sweep_trial *t
     return obs;
 }
 
+/* value under key as the shortest decimal that reads back as the same double (null if not
+ * finite, as cJSON writes it). cJSON's own printer stops at 15 digits when the 17-digit
+ * value is within a couple of ulps, so a metric of 475.50000000000006 came back as 475.5 and
+ * a resumed sweep fitted other numbers than the one that never stopped (found by
+ * fuzz_sweep). False when out of memory. */
+static bool add_exact(cJSON *object, const char *key, double value) {
+    char text[32];
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(text, sizeof text, "%.*g", digits, value);
+        if (strtod(text, NULL) == value) break;
+    }
+    cJSON *item = isfinite(value) ? cJSON_CreateRaw(text) : cJSON_CreateNull();
+    return item && cJSON_AddItemToObject(object, key, item);
+}
+
 sk_status sk_sweep_state_append(const char *path, const sk_sweep_spec *spec,
                                 const sk_sweep_trial *trial) {
     cJSON *line = cJSON_CreateObject(), *params = cJSON_CreateObject();
@@ -28,21 +43,21 @@ sk_status sk_sweep_state_append(const char *path, const sk_sweep_spec *spec,
         cJSON_Delete(params);
         return sk_fail(SK_ERR_NOMEM, "out of memory writing '%s'", path);
     }
-    cJSON_AddNumberToObject(line, "trial", trial->index);
-    cJSON_AddStringToObject(line, "status", trial->ok ? "ok" : "failed");
+    bool built = add_exact(line, "trial", trial->index) &&
+                 cJSON_AddStringToObject(line, "status", trial->ok ? "ok" : "failed");
     for (int d = 0; d < spec->num_params; d++)
-        cJSON_AddNumberToObject(params, spec->params[d].key, trial->value[d]);
-    cJSON_AddItemToObject(line, "params", params);
-    if (trial->ok) {
-        cJSON_AddNumberToObject(line, "metric", trial->metric);
-        cJSON_AddNumberToObject(line, "cost", trial->cost);
-    } else {
-        cJSON_AddStringToObject(line, "message", trial->message);
-    }
-    if (trial->retest_of >= 0) cJSON_AddNumberToObject(line, "retest_of", trial->retest_of);
-    cJSON_AddNumberToObject(line, "trial_seconds", trial->trial_seconds);
-    cJSON_AddNumberToObject(line, "sweep_seconds", trial->sweep_seconds);
-    char *text = cJSON_PrintUnformatted(line);
+        built = built && add_exact(params, spec->params[d].key, trial->value[d]);
+    built = built && cJSON_AddItemToObject(line, "params", params);
+    if (!built) cJSON_Delete(params); /* not yet the line's */
+    if (trial->ok)
+        built = built && add_exact(line, "metric", trial->metric) &&
+                add_exact(line, "cost", trial->cost);
+    else
+        built = built && cJSON_AddStringToObject(line, "message", trial->message);
+    if (trial->retest_of >= 0) built = built && add_exact(line, "retest_of", trial->retest_of);
+    built = built && add_exact(line, "trial_seconds", trial->trial_seconds) &&
+            add_exact(line, "sweep_seconds", trial->sweep_seconds);
+    char *text = built ? cJSON_PrintUnformatted(line) : NULL;
     cJSON_Delete(line);
     if (!text) return sk_fail(SK_ERR_NOMEM, "out of memory writing '%s'", path);
     size_t size = strlen(text);
