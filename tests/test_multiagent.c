@@ -357,6 +357,35 @@ static void test_trainer_roles(void **state) {
     if (!strstr(text, "\"roles\": {\"short\": {\"episodes\": 168, \"mean_return\": 2}, "
                       "\"long\": {\"episodes\": 168, \"mean_return\": 3}}"))
         fail_msg("summary.json lacks the per-role returns:\n%s", text);
+    /* roles.csv, by update: update u steps each env 16 times (its steps 16u-15..16u); an
+     * env's game k ends for the short agent at its step 3k-1, for the long one at 3k */
+    snprintf(path, sizeof path, "%s/roles.csv", dir);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    char *line = strtok(text, "\n");
+    assert_string_equal(line, "update,steps,return_short,return_long,episodes_short,episodes_long");
+    int rows = 0;
+    while ((line = strtok(NULL, "\n"))) {
+        long long update, steps, short_count, long_count;
+        double short_return, long_return;
+        assert_int_equal(sscanf(line, "%lld,%lld,%lf,%lf,%lld,%lld", &update, &steps, &short_return,
+                                &long_return, &short_count, &long_count),
+                         6);
+        rows++;
+        int shorts = 0, longs = 0;
+        for (int step = 16 * rows - 15; step <= 16 * rows; step++) {
+            shorts += step % 3 == 2;
+            longs += step % 3 == 0;
+        }
+        if (update != rows || steps != 256 * rows || short_count != 8 * shorts ||
+            long_count != 8 * longs || short_return != 2 || long_return != 3)
+            fail_msg("roles.csv row %d: '%s' (expected %d, %d, 2, 3, %d, %d)", rows, line, rows,
+                     256 * rows, 8 * shorts, 8 * longs);
+    }
+    assert_int_equal(rows, 4);
 }
 
 /* Self-play every 2 updates into a pool of 3 (the pool's weights, ratings
@@ -668,47 +697,55 @@ static char *slurp(const char *path) {
     return out;
 }
 
-/* elo.csv rows by update, as metrics.csv's: a fresh run in a folder that
- * held another run's rows starts the file anew (before, its rows followed
- * the old ones: updates 1..4 then 1..8), and a run resumed from update 4 in a
- * folder whose rows went on to update 8 keeps rows 1..4 and writes 5..8
- * again (before: 1..8 then 5..8). Either way the file is the uninterrupted
- * run's, byte for byte (the ratings resume exactly). */
+/* elo.csv and roles.csv rows by update, as metrics.csv's: a fresh run in a folder that
+ * held another run's rows starts the files anew (before, elo.csv's rows followed the old
+ * ones: updates 1..4 then 1..8), and a run resumed from update 4 in a folder whose rows
+ * went on to update 8 keeps rows 1..4 and writes 5..8 again (before: 1..8 then 5..8).
+ * Either way the files are the uninterrupted run's, byte for byte (the ratings resume
+ * exactly). */
 static void test_elo_csv_by_update(void **state) {
     (void)state;
     static recorder rec;
-    char dir[128], half_dir[128], path[200], checkpoint[200], once[16384];
+    char dir[128], half_dir[128], checkpoint[200], once[2][16384];
+    static const char *const files[2] = {"elo.csv", "roles.csv"};
     snprintf(dir, sizeof dir, "%s/elo", g_dir);
     snprintf(half_dir, sizeof half_dir, "%s/elo_half", g_dir);
     snprintf(checkpoint, sizeof checkpoint, "%s/half.safetensors", g_dir);
-    snprintf(path, sizeof path, "%s/elo.csv", dir);
     sk_config *whole = duel_config("ConnectFour-v0", "2048");
     sk_config *half = duel_config("ConnectFour-v0", "1024");
     set_selfplay(whole);
     set_selfplay(half);
     memset(&rec, 0, sizeof rec);
-    train_recorded(whole, &rec, NULL, NULL, half_dir); /* the uninterrupted run's file */
+    train_recorded(whole, &rec, NULL, NULL, half_dir); /* the uninterrupted run's files */
     char tmp[200];
-    snprintf(tmp, sizeof tmp, "%s/elo.csv", half_dir);
-    snprintf(once, sizeof once, "%s", slurp(tmp));
-    int lines = 0;
-    for (const char *c = once; *c; c++) lines += *c == '\n';
-    assert_int_equal(lines, 1 + 8); /* the header, then updates 1..8 */
+    for (int f = 0; f < 2; f++) {
+        snprintf(tmp, sizeof tmp, "%s/%s", half_dir, files[f]);
+        snprintf(once[f], sizeof once[f], "%s", slurp(tmp));
+        int lines = 0;
+        for (const char *c = once[f]; *c; c++) lines += *c == '\n';
+        assert_int_equal(lines, 1 + 8); /* the header, then updates 1..8 */
+    }
     /* a 4-update run in dir, then a fresh 8-update run in the same dir */
     memset(&rec, 0, sizeof rec);
     train_recorded(half, &rec, NULL, checkpoint, dir);
     memset(&rec, 0, sizeof rec);
     train_recorded(whole, &rec, NULL, NULL, dir);
-    const char *got = slurp(path);
-    if (strcmp(got, once) != 0)
-        fail_msg("a fresh run's elo.csv:\n%s\nthe run's own:\n%s", got, once);
+    for (int f = 0; f < 2; f++) {
+        snprintf(tmp, sizeof tmp, "%s/%s", dir, files[f]);
+        const char *got = slurp(tmp);
+        if (strcmp(got, once[f]) != 0)
+            fail_msg("a fresh run's %s:\n%s\nthe run's own:\n%s", files[f], got, once[f]);
+    }
     /* dir now holds updates 1..8: resume from update 4 there */
     memset(&rec, 0, sizeof rec);
     train_recorded(whole, &rec, checkpoint, NULL, dir);
     assert_int_equal(rec.count, 4);
-    got = slurp(path);
-    if (strcmp(got, once) != 0)
-        fail_msg("a resumed run's elo.csv:\n%s\nthe run's own:\n%s", got, once);
+    for (int f = 0; f < 2; f++) {
+        snprintf(tmp, sizeof tmp, "%s/%s", dir, files[f]);
+        const char *got = slurp(tmp);
+        if (strcmp(got, once[f]) != 0)
+            fail_msg("a resumed run's %s:\n%s\nthe run's own:\n%s", files[f], got, once[f]);
+    }
     sk_config_free(whole);
     sk_config_free(half);
 }

@@ -396,6 +396,23 @@ def make_minatar(skinner, root):
     return int.from_bytes(head[6:8], "little")
 
 
+def make_selfplay(skinner, root):
+    """A Connect Four self-play run (4 updates, a pool of 3). Returns its elo.csv and
+    roles.csv as {column: [cells]}."""
+    run = os.path.join(root, "selfplay")
+    subprocess.run([skinner, "train", "ConnectFour-v0", "--selfplay.enabled", "true",
+                    "--selfplay.pool_size", "3", "--selfplay.snapshot_every", "2",
+                    "--total-steps", "65536", "--run-dir", run, "--quiet"],
+                   stdout=subprocess.DEVNULL, check=True)
+    tables = []
+    for name in ("elo.csv", "roles.csv"):
+        with open(os.path.join(run, name)) as f:
+            rows = [line.rstrip("\n").split(",") for line in f]
+        tables.append({c: [r[k] for r in rows[1:]] for k, c in enumerate(rows[0])})
+    check(len(tables[0]["learner"]) == 4, f"elo.csv has a row per update ({len(tables[0]['learner'])})")
+    return tables
+
+
 def proofs_only(build):
     tmp = tempfile.mkdtemp(prefix="skinner-serve-proofs-")
     try:
@@ -427,6 +444,7 @@ def browser(build, source):
     kge_mrr = make_kge(root)
     proofs = make_prover(skinner, root, tmp)
     gif_width = make_minatar(skinner, root)
+    elo, roles = make_selfplay(skinner, root)
     live_dir = os.path.join(root, "live")
     # slowed so it runs through the test: 1 env, a horizon of 32, up to 3M steps; stopped by SIGINT
     live = train(skinner, live_dir, 7, 3000000, ["--env.num_envs", "1", "--ppo.horizon", "32",
@@ -464,7 +482,7 @@ def browser(build, source):
         listed = wait(lambda: js("return [...document.querySelectorAll('#runs tr[data-run]')]"
                                  ".map(r => r.dataset.run)"), "the runs list appears")
         want = ["0/cartpole-s1", "0/cartpole-s2", "0/cartpole-s3", "0/live", "0/morpho", "0/kge",
-                "0/prover", "0/minatar"]
+                "0/prover", "0/minatar", "0/selfplay"]
         check(listed and all(w in listed for w in want), f"the list shows the test's runs ({listed})")
         wait(lambda: js("const r = document.querySelector('#runs tr[data-run=\"0/live\"]');"
                         "return r && r.dataset.status === 'running'"), "the live run shows running")
@@ -571,6 +589,26 @@ def browser(build, source):
         wait(lambda: js("return [...document.querySelectorAll('#runinfo .status')]"
                         ".every(b => b.textContent !== '…')"), "the run's status is shown")
         driver.save_screenshot(os.path.join(docs, "dashboard-minatar.png"))
+
+        # self-play: the ratings (learner and pool) and each role's return, as the files hold them
+        driver.get(base + "#/run/0%2Fselfplay")
+        for key, table, series in (("elo", elo, ["learner", "pool_0", "pool_1", "pool_2"]),
+                                   ("roles", roles, ["first", "second"])):
+            got = wait(lambda: js(f"const c = document.querySelector('#players [data-chart={key}]');"
+                                  "return c && c.dataset.values && [c.dataset.series, c.dataset.values]"),
+                       f"the self-play run's {key} chart appears")
+            columns = series if key == "elo" else ["return_" + s for s in series]
+            # the file's cells as the page parses them: an empty cell (a pool slot not yet
+            # filled, a role no game ended for) is a gap
+            want = ";".join(" ".join("" if v == "" else repr(float(v)).removesuffix(".0") for v in table[c])
+                            for c in columns)
+            check(got and got[0] == ",".join(series), f"the {key} chart's series are {series} ({got and got[0]})")
+            check(got and got[1] == want, f"the {key} chart holds the file's values ({got and got[1]} = {want})")
+        drawn = js("const c = document.querySelector('#players [data-chart=elo] canvas');"
+                   "return c ? c.width * c.height : 0")
+        check(drawn > 0, "the Elo chart is drawn on a canvas")
+        time.sleep(0.2)
+        driver.save_screenshot(os.path.join(docs, "dashboard-selfplay.png"))
 
         logs = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
         check(not logs, f"no errors in the browser console ({logs[:3]})")

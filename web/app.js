@@ -94,8 +94,10 @@ async function viewList() {
 
 /* One run's rows, parsed from metrics.csv as it grows. */
 class RunData {
-  constructor(id) { this.id = id; this.columns = null; this.rows = {}; this.count = 0;
-                    this.offset = 0; this.bad = 0; this.skipped = 0; this.status = null; }
+  constructor(id, name = 'metrics.csv') {
+    this.id = id; this.name = name; this.columns = null; this.rows = {}; this.count = 0;
+    this.offset = 0; this.bad = 0; this.skipped = 0; this.status = null;
+  }
   reset() { this.columns = null; this.rows = {}; this.count = 0; this.offset = 0; }
   addLines(lines) {
     for (const line of lines) {
@@ -116,7 +118,7 @@ class RunData {
   }
   async load() { /* the rows already written, in chunks */
     for (;;) {
-      const r = await getText(`api/file?run=${q(this.id)}&name=metrics.csv&from=${this.offset}`);
+      const r = await getText(`api/file?run=${q(this.id)}&name=${this.name}&from=${this.offset}`);
       this.skipped += r.skipped;
       this.addLines(r.text.split('\n'));
       if (r.next <= this.offset) break;
@@ -279,6 +281,48 @@ async function viewRuns(ids) {
     loadTraces(runs[0], traces).catch(e => traces.append(el('p', {class: 'error'}, e.message)));
     loadProofs(runs[0], proofs).catch(e => proofs.append(el('p', {class: 'error'}, e.message)));
     loadMedia(runs[0], media);
+    const players = el('div', {id: 'players', class: 'grid'});
+    grid.before(players);
+    loadPlayers(runs[0], players);
+  }
+}
+
+/* ---------------------------------------------------------------- many agents */
+
+/* A multi-agent run's roles.csv (each role's mean return by update) and a self-play run's
+ * elo.csv (the learner's and the pool's ratings by update), as charts of several series,
+ * read again every 5 s while the run page is open. */
+const PLAYER_CHARTS = [
+  {file: 'roles.csv', key: 'roles', label: 'mean return by role', x: 'steps', pick: c => c.startsWith('return_'),
+   name: c => c.slice('return_'.length)},
+  {file: 'elo.csv', key: 'elo', label: 'Elo rating', x: 'update', pick: c => c === 'learner' || c.startsWith('pool_'),
+   name: c => c}];
+function loadPlayers(run, box) {
+  for (const spec of PLAYER_CHARTS.filter(p => (run.files || []).includes(p.file))) {
+    const data = new RunData(run.id, spec.file);
+    const panel = el('div', {class: 'panel', 'data-chart': spec.key}, el('h3', {}, spec.label));
+    box.append(panel);
+    let plot = null;
+    const draw = () => {
+      const columns = (data.columns || []).filter(spec.pick);
+      if (!plot && columns.length) {
+        const series = [{label: spec.x}].concat(columns.map((c, k) =>
+          ({label: spec.name(c), stroke: COLORS[k % COLORS.length], width: c === 'learner' ? 2.5 : 1.2, spanGaps: true})));
+        plot = new uPlot({width: 500, height: 220, series, legend: {show: true},
+                          scales: {x: {time: false}}, axes: [{}, {size: 60}]},
+                         [[]].concat(columns.map(() => [])), panel);
+      }
+      if (!plot) return;
+      plot.setData([data.rows[spec.x] || []].concat(columns.map(c => data.rows[c] || [])));
+      panel.dataset.series = columns.map(spec.name).join(',');
+      panel.dataset.points = String(data.count);
+      if (data.count <= 1000) /* what is drawn, for tests to read back */
+        panel.dataset.values = columns.map(c => (data.rows[c] || []).map(v => (v == null ? '' : String(v))).join(' ')).join(';');
+    };
+    const refresh = () => data.load().then(draw).catch(e => { panel.dataset.error = e.message; });
+    refresh();
+    const timer = setInterval(refresh, 5000);
+    teardown.push(() => { clearInterval(timer); if (plot) plot.destroy(); });
   }
 }
 

@@ -5,6 +5,7 @@
 #include "../io/live.h"
 #include "../io/safetensors.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -117,6 +118,43 @@ sk_status sk_run_truncate_rows(const char *path, int64_t last_update) {
     return ok ? SK_OK : sk_fail(SK_ERR_IO, "cannot rewrite '%s'", path);
 }
 
+/* A multi-agent env's returns per role (its first SK_MAX_ROLES agents) by update, beside
+ * metrics.csv (whose columns skinner plot, the dashboard and users' scripts read as they
+ * are): update,steps,return_NAME...,episodes_NAME..., the mean return of the episodes that
+ * ended in that update for that role, empty when none did. Names keep [A-Za-z0-9_-]. */
+static void roles_header(FILE *f, const sk_trainer *tr) {
+    int roles = SK_MIN(sk_env_agents(tr->env), SK_MAX_ROLES);
+    fputs("update,steps", f);
+    for (int part = 0; part < 2; part++)
+        for (int k = 0; k < roles; k++) {
+            fprintf(f, ",%s_", part ? "episodes" : "return");
+            if (!tr->env->agent_names) {
+                fprintf(f, "agent_%d", k);
+                continue;
+            }
+            for (const char *c = tr->env->agent_names[k]; *c; c++)
+                fputc(isalnum((unsigned char)*c) || *c == '-' ? *c : '_', f);
+        }
+    fputc('\n', f);
+}
+
+static sk_status open_roles(sk_trainer *tr) {
+    if (sk_env_agents(tr->env) < 2) return SK_OK;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/roles.csv", tr->out.run_dir);
+    /* as metrics.csv; a resumed run of an older skinner, without the file, starts one */
+    bool resumed = tr->resumed && access(path, F_OK) == 0;
+    if (resumed) {
+        sk_status status = sk_run_truncate_rows(path, tr->progress.update);
+        if (status != SK_OK) return status;
+    }
+    tr->out.roles = fopen(path, resumed ? "a" : "w");
+    if (!tr->out.roles) return sk_fail(SK_ERR_IO, "cannot write '%s'", path);
+    if (ftell(tr->out.roles) == 0) roles_header(tr->out.roles, tr);
+    fflush(tr->out.roles);
+    return SK_OK;
+}
+
 sk_status sk_run_begin(sk_trainer *tr) {
     char path[4200];
     snprintf(path, sizeof path, "%s/config.ini", tr->out.run_dir);
@@ -133,6 +171,8 @@ sk_status sk_run_begin(sk_trainer *tr) {
     }
     if (!tr->out.metrics) return sk_fail(SK_ERR_IO, "cannot write '%s'", path);
     fflush(tr->out.metrics);
+    status = open_roles(tr);
+    if (status != SK_OK) return status;
     snprintf(path, sizeof path, "%s/live.bin", tr->out.run_dir);
     int64_t num_updates = SK_MAX(1, tr->s.total_steps / tr->batch_size);
     status = sk_live_create(&tr->out.live, path, tr->env->id, num_updates * tr->batch_size);
@@ -156,6 +196,18 @@ void sk_run_metrics_row(sk_trainer *tr, const sk_update_stats *st) {
             st->value_loss, st->entropy, st->approx_kl, st->clip_fraction,
             st->explained_variance, st->learning_rate);
     fflush(tr->out.metrics);
+    if (!tr->out.roles) return;
+    int roles = SK_MIN(sk_env_agents(tr->env), SK_MAX_ROLES);
+    fprintf(tr->out.roles, "%lld,%lld", (long long)st->update, (long long)st->steps);
+    for (int k = 0; k < roles; k++) {
+        int64_t count = tr->progress.role_count[k];
+        if (count) fprintf(tr->out.roles, ",%.6g", tr->progress.role_return_sum[k] / (double)count);
+        else fputc(',', tr->out.roles);
+    }
+    for (int k = 0; k < roles; k++)
+        fprintf(tr->out.roles, ",%lld", (long long)tr->progress.role_count[k]);
+    fputc('\n', tr->out.roles);
+    fflush(tr->out.roles);
 }
 
 static void json_number(FILE *f, const char *key, double value, bool last) {
@@ -188,6 +240,10 @@ sk_status sk_run_end(sk_trainer *tr, sk_status run_status) {
     if (tr->out.metrics) {
         fclose(tr->out.metrics);
         tr->out.metrics = NULL;
+    }
+    if (tr->out.roles) {
+        fclose(tr->out.roles);
+        tr->out.roles = NULL;
     }
     /* an aborted run keeps its last checkpoint: the env state after the
      * aborted rollout is not one to resume from */

@@ -501,6 +501,7 @@ void sk_trainer_destroy(sk_trainer *tr) {
     sk_vec_destroy(tr->vec);
     learner_free(&tr->learner);
     if (tr->out.metrics) fclose(tr->out.metrics);
+    if (tr->out.roles) fclose(tr->out.roles);
     if (tr->out.telemetry) sk_events_end(tr, SK_OK);
     sk_live_close(tr->out.live);
     sk_run_unlock(tr->out.run_lock);

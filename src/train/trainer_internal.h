@@ -216,6 +216,7 @@ typedef struct sk_run_outputs {
     char run_dir[4096];
     int run_lock; /* run_dir's lock (sk_run_lock), -1 before one is held */
     FILE *metrics;
+    FILE *roles; /* RUN_DIR/roles.csv of a multi-agent env, else NULL */
     struct sk_telemetry *telemetry; /* RUN_DIR/events.jsonl, when a run folder is set */
     struct sk_live *live;           /* RUN_DIR/live.bin for skinner monitor */
 } sk_run_outputs;
