@@ -7,7 +7,8 @@
  * the searcher breaks ties at random, so games differ. Prints one Markdown
  * row per depth: wins, draws, losses and the win rate of the policy.
  * C4_MIN_DEPTH=0 adds depth 0, a uniformly random opponent; C4_ENV=ConnectFour-v1
- * for a policy of the image observation.
+ * for a policy of the image observation. A policy.per_role checkpoint plays each side
+ * with that side's policy (first's when it moves first, second's when second).
  */
 #include "connect4_search.h"
 
@@ -22,22 +23,27 @@
 #define OBS_SIZE (2 * C4_CELLS + 1)
 
 /* The policy's column for the mover (stones mine, all), with the observation
- * its env builds: ConnectFour-v0's planes or v1's image. */
-static int policy_move(sk_policy_actor *pa, uint64_t mine, uint64_t all, bool greedy) {
-    uint8_t mask[C4_COLS];
-    for (int c = 0; c < C4_COLS; c++) mask[c] = c4_can_play(all, c);
-    int32_t action = 0;
+ * its env builds: ConnectFour-v0's planes or v1's image. With a policy per role
+ * (policy.per_role) the rows are an env's two agents: the position goes in the
+ * mover's row (side: 0 first, 1 second), the other row a copy whose action is unused. */
+static int policy_move(sk_policy_actor *pa, uint64_t mine, uint64_t all, int side, bool greedy) {
+    int rows = sk_policy_roles(&pa->lp->policy), row = rows > 1 ? side : 0;
+    uint8_t mask[2 * C4_COLS];
+    for (int c = 0; c < C4_COLS; c++) mask[c] = mask[C4_COLS + c] = c4_can_play(all, c);
+    int32_t action[2] = {0, 0};
     if (pa->lp->env->obs_dtype == SK_OBS_U8) {
-        uint8_t image[3 * C4_CELLS];
-        c4_image(mine, all, true, image);
-        sk_policy_actor_act_u8(pa, 0, image, mask, 1, greedy, &action, NULL, NULL);
-        return action;
+        uint8_t image[2][3 * C4_CELLS];
+        c4_image(mine, all, true, image[0]);
+        memcpy(image[1], image[0], sizeof image[0]);
+        sk_policy_actor_act_u8(pa, 0, image[0], mask, rows, greedy, action, NULL, NULL);
+        return action[row];
     }
-    float obs[OBS_SIZE];
-    c4_planes(mine, all, obs);
-    obs[2 * C4_CELLS] = 1.0f; /* its move */
-    sk_policy_actor_act(pa, 0, obs, mask, 1, greedy, &action, NULL, NULL);
-    return action;
+    float obs[2][OBS_SIZE];
+    c4_planes(mine, all, obs[0]);
+    obs[0][2 * C4_CELLS] = 1.0f; /* its move */
+    memcpy(obs[1], obs[0], sizeof obs[0]);
+    sk_policy_actor_act(pa, 0, obs[0], mask, rows, greedy, action, NULL, NULL);
+    return action[row];
 }
 
 /* Depth 0: a uniformly random legal column (a baseline below the searcher). */
@@ -53,7 +59,7 @@ static int play(sk_policy_actor *pa, int depth, bool policy_first, bool greedy, 
     uint64_t stones[2] = {0, 0}, all = 0; /* [0]: the policy's */
     int mover = policy_first ? 0 : 1;
     for (int ply = 0; ply < C4_CELLS; ply++) {
-        int col = mover == 0 ? policy_move(pa, stones[0], all, greedy)
+        int col = mover == 0 ? policy_move(pa, stones[0], all, policy_first ? 0 : 1, greedy)
                   : depth > 0 ? c4_search_move(stones[1], all, depth, rng, NULL)
                               : random_move(all, rng);
         if (col < 0 || col >= C4_COLS || !c4_can_play(all, col)) return mover == 0 ? -1 : 1;
@@ -78,7 +84,7 @@ int main(int argc, char **argv) {
     sk_policy_actor pa;
     const char *env_id = getenv("C4_ENV") ? getenv("C4_ENV") : "ConnectFour-v0";
     if (sk_policy_load(&lp, argv[1], env_id) != SK_OK ||
-        sk_policy_actor_init(&pa, &lp, 1, 1, seed) != SK_OK) {
+        sk_policy_actor_init(&pa, &lp, 1, 2, seed) != SK_OK) {
         fprintf(stderr, "connect4_vs_alphabeta: %s\n", sk_last_error());
         return 1;
     }

@@ -112,9 +112,104 @@ static const sk_env_def g_duel = {
     .agent_names = g_duel_agents,
 };
 
+/* ------------------------------------------------------------ Opposite-v0
+ * Two agents per env see the same constant observation (nothing tells them apart) and earn
+ * 1 a step when the action equals their agent index, for 8 steps. One shared policy cannot
+ * serve both (its two actions' probabilities add up to 1, so the roles' returns add up to
+ * at most 8); a policy per role (policy.per_role) can earn 8 each. */
+#define OPPOSITE_STEPS 8
+typedef struct opposite {
+    int32_t *t;    /* (envs) steps taken */
+    float *earned; /* (envs, 2) */
+} opposite;
+
+static sk_status opposite_create(void **state, int num_envs, const sk_config *cfg) {
+    (void)cfg;
+    opposite *o = calloc(1, sizeof *o);
+    if (!o || !(o->t = calloc((size_t)num_envs, sizeof *o->t)) ||
+        !(o->earned = calloc((size_t)num_envs * 2, sizeof *o->earned))) {
+        if (o) free(o->t);
+        free(o);
+        return SK_ERR_NOMEM;
+    }
+    *state = o;
+    return SK_OK;
+}
+
+static void opposite_destroy(void *state) {
+    opposite *o = state;
+    if (o) free(o->t), free(o->earned);
+    free(o);
+}
+
+static void opposite_reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t seed) {
+    (void)seed;
+    opposite *o = state;
+    for (int e = lo; e < hi; e++) {
+        o->t[e] = 0;
+        for (int a = 0; a < 2; a++) {
+            o->earned[e * 2 + a] = 0;
+            io->obs[e * 2 + a] = 1.0f;
+            io->active[e * 2 + a] = 1;
+        }
+    }
+}
+
+static void opposite_step(void *state, const sk_env_io *io, int lo, int hi) {
+    opposite *o = state;
+    for (int e = lo; e < hi; e++) {
+        bool end = ++o->t[e] == OPPOSITE_STEPS;
+        for (int a = 0; a < 2; a++) {
+            int row = e * 2 + a;
+            io->rewards[row] = io->actions[row] == a ? 1.0f : 0.0f;
+            o->earned[row] += io->rewards[row];
+            io->terminated[row] = end;
+            io->truncated[row] = 0;
+            io->obs[row] = 1.0f;
+            io->active[row] = 1;
+            if (!end) continue;
+            io->final_obs[row] = 1.0f;
+            io->episode_log[(size_t)row * 2] = o->earned[row];
+            io->episode_log[(size_t)row * 2 + 1] = OPPOSITE_STEPS;
+            o->earned[row] = 0;
+        }
+        if (end) o->t[e] = 0;
+    }
+}
+
+static int opposite_arrays(void *state, sk_env_array *arrays) {
+    opposite *o = state;
+    arrays[0] = (sk_env_array){"t", SK_ARRAY_I32, 1, o->t, true, 0, OPPOSITE_STEPS - 1};
+    arrays[1] = (sk_env_array){"earned", SK_ARRAY_F32, 2, o->earned, true, 0, OPPOSITE_STEPS};
+    return 2;
+}
+
+static const char *const g_opposite_agents[] = {"zero", "one"};
+static const float g_opposite_low[1] = {0}, g_opposite_high[1] = {1};
+
+static const sk_env_def g_opposite = {
+    .id = "Opposite-v0",
+    .obs_size = 1,
+    .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {2}},
+    .max_episode_steps = OPPOSITE_STEPS,
+    .solved_threshold = NAN,
+    .num_log_fields = 2,
+    .log_names = {"return", "length"},
+    .create = opposite_create,
+    .destroy = opposite_destroy,
+    .reset = opposite_reset,
+    .step = opposite_step,
+    .state_arrays = opposite_arrays,
+    .obs_low = g_opposite_low,
+    .obs_high = g_opposite_high,
+    .num_agents = 2,
+    .agent_names = g_opposite_agents,
+};
+
 static int register_duel(void **state) {
     (void)state;
     if (!sk_env_find("Duel-v0")) assert_int_equal(sk_env_register(&g_duel), SK_OK);
+    if (!sk_env_find("Opposite-v0")) assert_int_equal(sk_env_register(&g_opposite), SK_OK);
     return 0;
 }
 
@@ -388,6 +483,77 @@ static void test_trainer_roles(void **state) {
     assert_int_equal(rows, 4);
 }
 
+/* policy.per_role on Opposite-v0: trained, a policy per role earns both roles' 8 a game
+ * when evaluated greedily from its checkpoint (each row acts with its agent's own policy),
+ * where one shared policy takes the same action for both and earns 4 a game; the
+ * checkpoint names each role's tensors by its agent, twice the shared policy's. */
+static void train_opposite(bool per_role, const char *save) {
+    sk_config *cfg = duel_config("Opposite-v0", "24576");
+    sk_config_set(cfg, "ppo.num_minibatches", "2");
+    sk_config_set(cfg, "ppo.ent_coef", "0");
+    if (per_role) sk_config_set(cfg, "policy.per_role", "true");
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    assert_int_equal(sk_trainer_run(tr), SK_OK);
+    assert_int_equal(sk_trainer_save(tr, save), SK_OK);
+    sk_trainer_destroy(tr);
+    sk_config_free(cfg);
+}
+
+static void test_per_role(void **state) {
+    (void)state;
+    char shared[200], path[200];
+    snprintf(shared, sizeof shared, "%s/shared.safetensors", g_dir);
+    snprintf(path, sizeof path, "%s/per_role.safetensors", g_dir);
+    train_opposite(false, shared);
+    train_opposite(true, path);
+    sk_eval_result out;
+    assert_int_equal(sk_evaluate(shared, "Opposite-v0", 64, true, 1, NULL, &out), SK_OK);
+    assert_true(out.mean_return == OPPOSITE_STEPS / 2); /* one role's 8, the other's 0 */
+    assert_int_equal(sk_evaluate(path, "Opposite-v0", 64, true, 1, NULL, &out), SK_OK);
+    assert_true(out.mean_return == OPPOSITE_STEPS); /* both roles, every step */
+    assert_true(out.op_counts[0] == out.op_counts[1]);
+    /* sampled: each role's policy is sure of its action (an untrained one is a coin) */
+    assert_int_equal(sk_evaluate(path, "Opposite-v0", 64, false, 1, NULL, &out), SK_OK);
+    if (!(out.mean_return > 0.95 * OPPOSITE_STEPS))
+        fail_msg("sampled, a policy per role earns %.3f of 8 a game", out.mean_return);
+    sk_agent *agent = NULL, *one = NULL;
+    assert_int_equal(sk_agent_load(&one, shared, NULL), SK_OK);
+    assert_int_equal(sk_agent_load(&agent, path, NULL), SK_OK);
+    int tensors = sk_agent_num_tensors(agent);
+    assert_int_equal(tensors, 2 * sk_agent_num_tensors(one));
+    for (int t = 0; t < tensors; t++) {
+        sk_tensor_view view, plain;
+        assert_int_equal(sk_agent_tensor(agent, t, &view), SK_OK);
+        assert_int_equal(sk_agent_tensor(one, t % (tensors / 2), &plain), SK_OK);
+        char want[64];
+        snprintf(want, sizeof want, "%s.%s", t < tensors / 2 ? "zero" : "one", plain.name);
+        if (strcmp(view.name, want) != 0)
+            fail_msg("tensor %d is '%s' (expected '%s')", t, view.name, want);
+    }
+    sk_agent_free(one);
+    /* greedy rows of whole envs act by role; a row count that is not whole envs is refused */
+    float obs[4] = {1, 1, 1, 1};
+    int32_t actions[4];
+    assert_int_equal(sk_agent_act(agent, obs, NULL, 4, true, actions, NULL), SK_OK);
+    assert_true(actions[0] == 0 && actions[1] == 1 && actions[2] == 0 && actions[3] == 1);
+    assert_int_not_equal(sk_agent_act(agent, obs, NULL, 3, true, actions, NULL), SK_OK);
+    assert_non_null(strstr(sk_last_error(), "a multiple of 2"));
+    sk_agent_free(agent);
+    /* refused: a single-agent env, a recurrent core */
+    sk_config *cfg = sk_config_new();
+    sk_config_set(cfg, "env.id", "CartPole-v1");
+    sk_config_set(cfg, "policy.per_role", "true");
+    sk_trainer *tr = NULL;
+    assert_int_not_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    assert_non_null(strstr(sk_last_error(), "CartPole-v1 has 1 agent per env"));
+    sk_config_set(cfg, "env.id", "Opposite-v0");
+    sk_config_set(cfg, "policy.core", "lstm");
+    assert_int_not_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    assert_non_null(strstr(sk_last_error(), "policy.core = lstm"));
+    sk_config_free(cfg);
+}
+
 /* Self-play every 2 updates into a pool of 3 (the pool's weights, ratings
  * and each env's opponent, role and stream then in checkpoints). */
 static void set_selfplay(sk_config *cfg) {
@@ -401,26 +567,33 @@ static void set_selfplay(sk_config *cfg) {
  * stopped, on Duel-v0, on Connect Four and on Connect Four in self-play,
  * also with the 8 envs cut into 5 slices for 2 threads (train.slices: a
  * slice holds whole envs, its agents' rows together, and its own scratch for
- * the snapshots' actions). */
+ * the snapshots' actions); with a policy per role (policy.per_role) in
+ * self-play (each snapshot holds both roles' policies) and on Duel-v0 in 5
+ * slices. */
 static void test_identical_and_resumed(void **state) {
     (void)state;
     static recorder once, twice, first, second;
-    const char *envs[] = {"Duel-v0", "ConnectFour-v0", "ConnectFour-v0", "ConnectFour-v0"};
+    const char *envs[] = {"Duel-v0", "ConnectFour-v0", "ConnectFour-v0", "ConnectFour-v0",
+                          "ConnectFour-v0", "Duel-v0"};
     char path[128];
     snprintf(path, sizeof path, "%s/half.safetensors", g_dir);
-    for (int e = 0; e < 4; e++) {
+    for (int e = 0; e < 6; e++) {
         memset(&once, 0, sizeof once);
         memset(&twice, 0, sizeof twice);
         memset(&first, 0, sizeof first);
         memset(&second, 0, sizeof second);
         sk_config *whole = duel_config(envs[e], "2048"), *half = duel_config(envs[e], "1024");
-        if (e >= 2) {
+        if (e >= 2 && e <= 4) {
             set_selfplay(whole);
             set_selfplay(half);
         }
-        if (e == 3) {
+        if (e == 3 || e == 5) {
             sk_config_set(whole, "train.slices", "5");
             sk_config_set(half, "train.slices", "5");
+        }
+        if (e >= 4) {
+            sk_config_set(whole, "policy.per_role", "true");
+            sk_config_set(half, "policy.per_role", "true");
         }
         train(whole, &once, NULL, NULL, NULL);
         train(whole, &twice, NULL, NULL, NULL);
@@ -457,19 +630,24 @@ static void test_train_note_counts_rows(void **state) {
     if (!strstr(text, want)) fail_msg("expected '%s' in:\n%s", want, text);
 }
 
-/* docs/multiagent.md's check and eval commands for Connect Four, as printed
- * there (its train command is the preset's 50M steps: bench/connect4_vs_alphabeta.sh). */
+/* docs/multiagent.md's check, eval and per-role commands for Connect Four, as printed
+ * there, in the test's folder (its preset's train command is 50M steps:
+ * bench/connect4_vs_alphabeta.sh). */
 static void test_docs_commands(void **state) {
     (void)state;
     static const struct { const char *command, *want; } docs[] = {
         {"skinner check ConnectFour-v0", "ConnectFour-v0: 16 passed, 0 failed, 0 skipped"},
         {"skinner eval ConnectFour-v0 --policy heuristic", "ConnectFour-v0: 100 episodes"},
         {"skinner check ConnectFour-v1", "ConnectFour-v1: 16 passed, 0 failed, 0 skipped"},
+        {"skinner train ConnectFour-v1 --policy.per_role true --total-steps 65536 --run-dir "
+         "runs/c4-roles",
+         "run folder: runs/c4-roles"},
+        {"skinner eval ConnectFour-v1 --checkpoint runs/c4-roles", "ConnectFour-v1: 100 episodes"},
     };
     for (size_t k = 0; k < sizeof docs / sizeof docs[0]; k++) {
         char command[600], text[8192];
-        snprintf(command, sizeof command, "SKINNER_CONFIG_DIR=%s/configs %s%s 2>&1",
-                 SKINNER_SOURCE_DIR, SKINNER_BINARY, docs[k].command + strlen("skinner"));
+        snprintf(command, sizeof command, "cd %s && SKINNER_CONFIG_DIR=%s/configs %s%s 2>&1",
+                 g_dir, SKINNER_SOURCE_DIR, SKINNER_BINARY, docs[k].command + strlen("skinner"));
         FILE *p = popen(command, "r");
         assert_non_null(p);
         size_t n = fread(text, 1, sizeof text - 1, p);
@@ -1083,6 +1261,7 @@ int main(void) {
         cmocka_unit_test_setup(test_fault_names_env_and_agent, register_duel),
         cmocka_unit_test_setup(test_active_flag_checked, register_duel),
         cmocka_unit_test_setup(test_trainer_roles, register_duel),
+        cmocka_unit_test_setup(test_per_role, register_duel),
         cmocka_unit_test_setup(test_identical_and_resumed, register_duel),
         cmocka_unit_test(test_explained_variance_over_samples),
         cmocka_unit_test(test_train_note_counts_rows),

@@ -57,6 +57,11 @@ sk_status sk_export_supported(const sk_loaded_policy *lp) {
                        "policy.type = %s cannot be exported (expected mlp: a candidates "
                        "policy reads a symbolic layout of indices, not numbers)",
                        lp->policy.kind->name);
+    if (sk_policy_roles(&lp->policy) > 1)
+        return sk_fail(SK_ERR_INVALID,
+                       "a policy.per_role checkpoint (%d policies, one per agent of %s) cannot "
+                       "be exported yet (expected one policy: train with policy.per_role = false)",
+                       lp->policy.roles, lp->env->id);
     return SK_OK;
 }
 

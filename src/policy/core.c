@@ -26,6 +26,10 @@ int sk_policy_state_invalid(const sk_policy *policy, const float *state_row) {
 }
 
 double sk_policy_forward_flops(const sk_policy *policy) {
+    if (sk_policy_roles(policy) > 1) { /* a row runs through its own role's copy */
+        sk_policy one = sk_policy_one_role(policy);
+        return sk_policy_forward_flops(&one);
+    }
     double macs = policy->kind->forward_macs(policy);
     if (policy->core) macs += policy->core->forward_macs(policy);
     return 2.0 * macs;

@@ -21,7 +21,7 @@ int sk_policy_tensor_ndim(const sk_tensor_info *info) {
 
 sk_tensor_info *sk_policy_add_tensor(sk_policy *policy, size_t *offset, const char *name, int rows,
                                      int cols) {
-    SK_ASSERT(policy->num_tensors < SK_MAX_TENSORS);
+    SK_ASSERT(policy->num_tensors < SK_MAX_POLICY_TENSORS);
     sk_tensor_info *t = &policy->tensors[policy->num_tensors++];
     snprintf(t->name, sizeof t->name, "%s", name);
     t->offset = *offset;
@@ -78,7 +78,8 @@ sk_status sk_policy_configure(sk_policy *policy, const sk_config *cfg, const sk_
     int kind;
     sk_status status = sk_cfg_choice(cfg, "policy.type", names[0], names, &kind);
     if (status != SK_OK) return status;
-    return sk_kind_table[kind]->configure(policy, cfg, env, env_state);
+    status = sk_kind_table[kind]->configure(policy, cfg, env, env_state);
+    return status == SK_OK ? sk_policy_configure_roles(policy, cfg, env) : status;
 }
 
 sk_status sk_policy_work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity) {
@@ -97,7 +98,13 @@ sk_status sk_policy_work_alloc(sk_policy_work *work, const sk_policy *policy, in
 }
 
 void sk_policy_init_params(const sk_policy *policy, float *params, uint64_t *rng) {
-    policy->kind->init_params(policy, params, rng);
+    if (sk_policy_roles(policy) == 1) {
+        policy->kind->init_params(policy, params, rng);
+        return;
+    }
+    sk_policy one = sk_policy_one_role(policy); /* each role drawn in turn from rng */
+    for (int r = 0; r < policy->roles; r++)
+        policy->kind->init_params(&one, params + (size_t)r * policy->role_params, rng);
 }
 
 void sk_policy_forward(const sk_policy *policy, int net, const float *params, const float *obs,

@@ -21,6 +21,10 @@
 /* the two nets' layers, log-std, the core's encoder (2) and recurrent layer (4) */
 #define SK_MAX_CONV 4 /* convolutions of a CNN encoder */
 #define SK_MAX_TENSORS (2 * 2 * (SK_MAX_LAYERS + 1) + 1 + 2 + SK_RNN_NUM_TENSORS + 2 * SK_MAX_CONV)
+/* policy.per_role: the most roles (agents of an env) that get a policy each, and the
+ * tensors of all of them */
+#define SK_MAX_POLICY_ROLES 4
+#define SK_MAX_POLICY_TENSORS (SK_MAX_TENSORS * SK_MAX_POLICY_ROLES)
 /* tensor indices of a CANDIDATES policy */
 enum { SK_CAND_PREDS, SK_CAND_ARGS, SK_CAND_W1, SK_CAND_B1, SK_CAND_W2, SK_CAND_B2,
        SK_CAND_VALUE_W, SK_CAND_VALUE_B, SK_CAND_NUM_TENSORS };
@@ -64,9 +68,15 @@ struct sk_policy {
     int logits_size; /* actor outputs: sum of head sizes, or the action dim (means) */
     int log_std_tensor; /* continuous: index of actor.log_std in tensors, else -1 */
     int mask_size;   /* 0 or sk_action_mask_size(&space) */
-    size_t num_params;
+    size_t num_params; /* every role's (policy.per_role) */
     int num_tensors;
-    sk_tensor_info tensors[SK_MAX_TENSORS];
+    sk_tensor_info tensors[SK_MAX_POLICY_TENSORS];
+    /* policy.per_role (roles.c): roles > 1 copies of the networks, role r's parameters at
+     * params + r * role_params, its tensors the entries r * role_tensors onwards (named
+     * "AGENT.actor.0.weight", ...). The kinds' code sees one copy: the first role_tensors
+     * entries (role 0's offsets) and the parameters it is handed. 0 or 1: one policy. */
+    int roles, role_tensors;
+    size_t role_params;
     /* per net, per linear layer (layers + 1 of them): index into tensors of the weight */
     int weight_tensor[2][SK_MAX_LAYERS + 1];
     /* The recurrent core (policy.core; NULL: none), shared by actor and critic and placed
@@ -332,6 +342,49 @@ void sk_policy_core_step(const sk_policy *policy, const float *params, const flo
                          float *state, int B, sk_policy_work *work);
 /* The first value of a state row (state floats) outside what its core can hold, or -1. */
 int sk_policy_state_invalid(const sk_policy *policy, const float *state_row);
+
+/* ---- one policy per role (roles.c) ---- */
+
+/* policy.per_role for env, after the kind has laid out one policy: copies the layout for
+ * each of the env's agents. Refused for a single-agent env, more than SK_MAX_POLICY_ROLES
+ * agents, or a recurrent core. */
+sk_status sk_policy_configure_roles(sk_policy *policy, const sk_config *cfg, const sk_env_def *env);
+/* The policy's roles: 1 unless policy.per_role. */
+static inline int sk_policy_roles(const sk_policy *policy) {
+    return policy->roles > 1 ? policy->roles : 1;
+}
+/* Floats of one role's parameters (all of them with one role). */
+static inline size_t sk_policy_role_params(const sk_policy *policy) {
+    return policy->roles > 1 ? policy->role_params : policy->num_params;
+}
+/* One role's view of a per-role policy (itself with one role): its parameters are the
+ * caller's params + r * role_params. */
+sk_policy sk_policy_one_role(const sk_policy *policy);
+
+/* Scratch for acting by role: rows gathered by role and their results, for up to the
+ * caller's rows. */
+typedef struct sk_role_scratch {
+    float *obs;       /* (rows, obs_size) */
+    uint8_t *masks;   /* (rows, mask_size), or NULL without masks */
+    int32_t *actions; /* (rows, heads) */
+    float *actions_f; /* (rows, dim) */
+    float *logp, *values; /* (rows) */
+} sk_role_scratch;
+
+/* Acting with a per-role policy on B rows, row i of role i % roles (the caller's rows
+ * start at an env's first agent): each role's rows gathered, run through that role's
+ * actor (and critic when values is not NULL), sampled in role order from rng, and the
+ * actions, logp and values written back to the rows. actions, actions_f, logp may be NULL
+ * (not wanted). */
+void sk_policy_act_roles(const sk_policy *policy, const float *params, const float *obs,
+                         const uint8_t *masks, int B, uint64_t *rng, bool greedy, int32_t *actions,
+                         float *actions_f, float *logp, float *values, sk_policy_work *work,
+                         const sk_role_scratch *scratch);
+/* The critic's values of `count` rows obs with a per-role policy, row k of role
+ * rows[k] % roles (rows: their indices in the env batch), into values. */
+void sk_policy_values_roles(const sk_policy *policy, const float *params, const float *obs,
+                            const int32_t *rows, int count, float *values, sk_policy_work *work,
+                            const sk_role_scratch *scratch);
 
 /* ---- the action distribution, whichever the space: these dispatch ---- */
 

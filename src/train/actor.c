@@ -63,8 +63,22 @@ sk_status sk_policy_actor_init(sk_policy_actor *pa, const sk_loaded_policy *lp, 
     size_t state_floats = (size_t)num_workers * (size_t)max_rows *
                           (size_t)sk_policy_state_size(&lp->policy);
     if (state_floats) pa->state = sk_alloc(state_floats * sizeof(float));
+    /* policy.per_role: each worker's rows gathered by role */
+    bool short_of_roles = sk_policy_roles(&lp->policy) > 1 &&
+                          !(pa->role = calloc((size_t)num_workers, sizeof *pa->role));
+    for (int w = 0; pa->role && w < num_workers && !short_of_roles; w++) {
+        const sk_env_def *env = lp->env;
+        size_t rows = (size_t)max_rows, heads = (size_t)env->action_space.num_heads;
+        size_t dim = (size_t)env->action_space.dim;
+        sk_role_scratch *s = &pa->role[w];
+        short_of_roles = !(s->obs = sk_alloc(rows * (size_t)env->obs_size * sizeof(float))) ||
+                         (env->mask_size && !(s->masks = sk_alloc(rows * (size_t)env->mask_size))) ||
+                         !(s->actions = sk_alloc((rows * heads + 1) * sizeof(int32_t))) ||
+                         !(s->actions_f = sk_alloc((rows * dim + 1) * sizeof(float))) ||
+                         !(s->logp = sk_alloc(rows * sizeof(float)));
+    }
     sk_status status = pa->work && pa->rng && (!policy_obs || pa->policy_obs) &&
-                               (!state_floats || pa->state)
+                               (!state_floats || pa->state) && !short_of_roles
                            ? SK_OK
                            : sk_fail(SK_ERR_NOMEM, "out of memory for %d policy workers", num_workers);
     for (int w = 0; w < num_workers && status == SK_OK; w++) {
@@ -85,6 +99,11 @@ sk_status sk_policy_actor_init(sk_policy_actor *pa, const sk_loaded_policy *lp, 
 }
 
 void sk_policy_actor_free(sk_policy_actor *pa) {
+    for (int w = 0; pa->role && w < pa->num_workers; w++) {
+        sk_role_scratch *s = &pa->role[w];
+        sk_free(s->obs), sk_free(s->masks), sk_free(s->actions), sk_free(s->actions_f), sk_free(s->logp);
+    }
+    free(pa->role);
     for (int w = 0; pa->work && w < pa->num_workers; w++) sk_policy_work_free(&pa->work[w]);
     free(pa->work);
     free(pa->rng);
@@ -129,6 +148,11 @@ void sk_policy_actor_act_at(sk_policy_actor *pa, int worker, int at, const float
     if (policy->core && rows > 0)
         sk_policy_core_step(policy, lp->params, obs, sk_policy_actor_state(pa, worker, at), rows,
                             work);
+    if (pa->role) { /* policy.per_role: each row by its agent's own policy */
+        sk_policy_act_roles(policy, lp->params, obs, masks, rows, &pa->rng[worker], greedy,
+                            actions, actions_continuous, logp, NULL, work, &pa->role[worker]);
+        return;
+    }
     sk_policy_forward(&lp->policy, SK_NET_ACTOR, lp->params, obs, rows, work);
     sk_policy_sample(&lp->policy, lp->params, work->out[SK_NET_ACTOR], masks, rows,
                      &pa->rng[worker], greedy, actions, actions_continuous,

@@ -20,6 +20,7 @@ typedef struct sk_policy_actor {
     uint64_t *rng;               /* (num_workers) each worker's sampling stream */
     float *state;                /* with a core: (num_workers, max_rows, state_size), each row's
                                     h then (LSTM) c; zero at the start */
+    sk_role_scratch *role;       /* policy.per_role: (num_workers) rows gathered by role */
 } sk_policy_actor;
 
 /*
@@ -35,7 +36,9 @@ void sk_policy_actor_free(sk_policy_actor *pa);
 
 /* Worker w's actions for rows observations (rows <= max_rows): discrete into
  * actions (rows, num_heads), continuous into actions_continuous (rows, dim);
- * logp (rows) of what was taken, or NULL. masks (rows, mask_size) or NULL. */
+ * logp (rows) of what was taken, or NULL. masks (rows, mask_size) or NULL. With
+ * policy.per_role, row r is agent r % roles of its env: the rows start at an env's
+ * first agent. */
 void sk_policy_actor_act(sk_policy_actor *pa, int worker, const float *obs, const uint8_t *masks,
                          int rows, bool greedy, int32_t *actions, float *actions_continuous,
                          float *logp);

@@ -57,6 +57,11 @@ static sk_status act_rows(sk_agent *agent, const float *obs, const uint8_t *mask
     size_t O = (size_t)policy->obs_size, M = (size_t)policy->mask_size;
     size_t S = (size_t)sk_policy_state_size(policy);
     if (rows < 0) return sk_fail(SK_ERR_INVALID, "rows = %d (expected 0 or more)", rows);
+    int roles = sk_policy_roles(policy); /* policy.per_role: row r is agent r % roles */
+    if (rows % roles)
+        return sk_fail(SK_ERR_INVALID, "rows = %d: this policy has one policy per role "
+                       "(policy.per_role), %d roles, so rows are whole envs: a multiple of %d "
+                       "(row r is agent r %% %d of its env)", rows, roles, roles, roles);
     if (masks && !M)
         return sk_fail(SK_ERR_INVALID, "%s has no action masks, but masks were given",
                        agent->lp.env->id);
@@ -83,8 +88,9 @@ static sk_status act_rows(sk_agent *agent, const float *obs, const uint8_t *mask
                            i, k, (double)state[(size_t)i * S + (size_t)k], SK_CORE_CELL_MAX);
     }
     int H = space->num_heads, D = space->dim;
-    for (int lo = 0; lo < rows; lo += AGENT_ROWS) {
-        int n = SK_MIN(AGENT_ROWS, rows - lo);
+    int chunk = AGENT_ROWS - AGENT_ROWS % roles; /* whole envs a chunk */
+    for (int lo = 0; lo < rows; lo += chunk) {
+        int n = SK_MIN(chunk, rows - lo);
         if (S) { /* the rows' memories into the actor's rows, and back after */
             float *mine = sk_policy_actor_state(&agent->actor, 0, 0);
             memcpy(mine, state + (size_t)lo * S, (size_t)n * S * sizeof(float));

@@ -29,7 +29,7 @@
 #define STATE_VERSION "1"
 /* Metadata of a comm.mode = scale checkpoint: the number of processes that wrote it. */
 #define SCALE_RANKS "comm_scale_ranks"
-#define MAX_CHECKPOINT_TENSORS (SK_MAX_TENSORS + SK_MAX_ENV_ARRAYS + 24)
+#define MAX_CHECKPOINT_TENSORS (SK_MAX_POLICY_TENSORS + SK_MAX_ENV_ARRAYS + 24)
 
 /* sk_array_type and sk_st_dtype agree value for value (asserted in src/io/safetensors.c). */
 

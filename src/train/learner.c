@@ -159,43 +159,58 @@ static void minibatch_job(void *ctx, int w, int num_workers) {
     if (count == 0) return;
     const int32_t *sequences = ln->perm + ln->current_minibatch + lo;
     if (ro->state_size) gather_core(ro, wk, sequences, count);
-    for (int r = 0; r < rows; r++) {
-        int t = r / count, j = r % count;
-        size_t k = sequence_row(ro, sequences[j], t);
-        if (ro->obs_u8_dtype) /* the learner's side of the widening (the actor's: rollout.c) */
-            sk_obs_widen(wk->mb_obs + (size_t)r * O, ro->obs_u8 + k * O, (size_t)O);
-        else
-            memcpy(wk->mb_obs + (size_t)r * O, ro->obs + k * O, (size_t)O * sizeof(float));
-        memcpy(wk->mb_actions + (size_t)r * H, ro->actions + k * H, (size_t)H * sizeof(int32_t));
-        memcpy(wk->mb_actions_f + (size_t)r * D, ro->actions_f + k * D, (size_t)D * sizeof(float));
-        if (M) memcpy(wk->mb_masks + (size_t)r * M, ro->masks + k * M, (size_t)M);
-        wk->mb_logp[r] = ro->logp[k];
-        wk->mb_returns[r] = ro->returns[k];
-        wk->mb_values[r] = ro->values[k];
-        wk->mb_adv[r] = ln->mb_adv_norm[(size_t)(lo + j) * (size_t)L + (size_t)t];
+    /* policy.per_role (no core: a sequence is one row): the block gathered role by role,
+     * role p's rows from role_start[p], for that role's copy of the networks */
+    int roles = sk_policy_roles(&ln->policy), role_start[SK_MAX_POLICY_ROLES + 1], at = 0;
+    for (int pass = 0; pass < roles; pass++) {
+        role_start[pass] = at;
+        for (int r = 0; r < rows; r++) {
+            int t = r / count, j = r % count;
+            size_t k = sequence_row(ro, sequences[j], t);
+            if (roles > 1 && (int)(k % (size_t)roles) != pass) continue; /* row k's agent */
+            size_t a = (size_t)at++;
+            if (ro->obs_u8_dtype) /* the learner's side of the widening (the actor's: rollout.c) */
+                sk_obs_widen(wk->mb_obs + a * O, ro->obs_u8 + k * O, (size_t)O);
+            else
+                memcpy(wk->mb_obs + a * O, ro->obs + k * O, (size_t)O * sizeof(float));
+            memcpy(wk->mb_actions + a * H, ro->actions + k * H, (size_t)H * sizeof(int32_t));
+            memcpy(wk->mb_actions_f + a * D, ro->actions_f + k * D, (size_t)D * sizeof(float));
+            if (M) memcpy(wk->mb_masks + a * M, ro->masks + k * M, (size_t)M);
+            wk->mb_logp[a] = ro->logp[k];
+            wk->mb_returns[a] = ro->returns[k];
+            wk->mb_values[a] = ro->values[k];
+            wk->mb_adv[a] = ln->mb_adv_norm[(size_t)(lo + j) * (size_t)L + (size_t)t];
+        }
     }
-    sk_ppo_rows block = {
-        .rows = rows,
-        .seq_len = L,
-        .state0 = wk->mb_state0,
-        .resets = wk->mb_resets,
-        .obs = wk->mb_obs,
-        .actions = H ? wk->mb_actions : NULL,
-        .actions_continuous = D ? wk->mb_actions_f : NULL,
-        .masks = M ? wk->mb_masks : NULL,
-        .old_logp = wk->mb_logp,
-        .advantages = wk->mb_adv,
-        .returns = wk->mb_returns,
-        .old_values = wk->mb_values,
-    };
+    role_start[roles] = at;
     sk_ppo_loss_config loss = {
         .clip_coef = (float)tr->s.clip_coef,
         .ent_coef = (float)tr->s.ent_coef,
         .vf_coef = (float)tr->s.vf_coef,
         .clip_vloss = tr->s.clip_vloss,
     };
-    sk_ppo_loss_grad(&ln->policy, ln->params, wk->grads, &wk->work, &block,
-                     1.0f / (float)tr->minibatch_size, &loss, &wk->sums);
+    size_t P1 = sk_policy_role_params(&ln->policy);
+    for (int pass = 0; pass < roles; pass++) {
+        size_t from = (size_t)role_start[pass];
+        int n = role_start[pass + 1] - role_start[pass];
+        if (n == 0) continue;
+        sk_ppo_rows block = {
+            .rows = n,
+            .seq_len = L,
+            .state0 = wk->mb_state0,
+            .resets = wk->mb_resets,
+            .obs = wk->mb_obs + from * O,
+            .actions = H ? wk->mb_actions + from * H : NULL,
+            .actions_continuous = D ? wk->mb_actions_f + from * D : NULL,
+            .masks = M ? wk->mb_masks + from * M : NULL,
+            .old_logp = wk->mb_logp + from,
+            .advantages = wk->mb_adv + from,
+            .returns = wk->mb_returns + from,
+            .old_values = wk->mb_values + from,
+        };
+        sk_ppo_loss_grad(&ln->policy, ln->params + (size_t)pass * P1, wk->grads + (size_t)pass * P1,
+                         &wk->work, &block, 1.0f / (float)tr->minibatch_size, &loss, &wk->sums);
+    }
 }
 
 /* The minibatch gradient and loss sums over all workers (then all ranks),

@@ -116,6 +116,11 @@ static void critic_values(sk_trainer *tr, sk_worker *wk, const float *obs, const
                    S * sizeof(float));
         sk_policy_core_step(&ln->policy, ln->params, obs, wk->trunc_state, count, &wk->work);
     }
+    if (sk_policy_roles(&ln->policy) > 1) { /* each row's own role's critic */
+        sk_policy_values_roles(&ln->policy, ln->params, obs, index, count, values, &wk->work,
+                               &wk->role);
+        return;
+    }
     sk_policy_forward(&ln->policy, SK_NET_CRITIC, ln->params, obs, count, &wk->work);
     memcpy(values, wk->work.out[SK_NET_CRITIC], (size_t)count * sizeof(float));
 }
@@ -207,11 +212,21 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
         const float *obs_t = policy_obs(ro, wk, row + (size_t)lo, B);
         const uint8_t *masks_t = M ? ro->masks + (row + (size_t)lo) * (size_t)M : NULL;
         if (ro->state_size) core_step(tr, wk, t, obs_t);
-        sk_policy_forward_both(&ln->policy, ln->params, obs_t, B, &wk->work);
-        sk_policy_sample(&ln->policy, ln->params, wk->work.out[SK_NET_ACTOR], masks_t, B, &wk->rng,
-                         false, ro->actions + (row + (size_t)lo) * (size_t)H,
-                         ro->actions_f + (row + (size_t)lo) * (size_t)D, ro->logp + row + (size_t)lo);
-        memcpy(ro->values + row + (size_t)lo, wk->work.out[SK_NET_CRITIC], (size_t)B * sizeof(float));
+        if (sk_policy_roles(&ln->policy) > 1) { /* lo is an env's first agent: role 0 */
+            sk_policy_act_roles(&ln->policy, ln->params, obs_t, masks_t, B, &wk->rng, false,
+                                ro->actions + (row + (size_t)lo) * (size_t)H,
+                                ro->actions_f + (row + (size_t)lo) * (size_t)D,
+                                ro->logp + row + (size_t)lo, ro->values + row + (size_t)lo,
+                                &wk->work, &wk->role);
+        } else {
+            sk_policy_forward_both(&ln->policy, ln->params, obs_t, B, &wk->work);
+            sk_policy_sample(&ln->policy, ln->params, wk->work.out[SK_NET_ACTOR], masks_t, B,
+                             &wk->rng, false, ro->actions + (row + (size_t)lo) * (size_t)H,
+                             ro->actions_f + (row + (size_t)lo) * (size_t)D,
+                             ro->logp + row + (size_t)lo);
+            memcpy(ro->values + row + (size_t)lo, wk->work.out[SK_NET_CRITIC],
+                   (size_t)B * sizeof(float));
+        }
         sk_selfplay_act(tr, wk, t, obs_t); /* the opponent's rows: a snapshot's actions */
 
         load_actions(tr, t, lo, wk->hi);

@@ -111,10 +111,13 @@ void sk_selfplay_act(sk_trainer *tr, sk_worker *wk, int t, const float *obs_t) {
     const sk_policy *policy = &tr->learner.policy;
     size_t O = (size_t)ro->obs_size, M = (size_t)ro->mask_size, H = (size_t)ro->num_heads;
     size_t row0 = (size_t)t * (size_t)ro->num_envs, P = policy->num_params;
-    for (int j = 0; j < (int)sp->counters[SK_SELFPLAY_MEMBERS]; j++) {
-        int count = 0; /* the rows whose opponent is snapshot j, gathered */
+    /* policy.per_role: a snapshot holds both roles' policies; each side plays its own */
+    int roles = sk_policy_roles(policy);
+    for (int pass = 0; pass < (int)sp->counters[SK_SELFPLAY_MEMBERS] * roles; pass++) {
+        int j = pass / roles, side = pass % roles;
+        int count = 0; /* the rows whose opponent is snapshot j (playing side), gathered */
         for (int e = wk->lo / 2; e < wk->hi / 2; e++) {
-            if (sp->opponent[e] != j) continue;
+            if (sp->opponent[e] != j || (roles > 1 && 1 - sp->role[e] != side)) continue;
             int row = e * 2 + 1 - sp->role[e];
             memcpy(wk->mb_obs + (size_t)count * O, obs_t + (size_t)(row - wk->lo) * O,
                    O * sizeof(float));
@@ -122,7 +125,7 @@ void sk_selfplay_act(sk_trainer *tr, sk_worker *wk, int t, const float *obs_t) {
             wk->trunc_index[count++] = row;
         }
         if (count == 0) continue;
-        const float *params = sp->pool + (size_t)j * P;
+        const float *params = sp->pool + (size_t)j * P + (size_t)side * sk_policy_role_params(policy);
         sk_policy_forward(policy, SK_NET_ACTOR, params, wk->mb_obs, count, &wk->work);
         sk_policy_sample(policy, params, wk->work.out[SK_NET_ACTOR], M ? wk->mb_masks : NULL,
                          count, &wk->rng, false, wk->mb_actions, wk->mb_actions_f, wk->mb_logp);

@@ -124,7 +124,7 @@ typedef struct sk_learner {
     int num_sequences, minibatch_sequences;
     double *moments;                 /* (workers, 1 + 2 obs_size) packed accumulations to merge */
     double *moments_all;             /* (ranks, workers, 1 + 2 obs_size) every rank's, gathered */
-    double grad_norms[SK_MAX_TENSORS]; /* per tensor, last minibatch of a stats update */
+    double grad_norms[SK_MAX_POLICY_TENSORS]; /* per tensor, last minibatch of a stats update */
 } sk_learner;
 
 /* What one worker owns: its slice of envs, its RNG, its scratch. */
@@ -144,6 +144,7 @@ typedef struct sk_worker {
     float *obs_wide;        /* (slice, obs_size) a uint8 env's rows widened for the policy */
     int32_t *trunc_index;   /* (slice) */
     float *trunc_state;     /* (slice, state_size) copies of recurrent states */
+    sk_role_scratch role;   /* policy.per_role: the slice's rows gathered by role */
     float *mb_state0;       /* (block sequences, state_size) the states entering them */
     uint8_t *mb_resets;     /* (block) */
     sk_welford obs_acc, return_acc; /* what this worker saw, for the running statistics */

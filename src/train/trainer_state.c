@@ -97,6 +97,12 @@ const sk_trainer_array sk_trainer_arrays[] = {
     {NULL, SK_ARRAY_I32, WORKER(trunc_index), SK_SIZE_W_SLICE, NO_RANGE},
     {NULL, SK_ARRAY_F32, WORKER(trunc_state), SK_SIZE_W_SLICE_STATE, NO_RANGE},
     {NULL, SK_ARRAY_F32, WORKER(episodes), SK_SIZE_W_EPISODES, NO_RANGE},
+    {NULL, SK_ARRAY_F32, WORKER(role.obs), SK_SIZE_W_ROLE_OBS, NO_RANGE},
+    {NULL, SK_ARRAY_U8, WORKER(role.masks), SK_SIZE_W_ROLE_MASK, NO_RANGE},
+    {NULL, SK_ARRAY_I32, WORKER(role.actions), SK_SIZE_W_ROLE_HEADS, NO_RANGE},
+    {NULL, SK_ARRAY_F32, WORKER(role.actions_f), SK_SIZE_W_ROLE_DIM, NO_RANGE},
+    {NULL, SK_ARRAY_F32, WORKER(role.logp), SK_SIZE_W_ROLE, NO_RANGE},
+    {NULL, SK_ARRAY_F32, WORKER(role.values), SK_SIZE_W_ROLE, NO_RANGE},
 };
 const int sk_trainer_num_arrays = (int)(sizeof sk_trainer_arrays / sizeof sk_trainer_arrays[0]);
 
@@ -118,6 +124,7 @@ static size_t array_count(const sk_trainer *tr, const sk_worker *wk, sk_size_kin
     size_t parts = (size_t)tr->layout.minibatch_parts;
     size_t block_sequences = ((size_t)tr->learner.minibatch_sequences + parts - 1) / parts;
     size_t block = block_sequences * L, S = (size_t)tr->rollout.state_size;
+    size_t by_role = sk_policy_roles(&tr->learner.policy) > 1 ? slice : 0;
     switch (kind) {
     case SK_SIZE_W_PARAMS: /* a gradient block: the learner runs one a thread (train.slices) */
         return wk - tr->workers < tr->num_threads ? tr->learner.policy.num_params : 0;
@@ -133,6 +140,11 @@ static size_t array_count(const sk_trainer *tr, const sk_worker *wk, sk_size_kin
     case SK_SIZE_W_BLOCK_STATES: return block_sequences * S;
     case SK_SIZE_W_EPISODES:
         return SK_EPISODE_RECORD(tr->env->num_log_fields) * ((size_t)tr->s.horizon * slice + 1);
+    case SK_SIZE_W_ROLE_OBS: return by_role * (size_t)tr->obs_size;
+    case SK_SIZE_W_ROLE_MASK: return by_role * (size_t)tr->mask_size;
+    case SK_SIZE_W_ROLE_HEADS: return by_role * (size_t)tr->num_heads;
+    case SK_SIZE_W_ROLE_DIM: return by_role * (size_t)tr->action_dim;
+    case SK_SIZE_W_ROLE: return by_role;
     default: SK_ASSERT(false && "unknown size kind"); return 0;
     }
 }

@@ -52,6 +52,12 @@ typedef enum sk_size_kind {
     SK_SIZE_W_BLOCK_MASK,
     SK_SIZE_W_BLOCK_STATES, /* block_sequences x the core's state floats */
     SK_SIZE_W_EPISODES,     /* (T x slice + 1) episode records */
+    /* policy.per_role's acting scratch (sk_role_scratch), 0 with one policy: slice x ... */
+    SK_SIZE_W_ROLE_OBS,
+    SK_SIZE_W_ROLE_MASK,
+    SK_SIZE_W_ROLE_HEADS,
+    SK_SIZE_W_ROLE_DIM,
+    SK_SIZE_W_ROLE,
 } sk_size_kind;
 
 typedef struct sk_trainer_array {

@@ -28,7 +28,9 @@ sk_status sk_video_record(const sk_loaded_policy *lp, const char *path, int epis
     memset(&actor, 0, sizeof actor);
     sk_video *video = NULL;
     sk_status status = sk_vec_create(&vec, env, 1, 1, lp->cfg);
-    if (status == SK_OK) status = sk_policy_actor_init(&actor, lp, 1, 1, seed);
+    /* a multi-agent env's agents all act (its rows, one per agent); its episodes are agent 0's */
+    int rows = status == SK_OK ? sk_vec_num_agents(vec) : 1;
+    if (status == SK_OK) status = sk_policy_actor_init(&actor, lp, 1, rows, seed);
     if (status == SK_OK) status = sk_video_open(&video, path, width, height, fps);
     if (status != SK_OK) goto done;
     sk_vec_reset(vec, seed);
@@ -42,16 +44,16 @@ sk_status sk_video_record(const sk_loaded_policy *lp, const char *path, int epis
         int32_t *actions = discrete ? b->actions : NULL;
         float *continuous = discrete ? NULL : b->actions_continuous;
         if (b->obs_u8)
-            sk_policy_actor_act_u8(&actor, 0, b->obs_u8, b->masks, 1, greedy, actions,
+            sk_policy_actor_act_u8(&actor, 0, b->obs_u8, b->masks, rows, greedy, actions,
                                    continuous, NULL);
         else
-            sk_policy_actor_act(&actor, 0, b->obs, b->masks, 1, greedy, actions, continuous,
+            sk_policy_actor_act(&actor, 0, b->obs, b->masks, rows, greedy, actions, continuous,
                                 NULL);
         sk_vec_step(vec);
         if (b->terminated[0] || b->truncated[0]) {
             returns += b->episode_log[0];
             out->episodes++;
-            sk_policy_actor_episode_start(&actor, 0, NULL, NULL, 1);
+            sk_policy_actor_episode_start(&actor, 0, NULL, NULL, rows);
         }
     }
     out->mean_return = out->episodes ? returns / out->episodes : 0.0;
