@@ -39,15 +39,17 @@ static void random_policy(sk_loaded_policy *lp, const sk_env_def *env) {
         lp->params[k] += (float)(0.3 * sk_rng_normal(&rng));
 }
 
-/* Replays what sk_video_record ran (one env, seed, greedy): the number of steps of `episodes`
- * episodes, and the render of the state at steps `at[0..count)`. */
+/* Replays what sk_video_record ran (one env, seed, greedy; every agent of a multi-agent env
+ * acting, the episodes agent 0's): the number of steps of `episodes` episodes, and the
+ * render of the state at steps `at[0..count)`. */
 static int replay(const sk_loaded_policy *lp, int episodes, uint64_t seed, const int *at,
                   int count, uint8_t **frames) {
     const sk_env_extras *extras = sk_env_extras_of(lp->env);
     sk_vec *vec;
     sk_policy_actor actor;
     assert_int_equal(sk_vec_create(&vec, lp->env, 1, 1, NULL), SK_OK);
-    assert_int_equal(sk_policy_actor_init(&actor, lp, 1, 1, seed), SK_OK);
+    int rows = sk_vec_num_agents(vec);
+    assert_int_equal(sk_policy_actor_init(&actor, lp, 1, rows, seed), SK_OK);
     sk_vec_reset(vec, seed);
     const sk_vec_buffers *b = sk_vec_buffers_of(vec);
     int steps = 0, ended = 0;
@@ -55,9 +57,10 @@ static int replay(const sk_loaded_policy *lp, int episodes, uint64_t seed, const
         for (int k = 0; k < count; k++)
             if (at[k] == steps) extras->render(sk_vec_state(vec), 0, frames[k]);
         if (b->obs_u8)
-            sk_policy_actor_act_u8(&actor, 0, b->obs_u8, b->masks, 1, true, b->actions, NULL, NULL);
+            sk_policy_actor_act_u8(&actor, 0, b->obs_u8, b->masks, rows, true, b->actions, NULL,
+                                   NULL);
         else
-            sk_policy_actor_act(&actor, 0, b->obs, b->masks, 1, true, b->actions, NULL, NULL);
+            sk_policy_actor_act(&actor, 0, b->obs, b->masks, rows, true, b->actions, NULL, NULL);
         sk_vec_step(vec);
         steps++;
         if (b->terminated[0] || b->truncated[0]) ended++;
@@ -186,6 +189,11 @@ static void test_minatar_gif(void **state) {
 static void test_minatar_mp4(void **state) {
     (void)state;
     check_video("MinAtar/Breakout-v1", ".mp4");
+}
+/* a multi-agent env: every snake acts (before, row 0 alone did, the others kept action 0) */
+static void test_arena_gif(void **state) {
+    (void)state;
+    check_video("Arena-v0", ".gif");
 }
 
 /* The render of env id's first env after a reset, with its float64 state arrays `names`
@@ -319,7 +327,7 @@ int main(void) {
         cmocka_unit_test(test_abi_v3_extras), cmocka_unit_test(test_cli_video),
         cmocka_unit_test(test_classic_pictures), cmocka_unit_test(test_cartpole_gif),
         cmocka_unit_test(test_cartpole_mp4),     cmocka_unit_test(test_minatar_gif),
-        cmocka_unit_test(test_minatar_mp4),
+        cmocka_unit_test(test_minatar_mp4),      cmocka_unit_test(test_arena_gif),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

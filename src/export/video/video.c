@@ -14,6 +14,12 @@
 #include <strings.h>
 
 #define GIF_MAX_COLORS 256
+/* The GIF encoder (FFmpeg's, with its default transdiff) marks the pixels a frame keeps from
+ * the one before with the transparent entry it found in the FIRST frame's palette: the
+ * least opaque entry. An unused entry left transparent there was the one the next new colour
+ * took (a snake's body, new on the frame it first grows), which then decoded as "kept". So
+ * the last entry is transparent and never a colour; the unused ones are opaque. */
+#define GIF_TRANSPARENT (GIF_MAX_COLORS - 1)
 
 struct sk_video {
     AVFormatContext *format;
@@ -25,7 +31,7 @@ struct sk_video {
     int width, height;
     int64_t next_pts;
     bool gif, header_written;
-    int num_colors;                 /* GIF: the palette, from the first frame */
+    int num_colors;                 /* GIF: the colours so far, in order of appearance */
     uint32_t palette[GIF_MAX_COLORS]; /* 0xAARRGGBB, as AV_PIX_FMT_PAL8 holds it */
     char path[4096];
 };
@@ -65,6 +71,7 @@ sk_status sk_video_open(sk_video **out, const char *path, int width, int height,
     sk_video *video = calloc(1, sizeof *video);
     if (!video) return sk_fail(SK_ERR_NOMEM, "out of memory for a video");
     video->gif = gif;
+    for (int k = 0; k < GIF_MAX_COLORS; k++) video->palette[k] = k == GIF_TRANSPARENT ? 0 : 0xff000000u;
     video->width = width, video->height = height;
     snprintf(video->path, sizeof video->path, "%s", path);
     int code = avformat_alloc_output_context2(&video->format, NULL, NULL, path);
@@ -152,7 +159,7 @@ static sk_status encode(sk_video *video, AVFrame *frame) {
 static int palette_index(sk_video *video, uint32_t color) {
     for (int k = 0; k < video->num_colors; k++)
         if (video->palette[k] == color) return k;
-    if (video->num_colors == GIF_MAX_COLORS) return -1;
+    if (video->num_colors == GIF_TRANSPARENT) return -1;
     video->palette[video->num_colors] = color;
     return video->num_colors++;
 }
