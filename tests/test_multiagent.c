@@ -329,6 +329,56 @@ static void test_gae_over_inactive_steps(void **state) {
     assert_true(fabsf(adv[0] - want_adv[0]) < 1e-6f); /* the rest as before */
 }
 
+/* The same turn game cut into two rollouts of 3 steps (t 0-2, then 3-5): at the first's
+ * end the agent waits, so its action at t2 is deferred, the opponent's win at t3 (-1,
+ * terminal) reaches it in the second, and it resolves there with the advantage and return
+ * the whole trajectory gives it (-1.2, -1.0 above); t0 bootstraps from t2's value, its
+ * lambda chain cut at the rollout's end (0 + 0.5 * 0.2 - 0.1 = 0). Without pending, t2
+ * bootstrapped from itself and the -1 reached no action. Then an action deferred at the end
+ * of a rollout where its agent waits throughout keeps waiting, the wait's rewards added,
+ * and one resolved at the agent's next action carries that action's advantage. */
+static void test_gae_pending_across_rollouts(void **state) {
+    (void)state;
+    enum { T = 3 };
+    uint8_t waiting = 0, resolved = 0;
+    float reward = 0, value = 0, rvalue = 0, radv = 0, rret = 0;
+    int32_t deferred = -1;
+    sk_gae_pending p = {&waiting, &reward, &value, &deferred, &resolved, &rvalue, &radv, &rret};
+    const uint8_t none[T] = {0}, term2[T] = {1, 0, 0}, active1[T + 1] = {1, 0, 1, 0},
+                  active2[T + 1] = {0, 0, 1, 1};
+    const float rewards1[T] = {0, 0, 0}, values1[T + 1] = {0.1f, 9, 0.2f, 9};
+    const float rewards2[T] = {-1, 0, 0}, values2[T + 1] = {9, 9, 0.3f, 0.4f};
+    float adv[T], ret[T];
+    sk_gae_active_pending(adv, ret, rewards1, values1, none, none, NULL, active1, T, 1, 0, 1, 0.5f,
+                          0.5f, &p);
+    assert_true(deferred == 2 && waiting == 1 && !resolved && value == 0.2f && reward == 0);
+    assert_true(adv[2] == 0 && ret[2] == 0 && fabsf(adv[0]) < 1e-6f && fabsf(ret[0] - 0.1f) < 1e-6f);
+    sk_gae_active_pending(adv, ret, rewards2, values2, term2, none, NULL, active2, T, 1, 0, 1, 0.5f,
+                          0.5f, &p);
+    assert_true(resolved == 1 && waiting == 0 && deferred == -1 && rvalue == 0.2f);
+    assert_true(fabsf(radv - -1.2f) < 1e-6f && fabsf(rret - -1.0f) < 1e-6f);
+    assert_true(fabsf(adv[2] - -0.1f) < 1e-6f); /* t5 as in the whole trajectory */
+    /* deferred with 0.5 earned, then a rollout of waiting with +1 and no end: still waiting */
+    const float rewards3[T] = {0, 0, 0.5f}, values3[T + 1] = {9, 9, 0.6f, 9};
+    const uint8_t active3[T + 1] = {0, 0, 1, 0}, idle[T + 1] = {0, 0, 0, 0};
+    sk_gae_active_pending(adv, ret, rewards3, values3, none, none, NULL, active3, T, 1, 0, 1,
+                          0.5f, 0.5f, &p);
+    assert_true(deferred == 2 && waiting == 1 && reward == 0.5f && value == 0.6f);
+    const float rewards4[T] = {1, 0, 0}, values4[T + 1] = {9, 9, 9, 9};
+    sk_gae_active_pending(adv, ret, rewards4, values4, none, none, NULL, idle, T, 1, 0, 1, 0.5f,
+                          0.5f, &p);
+    assert_true(!resolved && waiting == 1 && deferred == -1 && reward == 1.5f);
+    /* its agent acts again at t1 (value 0.8, advantage there 0 + 0.5 * 1.0 - 0.8 = -0.3):
+     * delta = 1.5 + 0.5 * 0.8 - 0.6 = 1.3, advantage 1.3 + 0.25 * -0.3 = 1.225 */
+    const float rewards5[T] = {0, 0, 0}, values5[T + 1] = {9, 0.8f, 9, 1.0f};
+    const uint8_t active5[T + 1] = {0, 1, 0, 1};
+    sk_gae_active_pending(adv, ret, rewards5, values5, none, none, NULL, active5, T, 1, 0, 1, 0.5f,
+                          0.5f, &p);
+    assert_true(fabsf(adv[1] - -0.3f) < 1e-6f);
+    assert_true(resolved && !waiting && fabsf(radv - 1.225f) < 1e-6f &&
+                fabsf(rret - 1.825f) < 1e-6f);
+}
+
 /* ------------------------------------------------------------ the trainer */
 
 static sk_config *duel_config(const char *env, const char *steps) {
@@ -689,6 +739,18 @@ static void test_explained_variance_over_samples(void **state) {
     double want = 1.0 - var_r / var_t, got = rec.rows[rec.count - 1].explained_variance;
     if (!(fabs(got - want) < 1e-9))
         fail_msg("explained variance %.12g, over the samples %.12g", got, want);
+    /* Connect Four's mover of the rollout's last step waits at its end: its move is
+     * deferred (sk_gae_pending), no sample of that rollout; the last rollout resolved the
+     * moves deferred by the one before (the -1 of a loss among them) */
+    int waiting = 0, resolved = 0;
+    for (int i = 0; i < ro->num_envs; i++) {
+        waiting += ro->pending.waiting[i];
+        resolved += ro->pending.resolved[i];
+        if (ro->pending.waiting[i]) assert_int_equal(ro->active[n + (size_t)i], 0);
+    }
+    if (!(waiting > 0 && waiting <= ro->num_envs / 2 && resolved > 0))
+        fail_msg("%d rows wait with a deferred move, %d resolved (expected 1 to %d, and some)",
+                 waiting, resolved, ro->num_envs / 2);
     sk_trainer_destroy(tr);
     sk_config_free(cfg);
 }
@@ -794,7 +856,7 @@ static void test_elo_in_run_folder(void **state) {
 
 /* ------------------------------------------------------------ self-play's state (h27) */
 
-enum { SET_MEMBERS, SET_NEXT, SET_OPPONENT };
+enum { SET_MEMBERS, SET_NEXT, SET_OPPONENT, SET_PENDING_ACTION };
 
 /* A 4-update self-play run saved to path with one self-play value set to
  * `value` before the save (what a corrupt or hand-edited file holds). */
@@ -811,6 +873,11 @@ static void save_with(const char *path, int which, int64_t value) {
     if (which == SET_MEMBERS) tr->sp.counters[SK_SELFPLAY_MEMBERS] = value;
     if (which == SET_NEXT) tr->sp.counters[SK_SELFPLAY_NEXT] = value;
     if (which == SET_OPPONENT) tr->sp.opponent[5] = (int32_t)value;
+    if (which == SET_PENDING_ACTION) { /* the first row with a deferred move */
+        int i = 0;
+        while (!tr->rollout.pending.waiting[i]) i++;
+        tr->rollout.pending_actions[i] = (int32_t)value;
+    }
     assert_int_equal(sk_trainer_save(tr, path), SK_OK);
     sk_trainer_destroy(tr);
     sk_config_free(cfg);
@@ -850,6 +917,9 @@ static void test_selfplay_state_refused(void **state) {
     expect_refused(path, "selfplay.counters[1] (next slot) = 3", "[0, 2]");
     save_with(path, SET_OPPONENT, 5);
     expect_refused(path, "selfplay.opponent[5] = 5", "[0, 2]");
+    /* a deferred move's column past the board's 7: the learner would read past its logits */
+    save_with(path, SET_PENDING_ACTION, 7);
+    expect_refused(path, "state.pending_actions of row", "head 0 = 7 is outside [0, 6]");
     /* the run's own values resume */
     save_with(path, -1, 0);
     sk_config *cfg = duel_config("ConnectFour-v0", "2048");
@@ -1258,6 +1328,7 @@ int main(void) {
         cmocka_unit_test_setup(test_check_waiting_agents, register_duel),
         cmocka_unit_test(test_gae_all_active_is_gae),
         cmocka_unit_test(test_gae_over_inactive_steps),
+        cmocka_unit_test(test_gae_pending_across_rollouts),
         cmocka_unit_test_setup(test_fault_names_env_and_agent, register_duel),
         cmocka_unit_test_setup(test_active_flag_checked, register_duel),
         cmocka_unit_test_setup(test_trainer_roles, register_duel),

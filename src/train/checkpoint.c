@@ -335,6 +335,23 @@ static sk_status restore(const sk_st_file *file, const char *path, const char *n
     return status;
 }
 
+/* A multi-agent run's deferred actions (state.pending_*): each head's action below its size,
+ * as the learner will index the head's logits with it. */
+static sk_status check_pending_actions(const sk_trainer *tr, const char *path) {
+    const sk_rollout *ro = &tr->rollout;
+    const sk_action_space *space = &tr->env->action_space;
+    if (ro->num_agents < 2 || space->kind != SK_SPACE_DISCRETE) return SK_OK;
+    for (int i = 0; i < ro->num_envs; i++)
+        for (int h = 0; ro->pending.waiting[i] && h < space->num_heads; h++) {
+            int32_t a = ro->pending_actions[(size_t)i * (size_t)space->num_heads + (size_t)h];
+            if (a < 0 || a >= space->head_sizes[h])
+                return sk_fail(SK_ERR_CORRUPT, "checkpoint '%s': state.pending_actions of row %d, "
+                               "head %d = %d is outside [0, %d]", path, i, h, (int)a,
+                               space->head_sizes[h] - 1);
+        }
+    return SK_OK;
+}
+
 #define TRY(expr)                                                                                  \
     do {                                                                                           \
         status = (expr);                                                                           \
@@ -490,6 +507,10 @@ static sk_status resume_from(sk_trainer *tr, const sk_st_file *file, const char 
         int64_t rows, cols;
         saved_part(tr, row, &data, &rows, &cols);
         int64_t elements = rows * (cols > 0 ? cols : 1), n = tr->layout.env_count;
+        if (row->optional && !sk_st_find(file, row->checkpoint_name)) { /* an older skinner's */
+            memset(data, 0, (size_t)elements * sk_array_type_size(row->type));
+            continue;
+        }
         if (!row->core_parts && per_env(row)) {
             TRY(restore_envs(tr, file, path, row->checkpoint_name, (sk_st_dtype)row->type, data,
                              elements / n, row->has_range, row->lo, row->hi));
@@ -515,6 +536,7 @@ static sk_status resume_from(sk_trainer *tr, const sk_st_file *file, const char 
         core_parts_copy(tr, (size_t)n, data, parts, false);
     }
     TRY(sk_selfplay_check(tr, path)); /* its counters and opponents index the pool */
+    TRY(check_pending_actions(tr, path));
     TRY(restore(file, path, "state.seconds", SK_ST_F64, seconds, 2, false, 0, 0));
     if (!(seconds[0] >= 0.0 && seconds[0] < inf))
         TRY(sk_fail(SK_ERR_CORRUPT, "checkpoint '%s': state.seconds[0] = %g is not a duration",

@@ -137,6 +137,27 @@ static void gather_core(const sk_rollout *ro, sk_worker *wk, const int32_t *sequ
     }
 }
 
+/* Sample row a of worker wk's block from the action of row i resolved in this rollout after
+ * waiting across the last one's end (sk_gae_pending; its sample index T x N + i). */
+static void gather_ready(const sk_rollout *ro, sk_worker *wk, size_t a, size_t i) {
+    size_t O = (size_t)ro->obs_size, M = (size_t)ro->mask_size, H = (size_t)ro->num_heads;
+    size_t D = (size_t)ro->action_dim;
+    if (ro->obs_u8_dtype) sk_obs_widen(wk->mb_obs + a * O, ro->ready_obs_u8 + i * O, O);
+    else memcpy(wk->mb_obs + a * O, ro->ready_obs + i * O, O * sizeof(float));
+    memcpy(wk->mb_actions + a * H, ro->ready_actions + i * H, H * sizeof(int32_t));
+    memcpy(wk->mb_actions_f + a * D, ro->ready_actions_f + i * D, D * sizeof(float));
+    if (M) memcpy(wk->mb_masks + a * M, ro->ready_masks + i * M, M);
+    wk->mb_logp[a] = ro->ready_logp[i];
+    wk->mb_returns[a] = ro->pending.resolved_ret[i];
+    wk->mb_values[a] = ro->pending.resolved_value[i];
+}
+
+/* The advantage of sample k: a rollout row's, or (k >= T x N) a resolved waiting action's. */
+static float sample_advantage(const sk_rollout *ro, size_t k) {
+    size_t rows = (size_t)ro->horizon * (size_t)ro->num_envs;
+    return k < rows ? ro->advantages[k] : ro->pending.resolved_adv[k - rows];
+}
+
 /* Thread w's block of the dispatched minibatch (on worker w's scratch): gathers its sequences' rows,
  * time-major (row t * count + j: step t of its j-th sequence), and adds their
  * loss gradient to its own gradient buffer. */
@@ -162,6 +183,7 @@ static void minibatch_job(void *ctx, int w, int num_workers) {
     /* policy.per_role (no core: a sequence is one row): the block gathered role by role,
      * role p's rows from role_start[p], for that role's copy of the networks */
     int roles = sk_policy_roles(&ln->policy), role_start[SK_MAX_POLICY_ROLES + 1], at = 0;
+    size_t rollout_rows = (size_t)ro->horizon * (size_t)ro->num_envs;
     for (int pass = 0; pass < roles; pass++) {
         role_start[pass] = at;
         for (int r = 0; r < rows; r++) {
@@ -169,6 +191,11 @@ static void minibatch_job(void *ctx, int w, int num_workers) {
             size_t k = sequence_row(ro, sequences[j], t);
             if (roles > 1 && (int)(k % (size_t)roles) != pass) continue; /* row k's agent */
             size_t a = (size_t)at++;
+            wk->mb_adv[a] = ln->mb_adv_norm[(size_t)(lo + j) * (size_t)L + (size_t)t];
+            if (k >= rollout_rows) { /* a multi-agent action resolved from an earlier rollout */
+                gather_ready(ro, wk, a, k - rollout_rows);
+                continue;
+            }
             if (ro->obs_u8_dtype) /* the learner's side of the widening (the actor's: rollout.c) */
                 sk_obs_widen(wk->mb_obs + a * O, ro->obs_u8 + k * O, (size_t)O);
             else
@@ -179,7 +206,6 @@ static void minibatch_job(void *ctx, int w, int num_workers) {
             wk->mb_logp[a] = ro->logp[k];
             wk->mb_returns[a] = ro->returns[k];
             wk->mb_values[a] = ro->values[k];
-            wk->mb_adv[a] = ln->mb_adv_norm[(size_t)(lo + j) * (size_t)L + (size_t)t];
         }
     }
     role_start[roles] = at;
@@ -252,12 +278,15 @@ static void shuffle(sk_learner *ln, int batch_size) {
 }
 
 /* A multi-agent env's samples: the rollout rows whose agent acted, in row
- * order (the first of each shuffle), into perm; how many. */
+ * order (the first of each shuffle), then the rows whose action waited from
+ * an earlier rollout and resolved in this one (T x N + row), into perm; how many. */
 static int gather_active(sk_trainer *tr) {
     const sk_rollout *ro = &tr->rollout;
     int count = 0, rows = ro->horizon * ro->num_envs;
     for (int k = 0; k < rows; k++)
         if (ro->active[k]) tr->learner.perm[count++] = k;
+    for (int i = 0; i < ro->num_envs; i++)
+        if (ro->pending.resolved[i]) tr->learner.perm[count++] = rows + i;
     return count;
 }
 
@@ -294,8 +323,8 @@ void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const c
             /* sequence-major: sequence j's step t at j * L + t */
             for (int j = 0; j < MS; j++)
                 for (int t = 0; t < L; t++)
-                    ln->mb_adv_norm[(size_t)j * (size_t)L + (size_t)t] =
-                        tr->rollout.advantages[sequence_row(&tr->rollout, ln->perm[start + j], t)];
+                    ln->mb_adv_norm[(size_t)j * (size_t)L + (size_t)t] = sample_advantage(
+                        &tr->rollout, sequence_row(&tr->rollout, ln->perm[start + j], t));
             if (tr->s.norm_adv) normalize_advantages(ln->mb_adv_norm, MS * L);
             sk_trainer_run_threads(tr, minibatch_job);
             sk_ppo_loss_sums sums;

@@ -102,14 +102,52 @@ void sk_gae(float *advantages, float *returns, const float *rewards, const float
     }
 }
 
-void sk_gae_active(float *advantages, float *returns, const float *rewards, const float *values,
-                   const uint8_t *terminated, const uint8_t *truncated, const float *bootstrap,
-                   const uint8_t *active, int T, int N, int lo, int hi, float gamma, float lambda) {
+/* The action of row i that waited from an earlier rollout, resolved in this one where its
+ * outcome came (the advantages of this rollout's steps already known), or kept waiting
+ * with this rollout's rewards added. */
+static void resolve_waiting(const float *advantages, const float *rewards, const float *values,
+                            const uint8_t *terminated, const uint8_t *truncated,
+                            const float *bootstrap, const uint8_t *active, int T, int N, int i,
+                            float gamma, float lambda, const sk_gae_pending *pending) {
+    float earned = pending->reward[i], value = pending->value[i], delta = 0.0f, tail = 0.0f;
+    bool resolved = false;
+    for (int t = 0; t <= T && !resolved; t++) {
+        size_t k = (size_t)t * (size_t)N + (size_t)i;
+        if (active[k]) { /* the agent acts again: bootstrapped there, its advantage carried */
+            delta = earned + gamma * values[k] - value;
+            tail = t < T ? gamma * lambda * advantages[k] : 0.0f;
+            resolved = true;
+        } else if (t < T) {
+            earned += rewards[k];
+            if (terminated[k] || truncated[k]) {
+                float next = truncated[k] && !terminated[k] && bootstrap ? bootstrap[k] : 0.0f;
+                delta = earned + gamma * next - value;
+                resolved = true;
+            }
+        }
+    }
+    pending->waiting[i] = !resolved;
+    pending->reward[i] = earned;
+    if (!resolved) return;
+    pending->resolved[i] = 1;
+    pending->resolved_value[i] = value;
+    pending->resolved_adv[i] = delta + tail;
+    pending->resolved_ret[i] = delta + tail + value;
+}
+
+void sk_gae_active_pending(float *advantages, float *returns, const float *rewards,
+                           const float *values, const uint8_t *terminated,
+                           const uint8_t *truncated, const float *bootstrap,
+                           const uint8_t *active, int T, int N, int lo, int hi, float gamma,
+                           float lambda, const sk_gae_pending *pending) {
     for (int i = lo; i < hi; i++) {
         float last = 0.0f, next_value = values[(size_t)T * (size_t)N + (size_t)i];
         /* an agent waiting after the rollout's last step has no value of its own there (the
-         * critic never learns a waiting agent's): its last action bootstraps from itself */
+         * critic never learns a waiting agent's): its last action bootstraps from itself, or
+         * with pending, waits for the next rollout */
         bool next_known = active[(size_t)T * (size_t)N + (size_t)i];
+        int deferred = -1;
+        float deferred_reward = 0.0f;
         /* what the wait after the next-earlier active step brings: summed rewards, and
          * whether (and how) the episode ended during it */
         float carry = 0.0f, carry_bootstrap = 0.0f;
@@ -141,6 +179,15 @@ void sk_gae_active(float *advantages, float *returns, const float *rewards, cons
             } else if (carry_end == TRUNCATED) {
                 delta = rewards[k] + carry + gamma * carry_bootstrap - value;
                 last = delta;
+            } else if (!next_known && pending) { /* its outcome is still to come: deferred */
+                deferred = t;
+                deferred_reward = rewards[k] + carry;
+                advantages[k] = returns[k] = 0.0f;
+                last = 0.0f;
+                next_value = value;
+                next_known = true;
+                carry = 0.0f;
+                continue;
             } else {
                 delta = rewards[k] + carry + gamma * (next_known ? next_value : value) - value;
                 last = delta + gamma * lambda * last;
@@ -152,7 +199,24 @@ void sk_gae_active(float *advantages, float *returns, const float *rewards, cons
             carry = 0.0f;
             carry_end = GOES_ON;
         }
+        if (!pending) continue;
+        pending->resolved[i] = 0;
+        if (pending->waiting[i])
+            resolve_waiting(advantages, rewards, values, terminated, truncated, bootstrap, active,
+                            T, N, i, gamma, lambda, pending);
+        pending->deferred[i] = deferred;
+        if (deferred < 0) continue;
+        pending->waiting[i] = 1;
+        pending->reward[i] = deferred_reward;
+        pending->value[i] = values[(size_t)deferred * (size_t)N + (size_t)i];
     }
+}
+
+void sk_gae_active(float *advantages, float *returns, const float *rewards, const float *values,
+                   const uint8_t *terminated, const uint8_t *truncated, const float *bootstrap,
+                   const uint8_t *active, int T, int N, int lo, int hi, float gamma, float lambda) {
+    sk_gae_active_pending(advantages, returns, rewards, values, terminated, truncated, bootstrap,
+                          active, T, N, lo, hi, gamma, lambda, NULL);
 }
 
 void sk_normalize(float *out, const float *x, int n) {

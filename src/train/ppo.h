@@ -77,6 +77,33 @@ void sk_gae_active(float *advantages, float *returns, const float *rewards, cons
                    const uint8_t *terminated, const uint8_t *truncated, const float *bootstrap,
                    const uint8_t *active, int T, int N, int lo, int hi, float gamma, float lambda);
 
+/*
+ * What the trainer carries from one rollout to the next for each of N rows: an action
+ * whose outcome was still to come when the rollout ended (its agent waiting, its episode
+ * going on), and what it has earned since. sk_gae_active_pending, in place of bootstrapping
+ * such an action from its own value, defers it: it is no sample of that rollout (the steps
+ * before it bootstrap from its value, the lambda chain cut there), its value and reward so
+ * far kept here; the next rollout adds the rewards that arrive while the agent still waits
+ * and resolves it at the agent's next action (bootstrapped from that step's value, its
+ * advantage carrying that step's, as if no rollout had ended between) or at its episode's
+ * end on an inactive step (Connect Four's loser's -1 when the winning move opened the
+ * rollout). Until then it stays waiting.
+ */
+typedef struct sk_gae_pending {
+    uint8_t *waiting;  /* (N) in/out: 1 where the row has a deferred action */
+    float *reward;     /* (N) in/out: its own reward and the wait's, so far */
+    float *value;      /* (N) in/out: its value */
+    int32_t *deferred; /* (N) out: the step of an action deferred at this rollout's end, or -1 */
+    uint8_t *resolved; /* (N) out: 1 where an action waiting from before resolved here */
+    float *resolved_value, *resolved_adv, *resolved_ret; /* (N) out: that action's */
+} sk_gae_pending;
+
+void sk_gae_active_pending(float *advantages, float *returns, const float *rewards,
+                           const float *values, const uint8_t *terminated,
+                           const uint8_t *truncated, const float *bootstrap,
+                           const uint8_t *active, int T, int N, int lo, int hi, float gamma,
+                           float lambda, const sk_gae_pending *pending);
+
 /* Normalises x (n) to zero mean and unit (unbiased) std + 1e-8, as CleanRL. */
 void sk_normalize(float *out, const float *x, int n);
 

@@ -126,6 +126,10 @@ static sk_status resolve_sequences(sk_trainer *tr) {
     tr->rollout.bptt_horizon = L;
     tr->learner.num_sequences = N * (T / L);
     tr->learner.minibatch_sequences = tr->learner.num_sequences / tr->s.num_minibatches;
+    tr->learner.minibatch_capacity =
+        sk_env_agents(tr->env) > 1
+            ? (N * (T + 1) + tr->s.num_minibatches - 1) / tr->s.num_minibatches
+            : tr->learner.minibatch_sequences;
     return SK_OK;
 }
 
@@ -136,7 +140,7 @@ static const char *const g_sections[] = {"env",  "ppo",  "policy",   "train",
 static sk_status alloc_worker(sk_trainer *tr, sk_worker *wk, int w) {
     int slice = wk->hi - wk->lo;
     int block_sequences =
-        (tr->learner.minibatch_sequences + tr->layout.minibatch_parts - 1) / tr->layout.minibatch_parts;
+        (tr->learner.minibatch_capacity + tr->layout.minibatch_parts - 1) / tr->layout.minibatch_parts;
     int capacity = SK_MAX(SK_MAX(slice, block_sequences * tr->rollout.bptt_horizon), 1);
     /* the run's worker index: one process with K threads and K ranks of one
      * thread each give each worker the same stream */

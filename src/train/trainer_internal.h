@@ -101,6 +101,16 @@ typedef struct sk_rollout {
     int state_size, bptt_horizon; /* S (0: no core), L (1 without a core) */
     float *state;                 /* (N, S) each env's state entering its next step */
     float *chunk_state;           /* (T / L, N, S) the state entering each L-step chunk */
+    /* multi-agent: each row's action deferred at a rollout's end while its agent waited
+     * (ppo.h's sk_gae_pending) and its sample's inputs; `ready` those resolved in this
+     * rollout, samples of this update (learner rows T x N + row) */
+    sk_gae_pending pending;
+    float *pending_obs, *ready_obs;                 /* (N, obs_size) float envs */
+    uint8_t *pending_obs_u8, *ready_obs_u8;         /* (N, obs_size) uint8 envs */
+    uint8_t *pending_masks, *ready_masks;           /* (N, mask_size) */
+    int32_t *pending_actions, *ready_actions;       /* (N, num_heads) */
+    float *pending_actions_f, *ready_actions_f;     /* (N, action_dim) */
+    float *pending_logp, *ready_logp;               /* (N) */
 } sk_rollout;
 
 /* Advantages and returns of envs lo..hi-1 (GAE, truncation bootstrapped). */
@@ -122,6 +132,10 @@ typedef struct sk_learner {
     /* the update's unit: a sequence of L = rollout.bptt_horizon steps of one env
      * (one row when there is no core, L = 1); sequence s is env s % N's chunk s / N */
     int num_sequences, minibatch_sequences;
+    /* the most sequences a minibatch may hold: minibatch_sequences, or for a multi-agent
+     * env, whose minibatches split its samples, those of T + 1 steps (the rollout's, and
+     * actions resolved after waiting across the last rollout's end) */
+    int minibatch_capacity;
     double *moments;                 /* (workers, 1 + 2 obs_size) packed accumulations to merge */
     double *moments_all;             /* (ranks, workers, 1 + 2 obs_size) every rank's, gathered */
     double grad_norms[SK_MAX_POLICY_TENSORS]; /* per tensor, last minibatch of a stats update */

@@ -12,9 +12,11 @@
 #include <stddef.h>
 #include <string.h>
 
-#define NO_RANGE false, 0.0, 0.0, false
-#define RANGE(lo, hi) true, (double)(lo), (double)(hi), false
-#define CORE_PARTS false, 0.0, 0.0, true /* each part in its core's range */
+#define NO_RANGE false, 0.0, 0.0, false, false
+#define RANGE(lo, hi) true, (double)(lo), (double)(hi), false, false
+#define CORE_PARTS false, 0.0, 0.0, true, false /* each part in its core's range */
+/* in range when present; absent (a checkpoint of an older skinner): zeros */
+#define OPTIONAL_RANGE(lo, hi) true, (double)(lo), (double)(hi), false, true
 #define AT(member) offsetof(sk_trainer, member)
 #define WORKER(member) offsetof(sk_worker, member) /* one array per worker */
 
@@ -69,6 +71,34 @@ const sk_trainer_array sk_trainer_arrays[] = {
     {NULL, SK_ARRAY_I32, AT(layout.part_count), SK_SIZE_PARTS, NO_RANGE},
     {NULL, SK_ARRAY_I32, AT(layout.part_cursor), SK_SIZE_PARTS, NO_RANGE},
     {NULL, SK_ARRAY_U8, AT(layout.columns_scratch), SK_SIZE_EXCHANGE, NO_RANGE},
+    /* a multi-agent env's actions waiting across a rollout's end, and those resolved */
+    {"state.pending_waiting", SK_ARRAY_U8, AT(rollout.pending.waiting), SK_SIZE_PEND, OPTIONAL_RANGE(0, 1)},
+    {"state.pending_reward", SK_ARRAY_F32, AT(rollout.pending.reward), SK_SIZE_PEND,
+     OPTIONAL_RANGE(-INFINITY, INFINITY)},
+    {"state.pending_value", SK_ARRAY_F32, AT(rollout.pending.value), SK_SIZE_PEND,
+     OPTIONAL_RANGE(-INFINITY, INFINITY)},
+    {"state.pending_obs", SK_ARRAY_F32, AT(rollout.pending_obs), SK_SIZE_PEND_OBS,
+     OPTIONAL_RANGE(-INFINITY, INFINITY)},
+    {"state.pending_obs_u8", SK_ARRAY_U8, AT(rollout.pending_obs_u8), SK_SIZE_PEND_OBS_U8,
+     OPTIONAL_RANGE(0, 255)},
+    {"state.pending_masks", SK_ARRAY_U8, AT(rollout.pending_masks), SK_SIZE_PEND_MASK, OPTIONAL_RANGE(0, 1)},
+    {"state.pending_actions", SK_ARRAY_I32, AT(rollout.pending_actions), SK_SIZE_PEND_HEADS,
+     OPTIONAL_RANGE(0, INT32_MAX)}, /* each below its head's size: checkpoint.c */
+    {"state.pending_actions_f", SK_ARRAY_F32, AT(rollout.pending_actions_f), SK_SIZE_PEND_DIM,
+     OPTIONAL_RANGE(-INFINITY, INFINITY)},
+    {"state.pending_logp", SK_ARRAY_F32, AT(rollout.pending_logp), SK_SIZE_PEND,
+     OPTIONAL_RANGE(-INFINITY, INFINITY)},
+    {NULL, SK_ARRAY_I32, AT(rollout.pending.deferred), SK_SIZE_PEND, NO_RANGE},
+    {NULL, SK_ARRAY_U8, AT(rollout.pending.resolved), SK_SIZE_PEND, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(rollout.pending.resolved_value), SK_SIZE_PEND, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(rollout.pending.resolved_adv), SK_SIZE_PEND, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(rollout.pending.resolved_ret), SK_SIZE_PEND, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(rollout.ready_obs), SK_SIZE_PEND_OBS, NO_RANGE},
+    {NULL, SK_ARRAY_U8, AT(rollout.ready_obs_u8), SK_SIZE_PEND_OBS_U8, NO_RANGE},
+    {NULL, SK_ARRAY_U8, AT(rollout.ready_masks), SK_SIZE_PEND_MASK, NO_RANGE},
+    {NULL, SK_ARRAY_I32, AT(rollout.ready_actions), SK_SIZE_PEND_HEADS, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(rollout.ready_actions_f), SK_SIZE_PEND_DIM, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(rollout.ready_logp), SK_SIZE_PEND, NO_RANGE},
     /* self-play: the pool, the ratings, and each env's opponent, role and stream */
     {"selfplay.pool", SK_ARRAY_F32, AT(sp.pool), SK_SIZE_SP_POOL, RANGE(-INFINITY, INFINITY)},
     {"selfplay.ratings", SK_ARRAY_F64, AT(sp.ratings), SK_SIZE_SP_RATINGS, RANGE(-1e9, 1e9)},
@@ -122,7 +152,7 @@ static size_t array_count(const sk_trainer *tr, const sk_worker *wk, sk_size_kin
     size_t slice = (size_t)(wk->hi - wk->lo);
     size_t L = (size_t)tr->rollout.bptt_horizon;
     size_t parts = (size_t)tr->layout.minibatch_parts;
-    size_t block_sequences = ((size_t)tr->learner.minibatch_sequences + parts - 1) / parts;
+    size_t block_sequences = ((size_t)tr->learner.minibatch_capacity + parts - 1) / parts;
     size_t block = block_sequences * L, S = (size_t)tr->rollout.state_size;
     size_t by_role = sk_policy_roles(&tr->learner.policy) > 1 ? slice : 0;
     switch (kind) {
@@ -169,9 +199,9 @@ size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
     case SK_SIZE_ROWS_DIM: return rows * (size_t)tr->action_dim;
     case SK_SIZE_ROWS1_MASK: return rows1 * (size_t)tr->mask_size;
     case SK_SIZE_ROWS1_ACTIVE: return ro->num_agents > 1 ? rows1 : 0;
-    case SK_SIZE_BATCH: return rows;
+    case SK_SIZE_BATCH: return rows + (ro->num_agents > 1 ? envs : 0); /* + resolved waits */
     case SK_SIZE_MINIBATCH: /* this rank's: the run's minibatch in exact mode */
-        return (size_t)tr->learner.minibatch_sequences * (size_t)ro->bptt_horizon;
+        return (size_t)tr->learner.minibatch_capacity * (size_t)ro->bptt_horizon;
     case SK_SIZE_MOMENTS: return (size_t)tr->layout.max_workers * (1 + 2 * (size_t)tr->obs_size);
     case SK_SIZE_EPISODES: return rows * SK_EPISODE_RECORD(tr->env->num_log_fields);
     case SK_SIZE_EPISODES_ALL: /* every rank's episodes: at most one per row of the run and step */
@@ -185,6 +215,12 @@ size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
     case SK_SIZE_RNGS: return 1 + (size_t)tr->layout.total_workers;
     case SK_SIZE_PARTS: return (size_t)tr->comm.size * (size_t)tr->layout.max_workers;
     case SK_SIZE_EXCHANGE: return sk_trainer_exchange_bytes((sk_trainer *)tr);
+    case SK_SIZE_PEND: return ro->num_agents > 1 ? envs : 0;
+    case SK_SIZE_PEND_OBS: return ro->num_agents > 1 && !ro->obs_u8_dtype ? envs * (size_t)tr->obs_size : 0;
+    case SK_SIZE_PEND_OBS_U8: return ro->num_agents > 1 && ro->obs_u8_dtype ? envs * (size_t)tr->obs_size : 0;
+    case SK_SIZE_PEND_MASK: return ro->num_agents > 1 ? envs * (size_t)tr->mask_size : 0;
+    case SK_SIZE_PEND_HEADS: return ro->num_agents > 1 ? envs * (size_t)tr->num_heads : 0;
+    case SK_SIZE_PEND_DIM: return ro->num_agents > 1 ? envs * (size_t)tr->action_dim : 0;
     case SK_SIZE_SP_POOL:
         return tr->sp.on ? (size_t)tr->sp.pool_size * tr->learner.policy.num_params : 0;
     case SK_SIZE_SP_RATINGS: return tr->sp.on ? (size_t)tr->sp.pool_size + 1 : 0;

@@ -16,7 +16,7 @@ typedef enum sk_size_kind {
     SK_SIZE_ROWS_DIM,   /* T x N x action_dim */
     SK_SIZE_ROWS1_MASK, /* (T + 1) x N x mask_size */
     SK_SIZE_ROWS1_ACTIVE, /* (T + 1) x N for a multi-agent env, else 0 */
-    SK_SIZE_BATCH,      /* T x N */
+    SK_SIZE_BATCH,      /* T x N (+ N for a multi-agent env: actions resolved after a wait) */
     SK_SIZE_MINIBATCH,
     SK_SIZE_MOMENTS,     /* max_workers x (1 + 2 obs_size): packed running-statistics accumulations */
     SK_SIZE_MOMENTS_ALL, /* ranks x the above */
@@ -32,6 +32,13 @@ typedef enum sk_size_kind {
     SK_SIZE_RNGS,         /* 1 + the run's workers: the shuffle stream, then each worker's */
     SK_SIZE_PARTS,        /* ranks x max_workers */
     SK_SIZE_EXCHANGE,     /* bytes of the rollout's exchange between ranks (0 in one process) */
+    /* a multi-agent env's deferred actions (sk_gae_pending), each 0 for a single agent */
+    SK_SIZE_PEND,       /* N */
+    SK_SIZE_PEND_OBS,   /* N x obs_size, a float env's */
+    SK_SIZE_PEND_OBS_U8, /* N x obs_size, a uint8 env's */
+    SK_SIZE_PEND_MASK,
+    SK_SIZE_PEND_HEADS,
+    SK_SIZE_PEND_DIM,
     /* self-play (selfplay.h), each 0 when it is off */
     SK_SIZE_SP_POOL,      /* pool_size x the policy's parameters */
     SK_SIZE_SP_RATINGS,   /* pool_size + 1 */
@@ -71,6 +78,8 @@ typedef struct sk_trainer_array {
      * state, checkpoint_name + "_" + the part's name, (N x core_size) each, in the part's
      * range (sk_core_ops) */
     bool core_parts;
+    /* a checkpoint without it (of an older skinner) restores zeros */
+    bool optional;
 } sk_trainer_array;
 
 extern const sk_trainer_array sk_trainer_arrays[];
