@@ -931,6 +931,36 @@ static void test_selfplay_state_refused(void **state) {
     sk_config_free(cfg);
 }
 
+/* A snapshot that replaces the pool member a game under way is played against leaves that
+ * game unrated: it goes on against the new member, and its result is neither's. With a
+ * pool of 1 renewed every update of 4 steps, every Connect Four game (7 plies at least)
+ * spans a snapshot, so no game is rated and every rating stays where it began; before, each
+ * was credited to whichever member held the slot when it ended. A pool of 3 renewed every
+ * 2 updates of 16 steps still rates games. */
+static void test_replaced_member_unrated(void **state) {
+    (void)state;
+    for (int c = 0; c < 2; c++) {
+        sk_config *cfg = duel_config("ConnectFour-v0", c == 0 ? "1024" : "2048");
+        set_selfplay(cfg);
+        if (c == 0) {
+            sk_config_set(cfg, "ppo.horizon", "4");
+            sk_config_set(cfg, "selfplay.pool_size", "1");
+            sk_config_set(cfg, "selfplay.snapshot_every", "1");
+        }
+        sk_trainer *tr = NULL;
+        assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+        assert_int_equal(sk_trainer_run(tr), SK_OK);
+        int64_t games = tr->sp.counters[SK_SELFPLAY_GAMES];
+        double learner = tr->sp.ratings[tr->sp.pool_size];
+        if (c == 0 && (games != 0 || learner != 1000.0))
+            fail_msg("%lld games rated, the learner at %.3f (expected none, 1000)",
+                     (long long)games, learner);
+        if (c == 1 && games == 0) fail_msg("no game rated with a pool of 3");
+        sk_trainer_destroy(tr);
+        sk_config_free(cfg);
+    }
+}
+
 /* ------------------------------------------------------------ elo.csv */
 
 static char *slurp(const char *path) {
@@ -1342,6 +1372,7 @@ int main(void) {
         cmocka_unit_test(test_pool_sampling),
         cmocka_unit_test(test_elo_in_run_folder),
         cmocka_unit_test(test_selfplay_state_refused),
+        cmocka_unit_test(test_replaced_member_unrated),
         cmocka_unit_test(test_elo_csv_by_update),
         cmocka_unit_test(test_c4_fours),
         cmocka_unit_test(test_c4_env_vs_naive_rules),

@@ -73,6 +73,7 @@ void sk_selfplay_start(sk_trainer *tr) {
     sp->counters[SK_SELFPLAY_GAMES] = 0;
     for (int e = 0; e < envs_of(tr); e++) {
         sp->role[e] = e % 2; /* half the envs' learners move first */
+        sp->unrated[e] = 0;
         sp->rng[e] = sk_rng_seed(tr->s.seed ^ 0x5e1f91a7ULL, (uint64_t)e);
         sp->opponent[e] = 0;
     }
@@ -146,7 +147,8 @@ void sk_selfplay_after_step(sk_trainer *tr, sk_worker *wk, int t) {
         size_t learner = (size_t)e * 2 + (size_t)sp->role[e];
         if (t >= 0 && (ro->terminated[(size_t)t * N + learner] || ro->truncated[(size_t)t * N + learner])) {
             float ret = logs[learner * L];
-            sp->game_opponent[(size_t)t * (size_t)E + (size_t)e] = sp->opponent[e];
+            sp->game_opponent[(size_t)t * (size_t)E + (size_t)e] = sp->unrated[e] ? -1 : sp->opponent[e];
+            sp->unrated[e] = 0;
             sp->game_score[(size_t)t * (size_t)E + (size_t)e] = ret > 0 ? 1.0f : ret < 0 ? 0.0f : 0.5f;
             sp->role[e] = 1 - sp->role[e];
             sp->opponent[e] = sk_selfplay_pick(sp->ratings, (int)sp->counters[SK_SELFPLAY_MEMBERS],
@@ -177,6 +179,17 @@ void sk_selfplay_after_update(sk_trainer *tr) {
     if (tr->progress.update % sp->snapshot_every == 0) {
         int slot = (int)sp->counters[SK_SELFPLAY_NEXT];
         size_t P = tr->learner.policy.num_params;
+        /* the games under way against the member leaving (none in an empty slot) go on
+         * against the new one: neither's result; a game that ended at the rollout's last
+         * step has not begun its successor */
+        const sk_rollout *ro = &tr->rollout;
+        size_t last = (size_t)(tr->s.horizon - 1) * (size_t)ro->num_envs;
+        for (int e = 0; slot < sp->counters[SK_SELFPLAY_MEMBERS] && e < envs_of(tr); e++) {
+            size_t row = last + (size_t)e * 2; /* a game ends for both agents */
+            bool fresh = ro->terminated[row] || ro->truncated[row] || ro->terminated[row + 1] ||
+                         ro->truncated[row + 1];
+            if (sp->opponent[e] == slot && !fresh) sp->unrated[e] = 1;
+        }
         memcpy(sp->pool + (size_t)slot * P, tr->learner.params, P * sizeof(float));
         sp->ratings[slot] = sp->ratings[sp->pool_size];
         if (sp->counters[SK_SELFPLAY_MEMBERS] < sp->pool_size) sp->counters[SK_SELFPLAY_MEMBERS]++;

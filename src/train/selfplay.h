@@ -6,8 +6,10 @@
  * the learner's rows are samples; the opponent's act with the snapshot's
  * weights. Every finished game updates both Elo ratings; every
  * selfplay.snapshot_every updates the learner's weights join the pool (the
- * oldest leaves when it is full) with the learner's rating. The pool, the
- * ratings and each env's role, opponent and stream are in checkpoints.
+ * oldest leaves when it is full) with the learner's rating; a game under way
+ * against the member that left is finished against the new one and rates no
+ * one. The pool, the ratings and each env's role, opponent and stream are in
+ * checkpoints.
  */
 #ifndef SK_SELFPLAY_H
 #define SK_SELFPLAY_H
@@ -42,6 +44,8 @@ typedef struct sk_selfplay {
     int32_t *opponent;      /* (envs) the snapshot each env's learner plays */
     int32_t *role;          /* (envs) the learner's agent in each env */
     uint64_t *rng;          /* (envs) each env's stream for picking opponents */
+    uint8_t *unrated;       /* (envs) 1: the game under way began against a pool member a
+                               snapshot has since replaced; its result rates no one */
     int32_t *game_opponent; /* (T, envs) the snapshot of a game that ended there, or -1 */
     float *game_score;      /* (T, envs) the learner's score of that game */
     FILE *elo_csv;

@@ -107,6 +107,7 @@ const sk_trainer_array sk_trainer_arrays[] = {
      RANGE(0, SK_SELFPLAY_MAX_POOL - 1)},
     {"selfplay.role", SK_ARRAY_I32, AT(sp.role), SK_SIZE_SP_ENVS, RANGE(0, 1)},
     {"selfplay.rng", SK_ARRAY_U64, AT(sp.rng), SK_SIZE_SP_ENVS, NO_RANGE},
+    {"selfplay.unrated", SK_ARRAY_U8, AT(sp.unrated), SK_SIZE_SP_ENVS, OPTIONAL_RANGE(0, 1)},
     {NULL, SK_ARRAY_I32, AT(sp.game_opponent), SK_SIZE_SP_GAMES, NO_RANGE},
     {NULL, SK_ARRAY_F32, AT(sp.game_score), SK_SIZE_SP_GAMES, NO_RANGE},
     /* each worker's: its gradient share, its gathered minibatch block, the truncation
