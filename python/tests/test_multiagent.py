@@ -279,6 +279,21 @@ def test_python_env_trains():
     assert summary["final_mean_return"] > 2.7, summary
 
 
+def test_per_role_from_python(tmp_path):
+    """policy.per_role through skinner.train and skinner.load: the checkpoint's tensors are
+    the agents' (left.*, right.*), and the loaded policy acts on whole envs only (row r is
+    agent r % 2)."""
+    run = tmp_path / "run"
+    skinner.train("Relay-v0", total_steps=2048, seed=1, threads=1, run_dir=str(run),
+                  config={"ppo.horizon": 64, "env.num_envs": 8, "policy.per_role": True})
+    policy = skinner.load(run)
+    assert {name.split(".")[0] for name in policy.state_dict()} == {"left", "right"}
+    obs = np.zeros((4, 3), np.float32)
+    assert policy.act(obs).shape == (4,)
+    with pytest.raises(Exception, match="a multiple of 2"):
+        policy.act(obs[:3])
+
+
 def test_docs_python_blocks(capsys):
     """docs/multiagent.md's Python section, every block run as printed."""
     from conftest import REPO
