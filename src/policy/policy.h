@@ -368,7 +368,7 @@ typedef struct sk_role_scratch {
     uint8_t *masks;   /* (rows, mask_size), or NULL without masks */
     int32_t *actions; /* (rows, heads) */
     float *actions_f; /* (rows, dim) */
-    float *logp, *values; /* (rows) */
+    float *logp;      /* (rows) */
 } sk_role_scratch;
 
 /* Acting with a per-role policy on B rows, row i of role i % roles (the caller's rows

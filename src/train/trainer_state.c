@@ -133,7 +133,6 @@ const sk_trainer_array sk_trainer_arrays[] = {
     {NULL, SK_ARRAY_I32, WORKER(role.actions), SK_SIZE_W_ROLE_HEADS, NO_RANGE},
     {NULL, SK_ARRAY_F32, WORKER(role.actions_f), SK_SIZE_W_ROLE_DIM, NO_RANGE},
     {NULL, SK_ARRAY_F32, WORKER(role.logp), SK_SIZE_W_ROLE, NO_RANGE},
-    {NULL, SK_ARRAY_F32, WORKER(role.values), SK_SIZE_W_ROLE, NO_RANGE},
 };
 const int sk_trainer_num_arrays = (int)(sizeof sk_trainer_arrays / sizeof sk_trainer_arrays[0]);
 
