@@ -619,15 +619,16 @@ static void set_selfplay(sk_config *cfg) {
  * slice holds whole envs, its agents' rows together, and its own scratch for
  * the snapshots' actions); with a policy per role (policy.per_role) in
  * self-play (each snapshot holds both roles' policies) and on Duel-v0 in 5
- * slices. */
+ * slices; and in self-play with half the games against the learner itself
+ * (selfplay.pool_share = 0.5: the envs' opponents, -1 among them, carried). */
 static void test_identical_and_resumed(void **state) {
     (void)state;
     static recorder once, twice, first, second;
     const char *envs[] = {"Duel-v0", "ConnectFour-v0", "ConnectFour-v0", "ConnectFour-v0",
-                          "ConnectFour-v0", "Duel-v0"};
+                          "ConnectFour-v0", "Duel-v0", "ConnectFour-v0"};
     char path[128];
     snprintf(path, sizeof path, "%s/half.safetensors", g_dir);
-    for (int e = 0; e < 6; e++) {
+    for (int e = 0; e < 7; e++) {
         memset(&once, 0, sizeof once);
         memset(&twice, 0, sizeof twice);
         memset(&first, 0, sizeof first);
@@ -641,9 +642,15 @@ static void test_identical_and_resumed(void **state) {
             sk_config_set(whole, "train.slices", "5");
             sk_config_set(half, "train.slices", "5");
         }
-        if (e >= 4) {
+        if (e == 4 || e == 5) {
             sk_config_set(whole, "policy.per_role", "true");
             sk_config_set(half, "policy.per_role", "true");
+        }
+        if (e == 6) {
+            set_selfplay(whole);
+            set_selfplay(half);
+            sk_config_set(whole, "selfplay.pool_share", "0.5");
+            sk_config_set(half, "selfplay.pool_share", "0.5");
         }
         train(whole, &once, NULL, NULL, NULL);
         train(whole, &twice, NULL, NULL, NULL);
@@ -917,6 +924,9 @@ static void test_selfplay_state_refused(void **state) {
     expect_refused(path, "selfplay.counters[1] (next slot) = 3", "[0, 2]");
     save_with(path, SET_OPPONENT, 5);
     expect_refused(path, "selfplay.opponent[5] = 5", "[0, 2]");
+    /* -1 (the learner plays itself) only where selfplay.pool_share < 1 */
+    save_with(path, SET_OPPONENT, -1);
+    expect_refused(path, "selfplay.opponent[5] = -1", "[0, 2]");
     /* a deferred move's column past the board's 7: the learner would read past its logits */
     save_with(path, SET_PENDING_ACTION, 7);
     expect_refused(path, "state.pending_actions of row", "head 0 = 7 is outside [0, 6]");
@@ -959,6 +969,44 @@ static void test_replaced_member_unrated(void **state) {
         sk_trainer_destroy(tr);
         sk_config_free(cfg);
     }
+}
+
+/* selfplay.pool_share: at 0 every game is the learner against itself, so the run is the
+ * one without self-play, update for update, and rates no game; at 0.5 it rates fewer games
+ * than at 1 (the default, every game against the pool), and some. */
+static void test_pool_share(void **state) {
+    (void)state;
+    static recorder plain, none;
+    memset(&plain, 0, sizeof plain);
+    memset(&none, 0, sizeof none);
+    sk_config *cfg = duel_config("ConnectFour-v0", "2048");
+    train(cfg, &plain, NULL, NULL, NULL);
+    set_selfplay(cfg);
+    sk_config_set(cfg, "selfplay.pool_share", "0");
+    train(cfg, &none, NULL, NULL, NULL);
+    assert_int_equal(plain.count, 8);
+    assert_int_equal(none.count, 8);
+    for (int i = 0; i < 8; i++)
+        if (memcmp(&plain.rows[i], &none.rows[i], sizeof plain.rows[0]) != 0)
+            fail_msg("update %d: selfplay.pool_share = 0 differs from no self-play", i + 1);
+    const char *shares[] = {"0", "0.5", "1"};
+    int64_t games[3];
+    for (int k = 0; k < 3; k++) {
+        sk_config_set(cfg, "selfplay.pool_share", shares[k]);
+        sk_trainer *tr = NULL;
+        assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+        assert_int_equal(sk_trainer_run(tr), SK_OK);
+        games[k] = tr->sp.counters[SK_SELFPLAY_GAMES];
+        if (k == 0) assert_true(tr->sp.ratings[tr->sp.pool_size] == 1000.0);
+        sk_trainer_destroy(tr);
+    }
+    print_message("games rated at shares 0, 0.5, 1: %lld, %lld, %lld\n", (long long)games[0],
+                  (long long)games[1], (long long)games[2]);
+    assert_int_equal(games[0], 0);
+    if (games[1] <= 0 || games[1] >= games[2])
+        fail_msg("share 0.5 rated %lld games, share 1 %lld", (long long)games[1],
+                 (long long)games[2]);
+    sk_config_free(cfg);
 }
 
 /* ------------------------------------------------------------ elo.csv */
@@ -1373,6 +1421,7 @@ int main(void) {
         cmocka_unit_test(test_elo_in_run_folder),
         cmocka_unit_test(test_selfplay_state_refused),
         cmocka_unit_test(test_replaced_member_unrated),
+        cmocka_unit_test(test_pool_share),
         cmocka_unit_test(test_elo_csv_by_update),
         cmocka_unit_test(test_c4_fours),
         cmocka_unit_test(test_c4_env_vs_naive_rules),

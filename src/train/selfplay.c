@@ -48,6 +48,7 @@ sk_status sk_selfplay_configure(sk_trainer *tr) {
     sp->by_rating = sampling == 0;
     CHECK(sk_cfg_double(tr->cfg, "selfplay.elo_k", 16.0, 0.0, 1000.0, &sp->elo_k));
     CHECK(sk_cfg_double(tr->cfg, "selfplay.initial_rating", 1000.0, -1e6, 1e6, &sp->initial_rating));
+    CHECK(sk_cfg_double(tr->cfg, "selfplay.pool_share", 1.0, 0.0, 1.0, &sp->pool_share));
     if (!sp->on) return SK_OK;
     if (tr->env->num_agents != 2)
         return sk_fail(SK_ERR_CONFIG, "selfplay.enabled = true: %s has %d agents per env "
@@ -62,6 +63,15 @@ sk_status sk_selfplay_configure(sk_trainer *tr) {
 
 static int envs_of(const sk_trainer *tr) { return tr->rollout.num_envs / 2; }
 
+/* The next game's opponent: a pool member with probability selfplay.pool_share (by
+ * rating or uniformly), else -1, the learner itself. A share of 1 draws only the member,
+ * as before the share existed, so such runs repeat theirs bit for bit. */
+static int32_t pick_opponent(sk_selfplay *sp, uint64_t *rng) {
+    if (sp->pool_share < 1.0 && sk_rng_double(rng) >= sp->pool_share) return -1;
+    return sk_selfplay_pick(sp->ratings, (int)sp->counters[SK_SELFPLAY_MEMBERS], sp->by_rating,
+                            rng);
+}
+
 void sk_selfplay_start(sk_trainer *tr) {
     sk_selfplay *sp = &tr->sp;
     if (!sp->on) return;
@@ -75,7 +85,7 @@ void sk_selfplay_start(sk_trainer *tr) {
         sp->role[e] = e % 2; /* half the envs' learners move first */
         sp->unrated[e] = 0;
         sp->rng[e] = sk_rng_seed(tr->s.seed ^ 0x5e1f91a7ULL, (uint64_t)e);
-        sp->opponent[e] = 0;
+        sp->opponent[e] = sp->pool_share < 1.0 ? pick_opponent(sp, &sp->rng[e]) : 0;
     }
     for (size_t k = 0; k < (size_t)tr->s.horizon * (size_t)envs_of(tr); k++)
         sp->game_opponent[k] = -1;
@@ -93,16 +103,19 @@ sk_status sk_selfplay_check(const sk_trainer *tr, const char *path) {
         return sk_fail(SK_ERR_CORRUPT, "checkpoint '%s': selfplay.counters[1] (next slot) = %lld "
                        "is outside [0, %d] (selfplay.pool_size - 1)", path, (long long)next,
                        sp->pool_size - 1);
+    int lowest = sp->pool_share < 1.0 ? -1 : 0; /* -1: the learner plays itself */
     for (int e = 0; e < envs_of(tr); e++)
-        if (sp->opponent[e] < 0 || sp->opponent[e] >= members)
+        if (sp->opponent[e] < lowest || sp->opponent[e] >= members)
             return sk_fail(SK_ERR_CORRUPT, "checkpoint '%s': selfplay.opponent[%d] = %d is "
-                           "outside [0, %lld] (the pool's members)", path, e,
-                           (int)sp->opponent[e], (long long)members - 1);
+                           "outside [%d, %lld] (%s)", path, e, (int)sp->opponent[e], lowest,
+                           (long long)members - 1,
+                           lowest ? "-1: itself, else one of the pool's members"
+                                  : "the pool's members; selfplay.pool_share = 1");
     return SK_OK;
 }
 
 bool sk_selfplay_is_opponent(const sk_trainer *tr, int row) {
-    return tr->sp.on && row % 2 != tr->sp.role[row / 2];
+    return tr->sp.on && row % 2 != tr->sp.role[row / 2] && tr->sp.opponent[row / 2] >= 0;
 }
 
 void sk_selfplay_act(sk_trainer *tr, sk_worker *wk, int t, const float *obs_t) {
@@ -147,15 +160,16 @@ void sk_selfplay_after_step(sk_trainer *tr, sk_worker *wk, int t) {
         size_t learner = (size_t)e * 2 + (size_t)sp->role[e];
         if (t >= 0 && (ro->terminated[(size_t)t * N + learner] || ro->truncated[(size_t)t * N + learner])) {
             float ret = logs[learner * L];
+            /* a game against itself (-1) rates no one either */
             sp->game_opponent[(size_t)t * (size_t)E + (size_t)e] = sp->unrated[e] ? -1 : sp->opponent[e];
             sp->unrated[e] = 0;
             sp->game_score[(size_t)t * (size_t)E + (size_t)e] = ret > 0 ? 1.0f : ret < 0 ? 0.0f : 0.5f;
             sp->role[e] = 1 - sp->role[e];
-            sp->opponent[e] = sk_selfplay_pick(sp->ratings, (int)sp->counters[SK_SELFPLAY_MEMBERS],
-                                               sp->by_rating, &sp->rng[e]);
+            sp->opponent[e] = pick_opponent(sp, &sp->rng[e]);
         }
-        /* the opponent's row of the next step is not a sample */
-        ro->active[(size_t)(t + 1) * N + (size_t)e * 2 + 1 - (size_t)sp->role[e]] = 0;
+        /* a pool member's row of the next step is not a sample */
+        if (sp->opponent[e] >= 0)
+            ro->active[(size_t)(t + 1) * N + (size_t)e * 2 + 1 - (size_t)sp->role[e]] = 0;
     }
 }
 

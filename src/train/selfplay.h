@@ -10,6 +10,12 @@
  * against the member that left is finished against the new one and rates no
  * one. The pool, the ratings and each env's role, opponent and stream are in
  * checkpoints.
+ *
+ * selfplay.pool_share (default 1) mixes the two ways of playing, as OpenAI
+ * Five's 80% of games against the current weights and 20% against past ones:
+ * each game is against a pool member with that probability (drawn from the
+ * env's stream), else the learning policy plays both sides, both agents' rows
+ * are samples, and the game rates no one (opponent -1).
  */
 #ifndef SK_SELFPLAY_H
 #define SK_SELFPLAY_H
@@ -37,11 +43,11 @@ typedef struct sk_selfplay {
     bool on;
     int pool_size, snapshot_every;
     bool by_rating;
-    double elo_k, initial_rating;
+    double elo_k, initial_rating, pool_share;
     float *pool;            /* (pool_size, num_params) snapshots */
     double *ratings;        /* (pool_size + 1) the pool's, then the learner's */
     int64_t *counters;      /* (SK_SELFPLAY_COUNTERS) */
-    int32_t *opponent;      /* (envs) the snapshot each env's learner plays */
+    int32_t *opponent;      /* (envs) the snapshot each env's learner plays; -1: itself */
     int32_t *role;          /* (envs) the learner's agent in each env */
     uint64_t *rng;          /* (envs) each env's stream for picking opponents */
     uint8_t *unrated;       /* (envs) 1: the game under way began against a pool member a
@@ -61,9 +67,9 @@ sk_status sk_selfplay_configure(struct sk_trainer *tr);
 void sk_selfplay_start(struct sk_trainer *tr);
 /* After a checkpoint's restore (path: for the message): SK_ERR_CORRUPT unless the pool's
  * member count is 1..pool_size, its next slot 0..pool_size - 1 and every env's opponent a
- * member (they index the pool and the ratings). */
+ * member (they index the pool and the ratings), or -1 when selfplay.pool_share < 1. */
 sk_status sk_selfplay_check(const struct sk_trainer *tr, const char *path);
-/* Whether rollout row `row` is the opponent's now. */
+/* Whether rollout row `row` is a pool member's now. */
 bool sk_selfplay_is_opponent(const struct sk_trainer *tr, int row);
 /* Worker wk's opponent rows' actions for step t (obs_t: its slice's policy input). */
 void sk_selfplay_act(struct sk_trainer *tr, struct sk_worker *wk, int t, const float *obs_t);

@@ -104,7 +104,7 @@ const sk_trainer_array sk_trainer_arrays[] = {
     {"selfplay.ratings", SK_ARRAY_F64, AT(sp.ratings), SK_SIZE_SP_RATINGS, RANGE(-1e9, 1e9)},
     {"selfplay.counters", SK_ARRAY_I64, AT(sp.counters), SK_SIZE_SP_COUNTERS, RANGE(0, 1e18)},
     {"selfplay.opponent", SK_ARRAY_I32, AT(sp.opponent), SK_SIZE_SP_ENVS,
-     RANGE(0, SK_SELFPLAY_MAX_POOL - 1)},
+     RANGE(-1, SK_SELFPLAY_MAX_POOL - 1)}, /* -1: itself (selfplay.pool_share < 1) */
     {"selfplay.role", SK_ARRAY_I32, AT(sp.role), SK_SIZE_SP_ENVS, RANGE(0, 1)},
     {"selfplay.rng", SK_ARRAY_U64, AT(sp.rng), SK_SIZE_SP_ENVS, NO_RANGE},
     {"selfplay.unrated", SK_ARRAY_U8, AT(sp.unrated), SK_SIZE_SP_ENVS, OPTIONAL_RANGE(0, 1)},
