@@ -688,7 +688,7 @@ static void test_train_note_counts_rows(void **state) {
 }
 
 /* docs/multiagent.md's check, eval and per-role commands for Connect Four, as printed
- * there, in the test's folder (its preset's train command is 50M steps:
+ * there, in the test's folder (its preset's train command is 60M steps:
  * bench/connect4_vs_alphabeta.sh). */
 static void test_docs_commands(void **state) {
     (void)state;
