@@ -9,7 +9,8 @@ set -euo pipefail
 # libFuzzer runtime (libclang_rt.fuzzer, a Recommends of clang that --no-install-recommends skips);
 # the Python module: headers, NumPy and pytest for Debian's python3; data-parallel training:
 # Open MPI (mpirun and the headers and library skinner links when it finds them); Morpho's
-# convolutional host: oneDNN; bench/learner_gemm's third candidate: libxsmm.
+# convolutional host: oneDNN; bench/learner_gemm's third candidate: libxsmm. Only Debian's
+# packages and PyPI are used: nothing comes from npm.
 packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev zlib1g-dev
           libncurses-dev libplplot-dev plplot-driver-cairo libcmocka-dev tmux
           dataset-fashion-mnist clang libclang-rt-14-dev
@@ -17,40 +18,38 @@ packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev zlib1g-d
           openmpi-bin libopenmpi-dev libdnnl-dev
           libavcodec-dev libavformat-dev libswscale-dev libmicrohttpd-dev
           libxsmm-dev)
+# The dashboard's charts: Debian's dygraphs (docs/dashboard.md says why), installed with skinner.
+packages+=(libjs-dygraphs)
 # --test (make test): PyTorch too, for the Python tests that compare skinner's networks with
 # PyTorch's (a reference only: skinner never imports it); strace and gdb, with which
 # resolve_once counts a command's file opens and env lookups; scikit-learn, whose
 # GaussianProcessRegressor test_sweep_gp checks skinner's GP against. Without them those tests
-# skip, or under CI fail. test_export (issue 36): python3-onnx's checker, and node with npm's
-# onnxruntime-node (below: its Linux CPU runtime comes in the package; its install script only
-# fetches GPU builds, so --ignore-scripts) in the repository's node_modules, not committed.
+# skip, or under CI fail. python3-venv: the test environment below.
 if [[ ${1:-} == --test ]]; then
-    packages+=(python3-torch strace gdb python3-sklearn python3-onnx nodejs)
+    packages+=(python3-torch strace gdb python3-sklearn python3-venv)
     # skinner serve's browser test (issue 35): Debian's Chromium, its ChromeDriver, Selenium
     packages+=(chromium chromium-driver python3-selenium)
-    # Debian's npm, unless npm is there already (NodeSource's nodejs brings its own)
-    command -v npm >/dev/null 2>&1 || packages+=(npm)
 fi
 
-# Node packages into ROOT/node_modules (not committed), once npm is there: uPlot, the charts of
-# skinner serve's page (installed with skinner), always; onnxruntime-node with --test. One npm
-# command for all of them: an `npm install --no-save` removes what an earlier one put there.
-install_onnxruntime_node() {
-    local root wanted=(uplot@1.6.32) name need=0
+# The test environment (--test): ROOT/.venv, made from Debian's /usr/bin/python3 (the interpreter
+# the module is built for; a python3 earlier on PATH may be pyenv's) with --system-site-packages,
+# so NumPy, PyTorch and pytest stay Debian's, and the pinned peers of python/requirements-test.txt
+# from PyPI on top (Gymnasium, PettingZoo, MinAtar, ONNX and ONNX Runtime, TensorBoard). Made
+# again when the requirements change (a stamp holds their checksum); nothing is fetched at test time.
+make_test_venv() {
+    local root venv requirements stamp sum
     root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-    if [[ ${1:-} == --test || -f "$root/node_modules/onnxruntime-node/package.json" ]]; then
-        wanted+=(onnxruntime-node)
-    fi
-    for name in "${wanted[@]}"; do
-        [[ -f "$root/node_modules/${name%@*}/package.json" ]] || need=1
-    done
-    [[ $need == 1 ]] || return 0
-    if ! command -v npm >/dev/null 2>&1; then
-        echo "skinner setup: no npm, so no uPlot: skinner serve's page has no charts (run with --test)" >&2
-        return 0
-    fi
-    echo "skinner setup: npm install --ignore-scripts ${wanted[*]} in $root"
-    (cd "$root" && npm install --ignore-scripts --no-audit --no-fund --no-save --no-package-lock "${wanted[@]}")
+    venv=${SKINNER_TEST_VENV:-$root/.venv}
+    requirements=$root/python/requirements-test.txt
+    stamp=$venv/.skinner-requirements
+    sum=$(sha256sum "$requirements" | cut -d' ' -f1)
+    [[ -x $venv/bin/python && -f $stamp && $(cat "$stamp") == "$sum" ]] && return 0
+    echo "skinner setup: the test venv $venv (/usr/bin/python3, pinned from python/requirements-test.txt)"
+    rm -rf "$venv"
+    /usr/bin/python3 -m venv --system-site-packages "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+        -r "$requirements"
+    echo "$sum" > "$stamp"
 }
 
 missing=()
@@ -59,7 +58,7 @@ for pkg in "${packages[@]}"; do
     [[ "$status" == "install ok installed" ]] || missing+=("$pkg")
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
-    install_onnxruntime_node "${1:-}"
+    [[ ${1:-} != --test ]] || make_test_venv
     exit 0
 fi
 
@@ -72,4 +71,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
-install_onnxruntime_node "${1:-}"
+[[ ${1:-} != --test ]] || make_test_venv
