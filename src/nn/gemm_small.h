@@ -1,19 +1,23 @@
 /*
  * Small row-major GEMMs for the learner's layer shapes (a few hundred rows by 1-256 columns),
- * written for AVX-512 and read straight from the layers' own arrays: no packing copies, no
- * dependence on how OpenBLAS was built or pinned (OPENBLAS_CORETYPE). docs/performance.md and
- * bench/learner_gemm.c give the measurements that chose them over OpenBLAS and libxsmm.
+ * written for AVX-512 and AVX2 + FMA (src/nn/isa/gemm.c) and read straight from the layers' own
+ * arrays: no packing copies, no dependence on how OpenBLAS was built or pinned
+ * (OPENBLAS_CORETYPE). docs/performance.md and bench/learner_gemm.c give the measurements that
+ * chose them over OpenBLAS and libxsmm. Each call runs the kernels of the ISA level in use
+ * (src/core/isa.h).
  *
  * Each call returns false, and touches nothing, where the shape is not one they are for (or
- * the build has no AVX-512): the caller then uses cblas_sgemm. Results are the same bit for
- * bit for the same inputs and shapes; a row's forward output does not depend on the other rows.
+ * the level in use has no kernels: baseline): the caller then uses cblas_sgemm. Results are the
+ * same bit for bit for the same inputs, shapes and level; a row's forward output does not
+ * depend on the other rows.
  */
 #ifndef SK_GEMM_SMALL_H
 #define SK_GEMM_SMALL_H
 
 #include <stdbool.h>
 
-/* The forward pass transposes the weights on the stack this many floats (64 KiB) at a time. */
+/* The most weights a caller transposes on its stack for sk_gemm_small_forward_t (64 KiB: the
+ * recurrent step, src/nn/rnn.c). */
 #define SK_GEMM_SMALL_MAX_WEIGHTS 16384
 
 /* out (B, OC) = b (OC, or zeros if NULL) + inp (B, C) w^T, w (OC, C): a linear layer's

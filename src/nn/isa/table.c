@@ -1,0 +1,17 @@
+/* This level's table (included last by level_*.c, after the kernels it lists). */
+#define SK_ISA_CAT2(a, b) a##b
+#define SK_ISA_CAT(a, b) SK_ISA_CAT2(a, b)
+
+const sk_nn_kernels SK_ISA_CAT(sk_nn_kernels_, SK_ISA_SUFFIX) = {
+    .level = SK_ISA_LEVEL,
+    .gemm_forward = kernel_forward,
+    .gemm_forward_t = kernel_forward_t,
+    .gemm_dinput = kernel_dinput,
+    .gemm_dweight = kernel_dweight,
+    .transpose = kernel_transpose,
+    .tanhf = kernel_tanhf,
+    .tanh_forward = kernel_tanh_forward,
+    .tanh_backward = kernel_tanh_backward,
+    .bias_grad = kernel_bias_grad,
+    .adam_update = kernel_adam_update,
+};

@@ -1,0 +1,44 @@
+/*
+ * The hot kernels, one table of functions per ISA level (src/core/isa.h): the learner's small
+ * GEMMs, tanh, the bias gradient and Adam. Each level's table is the same sources compiled
+ * with that level's flags (src/nn/isa/level_*.c); sk_nn_kernels() returns the table of the
+ * level in use, chosen once per process. The public functions (sk_linear_*, sk_tanh_forward,
+ * sk_adam_update, sk_gemm_small_*) call through it, so a caller never picks a level.
+ */
+#ifndef SK_NN_KERNELS_H
+#define SK_NN_KERNELS_H
+
+#include "../core/isa.h"
+#include "skinner/nn.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sk_nn_kernels {
+    sk_isa_level level;
+    /* src/nn/gemm_small.h: false, touching nothing, for a shape they are not for */
+    bool (*gemm_forward)(float *out, const float *inp, const float *w, const float *b, int B,
+                         int C, int OC);
+    bool (*gemm_forward_t)(float *out, const float *inp, const float *wt, const float *b, int B,
+                           int C, int OC);
+    bool (*gemm_dinput)(float *dinp, const float *dout, const float *w, int B, int C, int OC);
+    bool (*gemm_dweight)(float *dw, const float *dout, const float *inp, int B, int C, int OC);
+    void (*transpose)(float *dst, const float *src, int rows, int cols);
+    float (*tanhf)(float x);
+    void (*tanh_forward)(float *out, const float *inp, size_t n);
+    void (*tanh_backward)(float *dinp, const float *dout, const float *out, size_t n);
+    void (*bias_grad)(float *db, const float *dout, int B, int OC);
+    void (*adam_update)(float *params, const float *grads, float *m, float *v, size_t n, float lr,
+                        sk_adam adam, int64_t step);
+} sk_nn_kernels;
+
+/* The table of the level in use (sk_isa_level_used). */
+const sk_nn_kernels *sk_nn_kernels_used(void);
+
+/* The table of a given level, or NULL where this build has none (an AVX level off x86-64).
+ * For tests and benchmarks that compare levels in one process; the caller checks that the CPU
+ * has the level (sk_isa_level_detected) before calling through it. */
+const sk_nn_kernels *sk_nn_kernels_at(sk_isa_level level);
+
+#endif
