@@ -1,6 +1,7 @@
 /* skinner bench env / bench train. */
 #include "../core/config.h"
 #include "../core/core.h"
+#include "../core/isa.h"
 #include "../core/rng.h"
 #include "skinner/vec.h"
 #include "../train/trainer_internal.h"
@@ -235,8 +236,9 @@ static int bench_env(int argc, char **argv) {
     if (json)
         printf("{\"bench\": \"env\", \"env\": \"%s\", \"num_envs\": %lld, \"threads\": %lld, "
                "\"seconds\": %.3f, \"steps\": %lld, \"sps\": %.0f, \"num_agents\": %d, "
-               "\"agent_sps\": %.0f}\n",
-               env->id, num_envs, threads, elapsed, total, sps, agents, sps * agents);
+               "\"agent_sps\": %.0f, \"isa\": \"%s\"}\n",
+               env->id, num_envs, threads, elapsed, total, sps, agents, sps * agents,
+               sk_isa_level_name(sk_isa_level_used()));
     else if (agents > 1)
         printf("%s: %lld envs of %d agents, %lld thread%s, %.2f s: %.3g env steps/s, %.3g agent "
                "steps/s\n", env->id, num_envs, agents, threads, threads == 1 ? "" : "s", elapsed,
@@ -323,7 +325,7 @@ static int bench_train(int argc, char **argv) {
         double rollout_seconds, learn_seconds;
         sk_trainer_time_split(trainer, &rollout_seconds, &learn_seconds);
         if (extra.json)
-            printf("{\"bench\": \"train\", \"env\": \"%s\", \"processes\": %d, \"threads\": %d, "
+            printf("{\"bench\": \"train\", \"isa\": \"%s\", \"env\": \"%s\", \"processes\": %d, \"threads\": %d, "
                    "\"seconds\": %.3f, \"rollout_seconds\": %.3f, \"learn_seconds\": %.3f, "
                    "\"steps\": %lld, \"sps\": %.0f, \"mean_return\": %s, "
                    "\"flops_per_step\": %.0f, \"gflops\": %.3f, \"updates\": %.0f, "
@@ -332,7 +334,8 @@ static int bench_train(int argc, char **argv) {
                    "\"comm_allreduces_per_update\": %.1f, \"params\": %zu, \"batch\": %d, "
                    "\"comm_mode\": \"%s\", \"rollout_bytes_per_rank\": %zu, "
                    "\"exchange_bytes_per_rank\": %zu, \"slices\": %d, \"rollout_idle\": %.4f}\n",
-                   plan.env->id, comm->size, sk_trainer_threads(trainer), r.wall_seconds,
+                   sk_isa_level_name(sk_isa_level_used()), plan.env->id, comm->size,
+                   sk_trainer_threads(trainer), r.wall_seconds,
                    rollout_seconds, learn_seconds, (long long)r.total_steps, r.sps, mean_return, flops, flops * r.sps * 1e-9,
                    updates, bytes, calls, reduce_bytes, reduces, sk_trainer_num_params(trainer),
                    sk_trainer_batch_size(trainer), trainer->s.comm_scale ? "scale" : "exact",
@@ -359,9 +362,24 @@ static int bench_train(int argc, char **argv) {
     return rc;
 }
 
+/* Which kernels a figure came from, on its own line ahead of text output (--json carries "isa"). */
+static void print_kernels(int argc, char **argv) {
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return;
+    char isa[160];
+    sk_isa_describe(isa, sizeof isa);
+    printf("kernels: %s\n", isa);
+}
+
 int cmd_bench(int argc, char **argv) {
-    if (argc >= 1 && strcmp(argv[0], "env") == 0) return bench_env(argc - 1, argv + 1);
-    if (argc >= 1 && strcmp(argv[0], "train") == 0) return bench_train(argc - 1, argv + 1);
+    if (argc >= 1 && strcmp(argv[0], "env") == 0) {
+        print_kernels(argc, argv);
+        return bench_env(argc - 1, argv + 1);
+    }
+    if (argc >= 1 && strcmp(argv[0], "train") == 0) {
+        print_kernels(argc, argv);
+        return bench_train(argc - 1, argv + 1);
+    }
     bool help = argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0);
     fputs(g_bench_usage, help ? stdout : stderr);
     if (help) return SK_EXIT_OK;

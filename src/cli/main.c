@@ -4,6 +4,7 @@
 #include "comm_cli.h"
 
 #include "core/config.h"
+#include "core/isa.h"
 #include "skinner/module.h"
 
 #include <dlfcn.h>
@@ -302,6 +303,8 @@ static int module_command(const char *command, int argc, char **argv) {
 }
 
 static int run_command(int argc, char **argv) {
+    /* SKINNER_ISA naming a level this CPU lacks, or no level, is refused before anything runs */
+    if (sk_isa_check() != SK_OK) return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
     int rc = load_env_libs(&argc, argv);
     if (rc != SK_EXIT_OK) return rc;
     if (argc < 2) {
@@ -315,7 +318,9 @@ static int run_command(int argc, char **argv) {
         return SK_EXIT_OK;
     }
     if (strcmp(command, "--version") == 0) {
-        printf("skinner %s\n", SK_VERSION);
+        char isa[160];
+        sk_isa_describe(isa, sizeof isa);
+        printf("skinner %s\nkernels: %s\n", SK_VERSION, isa);
         return SK_EXIT_OK;
     }
     if (strcmp(command, "train") == 0) return cmd_train(argc - 2, argv + 2);

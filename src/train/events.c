@@ -1,5 +1,6 @@
 #include "events.h"
 
+#include "../core/isa.h"
 #include "../io/telemetry.h"
 
 #include <math.h>
@@ -62,15 +63,19 @@ sk_status sk_events_begin(sk_trainer *tr) {
     if (status != SK_OK) return status;
     struct utsname machine;
     if (uname(&machine) != 0) memset(&machine, 0, sizeof machine);
-    char host[160];
+    char host[160], cpu[160];
     json_escape(host, sizeof host, machine.nodename);
+    json_escape(cpu, sizeof cpu, sk_cpu_model());
     sk_telemetry_emit(tr->out.telemetry, tr->resumed ? "run_resumed" : "run_started",
                       "\"env\": \"%s\", \"version\": \"%s\", \"seed\": %llu, \"threads\": %d, "
                       "\"slices\": %d, \"num_envs\": %d, \"steps\": %lld, \"machine\": {\"host\": \"%s\", "
-                      "\"system\": \"%s %s\", \"arch\": \"%s\", \"cores\": %ld}",
+                      "\"system\": \"%s %s\", \"arch\": \"%s\", \"cores\": %ld, \"cpu\": \"%s\", "
+                      "\"isa\": \"%s\", \"isa_detected\": \"%s\"}",
                       tr->env->id, SK_VERSION, (unsigned long long)tr->s.seed, tr->num_threads,
                       tr->num_workers, tr->s.num_envs, (long long)tr->progress.steps, host, machine.sysname,
-                      machine.release, machine.machine, sysconf(_SC_NPROCESSORS_ONLN));
+                      machine.release, machine.machine, sysconf(_SC_NPROCESSORS_ONLN), cpu,
+                      sk_isa_level_name(sk_isa_level_used()),
+                      sk_isa_level_name(sk_isa_level_detected()));
     emit_config(tr);
     return SK_OK;
 }
