@@ -24,9 +24,11 @@ packages+=(libjs-dygraphs)
 # PyTorch's (a reference only: skinner never imports it); strace and gdb, with which
 # resolve_once counts a command's file opens and env lookups; scikit-learn, whose
 # GaussianProcessRegressor test_sweep_gp checks skinner's GP against. Without them those tests
-# skip, or under CI fail. python3-venv: the test environment below.
+# skip, or under CI fail. python3-venv: the test environment below. qemu-user-static: portable_check.
 if [[ ${1:-} == --test ]]; then
     packages+=(python3-torch strace gdb python3-sklearn python3-venv)
+    # the portable build on the oldest CPU it targets: qemu-x86_64-static -cpu Nehalem (issue 48)
+    packages+=(qemu-user-static)
     # skinner serve's browser test (issue 35): Debian's Chromium, its ChromeDriver, Selenium
     packages+=(chromium chromium-driver python3-selenium)
 fi
