@@ -560,8 +560,9 @@ def browser(build, source):
         series = js("return document.querySelector('[data-chart=mean_return]').dataset.series")
         check(series == "3" and got == ",".join(map(str, counts)),
               f"three seeds overlay as three series ({series}; rows {got} = {counts})")
-        legend = js("return document.querySelectorAll('[data-chart=mean_return] .u-legend .u-series').length")
-        check(legend == 4, f"the legend names x and three runs ({legend})")
+        legend = js("return [...document.querySelectorAll('[data-chart=mean_return] .chart-legend .series')]"
+                    ".map(e => e.textContent)")
+        check(len(legend) == 4, f"the legend names x and three runs ({legend})")
         diff = wait(lambda: js("return [...document.querySelectorAll('#config-diff tr[data-key]')]"
                                ".map(r => r.dataset.key)"), "the config difference appears")
         check(diff == ["train.seed"], f"the config difference is the seed alone ({diff})")

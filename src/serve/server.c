@@ -492,8 +492,8 @@ int sk_serve_run(const sk_serve_options *opt) {
         char vendor[4200];
         snprintf(vendor, sizeof vendor, "%s/vendor", s.web_dir);
         s.vendor_dir = realpath(vendor, NULL);
-#ifdef SKINNER_UPLOT_DIR
-        if (!s.vendor_dir) s.vendor_dir = realpath(SKINNER_UPLOT_DIR, NULL);
+#ifdef SKINNER_VENDOR_DIR /* the build tree's program: Chart.js where Debian puts it */
+        if (!s.vendor_dir) s.vendor_dir = realpath(SKINNER_VENDOR_DIR, NULL);
 #endif
     }
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)opt->port)};
