@@ -18,8 +18,8 @@ packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev zlib1g-d
           openmpi-bin libopenmpi-dev libdnnl-dev
           libavcodec-dev libavformat-dev libswscale-dev libmicrohttpd-dev
           libxsmm-dev)
-# The dashboard's charts: Debian's dygraphs (docs/dashboard.md says why), installed with skinner.
-packages+=(libjs-dygraphs)
+# The dashboard's charts: Debian's Chart.js (docs/dashboard.md says why), installed with skinner.
+packages+=(libjs-chart.js)
 # --test (make test): PyTorch too, for the Python tests that compare skinner's networks with
 # PyTorch's (a reference only: skinner never imports it); strace and gdb, with which
 # resolve_once counts a command's file opens and env lookups; scikit-learn, whose

@@ -88,11 +88,11 @@ echo "$out"
 err=$("$prefix/bin/skinner" train cartpole --total-steps 2048 --quiet --run-dir "$prefix/run" 2>&1 >/dev/null || true)
 if grep -q "no preset" <<< "$err"; then fail "installed skinner found no preset: $err"; fi
 # the dashboard (issue 35): the installed skinner serve, on a free loopback port, answers GET /
-# with the installed page and the page's uPlot script with the installed copy (not the build
-# tree's: the program falls back to the source folder when its share/ has none)
+# with the installed page and the page's Chart.js script with the installed copy (not Debian's
+# /usr/share/javascript/chart.js, which the build tree's program falls back to)
 if grep -q '^MICROHTTPD_FOUND:INTERNAL=1' "$build_dir/CMakeCache.txt"; then
     web=$prefix/share/skinner/web
-    for f in "$web/index.html" "$web/app.js" "$web/vendor/uPlot.iife.min.js" "$web/vendor/uPlot.min.css"; do
+    for f in "$web/index.html" "$web/app.js" "$web/vendor/chart.min.js"; do
         [[ -e $f ]] || fail "make install PREFIX=$prefix: $f is missing (the dashboard's page)"
     done
     mkdir -p "$prefix/runs"
@@ -111,15 +111,15 @@ def get(path):
     return r.status, r.read()
 status, page = get("/")
 print("page", status == 200 and page == open(f"{web}/index.html", "rb").read())
-script = re.search(rb'<script src="(vendor/uPlot[^"]*)"', page)
+script = re.search(rb'<script src="(vendor/chart[^"]*)"', page)
 status, body = get("/" + script.group(1).decode()) if script else (0, b"")
-print("uplot", status == 200 and body == open(f"{web}/vendor/uPlot.iife.min.js", "rb").read())
+print("chartjs", status == 200 and body == open(f"{web}/vendor/chart.min.js", "rb").read())
 PY
 ) || true
     kill "$serve_pid" 2>/dev/null || true
     wait "$serve_pid" 2>/dev/null || true
     echo "$got"
     [[ $got == *"page True"* ]] || fail "the installed skinner serve did not serve the installed page at /"
-    [[ $got == *"uplot True"* ]] || fail "the installed skinner serve did not serve the installed uPlot"
+    [[ $got == *"chartjs True"* ]] || fail "the installed skinner serve did not serve the installed Chart.js"
 fi
 echo "install_check: ok"

@@ -16,6 +16,7 @@
 #include "skinner/vec.h"
 
 #include <math.h>
+#include <sys/stat.h>
 
 /* ------------------------------------------------------------ Duel-v0
  * Two agents per env: agent a lives a + 2 steps (agent 0 two, agent 1
@@ -1075,6 +1076,32 @@ static void test_elo_csv_by_update(void **state) {
     sk_config_free(half);
 }
 
+/* An elo.csv that cannot be written ends the run with SK_ERR_IO naming the file, as a
+ * metrics.csv that cannot be does (before, its rows were dropped without a word): here the
+ * path is a folder, so opening it fails. */
+static void test_elo_csv_write_failure_reported(void **state) {
+    (void)state;
+    char dir[128], elo[160];
+    snprintf(dir, sizeof dir, "%s/elo_unwritable", g_dir);
+    snprintf(elo, sizeof elo, "%s/elo.csv", dir);
+    mkdir(dir, 0755);
+    mkdir(elo, 0755);
+    sk_config *cfg = duel_config("ConnectFour-v0", "1024");
+    set_selfplay(cfg);
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    assert_int_equal(sk_trainer_set_run_dir(tr, dir), SK_OK);
+    sk_status status = sk_trainer_run(tr);
+    const char *message = sk_trainer_last_error(tr);
+    print_message("refused: %s\n", message);
+    assert_int_equal(status, SK_ERR_IO);
+    if (!strstr(message, "cannot write") || !strstr(message, elo))
+        fail_msg("the error does not name %s: %s", elo, message);
+    sk_trainer_destroy(tr);
+    sk_config_free(cfg);
+    rmdir(elo);
+}
+
 /* ------------------------------------------------------------ Connect Four */
 
 /* Four in a row by looking at every cell and direction: the rule, written
@@ -1131,6 +1158,36 @@ static sk_vec *c4_vec(void) {
     assert_int_equal(sk_vec_create(&vec, sk_env_find("ConnectFour-v0"), 1, 1, cfg), SK_OK);
     sk_config_free(cfg);
     return vec;
+}
+
+/* A board that is no position of the game (one stone floating over an empty cell, as a
+ * corrupt checkpoint may hold) is refused naming the env it is in: v1's message said
+ * ConnectFour-v0. */
+static void test_c4_corrupt_board_names_its_env(void **state) {
+    (void)state;
+    static const char *const ids[2] = {"ConnectFour-v0", "ConnectFour-v1"};
+    for (int k = 0; k < 2; k++) {
+        sk_config *cfg = sk_config_new();
+        sk_vec *vec;
+        assert_int_equal(sk_vec_create(&vec, sk_env_find(ids[k]), 1, 1, cfg), SK_OK);
+        sk_vec_reset(vec, 5);
+        sk_env_array arrays[SK_MAX_ENV_ARRAYS];
+        int count = sk_vec_state_arrays(vec, arrays);
+        for (int a = 0; a < count; a++) {
+            if (strcmp(arrays[a].name, "all") == 0) *(uint64_t *)arrays[a].data = c4_bit(1, 3);
+            if (strcmp(arrays[a].name, "first") == 0) *(uint64_t *)arrays[a].data = c4_bit(1, 3);
+            if (strcmp(arrays[a].name, "ply") == 0) *(int32_t *)arrays[a].data = 1;
+            if (strcmp(arrays[a].name, "to_move") == 0) *(int32_t *)arrays[a].data = 1;
+            if (strcmp(arrays[a].name, "opening") == 0) *(int32_t *)arrays[a].data = 0;
+        }
+        assert_int_equal(sk_vec_check_state(vec, "a test's board"), SK_ERR_CORRUPT);
+        char want[64];
+        snprintf(want, sizeof want, "%s: env 0's board", ids[k]);
+        print_message("refused: %s\n", sk_last_error());
+        if (!strstr(sk_last_error(), want)) fail_msg("'%s' lacks '%s'", sk_last_error(), want);
+        sk_vec_destroy(vec);
+        sk_config_free(cfg);
+    }
 }
 
 /* Random games through the env: each move's outcome (win, draw, going on)
@@ -1422,6 +1479,8 @@ int main(void) {
         cmocka_unit_test(test_replaced_member_unrated),
         cmocka_unit_test(test_pool_share),
         cmocka_unit_test(test_elo_csv_by_update),
+        cmocka_unit_test(test_elo_csv_write_failure_reported),
+        cmocka_unit_test(test_c4_corrupt_board_names_its_env),
         cmocka_unit_test(test_c4_fours),
         cmocka_unit_test(test_c4_env_vs_naive_rules),
         cmocka_unit_test(test_c4_draw),

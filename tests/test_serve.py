@@ -59,6 +59,31 @@ def train(skinner, run_dir, seed, steps, extra=()):
                              "--quiet", *extra], stdout=subprocess.DEVNULL)
 
 
+def sse_events(raw):
+    """The events a browser's EventSource dispatches from the bytes of a text/event-stream
+    (the HTML standard's "event stream interpretation"): lines end in CRLF, LF or CR; a blank
+    line dispatches the event gathered so far (its type from `event:`, "message" without one;
+    its data the `data:` lines joined by LF; none when it has no data); a line starting with
+    ':' is a comment; one space after the colon is dropped. A last event not yet ended by a
+    blank line is not dispatched. Returns [(type, data), ...]."""
+    events, kind, data = [], "", []
+    for line in raw.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n").split("\n")[:-1]:
+        if line == "":
+            if data:
+                events.append((kind or "message", "\n".join(data)))
+            kind, data = "", []
+            continue
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "event":
+            kind = value
+        elif field == "data":
+            data.append(value)
+    return events
+
+
 class Server:
     def __init__(self, skinner, roots, extra=()):
         self.port_file = tempfile.mktemp(prefix="skinner-serve-port-")
@@ -219,21 +244,41 @@ def security(build):
     nxt = int(headers["X-Next-Offset"])
     status, body, _ = server.get(f"/api/file?run=0/giant&name=metrics.csv&from={nxt}")
     check(body == b"1,2\n", "the row after the giant line is served")
-    # a run deleted while streamed: a failure event, then the server goes on
+    # a run deleted while streamed: a failure event, then the server goes on. The stream is read
+    # as the page's EventSource reads it (sse_events): a byte search passed while the failure
+    # event lacked its ending blank line and merged into the next status event (issue 53).
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     conn.request("GET", "/api/stream?run=0/hostile&from=0")
     r = conn.getresponse()
     got = r.read1(65536)
     deadline = time.time() + 30  # the rows first (a loaded server may send a comment before them)
-    while b"data: 1,10,nan" not in got and time.time() < deadline:
+    while not any(e[0] == "message" for e in sse_events(got)) and time.time() < deadline:
         got += r.read1(65536)
     shutil.rmtree(hostile)
+    # the failure, then a status event after it (what the blank line keeps apart)
     deadline = time.time() + 30
-    while b"event: failure" not in got and time.time() < deadline:
+    while time.time() < deadline:
+        kinds = [e[0] for e in sse_events(got)]
+        if "failure" in kinds and "status" in kinds[kinds.index("failure"):]:
+            break
         got += r.read1(65536)
     conn.close()
-    check(b"data: 1,10,nan" in got and b"event: failure" in got,
-          "a deleted run's stream says so (failure event)")
+    events = sse_events(got)
+    rows = [data for kind, data in events if kind == "message"]
+    check(rows[:1] == ["update,steps,mean_return\n1,10,nan\n2,20,5"],
+          f"the stream's first rows event holds the file's complete rows ({rows[:1]})")
+    failures = [data for kind, data in events if kind == "failure"]
+    check(failures == ["the run's metrics.csv is gone"],
+          f"a deleted run's stream says so in one failure event ({failures})")
+    unparsed = []
+    for kind, data in events:
+        if kind == "status":
+            try:
+                json.loads(data)
+            except ValueError:
+                unparsed.append(data)
+    check(not unparsed and any(kind == "status" for kind, _ in events),
+          f"every status event's data is JSON, as the page parses it ({unparsed[:1]})")
     # status: running while the trainer holds run.lock; a trainer killed outright leaves
     # live.bin saying running, and the free lock makes it interrupted
     killed = os.path.join(root, "killed")
@@ -515,8 +560,9 @@ def browser(build, source):
         series = js("return document.querySelector('[data-chart=mean_return]').dataset.series")
         check(series == "3" and got == ",".join(map(str, counts)),
               f"three seeds overlay as three series ({series}; rows {got} = {counts})")
-        legend = js("return document.querySelectorAll('[data-chart=mean_return] .u-legend .u-series').length")
-        check(legend == 4, f"the legend names x and three runs ({legend})")
+        legend = js("return [...document.querySelectorAll('[data-chart=mean_return] .chart-legend .series')]"
+                    ".map(e => e.textContent)")
+        check(len(legend) == 4, f"the legend names x and three runs ({legend})")
         diff = wait(lambda: js("return [...document.querySelectorAll('#config-diff tr[data-key]')]"
                                ".map(r => r.dataset.key)"), "the config difference appears")
         check(diff == ["train.seed"], f"the config difference is the seed alone ({diff})")

@@ -49,6 +49,42 @@ async function getText(url) {
 const q = encodeURIComponent;
 function statusBadge(s) { return el('span', {class: `status ${s}`}, s); }
 
+/* ---------------------------------------------------------------- charts */
+
+/* Every chart is a Chart.js 3 chart (Debian's libjs-chart.js, served from vendor/: docs/
+ * dashboard.md says why) on a canvas of a fixed size in box, no animation.
+ * series: [{label, color, width, radius, line}] (radius: points drawn, 0 for none; line:
+ * false draws the points alone). Each series' data is an array of {x, y}, sorted by x, y null
+ * for a gap. legend: an HTML legend under the chart naming the x axis (xLabel) and each
+ * series. afterDraw(chart): drawn over the lines (the governor's events). */
+const compact = new Intl.NumberFormat('en', {notation: 'compact', maximumFractionDigits: 2});
+function lineChart(box, {width = 500, height = 220, series, logx = false, legend = false, xLabel = '', afterDraw}) {
+  const canvas = el('canvas', {width, height});
+  box.append(canvas);
+  const xTicks = logx ? v => { /* labels at 1, 2 and 5 of each decade */
+    const m = Math.round(v / 10 ** Math.floor(Math.log10(v)));
+    return [1, 2, 5].includes(m) ? compact.format(v) : '';
+  } : v => compact.format(v);
+  const chart = new Chart(canvas, {
+    type: 'line',
+    data: {datasets: series.map(s => ({label: s.label, data: [], borderColor: s.color, backgroundColor: s.color,
+      borderWidth: s.width ?? 1.5, pointRadius: s.radius ?? 0, showLine: s.line !== false, spanGaps: true}))},
+    options: {animation: false, responsive: false, parsing: false,
+      interaction: {mode: 'nearest', axis: 'x', intersect: false},
+      plugins: {legend: {display: false}},
+      scales: {x: {type: logx ? 'logarithmic' : 'linear', ticks: {callback: xTicks, maxRotation: 0}}}},
+    plugins: afterDraw ? [{id: 'over', afterDatasetsDraw: afterDraw}] : []});
+  if (legend)
+    box.append(el('div', {class: 'legend chart-legend'}, el('span', {class: 'series'}, `x: ${xLabel}`),
+      ...series.map(s => el('span', {class: 'series'}, el('span', {class: 'swatch', style: `background:${s.color}`}), s.label))));
+  return {
+    chart,
+    setData(lists) { lists.forEach((points, k) => { chart.data.datasets[k].data = points; }); chart.update('none'); },
+    redraw() { chart.draw(); },
+    destroy() { chart.destroy(); },
+  };
+}
+
 /* ---------------------------------------------------------------- runs list */
 
 async function viewList() {
@@ -148,29 +184,19 @@ function ema(values, alpha) {
   return values.map(v => (v == null ? acc : (acc = acc == null ? v : alpha * acc + (1 - alpha) * v)));
 }
 
-/* The runs' x and y (thinned to MAX_POINTS each) merged onto one sorted x axis, as uPlot
- * wants it: [xs, ys of run 0, ys of run 1, ...] with nulls where a run has no point. */
-function alignedData(runs, xKey, yKey, alpha) {
-  const per = runs.map(run => {
+/* Each run's points of one chart, thinned to MAX_POINTS (the last row of each stride): one
+ * array of {x, y} a run, each on its own x values (Chart.js needs no shared x axis). */
+function runPoints(runs, xKey, yKey, alpha) {
+  return runs.map(run => {
     const xs = run.rows[xKey] || [], ys = ema(run.rows[yKey] || [], alpha);
     const stride = Math.max(1, Math.ceil(xs.length / MAX_POINTS));
-    const px = [], py = [];
+    const points = [];
     for (let k = 0; k < xs.length; k += stride) {
       const last = Math.min(k + stride, xs.length) - 1;
-      if (xs[last] != null) { px.push(xs[last]); py.push(ys[last]); }
+      if (xs[last] != null) points.push({x: xs[last], y: ys[last]});
     }
-    return [px, py];
+    return points;
   });
-  if (per.length === 1) return [per[0][0], per[0][1]];
-  const all = [...new Set(per.flatMap(p => p[0]))].sort((a, b) => a - b);
-  const index = new Map(all.map((x, k) => [x, k]));
-  const out = [all];
-  for (const [px, py] of per) {
-    const ys = new Array(all.length).fill(null);
-    px.forEach((x, k) => { ys[index.get(x)] = py[k]; });
-    out.push(ys);
-  }
-  return out;
 }
 
 /* ---------------------------------------------------------------- run page */
@@ -203,8 +229,7 @@ async function viewRuns(ids) {
         run.skipped ? ` (a ${run.skipped}-byte line skipped)` : '', run.error ? el('span', {class: 'error'}, ` ${run.error}`) : '');
     }));
     for (const c of charts) {
-      const data = alignedData(runs, opts.x, c.key, c.key === 'mean_return' ? opts.alpha : opts.alpha);
-      c.plot.setData(data);
+      c.plot.setData(runPoints(runs, opts.x, c.key, opts.alpha));
       c.box.dataset.series = String(runs.length);
       c.box.dataset.points = runs.map(r => (r.rows[c.key] || []).length).join(',');
       if (runs.length === 1 && runs[0].count <= 1000) /* what is drawn, for tests to read back */
@@ -218,29 +243,24 @@ async function viewRuns(ids) {
     for (const [key, label] of chartList(runs)) {
       const box = el('div', {class: 'panel', 'data-chart': key}, el('h3', {}, label));
       grid.append(box);
-      const series = [{label: opts.x === 'steps' ? 'steps' : 'seconds'}];
-      runs.forEach((run, k) => series.push({label: run.id, stroke: COLORS[k % COLORS.length], width: 1.5, spanGaps: true}));
-      const plot = new uPlot({
-        width: 500, height: 220, series, legend: {show: runs.length > 1},
-        scales: {x: {time: false, distr: opts.logx ? 3 : 1}},
-        axes: [{}, {size: 60}],
-        hooks: {draw: [u => drawEvents(u)]},
-      }, [[]].concat(runs.map(() => [])), box);
+      const series = runs.map((run, k) => ({label: run.id, color: COLORS[k % COLORS.length]}));
+      const plot = lineChart(box, {series, logx: opts.logx, legend: runs.length > 1,
+                                   xLabel: opts.x === 'steps' ? 'steps' : 'seconds', afterDraw: drawEvents});
       charts.push({key, box, plot});
     }
     draw();
   }
   /* the governor's events as vertical dashed lines on every chart */
-  function drawEvents(u) {
-    const ctx = u.ctx;
+  function drawEvents(chart) {
+    const ctx = chart.ctx, area = chart.chartArea;
     ctx.save();
     ctx.strokeStyle = '#c00'; ctx.setLineDash([4, 4]);
     for (const ev of governor) {
       const x = opts.x === 'steps' ? ev.steps : ev.seconds;
       if (x == null) continue;
-      const px = u.valToPos(x, 'x', true);
-      if (px < u.bbox.left || px > u.bbox.left + u.bbox.width) continue;
-      ctx.beginPath(); ctx.moveTo(px, u.bbox.top); ctx.lineTo(px, u.bbox.top + u.bbox.height); ctx.stroke();
+      const px = chart.scales.x.getPixelForValue(x);
+      if (!(px >= area.left && px <= area.right)) continue;
+      ctx.beginPath(); ctx.moveTo(px, area.top); ctx.lineTo(px, area.bottom); ctx.stroke();
     }
     ctx.restore();
   }
@@ -306,14 +326,13 @@ function loadPlayers(run, box) {
     const draw = () => {
       const columns = (data.columns || []).filter(spec.pick);
       if (!plot && columns.length) {
-        const series = [{label: spec.x}].concat(columns.map((c, k) =>
-          ({label: spec.name(c), stroke: COLORS[k % COLORS.length], width: c === 'learner' ? 2.5 : 1.2, spanGaps: true})));
-        plot = new uPlot({width: 500, height: 220, series, legend: {show: true},
-                          scales: {x: {time: false}}, axes: [{}, {size: 60}]},
-                         [[]].concat(columns.map(() => [])), panel);
+        const series = columns.map((c, k) =>
+          ({label: spec.name(c), color: COLORS[k % COLORS.length], width: c === 'learner' ? 2.5 : 1.2}));
+        plot = lineChart(panel, {series, legend: true, xLabel: spec.x});
       }
       if (!plot) return;
-      plot.setData([data.rows[spec.x] || []].concat(columns.map(c => data.rows[c] || [])));
+      const xs = data.rows[spec.x] || [];
+      plot.setData(columns.map(c => xs.map((x, k) => ({x, y: (data.rows[c] || [])[k] ?? null}))));
       panel.dataset.series = columns.map(spec.name).join(',');
       panel.dataset.points = String(data.count);
       if (data.count <= 1000) /* what is drawn, for tests to read back */
@@ -590,19 +609,20 @@ async function viewSweep(id) {
     effects.append(box);
     const values = pts.map(t => t.params[p]);
     const log = values.length > 1 && values[0] > 0 && values[values.length - 1] / values[0] >= 100;
-    new uPlot({width: 420, height: 200, scales: {x: {time: false, distr: log ? 3 : 1}}, legend: {show: false},
-      series: [{label: p}, {label: 'score', stroke: '#1f77b4', paths: () => null, points: {show: true, size: 7}}]},
-      [values, pts.map(t => t.metric)], box);
+    lineChart(box, {width: 420, height: 200, logx: log,
+      series: [{label: 'score', color: '#1f77b4', radius: 3.5, line: false}]})
+      .setData([pts.map(t => ({x: t.params[p], y: t.metric}))]);
   }
-  const xs = [...new Set(ok.map(t => t.cost))].sort((a, b) => a - b);
-  const at = new Map(xs.map((x, k) => [x, k]));
-  const all = new Array(xs.length).fill(null), fr = new Array(xs.length).fill(null);
-  for (const t of ok) { const k = at.get(t.cost); all[k] = all[k] == null ? t.metric : (better(t.metric, all[k]) ? all[k] : t.metric); }
-  for (const t of front) fr[at.get(t.cost)] = t.metric;
-  new uPlot({width: 700, height: 320, scales: {x: {time: false}},
-    series: [{label: 'cost'}, {label: 'trials', stroke: '#999', paths: () => null, points: {show: true, size: 7}},
-             {label: 'front', stroke: '#d62728', width: 2, spanGaps: true, points: {show: true, size: 9}}]},
-    [xs, all, fr], box);
+  const lowest = new Map(); /* trials of equal cost share one point, the lower score's */
+  for (const t of ok) {
+    const seen = lowest.get(t.cost);
+    lowest.set(t.cost, seen == null ? t.metric : (better(t.metric, seen) ? seen : t.metric));
+  }
+  lineChart(box, {width: 700, height: 320, legend: true, xLabel: 'cost',
+    series: [{label: 'trials', color: '#999', radius: 3.5, line: false},
+             {label: 'front', color: '#d62728', width: 2, radius: 4.5}]})
+    .setData([[...lowest].sort((a, b) => a[0] - b[0]).map(([x, y]) => ({x, y})),
+              front.map(t => ({x: t.cost, y: t.metric}))]);
 }
 
 /* ---------------------------------------------------------------- routing */

@@ -27,6 +27,10 @@
 
 #include <string.h>
 
+/* The ids, each written once: the tables, the state's sizes and the messages name them. */
+#define C4_V0_ID "ConnectFour-v0"
+#define C4_V1_ID "ConnectFour-v1"
+
 typedef struct c4_state {
     uint64_t *first;    /* the first player's stones */
     uint64_t *all;      /* every stone */
@@ -35,6 +39,7 @@ typedef struct c4_state {
     int32_t *opening;   /* stones of the random opening (0 or 2) */
     uint64_t *rng;      /* the env's stream: the openings */
     int32_t *mirror;    /* v1: 1 when the game is seen left-right mirrored */
+    const char *id;     /* C4_V0_ID or C4_V1_ID: which env the messages name */
     float opening_prob; /* env.random_opening */
     bool image;         /* ConnectFour-v1: obs as c4_image's bytes */
     bool mirror_on;     /* v1's env.mirror */
@@ -62,8 +67,9 @@ static sk_status c4_create(void **state, int num_envs, const sk_config *cfg) {
     double prob;
     sk_status status = sk_cfg_double(cfg, "env.random_opening", 0.5, 0.0, 1.0, &prob);
     if (status != SK_OK) return status;
-    c4_state *s = sk_soa_create(sizeof(c4_state), g_fields, NUM_FIELDS, num_envs, "ConnectFour-v0");
+    c4_state *s = sk_soa_create(sizeof(c4_state), g_fields, NUM_FIELDS, num_envs, C4_V0_ID);
     if (!s) return SK_ERR_NOMEM;
+    s->id = C4_V0_ID;
     s->opening_prob = (float)prob;
     *state = s;
     return SK_OK;
@@ -79,8 +85,9 @@ static sk_status c4_create_image(void **state, int num_envs, const sk_config *cf
     if (status == SK_OK) status = sk_cfg_bool(cfg, "env.mirror", true, &mirror);
     if (status != SK_OK) return status;
     c4_state *s =
-        sk_soa_create(sizeof(c4_state), g_fields_v1, NUM_FIELDS_V1, num_envs, "ConnectFour-v1");
+        sk_soa_create(sizeof(c4_state), g_fields_v1, NUM_FIELDS_V1, num_envs, C4_V1_ID);
     if (!s) return SK_ERR_NOMEM;
+    s->id = C4_V1_ID;
     s->opening_prob = (float)prob;
     s->image = true;
     s->mirror_on = mirror;
@@ -119,9 +126,9 @@ static sk_status c4_check_state(const void *state, int num_envs) {
             __builtin_popcountll(s->first[e]) != (s->ply[e] + 1) / 2 || s->opening[e] % 2 ||
             s->opening[e] > s->ply[e])
             return sk_fail(SK_ERR_CORRUPT,
-                           "ConnectFour-v0: env %d's board (first 0x%llx, all 0x%llx, ply %d, "
+                           "%s: env %d's board (first 0x%llx, all 0x%llx, ply %d, "
                            "to_move %d) is not a position of the game",
-                           e, (unsigned long long)s->first[e], (unsigned long long)all,
+                           s->id, e, (unsigned long long)s->first[e], (unsigned long long)all,
                            (int)s->ply[e], (int)s->to_move[e]);
     }
     return SK_OK;
@@ -280,7 +287,7 @@ static const sk_env_extras g_extras_image = {
     .check_state = c4_check_state, .num_agents = 2, .agent_names = g_agent_names
 
 const sk_env_def sk_env_connect_four = {
-    .id = "ConnectFour-v0",
+    .id = C4_V0_ID,
     .alias = "connect4",
     .summary = "two players drop stones into a 6x7 board; four in a row wins (turns by masks)",
     .obs_size = C4_OBS,
@@ -292,7 +299,7 @@ const sk_env_def sk_env_connect_four = {
 };
 
 const sk_env_def sk_env_connect_four_v1 = {
-    .id = "ConnectFour-v1",
+    .id = C4_V1_ID,
     .summary = "Connect Four with the board as a 6x7x3 image (a CNN preset)",
     .obs_size = C4_IMAGE,
     .obs_dtype = SK_OBS_U8,

@@ -63,10 +63,11 @@ static void env_from_config(const char *dir, char *out, size_t size) {
     char line[1024];
     bool in_env = false;
     while (fgets(line, sizeof line, f)) {
-        if (line[0] == '[') in_env = strncmp(line, "[env]", 5) == 0;
-        else if (in_env && strncmp(line, "id = ", 5) == 0) {
-            size_t len = SK_SERVE_MIN_LL(strcspn(line + 5, "\r\n"), size - 1);
-            memcpy(out, line + 5, len);
+        if (line[0] == '[') in_env = SERVE_STARTS_WITH(line, "[env]");
+        else if (in_env && SERVE_STARTS_WITH(line, "id = ")) {
+            const char *id = line + SERVE_LIT_LEN("id = ");
+            size_t len = SK_SERVE_MIN_LL(strcspn(id, "\r\n"), size - 1);
+            memcpy(out, id, len);
             out[len] = '\0';
             break;
         }
@@ -93,26 +94,26 @@ void serve_run_status(serve_buf *out, const char *dir) {
         env_from_config(dir, env, sizeof env);
         status = held ? "running" : has_file(dir, "summary.json") ? "finished" : "unknown";
     }
-    serve_buf_put(out, "{\"env\":", 7);
+    SERVE_PUT_LIT(out, "{\"env\":");
     serve_buf_json_string(out, env);
     serve_buf_printf(out, ",\"status\":\"%s\"", status);
     if (live) {
         serve_buf_printf(out, ",\"steps\":%lld,\"total_steps\":%lld,\"update\":%lld",
                          (long long)data.steps, (long long)data.total_steps,
                          (long long)data.update);
-        serve_buf_put(out, ",\"return\":", 10);
+        SERVE_PUT_LIT(out, ",\"return\":");
         serve_buf_json_number(out, data.update > 0 ? data.mean_return : NAN);
-        serve_buf_put(out, ",\"wall\":", 8);
+        SERVE_PUT_LIT(out, ",\"wall\":");
         serve_buf_json_number(out, data.wall_seconds);
-        serve_buf_put(out, ",\"sps\":", 7);
+        SERVE_PUT_LIT(out, ",\"sps\":");
         serve_buf_json_number(out, data.sps);
         serve_buf_printf(out, ",\"solved\":%s,\"solved_at\":%lld,\"anomalies\":%lld",
                          data.solved ? "true" : "false", (long long)data.solved_at_steps,
                          (long long)data.anomalies);
-        serve_buf_put(out, ",\"last_event\":", 14);
+        SERVE_PUT_LIT(out, ",\"last_event\":");
         serve_buf_json_string(out, data.governor_event);
     }
-    serve_buf_put(out, "}", 1);
+    SERVE_PUT_LIT(out, "}");
 }
 
 typedef struct walk {
@@ -131,18 +132,20 @@ static void emit(walk *w, const char *dir, const char *rel) {
     snprintf(id, sizeof id, "%d%s%s", w->root, rel[0] ? "/" : "", rel);
     if (sweep) {
         serve_buf *b = &w->sweeps;
-        serve_buf_put(b, w->first_sweep ? "{\"id\":" : ",{\"id\":", w->first_sweep ? 6 : 7);
+        if (!w->first_sweep) SERVE_PUT_LIT(b, ",");
+        SERVE_PUT_LIT(b, "{\"id\":");
         w->first_sweep = false;
         serve_buf_json_string(b, id);
         serve_buf_printf(b, ",\"jsonl\":%s}", has_file(dir, "sweep.jsonl") ? "true" : "false");
     } else if (run) {
         serve_buf *b = w->out;
-        serve_buf_put(b, w->first_run ? "{\"id\":" : ",{\"id\":", w->first_run ? 6 : 7);
+        if (!w->first_run) SERVE_PUT_LIT(b, ",");
+        SERVE_PUT_LIT(b, "{\"id\":");
         w->first_run = false;
         serve_buf_json_string(b, id);
-        serve_buf_put(b, ",\"state\":", 9);
+        SERVE_PUT_LIT(b, ",\"state\":");
         serve_run_status(b, dir);
-        serve_buf_put(b, "}", 1);
+        SERVE_PUT_LIT(b, "}");
     }
 }
 
@@ -172,17 +175,17 @@ static void walk_dir(walk *w, const char *dir, const char *rel, int depth) {
 
 void serve_list_runs(serve_buf *out, const char *const *roots_real, int num_roots) {
     walk w = {.out = out, .first_run = true, .first_sweep = true, .sweeps = {.ok = true}};
-    serve_buf_put(out, "{\"roots\":[", 10);
+    SERVE_PUT_LIT(out, "{\"roots\":[");
     for (int r = 0; r < num_roots; r++) {
-        if (r) serve_buf_put(out, ",", 1);
+        if (r) SERVE_PUT_LIT(out, ",");
         serve_buf_json_string(out, roots_real[r]);
     }
-    serve_buf_put(out, "],\"runs\":[", 10);
+    SERVE_PUT_LIT(out, "],\"runs\":[");
     for (int r = 0; r < num_roots; r++) {
         w.root = r;
         walk_dir(&w, roots_real[r], "", 0);
     }
-    serve_buf_put(out, "],\"sweeps\":[", 12);
+    SERVE_PUT_LIT(out, "],\"sweeps\":[");
     if (w.sweeps.len) serve_buf_put(out, w.sweeps.data, w.sweeps.len);
     if (!w.sweeps.ok) out->ok = false;
     free(w.sweeps.data);

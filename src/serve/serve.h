@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define SK_SERVE_MAX_ROOTS 64
 #define SK_SERVE_MIN_LL(a, b) ((a) < (b) ? (a) : (b))
@@ -46,6 +47,12 @@ typedef struct serve_buf {
     bool ok;
 } serve_buf;
 void serve_buf_put(serve_buf *b, const char *text, size_t len);
+/* A string literal's length, the compiler's count: never a hand-counted number (a 51 for a
+ * 52-byte event cut the blank line that ends it). The "" on each side refuses a pointer. */
+#define SERVE_LIT_LEN(lit) (sizeof("" lit "") - 1)
+#define SERVE_PUT_LIT(b, lit) serve_buf_put((b), "" lit "", SERVE_LIT_LEN(lit))
+/* True when text begins with the literal prefix. */
+#define SERVE_STARTS_WITH(text, lit) (strncmp((text), "" lit "", SERVE_LIT_LEN(lit)) == 0)
 void serve_buf_printf(serve_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* text as a JSON string (quoted, escaped; bytes that are not UTF-8 become U+FFFD). */
 void serve_buf_json_string(serve_buf *b, const char *text);

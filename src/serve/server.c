@@ -62,9 +62,9 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned code, const 
 
 static enum MHD_Result send_error(struct MHD_Connection *c, unsigned code, const char *message) {
     serve_buf b = {.ok = true};
-    serve_buf_put(&b, "{\"error\":", 9);
+    SERVE_PUT_LIT(&b, "{\"error\":");
     serve_buf_json_string(&b, message);
-    serve_buf_put(&b, "}", 1);
+    SERVE_PUT_LIT(&b, "}");
     enum MHD_Result ret = b.ok ? send_text(c, code, "application/json", b.data, b.len) : MHD_NO;
     free(b.data);
     return ret;
@@ -244,7 +244,7 @@ static void list_names(serve_buf *b, const char *dir, const char *prefix, bool *
         char entry[300];
         snprintf(entry, sizeof entry, "%s%s", prefix, names[k]->d_name);
         if (serve_safe_name(names[k]->d_name) && (!prefix[0] || serve_media_name(entry))) {
-            if (!*first) serve_buf_put(b, ",", 1);
+            if (!*first) SERVE_PUT_LIT(b, ",");
             *first = false;
             serve_buf_json_string(b, entry);
         }
@@ -259,7 +259,7 @@ static enum MHD_Result api_files(const server *s, struct MHD_Connection *c) {
     char *dir = run_folder(s, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "run"), NULL);
     if (!dir) return send_error(c, MHD_HTTP_NOT_FOUND, "no such run (or refused)");
     serve_buf b = {.ok = true};
-    serve_buf_put(&b, "[", 1);
+    SERVE_PUT_LIT(&b, "[");
     bool first = true;
     list_names(&b, dir, "", &first);
     char videos[4200];
@@ -267,7 +267,7 @@ static enum MHD_Result api_files(const server *s, struct MHD_Connection *c) {
     struct stat st;
     if (lstat(videos, &st) == 0 && S_ISDIR(st.st_mode)) list_names(&b, videos, "videos/", &first);
     free(dir);
-    serve_buf_put(&b, "]", 1);
+    SERVE_PUT_LIT(&b, "]");
     return send_buf(c, &b, "application/json");
 }
 
@@ -297,14 +297,14 @@ static void stream_rows(stream *st) {
     if (fd < 0 || fstat(fd, &info) != 0) {
         if (fd >= 0) close(fd);
         if (!st->told_missing)
-            serve_buf_put(&st->pending, "event: failure\ndata: the run's metrics.csv is gone\n\n",
-                          51);
+            SERVE_PUT_LIT(&st->pending,
+                          "event: failure\ndata: the run's metrics.csv is gone\n\n");
         st->told_missing = true;
         return;
     }
     st->told_missing = false;
     if ((long long)info.st_size < st->offset) { /* rewritten: a resumed or restarted run */
-        serve_buf_put(&st->pending, "event: reset\ndata: 0\n\n", 22);
+        SERVE_PUT_LIT(&st->pending, "event: reset\ndata: 0\n\n");
         st->offset = 0;
     }
     size_t want = (size_t)SK_SERVE_MIN_LL((long long)info.st_size - st->offset, STREAM_CHUNK_MAX);
@@ -324,12 +324,12 @@ static void stream_rows(stream *st) {
             const char *line = data + at;
             const char *nl = memchr(line, '\n', keep - at);
             size_t len = nl ? (size_t)(nl - line) : keep - at;
-            serve_buf_put(&st->pending, "data: ", 6);
+            SERVE_PUT_LIT(&st->pending, "data: ");
             serve_buf_put(&st->pending, line, len && line[len - 1] == '\r' ? len - 1 : len);
-            serve_buf_put(&st->pending, "\n", 1);
+            SERVE_PUT_LIT(&st->pending, "\n");
             at += len + 1;
         }
-        serve_buf_put(&st->pending, "\n", 1);
+        SERVE_PUT_LIT(&st->pending, "\n");
         st->offset += (long long)keep;
     }
     free(data);
@@ -350,9 +350,9 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
         }
         if (st->polls > 0) nanosleep(&(struct timespec){0, STREAM_POLL_NS}, NULL);
         if (st->polls++ % STREAM_STATUS_EVERY == 0) {
-            serve_buf_put(&st->pending, "event: status\ndata: ", 20);
+            SERVE_PUT_LIT(&st->pending, "event: status\ndata: ");
             serve_run_status(&st->pending, st->dir);
-            serve_buf_put(&st->pending, "\n\n", 2);
+            SERVE_PUT_LIT(&st->pending, "\n\n");
         }
         stream_rows(st);
     }
@@ -379,7 +379,7 @@ static enum MHD_Result api_stream(const server *s, struct MHD_Connection *c) {
     st->dir = dir;
     st->offset = from;
     st->pending.ok = true;
-    serve_buf_put(&st->pending, "retry: 1000\n\n", 13);
+    SERVE_PUT_LIT(&st->pending, "retry: 1000\n\n");
     struct MHD_Response *r =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_read, st, stream_free);
     if (!r) {
@@ -395,9 +395,9 @@ static enum MHD_Result static_file(const server *s, struct MHD_Connection *c, co
     const char *rel = url[0] == '/' ? url + 1 : url;
     if (!rel[0]) rel = "index.html";
     const char *base = s->web_dir;
-    if (strncmp(rel, "vendor/", 7) == 0 && s->vendor_dir) {
+    if (SERVE_STARTS_WITH(rel, "vendor/") && s->vendor_dir) {
         base = s->vendor_dir;
-        rel += 7;
+        rel += SERVE_LIT_LEN("vendor/");
     }
     char *path = serve_resolve(base, rel);
     int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
@@ -460,7 +460,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (strcmp(url, "/api/files") == 0) return api_files(s, c);
     if (strcmp(url, "/api/media") == 0) return api_media(s, c);
     if (strcmp(url, "/api/stream") == 0) return api_stream(s, c);
-    if (strncmp(url, "/api/", 5) == 0) return send_error(c, MHD_HTTP_NOT_FOUND, "no such endpoint");
+    if (SERVE_STARTS_WITH(url, "/api/")) return send_error(c, MHD_HTTP_NOT_FOUND, "no such endpoint");
     return static_file(s, c, url);
 }
 
@@ -492,8 +492,8 @@ int sk_serve_run(const sk_serve_options *opt) {
         char vendor[4200];
         snprintf(vendor, sizeof vendor, "%s/vendor", s.web_dir);
         s.vendor_dir = realpath(vendor, NULL);
-#ifdef SKINNER_UPLOT_DIR
-        if (!s.vendor_dir) s.vendor_dir = realpath(SKINNER_UPLOT_DIR, NULL);
+#ifdef SKINNER_VENDOR_DIR /* the build tree's program: Chart.js where Debian puts it */
+        if (!s.vendor_dir) s.vendor_dir = realpath(SKINNER_VENDOR_DIR, NULL);
 #endif
     }
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)opt->port)};

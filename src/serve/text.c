@@ -66,16 +66,16 @@ static size_t utf8_length(const unsigned char *s) {
 }
 
 void serve_buf_json_string(serve_buf *b, const char *text) {
-    serve_buf_put(b, "\"", 1);
+    SERVE_PUT_LIT(b, "\"");
     const unsigned char *s = (const unsigned char *)text;
     while (*s) {
         size_t n = utf8_length(s);
         if (n == 0) {
-            serve_buf_put(b, "\\ufffd", 6);
+            SERVE_PUT_LIT(b, "\\ufffd");
             s++;
         } else if (*s == '"' || *s == '\\') {
             char esc[2] = {'\\', (char)*s};
-            serve_buf_put(b, esc, 2);
+            serve_buf_put(b, esc, sizeof esc);
             s++;
         } else if (*s < 0x20) {
             serve_buf_printf(b, "\\u%04x", *s);
@@ -85,12 +85,12 @@ void serve_buf_json_string(serve_buf *b, const char *text) {
             s += n;
         }
     }
-    serve_buf_put(b, "\"", 1);
+    SERVE_PUT_LIT(b, "\"");
 }
 
 void serve_buf_json_number(serve_buf *b, double x) {
     if (isfinite(x)) serve_buf_printf(b, "%.10g", x);
-    else serve_buf_put(b, "null", 4);
+    else SERVE_PUT_LIT(b, "null");
 }
 
 bool serve_safe_name(const char *name) {
@@ -103,7 +103,7 @@ bool serve_safe_name(const char *name) {
 }
 
 bool serve_media_name(const char *name) {
-    if (strncmp(name, "videos/", 7) == 0) name += 7;
+    if (SERVE_STARTS_WITH(name, "videos/")) name += SERVE_LIT_LEN("videos/");
     if (!serve_safe_name(name)) return false;
     const char *dot = strrchr(name, '.');
     const char *kinds[] = {".gif", ".mp4", ".mkv", ".webm", ".png"};

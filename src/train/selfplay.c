@@ -4,6 +4,7 @@
 #include "run_files.h"
 #include "trainer_internal.h"
 
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
@@ -187,9 +188,9 @@ void sk_selfplay_rate_games(sk_trainer *tr) {
     }
 }
 
-void sk_selfplay_after_update(sk_trainer *tr) {
+sk_status sk_selfplay_after_update(sk_trainer *tr) {
     sk_selfplay *sp = &tr->sp;
-    if (!sp->on) return;
+    if (!sp->on) return SK_OK;
     if (tr->progress.update % sp->snapshot_every == 0) {
         int slot = (int)sp->counters[SK_SELFPLAY_NEXT];
         size_t P = tr->learner.policy.num_params;
@@ -209,15 +210,20 @@ void sk_selfplay_after_update(sk_trainer *tr) {
         if (sp->counters[SK_SELFPLAY_MEMBERS] < sp->pool_size) sp->counters[SK_SELFPLAY_MEMBERS]++;
         sp->counters[SK_SELFPLAY_NEXT] = (slot + 1) % sp->pool_size;
     }
-    if (!tr->out.run_dir[0] || tr->comm.rank != 0) return;
+    if (!tr->out.run_dir[0] || tr->comm.rank != 0) return SK_OK;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/elo.csv", tr->out.run_dir);
     if (!sp->elo_csv) {
-        char path[4200];
-        snprintf(path, sizeof path, "%s/elo.csv", tr->out.run_dir);
         /* as metrics.csv: a new run starts the file, a resumed one keeps its rows up to the
-         * checkpoint's update (a folder without the file starts one) */
+         * checkpoint's update (a folder without the file starts one); a file that cannot be
+         * written ends the run with the reason, as metrics.csv's does */
         bool resumed = tr->resumed && access(path, F_OK) == 0;
-        if (resumed && sk_run_truncate_rows(path, tr->progress.update - 1) != SK_OK) return;
-        if (!(sp->elo_csv = fopen(path, resumed ? "a" : "w"))) return;
+        if (resumed) {
+            sk_status status = sk_run_truncate_rows(path, tr->progress.update - 1);
+            if (status != SK_OK) return status;
+        }
+        if (!(sp->elo_csv = fopen(path, resumed ? "a" : "w")))
+            return sk_fail(SK_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
         if (ftell(sp->elo_csv) == 0) {
             fprintf(sp->elo_csv, "update,games,learner");
             for (int j = 0; j < sp->pool_size; j++) fprintf(sp->elo_csv, ",pool_%d", j);
@@ -231,7 +237,9 @@ void sk_selfplay_after_update(sk_trainer *tr) {
         else fprintf(sp->elo_csv, ",");
     }
     fprintf(sp->elo_csv, "\n");
-    fflush(sp->elo_csv);
+    if (fflush(sp->elo_csv) != 0 || ferror(sp->elo_csv))
+        return sk_fail(SK_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    return SK_OK;
 }
 
 void sk_selfplay_summary(const sk_trainer *tr, FILE *f) {

@@ -79,8 +79,9 @@ void sk_selfplay_act(struct sk_trainer *tr, struct sk_worker *wk, int t, const f
 void sk_selfplay_after_step(struct sk_trainer *tr, struct sk_worker *wk, int t);
 /* After the rollout: the games' Elo updates in (step, env) order. */
 void sk_selfplay_rate_games(struct sk_trainer *tr);
-/* After update u: the snapshot, and a row of RUN_DIR/elo.csv. */
-void sk_selfplay_after_update(struct sk_trainer *tr);
+/* After update u: the snapshot, and (rank 0) a row of RUN_DIR/elo.csv. SK_ERR_IO naming the
+ * file when it cannot be opened or written (the caller ends the run, as for metrics.csv). */
+sk_status sk_selfplay_after_update(struct sk_trainer *tr);
 /* summary.json's "selfplay" member (nothing when off). */
 void sk_selfplay_summary(const struct sk_trainer *tr, FILE *f);
 void sk_selfplay_close(struct sk_trainer *tr);

@@ -725,7 +725,10 @@ sk_status sk_trainer_run(sk_trainer *tr) {
         } else {
             sk_governor_save(&tr->learner);
         }
-        sk_selfplay_after_update(tr);
+        if (tr->sp.on) { /* rank 0 writes elo.csv: its failure ends every rank's run */
+            status = sk_comm_agree(&tr->comm, sk_selfplay_after_update(tr));
+            if (status != SK_OK) break;
+        }
         st->anomalies = tr->learner.governor.anomalies;
         st->update = tr->progress.update;
         st->steps = tr->progress.steps;
