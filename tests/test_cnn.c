@@ -1,5 +1,5 @@
 /* The CNN encoder (policy.encoder = cnn; issue 32 ask 3): nn/conv's sk_conv_create_torch
- * (oneDNN, fp32 and bf16) against
+ * (oneDNN, fp32 and bf16, bf16 native and emulated: issue 48) against
  * torch.nn.Conv2d (tests/fixtures/make_cnn_fixtures.py: outputs and the input, weight and
  * bias gradients, a 0/1 image as uint8 observations give included) and finite differences;
  * a policy behind the encoder (with and without an LSTM core) against finite differences
@@ -15,6 +15,8 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
 static float *to_floats(const record *r) {
     float *out = calloc((size_t)r->count, sizeof(float));
@@ -91,9 +93,154 @@ static void test_conv_matches_torch(void **state) {
     check_conv_against_torch(SK_PRECISION_F32, 1e-4, 0.0);
 }
 
+static float *gaussian(size_t n, uint64_t *rng) {
+    float *v = calloc(n, sizeof(float));
+    for (size_t i = 0; i < n; i++) v[i] = (float)sk_rng_normal(rng);
+    return v;
+}
+
+/* ---- the bf16 path (SKINNER_CONV_BF16; nn/conv_backend.h) ---- */
+
+#define BF16_PATH_ENV "SKINNER_CONV_BF16"
+#define BF16_PATH_LINE "bf16 convolutions: "
+
+/* The backend's "bf16 convolutions: ..." log lines, counted (each path is said once
+ * per process), and every line printed as the default logger would. */
+static int g_path_lines;
+static char g_path_line[512];
+static void log_watch(int level, const char *message, void *user) {
+    (void)user;
+    if (strncmp(message, BF16_PATH_LINE, sizeof BF16_PATH_LINE - 1) == 0) {
+        g_path_lines++;
+        snprintf(g_path_line, sizeof g_path_line, "%s", message);
+    }
+    fprintf(stderr, "skinner: %s%s\n", level > 0 ? "warning: " : "", message);
+}
+
+/* Under SKINNER_CONV_BF16=emulate or a oneDNN capped below AVX-512 (ctest's
+ * *_bf16_emulated and *_bf16_avx2 entries), auto must have chosen emulation by itself. */
+static bool emulation_expected(void) {
+    const char *path = getenv(BF16_PATH_ENV), *cap = getenv("ONEDNN_MAX_CPU_ISA");
+    return (path && strcmp(path, "emulate") == 0) ||
+           (cap && cap[0] && strncasecmp(cap, "AVX512", 6) != 0);
+}
+
 static void test_conv_bf16_near_torch(void **state) {
     (void)state;
     check_conv_against_torch(SK_PRECISION_BF16, 2e-2, 1.0);
+    /* three convolutions created, one line saying the path (the first bf16 ones here) */
+    assert_int_equal(g_path_lines, 1);
+    if (emulation_expected()) assert_non_null(strstr(g_path_line, "emulated ("));
+}
+
+static void bf16_path_set(const char *value) {
+    if (value) setenv(BF16_PATH_ENV, value, 1);
+    else unsetenv(BF16_PATH_ENV);
+}
+
+/* Worst |a - b| over the largest |b|: both paths multiply the same bf16 values, exactly
+ * in f32, so only the order of the f32 sums (and oneDNN's kernels) differs. */
+static double apart(const float *a, const float *b, size_t n) {
+    double worst = 0.0, largest = 1e-30;
+    for (size_t i = 0; i < n; i++) largest = fmax(largest, fabs((double)b[i]));
+    for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs((double)a[i] - b[i]) / largest);
+    return worst;
+}
+
+#define NATIVE_EMULATED_TOL 1e-4 /* of the largest value; against torch bf16 allows 2e-2 */
+
+/* Native against emulated bf16 on the same data, forward and the three gradients, over
+ * the shapes the encoder and Morpho's host and seeds use (strides, groups, 1x1). Where
+ * oneDNN has no native bf16 the forced native must be refused in words (no status
+ * number, the ISA named, what to do); under a deliberate cap (ONEDNN_MAX_CPU_ISA) that
+ * refusal is the check, otherwise the comparison is skipped loudly. */
+static void test_conv_bf16_native_vs_emulated(void **state) {
+    (void)state;
+    const sk_conv_shape shapes[] = {
+        {.height = 28, .width = 28, .channels = 1, .out_channels = 8, .kernel = 3, .stride = 2, .groups = 1},
+        {.height = 14, .width = 14, .channels = 8, .out_channels = 8, .kernel = 3, .stride = 1, .groups = 1},
+        {.height = 9, .width = 7, .channels = 4, .out_channels = 6, .kernel = 3, .stride = 2, .groups = 2},
+        {.height = 7, .width = 7, .channels = 16, .out_channels = 16, .kernel = 3, .stride = 1, .groups = 16},
+        {.height = 4, .width = 4, .channels = 32, .out_channels = 8, .kernel = 1, .stride = 1, .groups = 1},
+    };
+    const char *saved = getenv(BF16_PATH_ENV);
+    char saved_copy[64] = "";
+    if (saved) snprintf(saved_copy, sizeof saved_copy, "%s", saved);
+    enum { B = 4 };
+    uint64_t rng = 48;
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        sk_conv_shape s = shapes[k];
+        sk_conv *native = NULL, *emulated = NULL;
+        bf16_path_set("native");
+        sk_status st = sk_conv_create(&native, s, SK_PRECISION_BF16);
+        if (st != SK_OK) {
+            const char *why = sk_last_error();
+            print_message("native bf16 refused: %s\n", why);
+            assert_null(strstr(why, "status"));
+            assert_non_null(strstr(why, "CPU ISA"));
+            assert_non_null(strstr(why, "unset " BF16_PATH_ENV));
+            bf16_path_set(saved ? saved_copy : NULL);
+            const char *cap = getenv("ONEDNN_MAX_CPU_ISA");
+            if (cap && cap[0]) {
+                print_message("native bf16 is capped away (ONEDNN_MAX_CPU_ISA=%s): its refusal "
+                              "checked, nothing to compare\n", cap);
+                return;
+            }
+            TEST_SKIP("oneDNN has no native bf16 convolution on this CPU (%s): emulated bf16 is "
+                      "checked against torch only", why);
+        }
+        bf16_path_set("emulate");
+        assert_int_equal(sk_conv_create(&emulated, s, SK_PRECISION_BF16), SK_OK);
+        bf16_path_set(saved ? saved_copy : NULL);
+        int oh = sk_conv_out_side(s.height, s.kernel, s.stride),
+            ow = sk_conv_out_side(s.width, s.kernel, s.stride);
+        size_t nx = (size_t)B * s.height * s.width * s.channels, nw = sk_conv_weight_floats(s),
+               ny = (size_t)B * oh * ow * s.out_channels, nb = (size_t)s.out_channels;
+        float *x = gaussian(nx, &rng), *w = gaussian(nw, &rng), *b = gaussian(nb, &rng),
+              *dy = gaussian(ny, &rng);
+        float *out[2][4]; /* per path: y, dx, dw, db */
+        sk_conv *convs[2] = {native, emulated};
+        for (int path = 0; path < 2; path++) {
+            out[path][0] = calloc(ny, sizeof(float)), out[path][1] = calloc(nx, sizeof(float));
+            out[path][2] = calloc(nw, sizeof(float)), out[path][3] = calloc(nb, sizeof(float));
+            sk_conv_forward(convs[path], out[path][0], x, w, b, B);
+            sk_conv_backward(convs[path], out[path][1], out[path][2], out[path][3], dy, x, w, B);
+        }
+        const size_t sizes[4] = {ny, nx, nw, nb};
+        double worst[4];
+        for (int t = 0; t < 4; t++) worst[t] = apart(out[1][t], out[0][t], sizes[t]);
+        print_message("%dx%dx%d -> %d, kernel %d, stride %d, groups %d: emulated from native "
+                      "y %.1e, dx %.1e, dw %.1e, db %.1e (of the largest)\n", s.height, s.width,
+                      s.channels, s.out_channels, s.kernel, s.stride, s.groups, worst[0],
+                      worst[1], worst[2], worst[3]);
+        for (int t = 0; t < 4; t++) assert_true(worst[t] <= NATIVE_EMULATED_TOL);
+        for (int path = 0; path < 2; path++)
+            for (int t = 0; t < 4; t++) free(out[path][t]);
+        sk_conv_destroy(native);
+        sk_conv_destroy(emulated);
+        free(x), free(w), free(b), free(dy);
+    }
+}
+
+/* A value SKINNER_CONV_BF16 does not know is refused naming the variable and its values;
+ * fp32 convolutions never read it. */
+static void test_conv_bf16_path_refusals(void **state) {
+    (void)state;
+    const char *saved = getenv(BF16_PATH_ENV);
+    char saved_copy[64] = "";
+    if (saved) snprintf(saved_copy, sizeof saved_copy, "%s", saved);
+    sk_conv_shape s = {.height = 5, .width = 5, .channels = 2, .out_channels = 3, .kernel = 3,
+                       .stride = 1, .groups = 1};
+    sk_conv *conv = NULL;
+    bf16_path_set("fast");
+    assert_int_equal(sk_conv_create(&conv, s, SK_PRECISION_BF16), SK_ERR_INVALID);
+    assert_null(conv);
+    print_message("refused: %s\n", sk_last_error());
+    assert_non_null(strstr(sk_last_error(), BF16_PATH_ENV " = 'fast': expected auto, native or "
+                                            "emulate"));
+    assert_int_equal(sk_conv_create(&conv, s, SK_PRECISION_F32), SK_OK);
+    sk_conv_destroy(conv);
+    bf16_path_set(saved ? saved_copy : NULL);
 }
 
 /* ---- finite differences of one convolution ---- */
@@ -111,12 +258,6 @@ static double conv_loss(void *ctx) {
     double loss = 0.0;
     for (size_t i = 0; i < c->out; i++) loss += (double)c->y[i] * (double)c->r[i];
     return loss;
-}
-
-static float *gaussian(size_t n, uint64_t *rng) {
-    float *v = calloc(n, sizeof(float));
-    for (size_t i = 0; i < n; i++) v[i] = (float)sk_rng_normal(rng);
-    return v;
 }
 
 /* an even kernel, stride 2 and padding 1 over a 5x7 image: 3x4 maps */
@@ -411,9 +552,12 @@ static void test_train_cnn_gru(void **state) {
 }
 
 int main(void) {
+    sk_set_log_callback(log_watch, NULL);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_matches_torch),
         cmocka_unit_test(test_conv_bf16_near_torch),
+        cmocka_unit_test(test_conv_bf16_native_vs_emulated),
+        cmocka_unit_test(test_conv_bf16_path_refusals),
         cmocka_unit_test(test_conv_finite_differences),
         cmocka_unit_test(test_policy_gradients_dense),
         cmocka_unit_test(test_policy_gradients),

@@ -129,21 +129,66 @@ static inline const char *test_shared_dir(void) {
     const char *dir_var = test_shared_dir();                                                       \
     if (!dir_var) TEST_SKIP_PART(part, TEST_SHARED_MISSING, test_shared_path())
 
+/* SKINNER_TEST_CASES=a,b: the cases of that name only, in the group's order, so that ctest
+ * can run a program's few cases again under another environment (the bf16 entries of
+ * tests/CMakeLists.txt). A name the group lacks fails the run: a renamed case must not
+ * leave an entry running nothing. Returns how many were kept (into out), or -1. */
+/* In a comma-separated list: whether the name at p is `name`, and the list after it. */
+static inline bool test_list_name_is(const char *p, const char *name) {
+    size_t len = strcspn(p, ",");
+    return len == strlen(name) && strncmp(p, name, len) == 0;
+}
+static inline const char *test_list_next(const char *p) {
+    p += strcspn(p, ",");
+    return *p ? p + 1 : p;
+}
+
+static inline int test_select_cases(const struct CMUnitTest *tests, size_t count,
+                                    struct CMUnitTest *out) {
+    const char *only = getenv("SKINNER_TEST_CASES");
+    if (!only || !only[0]) {
+        memcpy(out, tests, count * sizeof *out);
+        return (int)count;
+    }
+    int kept = 0;
+    for (size_t i = 0; i < count; i++)
+        for (const char *p = only; *p; p = test_list_next(p))
+            if (test_list_name_is(p, tests[i].name)) {
+                out[kept++] = tests[i];
+                break;
+            }
+    for (const char *p = only; *p; p = test_list_next(p)) {
+        bool found = false;
+        for (int k = 0; k < kept && !found; k++) found = test_list_name_is(p, out[k].name);
+        if (!found) {
+            fprintf(stderr, "SKINNER_TEST_CASES names '%.*s', which this program has not\n",
+                    (int)strcspn(p, ","), p);
+            return -1;
+        }
+    }
+    return kept;
+}
+
 /* The test program's main: cmocka's runner, then the skip policy above (every case
  * skipped: TEST_SKIP_EXIT; otherwise the number of failed cases, as cmocka returns). */
 static inline int test_run_group(const char *name, const struct CMUnitTest *tests, size_t count,
                                  CMFixtureFunction setup, CMFixtureFunction teardown) {
-    /* the same cases, each entered through test_case_begin so that a skip can name it */
+    /* the selected cases, each entered through test_case_begin so that a skip can name it */
+    struct CMUnitTest *selected = malloc(count * sizeof *selected);
     struct CMUnitTest *tracked = malloc(count * sizeof *tracked);
-    if (!tracked) {
-        fprintf(stderr, "%s: out of memory\n", name);
+    int kept = selected && tracked ? test_select_cases(tests, count, selected) : -1;
+    if (kept < 0) {
+        if (!selected || !tracked) fprintf(stderr, "%s: out of memory\n", name);
+        free(selected), free(tracked);
         return 1;
     }
-    memcpy(tracked, tests, count * sizeof *tracked);
+    count = (size_t)kept;
+    memcpy(tracked, selected, count * sizeof *tracked);
     for (size_t i = 0; i < count; i++) tracked[i].setup_func = test_case_begin;
-    *test_group() = (test_group_state){.current = -1, .tests = tests, .count = count};
+    *test_group() = (test_group_state){.current = -1, .tests = selected, .count = count};
     int failed = _cmocka_run_group_tests(name, tracked, count, setup, teardown);
     free(tracked);
+    free(selected);
     int skipped = *test_skipped_cases();
     if (skipped) print_message("skipped %d of %zu cases (the SKIPPED lines above say why)\n",
                                skipped, count);

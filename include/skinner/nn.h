@@ -124,7 +124,11 @@ SK_API double sk_clip_grad_norm(float *grads, size_t n, double max_norm);
  * the input, the weights and the output gradient to bfloat16 (nearest, ties
  * to even) before each primitive and accumulates in float: outputs, input
  * gradients and weight gradients are float, the master weights stay float
- * (the caller's), as PyTorch's bf16 autocast does for a convolution.
+ * (the caller's), as PyTorch's bf16 autocast does for a convolution. Where
+ * oneDNN has no bf16 kernel (below AVX-512), the same tensors are rounded to
+ * bf16 values held in floats and run through its f32 kernels; each convolution
+ * chooses at creation, and the environment variable SKINNER_CONV_BF16 (auto,
+ * native, emulate) forces the choice (docs/reference.md).
  *
  * An sk_conv holds the primitives for one layer shape; it makes them for a
  * batch size on first use (a few batch sizes are cached) and is used by one
@@ -163,8 +167,9 @@ SK_API double sk_conv_macs(sk_conv_shape shape);
 
 /* *out = a convolution of that shape (NULL on failure). SK_ERR_INVALID for a
  * shape oneDNN cannot run (channels not divisible by groups, an even kernel,
- * a side < 1), SK_ERR_NOMEM, SK_ERR_IO when the backend cannot be loaded
- * (above) or oneDNN fails to start. Free with sk_conv_destroy. */
+ * a side < 1) or, in bf16, a SKINNER_CONV_BF16 that is unknown or native
+ * where oneDNN has no bf16 kernel, SK_ERR_NOMEM, SK_ERR_IO when the backend
+ * cannot be loaded (above) or oneDNN fails to start. Free with sk_conv_destroy. */
 SK_API sk_status sk_conv_create(sk_conv **out, sk_conv_shape shape, sk_precision precision);
 /* As sk_conv_create with torch.nn.Conv2d's conventions: `padding` rows and
  * columns of zeros on every side (0..kernel / 2), any kernel that fits the

@@ -40,6 +40,7 @@ static char g_backend_error[MAX_CANDIDATES * CANDIDATE_MAX + 512]; /* why it cou
 static pthread_once_t g_backend_once = PTHREAD_ONCE_INIT;
 
 static void host_panic(const char *file, int line, const char *msg) { sk_panic(file, line, msg); }
+static void host_log(int level, const char *msg) { sk_log(level, "%s", msg); }
 
 /* The folder of the library or program this code was linked into (libskinner.so,
  * the skinner program, a test, Python's extension): "" if unknown. */
@@ -77,7 +78,7 @@ static int try_backend(const char *path) {
     void *sym = dlsym(handle, SK_CONV_BACKEND_ENTRY);
     sk_conv_backend_entry_fn entry = NULL;
     memcpy(&entry, &sym, sizeof entry);
-    sk_conv_host host = {SK_CONV_BACKEND_ABI, sk_alloc, sk_free, host_panic};
+    sk_conv_host host = {SK_CONV_BACKEND_ABI, sk_alloc, sk_free, host_panic, host_log};
     const sk_conv_backend *backend = entry ? entry(&host) : NULL;
     if (!backend || backend->abi != SK_CONV_BACKEND_ABI) {
         snprintf(g_backend_error, sizeof g_backend_error,
@@ -156,14 +157,27 @@ double sk_conv_macs(sk_conv_shape s) {
     return oh * ow * (double)sk_conv_weight_floats(s);
 }
 
-float sk_bf16_round(float x) {
-    uint32_t u = (uint32_t)sk_bf16_bits(x) << 16;
-    float out;
-    memcpy(&out, &u, sizeof out);
-    return out;
-}
+float sk_bf16_round(float x) { return sk_bf16_value(x); }
 
 void sk_f32_to_bf16(uint16_t *out, const float *x, size_t n) { sk_bf16_convert(out, x, n); }
+
+/* SK_CONV_BF16_ENV's choice (conv_backend.h): unset or empty is auto. */
+static sk_status bf16_path_get(sk_conv_bf16_path *out) {
+    const char *value = getenv(SK_CONV_BF16_ENV);
+    *out = SK_CONV_BF16_AUTO;
+    if (!value || !value[0]) return SK_OK;
+    for (int k = 0; sk_conv_bf16_names[k]; k++)
+        if (strcmp(value, sk_conv_bf16_names[k]) == 0) {
+            *out = (sk_conv_bf16_path)k;
+            return SK_OK;
+        }
+    char expected[64] = "";
+    for (int k = 0; sk_conv_bf16_names[k]; k++)
+        snprintf(expected + strlen(expected), sizeof expected - strlen(expected), "%s%s",
+                 k ? (sk_conv_bf16_names[k + 1] ? ", " : " or ") : "", sk_conv_bf16_names[k]);
+    return sk_fail(SK_ERR_INVALID, SK_CONV_BF16_ENV " = '%s': expected %s (how bf16 "
+                   "convolutions run; unset: auto)", value, expected);
+}
 
 /* torch_like: sk_conv_create_torch's conventions, with padding (checked by the caller). */
 static sk_status create(sk_conv **out, sk_conv_shape shape, sk_precision precision,
@@ -176,12 +190,14 @@ static sk_status create(sk_conv **out, sk_conv_shape shape, sk_precision precisi
                        "groups %d: expected positive sides, an odd kernel and channel counts "
                        "divisible by groups", shape.height, shape.width, shape.channels,
                        shape.out_channels, shape.kernel, shape.stride, shape.groups);
-    const sk_conv_backend *backend;
-    sk_status status = backend_get(&backend);
+    sk_conv_bf16_path bf16_path = SK_CONV_BF16_AUTO;
+    sk_status status = precision == SK_PRECISION_BF16 ? bf16_path_get(&bf16_path) : SK_OK;
     if (status != SK_OK) return status;
+    const sk_conv_backend *backend;
+    if ((status = backend_get(&backend)) != SK_OK) return status;
     char message[512] = "";
     status = backend->create(out, shape, torch_like ? padding : shape.kernel / 2, torch_like,
-                             precision, message, sizeof message);
+                             precision, bf16_path, message, sizeof message);
     return status == SK_OK ? SK_OK : sk_fail(status, "%s", message);
 }
 

@@ -18,6 +18,18 @@
  * (bench/conv.c prints the kernel each shape gets). Backward primitives
  * overwrite their outputs, so input and weight gradients go through scratch
  * and are added to the caller's (+=, as src/nn).
+ *
+ * bf16 runs one of two ways, chosen once per convolution at creation
+ * (path_choose; conv_backend.h has why): oneDNN's bf16 primitives, or, where
+ * oneDNN has none (below AVX-512) or SKINNER_CONV_BF16=emulate, its f32
+ * primitives on the same tensors rounded to bf16 values. Either way the
+ * rounded tensors are the input and the weights (forward, backward weights'
+ * input, backward data's weights) and the output gradient (both backward
+ * primitives); the bias, the outputs and both gradients stay f32.
+ *
+ * No oneDNN status number reaches a user: each failure names the
+ * convolution, its precision and path, the CPU's ISA as oneDNN sees it, and
+ * what to do (failure_say).
  */
 #include "../bf16.h"
 #include "../conv_backend.h"
@@ -25,7 +37,9 @@
 #include <dlfcn.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static sk_conv_host g_host; /* set by the entry, before any convolution */
@@ -63,6 +77,7 @@ struct sk_conv {
     bool torch_like; /* sk_conv_create_torch's: weights (out, in, kh, kw) */
     int pad;         /* zeros on the left and top; the right and bottom's follow from out_h */
     sk_precision precision;
+    bool emulated; /* bf16 as rounded floats through f32 primitives (path_choose) */
     int out_h, out_w;
     dnnl_stream_t stream;
     conv_batch batches[BATCH_CACHE];
@@ -70,7 +85,9 @@ struct sk_conv {
     /* scratch, grown to the largest batch seen */
     int scratch_batch;
     float *d_src_tmp, *d_weights_tmp, *d_bias_tmp;
-    uint16_t *src_bf16, *d_dst_bf16;
+    /* bf16's rounded copies: bf16 bits (native) or bf16 values as floats (emulated) */
+    void *src_low, *d_dst_low;
+    float *weights_low; /* emulated only: native's weight reorder rounds by itself */
 };
 
 static dnnl_engine_t g_engine;
@@ -82,10 +99,75 @@ static void engine_init(void) {
     memcpy(&g_omp_set_num_threads, &sym, sizeof sym); /* ISO C has no object-to-function cast */
 }
 
+/* ---- what a message says ---- */
+
+static const char *isa_name(dnnl_cpu_isa_t isa) {
+    switch (isa) {
+    case dnnl_cpu_isa_sse41: return "SSE4.1";
+    case dnnl_cpu_isa_avx: return "AVX";
+    case dnnl_cpu_isa_avx2: return "AVX2";
+    case dnnl_cpu_isa_avx2_vnni: return "AVX2 with VNNI";
+    case dnnl_cpu_isa_avx512_mic: return "AVX-512 (Xeon Phi)";
+    case dnnl_cpu_isa_avx512_mic_4ops: return "AVX-512 (Xeon Phi, 4OPS)";
+    case dnnl_cpu_isa_avx512_core: return "AVX-512";
+    case dnnl_cpu_isa_avx512_core_vnni: return "AVX-512 with VNNI";
+    case dnnl_cpu_isa_avx512_core_bf16: return "AVX-512 with BF16";
+    case dnnl_cpu_isa_avx512_core_amx: return "AVX-512 with AMX";
+    default: return "unknown to this skinner";
+    }
+}
+
+/* oneDNN 2.6's bf16 convolutions (its jit kernels and its gemm one) need AVX-512's core. */
+static bool isa_has_avx512_core(dnnl_cpu_isa_t isa) {
+    return ((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core) == (unsigned)dnnl_cpu_isa_avx512_core;
+}
+
+/* "ISA AVX2 (capped by ONEDNN_MAX_CPU_ISA=AVX2)": the ISA oneDNN runs at, and why. */
+static void isa_say(char *out, size_t size) {
+    const char *cap = getenv("ONEDNN_MAX_CPU_ISA");
+    if (!cap || !cap[0]) cap = getenv("DNNL_MAX_CPU_ISA"); /* oneDNN's older name */
+    int used = snprintf(out, size, "CPU ISA %s", isa_name(dnnl_get_effective_cpu_isa()));
+    if (cap && cap[0] && used > 0 && (size_t)used < size)
+        snprintf(out + used, size - (size_t)used, " (capped by ONEDNN_MAX_CPU_ISA=%s)", cap);
+}
+
+static const char *precision_say(const sk_conv *c) {
+    if (c->precision == SK_PRECISION_F32) return "fp32";
+    return c->emulated ? "bf16 (emulated in fp32)" : "bf16 (oneDNN's bf16 kernels)";
+}
+
+/* The convolution, B images (0: none said), its precision and the ISA. */
+static void conv_say(const sk_conv *c, int B, char *out, size_t size) {
+    const sk_conv_shape *s = &c->shape;
+    char isa[96], images[32] = "";
+    isa_say(isa, sizeof isa);
+    if (B > 0) snprintf(images, sizeof images, " on %d images", B);
+    snprintf(out, size, "a convolution %dx%dx%d -> %d channels, kernel %d, stride %d, groups %d%s "
+             "in %s, %s", s->height, s->width, s->channels, s->out_channels, s->kernel, s->stride,
+             s->groups, images, precision_say(c), isa);
+}
+
+/* Why oneDNN failed and what to do, in words. */
+static void failure_say(dnnl_status_t status, char *out, size_t size) {
+    switch (status) {
+    case dnnl_out_of_memory:
+        snprintf(out, size, "out of memory: free memory, or run fewer envs or smaller batches");
+        break;
+    case dnnl_unimplemented:
+        snprintf(out, size, "oneDNN has no kernel for it: report this message as a skinner bug "
+                 "(or run fp32 meanwhile)");
+        break;
+    default:
+        snprintf(out, size, "oneDNN failed (%s): report this message as a skinner bug",
+                 status == dnnl_invalid_arguments ? "invalid arguments" : "a runtime error");
+        break;
+    }
+}
+
 /* ---- descriptors ---- */
 
 static dnnl_data_type_t low_type(const sk_conv *c) {
-    return c->precision == SK_PRECISION_BF16 ? dnnl_bf16 : dnnl_f32;
+    return c->precision == SK_PRECISION_BF16 && !c->emulated ? dnnl_bf16 : dnnl_f32;
 }
 
 static void activation_md(dnnl_memory_desc_t *md, int B, int channels, int h, int w,
@@ -146,66 +228,101 @@ static dnnl_status_t make_reorder(dnnl_primitive_t *out, const dnnl_memory_desc_
     return st;
 }
 
-/* The three primitives, the weight reorders and the memory objects for batch
- * size B. Activations keep the caller's nhwc; weights are given as "any", so
- * that oneDNN picks its fast kernels' layout (with the caller's plain layout
- * it fell back to its reference loops, 100x slower). */
-static dnnl_status_t batch_create(const sk_conv *c, conv_batch *b, int B) {
-    const sk_conv_shape *s = &c->shape;
-    dnnl_data_type_t low = low_type(c);
+/* The memory descriptors of batch size B, activations in the caller's nhwc:
+ * low is the type of the tensors bf16 rounds (f32 otherwise, or emulated). */
+typedef struct conv_mds {
     dnnl_memory_desc_t src, src_f32, weights_any, d_weights_any, user_weights, bias, dst, dst_low;
-    activation_md(&src, B, s->channels, s->height, s->width, low);
-    activation_md(&src_f32, B, s->channels, s->height, s->width, dnnl_f32);
-    activation_md(&dst, B, s->out_channels, c->out_h, c->out_w, dnnl_f32);
-    activation_md(&dst_low, B, s->out_channels, c->out_h, c->out_w, low);
-    weights_md(&weights_any, c, low, true);
-    weights_md(&d_weights_any, c, dnnl_f32, true);
-    weights_md(&user_weights, c, dnnl_f32, false);
-    bias_md(&bias, s->out_channels);
+} conv_mds;
+
+/* The three primitive descriptors of one batch size. */
+typedef struct conv_pds {
+    dnnl_primitive_desc_t fwd, bwd_data, bwd_weights;
+} conv_pds;
+
+static void conv_mds_init(const sk_conv *c, int B, dnnl_data_type_t low, conv_mds *m) {
+    const sk_conv_shape *s = &c->shape;
+    activation_md(&m->src, B, s->channels, s->height, s->width, low);
+    activation_md(&m->src_f32, B, s->channels, s->height, s->width, dnnl_f32);
+    activation_md(&m->dst, B, s->out_channels, c->out_h, c->out_w, dnnl_f32);
+    activation_md(&m->dst_low, B, s->out_channels, c->out_h, c->out_w, low);
+    weights_md(&m->weights_any, c, low, true);
+    weights_md(&m->d_weights_any, c, dnnl_f32, true);
+    weights_md(&m->user_weights, c, dnnl_f32, false);
+    bias_md(&m->bias, s->out_channels);
+}
+
+static void conv_pds_destroy(conv_pds *pds) {
+    if (pds->fwd) dnnl_primitive_desc_destroy(pds->fwd);
+    if (pds->bwd_data) dnnl_primitive_desc_destroy(pds->bwd_data);
+    if (pds->bwd_weights) dnnl_primitive_desc_destroy(pds->bwd_weights);
+    memset(pds, 0, sizeof *pds);
+}
+
+/* Forward's, backward data's and backward weights' descriptors over m: the
+ * kernels oneDNN picks. dnnl_unimplemented when it has none (bf16 below
+ * AVX-512); nothing to free on failure. */
+static dnnl_status_t conv_pds_create(const sk_conv *c, const conv_mds *m, conv_pds *pds) {
+    const sk_conv_shape *s = &c->shape;
+    memset(pds, 0, sizeof *pds);
     dnnl_dims_t strides = {s->stride, s->stride}, pad_l = {c->pad, c->pad}, pad_r;
     /* the right padding that gives out_h: oneDNN checks (h - k + l + r) / stride + 1 == out */
     pad_r[0] = (c->out_h - 1) * s->stride + s->kernel - s->height - c->pad;
     pad_r[1] = (c->out_w - 1) * s->stride + s->kernel - s->width - c->pad;
     dnnl_convolution_desc_t fwd_d, bwd_data_d, bwd_weights_d;
-    dnnl_primitive_desc_t fwd_pd = NULL, bwd_data_pd = NULL, bwd_weights_pd = NULL;
     dnnl_status_t st = dnnl_convolution_forward_desc_init(
-        &fwd_d, dnnl_forward_training, dnnl_convolution_direct, &src, &weights_any, &bias, &dst,
-        strides, pad_l, pad_r);
-    if (st == dnnl_success) st = dnnl_primitive_desc_create(&fwd_pd, &fwd_d, NULL, g_engine, NULL);
+        &fwd_d, dnnl_forward_training, dnnl_convolution_direct, &m->src, &m->weights_any,
+        &m->bias, &m->dst, strides, pad_l, pad_r);
+    if (st == dnnl_success)
+        st = dnnl_primitive_desc_create(&pds->fwd, &fwd_d, NULL, g_engine, NULL);
     if (st == dnnl_success)
         st = dnnl_convolution_backward_data_desc_init(&bwd_data_d, dnnl_convolution_direct,
-                                                      &src_f32, &weights_any, &dst_low, strides,
-                                                      pad_l, pad_r);
+                                                      &m->src_f32, &m->weights_any, &m->dst_low,
+                                                      strides, pad_l, pad_r);
     if (st == dnnl_success)
-        st = dnnl_primitive_desc_create(&bwd_data_pd, &bwd_data_d, NULL, g_engine, fwd_pd);
+        st = dnnl_primitive_desc_create(&pds->bwd_data, &bwd_data_d, NULL, g_engine, pds->fwd);
     if (st == dnnl_success)
-        st = dnnl_convolution_backward_weights_desc_init(&bwd_weights_d, dnnl_convolution_direct,
-                                                         &src, &d_weights_any, &bias, &dst_low,
-                                                         strides, pad_l, pad_r);
+        st = dnnl_convolution_backward_weights_desc_init(
+            &bwd_weights_d, dnnl_convolution_direct, &m->src, &m->d_weights_any, &m->bias,
+            &m->dst_low, strides, pad_l, pad_r);
     if (st == dnnl_success)
-        st = dnnl_primitive_desc_create(&bwd_weights_pd, &bwd_weights_d, NULL, g_engine, fwd_pd);
-    if (st == dnnl_success) st = dnnl_primitive_create(&b->fwd, fwd_pd);
-    if (st == dnnl_success) st = dnnl_primitive_create(&b->bwd_data, bwd_data_pd);
-    if (st == dnnl_success) st = dnnl_primitive_create(&b->bwd_weights, bwd_weights_pd);
+        st = dnnl_primitive_desc_create(&pds->bwd_weights, &bwd_weights_d, NULL, g_engine,
+                                        pds->fwd);
+    if (st != dnnl_success) conv_pds_destroy(pds);
+    return st;
+}
+
+/* The three primitives, the weight reorders and the memory objects for batch
+ * size B. Weights are given as "any", so that oneDNN picks its fast kernels'
+ * layout (with the caller's plain layout it fell back to its reference loops,
+ * 100x slower). */
+static dnnl_status_t batch_create(const sk_conv *c, conv_batch *b, int B) {
+    conv_mds m;
+    conv_pds pds;
+    conv_mds_init(c, B, low_type(c), &m);
+    dnnl_status_t st = conv_pds_create(c, &m, &pds);
+    if (st != dnnl_success) return st;
+    st = dnnl_primitive_create(&b->fwd, pds.fwd);
+    if (st == dnnl_success) st = dnnl_primitive_create(&b->bwd_data, pds.bwd_data);
+    if (st == dnnl_success) st = dnnl_primitive_create(&b->bwd_weights, pds.bwd_weights);
     const dnnl_memory_desc_t *fwd_w = NULL, *bwd_w = NULL, *d_w = NULL;
     if (st == dnnl_success) {
-        fwd_w = dnnl_primitive_desc_query_md(fwd_pd, dnnl_query_weights_md, 0);
-        bwd_w = dnnl_primitive_desc_query_md(bwd_data_pd, dnnl_query_weights_md, 0);
-        d_w = dnnl_primitive_desc_query_md(bwd_weights_pd, dnnl_query_diff_weights_md, 0);
-        st = make_reorder(&b->to_fwd_weights, &user_weights, fwd_w);
+        fwd_w = dnnl_primitive_desc_query_md(pds.fwd, dnnl_query_weights_md, 0);
+        bwd_w = dnnl_primitive_desc_query_md(pds.bwd_data, dnnl_query_weights_md, 0);
+        d_w = dnnl_primitive_desc_query_md(pds.bwd_weights, dnnl_query_diff_weights_md, 0);
+        st = make_reorder(&b->to_fwd_weights, &m.user_weights, fwd_w);
     }
-    if (st == dnnl_success) st = make_reorder(&b->to_bwd_weights, &user_weights, bwd_w);
-    if (st == dnnl_success) st = make_reorder(&b->from_d_weights, d_w, &user_weights);
-    const dnnl_memory_desc_t *mds[] = {&user_weights, &user_weights, fwd_w, bwd_w, d_w, &src,
-                                       &bias, &dst, &dst_low, &src_f32, &src, &dst_low, &bias};
+    if (st == dnnl_success) st = make_reorder(&b->to_bwd_weights, &m.user_weights, bwd_w);
+    if (st == dnnl_success) st = make_reorder(&b->from_d_weights, d_w, &m.user_weights);
+    const dnnl_memory_desc_t *mds[] = {&m.user_weights, &m.user_weights, fwd_w, bwd_w,
+                                       d_w, &m.src, &m.bias, &m.dst,
+                                       &m.dst_low, &m.src_f32, &m.src, &m.dst_low,
+                                       &m.bias};
     dnnl_memory_t *mems[] = {&b->user_weights, &b->user_d_weights, &b->fwd_weights,
                              &b->bwd_weights_in, &b->d_weights, &b->src, &b->bias, &b->dst,
                              &b->d_dst, &b->d_src, &b->b_src, &b->b_d_dst, &b->b_d_bias};
     for (size_t k = 0; st == dnnl_success && k < sizeof mems / sizeof mems[0]; k++)
         st = make_memory(mems[k], mds[k], k >= 2 && k <= 4);
-    if (fwd_pd) dnnl_primitive_desc_destroy(fwd_pd);
-    if (bwd_data_pd) dnnl_primitive_desc_destroy(bwd_data_pd);
-    if (bwd_weights_pd) dnnl_primitive_desc_destroy(bwd_weights_pd);
+    conv_pds_destroy(&pds);
     if (st != dnnl_success) {
         batch_free(b);
         return st;
@@ -227,13 +344,14 @@ static bool scratch_reserve(sk_conv *c, int B) {
     c->d_src_tmp = grow(c->d_src_tmp, in * sizeof(float));
     if (!c->d_weights_tmp) c->d_weights_tmp = g_host.alloc(w * sizeof(float));
     if (!c->d_bias_tmp) c->d_bias_tmp = g_host.alloc((size_t)s->out_channels * sizeof(float));
+    bool ok = c->d_src_tmp && c->d_weights_tmp && c->d_bias_tmp;
     if (c->precision == SK_PRECISION_BF16) {
-        c->src_bf16 = grow(c->src_bf16, in * sizeof(uint16_t));
-        c->d_dst_bf16 = grow(c->d_dst_bf16, out * sizeof(uint16_t));
+        size_t low = c->emulated ? sizeof(float) : sizeof(uint16_t);
+        c->src_low = grow(c->src_low, in * low);
+        c->d_dst_low = grow(c->d_dst_low, out * low);
+        if (c->emulated && !c->weights_low) c->weights_low = g_host.alloc(w * sizeof(float));
+        ok = ok && c->src_low && c->d_dst_low && (!c->emulated || c->weights_low);
     }
-    bool ok = c->d_src_tmp && c->d_weights_tmp && c->d_bias_tmp &&
-              (c->precision == SK_PRECISION_F32 ||
-               (c->src_bf16 && c->d_dst_bf16));
     c->scratch_batch = ok ? B : 0;
     return ok;
 }
@@ -263,15 +381,25 @@ static conv_batch *batch_lookup(sk_conv *c, int B, dnnl_status_t *status) {
     return slot;
 }
 
-/* In forward and backward: the shape was prepared at creation (sk_conv_prepare),
- * so a failure for another batch size is out of memory or a oneDNN bug. */
+/* "oneDNN cannot run <the convolution>: <why and what to do>" */
+static void cannot_run_say(const sk_conv *c, int B, dnnl_status_t status, char *out,
+                           size_t size) {
+    char conv[320], why[160];
+    conv_say(c, B, conv, sizeof conv);
+    failure_say(status, why, sizeof why);
+    snprintf(out, size, "oneDNN cannot run %s: %s", conv, why);
+}
+
+/* In forward and backward. The path was chosen at creation against oneDNN's
+ * kernels, and the caller may have prepared this batch size (sk_conv_prepare),
+ * so a failure here is out of memory or a oneDNN bug: no status is left to
+ * return, so it aborts, saying which. */
 static conv_batch *batch_for(sk_conv *c, int B) {
     dnnl_status_t status = dnnl_success;
     conv_batch *b = batch_lookup(c, B, &status);
     if (!b) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "oneDNN could not set up a convolution for %d images (status %d)",
-                 B, (int)status);
+        char msg[512];
+        cannot_run_say(c, B, status, msg, sizeof msg);
         g_host.panic(__FILE__, __LINE__, msg);
     }
     return b;
@@ -280,22 +408,86 @@ static conv_batch *batch_for(sk_conv *c, int B) {
 static sk_status prepare(sk_conv *c, int B, char *message, size_t message_size) {
     dnnl_status_t status = dnnl_success;
     if (batch_lookup(c, B, &status)) return SK_OK;
-    const sk_conv_shape *s = &c->shape;
-    snprintf(message, message_size,
-             "oneDNN cannot run a convolution %dx%dx%d -> %d channels, kernel %d, stride %d, "
-             "groups %d on %d images (status %d)", s->height, s->width, s->channels,
-             s->out_channels, s->kernel, s->stride, s->groups, B, (int)status);
+    cannot_run_say(c, B, status, message, message_size);
+    return status == dnnl_out_of_memory ? SK_ERR_NOMEM : SK_ERR_INVALID;
+}
+
+/* ---- the bf16 path, once per convolution ---- */
+
+/* Says a path the first time a process takes it (the run's log has it once,
+ * however many layers and workers create convolutions). */
+static atomic_flag g_path_said[2] = {ATOMIC_FLAG_INIT, ATOMIC_FLAG_INIT};
+
+static void path_log(bool emulated, const char *why) {
+    if (atomic_flag_test_and_set(&g_path_said[emulated])) return;
+    char line[512];
+    snprintf(line, sizeof line, "bf16 convolutions: %s (%s)", emulated ? "emulated" : "native",
+             why);
+    g_host.log(0, line);
+}
+
+/* Native when asked and oneDNN has bf16 kernels for the shape (tried on one
+ * image: kernels are chosen by ISA and shape, not batch size), emulated when
+ * asked or when it has none. SK_OK, or a message: native asked for and not
+ * there, or oneDNN failing for another reason. */
+static sk_status path_choose(sk_conv *c, sk_conv_bf16_path asked, char *message,
+                             size_t message_size) {
+    static const char how[] = "inputs, weights and output gradients rounded to bf16, "
+                              "accumulated in f32";
+    char isa[96], why[320];
+    isa_say(isa, sizeof isa);
+    if (asked == SK_CONV_BF16_EMULATE) {
+        c->emulated = true;
+        snprintf(why, sizeof why, SK_CONV_BF16_ENV "=%s; %s through oneDNN's f32 kernels",
+                 sk_conv_bf16_names[SK_CONV_BF16_EMULATE], how);
+        path_log(true, why);
+        return SK_OK;
+    }
+    conv_mds m;
+    conv_pds pds;
+    conv_mds_init(c, 1, dnnl_bf16, &m);
+    dnnl_status_t status = conv_pds_create(c, &m, &pds);
+    conv_pds_destroy(&pds);
+    if (status == dnnl_success) {
+        snprintf(why, sizeof why, "oneDNN's bf16 kernels, %s; %s", isa, how);
+        path_log(false, why);
+        return SK_OK;
+    }
+    bool below = !isa_has_avx512_core(dnnl_get_effective_cpu_isa());
+    if (status == dnnl_unimplemented && asked == SK_CONV_BF16_AUTO) {
+        c->emulated = true;
+        snprintf(why, sizeof why, "oneDNN has no bf16 kernel for this convolution on this CPU, "
+                 "%s%s; %s, through its f32 kernels", isa,
+                 below ? ": its bf16 convolutions need AVX-512" : "", how);
+        path_log(true, why);
+        return SK_OK;
+    }
+    char conv[320], todo[160];
+    conv_say(c, 0, conv, sizeof conv);
+    if (status == dnnl_unimplemented)
+        snprintf(todo, sizeof todo, "oneDNN has no bf16 kernel for it%s, and " SK_CONV_BF16_ENV
+                 "=%s forbids emulating it: unset " SK_CONV_BF16_ENV " (or set it to %s)",
+                 below ? " below AVX-512" : "", sk_conv_bf16_names[SK_CONV_BF16_NATIVE],
+                 sk_conv_bf16_names[SK_CONV_BF16_EMULATE]);
+    else
+        failure_say(status, todo, sizeof todo);
+    snprintf(message, message_size, "oneDNN cannot run %s: %s", conv, todo);
     return status == dnnl_out_of_memory ? SK_ERR_NOMEM : SK_ERR_INVALID;
 }
 
 static sk_status create(sk_conv **out, sk_conv_shape shape, int pad, bool torch_like,
-                        sk_precision precision, char *message, size_t message_size) {
+                        sk_precision precision, sk_conv_bf16_path bf16_path, char *message,
+                        size_t message_size) {
     *out = NULL;
     pthread_once(&g_engine_once, engine_init);
+    char isa[96];
     if (g_engine_status != dnnl_success) {
-        snprintf(message, message_size, "oneDNN could not start its CPU engine (status %d)",
-                 (int)g_engine_status);
-        return SK_ERR_IO;
+        isa_say(isa, sizeof isa);
+        snprintf(message, message_size, "oneDNN could not start its CPU engine (%s, %s): check "
+                 "oneDNN's install (Debian: libdnnl2) and that ONEDNN_MAX_CPU_ISA, if set, names "
+                 "an ISA this CPU has", g_engine_status == dnnl_out_of_memory ? "out of memory"
+                 : "a runtime error", isa);
+        return g_engine_status == dnnl_out_of_memory ? SK_ERR_NOMEM : SK_ERR_IO;
     }
     sk_conv *c = g_host.alloc(sizeof *c);
     if (!c) {
@@ -311,8 +503,18 @@ static sk_status create(sk_conv **out, sk_conv_shape shape, int pad, bool torch_
     c->out_w = (shape.width + 2 * pad - shape.kernel) / shape.stride + 1;
     if (dnnl_stream_create(&c->stream, g_engine, dnnl_stream_default_flags) != dnnl_success) {
         g_host.free(c);
-        snprintf(message, message_size, "oneDNN could not create a stream");
+        isa_say(isa, sizeof isa);
+        snprintf(message, message_size, "oneDNN could not create a stream (%s): out of memory "
+                 "or a broken oneDNN install (Debian: libdnnl2)", isa);
         return SK_ERR_IO;
+    }
+    if (precision == SK_PRECISION_BF16) {
+        sk_status status = path_choose(c, bf16_path, message, message_size);
+        if (status != SK_OK) {
+            dnnl_stream_destroy(c->stream);
+            g_host.free(c);
+            return status;
+        }
     }
     *out = c;
     return SK_OK;
@@ -325,8 +527,9 @@ static void destroy(sk_conv *c) {
     g_host.free(c->d_src_tmp);
     g_host.free(c->d_weights_tmp);
     g_host.free(c->d_bias_tmp);
-    g_host.free(c->src_bf16);
-    g_host.free(c->d_dst_bf16);
+    g_host.free(c->src_low);
+    g_host.free(c->d_dst_low);
+    g_host.free(c->weights_low);
     g_host.free(c);
 }
 
@@ -349,16 +552,25 @@ static size_t out_floats(const sk_conv *c, int B) {
     return (size_t)B * c->out_h * c->out_w * c->shape.out_channels;
 }
 
-/* x as the primitive takes it: itself, or rounded to bf16 in scratch. */
-static const void *low_src(sk_conv *c, const float *x, int B) {
-    if (c->precision == SK_PRECISION_F32) return x;
-    sk_bf16_convert(c->src_bf16, x, in_floats(c, B));
-    return c->src_bf16;
+/* v (n floats) as a primitive takes a tensor bf16 rounds: itself in fp32, else
+ * rounded into scratch, as bf16 bits (native) or as bf16 values in floats
+ * (emulated). */
+static const void *low_copy(const sk_conv *c, void *scratch, const float *v, size_t n) {
+    if (c->precision == SK_PRECISION_F32) return v;
+    if (c->emulated) sk_bf16_round_floats(scratch, v, n);
+    else sk_bf16_convert(scratch, v, n);
+    return scratch;
 }
 
-/* w (the caller's f32) into a primitive's weights (its layout and type). */
+/* w (the caller's f32) into a primitive's weights (its layout and type): the
+ * native path's reorder to bf16 rounds them (nearest, ties to even, as
+ * sk_bf16_bits); the emulated path rounds them first and reorders floats. */
 static void load_weights(sk_conv *c, conv_batch *cb, dnnl_primitive_t reorder,
                          dnnl_memory_t to, const float *w) {
+    if (c->emulated) {
+        sk_bf16_round_floats(c->weights_low, w, sk_conv_weights(c->shape));
+        w = c->weights_low;
+    }
     bind(cb->user_weights, w);
     dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, cb->user_weights}, {DNNL_ARG_TO, to}};
     run(c, reorder, 2, args);
@@ -372,7 +584,7 @@ static void forward(sk_conv *c, float *y, const float *x, const float *w, const 
         b = c->d_bias_tmp;
     }
     load_weights(c, cb, cb->to_fwd_weights, cb->fwd_weights, w);
-    bind(cb->src, low_src(c, x, B));
+    bind(cb->src, low_copy(c, c->src_low, x, in_floats(c, B)));
     bind(cb->bias, b);
     bind(cb->dst, y);
     dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, cb->src},
@@ -389,11 +601,7 @@ static void add_into(float *restrict out, const float *restrict v, size_t n) {
 static void backward(sk_conv *c, float *dx, float *dw, float *db, const float *dy,
                       const float *x, const float *w, int B) {
     conv_batch *cb = batch_for(c, B);
-    const void *d_dst = dy;
-    if (c->precision == SK_PRECISION_BF16) {
-        sk_bf16_convert(c->d_dst_bf16, dy, out_floats(c, B));
-        d_dst = c->d_dst_bf16;
-    }
+    const void *d_dst = low_copy(c, c->d_dst_low, dy, out_floats(c, B));
     if (dx) {
         load_weights(c, cb, cb->to_bwd_weights, cb->bwd_weights_in, w);
         bind(cb->d_dst, d_dst);
@@ -404,7 +612,7 @@ static void backward(sk_conv *c, float *dx, float *dw, float *db, const float *d
         run(c, cb->bwd_data, 3, args);
         add_into(dx, c->d_src_tmp, in_floats(c, B));
     }
-    bind(cb->b_src, low_src(c, x, B));
+    bind(cb->b_src, low_copy(c, c->src_low, x, in_floats(c, B)));
     bind(cb->b_d_dst, d_dst);
     bind(cb->b_d_bias, c->d_bias_tmp);
     dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, cb->b_src},
