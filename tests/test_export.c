@@ -8,11 +8,12 @@
  *   - the header, compiled with cc -Wall -Wextra -Werror -std=c99 and run by
  *     tests/export/driver.c, gives the same greedy actions on every row and the actor's
  *     outputs, value and recurrent state within 1e-5 (relative above 1);
- *   - the ONNX model passes onnx.checker.check_model (Debian's python3-onnx) and, run by
- *     ONNX Runtime (npm's onnxruntime-node, tests/export/onnx_run.js), gives the same, the
- *     recurrent state carried over all 1,200 steps; with masks, also with one row of ones as
- *     the mask, broadcast over the batch (against skinner's unmasked greedy actions).
- * A missing compiler, python3-onnx or onnxruntime-node skips that part loudly; CI=true fails.
+ *   - the ONNX model passes onnx.checker.check_model (full check) and, run by ONNX Runtime
+ *     (PyPI's onnx and onnxruntime in the test venv, SKINNER_TEST_PYTHON; tests/export/
+ *     onnx_run.py), gives the same, the recurrent state carried over all 1,200 steps; with
+ *     masks, also with one row of ones as the mask, broadcast over the batch (against
+ *     skinner's unmasked greedy actions).
+ * A missing compiler, test venv, onnx or onnxruntime skips that part loudly; CI=true fails.
  */
 #include "test_util.h"
 
@@ -299,52 +300,40 @@ static void check_c_header(fixture *fx, const kind_case *kc) {
     free(got);
 }
 
-/* The folder holding onnxruntime-node: $SKINNER_NODE_MODULES, the build tree's node/ or the
- * repository's own node_modules (scripts/setup.sh --test installs it there). */
-static bool find_node_modules(char *out, size_t size) {
-    const char *candidates[3] = {getenv("SKINNER_NODE_MODULES"),
-                                 SKINNER_BUILD_DIR "/node/node_modules",
-                                 SKINNER_SOURCE_DIR "/node_modules"};
-    for (int k = 0; k < 3; k++) {
-        if (!candidates[k] || !candidates[k][0]) continue;
-        char probe[4200];
-        struct stat info;
-        snprintf(probe, sizeof probe, "%s/onnxruntime-node/package.json", candidates[k]);
-        if (stat(probe, &info) == 0) {
-            snprintf(out, size, "%s", candidates[k]);
-            return true;
-        }
-    }
-    return false;
+/* The Python of the ONNX checks: the test venv (tests/CMakeLists.txt, SKINNER_TEST_PYTHON),
+ * or NULL when it is not made yet (scripts/setup.sh --test makes it). */
+static const char *test_python(void) {
+    struct stat info;
+    return stat(SKINNER_TEST_PYTHON, &info) == 0 ? SKINNER_TEST_PYTHON : NULL;
 }
 
+/* onnx_run.py's exit code for a missing onnx or onnxruntime */
+#define ONNX_RUN_MISSING_PACKAGE 3
+
 static void check_onnx(fixture *fx, const kind_case *kc) {
-    char model[128], command[8192], modules[4200];
+    char model[128], command[8192];
     snprintf(model, sizeof model, "%s/policy.onnx", fx->dir);
     if (sk_export_onnx(&fx->lp, model) != SK_OK)
         fail_msg("ONNX export of %s: %s", kc->name, sk_last_error());
-    if (system("/usr/bin/python3 -c 'import onnx' 2>/dev/null") != 0) {
-        TEST_SKIP_PART("onnx checker", "Debian's python3-onnx is not installed (scripts/setup.sh)");
-    } else {
-        snprintf(command, sizeof command,
-                 "/usr/bin/python3 -c 'import onnx, sys; "
-                 "onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)' %s",
-                 model);
-        if (system(command) != 0) fail_msg("%s: onnx.checker refused %s", kc->name, model);
-    }
-    if (!have_program("node") || !find_node_modules(modules, sizeof modules)) {
-        TEST_SKIP_PART("ONNX Runtime", "node or npm's onnxruntime-node is missing (scripts/setup.sh "
-                                       "--test installs it with npm install --ignore-scripts)");
+    const char *python = test_python();
+    if (!python) {
+        TEST_SKIP_PART("ONNX Runtime", "no test venv at %s (scripts/setup.sh --test makes it)",
+                       SKINNER_TEST_PYTHON);
         return;
     }
     const sk_policy *policy = &fx->lp.policy;
     int heads = policy->space.kind == SK_SPACE_DISCRETE ? policy->space.num_heads
                                                         : -policy->space.dim;
-    snprintf(command, sizeof command,
-             "NODE_PATH=%s node %s/tests/export/onnx_run.js %s %s %s %d %d %d %d", modules,
-             SKINNER_SOURCE_DIR, model, fx->dir, fx->bytes ? "uint8" : "float32", fx->obs_size,
-             fx->mask_size, fx->state_size, heads);
-    if (system(command) != 0) fail_msg("%s: '%s' failed", kc->name, command);
+    snprintf(command, sizeof command, "%s %s/tests/export/onnx_run.py %s %s %s %d %d %d %d",
+             python, SKINNER_SOURCE_DIR, model, fx->dir, fx->bytes ? "uint8" : "float32",
+             fx->obs_size, fx->mask_size, fx->state_size, heads);
+    int status = system(command);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == ONNX_RUN_MISSING_PACKAGE) {
+        TEST_SKIP_PART("ONNX Runtime", "the test venv lacks onnx or onnxruntime (scripts/setup.sh "
+                                       "--test installs python/requirements-test.txt)");
+        return;
+    }
+    if (status != 0) fail_msg("%s: '%s' failed (onnx's checker or ONNX Runtime)", kc->name, command);
     float *got = read_floats(fx->dir, "onnx_out.bin", (size_t)fx->rows * (size_t)fx->want_width);
     char what[96];
     snprintf(what, sizeof what, "%s, ONNX Runtime", kc->name);
@@ -432,8 +421,10 @@ static void test_masked_by_head0(void **state) {
 
 /* docs/export.md's shell blocks, read at test time and run verbatim, in order, with the
  * build's skinner first on PATH: they train CartPole-v1, export runs/cp as policy.onnx and
- * policy.h and record a GIF and an MP4; then its Python block writes the exports again. The header's greedy actions then equal the loaded agent's
- * (sk_agent_act) on 500 observations of CartPole-v1, and the model passes onnx's checker. */
+ * policy.h and record a GIF and an MP4; then its Python blocks, in order, with the test venv's
+ * Python: the first writes the exports again from the loaded policy, the next runs policy.onnx
+ * with onnxruntime. The header's greedy actions then equal the loaded agent's (sk_agent_act) on
+ * 500 observations of CartPole-v1, and the model passes onnx's checker. */
 static void test_docs_commands(void **state) {
     (void)state;
     char doc[4096], dir[64] = "/tmp/skinner-export-docs-XXXXXX", command[8192];
@@ -444,9 +435,11 @@ static void test_docs_commands(void **state) {
     size_t n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
     text[n] = 0;
-    /* every shell block, in the page's order, into one script; the Python block kept aside */
+    /* every shell block, in the page's order, into one script; the Python blocks kept aside */
+    enum { MAX_PYTHON_BLOCKS = 4 };
     static char shell[16384];
-    char *python = NULL;
+    char *python_blocks[MAX_PYTHON_BLOCKS];
+    int num_python = 0;
     size_t used = 0;
     for (char *at = text; (at = strstr(at, "```")) != NULL;) {
         bool sh = strncmp(at, "```sh\n", 6) == 0, py = strncmp(at, "```python\n", 10) == 0;
@@ -457,12 +450,16 @@ static void test_docs_commands(void **state) {
             memcpy(shell + used, body, (size_t)(end - body));
             used += (size_t)(end - body);
         }
-        if (py && !python) python = body;
+        if (py) {
+            assert_true(num_python < MAX_PYTHON_BLOCKS);
+            python_blocks[num_python++] = body;
+        }
         at = end + 3;
-        *end = 0; /* python's block ends here (the scan went past it) */
+        *end = 0; /* a Python block ends here (the scan went past it) */
     }
     shell[used] = 0;
     assert_true(used > 0);
+    assert_true(num_python >= 2); /* the exports from Python, and ONNX Runtime on them */
     assert_non_null(mkdtemp(dir));
     char script[128];
     snprintf(script, sizeof script, "%s/commands.sh", dir);
@@ -472,22 +469,31 @@ static void test_docs_commands(void **state) {
     *strrchr(program_dir, '/') = 0;
     snprintf(command, sizeof command, "cd %s && PATH=%s:$PATH bash -e %s", dir, program_dir, script);
     if (system(command) != 0) fail_msg("docs/export.md's commands failed: %s", command);
-    /* then its Python block, which writes the same two files again from the loaded policy */
+    /* then its Python blocks: the first writes the same two files again from the loaded
+     * policy, the next runs the model */
     struct stat info;
     char module_dir[4200];
     snprintf(module_dir, sizeof module_dir, "%s/python/skinner", SKINNER_BUILD_DIR);
+    const char *python = test_python();
     if (python && stat(module_dir, &info) == 0) {
-        write_file(dir, "block.py", python, strlen(python));
-        snprintf(command, sizeof command,
-                 "cd %s && rm policy.onnx policy.h && PYTHONPATH=%s/python /usr/bin/python3 "
-                 "block.py && test -s policy.onnx && test -s policy.h",
-                 dir, SKINNER_BUILD_DIR);
-        if (system(command) != 0) fail_msg("docs/export.md's Python block failed: %s", command);
+        snprintf(command, sizeof command, "cd %s && rm policy.onnx policy.h", dir);
+        assert_int_equal(system(command), 0);
+        for (int k = 0; k < num_python; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "block%d.py", k);
+            write_file(dir, name, python_blocks[k], strlen(python_blocks[k]));
+            snprintf(command, sizeof command,
+                     "cd %s && PYTHONPATH=%s/python %s %s && test -s policy.onnx && test -s policy.h",
+                     dir, SKINNER_BUILD_DIR, python, name);
+            if (system(command) != 0)
+                fail_msg("docs/export.md's Python block %d failed: %s", k + 1, command);
+        }
     } else {
 #ifdef SKINNER_NO_PYTHON_BY_DESIGN /* a sanitizer or fuzzing build: not a missing requirement */
-        print_message("docs/export.md's Python block left out: %s\n", SKINNER_NO_PYTHON_BY_DESIGN);
+        print_message("docs/export.md's Python blocks left out: %s\n", SKINNER_NO_PYTHON_BY_DESIGN);
 #else
-        TEST_SKIP_PART("Python block", "no Python module in %s", module_dir);
+        TEST_SKIP_PART("Python blocks", "no Python module in %s or no test venv at %s "
+                       "(scripts/setup.sh --test)", module_dir, SKINNER_TEST_PYTHON);
 #endif
     }
     char path[256];
@@ -531,11 +537,11 @@ static void test_docs_commands(void **state) {
     print_message("docs/export.md's policy.h: %d of %d greedy actions differ from the agent's\n",
                   mismatches, DOC_ROWS);
     assert_int_equal(mismatches, 0);
-    if (system("/usr/bin/python3 -c 'import onnx' 2>/dev/null") == 0) {
+    if (python) {
         snprintf(command, sizeof command,
-                 "/usr/bin/python3 -c 'import onnx, sys; "
+                 "%s -c 'import onnx, sys; "
                  "onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)' "
-                 "%s/policy.onnx", dir);
+                 "%s/policy.onnx", python, dir);
         assert_int_equal(system(command), 0);
     }
     free(got);

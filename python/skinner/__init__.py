@@ -43,13 +43,14 @@ try:  # Gymnasium's autoreset mode enum (1.x), where Gymnasium has it
 except ImportError:  # pragma: no cover - depends on the machine
     _SAME_STEP = "SameStep"
 
-__all__ = ["make", "parallel_env", "ParallelEnv", "register", "train", "kge_train", "load", "evaluate", "bench", "envs", "describe",
+__all__ = ["make", "gym_env", "GymEnv", "parallel_env", "ParallelEnv", "register", "train", "kge_train", "load", "evaluate", "bench", "envs", "describe",
            "check_env", "EnvCheckError",
            "VecEnv", "Policy", "spaces", "HAVE_GYMNASIUM", "__version__"]
 
 from . import spaces  # noqa: E402  (skinner's own classes, always importable)
 from .sweep import sweep  # noqa: E402  (skinner sweep, run as the program: docs/sweeps.md)
 from .parallel import ParallelEnv  # noqa: E402  (PettingZoo's Parallel API: docs/multiagent.md)
+from .single_env import GymEnv  # noqa: E402  (one env in Gymnasium's single-env API: docs/python.md)
 
 __all__.append("sweep")
 
@@ -210,6 +211,14 @@ def make(env_id, num_envs=1, threads=1, seed=None, copy=False, render_mode=None,
     """
     return VecEnv(env_id, num_envs=num_envs, threads=threads, seed=seed, copy=copy,
                   config=config, render_mode=render_mode)
+
+
+def gym_env(env_id, seed=None, render_mode=None, **config):
+    """One env of env_id in Gymnasium's single-env API (a GymEnv, a gymnasium.Env when
+    Gymnasium is importable): reset(seed=None) -> (obs, info), step(action) -> (obs, reward,
+    terminated, truncated, info), the ending observation on the step an episode ends. config:
+    the env's keys, as make takes them."""
+    return GymEnv(env_id, seed=seed, render_mode=render_mode, **config)
 
 
 def parallel_env(env_id, seed=None, copy=False, render_mode=None, **config):

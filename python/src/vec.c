@@ -679,7 +679,36 @@ static PyObject *vec_render(PyObject *obj, PyObject *arg) {
     return frame;
 }
 
+/* state() -> {name: array}: a copy of each of the env state's arrays (sk_vec_state_arrays, the
+ * arrays a checkpoint holds), (num_envs, count) in its element type; {} for an env that lists
+ * none. A copy: the state moves on at the next step, and writing it back is not offered. */
+static PyObject *vec_state(PyObject *obj, PyObject *unused) {
+    (void)unused;
+    Vec *self = (Vec *)obj;
+    if (check_open(self) < 0) return NULL;
+    static const int typenums[] = {[SK_ARRAY_F32] = NPY_FLOAT32, [SK_ARRAY_F64] = NPY_FLOAT64,
+                                   [SK_ARRAY_I32] = NPY_INT32,   [SK_ARRAY_I64] = NPY_INT64,
+                                   [SK_ARRAY_U8] = NPY_UINT8,    [SK_ARRAY_U64] = NPY_UINT64};
+    sk_env_array arrays[SK_MAX_ENV_ARRAYS];
+    int count = sk_vec_state_arrays(self->owner->vec, arrays);
+    if (count < 0) return skpy_raise(SK_ERR_ENV, NULL);
+    PyObject *state = PyDict_New();
+    for (int a = 0; state && a < count; a++) {
+        npy_intp dims[2] = {self->num_envs, arrays[a].count};
+        PyObject *copy = PyArray_SimpleNew(2, dims, typenums[arrays[a].type]);
+        if (copy) {
+            memcpy(PyArray_DATA((PyArrayObject *)copy), arrays[a].data,
+                   (size_t)PyArray_NBYTES((PyArrayObject *)copy));
+        }
+        if (!copy || PyDict_SetItemString(state, arrays[a].name, copy) < 0) Py_CLEAR(state);
+        Py_XDECREF(copy);
+    }
+    return state;
+}
+
 static PyMethodDef vec_methods[] = {
+    {"state", (PyCFunction)vec_state, METH_NOARGS,
+     "state() -> {name: (num_envs, count) array}: a copy of the env state's arrays"},
     {"_render", (PyCFunction)vec_render, METH_O,
      "_render(index) -> (height, width, 3) uint8: env index's picture"},
     {"reset", (PyCFunction)(void (*)(void))vec_reset, METH_VARARGS | METH_KEYWORDS,

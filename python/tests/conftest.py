@@ -48,6 +48,21 @@ def require_torch():
     return torch
 
 
+def require_package(name):
+    """The module `name`, one of the peers python/requirements-test.txt pins (gymnasium,
+    pettingzoo, minatar, onnx, onnxruntime) into the test venv (scripts/setup.sh --test).
+    Skips without it, and under CI fails instead."""
+    import importlib
+    try:
+        return importlib.import_module(name)
+    except ImportError as error:
+        message = (f"could not import {name} ({error}): the test venv has it (scripts/setup.sh "
+                   "--test installs python/requirements-test.txt)")
+        if under_ci():
+            pytest.fail(f"{message}; CI=true: a missing requirement fails the run", pytrace=False)
+        pytest.skip(message)
+
+
 @pytest.fixture
 def countries():
     return str(require(COUNTRIES, "the dataset countries_s3 of ../shared: put ../shared next to "

@@ -2,10 +2,7 @@
 rows, PettingZoo's Parallel API over one env (dicts against the batch they view), and a
 Python-defined 2-agent env registered and trained like a single-agent one.
 
-PettingZoo is not a dependency: its parallel_api_test runs when pettingzoo is installed,
-and check_parallel_api below restates its checks by hand (pettingzoo/test/parallel_test.py:
-dicts keyed by the live agents, agents never revived, every agent finished before agents is
-empty, observations inside observation_space(agent), the same space object each call)."""
+PettingZoo's own parallel_api_test runs on these envs in test_pettingzoo_api.py."""
 
 import numpy as np
 import pytest
@@ -70,41 +67,6 @@ if "Relay-v0" not in skinner.envs():
     skinner.register("Relay-v0", Relay, max_episode_steps=50, num_agents=2,
                      agent_names=["left", "right"])
     skinner.register("TakeTurns-v0", TakeTurns, max_episode_steps=50, num_agents=2)
-
-
-def check_parallel_api(env, cycles=1000):
-    """PettingZoo's parallel_api_test, restated (see the module's docstring)."""
-    env.reset(seed=0, options={"options": 1})  # reset takes a seed and options
-    for _ in range(2):
-        obs, infos = env.reset()
-        assert isinstance(obs, dict) and isinstance(infos, dict)
-        assert env.agents == env.possible_agents
-        assert set(env.agents) <= set(obs) and set(env.agents) <= set(infos)
-        live, finished = set(env.agents), set()
-        for _ in range(cycles):
-            actions = {agent: env.action_space(agent).sample() for agent in env.agents}
-            obs, rewards, terminations, truncations, infos = env.step(actions)
-            for agent in env.agents:
-                assert agent not in finished, "agent cannot be revived once dead"
-            for what in (obs, rewards, terminations, truncations, infos):
-                assert isinstance(what, dict)
-                assert set(what) == live, "a live agent was left out, or a dead one given a key"
-            assert set(env.agents) <= set(env.possible_agents)
-            for agent in live:
-                assert env.observation_space(agent).contains(obs[agent])
-                assert isinstance(rewards[agent], float)
-                assert isinstance(terminations[agent], bool)
-                assert isinstance(truncations[agent], bool)
-            ended = {agent for agent in live if terminations[agent] or truncations[agent]}
-            finished |= ended
-            live -= ended
-            assert set(env.agents) == live
-            if not env.agents:
-                assert finished == set(env.possible_agents), "some agents were skipped over"
-                break
-    for agent in env.possible_agents:
-        assert env.observation_space(agent) is env.observation_space(agent)
-        assert env.action_space(agent) is env.action_space(agent)
 
 
 def test_arena_rows():
@@ -203,19 +165,6 @@ def test_parallel_dicts_equal_the_batch_arrays():
                 assert infos[agent]["episode"]["l"] == float(b_infos["episode"]["l"][row])
     env.close()
     batch.close()
-
-
-def test_parallel_api_conventions():
-    for env_id, config in (("Arena-v0", ARENA), ("Relay-v0", {}), ("TakeTurns-v0", {})):
-        env = skinner.parallel_env(env_id, seed=4, **config)
-        check_parallel_api(env)
-        env.close()
-
-
-def test_pettingzoo_parallel_api_test():
-    pettingzoo_test = pytest.importorskip("pettingzoo.test")
-    for env_id, config in (("Arena-v0", ARENA), ("Relay-v0", {})):
-        pettingzoo_test.parallel_api_test(skinner.parallel_env(env_id, seed=4, **config))
 
 
 def test_done_agents_take_no_actions():

@@ -521,8 +521,9 @@ sk_status sk_export_onnx(const sk_loaded_policy *lp, const char *path) {
     if (state_size) value_info(&g.inputs, 11, "state_in", ONNX_FLOAT, "batch", state_size);
     /* The mask is a plain input: one row of ones (which broadcasts over the batch) allows
      * every action. ONNX's way of an optional input, an initializer of the same name as its
-     * default, cannot be fed through onnxruntime-node: its session lists such an input
-     * among neither inputNames nor feeds, and ignores it silently (1.30, measured). */
+     * default, is not an input to a runtime: Python's onnxruntime 1.31 leaves it out of
+     * get_inputs() (it is among get_overridable_initializers()), and warns that it keeps
+     * the graph from constant folding (measured). */
     if (policy->mask_size)
         value_info(&g.inputs, 11, "mask", ONNX_UINT8, "mask_rows", policy->mask_size);
     char x[16], out[16], value[16];
