@@ -78,3 +78,41 @@ void sk_pb_message(sk_pb *b, int field, sk_pb *message) {
     free(message->data);
     *message = (sk_pb){0};
 }
+
+static bool read_varint(const uint8_t **at, const uint8_t *end, uint64_t *out) {
+    uint64_t value = 0;
+    for (int shift = 0; shift < 70 && *at < end; shift += 7) {
+        uint8_t byte = *(*at)++;
+        value |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80)) {
+            *out = value;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool sk_pb_next(const uint8_t **at, const uint8_t *end, sk_pb_field *out) {
+    const uint8_t *p = *at;
+    uint64_t key;
+    if (!read_varint(&p, end, &key) || key >> 3 == 0 || key >> 3 > INT32_MAX) return false;
+    *out = (sk_pb_field){.number = (int)(key >> 3), .wire = (int)(key & 7)};
+    size_t fixed = out->wire == SK_PB_FIXED64 ? 8 : out->wire == SK_PB_FIXED32 ? 4 : 0;
+    if (out->wire == SK_PB_VARINT) {
+        if (!read_varint(&p, end, &out->value)) return false;
+    } else if (fixed) {
+        if ((size_t)(end - p) < fixed) return false;
+        for (size_t k = 0; k < fixed; k++) out->value |= (uint64_t)p[k] << (8 * k);
+        p += fixed;
+    } else if (out->wire == SK_PB_LEN) {
+        uint64_t len;
+        if (!read_varint(&p, end, &len) || len > (uint64_t)(end - p)) return false;
+        out->bytes = p;
+        out->len = (size_t)len;
+        p += len;
+    } else {
+        return false;
+    }
+    *at = p;
+    return true;
+}

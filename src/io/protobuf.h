@@ -46,5 +46,19 @@ void sk_pb_string(sk_pb *b, int field, const char *text);
  * it is left empty; its failure becomes b's. */
 void sk_pb_message(sk_pb *b, int field, sk_pb *message);
 
+/* One field read back from a message's bytes, for a writer that checks its own output.
+ * A varint or fixed field's value is in `value` (a fixed32's or fixed64's bits), a
+ * length-delimited one's bytes in `bytes` and `len` (pointing into the message). */
+typedef struct sk_pb_field {
+    int number, wire;
+    uint64_t value;
+    const uint8_t *bytes;
+    size_t len;
+} sk_pb_field;
+
+/* Reads the field at *at (before end) into out and moves *at past it. False, with *at
+ * unmoved, at the end or on bytes that are not a well-formed field (a varint running past
+ * end or longer than ten bytes, a length past end, a group or unknown wire type). */
+bool sk_pb_next(const uint8_t **at, const uint8_t *end, sk_pb_field *out);
 
 #endif
