@@ -143,7 +143,8 @@ static bool parse_event(const uint8_t *data, size_t len, int64_t *step, bool *te
 /* Cuts path after its last record to keep (sk_tfevents_open). */
 static sk_status keep_records(const char *path, int64_t keep_step) {
     FILE *file = fopen(path, "r+b");
-    if (!file) return sk_fail(SK_ERR_IO, "cannot read '%s' to resume it: %s", path, strerror(errno));
+    if (!file)
+        return sk_fail(SK_ERR_IO, "cannot read '%s' to resume it: %s", path, strerror(errno));
     uint8_t *data = NULL, head[12], foot[4];
     size_t capacity = 0;
     long kept = 0;
@@ -156,7 +157,8 @@ static sk_status keep_records(const char *path, int64_t keep_step) {
             data = grown;
             capacity = (size_t)len;
         }
-        if (fread(data, 1, (size_t)len, file) != len || fread(foot, 1, sizeof foot, file) != sizeof foot ||
+        if (fread(data, 1, (size_t)len, file) != len ||
+            fread(foot, 1, sizeof foot, file) != sizeof foot ||
             read_little_endian(foot, 4) != masked_crc(data, (size_t)len))
             break;
         int64_t step;
@@ -170,7 +172,8 @@ static sk_status keep_records(const char *path, int64_t keep_step) {
     bool ok = ftruncate(fileno(file), kept) == 0;
     int error = errno;
     ok = fclose(file) == 0 && ok;
-    return ok ? SK_OK : sk_fail(SK_ERR_IO, "cannot cut '%s' to resume it: %s", path, strerror(error));
+    return ok ? SK_OK
+              : sk_fail(SK_ERR_IO, "cannot cut '%s' to resume it: %s", path, strerror(error));
 }
 
 /* dir's event files: removes them all (newest NULL), or puts the newest's name in newest
@@ -180,11 +183,12 @@ static void scan_dir(const char *dir, char *newest, size_t size) {
     DIR *folder = opendir(dir);
     if (!folder) return;
     for (struct dirent *entry; (entry = readdir(folder));) {
-        if (strncmp(entry->d_name, SK_TFEVENTS_PREFIX, sizeof SK_TFEVENTS_PREFIX - 1) != 0) continue;
-        if (newest && strcmp(entry->d_name, newest) > 0) snprintf(newest, size, "%s", entry->d_name);
+        const char *name = entry->d_name;
+        if (strncmp(name, SK_TFEVENTS_PREFIX, sizeof SK_TFEVENTS_PREFIX - 1) != 0) continue;
+        if (newest && strcmp(name, newest) > 0) snprintf(newest, size, "%s", name);
         if (!newest) {
             char path[4400];
-            snprintf(path, sizeof path, "%s/%s", dir, entry->d_name);
+            snprintf(path, sizeof path, "%s/%s", dir, name);
             unlink(path);
         }
     }
