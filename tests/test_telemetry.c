@@ -1,9 +1,14 @@
 /* Telemetry: every accepted event reaches the file as one valid JSON line, in
  * each producer's order; a full ring drops and counts instead of waiting; the
- * counts in the summary line add up; failures name the file. */
+ * counts in the summary line add up; failures name the file. TensorBoard's event
+ * files: CRC-32C against published vectors, a torn last record cut on resume
+ * (python/tests/test_tensorboard.py reads the files with TensorBoard itself). */
 #include "test_util.h"
 
 #include "io/telemetry.h"
+#include "io/tfevents.h"
+
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
@@ -398,6 +403,64 @@ static void test_capacity(void **state) {
     assert_int_equal(sk_telemetry_close(NULL), SK_OK);
 }
 
+/* CRC-32C's check value (the CRC catalogue's "123456789") and RFC 3720's (iSCSI)
+ * vectors, B.4: 32 bytes of zeros, of ones, ascending. */
+static void test_crc32c_vectors(void **state) {
+    (void)state;
+    uint8_t zeros[32] = {0}, ones[32], ascending[32];
+    memset(ones, 0xff, sizeof ones);
+    for (int k = 0; k < 32; k++) ascending[k] = (uint8_t)k;
+    assert_int_equal(sk_crc32c("123456789", sizeof "123456789" - 1), 0xe3069283u);
+    assert_int_equal(sk_crc32c("", 0), 0u);
+    assert_int_equal(sk_crc32c(zeros, sizeof zeros), 0x8a9136aau);
+    assert_int_equal(sk_crc32c(ones, sizeof ones), 0x62a8ab43u);
+    assert_int_equal(sk_crc32c(ascending, sizeof ascending), 0x46dd794eu);
+}
+
+static long file_size(const char *path) {
+    struct stat info;
+    return stat(path, &info) == 0 ? (long)info.st_size : -1;
+}
+
+/* A kill mid-record leaves a torn tail; resuming cuts it, and the records after the
+ * checkpoint's step, and keeps the rest byte for byte. */
+static void test_tfevents_resume_cuts(void **state) {
+    (void)state;
+    char dir[128], path[4200];
+    path_of(dir, sizeof dir, "tb");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    const char *tags[] = {"a", "b"};
+    float values[] = {1.5f, -2.0f};
+    sk_tfevents *tb = NULL;
+    assert_int_equal(sk_tfevents_open(&tb, dir, false, 0), SK_OK);
+    snprintf(path, sizeof path, "%s", sk_tfevents_path(tb));
+    sk_tfevents_text(tb, 0, "config", "[train]\nseed = 1\n");
+    sk_tfevents_scalars(tb, 10, tags, values, 2);
+    assert_int_equal(sk_tfevents_close(tb), SK_OK);
+    long at_10 = file_size(path);
+    assert_int_equal(sk_tfevents_open(&tb, dir, true, 10), SK_OK); /* nothing to cut */
+    sk_tfevents_scalars(tb, 20, tags, values, 2);
+    assert_int_equal(sk_tfevents_close(tb), SK_OK);
+    FILE *torn = fopen(path, "ab");
+    assert_non_null(torn);
+    fwrite("\x40\0\0\0\0\0\0\0\x12\x34", 1, 10, torn); /* a header cut short */
+    assert_int_equal(fclose(torn), 0);
+    assert_int_equal(sk_tfevents_open(&tb, dir, true, 10), SK_OK);
+    assert_int_equal(sk_tfevents_close(tb), SK_OK);
+    assert_int_equal(file_size(path), at_10);
+    /* keep_step 0: the text at 0 goes too (the resumed run writes its own), the
+     * file_version record stays */
+    assert_int_equal(sk_tfevents_open(&tb, dir, true, 0), SK_OK);
+    assert_int_equal(sk_tfevents_close(tb), SK_OK);
+    assert_in_range(file_size(path), 1, at_10 - 1);
+    /* a new run removes the old file */
+    assert_int_equal(sk_tfevents_open(&tb, dir, false, 0), SK_OK);
+    assert_int_equal(sk_tfevents_close(tb), SK_OK);
+    assert_true(access(path, F_OK) != 0 || file_size(path) < at_10);
+    assert_int_equal(sk_tfevents_open(&tb, "/nonexistent-skinner-dir", false, 0), SK_ERR_IO);
+    assert_non_null(strstr(sk_last_error(), "/nonexistent-skinner-dir/" SK_TFEVENTS_PREFIX));
+}
+
 int main(void) {
     snprintf(g_dir, sizeof g_dir, "/tmp/skinner-test-tele-XXXXXX");
     if (!mkdtemp(g_dir)) return 1;
@@ -411,6 +474,8 @@ int main(void) {
         cmocka_unit_test(test_unwritable_path),
         cmocka_unit_test(test_write_failure_reported),
         cmocka_unit_test(test_capacity),
+        cmocka_unit_test(test_crc32c_vectors),
+        cmocka_unit_test(test_tfevents_resume_cuts),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];

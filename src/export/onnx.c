@@ -2,9 +2,9 @@
  * `skinner export CHECKPOINT --onnx FILE`: the policy as an ONNX model, its protobuf
  * written here. ONNX's wire format is protobuf's: a field is a varint tag (number << 3 |
  * wire type) then a varint, a fixed32 or a length-prefixed body, and a model needs a
- * dozen message types of a few fields each (onnx/onnx.proto). Writing them is ~150 lines
- * and no dependency; Debian's libprotobuf-c-dev would need onnx.proto compiled at build
- * time (protoc-c) for the same bytes.
+ * dozen message types of a few fields each (onnx/onnx.proto). src/io/protobuf.h writes
+ * them with no dependency; Debian's libprotobuf-c-dev would need onnx.proto compiled at
+ * build time (protoc-c) for the same bytes.
  *
  * The graph is the acting path of actor.c on a batch of rows: Cast (uint8 images), Sub,
  * Mul and Clip (the frozen normaliser folded in), Reshape/Transpose around Conv + Relu
@@ -15,6 +15,7 @@
  * breaks ties).
  */
 #include "../core/core.h"
+#include "../io/protobuf.h"
 #include "export.h"
 
 #include <errno.h>
@@ -29,72 +30,10 @@
 /* onnx.proto's TensorProto.DataType and AttributeProto.AttributeType values */
 enum { ONNX_FLOAT = 1, ONNX_UINT8 = 2, ONNX_INT64 = 7, ONNX_BOOL = 9 };
 enum { ATTR_FLOAT = 1, ATTR_INT = 2, ATTR_INTS = 7 };
-enum { WIRE_VARINT = 0, WIRE_LEN = 2, WIRE_FIXED32 = 5 };
-
-typedef struct buf {
-    uint8_t *data;
-    size_t len, cap;
-    bool failed;
-} buf;
-
-static void put(buf *b, const void *bytes, size_t n) {
-    if (b->failed) return;
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n) cap *= 2;
-        uint8_t *grown = realloc(b->data, cap);
-        if (!grown) {
-            b->failed = true;
-            return;
-        }
-        b->data = grown;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, bytes, n);
-    b->len += n;
-}
-
-static void put_varint(buf *b, uint64_t value) {
-    uint8_t bytes[10];
-    size_t n = 0;
-    do {
-        bytes[n] = (uint8_t)(value & 0x7f);
-        value >>= 7;
-        if (value) bytes[n] |= 0x80;
-        n++;
-    } while (value);
-    put(b, bytes, n);
-}
-
-static void put_tag(buf *b, int field, int wire) { put_varint(b, (uint64_t)field << 3 | (uint64_t)wire); }
-
-static void field_int(buf *b, int field, int64_t value) {
-    put_tag(b, field, WIRE_VARINT);
-    put_varint(b, (uint64_t)value);
-}
-
-static void field_bytes(buf *b, int field, const void *bytes, size_t n) {
-    put_tag(b, field, WIRE_LEN);
-    put_varint(b, n);
-    put(b, bytes, n);
-}
-
-static void field_string(buf *b, int field, const char *text) {
-    field_bytes(b, field, text, strlen(text));
-}
-
-/* A nested message: its bytes (freed here) as a length-delimited field. */
-static void field_message(buf *b, int field, buf *message) {
-    if (message->failed) b->failed = true;
-    field_bytes(b, field, message->data, message->len);
-    free(message->data);
-    *message = (buf){0};
-}
-
 /* ---- the graph being built ---- */
 
 typedef struct graph {
-    buf nodes, initializers, inputs, outputs;
+    sk_pb nodes, initializers, inputs, outputs;
     int next_name;
 } graph;
 
@@ -107,19 +46,19 @@ static const char *fresh(graph *g) {
 }
 
 /* TensorProto: dims, data type, name and raw little-endian data. */
-static void tensor_proto(buf *t, const char *name, int type, const int64_t *dims, int ndim,
+static void tensor_proto(sk_pb *t, const char *name, int type, const int64_t *dims, int ndim,
                          const void *data, size_t bytes) {
-    for (int d = 0; d < ndim; d++) field_int(t, 1, dims[d]);
-    field_int(t, 2, type);
-    field_string(t, 8, name);
-    field_bytes(t, 9, data, bytes);
+    for (int d = 0; d < ndim; d++) sk_pb_int(t, 1, dims[d]);
+    sk_pb_int(t, 2, type);
+    sk_pb_string(t, 8, name);
+    sk_pb_bytes(t, 9, data, bytes);
 }
 
 static void initializer(graph *g, const char *name, int type, const int64_t *dims, int ndim,
                         const void *data, size_t bytes) {
-    buf t = {0};
+    sk_pb t = {0};
     tensor_proto(&t, name, type, dims, ndim, data, bytes);
-    field_message(&g->initializers, 5, &t);
+    sk_pb_message(&g->initializers, 5, &t);
 }
 
 /* A float tensor initializer under a fresh name (copied into out_name). */
@@ -155,25 +94,24 @@ typedef struct attr {
 /* A node of op_type from inputs to outputs (NULL-terminated lists) with attributes. */
 static void node(graph *g, const char *op_type, const char *const *inputs,
                  const char *const *outputs, const attr *attrs, int num_attrs) {
-    buf n = {0};
-    for (int k = 0; inputs[k]; k++) field_string(&n, 1, inputs[k]);
-    for (int k = 0; outputs[k]; k++) field_string(&n, 2, outputs[k]);
-    field_string(&n, 4, op_type);
+    sk_pb n = {0};
+    for (int k = 0; inputs[k]; k++) sk_pb_string(&n, 1, inputs[k]);
+    for (int k = 0; outputs[k]; k++) sk_pb_string(&n, 2, outputs[k]);
+    sk_pb_string(&n, 4, op_type);
     for (int k = 0; k < num_attrs; k++) {
-        buf a = {0};
-        field_string(&a, 1, attrs[k].name);
+        sk_pb a = {0};
+        sk_pb_string(&a, 1, attrs[k].name);
         if (attrs[k].type == ATTR_FLOAT) {
-            put_tag(&a, 2, WIRE_FIXED32);
-            put(&a, &attrs[k].f, sizeof(float));
+            sk_pb_float(&a, 2, attrs[k].f);
         } else if (attrs[k].type == ATTR_INT) {
-            field_int(&a, 3, attrs[k].i);
+            sk_pb_int(&a, 3, attrs[k].i);
         } else {
-            for (int j = 0; j < attrs[k].count; j++) field_int(&a, 8, attrs[k].ints[j]);
+            for (int j = 0; j < attrs[k].count; j++) sk_pb_int(&a, 8, attrs[k].ints[j]);
         }
-        field_int(&a, 20, attrs[k].type);
-        field_message(&n, 5, &a);
+        sk_pb_int(&a, 20, attrs[k].type);
+        sk_pb_message(&n, 5, &a);
     }
-    field_message(&g->nodes, 1, &n);
+    sk_pb_message(&g->nodes, 1, &n);
 }
 
 /* One-input, one-output node into a fresh name (copied to out). */
@@ -192,19 +130,19 @@ static void binary(graph *g, const char *op, const char *a, const char *b, char 
 }
 
 /* ValueInfoProto of a tensor (rows: a symbolic first dimension, then cols). */
-static void value_info(buf *list, int field, const char *name, int type, const char *rows,
+static void value_info(sk_pb *list, int field, const char *name, int type, const char *rows,
                        int64_t cols) {
-    buf dim_rows = {0}, dim_cols = {0}, shape = {0}, tensor = {0}, type_proto = {0}, info = {0};
-    field_string(&dim_rows, 2, rows);
-    field_int(&dim_cols, 1, cols);
-    field_message(&shape, 1, &dim_rows);
-    field_message(&shape, 1, &dim_cols);
-    field_int(&tensor, 1, type);
-    field_message(&tensor, 2, &shape);
-    field_message(&type_proto, 1, &tensor);
-    field_string(&info, 1, name);
-    field_message(&info, 2, &type_proto);
-    field_message(list, field, &info);
+    sk_pb dim_rows = {0}, dim_cols = {0}, shape = {0}, tensor = {0}, type_proto = {0}, info = {0};
+    sk_pb_string(&dim_rows, 2, rows);
+    sk_pb_int(&dim_cols, 1, cols);
+    sk_pb_message(&shape, 1, &dim_rows);
+    sk_pb_message(&shape, 1, &dim_cols);
+    sk_pb_int(&tensor, 1, type);
+    sk_pb_message(&tensor, 2, &shape);
+    sk_pb_message(&type_proto, 1, &tensor);
+    sk_pb_string(&info, 1, name);
+    sk_pb_message(&info, 2, &type_proto);
+    sk_pb_message(list, field, &info);
 }
 
 /* Gemm with a transposed weight: out = in @ W^T + b, W and b policy tensors. */
@@ -541,21 +479,21 @@ sk_status sk_export_onnx(const sk_loaded_policy *lp, const char *path) {
 
     /* GraphProto: node 1, name 2, initializer 5, input 11, output 12 (in field order is not
      * required; these are the lists as built) */
-    buf graph_msg = {0}, model = {0}, opset = {0};
-    put(&graph_msg, g.nodes.data, g.nodes.len);
-    field_string(&graph_msg, 2, "skinner_policy");
-    put(&graph_msg, g.initializers.data, g.initializers.len);
-    put(&graph_msg, g.inputs.data, g.inputs.len);
-    put(&graph_msg, g.outputs.data, g.outputs.len);
+    sk_pb graph_msg = {0}, model = {0}, opset = {0};
+    sk_pb_put(&graph_msg, g.nodes.data, g.nodes.len);
+    sk_pb_string(&graph_msg, 2, "skinner_policy");
+    sk_pb_put(&graph_msg, g.initializers.data, g.initializers.len);
+    sk_pb_put(&graph_msg, g.inputs.data, g.inputs.len);
+    sk_pb_put(&graph_msg, g.outputs.data, g.outputs.len);
     bool failed = g.nodes.failed || g.initializers.failed || g.inputs.failed || g.outputs.failed;
     graph_free(&g);
-    field_int(&model, 1, ONNX_IR_VERSION);
-    field_string(&model, 2, "skinner");
-    field_string(&model, 3, SK_VERSION);
-    field_message(&model, 7, &graph_msg);
-    field_string(&opset, 1, "");
-    field_int(&opset, 2, ONNX_OPSET);
-    field_message(&model, 8, &opset);
+    sk_pb_int(&model, 1, ONNX_IR_VERSION);
+    sk_pb_string(&model, 2, "skinner");
+    sk_pb_string(&model, 3, SK_VERSION);
+    sk_pb_message(&model, 7, &graph_msg);
+    sk_pb_string(&opset, 1, "");
+    sk_pb_int(&opset, 2, ONNX_OPSET);
+    sk_pb_message(&model, 8, &opset);
     if (failed || model.failed) {
         free(model.data);
         return sk_fail(SK_ERR_NOMEM, "out of memory for the ONNX model");

@@ -36,7 +36,7 @@ static const char *num(char *buf, size_t size, double value) {
 
 static void emit_config(sk_trainer *tr) {
     /* one event per section keeps each under the ring's record size */
-    const char *sections[] = {"env", "ppo", "policy", "train", "governor", "comm"};
+    const char *sections[] = {"env", "ppo", "policy", "train", "governor", "comm", "telemetry"};
     for (size_t s = 0; s < sizeof sections / sizeof sections[0]; s++) {
         char fields[900] = "", part[256], escaped[192];
         size_t len = strlen(sections[s]), used = 0;

@@ -4,6 +4,7 @@
 
 #include "../io/live.h"
 #include "../io/safetensors.h"
+#include "../io/tfevents.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -89,9 +90,14 @@ void sk_run_unlock(int lock_fd) {
     if (lock_fd >= 0) close(lock_fd); /* closing the last descriptor releases the flock */
 }
 
-static const char *g_metrics_header =
-    "update,steps,wall_seconds,sps,mean_return,mean_length,episodes,policy_loss,value_loss,"
-    "entropy,approx_kl,clip_fraction,explained_variance,learning_rate\n";
+/* metrics.csv's columns, in the order of sk_run_metrics_row's format; TensorBoard's
+ * scalars (telemetry.tensorboard) are tagged with them */
+static const char *const g_metrics_columns[] = {
+    "update",   "steps",       "wall_seconds", "sps",     "mean_return", "mean_length",
+    "episodes", "policy_loss", "value_loss",   "entropy", "approx_kl",   "clip_fraction",
+    "explained_variance",      "learning_rate"};
+enum { METRICS_COLUMNS = sizeof g_metrics_columns / sizeof g_metrics_columns[0] };
+#define METRICS_ROW_MAX 1024 /* 14 numbers of at most ~25 characters */
 
 /* On resume, metrics.csv (and self-play's elo.csv) keeps the rows up to the checkpoint's
  * update: rows written after the last checkpoint belong to updates that will run again. */
@@ -155,6 +161,34 @@ static sk_status open_roles(sk_trainer *tr) {
     return SK_OK;
 }
 
+/* telemetry.tensorboard: the event file beside metrics.csv, its scalars by env steps (the
+ * x of skinner plot and the dashboard). A resumed run cuts what followed the checkpoint,
+ * as metrics.csv's rows, and writes the config it runs with at the checkpoint's steps. */
+static sk_status open_tensorboard(sk_trainer *tr) {
+    if (!tr->s.tensorboard) return SK_OK;
+    sk_status status =
+        sk_tfevents_open(&tr->out.tensorboard, tr->out.run_dir, tr->resumed, tr->progress.steps);
+    if (status != SK_OK) return status;
+    char *config = sk_config_to_string(tr->cfg);
+    if (!config) return sk_fail(SK_ERR_NOMEM, "out of memory");
+    sk_tfevents_text(tr->out.tensorboard, tr->progress.steps, "config", config);
+    free(config);
+    return SK_OK;
+}
+
+/* One metrics.csv row as scalars, each the value the row holds (the text parsed back, so
+ * a value is float(the CSV's number) rounded to float, whatever the CSV's precision). */
+static void tensorboard_row(sk_trainer *tr, int64_t steps, const char *row) {
+    float values[METRICS_COLUMNS];
+    const char *at = row;
+    for (int k = 0; k < METRICS_COLUMNS; k++) {
+        char *end;
+        values[k] = (float)strtod(at, &end);
+        at = *end == ',' ? end + 1 : end;
+    }
+    sk_tfevents_scalars(tr->out.tensorboard, steps, g_metrics_columns, values, METRICS_COLUMNS);
+}
+
 sk_status sk_run_begin(sk_trainer *tr) {
     char path[4200];
     snprintf(path, sizeof path, "%s/config.ini", tr->out.run_dir);
@@ -167,10 +201,14 @@ sk_status sk_run_begin(sk_trainer *tr) {
         tr->out.metrics = fopen(path, "a");
     } else {
         tr->out.metrics = fopen(path, "w");
-        if (tr->out.metrics) fputs(g_metrics_header, tr->out.metrics);
+        for (int k = 0; tr->out.metrics && k < METRICS_COLUMNS; k++)
+            fprintf(tr->out.metrics, "%s%c", g_metrics_columns[k],
+                    k + 1 < METRICS_COLUMNS ? ',' : '\n');
     }
     if (!tr->out.metrics) return sk_fail(SK_ERR_IO, "cannot write '%s'", path);
     fflush(tr->out.metrics);
+    status = open_tensorboard(tr);
+    if (status != SK_OK) return status;
     status = open_roles(tr);
     if (status != SK_OK) return status;
     snprintf(path, sizeof path, "%s/live.bin", tr->out.run_dir);
@@ -189,13 +227,16 @@ sk_status sk_run_checkpoint(sk_trainer *tr) {
 }
 
 void sk_run_metrics_row(sk_trainer *tr, const sk_update_stats *st) {
-    fprintf(tr->out.metrics,
-            "%lld,%lld,%.3f,%.0f,%.6g,%.6g,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
-            (long long)st->update, (long long)st->steps, st->wall_seconds, st->sps,
-            st->mean_return, st->mean_length, (long long)st->episodes, st->policy_loss,
-            st->value_loss, st->entropy, st->approx_kl, st->clip_fraction,
-            st->explained_variance, st->learning_rate);
+    char row[METRICS_ROW_MAX];
+    snprintf(row, sizeof row,
+             "%lld,%lld,%.3f,%.0f,%.6g,%.6g,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
+             (long long)st->update, (long long)st->steps, st->wall_seconds, st->sps,
+             st->mean_return, st->mean_length, (long long)st->episodes, st->policy_loss,
+             st->value_loss, st->entropy, st->approx_kl, st->clip_fraction,
+             st->explained_variance, st->learning_rate);
+    fputs(row, tr->out.metrics);
     fflush(tr->out.metrics);
+    if (tr->out.tensorboard) tensorboard_row(tr, st->steps, row);
     if (!tr->out.roles) return;
     int roles = SK_MIN(sk_env_agents(tr->env), SK_MAX_ROLES);
     fprintf(tr->out.roles, "%lld,%lld", (long long)st->update, (long long)st->steps);
@@ -245,6 +286,10 @@ sk_status sk_run_end(sk_trainer *tr, sk_status run_status) {
         fclose(tr->out.roles);
         tr->out.roles = NULL;
     }
+    /* a row that did not reach the event file warns, as metrics.csv's rows go unchecked:
+     * the run and its checkpoint stand */
+    if (sk_tfevents_close(tr->out.tensorboard) != SK_OK) sk_log(1, "%s", sk_last_error());
+    tr->out.tensorboard = NULL;
     /* an aborted run keeps its last checkpoint: the env state after the
      * aborted rollout is not one to resume from */
     sk_status status = atomic_load(&tr->abort_requested) ? SK_OK : sk_run_checkpoint(tr);

@@ -1,6 +1,7 @@
 /* The PPO trainer: settings, composing the parts (sk_vec, sk_rollout,
  * sk_learner, sk_comm), the iteration loop. */
 #include "../io/live.h"
+#include "../io/tfevents.h"
 #include "../envs/registry.h"
 #include "events.h"
 #include "plan.h"
@@ -68,6 +69,7 @@ sk_status sk_settings_resolve(sk_ppo_settings *s, const sk_config *cfg, const sk
     s->grad_stats_every = (int)v;
     CHECK(sk_cfg_int(cfg, "train.log_every", 1, 1, INT32_MAX, &v));
     s->log_every = (int)v;
+    CHECK(sk_cfg_bool(cfg, "telemetry.tensorboard", false, &s->tensorboard));
     static const char *const comm_modes[] = {"exact", "scale", NULL};
     int mode;
     CHECK(sk_cfg_choice(cfg, "comm.mode", "exact", comm_modes, &mode));
@@ -133,8 +135,8 @@ static sk_status resolve_sequences(sk_trainer *tr) {
     return SK_OK;
 }
 
-static const char *const g_sections[] = {"env",  "ppo",  "policy",   "train",
-                                         "governor", "comm", "selfplay", NULL};
+static const char *const g_sections[] = {"env",  "ppo",      "policy",   "train",    "governor",
+                                         "comm", "selfplay", "telemetry", NULL};
 
 /* A worker's stream and scratch beyond the table's arrays (trainer_state.c). */
 static sk_status alloc_worker(sk_trainer *tr, sk_worker *wk, int w) {
@@ -506,6 +508,7 @@ void sk_trainer_destroy(sk_trainer *tr) {
     learner_free(&tr->learner);
     if (tr->out.metrics) fclose(tr->out.metrics);
     if (tr->out.roles) fclose(tr->out.roles);
+    (void)sk_tfevents_close(tr->out.tensorboard); /* a run that failed before sk_run_end */
     if (tr->out.telemetry) sk_events_end(tr, SK_OK);
     sk_live_close(tr->out.live);
     sk_run_unlock(tr->out.run_lock);

@@ -46,6 +46,7 @@ typedef struct sk_ppo_settings {
     int checkpoint_every; /* updates between periodic checkpoints; 0: only at the end */
     int grad_stats_every; /* updates between per-layer gradient-norm events; 0: never */
     int log_every;        /* updates between rows of metrics.csv and update events */
+    bool tensorboard;     /* telemetry.tensorboard: metrics.csv's rows in a TensorBoard event file too */
     double learning_rate, gamma, gae_lambda, clip_coef, ent_coef, vf_coef, max_grad_norm;
     double target_kl; /* <= 0: off */
     double adam_eps;
@@ -232,6 +233,7 @@ typedef struct sk_run_outputs {
     int run_lock; /* run_dir's lock (sk_run_lock), -1 before one is held */
     FILE *metrics;
     FILE *roles; /* RUN_DIR/roles.csv of a multi-agent env, else NULL */
+    struct sk_tfevents *tensorboard; /* RUN_DIR/events.out.tfevents.*, telemetry.tensorboard */
     struct sk_telemetry *telemetry; /* RUN_DIR/events.jsonl, when a run folder is set */
     struct sk_live *live;           /* RUN_DIR/live.bin for skinner monitor */
 } sk_run_outputs;
