@@ -118,7 +118,7 @@ static void log_watch(int level, const char *message, void *user) {
 }
 
 /* Under SKINNER_CONV_BF16=emulate or a oneDNN capped below AVX-512 (ctest's
- * *_bf16_emulated and *_bf16_avx2 entries), auto must have chosen emulation by itself. */
+ * *_bf16_emulated and *_avx2 entries), auto must have chosen emulation by itself. */
 static bool emulation_expected(void) {
     const char *path = getenv(BF16_PATH_ENV), *cap = getenv("ONEDNN_MAX_CPU_ISA");
     return (path && strcmp(path, "emulate") == 0) ||
