@@ -1,13 +1,16 @@
 /*
  * Issue 33 ask 1: the learner's GEMMs at their own shapes, by each candidate, in one process:
  * OpenBLAS (as src/nn/nn.c calls it: bias copied into the output, then sgemm with beta 1),
- * skinner's AVX-512 kernels (src/nn/gemm_small.c), and libxsmm's JIT kernels (where the build
- * found libxsmm: SKINNER_LIBXSMM). Rounds alternate the candidates; each figure is the median
+ * skinner's kernels at each ISA level the CPU has (AVX-512 and AVX2 + FMA: src/nn/isa/gemm.c,
+ * called through their tables, whatever level the process would pick), and libxsmm's JIT
+ * kernels (where the build found libxsmm: SKINNER_LIBXSMM). Rounds alternate the candidates; each figure is the median
  * of the rounds. Run it once plain and once with OPENBLAS_CORETYPE=Haswell to see OpenBLAS
- * pinned (bench/learner.sh does both). Prints one JSON object per shape and candidate.
+ * pinned (bench/learner.sh does both). Prints the core's measured FMA peak per vector width,
+ * then one JSON object per shape and candidate.
  * usage: learner_gemm [ROUNDS=15]
  */
 #include "nn/gemm_small.h"
+#include "nn/kernels.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -55,8 +58,15 @@ static const shape shapes[] = {
     {"minatar dense (1024 -> 64)", DWEIGHT, 256, 1024, 64},
 };
 
-enum { CAND_OPENBLAS, CAND_SMALL, CAND_LIBXSMM, NUM_CANDIDATES };
-static const char *const candidate_names[] = {"openblas", "skinner_avx512", "libxsmm"};
+enum { CAND_OPENBLAS, CAND_AVX512, CAND_AVX2, CAND_LIBXSMM, NUM_CANDIDATES };
+static const char *const candidate_names[] = {"openblas", "skinner_avx512", "skinner_avx2",
+                                              "libxsmm"};
+
+/* The kernels of a candidate's level, or NULL when the CPU lacks it. */
+static const sk_nn_kernels *candidate_kernels(int candidate) {
+    sk_isa_level level = candidate == CAND_AVX512 ? SK_ISA_AVX512 : SK_ISA_AVX2;
+    return level <= sk_isa_level_detected() ? sk_nn_kernels_at(level) : NULL;
+}
 
 static double now(void) {
     struct timespec ts;
@@ -83,10 +93,11 @@ static void openblas_call(const shape *s, buffers *m) {
     }
 }
 
-static int small_call(const shape *s, buffers *m) {
-    if (s->pass == FORWARD) return sk_gemm_small_forward(m->out, m->inp, m->w, m->b, s->B, s->C, s->OC);
-    if (s->pass == DINPUT) return sk_gemm_small_dinput(m->dinp, m->dout, m->w, s->B, s->C, s->OC);
-    return sk_gemm_small_dweight(m->dw, m->dout, m->inp, s->B, s->C, s->OC);
+static int small_call(const sk_nn_kernels *k, const shape *s, buffers *m) {
+    if (!k) return 0;
+    if (s->pass == FORWARD) return k->gemm_forward(m->out, m->inp, m->w, m->b, s->B, s->C, s->OC);
+    if (s->pass == DINPUT) return k->gemm_dinput(m->dinp, m->dout, m->w, s->B, s->C, s->OC);
+    return k->gemm_dweight(m->dw, m->dout, m->inp, s->B, s->C, s->OC);
 }
 
 #ifdef SKINNER_LIBXSMM
@@ -127,6 +138,54 @@ static int xsmm_call(const shape *s, libxsmm_smmfunction kernel, buffers *m) {
 }
 #endif
 
+/* The core's FMA peak at a vector width, measured: 12 independent chains of fused multiply-adds
+ * (more than latency x throughput on the cores we know: 4 cycles x 2 pipes), each step
+ * 2 x LANES flops. The figures above are then fractions of what this core does, not of a
+ * datasheet's clock. */
+#if defined(__x86_64__)
+#include <immintrin.h>
+enum { PEAK_CHAINS = 12, PEAK_STEPS = 1 << 22 };
+__attribute__((target("avx2,fma"))) static double peak_avx2(void) {
+    __m256 acc[PEAK_CHAINS], mul = _mm256_set1_ps(0.999999f), add = _mm256_set1_ps(1e-7f);
+    for (int c = 0; c < PEAK_CHAINS; c++) acc[c] = _mm256_set1_ps((float)c);
+    double start = now();
+    for (int step = 0; step < PEAK_STEPS; step++)
+        for (int c = 0; c < PEAK_CHAINS; c++) acc[c] = _mm256_fmadd_ps(acc[c], mul, add);
+    double elapsed = now() - start;
+    float sink = 0.0f;
+    for (int c = 0; c < PEAK_CHAINS; c++) sink += _mm256_cvtss_f32(acc[c]);
+    if (sink == 42.0f) puts("");
+    return 2.0 * 8 * PEAK_CHAINS * (double)PEAK_STEPS / elapsed / 1e9;
+}
+__attribute__((target("avx512f"))) static double peak_avx512(void) {
+    __m512 acc[PEAK_CHAINS], mul = _mm512_set1_ps(0.999999f), add = _mm512_set1_ps(1e-7f);
+    for (int c = 0; c < PEAK_CHAINS; c++) acc[c] = _mm512_set1_ps((float)c);
+    double start = now();
+    for (int step = 0; step < PEAK_STEPS; step++)
+        for (int c = 0; c < PEAK_CHAINS; c++) acc[c] = _mm512_fmadd_ps(acc[c], mul, add);
+    double elapsed = now() - start;
+    float sink = 0.0f;
+    for (int c = 0; c < PEAK_CHAINS; c++) sink += _mm512_cvtss_f32(acc[c]);
+    if (sink == 42.0f) puts("");
+    return 2.0 * 16 * PEAK_CHAINS * (double)PEAK_STEPS / elapsed / 1e9;
+}
+
+static void print_peaks(int rounds) {
+    sk_isa_level detected = sk_isa_level_detected();
+    for (int level = SK_ISA_AVX2; level <= (int)detected; level++) {
+        double best = 0.0;
+        for (int round = 0; round < rounds; round++) {
+            double rate = level == SK_ISA_AVX2 ? peak_avx2() : peak_avx512();
+            best = rate > best ? rate : best;
+        }
+        printf("{\"peak\": \"%s\", \"gflops\": %.1f}\n", sk_isa_level_name((sk_isa_level)level),
+               best);
+    }
+}
+#else
+static void print_peaks(int rounds) { (void)rounds; }
+#endif
+
 static int compare_floats(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -146,12 +205,13 @@ static void run_shape(const shape *s, int rounds) {
     /* enough calls per timing that each lasts ~1 ms */
     int calls = (int)(2e6 / flops) + 1;
     double *times[NUM_CANDIDATES];
-    int ok[NUM_CANDIDATES] = {1, 1, 0};
+    int ok[NUM_CANDIDATES] = {1, 0, 0, 0};
 #ifdef SKINNER_LIBXSMM
     libxsmm_smmfunction kernel = xsmm_kernel(s);
     ok[CAND_LIBXSMM] = kernel != NULL;
 #endif
-    ok[CAND_SMALL] = small_call(s, &m);
+    ok[CAND_AVX512] = small_call(candidate_kernels(CAND_AVX512), s, &m);
+    ok[CAND_AVX2] = small_call(candidate_kernels(CAND_AVX2), s, &m);
     for (int c = 0; c < NUM_CANDIDATES; c++) times[c] = calloc((size_t)rounds, sizeof(double));
     for (int round = 0; round < rounds; round++) {
         for (int c = 0; c < NUM_CANDIDATES; c++) {
@@ -159,7 +219,7 @@ static void run_shape(const shape *s, int rounds) {
             double start = now();
             for (int call = 0; call < calls; call++) {
                 if (c == CAND_OPENBLAS) openblas_call(s, &m);
-                else if (c == CAND_SMALL) small_call(s, &m);
+                else if (c == CAND_AVX512 || c == CAND_AVX2) small_call(candidate_kernels(c), s, &m);
 #ifdef SKINNER_LIBXSMM
                 else xsmm_call(s, kernel, &m);
 #endif
@@ -196,6 +256,7 @@ int main(int argc, char **argv) {
 #ifdef SKINNER_LIBXSMM
     libxsmm_init();
 #endif
+    print_peaks(rounds < 5 ? rounds : 5);
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) run_shape(&shapes[i], rounds);
     return 0;
 }

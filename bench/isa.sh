@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Issue 48 asks 3 and 6: what each ISA level's kernels are worth, in one run.
+#  1. The core's FMA peak per vector width and the GEMM shapes by candidate (bench/learner_gemm):
+#     the AVX2 kernels as a share of the AVX2 peak.
+#  2. `skinner bench train` on the CartPole, fast, LSTM and MinAtar Breakout presets with
+#     SKINNER_ISA=avx2 against SKINNER_ISA=baseline (cblas_sgemm), both with OpenBLAS pinned to
+#     its Haswell kernels (OPENBLAS_CORETYPE=Haswell), as on an AVX2 host; alternating, REPEATS
+#     runs each of SECONDS, medians of env steps/s wall clock and per CPU-second.
+#  3. With NATIVE set (a -DSKINNER_NATIVE=ON build's program): the default (portable) build at its
+#     own level against it, the same way.
+# Writes bench/results/DATE-COMMIT-isa.md with the CPU and the load.
+# usage: bench/isa.sh [SKINNER=build/skinner] [NATIVE=] [REPEATS=5] [SECONDS=3] [THREADS=2]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+skinner=$(realpath "${1:-$root/build/skinner}")
+native=${2:-}
+repeats=${3:-5}
+seconds=${4:-3}
+threads=${5:-2}
+gemm_bench=$(dirname "$skinner")/bench/learner_gemm
+for program in "$skinner" "$gemm_bench" ${native:+"$native"}; do
+    [[ -x $program ]] || { echo "isa: no program at $program (usage: bench/isa.sh [SKINNER] [NATIVE] [REPEATS] [SECONDS] [THREADS])" >&2; exit 2; }
+done
+export SKINNER_CONFIG_DIR=$root/configs
+commit=$(git -C "$root" rev-parse --short HEAD)
+date=$(date -u +%Y-%m-%d)
+cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+out=$root/bench/results/$date-$commit-isa.md
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+workloads=(
+    "CartPole-v1 (preset)|CartPole-v1|"
+    "CartPole-v1 (cartpole_fast.ini)|CartPole-v1|--config $root/configs/cartpole_fast.ini"
+    "CartPole-v1 (cartpole_lstm.ini)|CartPole-v1|--config $root/configs/cartpole_lstm.ini"
+    "MinAtar/Breakout-v1 (preset)|MinAtar/Breakout-v1|"
+)
+median() { printf '%s\n' "$@" | { grep -v n/a || true; } | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+ratio() { awk -v x="$1" -v y="$2" 'BEGIN { if (x + 0 > 0 && y + 0 > 0) printf "%.2f", x / y; else printf "n/a" }'; }
+
+# one run: "wall_sps cpu_sps"; the environment given before the program (VAR=VALUE ...)
+run() {
+    local program=$1 env=$2 extra=$3 timing
+    shift 3
+    timing=$(mktemp)
+    # shellcheck disable=SC2086
+    env "$@" /usr/bin/time -o "$timing" -f '%U %S' "$program" bench train "$env" --threads "$threads" \
+        --seconds "$seconds" $extra --json 2> /dev/null |
+        /usr/bin/python3 -c "import json, sys
+r = json.load(sys.stdin); user, system = open('$timing').read().split()[-2:]
+print(int(r['sps']), int(r['steps'] / (float(user) + float(system))))" 2> /dev/null || echo "n/a n/a"
+    rm -f "$timing"
+}
+
+# compare NAME_A PROGRAM_A "ENV_A" NAME_B PROGRAM_B "ENV_B": table rows, A over B
+compare() {
+    local program_a=$1 env_a=$2 program_b=$3 env_b=$4 w name env extra a b
+    for w in "${workloads[@]}"; do
+        IFS='|' read -r name env extra <<< "$w"
+        local a_wall=() a_cpu=() b_wall=() b_cpu=()
+        for ((r = 0; r < repeats; r++)); do
+            # shellcheck disable=SC2086
+            read -r a b <<< "$(run "$program_a" "$env" "$extra" $env_a)"
+            a_wall+=("$a") a_cpu+=("$b")
+            # shellcheck disable=SC2086
+            read -r a b <<< "$(run "$program_b" "$env" "$extra" $env_b)"
+            b_wall+=("$a") b_cpu+=("$b")
+        done
+        local aw ac bw bc
+        aw=$(median "${a_wall[@]}") ac=$(median "${a_cpu[@]}")
+        bw=$(median "${b_wall[@]}") bc=$(median "${b_cpu[@]}")
+        echo "| $name | $aw | $bw | $(ratio "$aw" "$bw") | $ac | $bc | $(ratio "$ac" "$bc") |"
+    done
+}
+
+gemm=$("$gemm_bench" 9)
+gemm_table=$(/usr/bin/python3 -c "import json, sys
+rows, peaks = {}, {}
+for line in sys.stdin:
+    r = json.loads(line)
+    if 'peak' in r:
+        peaks[r['peak']] = r['gflops']
+        continue
+    rows.setdefault((r['pass'], r['shape']), {})[r['candidate']] = r['gflops'] if r.get('available', True) else None
+print('Measured FMA peak of one core: ' + ', '.join('%s %.1f GFLOP/s' % kv for kv in peaks.items()) + '.')
+print()
+print('| pass | shape | OpenBLAS | skinner AVX-512 | skinner AVX2 | AVX2 / AVX2 peak | libxsmm |')
+print('|---|---|---|---|---|---|---|')
+fmt = lambda v: '-' if v is None else '%.1f' % v
+for (which, shape), c in rows.items():
+    avx2 = c.get('skinner_avx2')
+    share = '-' if avx2 is None or 'avx2' not in peaks else '%.0f%%' % (100 * avx2 / peaks['avx2'])
+    print('| %s | %s | %s | %s | %s | %s | %s |' % (which, shape, fmt(c.get('openblas')), fmt(c.get('skinner_avx512')), fmt(avx2), share, fmt(c.get('libxsmm'))))
+" <<< "$gemm")
+echo "isa: GEMM shapes measured" >&2
+pinned="OPENBLAS_CORETYPE=Haswell"
+kernels=$(compare "$skinner" "SKINNER_ISA=avx2 $pinned" "$skinner" "SKINNER_ISA=baseline $pinned")
+echo "isa: avx2 against baseline measured" >&2
+if [[ -n $native ]]; then
+    portable=$(compare "$skinner" "SKINNER_ISA_UNSET=1" "$native" "SKINNER_ISA_UNSET=1")
+    echo "isa: portable against native measured" >&2
+fi
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+{
+    echo "# ISA levels: the AVX2 kernels and the portable build ($date, $commit)"
+    echo
+    echo "Machine: $cpu, $(nproc) cores; $($skinner --version | sed -n 's/^kernels: //p'). Load average"
+    echo "$load_before before, $load_after after. \`bench/isa.sh $*\`: $repeats alternating runs of"
+    echo "$seconds s each, $threads threads; medians."
+    echo
+    echo "## The GEMM kernels (bench/learner_gemm, GFLOP/s, one core)"
+    echo
+    echo "$gemm_table"
+    echo
+    echo "## Presets: SKINNER_ISA=avx2 against baseline (cblas_sgemm), OpenBLAS on its Haswell kernels"
+    echo
+    echo "| workload | avx2 env steps/s | baseline | avx2 / baseline | avx2 per CPU-s | baseline per CPU-s | ratio |"
+    echo "|---|---|---|---|---|---|---|"
+    echo "$kernels"
+    if [[ -n $native ]]; then
+        echo
+        echo "## The default (portable) build against -DSKINNER_NATIVE=ON ($native), each at its own level"
+        echo
+        echo "| workload | portable env steps/s | native | portable / native | portable per CPU-s | native per CPU-s | ratio |"
+        echo "|---|---|---|---|---|---|---|"
+        echo "$portable"
+    fi
+} > "$out"
+echo "isa: wrote $out"
+cat "$out"
