@@ -12,6 +12,7 @@ set -uo pipefail
 build_dir=$(realpath "$1")
 plugin=$(realpath "$2")
 skinner=$build_dir/skinner
+source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 fail() { echo "portable_check: FAIL: $*"; exit 1; }
 skip() {
     if [[ -n ${CI:-} && ${CI:-} != false && ${CI:-} != 0 ]]; then fail "$* (CI=true: a missing requirement fails)"; fi
@@ -40,6 +41,13 @@ run() {
     fi
     return $rc
 }
+
+# docs/install.md's "What runs where" block, as printed, on this machine
+block=$(awk '/^## What runs where/ { on = 1 } on && /^```sh$/ { inside = 1; next } inside && /^```$/ { exit } inside' \
+        "$source_dir/docs/install.md")
+[[ -n $block ]] || fail "docs/install.md has no sh block under 'What runs where'"
+PATH="$build_dir:$PATH" bash -ec "$block" > docs.log 2>&1 || { cat docs.log; fail "docs/install.md's block failed"; }
+grep -q '^kernels: [a-z0-9]* ' docs.log || { cat docs.log; fail "docs/install.md's block did not print the kernels' level"; }
 
 run version "$skinner" --version || { cat version.log; fail "skinner --version failed"; }
 grep -q '^kernels: baseline ' version.log || { cat version.log; fail "a Nehalem should run the baseline kernels"; }
