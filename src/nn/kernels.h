@@ -1,6 +1,6 @@
 /*
  * The hot kernels, one table of functions per ISA level (src/core/isa.h): the learner's small
- * GEMMs, tanh, the bias gradient and Adam. Each level's table is the same sources compiled
+ * GEMMs, tanh, sigmoid, ReLU, the bias gradient, Adam and a two-action categorical's rows. Each level's table is the same sources compiled
  * with that level's flags (src/nn/isa/level_*.c); sk_nn_kernels() returns the table of the
  * level in use, chosen once per process. The public functions (sk_linear_*, sk_tanh_forward,
  * sk_adam_update, sk_gemm_small_*) call through it, so a caller never picks a level.
@@ -31,6 +31,17 @@ typedef struct sk_nn_kernels {
     void (*bias_grad)(float *db, const float *dout, int B, int OC);
     void (*adam_update)(float *params, const float *grads, float *m, float *v, size_t n, float lr,
                         sk_adam adam, int64_t step);
+    void (*relu_forward)(float *out, const float *inp, size_t n);
+    void (*relu_backward)(float *dinp, const float *dout, const float *out, size_t n);
+    void (*sigmoid_forward)(float *out, const float *inp, size_t n); /* the recurrent cells' */
+    /* a two-action categorical's rows (src/policy/categorical.c's contracts for one head of
+     * two and no mask): sample draws as sk_rng_float would, row by row, and advances *rng */
+    void (*binary_sample)(const float *logits, int B, uint64_t *rng, bool greedy,
+                          int32_t *actions, float *logp);
+    void (*binary_evaluate)(const float *logits, const int32_t *actions, int B, float *logp,
+                            float *entropy);
+    void (*binary_backward)(const float *logits, const int32_t *actions, int B,
+                            const float *dlogp, const float *dentropy, float *dlogits);
 } sk_nn_kernels;
 
 /* The table of the level in use (sk_isa_level_used). */

@@ -41,11 +41,11 @@ void sk_tanh_backward(float *dinp, const float *dout, const float *out, size_t n
 }
 
 void sk_relu_forward(float *out, const float *inp, size_t n) {
-    for (size_t i = 0; i < n; i++) out[i] = inp[i] <= 0.0f ? 0.0f : inp[i]; /* NaN passes */
+    sk_nn_kernels_used()->relu_forward(out, inp, n);
 }
 
 void sk_relu_backward(float *dinp, const float *dout, const float *out, size_t n) {
-    for (size_t i = 0; i < n; i++) dinp[i] += out[i] > 0.0f ? dout[i] : 0.0f;
+    sk_nn_kernels_used()->relu_backward(dinp, dout, out, n);
 }
 
 void sk_orthogonal_init(float *w, int rows, int cols, double gain, uint64_t *rng) {

@@ -4,92 +4,17 @@
 #include "../core/core.h"
 #include "../core/rng.h"
 #include "policy.h"
+#include "../nn/kernels.h"
 #include "../nn/nn.h"
 
 #include <limits.h>
 #include <math.h>
 #include <string.h>
 
-/* ---- two actions, one head, no mask (CartPole): a branch-free path that vectorises over rows.
- * The general path below calls libm's expf and logf a row at a time; that took a fifth of a
- * small network's training step. Cephes' single-precision expf and logf (S. L. Moshier), the
- * same reduction and polynomials as nn.c's tanh, within a few ulp of libm. */
-#define CAT_LN2_HI 0.693359375f
-#define CAT_LN2_LO (-2.12194440e-4f)
-#define CAT_EXP_MIN (-87.0f) /* 2^n stays a normal float */
-
-static inline float cat_exp(float x) { /* x <= 0 */
-    return sk_exp_poly(x < CAT_EXP_MIN ? CAT_EXP_MIN : x);
-}
-
-static inline float cat_log(float v) { /* v in [1, 2] */
-    int32_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    int32_t e = ((bits >> 23) & 0xff) - 126;
-    bits = (bits & 0x807fffff) | 0x3f000000; /* mantissa in [0.5, 1) */
-    float m;
-    memcpy(&m, &bits, sizeof m);
-    /* both arms computed, then selected: a conditional float operation could trap, which keeps
-     * GCC from if-converting it, and then the loop stays scalar */
-    int32_t low = m < 0.707106781186547524f;
-    float twice = m + m - 1.0f, once = m - 1.0f;
-    float x = low ? twice : once;
-    float fe = (float)(e - low);
-    float z = x * x;
-    float y = 7.0376836292e-2f;
-    y = y * x - 1.1514610310e-1f;
-    y = y * x + 1.1676998740e-1f;
-    y = y * x - 1.2420140846e-1f;
-    y = y * x + 1.4249322787e-1f;
-    y = y * x - 1.6668057665e-1f;
-    y = y * x + 2.0000714765e-1f;
-    y = y * x - 2.4999993993e-1f;
-    y = y * x + 3.3333331174e-1f;
-    y = y * x * z;
-    y += CAT_LN2_LO * fe;
-    y += -0.5f * z;
-    return x + y + CAT_LN2_HI * fe;
-}
-
-/* log-probabilities and probabilities of a row's two actions */
-static inline void binary_row(const float *z, float *lp0, float *lp1, float *p0, float *p1) {
-    float max = z[0] > z[1] ? z[0] : z[1];
-    float gap = -fabsf(z[0] - z[1]); /* NaN passes */
-    float lse = max + cat_log(1.0f + cat_exp(gap));
-    *lp0 = z[0] - lse;
-    *lp1 = z[1] - lse;
-    *p0 = cat_exp(*lp0);
-    *p1 = cat_exp(*lp1);
-}
-
+/* Two actions, one head, no mask (CartPole): the kernels' branch-free rows (src/nn/isa/softmax2.c)
+ * at the ISA level in use. */
 static inline bool binary_fast(const sk_action_space *space, const uint8_t *mask) {
     return mask == NULL && space->num_heads == 1 && space->head_sizes[0] == 2;
-}
-
-static void binary_sample(const float *logits, int B, uint64_t *rng, bool greedy,
-                          int32_t *actions, float *logp) {
-    uint64_t state = *rng;
-    if (greedy) {
-        for (int row = 0; row < B; row++) {
-            float lp0, lp1, p0, p1;
-            binary_row(logits + 2 * row, &lp0, &lp1, &p0, &p1);
-            int32_t a = logits[2 * row + 1] > logits[2 * row];
-            actions[row] = a;
-            logp[row] = a ? lp1 : lp0;
-        }
-        return;
-    }
-    for (int row = 0; row < B; row++) {
-        float lp0, lp1, p0, p1;
-        binary_row(logits + 2 * row, &lp0, &lp1, &p0, &p1);
-        /* sk_rng_float's draws, in the same order */
-        float u = (float)(sk_mix64(state + (uint64_t)(row + 1) * SK_GOLDEN_GAMMA) >> 40) *
-                  0x1.0p-24f;
-        int32_t a = !(u < p0);
-        actions[row] = a;
-        logp[row] = a ? lp1 : lp0;
-    }
-    *rng = state + (uint64_t)B * SK_GOLDEN_GAMMA;
 }
 
 static inline bool head_relevant(const sk_action_space *space, int head, int32_t action0) {
@@ -177,7 +102,7 @@ static inline float head_log_normaliser(const float *z, const uint8_t *mask, int
 void sk_categorical_sample(const sk_action_space *space, const float *logits, const uint8_t *mask,
                            int B, uint64_t *rng, bool greedy, int32_t *actions, float *logp) {
     if (binary_fast(space, mask)) {
-        binary_sample(logits, B, rng, greedy, actions, logp);
+        sk_nn_kernels_used()->binary_sample(logits, B, rng, greedy, actions, logp);
         return;
     }
     int logits_size = 0, mask_size = sk_action_mask_size(space);
@@ -222,12 +147,7 @@ void sk_categorical_evaluate(const sk_action_space *space, const float *logits,
                              const uint8_t *mask, const int32_t *actions, int B, float *logp,
                              float *entropy) {
     if (binary_fast(space, mask)) {
-        for (int row = 0; row < B; row++) {
-            float lp0, lp1, p0, p1;
-            binary_row(logits + 2 * row, &lp0, &lp1, &p0, &p1);
-            logp[row] = actions[row] ? lp1 : lp0;
-            entropy[row] = -(p0 * lp0 + p1 * lp1);
-        }
+        sk_nn_kernels_used()->binary_evaluate(logits, actions, B, logp, entropy);
         return;
     }
     int logits_size = 0, mask_size = sk_action_mask_size(space);
@@ -261,14 +181,7 @@ void sk_categorical_backward(const sk_action_space *space, const float *logits,
                              const uint8_t *mask, const int32_t *actions, int B,
                              const float *dlogp, const float *dentropy, float *dlogits) {
     if (binary_fast(space, mask)) {
-        for (int row = 0; row < B; row++) {
-            float lp0, lp1, p0, p1;
-            binary_row(logits + 2 * row, &lp0, &lp1, &p0, &p1);
-            float entropy = -(p0 * lp0 + p1 * lp1);
-            float a1 = actions[row] ? 1.0f : 0.0f;
-            dlogits[2 * row + 0] = dlogp[row] * ((1.0f - a1) - p0) + dentropy[row] * (-p0 * (lp0 + entropy));
-            dlogits[2 * row + 1] = dlogp[row] * (a1 - p1) + dentropy[row] * (-p1 * (lp1 + entropy));
-        }
+        sk_nn_kernels_used()->binary_backward(logits, actions, B, dlogp, dentropy, dlogits);
         return;
     }
     int logits_size = 0, mask_size = sk_action_mask_size(space);

@@ -154,3 +154,21 @@ static void kernel_bias_grad(float *db, const float *dout, int B, int OC) {
 static void kernel_tanh_backward(float *dinp, const float *dout, const float *out, size_t n) {
     for (size_t i = 0; i < n; i++) dinp[i] += dout[i] * (1.0f - out[i] * out[i]);
 }
+
+static void kernel_relu_forward(float *out, const float *inp, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = inp[i] <= 0.0f ? 0.0f : inp[i]; /* NaN passes */
+}
+
+static void kernel_relu_backward(float *dinp, const float *dout, const float *out, size_t n) {
+    for (size_t i = 0; i < n; i++) dinp[i] += out[i] > 0.0f ? dout[i] : 0.0f;
+}
+
+/* 1 / (1 + exp(-x)), exp by sk_exp_poly (its argument kept <= 88, where 2^n stays finite). */
+#define SIGMOID_EXP_ARG_MAX 88.0f
+static void kernel_sigmoid_forward(float *out, const float *inp, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        float neg = -inp[i];
+        neg = neg > SIGMOID_EXP_ARG_MAX ? SIGMOID_EXP_ARG_MAX : neg; /* NaN passes, so stays NaN */
+        out[i] = 1.0f / (1.0f + sk_exp_poly(neg));
+    }
+}

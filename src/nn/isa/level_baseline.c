@@ -8,4 +8,5 @@
 
 #include "gemm.c"
 #include "layers.c"
+#include "softmax2.c"
 #include "table.c"

@@ -14,4 +14,10 @@ const sk_nn_kernels SK_ISA_CAT(sk_nn_kernels_, SK_ISA_SUFFIX) = {
     .tanh_backward = kernel_tanh_backward,
     .bias_grad = kernel_bias_grad,
     .adam_update = kernel_adam_update,
+    .relu_forward = kernel_relu_forward,
+    .relu_backward = kernel_relu_backward,
+    .sigmoid_forward = kernel_sigmoid_forward,
+    .binary_sample = kernel_binary_sample,
+    .binary_evaluate = kernel_binary_evaluate,
+    .binary_backward = kernel_binary_backward,
 };
