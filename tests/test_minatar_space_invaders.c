@@ -4,7 +4,9 @@
  * reward, terminal, every cell after every step and every reset), its minimal
  * action set, the first frames of a game worked out by hand from the rules, and
  * act() on a game already over. Also prints the game's single-core speed (no
- * assertion).
+ * assertion). The game's table is the one an env picks on this CPU (the AVX-512 VBMI
+ * observation where the level in use is avx512 and the CPU has VBMI), so the @level runs of
+ * this test (tests/CMakeLists.txt) replay the traces through each.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,30 +22,33 @@
 #define SI_CHANNELS 6
 #define SI_CELL(obs, y, x, c) ((obs)[((y) * MINATAR_SIDE + (x)) * SI_CHANNELS + (c)])
 
+/* minatar_space_invaders, or its VBMI table where this process runs that (set by main) */
+static const minatar_game_ops *g_game;
+
 static void test_replay_seed0_sticky(void **unused) {
     (void)unused;
     assert_int_equal(
-        minatar_replay(&minatar_space_invaders, "space_invaders_seed0_sticky0.1_ramp1.jsonl"),
+        minatar_replay(g_game, "space_invaders_seed0_sticky0.1_ramp1.jsonl"),
         3000);
 }
 
 static void test_replay_seed1_sticky(void **unused) {
     (void)unused;
     assert_int_equal(
-        minatar_replay(&minatar_space_invaders, "space_invaders_seed1_sticky0.1_ramp1.jsonl"),
+        minatar_replay(g_game, "space_invaders_seed1_sticky0.1_ramp1.jsonl"),
         3000);
 }
 
 static void test_replay_seed2_no_sticky_no_ramp(void **unused) {
     (void)unused;
     assert_int_equal(
-        minatar_replay(&minatar_space_invaders, "space_invaders_seed2_sticky0_ramp0.jsonl"),
+        minatar_replay(g_game, "space_invaders_seed2_sticky0_ramp0.jsonl"),
         3000);
 }
 
 static void test_replay_seed3_biased(void **unused) {
     (void)unused;
-    assert_int_equal(minatar_replay(&minatar_space_invaders,
+    assert_int_equal(minatar_replay(g_game,
                                     "space_invaders_seed3_sticky0.1_ramp1_biased.jsonl"),
                      6000);
 }
@@ -51,12 +56,12 @@ static void test_replay_seed3_biased(void **unused) {
 /* MinAtar's minimal_action_set() for space_invaders: n, l, r, f (rules/00_common.md). */
 static void test_minimal_actions(void **unused) {
     (void)unused;
-    assert_string_equal(minatar_space_invaders.name, "space_invaders");
-    assert_int_equal(minatar_space_invaders.channels, SI_CHANNELS);
-    assert_int_equal(minatar_space_invaders.num_minimal_actions, 4);
+    assert_string_equal(g_game->name, "space_invaders");
+    assert_int_equal(g_game->channels, SI_CHANNELS);
+    assert_int_equal(g_game->num_minimal_actions, 4);
     const int minimal[4] = {0, 1, 3, 5};
     for (int k = 0; k < 4; k++)
-        assert_int_equal(minatar_space_invaders.minimal_actions[k], minimal[k]);
+        assert_int_equal(g_game->minimal_actions[k], minimal[k]);
 }
 
 /* A cannon that never moves, from the rules in words: 24 aliens on rows 0..3, columns 2..7,
@@ -66,15 +71,15 @@ static void test_minimal_actions(void **unused) {
  * terminal and changes nothing. */
 static void test_idle_cannon_and_act_after_game_over(void **unused) {
     (void)unused;
-    const size_t size = minatar_space_invaders.state_size;
+    const size_t size = g_game->state_size;
     void *game = calloc(1, size);
     assert_non_null(game);
     minatar_rng rng;
     minatar_rng_seed(&rng, 3);
-    minatar_space_invaders.init(game, true);
-    minatar_space_invaders.reset(game, &rng);
+    g_game->init(game, true);
+    g_game->reset(game, &rng);
     uint8_t obs[MINATAR_SIDE * MINATAR_SIDE * SI_CHANNELS];
-    minatar_space_invaders.observe(game, obs);
+    g_game->observe(game, obs);
     int aliens = 0, aliens_left = 0, aliens_right = 0;
     for (int y = 0; y < MINATAR_SIDE; y++) {
         for (int x = 0; x < MINATAR_SIDE; x++) {
@@ -93,17 +98,17 @@ static void test_idle_cannon_and_act_after_game_over(void **unused) {
     bool terminal = false;
     int acts = 0;
     while (!terminal) {
-        float reward = minatar_space_invaders.act(game, &rng, MINATAR_NOOP, &terminal);
+        float reward = g_game->act(game, &rng, MINATAR_NOOP, &terminal);
         acts++;
         assert_true(reward == 0.0f);
-        minatar_space_invaders.observe(game, obs);
+        g_game->observe(game, obs);
         if (acts == 11) assert_int_equal(SI_CELL(obs, 3, 5, 5), 1);
         assert_true(acts <= 17);
     }
     assert_int_equal(acts, 17);
     assert_int_equal(SI_CELL(obs, 9, 5, 5), 1);
 
-    minatar_expect_over_unchanged(&minatar_space_invaders, game, &rng);
+    minatar_expect_over_unchanged(g_game, game, &rng);
     free(game);
 }
 
@@ -115,8 +120,8 @@ static space_invaders one_alien_game(bool ramping, int alien_y, int alien_x) {
     space_invaders game;
     minatar_rng rng;
     minatar_rng_seed(&rng, 0);
-    minatar_space_invaders.init(&game, ramping);
-    minatar_space_invaders.reset(&game, &rng);
+    g_game->init(&game, ramping);
+    g_game->reset(&game, &rng);
     memset(game.aliens, 0, sizeof game.aliens);
     game.aliens[alien_y] = (uint16_t)(1u << alien_x);
     return game;
@@ -141,7 +146,7 @@ static void test_cleared_wave_refills_and_ramps(void **unused) {
             game.shot_timer = 4;
             game.friendly_bullets[5] = 1u << 7; /* moves up onto the alien */
             bool terminal = true;
-            float reward = minatar_space_invaders.act(&game, &rng, MINATAR_NOOP, &terminal);
+            float reward = g_game->act(&game, &rng, MINATAR_NOOP, &terminal);
             assert_true(reward == 1.0f);
             assert_false(terminal);
             for (int y = 0; y < MINATAR_SIDE; y++) {
@@ -167,11 +172,11 @@ static void test_step_down_from_bottom_row_ends_game(void **unused) {
     minatar_rng_seed(&rng, 0);
     game.move_timer = 0;
     bool terminal = false;
-    float reward = minatar_space_invaders.act(&game, &rng, MINATAR_NOOP, &terminal);
+    float reward = g_game->act(&game, &rng, MINATAR_NOOP, &terminal);
     assert_true(reward == 0.0f);
     assert_true(terminal);
     uint8_t obs[MINATAR_SIDE * MINATAR_SIDE * SI_CHANNELS];
-    minatar_space_invaders.observe(&game, obs);
+    g_game->observe(&game, obs);
     for (int y = 0; y < MINATAR_SIDE; y++) {
         for (int x = 0; x < MINATAR_SIDE; x++) {
             bool alien = y == 0 && x == 0;
@@ -193,7 +198,7 @@ static void test_lone_alien_moves_every_frame_onto_cannon(void **unused) {
     const int want_column[3] = {7, 6, 5}; /* the cannon is on column 5 */
     for (int act = 0; act < 3; act++) {
         bool terminal = false;
-        minatar_space_invaders.act(&game, &rng, MINATAR_NOOP, &terminal);
+        g_game->act(&game, &rng, MINATAR_NOOP, &terminal);
         assert_int_equal(game.aliens[9], 1u << want_column[act]);
         assert_int_equal(terminal, act == 2);
     }
@@ -203,10 +208,13 @@ static void test_lone_alien_moves_every_frame_onto_cannon(void **unused) {
  * MinAtar's Python figure, not asserted. */
 static void test_print_speed(void **unused) {
     (void)unused;
-    minatar_print_speed(&minatar_space_invaders, 1000000, "~21k");
+    minatar_print_speed(g_game, 1000000, "~21k");
 }
 
 int main(void) {
+    g_game = minatar_ops_for_cpu(&minatar_space_invaders);
+    printf("space invaders: observing with %s\n",
+           g_game == &minatar_space_invaders ? "the portable code" : "AVX-512 VBMI");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replay_seed0_sticky),
         cmocka_unit_test(test_replay_seed1_sticky),

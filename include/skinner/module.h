@@ -2,7 +2,7 @@
  * Modules: env plugins that skinner finds by itself, and the few calls a
  * module (or any plugin) needs beyond skinner/env.h: assertions, located
  * errors, time, number parsing, config listing, run-folder creation and
- * locking. (The worker pool is skinner/pool.h, layers skinner/nn.h, tensor
+ * locking, the CPU's ISA level. (The worker pool is skinner/pool.h, layers skinner/nn.h, tensor
  * files skinner/safetensors.h.) A program sees the modules without asking:
  *
  *     #include <skinner/module.h>
@@ -110,6 +110,30 @@ SK_API sk_status sk_mkdirs(const char *path);
  * a run folder of its own (the Prover module's KGE training) takes it too. */
 SK_API sk_status sk_run_lock(const char *dir, int *lock_fd);
 SK_API void sk_run_unlock(int lock_fd);
+
+/* --------------------------------------------------------------- CPU level */
+
+/* The ISA level skinner's hot code runs at (docs/architecture.md, "One binary, every CPU"):
+ * chosen once per process from CPUID, the highest the CPU has unless SKINNER_ISA forces a lower
+ * one (so one machine tests every level it has). A module with code for a level compiles that
+ * code in a file of its own with the level's flags (-march=x86-64-v3 for avx2, -march=x86-64-v4
+ * for avx512) and picks it once, when it creates an env state, where sk_isa_level_used() is at
+ * least that level: never from `#if __AVX2__`, which says what the build machine had. */
+typedef enum sk_isa_level {
+    SK_ISA_BASELINE = 0, /* x86-64-v2 (SSE4.2, POPCNT), or the portable C of aarch64 */
+    SK_ISA_AVX2 = 1,     /* x86-64-v3: AVX2, FMA, BMI1/2, F16C, LZCNT, MOVBE */
+    SK_ISA_AVX512 = 2,   /* x86-64-v4: AVX-512 F, BW, CD, DQ, VL */
+    SK_ISA_LEVELS = 3
+} sk_isa_level;
+
+/* The level in use (the first call decides, thread-safely; later calls return it). */
+SK_API sk_isa_level sk_isa_level_used(void);
+
+/* Whether the CPU has AVX-512 VBMI (vpermb and friends: Ice Lake, Zen 4 and later) with the OS
+ * saving zmm state. VBMI is no part of x86-64-v4, so it is asked apart; code built with
+ * -mavx512vbmi runs where this is true and sk_isa_level_used() is SK_ISA_AVX512 (so that
+ * SKINNER_ISA=avx2 turns it off too). */
+SK_API bool sk_isa_has_avx512vbmi(void);
 
 /* ----------------------------------------------------------------- modules */
 

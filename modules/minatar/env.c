@@ -79,7 +79,7 @@ static sk_status env_create(void **out, int num_envs, const sk_config *cfg,
     if (!env) return sk_fail(SK_ERR_NOMEM, "MinAtar %s: out of memory", ops->name);
     size_t count = (size_t)num_envs;
     env->num_envs = num_envs;
-    env->ops = ops;
+    env->ops = minatar_ops_for_cpu(ops);
     env->id = id;
     minatar_batch *batch = &env->batch;
     batch->action_map = minimal ? ops->minimal_actions : NULL;

@@ -14,6 +14,8 @@
 
 #include "minatar_rng.h"
 
+#include <skinner/module.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,7 +53,18 @@ typedef struct minatar_game_ops {
     /* One step of envs lo..hi-1 of a batch: the functions above inlined into
      * minatar_batch_step (minatar_batch.h, MINATAR_BATCH_STEP). */
     void (*step)(const minatar_batch *batch, const struct sk_env_io *io, int lo, int hi);
+    /* The same game with observe and step compiled for AVX-512 VBMI, or NULL: what
+     * minatar_ops_for_cpu picks where the CPU runs it. */
+    const struct minatar_game_ops *vbmi;
 } minatar_game_ops;
+
+/* The table of ops's game this process runs, picked once per env state at create: ops->vbmi
+ * where the level in use is avx512 and the CPU has AVX-512 VBMI (skinner/module.h), else ops. */
+static inline const minatar_game_ops *minatar_ops_for_cpu(const minatar_game_ops *ops) {
+    if (ops->vbmi && sk_isa_level_used() == SK_ISA_AVX512 && sk_isa_has_avx512vbmi())
+        return ops->vbmi;
+    return ops;
+}
 
 /* The validators' checks: true when value is in lo..hi, else false with "what is value
  * (expected lo..hi)" in why. */

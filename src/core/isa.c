@@ -23,6 +23,7 @@ enum {
     L7_BMI1 = 1u << 3, L7_AVX2 = 1u << 5, L7_BMI2 = 1u << 8, L7_AVX512F = 1u << 16,
     L7_AVX512DQ = 1u << 17, L7_AVX512CD = 1u << 28, L7_AVX512BW = 1u << 30,
     L7_AVX512VL = 1u << 31,
+    L7C_AVX512VBMI = 1u << 1, /* leaf 7 ECX */
     LX_LZCNT = 1u << 5,
     /* XCR0: the OS saves SSE and AVX state (bits 1, 2), and the AVX-512 opmask and zmm state
      * (bits 5, 6, 7); without them the instructions fault even where CPUID lists them */
@@ -37,6 +38,8 @@ static unsigned read_xcr0(void) {
 
 static bool all(unsigned bits, unsigned wanted) { return (bits & wanted) == wanted; }
 
+static bool g_vbmi; /* the CPU has AVX-512 VBMI, with AVX-512 usable (detect sets it) */
+
 static sk_isa_level detect(void) {
     unsigned eax, ebx, ecx1, edx, ecx7 = 0, ebx7 = 0, ecxx = 0;
     if (!__get_cpuid(1, &eax, &ebx, &ecx1, &edx)) return SK_ISA_BASELINE;
@@ -50,10 +53,12 @@ static sk_isa_level detect(void) {
     if (!v3) return SK_ISA_BASELINE;
     bool v4 = all(xcr0, XCR0_ZMM) &&
               all(ebx7, L7_AVX512F | L7_AVX512DQ | L7_AVX512CD | L7_AVX512BW | L7_AVX512VL);
+    g_vbmi = v4 && all(ecx7, L7C_AVX512VBMI);
     return v4 ? SK_ISA_AVX512 : SK_ISA_AVX2;
 }
 #else
 /* other architectures run the portable C (aarch64: docs/install.md) */
+static bool g_vbmi;
 static sk_isa_level detect(void) { return SK_ISA_BASELINE; }
 #endif
 
@@ -85,6 +90,11 @@ static void choose(void) {
 sk_isa_level sk_isa_level_used(void) {
     pthread_once(&g_once, choose);
     return g_used;
+}
+
+bool sk_isa_has_avx512vbmi(void) {
+    pthread_once(&g_once, choose);
+    return g_vbmi;
 }
 
 sk_isa_level sk_isa_level_detected(void) {

@@ -2,9 +2,10 @@
  * Which of the hot code's builds runs on this CPU: its ISA level, chosen once per process.
  *
  * skinner ships one binary for every x86-64 CPU since 2009 (x86-64-v2: SSE4.2, POPCNT). The
- * hot code (src/nn/isa/: the learner's small GEMMs, tanh, Adam; the float32 CartPole step) is
- * compiled once per level into its own objects, and the level picked here from CPUID selects
- * which table of functions the callers use (src/nn/kernels.h), the way OpenBLAS's
+ * hot code (src/nn/isa/: the learner's small GEMMs, tanh, Adam; src/envs/isa/: the envs' vector
+ * steps; a module's own, such as MinAtar's frame packing) is compiled once per level into its
+ * own objects, and the level picked here from CPUID selects which functions the callers use (a
+ * table per level, src/nn/kernels.h; a step per env state, picked at create), the way OpenBLAS's
  * DYNAMIC_ARCH and ggml's CPU variants do. docs/architecture.md says why objects per level
  * rather than target attributes.
  *
@@ -21,16 +22,10 @@
 
 #include "core.h"
 
-typedef enum sk_isa_level {
-    SK_ISA_BASELINE = 0,
-    SK_ISA_AVX2 = 1,
-    SK_ISA_AVX512 = 2,
-    SK_ISA_LEVELS = 3
-} sk_isa_level;
+#include "skinner/module.h"
 
-/* The level in use: SKINNER_ISA's if it names one the CPU has, else the highest the CPU has
- * that this build compiled (the first call decides, thread-safely; later calls return it). */
-sk_isa_level sk_isa_level_used(void);
+/* sk_isa_level, sk_isa_level_used and sk_isa_has_avx512vbmi are public, for modules:
+ * skinner/module.h. */
 
 /* The highest level the CPU (and the OS's saved register state) supports. */
 sk_isa_level sk_isa_level_detected(void);
