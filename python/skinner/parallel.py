@@ -13,6 +13,12 @@ An agent that terminates or truncates leaves `agents` (PettingZoo: an agent is n
 revived); when none is left, call reset(). An env that brings agents back by itself
 (Arena's snakes are reborn at once) keeps stepping their rows in the batch, but the
 dict view does not show them until reset().
+
+An env with action masks (Connect Four) gives each agent's observation in PettingZoo's
+form for masked games (its classic connect_four_v3's): a dict {"observation": the env's
+observation, "action_mask": int8 (mask_size,), 1 = allowed}, observation_space(agent) a
+Dict of the two. The mask is the batch's bool row viewed as int8, no copy; infos hold
+no mask. An env without masks gives plain arrays.
 """
 
 import numpy as np
@@ -38,11 +44,19 @@ class ParallelEnv:
         self._copy = copy
         self._log_names = list(described["log_names"])
         self._masks = None
+        self._mask_size = described["mask_size"]
+        self._observation_space = self.batch.single_observation_space
+        if self._mask_size:
+            from . import _spaces  # Gymnasium's, or skinner's own without it
+
+            self._observation_space = _spaces.Dict({
+                "observation": self.batch.single_observation_space,
+                "action_mask": _spaces.Box(0, 1, (self._mask_size,), np.int8)})
 
     # ---- the spaces: one object per env, the same for every agent (one shared role table)
     def observation_space(self, agent):
         self._check_agent(agent)
-        return self.batch.single_observation_space
+        return self._observation_space
 
     def action_space(self, agent):
         self._check_agent(agent)
@@ -50,7 +64,7 @@ class ParallelEnv:
 
     @property
     def observation_spaces(self):
-        return {agent: self.batch.single_observation_space for agent in self.possible_agents}
+        return {agent: self._observation_space for agent in self.possible_agents}
 
     @property
     def action_spaces(self):
@@ -75,16 +89,19 @@ class ParallelEnv:
                            f"{', ...' if len(self.possible_agents) > 4 else ''})")
 
     def _infos(self, infos, rows):
-        masks, active = infos.get("action_mask"), infos.get("active")
-        out = {}
-        for agent, row in rows:
-            info = {}
-            if masks is not None:
-                info["action_mask"] = masks[row]
-            if active is not None:
-                info["active"] = bool(active[row])
-            out[agent] = info
-        return out
+        active = infos.get("active")
+        return {agent: {} if active is None else {"active": bool(active[row])}
+                for agent, row in rows}
+
+    def _observe(self, observation, row, ended=False):
+        """An agent's observation: the row itself, or with masks PettingZoo's dict. An
+        ended agent takes no more actions, so its mask allows none (the batch's row
+        already holds the next episode's)."""
+        if not self._mask_size:
+            return observation
+        mask = (np.zeros(self._mask_size, np.int8) if ended
+                else self._masks[row].view(np.int8))
+        return {"observation": observation, "action_mask": mask}
 
     def reset(self, seed=None, options=None):
         """PettingZoo's reset: options are accepted and unused (skinner's envs take their
@@ -93,7 +110,8 @@ class ParallelEnv:
         self.agents = list(self.possible_agents)
         self._masks = infos.get("action_mask")
         rows = [(agent, self._row[agent]) for agent in self.agents]
-        return {agent: obs[row] for agent, row in rows}, self._infos(infos, rows)
+        return ({agent: self._observe(obs[row], row) for agent, row in rows},
+                self._infos(infos, rows))
 
     def _fill_actions(self, actions):
         """The batch's action rows: each live agent's given action; an agent that is done,
@@ -117,8 +135,17 @@ class ParallelEnv:
     def step(self, actions):
         if not self.agents:
             raise RuntimeError("every agent is done: call reset()")
-        obs, rewards, terminations, truncations, infos = self.batch.step(
-            self._fill_actions(actions))
+        try:
+            obs, rewards, terminations, truncations, infos = self.batch.step(
+                self._fill_actions(actions))
+        except ValueError as error:  # the batch names a row: name its agent too
+            if not self._mask_size:
+                raise
+            names = ", ".join(f"{row} {agent!r}" for row, agent in
+                              enumerate(self.possible_agents[:4]))
+            raise ValueError(f"{error} (the batch's row R is possible_agents[R]: {names}"
+                             f"{', ...' if self.max_num_agents > 4 else ''}; an agent's mask "
+                             "is its observation's \"action_mask\")") from error
         self._masks = infos.get("action_mask")
         final_obs, episode = infos.get("final_obs"), infos.get("episode")
         rows = [(agent, self._row[agent]) for agent in self.agents]
@@ -126,7 +153,8 @@ class ParallelEnv:
         info_of = self._infos(infos, rows)
         for agent, row in rows:
             ended = bool(terminations[row] or truncations[row])
-            observations[agent] = final_obs[row] if ended else obs[row]
+            observations[agent] = self._observe(final_obs[row] if ended else obs[row], row,
+                                                ended)
             reward_of[agent] = float(rewards[row])
             terminated_of[agent] = bool(terminations[row])
             truncated_of[agent] = bool(truncations[row])

@@ -96,3 +96,37 @@ class Box(Space):
     def __eq__(self, other):
         return (isinstance(other, Box) and self.shape == other.shape
                 and np.array_equal(self.low, other.low) and np.array_equal(self.high, other.high))
+
+
+class Dict:
+    """Dicts of named values, one space a key (keys sorted, as Gymnasium sorts a dict's):
+    skinner.parallel_env's {"observation", "action_mask"} of an env with masks."""
+
+    def __init__(self, spaces, seed=None):
+        self.spaces = {key: spaces[key] for key in sorted(spaces)}
+        self.shape, self.dtype = None, None
+        self.seed(seed)
+
+    def seed(self, seed=None):
+        for offset, space in enumerate(self.spaces.values()):
+            space.seed(None if seed is None else seed + offset)
+        return [seed]
+
+    def sample(self, mask=None):
+        return {key: space.sample() for key, space in self.spaces.items()}
+
+    def contains(self, x):
+        return (isinstance(x, dict) and x.keys() == self.spaces.keys()
+                and all(space.contains(x[key]) for key, space in self.spaces.items()))
+
+    def __getitem__(self, key):
+        return self.spaces[key]
+
+    def keys(self):
+        return self.spaces.keys()
+
+    def __repr__(self):
+        return "Dict(" + ", ".join(f"{key!r}: {space}" for key, space in self.spaces.items()) + ")"
+
+    def __eq__(self, other):
+        return isinstance(other, Dict) and self.spaces == other.spaces

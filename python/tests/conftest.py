@@ -1,6 +1,6 @@
 """Shared set-up of the Python module's tests: where the repository, the build
-and ../shared are. ctest runs them as `/usr/bin/python3 -m pytest` with
-PYTHONPATH=build/python and SKINNER_BUILD=build.
+and ../shared are. ctest runs them as `.venv/bin/python -m pytest` (the test venv,
+docs/install.md) with PYTHONPATH=build/python and SKINNER_BUILD=build.
 
 Skips are loud (as the C tests' TEST_SKIP in tests/test_util.h): a test whose
 requirement is absent skips through `require`, the summary prints one line

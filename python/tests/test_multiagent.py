@@ -4,6 +4,8 @@ Python-defined 2-agent env registered and trained like a single-agent one.
 
 PettingZoo's own parallel_api_test runs on these envs in test_pettingzoo_api.py."""
 
+import ast
+
 import numpy as np
 import pytest
 
@@ -251,10 +253,12 @@ def test_docs_python_blocks(capsys):
     section = text.split("\n## Python\n", 1)[1].split("\n## ", 1)[0]
     blocks = [block.split("\n", 1)[1] for block in section.split("```")[1::2]
               if block.startswith("python\n")]
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     for block in blocks:
         exec(compile(block, "docs/multiagent.md", "exec"), {})
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("16 ")
     assert out[1] == "every snake has died once; batch rows: 16"
-    assert float(out[2]) > 2.7
+    assert out[2].startswith("Dict(") and "'action_mask': Box(0, 1, (7,), int8)" in out[2]
+    assert sorted(ast.literal_eval(out[3]).values()) in ([-1.0, 1.0], [0.0, 0.0])
+    assert float(out[4]) > 2.7
