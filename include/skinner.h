@@ -43,12 +43,11 @@
 #include "skinner/vec.h"
 #include "skinner/check.h"
 #include "skinner/module.h"
+#include "skinner/version.h" /* SK_VERSION, generated from CMakeLists.txt */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define SK_VERSION "0.1.0"
 
 /* ------------------------------------------------------------------ errors */
 

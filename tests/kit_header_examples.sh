@@ -28,7 +28,7 @@ example() {
         closing && $0 ~ /^ \*     }$/ { exit }' "$source_dir/include/skinner/$header" |
         sed -e 's/^ \*     //' -e 's/^ \*$//' > "$work/$name.c"
     grep -q 'int main' "$work/$name.c" || fail "no program at the top of skinner/$header"
-    cc -std=c17 -Wall -Wextra -Werror "${sanitize[@]}" -I"$source_dir/include" "$work/$name.c" -o "$work/$name" \
+    cc -std=c17 -Wall -Wextra -Werror "${sanitize[@]}" -I"$source_dir/include" -I"$build_dir/include" "$work/$name.c" -o "$work/$name" \
         -L"$build_dir" -lskinner -Wl,-rpath,"$build_dir" -lm ||
         { cat -n "$work/$name.c"; fail "skinner/$header's example does not build"; }
     local out
@@ -39,7 +39,7 @@ example() {
 # a C++ host includes the kit too (every header has its extern "C" guard)
 for header in "$source_dir"/include/skinner.h "$source_dir"/include/skinner/*.h; do
     printf '#include "%s"\nint main() { return 0; }\n' "$header" > "$work/cxx.cc"
-    c++ -std=c++17 -fsyntax-only -Wall -Werror -I"$source_dir/include" "$work/cxx.cc" ||
+    c++ -std=c++17 -fsyntax-only -Wall -Werror -I"$source_dir/include" -I"$build_dir/include" "$work/cxx.cc" ||
         fail "a C++ program cannot include $(basename "$header")"
 done
 example nn.h nn "w = (1.00, 2.00), b = 1.00"

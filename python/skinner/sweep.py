@@ -15,7 +15,8 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 def _program():
     """The skinner program: $SKINNER_PROGRAM, the build tree's (BUILD/python/skinner ->
     BUILD/skinner), an install's (PREFIX/lib/pythonX.Y/dist-packages/skinner ->
-    PREFIX/bin/skinner), or the one on PATH."""
+    PREFIX/bin/skinner) or a wheel's (VENV/lib/pythonX.Y/site-packages/skinner ->
+    VENV/bin/skinner, the same four folders up), or the one on PATH."""
     candidates = [os.environ.get("SKINNER_PROGRAM"),
                   os.path.join(_HERE, "..", "..", "skinner"),
                   os.path.join(_HERE, "..", "..", "..", "..", "bin", "skinner"),

@@ -168,11 +168,17 @@ static int load_preset(sk_config *cfg, const char *name) {
         if (slash) *slash = '\0';
     }
     /* $SKINNER_CONFIG_DIR; a build tree (build/skinner -> configs/); an install
-     * moved anywhere (PREFIX/bin -> PREFIX/share/skinner/configs); the
-     * configured install prefix */
+     * moved anywhere (PREFIX/bin -> PREFIX/share/skinner/configs, or a wheel's
+     * bin -> site-packages/skinner/share/skinner/configs); the configured install
+     * prefix (not in a wheel, whose prefix was a staging folder) */
+#ifndef SKINNER_CONFIG_INSTALL_DIR
+#define SKINNER_CONFIG_INSTALL_DIR NULL
+#endif
     const char *candidates[4] = {env_dir, n > 0 ? exe_dir : NULL, n > 0 ? exe_dir : NULL,
                                  SKINNER_CONFIG_INSTALL_DIR};
-    const char *suffixes[4] = {"", "/../configs", "/../share/skinner/configs", ""};
+    const char *suffixes[4] = {"", "/../configs",
+                               "/" SKINNER_BIN_TO_PREFIX "/" SKINNER_DATADIR_REL "/skinner/configs",
+                               ""};
     for (int i = 0; i < 4 && !chosen; i++) {
         if (!candidates[i]) continue;
         snprintf(path, sizeof path, "%s%s/%s.ini", candidates[i], suffixes[i], name);

@@ -29,7 +29,8 @@ static const char *find_web_dir(char *buf, size_t size) {
         exe[len] = '\0';
         char *slash = strrchr(exe, '/');
         if (slash) *slash = '\0';
-        snprintf(buf, size, "%s/../share/skinner/web/index.html", exe);
+        snprintf(buf, size, "%s/" SKINNER_BIN_TO_PREFIX "/" SKINNER_DATADIR_REL
+                            "/skinner/web/index.html", exe);
         if (access(buf, R_OK) == 0) {
             buf[strlen(buf) - strlen("/index.html")] = '\0';
             return buf;

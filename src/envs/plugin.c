@@ -268,6 +268,9 @@ const char *sk_env_plugin_path(const sk_env_def *env) {
 #ifndef SKINNER_MODULE_LIBDIR
 #define SKINNER_MODULE_LIBDIR "lib" /* CMAKE_INSTALL_LIBDIR, set by CMakeLists.txt */
 #endif
+#ifndef SKINNER_BIN_TO_PREFIX /* the prefix from the program's folder, set by CMakeLists.txt */
+#define SKINNER_BIN_TO_PREFIX ".."
+#endif
 
 static pthread_once_t g_modules_once = PTHREAD_ONCE_INIT;
 /* where the modules were looked for, for messages: written once, under g_modules_once */
@@ -356,7 +359,8 @@ static void load_all_modules(void) {
     char own[4096], folder[4200];
     if (!own_folder(own, sizeof own)) return;
     /* installed library, installed program, build folder, a build subfolder (tests) */
-    const char *const below[] = {"/skinner/modules", "/../" SKINNER_MODULE_LIBDIR "/skinner/modules",
+    const char *const below[] = {"/skinner/modules",
+                                 "/" SKINNER_BIN_TO_PREFIX "/" SKINNER_MODULE_LIBDIR "/skinner/modules",
                                  "/modules", "/../modules"};
     for (size_t c = 0; c < sizeof below / sizeof *below; c++) {
         snprintf(folder, sizeof folder, "%s%s", own, below[c]);
@@ -367,7 +371,7 @@ static void load_all_modules(void) {
         }
     }
     snprintf(g_module_folder, sizeof g_module_folder,
-             "skinner/modules, ../" SKINNER_MODULE_LIBDIR
+             "skinner/modules, " SKINNER_BIN_TO_PREFIX "/" SKINNER_MODULE_LIBDIR
              "/skinner/modules, modules and ../modules beside '%s' (none exists)",
              own);
 }

@@ -20,12 +20,13 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Set by CMake: the installed library folder (absolute), the same relative to
- * the prefix, and the build folder, where the tests and tools of that build tree find
- * the backend (only code running from inside that tree looks there: an installed
- * library never loads a build tree's backend). */
-#ifndef SKINNER_CONV_INSTALL_LIBDIR
-#define SKINNER_CONV_INSTALL_LIBDIR "/usr/local/lib"
+/* Set by CMake: the prefix relative to the program's folder ("..", or a wheel's
+ * ../lib/pythonX.Y/site-packages), the library folder relative to the prefix, and, except
+ * in a wheel, the installed library folder (absolute) and the build folder, where the tests
+ * and tools of that build tree find the backend (only code running from inside that tree
+ * looks there: an installed library never loads a build tree's backend). */
+#ifndef SKINNER_BIN_TO_PREFIX
+#define SKINNER_BIN_TO_PREFIX ".."
 #endif
 #ifndef SKINNER_CONV_LIBDIR_REL
 #define SKINNER_CONV_LIBDIR_REL "lib"
@@ -105,11 +106,13 @@ static void backend_load(void) {
         own_folder(folder, sizeof folder);
         if (folder[0]) {
             snprintf(candidates[count++], CANDIDATE_MAX, "%s/%s", folder, SK_CONV_BACKEND_FILE);
-            snprintf(candidates[count++], CANDIDATE_MAX, "%s/../%s/%s", folder,
-                     SKINNER_CONV_LIBDIR_REL, SK_CONV_BACKEND_FILE);
+            snprintf(candidates[count++], CANDIDATE_MAX, "%s/" SKINNER_BIN_TO_PREFIX "/%s/%s",
+                     folder, SKINNER_CONV_LIBDIR_REL, SK_CONV_BACKEND_FILE);
         }
+#ifdef SKINNER_CONV_INSTALL_LIBDIR
         snprintf(candidates[count++], CANDIDATE_MAX, "%s/%s", SKINNER_CONV_INSTALL_LIBDIR,
                  SK_CONV_BACKEND_FILE);
+#endif
 #ifdef SKINNER_CONV_BUILD_DIR
         size_t tree = strlen(SKINNER_CONV_BUILD_DIR);
         if (strncmp(folder, SKINNER_CONV_BUILD_DIR, tree) == 0 &&
