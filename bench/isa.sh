@@ -27,49 +27,11 @@ date=$(date -u +%Y-%m-%d)
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 out=$root/bench/results/$date-$commit-isa.md
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-workloads=(
-    "CartPole-v1 (preset)|CartPole-v1|"
-    "CartPole-v1 (cartpole_fast.ini)|CartPole-v1|--config $root/configs/cartpole_fast.ini"
-    "CartPole-v1 (cartpole_lstm.ini)|CartPole-v1|--config $root/configs/cartpole_lstm.ini"
-    "MinAtar/Breakout-v1 (preset)|MinAtar/Breakout-v1|"
-)
-median() { printf '%s\n' "$@" | { grep -v n/a || true; } | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-ratio() { awk -v x="$1" -v y="$2" 'BEGIN { if (x + 0 > 0 && y + 0 > 0) printf "%.2f", x / y; else printf "n/a" }'; }
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
+mapfile -t workloads < <(bench_preset_workloads "$root")
 
-# one run: "wall_sps cpu_sps"; the environment given before the program (VAR=VALUE ...)
-run() {
-    local program=$1 env=$2 extra=$3 timing
-    shift 3
-    timing=$(mktemp)
-    # shellcheck disable=SC2086
-    env "$@" /usr/bin/time -o "$timing" -f '%U %S' "$program" bench train "$env" --threads "$threads" \
-        --seconds "$seconds" $extra --json 2> /dev/null |
-        /usr/bin/python3 -c "import json, sys
-r = json.load(sys.stdin); user, system = open('$timing').read().split()[-2:]
-print(int(r['sps']), int(r['steps'] / (float(user) + float(system))))" 2> /dev/null || echo "n/a n/a"
-    rm -f "$timing"
-}
 
-# compare NAME_A PROGRAM_A "ENV_A" NAME_B PROGRAM_B "ENV_B": table rows, A over B
-compare() {
-    local program_a=$1 env_a=$2 program_b=$3 env_b=$4 w name env extra a b
-    for w in "${workloads[@]}"; do
-        IFS='|' read -r name env extra <<< "$w"
-        local a_wall=() a_cpu=() b_wall=() b_cpu=()
-        for ((r = 0; r < repeats; r++)); do
-            # shellcheck disable=SC2086
-            read -r a b <<< "$(run "$program_a" "$env" "$extra" $env_a)"
-            a_wall+=("$a") a_cpu+=("$b")
-            # shellcheck disable=SC2086
-            read -r a b <<< "$(run "$program_b" "$env" "$extra" $env_b)"
-            b_wall+=("$a") b_cpu+=("$b")
-        done
-        local aw ac bw bc
-        aw=$(median "${a_wall[@]}") ac=$(median "${a_cpu[@]}")
-        bw=$(median "${b_wall[@]}") bc=$(median "${b_cpu[@]}")
-        echo "| $name | $aw | $bw | $(ratio "$aw" "$bw") | $ac | $bc | $(ratio "$ac" "$bc") |"
-    done
-}
 
 gemm=$("$gemm_bench" 9)
 gemm_table=$(/usr/bin/python3 -c "import json, sys

@@ -27,44 +27,12 @@ cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 out=$root/bench/results/$date-$commit-$name.md
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
-workloads=(
-    "CartPole-v1 (preset)|CartPole-v1|"
-    "CartPole-v1 (cartpole_fast.ini)|CartPole-v1|--config $root/configs/cartpole_fast.ini"
-    "CartPole-v1 (cartpole_lstm.ini)|CartPole-v1|--config $root/configs/cartpole_lstm.ini"
-    "MinAtar/Breakout-v1 (preset)|MinAtar/Breakout-v1|"
-)
-median() { printf '%s\n' "$@" | { grep -v n/a || true; } | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-ratio() { awk -v x="$1" -v y="$2" 'BEGIN { if (x + 0 > 0 && y + 0 > 0) printf "%.2f", x / y; else printf "n/a" }'; }
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
+mapfile -t workloads < <(bench_preset_workloads "$root")
 
-# one run: "wall_sps cpu_sps"
-run() {
-    local program=$1 env=$2 extra=$3 timing
-    timing=$(mktemp)
-    # shellcheck disable=SC2086
-    /usr/bin/time -o "$timing" -f '%U %S' "$program" bench train "$env" --threads "$threads" \
-        --seconds "$seconds" $extra --json 2> /dev/null |
-        /usr/bin/python3 -c "import json, sys
-r = json.load(sys.stdin); user, system = open('$timing').read().split()[-2:]
-print(int(r['sps']), int(r['steps'] / (float(user) + float(system))))" 2> /dev/null ||
-        echo "n/a n/a" # the old binary may not have the env (4e786c5 has no MinAtar)
-    rm -f "$timing"
-}
-
-lines=()
-for w in "${workloads[@]}"; do
-    IFS='|' read -r name env extra <<< "$w"
-    new_wall=() new_cpu=() old_wall=() old_cpu=()
-    for ((r = 0; r < repeats; r++)); do
-        read -r a b <<< "$(run "$skinner" "$env" "$extra")"
-        new_wall+=("$a") new_cpu+=("$b")
-        read -r a b <<< "$(run "$old" "$env" "$extra")"
-        old_wall+=("$a") old_cpu+=("$b")
-    done
-    nw=$(median "${new_wall[@]}") nc=$(median "${new_cpu[@]}")
-    ow=$(median "${old_wall[@]}") oc=$(median "${old_cpu[@]}")
-    lines+=("| $name | $nw | $ow | $(ratio "$nw" "$ow") | $nc | $oc | $(ratio "$nc" "$oc") |")
-    echo "learner: ${lines[-1]}" >&2
-done
+mapfile -t lines < <(compare "$skinner" "" "$old" "")
+printf 'learner: %s\n' "${lines[@]}" >&2
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 gemm_table() {
@@ -72,10 +40,12 @@ gemm_table() {
 rows = {}
 for line in sys.stdin:
     r = json.loads(line)
+    if 'peak' in r:  # the core's FMA peaks (bench/isa.sh reports them)
+        continue
     key = (r['pass'], r['shape'])
     rows.setdefault(key, {})[r['candidate']] = '%.1f' % r['gflops'] if r.get('available', True) else '-'
 for (which, shape), c in rows.items():
-    print('| %s | %s | %s | %s | %s |' % (which, shape, c['openblas'], c['skinner_avx512'], c['libxsmm']))"
+    print('| %s | %s | %s | %s | %s | %s |' % (which, shape, c['openblas'], c.get('skinner_avx512', '-'), c.get('skinner_avx2', '-'), c.get('libxsmm', '-')))"
 }
 gemm_plain=$(gemm_table)
 gemm_haswell=$(OPENBLAS_CORETYPE=Haswell gemm_table)
@@ -96,14 +66,14 @@ gemm_haswell=$(OPENBLAS_CORETYPE=Haswell gemm_table)
     echo
     echo "Plain (OpenBLAS picks its kernels for the CPU):"
     echo
-    echo "| pass | shape (B rows, C in, OC out) | OpenBLAS | skinner AVX-512 | libxsmm |"
-    echo "|---|---|---|---|---|"
+    echo "| pass | shape (B rows, C in, OC out) | OpenBLAS | skinner AVX-512 | skinner AVX2 | libxsmm |"
+    echo "|---|---|---|---|---|---|"
     echo "$gemm_plain"
     echo
     echo "With OPENBLAS_CORETYPE=Haswell (OpenBLAS pinned to its AVX2 kernels; the others unchanged):"
     echo
-    echo "| pass | shape (B rows, C in, OC out) | OpenBLAS | skinner AVX-512 | libxsmm |"
-    echo "|---|---|---|---|---|"
+    echo "| pass | shape (B rows, C in, OC out) | OpenBLAS | skinner AVX-512 | skinner AVX2 | libxsmm |"
+    echo "|---|---|---|---|---|---|"
     echo "$gemm_haswell"
 } > "$out"
 echo "learner: wrote $out" >&2

@@ -1,0 +1,60 @@
+# Sourced by the bench scripts that compare two programs or two settings on the presets: the
+# presets' workloads, a median and a ratio. (Issue 53 ask 9 asks the rest of bench/*.sh to
+# share it too.)
+# shellcheck shell=bash
+
+# "name|env|extra flags" for `skinner bench train`; root is the repository
+bench_preset_workloads() {
+    local root=$1
+    printf '%s\n' \
+        "CartPole-v1 (preset)|CartPole-v1|" \
+        "CartPole-v1 (cartpole_fast.ini)|CartPole-v1|--config $root/configs/cartpole_fast.ini" \
+        "CartPole-v1 (cartpole_lstm.ini)|CartPole-v1|--config $root/configs/cartpole_lstm.ini" \
+        "MinAtar/Breakout-v1 (preset)|MinAtar/Breakout-v1|"
+}
+# the median of the numbers given (n/a left out)
+median() { printf '%s\n' "$@" | { grep -v n/a || true; } | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+# x / y to two places, or n/a
+ratio() { awk -v x="$1" -v y="$2" 'BEGIN { if (x + 0 > 0 && y + 0 > 0) printf "%.2f", x / y; else printf "n/a" }'; }
+
+# One `skinner bench train` run: prints "wall_sps cpu_sps" (env steps per wall second and per
+# CPU-second, user + system, which a loaded machine distorts less), or "n/a n/a" when it fails
+# (an old binary without the env). Uses $threads and $seconds; VAR=VALUE words after EXTRA go
+# into the run's environment.
+# usage: run PROGRAM ENV "EXTRA FLAGS" [VAR=VALUE ...]
+run() {
+    local program=$1 env=$2 extra=$3 timing
+    shift 3
+    timing=$(mktemp)
+    # shellcheck disable=SC2086
+    env "$@" /usr/bin/time -o "$timing" -f '%U %S' "$program" bench train "$env" --threads "$threads" \
+        --seconds "$seconds" $extra --json 2> /dev/null |
+        /usr/bin/python3 -c "import json, sys
+r = json.load(sys.stdin); user, system = open('$timing').read().split()[-2:]
+print(int(r['sps']), int(r['steps'] / (float(user) + float(system))))" 2> /dev/null || echo "n/a n/a"
+    rm -f "$timing"
+}
+
+# The presets ($workloads), A against B alternating $repeats times: one table row each,
+# "| name | A wall | B wall | A/B | A per CPU-s | B per CPU-s | A/B |". ENV_A and ENV_B are
+# VAR=VALUE words for each side's runs (or "").
+# usage: compare PROGRAM_A "ENV_A" PROGRAM_B "ENV_B"
+compare() {
+    local program_a=$1 env_a=$2 program_b=$3 env_b=$4 w name env extra a b
+    for w in "${workloads[@]}"; do
+        IFS='|' read -r name env extra <<< "$w"
+        local a_wall=() a_cpu=() b_wall=() b_cpu=()
+        for ((r = 0; r < repeats; r++)); do
+            # shellcheck disable=SC2086
+            read -r a b <<< "$(run "$program_a" "$env" "$extra" $env_a)"
+            a_wall+=("$a") a_cpu+=("$b")
+            # shellcheck disable=SC2086
+            read -r a b <<< "$(run "$program_b" "$env" "$extra" $env_b)"
+            b_wall+=("$a") b_cpu+=("$b")
+        done
+        local aw ac bw bc
+        aw=$(median "${a_wall[@]}") ac=$(median "${a_cpu[@]}")
+        bw=$(median "${b_wall[@]}") bc=$(median "${b_cpu[@]}")
+        echo "| $name | $aw | $bw | $(ratio "$aw" "$bw") | $ac | $bc | $(ratio "$ac" "$bc") |"
+    done
+}
