@@ -55,9 +55,12 @@ make_test_venv() {
 }
 
 missing=()
+# Installed for this machine's architecture (or for all): with a foreign architecture added
+# (arm64, for the cross build) dpkg lists one line per architecture installed.
+native_arch=$(dpkg --print-architecture)
 for pkg in "${packages[@]}"; do
-    status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
-    [[ "$status" == "install ok installed" ]] || missing+=("$pkg")
+    status=$(dpkg-query -W -f='${Status} ${Architecture}\n' "$pkg" 2>/dev/null || true)
+    grep -qxE "install ok installed ($native_arch|all)" <<< "$status" || missing+=("$pkg")
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
     [[ ${1:-} != --test ]] || make_test_venv
