@@ -1508,6 +1508,20 @@ static void test_eval_text_digits(void **unused) {
  * its two allowed ones are taken equally often; Pendulum-v1's torques spread
  * over [-2, 2] and stay in it; a seed gives the same figures, another seed
  * others. */
+/* Issue 52: "1 episodes". One episode is said in the singular, more in the plural. */
+static void test_eval_counts_read_as_english(void **unused) {
+    (void)unused;
+    cli_run r;
+    RUN(&r, "eval", "CartPole-v1", "--policy", "random", "--episodes", "1");
+    expect_exit(&r, 0);
+    expect_stdout(&r, "CartPole-v1: 1 episode, return");
+    cli_run_free(&r);
+    RUN(&r, "eval", "CartPole-v1", "--policy", "random", "--episodes", "2");
+    expect_exit(&r, 0);
+    expect_stdout(&r, "CartPole-v1: 2 episodes, return");
+    cli_run_free(&r);
+}
+
 static void test_eval_random_policy(void **unused) {
     (void)unused;
     cli_run r, again;
@@ -1617,6 +1631,7 @@ int main(void) {
         cmocka_unit_test(test_default_run_dir_stays_in_runs),
         cmocka_unit_test(test_eval_text_digits),
         cmocka_unit_test(test_eval_random_policy),
+        cmocka_unit_test(test_eval_counts_read_as_english),
     };
     /* CMOCKA_FILTER=test_name runs one test (the full suite takes minutes on a shared machine) */
     const char *only = getenv("CMOCKA_FILTER");
