@@ -983,6 +983,70 @@ static void test_run_dir_guard_and_resume_cleanup(void **unused) {
     cli_run_free(&r);
 }
 
+/* The summary's number KEY (the run's figures after a train command). */
+static double summary_number(const cli_run *r, const char *run_dir, const char *key) {
+    char *text = read_run_file(run_dir, "summary.json");
+    cJSON *summary = parse_json_object(r, text, "summary.json");
+    double value = json_number(r, summary, key);
+    cJSON_Delete(summary);
+    free(text);
+    return value;
+}
+
+/* Issue 52: a run that stopped when solved, resumed with a larger budget, trains to it (the
+ * resume drops the saved train.stop_when_solved unless it asks again); the last line says what
+ * this run did, not the old "solved" line; a resume with nothing left to train leaves
+ * `skinner monitor` at the run's steps, as metrics.csv has them, not at 0. */
+static void test_resume_after_solved(void **unused) {
+    (void)unused;
+    char run_dir[4200], solved_steps[64], monitor_steps[96];
+    path_in_tmp(run_dir, sizeof run_dir, "solved_then_resumed");
+    cli_run r;
+    RUN(&r, "train", "CartPole-v1", "--stop-when-solved", "--run-dir", run_dir);
+    expect_exit(&r, 0);
+    expect_stdout(&r, "solved CartPole-v1");
+    double solved_at = summary_number(&r, run_dir, "solved_at_steps");
+    double first_total = summary_number(&r, run_dir, "total_steps");
+    cli_run_free(&r);
+    snprintf(solved_steps, sizeof solved_steps, "%.0f", solved_at);
+
+    RUN(&r, "train", "CartPole-v1", "--resume", run_dir, "--total-steps", "150000");
+    expect_exit(&r, 0);
+    double total = summary_number(&r, run_dir, "total_steps");
+    if (!(total > 140000.0))
+        FAIL_RUN(&r, "the resume stopped at %.0f steps, not at its budget of 150000 (it stopped "
+                 "at %.0f when solved)", total, first_total);
+    if (strstr(r.out, "solved CartPole-v1"))
+        FAIL_RUN(&r, "the last line repeats the earlier run's \"solved\" line%s", "");
+    char trained[64];
+    snprintf(trained, sizeof trained, "after %.0f steps", total);
+    expect_stdout(&r, trained);
+    expect_stdout(&r, solved_steps); /* when it was solved, said as before this resume */
+    cli_run_free(&r);
+
+    /* nothing left to train: the monitor still shows where the run is */
+    RUN(&r, "train", "CartPole-v1", "--resume", run_dir, "--total-steps", "150000");
+    expect_exit(&r, 0);
+    if (summary_number(&r, run_dir, "total_steps") != total)
+        FAIL_RUN(&r, "a resume at its budget trained more (%.0f steps, was %.0f)",
+                 summary_number(&r, run_dir, "total_steps"), total);
+    cli_run_free(&r);
+    RUN(&r, "monitor", run_dir);
+    expect_exit(&r, 0);
+    snprintf(monitor_steps, sizeof monitor_steps, "%.0f / %.0f", total, total);
+    expect_stdout(&r, monitor_steps);
+    cli_run_free(&r);
+
+    /* asking again stops at the first update where the 100-episode mean holds */
+    RUN(&r, "train", "CartPole-v1", "--resume", run_dir, "--total-steps", "300000",
+        "--stop-when-solved", "--quiet");
+    expect_exit(&r, 0);
+    double again = summary_number(&r, run_dir, "total_steps");
+    if (!(again > total && again < 300000.0))
+        FAIL_RUN(&r, "--stop-when-solved on the resume of a solved run trained to %.0f", again);
+    cli_run_free(&r);
+}
+
 static void test_config_layers_on_preset(void **unused) {
     (void)unused;
     char path[4200], run_dir[4200];
@@ -1444,6 +1508,20 @@ static void test_eval_text_digits(void **unused) {
  * its two allowed ones are taken equally often; Pendulum-v1's torques spread
  * over [-2, 2] and stay in it; a seed gives the same figures, another seed
  * others. */
+/* Issue 52: "1 episodes". One episode is said in the singular, more in the plural. */
+static void test_eval_counts_read_as_english(void **unused) {
+    (void)unused;
+    cli_run r;
+    RUN(&r, "eval", "CartPole-v1", "--policy", "random", "--episodes", "1");
+    expect_exit(&r, 0);
+    expect_stdout(&r, "CartPole-v1: 1 episode, return");
+    cli_run_free(&r);
+    RUN(&r, "eval", "CartPole-v1", "--policy", "random", "--episodes", "2");
+    expect_exit(&r, 0);
+    expect_stdout(&r, "CartPole-v1: 2 episodes, return");
+    cli_run_free(&r);
+}
+
 static void test_eval_random_policy(void **unused) {
     (void)unused;
     cli_run r, again;
@@ -1530,6 +1608,7 @@ int main(void) {
         cmocka_unit_test(test_eval_bad_checkpoints),
         cmocka_unit_test(test_eval_directory_as_checkpoint),
         cmocka_unit_test(test_run_dir_guard_and_resume_cleanup),
+        cmocka_unit_test(test_resume_after_solved),
         cmocka_unit_test(test_config_layers_on_preset),
         cmocka_unit_test(test_user_facing_messages),
         cmocka_unit_test(test_help),
@@ -1552,6 +1631,10 @@ int main(void) {
         cmocka_unit_test(test_default_run_dir_stays_in_runs),
         cmocka_unit_test(test_eval_text_digits),
         cmocka_unit_test(test_eval_random_policy),
+        cmocka_unit_test(test_eval_counts_read_as_english),
     };
+    /* CMOCKA_FILTER=test_name runs one test (the full suite takes minutes on a shared machine) */
+    const char *only = getenv("CMOCKA_FILTER");
+    if (only && only[0]) cmocka_set_test_filter(only);
     return cmocka_run_group_tests(tests, setup, teardown);
 }

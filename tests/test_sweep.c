@@ -219,6 +219,19 @@ static void test_refused_inputs(void **state) {
     expect_refusal("[sweep]\nmethod = grid\n", 2, "method = 'grid'");
     expect_refusal("[sweep]\ngoal = up\n", 2, "goal = 'up'");
     expect_refusal("[sweep]\ncost = dollars\n", 2, "cost = 'dollars'");
+    /* steps as the cost with a fixed budget: every trial costs the same (issue 52) */
+    expect_refusal("[sweep]\nenv = CartPole-v1\nmetric = final_mean_return\ntrials = 4\n"
+                   "cost = steps\n[train]\ntotal_steps = 30000\n[ppo.learning_rate]\n"
+                   "distribution = log_uniform\nmin = 1e-4\nmax = 1e-2\n",
+                   5, "cost = steps is the same for every trial");
+    /* ... and accepted where a trial stops when solved */
+    write_text(path, "[sweep]\nenv = CartPole-v1\nmetric = final_mean_return\ntrials = 4\n"
+                     "cost = steps\n[train]\ntotal_steps = 30000\nstop_when_solved = true\n"
+                     "[ppo.learning_rate]\ndistribution = log_uniform\nmin = 1e-4\nmax = 1e-2\n");
+    if (sk_sweep_spec_load(&spec, path) != SK_OK) {
+        print_error("cost = steps with stop_when_solved refused: %s\n", sk_last_error());
+        fail();
+    }
     expect_refusal("[sweep]\ntrials = 0\n", 2, "trials = '0'");
     /* a key tuned twice, and both tuned and fixed */
     expect_refusal(GOOD_SWEEP "[ppo.learning_rate]\n", 10, "tuned twice (first on line 6)");
@@ -450,7 +463,7 @@ static void test_eval_metric(void **state) {
     snprintf(dir, sizeof dir, "%s/eval-sweep", g_tmp);
     snprintf(out, sizeof out, "%s/eval.out", g_tmp);
     snprintf(err, sizeof err, "%s/eval.err", g_tmp);
-    const char *body = "eval = --episodes 5 --greedy\ncost = steps\ntrials = 2\n\n"
+    const char *body = "eval = --episodes 5 --greedy\ncost = seconds\ntrials = 2\n\n"
                        "[train]\ntotal_steps = 4096\n\n"
                        "[ppo.learning_rate]\ndistribution = log_uniform\nmin = 1e-3\nmax = 1e-2\n";
     char text[1024];
@@ -513,7 +526,7 @@ static void test_early_stop(void **state) {
     /* seed 3 draws learning rates 2.5e-3 (the centre), 9e-6, 2.1e-3, then 2.9e-6 and 2.4e-5,
      * which learn next to nothing in 150k steps while the good ones reach 500 */
     write_text(sweep, "[sweep]\nenv = CartPole-v1\nmethod = random\nmetric = final_mean_return\n"
-                      "cost = steps\ntrials = 5\nseed = 3\nearly_stop = 0.5\n\n"
+                      "cost = seconds\ntrials = 5\nseed = 3\nearly_stop = 0.5\n\n"
                       "[train]\ntotal_steps = 150000\n\n"
                       "[ppo.learning_rate]\ndistribution = log_uniform\nmin = 1e-6\nmax = 3e-3\n"
                       "centre = 2.5e-3\n");
@@ -566,7 +579,7 @@ static void resume_after(int signo, const char *name) {
     snprintf(jsonl, sizeof jsonl, "%s/sweep.jsonl", dir);
     write_text(sweep, "[sweep]\nenv = CartPole-v1\nmethod = pareto\nmetric = final_mean_return\n"
                       "goal = max\ncost = steps\ntrials = 10\ntrials_at_once = 2\n\n"
-                      "[train]\ntotal_steps = 40000\n\n"
+                      "[train]\ntotal_steps = 40000\nstop_when_solved = true\n\n"
                       "[ppo.learning_rate]\ndistribution = log_uniform\nmin = 1e-4\nmax = 1e-2\n\n"
                       "[ppo.update_epochs]\ndistribution = integer\nmin = 1\nmax = 6\n");
     char *argv[] = {SKINNER_BINARY, "sweep", "--config", sweep, "--run-dir", dir, NULL};
@@ -629,6 +642,16 @@ static void resume_after(int signo, const char *name) {
     char *printed = read_text(out);
     assert_non_null(strstr(printed, "Pareto front"));
     assert_non_null(strstr(printed, "best: trial"));
+    free(printed);
+    /* best.ini holds what was tuned, not the trials' 40000-step budget (issue 52) */
+    char best[700];
+    snprintf(best, sizeof best, "%s/best.ini", dir);
+    printed = read_text(best);
+    if (strstr(printed, "total_steps") || !strstr(printed, "learning_rate") ||
+        !strstr(printed, "stop_when_solved = true")) {
+        print_error("best.ini keeps the trial's budget or lost a key:\n%s", printed);
+        fail();
+    }
     free(printed);
     /* skinner monitor on the sweep's folder: a snapshot of the trials (stdout is a file) */
     char *monitor[] = {SKINNER_BINARY, "monitor", dir, NULL};

@@ -22,7 +22,7 @@ env = CartPole-v1
 method = pareto
 metric = final_mean_return
 goal = max
-cost = steps
+cost = seconds
 trials = 12
 
 [train]

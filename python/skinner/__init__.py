@@ -300,7 +300,8 @@ def train(env, config=None, run_dir=None, total_steps=None, seed=None, threads=N
     train.* keys. run_dir: where the run folder goes (config.ini, metrics.csv,
     policy.safetensors, ...); None writes nothing. A non-empty run_dir is
     refused unless force. resume: a run folder to continue (its config is
-    used; built-in and plugin envs only).
+    used; built-in and plugin envs only) up to total_steps; a run that
+    stopped when solved trains on unless stop_when_solved=True is given again.
 
     The trainer runs with the GIL released. callback(stats) is called once per
     update with that update's figures; returning False stops the run cleanly.
@@ -317,6 +318,8 @@ def train(env, config=None, run_dir=None, total_steps=None, seed=None, threads=N
             raise ValueError("resume continues a run with its own config.ini in its own folder; "
                              "drop config and run_dir")
         run_dir = resume
+        if stop_when_solved is None:  # as `skinner train --resume`: a resume trains on
+            stop_when_solved = False
         files.append(os.path.join(resume, "config.ini"))
         resume = os.path.join(resume, "policy.safetensors")
         if not os.path.isfile(files[0]):

@@ -94,3 +94,35 @@ def test_docs_python_env_block_runs_as_printed(tmp_path, name, index, code):
         assert len(out.stdout.splitlines()) >= 2, f"{where} printed no progress:\n{out.stdout}"
     if 'print("solved:"' in code:
         assert out.stdout.splitlines()[-1].startswith("solved: True"), f"{where}:\n{out.stdout}"
+
+
+def python_md_blocks():
+    """(block number, skip reason or None, code) of every ```python block of docs/python.md, in
+    page order. A block is skipped only with a `<!-- test: skip: REASON -->` line just above it,
+    as tests/readme_check.py reads README.md's markers."""
+    text = (REPO / "docs" / "python.md").read_text()
+    found = re.findall(r"^(?:<!-- test: skip: (.+?) -->\n)?```python\n(.*?)^```", text, re.M | re.S)
+    return [(k, reason or None, code) for k, (reason, code) in enumerate(found)]
+
+
+@pytest.fixture(scope="module")
+def python_md_folder(tmp_path_factory):
+    """One folder for the page's blocks: a later block reads the run an earlier one wrote
+    (Policies loads runs/cp, which Training trains), as a reader running them in turn would."""
+    return tmp_path_factory.mktemp("python_md")
+
+
+@pytest.mark.parametrize("index, reason, code", python_md_blocks(),
+                         ids=[f"block{index}" for index, _, _ in python_md_blocks()])
+def test_python_md_block_runs_as_printed(python_md_folder, index, reason, code):
+    """Each block of docs/python.md runs verbatim, in a fresh interpreter, in page order: no
+    name it uses comes from another block, and none loops forever."""
+    if reason:
+        pytest.skip(f"docs/python.md block {index}: {reason}")
+    if re.search(r"^import torch|^import .*\btorch\b", code, re.M):
+        require_torch()
+    script = python_md_folder / f"block{index}.py"
+    script.write_text(code)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120, cwd=python_md_folder, env=environment())
+    assert out.returncode == 0, f"docs/python.md, python block {index}:\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}"

@@ -335,3 +335,18 @@ def test_a_preset_of_several_files_layers_them_in_order(tmp_path):
     skinner.train("MinAtar/Seaquest-v1", config={"ppo.ent_coef": 0.05}, total_steps=8192,
                   run_dir=str(run), seed=1, threads=1)
     assert "ent_coef = 0.05" in (run / "config.ini").read_text()
+
+
+def test_resume_of_a_solved_run_trains_to_its_budget(tmp_path):
+    # issue 52: the run's config.ini keeps stop_when_solved = true; the resume trains on unless
+    # it asks for stop_when_solved again (the CLI's rule)
+    first = skinner.train("CartPole-v1", run_dir=tmp_path / "run", stop_when_solved=True)
+    assert first["solved"]
+    batch = first["total_steps"] // first["updates"]
+    budget = first["total_steps"] + 8 * batch
+    resumed = skinner.train("CartPole-v1", resume=tmp_path / "run", total_steps=budget)
+    assert resumed["total_steps"] == budget, (first["total_steps"], resumed["total_steps"])
+    assert resumed["solved_at_steps"] == first["solved_at_steps"]
+    again = skinner.train("CartPole-v1", resume=tmp_path / "run", total_steps=budget + 8 * batch,
+                          stop_when_solved=True)
+    assert again["total_steps"] == budget + batch  # the 100-episode mean still holds

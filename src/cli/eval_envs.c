@@ -173,8 +173,8 @@ static void print_eval(const sk_env_def *env, const char *who, bool greedy,
         return;
     }
     char mean[32], std[32], min[32], max[32];
-    printf("%s: %d episodes, return %s +- %s (min %s, max %s), length %.1f\n", env->id,
-           r->episodes, format_score(mean, sizeof mean, r->mean_return),
+    printf("%s: %d episode%s, return %s +- %s (min %s, max %s), length %.1f\n", env->id,
+           r->episodes, r->episodes == 1 ? "" : "s", format_score(mean, sizeof mean, r->mean_return),
            format_score(std, sizeof std, r->std_return),
            format_score(min, sizeof min, r->min_return),
            format_score(max, sizeof max, r->max_return), r->mean_length);
@@ -406,8 +406,9 @@ static int eval_video(sk_run_plan *plan, sk_config *cfg, const char *path, int e
         status = sk_video_record(&lp, path, episodes, greedy, (uint64_t)seed, fps, &summary);
     sk_loaded_policy_free(&lp);
     if (status != SK_OK) return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-    printf("%s: %d episodes, %d frames to %s, mean return %.2f%s\n", plan->env->id,
-           summary.episodes, summary.frames, path, summary.mean_return, greedy ? " (greedy)" : "");
+    printf("%s: %d episode%s, %d frame%s to %s, mean return %.2f%s\n", plan->env->id,
+           summary.episodes, summary.episodes == 1 ? "" : "s", summary.frames,
+           summary.frames == 1 ? "" : "s", path, summary.mean_return, greedy ? " (greedy)" : "");
     return SK_EXIT_OK;
 #else
     (void)plan, (void)cfg, (void)path, (void)episodes, (void)greedy, (void)seed, (void)fps;

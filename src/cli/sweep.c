@@ -96,13 +96,18 @@ void sweep_trial_dir(char *buf, size_t size, const char *dir, int index) {
     snprintf(buf, size, "%s/trial-%04d", dir, index);
 }
 
-/* The trial's config: the base config, the fixed keys and the tuned keys' values. */
-sk_status sweep_trial_config(const sk_sweep_spec *spec, const double *value, const char *path) {
+/* The trial's config: the base config, the fixed keys and the tuned keys' values. Without
+ * with_budget (best.ini), the sweep file's fixed train.total_steps is left out: it is the
+ * trial's budget, not something tuned, and `skinner train --config best.ini` then trains for
+ * the preset's (or --total-steps). */
+sk_status sweep_trial_config(const sk_sweep_spec *spec, const double *value, bool with_budget,
+                             const char *path) {
     sk_config *cfg = sk_config_new();
     if (!cfg) return sk_fail(SK_ERR_NOMEM, "out of memory writing '%s'", path);
     sk_status status = spec->base_config[0] ? sk_config_load_file(cfg, spec->base_config) : SK_OK;
     for (int i = 0; i < spec->num_fixed && status == SK_OK; i++)
-        status = sk_config_set(cfg, spec->fixed_key[i], spec->fixed_value[i]);
+        if (with_budget || strcmp(spec->fixed_key[i], "train.total_steps") != 0)
+            status = sk_config_set(cfg, spec->fixed_key[i], spec->fixed_value[i]);
     char threads[32]; /* as the trials ran: best.ini then trains as its trial did */
     snprintf(threads, sizeof threads, "%d", spec->threads_per_trial);
     if (status == SK_OK) status = sk_config_set(cfg, "train.threads", threads);
@@ -406,7 +411,7 @@ static sk_status claim(sweep_run *run, slot *s, claim_result *result) {
     }
     sweep_trial_dir(dir, sizeof dir, run->dir, s->trial.index);
     snprintf(path, sizeof path, "%s/trial.ini", dir);
-    sk_status status = sweep_trial_config(&run->spec, s->trial.value, path);
+    sk_status status = sweep_trial_config(&run->spec, s->trial.value, true, path);
     if (status != SK_OK) return status;
     *result = CLAIMED;
     return SK_OK;

@@ -20,8 +20,10 @@ bool sweep_summary_number(const char *path, const char *key, double *out);
 /* The highest NNNN of DIR/trial-NNNN folders, or -1. */
 int sweep_highest_trial(const char *dir);
 void sweep_trial_dir(char *buf, size_t size, const char *dir, int index);
-/* Writes a trial's config (base, fixed keys, tuned values) to path. */
-sk_status sweep_trial_config(const sk_sweep_spec *spec, const double *value, const char *path);
+/* Writes a trial's config (base, fixed keys, tuned values) to path; without with_budget
+ * (best.ini), no fixed train.total_steps. */
+sk_status sweep_trial_config(const sk_sweep_spec *spec, const double *value, bool with_budget,
+                             const char *path);
 
 /* A new sweep: reads and checks the sweep file (every refusal before any trial: the
  * file's own checks, then `skinner config` on the tuned keys at their range's ends),

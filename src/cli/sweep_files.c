@@ -154,7 +154,7 @@ static sk_status check_eval_metric(const char *path, const sk_sweep_spec *spec, 
     for (int d = 0; d < spec->num_params; d++) value[d] = spec->params[d].centre;
     char message[PROBE_OUTPUT_MAX], threads[32], eval_text[SK_SWEEP_TEXT_MAX];
     snprintf(threads, sizeof threads, "%d", spec->threads_per_trial);
-    sk_status status = sweep_trial_config(spec, value, config);
+    sk_status status = sweep_trial_config(spec, value, true, config);
     char *train[] = {(char *)self, "train", (char *)spec->env, "--config", config, "--run-dir",
                      run_dir, "--total-steps", "1", "--threads", threads, "--quiet", NULL};
     if (status == SK_OK) status = run_probe(train, NULL, message, sizeof message);
@@ -213,7 +213,7 @@ static sk_status check_trial_configs(const char *path, const sk_sweep_spec *spec
         double value[SK_SWEEP_MAX_PARAMS];
         for (int d = 0; d < spec->num_params; d++)
             value[d] = sk_sweep_value(&spec->params[d], end ? 1.0 : -1.0);
-        status = sweep_trial_config(spec, value, probe);
+        status = sweep_trial_config(spec, value, true, probe);
         char message[PROBE_OUTPUT_MAX];
         if (status == SK_OK) status = probe_config(self, spec->env, probe, message, sizeof message);
         if (status == SK_OK && message[0]) {

@@ -110,7 +110,7 @@ int sweep_report(int argc, char **argv) {
         for (int d = 0; d < spec.num_params; d++)
             printf("  %s = %.10g\n", spec.params[d].key, trials[best].value[d]);
         snprintf(path, sizeof path, "%s/best.ini", dir);
-        if (sweep_trial_config(&spec, trials[best].value, path) != SK_OK)
+        if (sweep_trial_config(&spec, trials[best].value, false, path) != SK_OK)
             code = cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
         else printf("wrote %s; train it: skinner train %s --config %s\n", path, spec.env, path);
     }

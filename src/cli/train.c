@@ -84,6 +84,9 @@ int cli_train_config(int argc, char **argv, sk_run_plan *plan, cli_train_extra *
         if (sk_config_load_file(cfg, resume_config) != SK_OK)
             return cli_error(SK_EXIT_FAILURE, "cannot resume '%s': %s", resume_dir,
                              sk_last_error());
+        /* a resume is asked to train: a run that stopped when solved would stop again after
+         * one update, so stopping when solved holds only if this command asks for it again */
+        sk_config_set(cfg, "train.stop_when_solved", "false");
         /* a run of a plugin env names its plugin: load it before finding ENV */
         if (sk_run_plan_load_plugin(sk_config_get(cfg, "env.plugin")) != SK_OK)
             return cli_error(SK_EXIT_FAILURE, "cannot resume '%s': %s", resume_dir,
@@ -430,6 +433,8 @@ int cmd_train(int argc, char **argv) {
             fprintf(stderr, "training %s on %d thread%s, run folder %s\n", env->id, threads,
                     threads == 1 ? "" : "s", run_dir);
     }
+    /* a resumed run's result says where it stood: the last line reports this command's part */
+    const int64_t start_steps = sk_trainer_result(trainer).total_steps;
     sk_status status = sk_trainer_run(trainer);
     if (p.tty && !extra.quiet) fputc('\n', stderr);
     sk_train_result r = sk_trainer_result(trainer);
@@ -438,7 +443,15 @@ int cmd_train(int argc, char **argv) {
         goto done;
     }
     if (!root) goto done;
-    if (r.solved)
+    char earlier[96] = "";
+    if (r.solved && r.solved_at_steps <= start_steps)
+        snprintf(earlier, sizeof earlier, " (solved at %lld steps, before this resume)",
+                 (long long)r.solved_at_steps);
+    if (extra.resume_dir && r.total_steps == start_steps)
+        printf("nothing to train: the run is at %lld steps, its train.total_steps; resume with a "
+               "larger --total-steps to continue it%s\n",
+               (long long)r.total_steps, earlier);
+    else if (r.solved && !earlier[0])
         printf("solved %s: mean return over 100 episodes reached %g after %lld steps, %.2f s\n",
                env->id, env->solved_threshold, (long long)r.solved_at_steps,
                r.solved_at_seconds);
@@ -449,6 +462,10 @@ int cmd_train(int argc, char **argv) {
     else if (!isfinite(env->solved_threshold))
         printf("finished: final mean return %.3f after %lld steps, %.2f s\n", r.final_mean_return,
                (long long)r.total_steps, r.wall_seconds);
+    else if (earlier[0])
+        printf("finished: final mean return %.1f (threshold %g) after %lld steps, %.2f s%s\n",
+               r.final_mean_return, env->solved_threshold, (long long)r.total_steps,
+               r.wall_seconds, earlier);
     else
         printf("not solved: final mean return %.1f (threshold %g) after %lld steps, %.2f s\n",
                r.final_mean_return, env->solved_threshold, (long long)r.total_steps,

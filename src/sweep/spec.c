@@ -104,6 +104,7 @@ static sk_status sweep_key(sk_sweep_spec *spec, const reader *rd, const char *ke
         if (strcmp(value, "seconds") == 0) spec->cost = SK_COST_SECONDS;
         else if (strcmp(value, "steps") == 0) spec->cost = SK_COST_STEPS;
         else return REFUSE(rd, rd->line, "cost = '%s' (expected seconds or steps)", value);
+        spec->cost_line = rd->line;
     } else if (strcmp(key, "trials") == 0) {
         status = parse_count(rd, key, value, 1, 1000000, &spec->trials);
     } else if (strcmp(key, "seconds") == 0) {
@@ -216,6 +217,29 @@ static sk_status param_check(sk_sweep_param *param, const param_seen *seen, cons
     return SK_OK;
 }
 
+/* Whether a trial's env steps can differ from another's: only a run that stops when solved,
+ * or a tuned budget, ends short of or beyond the fixed train.total_steps (a trial stopped
+ * early is a failure, not a cost). Tuning env.num_envs or ppo.horizon moves the steps only by
+ * the budget's rounding to whole updates. */
+static bool steps_can_vary(const sk_sweep_spec *spec) {
+    for (int j = 0; j < spec->num_params; j++)
+        if (strcmp(spec->params[j].key, "train.total_steps") == 0) return true;
+    for (int i = 0; i < spec->num_fixed; i++)
+        if (strcmp(spec->fixed_key[i], "train.stop_when_solved") == 0)
+            return strcmp(spec->fixed_value[i], "true") == 0;
+    if (!spec->base_config[0]) return false;
+    /* a base config that cannot be read is not judged here: loading the trials reports it */
+    sk_config *base = sk_config_new();
+    if (!base || sk_config_load_file(base, spec->base_config) != SK_OK) {
+        sk_config_free(base);
+        return true;
+    }
+    const char *stop = sk_config_get(base, "train.stop_when_solved");
+    bool solved = stop && strcmp(stop, "true") == 0;
+    sk_config_free(base);
+    return solved;
+}
+
 static sk_status read_lines(sk_sweep_spec *spec, reader *rd, FILE *file) {
     char text[4096], section[SK_SWEEP_KEY_MAX] = "";
     sk_sweep_param *param = NULL;
@@ -309,6 +333,12 @@ sk_status sk_sweep_spec_load(sk_sweep_spec *spec, const char *path) {
         return REFUSE(&rd, spec->early_stop_line,
                       "early_stop compares training returns: it needs metric = final_mean_return "
                       "and goal = max");
+    if (spec->cost == SK_COST_STEPS && !steps_can_vary(spec))
+        return REFUSE(&rd, spec->cost_line,
+                      "cost = steps is the same for every trial: each runs train.total_steps, so "
+                      "the score-cost front would be one point; set stop_when_solved = true in "
+                      "[train] (a trial then costs the steps it took to solve), tune "
+                      "train.total_steps, or use cost = seconds");
     /* the sweep sets these per run: --threads threads_per_trial, --seed 1..seeds_per_trial */
     static const char *const owned[] = {"train.threads", "train.seed"};
     for (int k = 0; k < 2; k++) {

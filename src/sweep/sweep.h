@@ -68,7 +68,7 @@ typedef struct sk_sweep_spec {
     char fixed_key[SK_SWEEP_MAX_FIXED][SK_SWEEP_KEY_MAX];
     char fixed_value[SK_SWEEP_MAX_FIXED][256];
     int fixed_line[SK_SWEEP_MAX_FIXED];
-    int metric_line, env_line, config_line, early_stop_line; /* their lines in the file */
+    int metric_line, env_line, config_line, early_stop_line, cost_line; /* their lines in the file */
 } sk_sweep_spec;
 
 /* The summary.json keys a trial's metric or cost may be read from (numbers a run

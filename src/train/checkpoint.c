@@ -566,6 +566,7 @@ static sk_status resume_from(sk_trainer *tr, const sk_st_file *file, const char 
     TRY(sk_vec_check_state(tr->vec, path));
     TRY(check_current_step(tr, path));
     tr->progress.steps = counters[C_STEPS];
+    tr->progress.result.total_steps = counters[C_STEPS]; /* where the run stands until it runs */
     tr->progress.episodes = counters[C_EPISODES];
     ln->adam_step = counters[C_ADAM_STEP];
     tr->progress.window_count = (int)counters[C_WINDOW_COUNT];
