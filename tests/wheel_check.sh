@@ -35,6 +35,7 @@ out=$(make -s --no-print-directory -C "$work/src" wheel JOBS="${JOBS:-2}" 2>&1) 
 grep -E '^(wheel|tag|size):' <<< "$out"
 echo "make wheel: $((SECONDS - start)) s"
 wheel=$(sed -n 's/^wheel: //p' <<< "$out")
+[[ $wheel == /* ]] || wheel=$work/src/$wheel # wheel_repair.py names it from the tree's root
 [[ -f $wheel && $wheel == *manylinux* ]] || fail "make wheel made no manylinux wheel: $out"
 cp "$wheel" "$work/"
 wheel=$work/$(basename "$wheel")
