@@ -17,6 +17,7 @@ import json
 import os
 import queue
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -208,7 +209,7 @@ def skinner_metrics(path):
 
 
 def run_skinner(args, env_id, target, extra, tmp):
-    run_dir = os.path.join(tmp, "skinner-" + env_id.replace("/", "-"))
+    run_dir = tempfile.mkdtemp(prefix="skinner-" + env_id.replace("/", "-") + "-", dir=tmp)
     command = [args.skinner, "train", env_id, "--seed", "1", "--run-dir", run_dir, "--quiet"]
     command += extra
     metrics = os.path.join(run_dir, "metrics.csv")
@@ -239,14 +240,17 @@ def run_cleanrl(args, target, extra, tmp):
         m = CLEANRL_LINE.search(line)
         return (int(m.group(1)), float(m.group(2))) if m else None
 
-    result = watch(command, target, args.cap, parse, cwd)
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.peer_threads))
+    result = watch(command, target, args.cap, parse, cwd, env=env)
     rates = [int(m.group(1)) for m in map(re.compile(r"^SPS: (\d+)").search, result["lines"]) if m]
     result["sps"] = rates[-1] if rates else float("nan")
-    result["command"] = " ".join(["python", "-m", "cleanrl.ppo"] + command[4:])
+    result["command"] = " ".join([f"OMP_NUM_THREADS={args.peer_threads}", "python", "-m",
+                                  "cleanrl.ppo"] + command[4:])
     return result
 
 
 def run_sb3(args, spec, target, tmp):
+    spec = dict(spec, threads=args.peer_threads)
     command = [sys.executable, "-u", os.path.abspath(__file__), "--sb3-run", json.dumps(spec)]
 
     def parse(line):
@@ -299,7 +303,7 @@ def sb3_run(spec):
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import VecNormalize
 
-    torch.set_num_threads(spec.get("threads", os.cpu_count()))
+    torch.set_num_threads(spec["threads"])
     if spec["env"].startswith("MinAtar/"):
         from minatar.gym import register_envs  # Gymnasium 1.x loads no plugins: by hand
         register_envs()
@@ -368,16 +372,21 @@ def training(args, log):
     br_steps = 10_000_000
     runs = []
 
-    def record(what, hyper, result, target, env_id):
-        result.update(what=what, hyper=hyper, target=target, env=env_id,
+    def record(what, hyper, result, target, env_id, threads=args.peer_threads):
+        result.update(what=what, hyper=hyper, target=target, env=env_id, threads=threads,
                       load=os.getloadavg()[0])
         result.pop("lines", None)
         runs.append(result)
         log(f"ppo {env_id} {what} ({hyper}): reached {result['reached']}, "
             f"{result.get('sps', float('nan')):.0f} steps/s, load {result['load']:.2f}")
 
+    cores = os.cpu_count()
     record("skinner", "preset", run_skinner(args, "CartPole-v1", cp_target,
-                                             ["--stop-when-solved"], tmp), cp_target, "CartPole-v1")
+                                             ["--stop-when-solved"], tmp),
+           cp_target, "CartPole-v1", threads=cores)
+    record("skinner", "preset", run_skinner(args, "CartPole-v1", cp_target,
+                                             ["--stop-when-solved", "--threads", "1"], tmp),
+           cp_target, "CartPole-v1", threads=1)
     record("SB3 PPO", "rl-zoo defaults (8 envs)",
            run_sb3(args, dict(env="CartPole-v1", n_envs=8, ppo=SB3_ZOO_CARTPOLE,
                               steps=cp_steps, target=cp_target), cp_target, tmp),
@@ -392,7 +401,10 @@ def training(args, log):
            run_cleanrl(args, cp_target, CLEANRL_AS_SKINNER_CARTPOLE, tmp),
            cp_target, "CartPole-v1")
     record("skinner", "preset", run_skinner(args, "MinAtar/Breakout-v1", br_target, [], tmp),
-           br_target, "MinAtar/Breakout-v1")
+           br_target, "MinAtar/Breakout-v1", threads=cores)
+    record("skinner", "preset", run_skinner(args, "MinAtar/Breakout-v1", br_target,
+                                             ["--threads", "1"], tmp),
+           br_target, "MinAtar/Breakout-v1", threads=1)
     record("SB3 PPO", "its defaults (MlpPolicy, 1 env)",
            run_sb3(args, dict(env="MinAtar/Breakout-v1", n_envs=1, ppo={}, steps=br_steps,
                               target=br_target), br_target, tmp), br_target, "MinAtar/Breakout-v1")
@@ -400,6 +412,7 @@ def training(args, log):
            run_sb3(args, dict(env="MinAtar/Breakout-v1", n_envs=64, ppo=SB3_AS_SKINNER_MINATAR,
                               net="minatar_cnn", steps=br_steps, target=br_target),
                    br_target, tmp), br_target, "MinAtar/Breakout-v1")
+    shutil.rmtree(tmp, ignore_errors=True)
     return runs
 
 
@@ -475,13 +488,16 @@ def report(args, step_results, ppo_runs):
                   f"{args.breakout_target:g}. Steps/s by each program's own clock (skinner: "
                   "metrics.csv; SB3: from learn(); CleanRL: its last `SPS:` line); the wall "
                   "seconds include each program's start-up (Python and torch imports for the "
-                  "peers). skinner: its preset on both cores; the peers: torch on both cores. "
+                  "peers). skinner: its preset on all cores and on one thread; the peers: torch on "
+                  f"{args.peer_threads} thread(s) (PEER_THREADS; torch.set_num_threads for SB3, "
+                  "OMP_NUM_THREADS for CleanRL). The ratios compare runs on the same number of "
+                  "threads. "
                   "skinner's CartPole time is to the first update whose 100-episode mean is "
                   "at the target; the peers' to the episode that brings it there.", "",
                   "| env | program | hyperparameters | to the target | steps then | env steps/s "
-                  "| skinner / it (time; steps/s) | load |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-        skinner_of = {r["env"]: r for r in ppo_runs if r["what"] == "skinner"}
+                  "| threads | skinner on as many threads / it (time; steps/s) | load |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        skinner_of = {(r["env"], r["threads"]): r for r in ppo_runs if r["what"] == "skinner"}
         for r in ppo_runs:
             if r["reached"]:
                 when, steps = f"{r['reached'][0]:.1f} s", f"{r['reached'][1]:,}"
@@ -489,7 +505,7 @@ def report(args, step_results, ppo_runs):
                 when = f"not reached in {r['wall']:.0f} s (mean {r['mean']:.1f})"
                 steps = f"{r['steps']:,} run"
             ratio = "-"
-            sk = skinner_of.get(r["env"])
+            sk = skinner_of.get((r["env"], r["threads"]))
             if r["what"] != "skinner" and sk:
                 parts = []
                 if sk["reached"] and r["reached"]:
@@ -502,7 +518,8 @@ def report(args, step_results, ppo_runs):
                                  f"({fmt(sk['sps'])} vs {fmt(r['sps'])})")
                 ratio = "; ".join(parts) or "-"
             lines.append(f"| {r['env']} | {r['what']} | {r['hyper']} | {when} | {steps} | "
-                         f"{fmt(r.get('sps', float('nan')))} | {ratio} | {r['load']:.2f} |")
+                         f"{fmt(r.get('sps', float('nan')))} | {r['threads']} | {ratio} "
+                         f"| {r['load']:.2f} |")
         lines += ["", "Commands (from the tree's root; $TMP a scratch folder):", ""]
         lines += [f"- `{r['command']}`" for r in ppo_runs]
         lines.append("")
@@ -535,6 +552,7 @@ def main():
     parser.add_argument("--cap", type=float, default=200.0)
     parser.add_argument("--breakout-target", type=float, default=10.0)
     parser.add_argument("--cleanrl-steps", type=int, default=500_000)
+    parser.add_argument("--peer-threads", type=int, default=1)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--no-train", action="store_true")
     parser.add_argument("--out")

@@ -16,10 +16,14 @@
 #
 # usage: bench/peers.sh [SECONDS_PER_RUN=1] [REPEATS=3]
 #   SKINNER=build/skinner (its build's python/ is the module), CAP=200 (seconds per PPO run
-#   of a peer), BREAKOUT_TARGET=10, QUICK=1, PEERS_VENV=bench/.venv-peers
+#   of a peer), BREAKOUT_TARGET=10, QUICK=1, PEERS_VENV=bench/.venv-peers, PEER_THREADS=1
+#   (torch's threads in the peers' PPO; skinner trains on all cores and on one thread, and
+#   each peer is compared with skinner on as many threads). One, because on this shared
+#   2-core machine under load torch's OpenMP threads wait on each other: at load ~7, 2,000
+#   512x64x64 products took 0.24 s on one thread and 2.0 s on two. On a quiet machine, try 2.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-usage="usage: bench/peers.sh [SECONDS_PER_RUN=1] [REPEATS=3]  (SKINNER=path CAP=200 BREAKOUT_TARGET=10 QUICK=1)"
+usage="usage: bench/peers.sh [SECONDS_PER_RUN=1] [REPEATS=3]  (SKINNER=path CAP=200 BREAKOUT_TARGET=10 PEER_THREADS=1 QUICK=1)"
 [[ ${1:-} != -h && ${1:-} != --help ]] || { echo "$usage"; exit 0; }
 [[ $# -le 2 ]] || { echo "$usage" >&2; exit 2; }
 seconds=${1:-1}
@@ -28,6 +32,7 @@ skinner=$(realpath -m "${SKINNER:-$root/build/skinner}")
 module=$(dirname "$skinner")/python
 cap=${CAP:-200}
 target=${BREAKOUT_TARGET:-10}
+peer_threads=${PEER_THREADS:-1}
 venv=${PEERS_VENV:-$root/bench/.venv-peers}
 [[ -x $skinner && -d $module/skinner ]] || {
     echo "peers: no $skinner with its Python module beside it (build first)" >&2; echo "$usage" >&2; exit 2; }
@@ -63,9 +68,9 @@ out=$root/bench/results/$date-$commit-peers.md
 mkdir -p "$root/bench/results"
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 isa=$(grep -o -w 'avx512f\|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ' | sed 's/ $//')
-command="bench/peers.sh $seconds $repeats (CAP=$cap BREAKOUT_TARGET=$target${QUICK:+ QUICK=$QUICK})"
+command="bench/peers.sh $seconds $repeats (CAP=$cap BREAKOUT_TARGET=$target PEER_THREADS=$peer_threads${QUICK:+ QUICK=$QUICK})"
 export SKINNER_CONFIG_DIR=$root/configs
 PYTHONPATH=$module "$venv/bin/python" "$root/bench/peers.py" --skinner "$skinner" \
-    --seconds "$seconds" --repeats "$repeats" --cap "$cap" --breakout-target "$target" \
+    --seconds "$seconds" --repeats "$repeats" --cap "$cap" --breakout-target "$target" --peer-threads "$peer_threads" \
     --out "$out" --date "$date" --commit "$commit" --cpu "$cpu" --isa "ISA: ${isa:-x86-64}" \
     --command "$command" --load-start "$(cut -d' ' -f1-3 /proc/loadavg)" "${quick[@]}"
