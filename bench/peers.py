@@ -181,7 +181,8 @@ def watch(command, target, cap, parse, cwd, poll=None, env=None):
                                          and arrived.empty()):
             break
         time.sleep(0.05)
-    if proc.poll() is None:
+    stopped = proc.poll() is None  # at the target or the cap, not by its own end
+    if stopped:
         proc.terminate()
         try:
             proc.wait(10)
@@ -192,7 +193,7 @@ def watch(command, target, cap, parse, cwd, poll=None, env=None):
     while not arrived.empty():
         lines.append(arrived.get()[1].rstrip("\n"))
     return {"reached": reached, "wall": time.perf_counter() - start, "steps": last_step,
-            "mean": mean, "lines": lines, "exit": proc.returncode}
+            "mean": mean, "lines": lines, "exit": None if stopped else proc.returncode}
 
 
 def skinner_metrics(path):
@@ -502,7 +503,9 @@ def report(args, step_results, ppo_runs):
             if r["reached"]:
                 when, steps = f"{r['reached'][0]:.1f} s", f"{r['reached'][1]:,}"
             else:
-                when = f"not reached in {r['wall']:.0f} s (mean {r['mean']:.1f})"
+                how = ("stopped at the cap" if r["exit"] is None or r["wall"] >= args.cap
+                       else "its step budget ran out")
+                when = f"not reached in {r['wall']:.0f} s, {how} (mean {r['mean']:.1f})"
                 steps = f"{r['steps']:,} run"
             ratio = "-"
             sk = skinner_of.get((r["env"], r["threads"]))
