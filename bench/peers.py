@@ -355,6 +355,7 @@ def sb3_run(spec):
 # SB3's defaults for CartPole are rl-baselines3-zoo's hyperparams/ppo.yml entry.
 SB3_ZOO_CARTPOLE = dict(n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20,
                         ent_coef=0.0, learning_rate="lin_0.001", clip_range="lin_0.2")
+SB3_ZOO_CARTPOLE_STEPS = 100_000  # the zoo's n_timesteps
 SB3_AS_SKINNER_CARTPOLE = dict(n_steps=128, batch_size=512, n_epochs=4, learning_rate="lin_0.0025",
                                gamma=0.99, gae_lambda=0.95, clip_range=0.2, ent_coef=0.01,
                                vf_coef=0.5, max_grad_norm=0.5)
@@ -390,7 +391,7 @@ def training(args, log):
            cp_target, "CartPole-v1", threads=1)
     record("SB3 PPO", "rl-zoo defaults (8 envs)",
            run_sb3(args, dict(env="CartPole-v1", n_envs=8, ppo=SB3_ZOO_CARTPOLE,
-                              steps=cp_steps, target=cp_target), cp_target, tmp),
+                              steps=SB3_ZOO_CARTPOLE_STEPS, target=cp_target), cp_target, tmp),
            cp_target, "CartPole-v1")
     record("SB3 PPO", "skinner's preset",
            run_sb3(args, dict(env="CartPole-v1", n_envs=16, ppo=SB3_AS_SKINNER_CARTPOLE,
