@@ -39,7 +39,7 @@ rows, peaks = {}, {}
 for line in sys.stdin:
     r = json.loads(line)
     if 'peak' in r:
-        peaks[r['peak']] = r['gflops']
+        peaks[r['peak']] = max(peaks.get(r['peak'], 0.0), r['gflops'])
         continue
     rows.setdefault((r['pass'], r['shape']), {})[r['candidate']] = r['gflops'] if r.get('available', True) else None
 print('Measured FMA peak of one core: ' + ', '.join('%s %.1f GFLOP/s' % kv for kv in peaks.items()) + '.')
