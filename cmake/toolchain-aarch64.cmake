@@ -28,4 +28,10 @@ set(ENV{PKG_CONFIG_LIBDIR} /usr/lib/${SKINNER_CROSS_TRIPLE}/pkgconfig:/usr/share
 set(ENV{PKG_CONFIG_PATH} "")
 set(ENV{PKG_CONFIG_SYSROOT_DIR} "")
 
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64-static -L /usr/${SKINNER_CROSS_TRIPLE})
+# OPENBLAS_NUM_THREADS=1: Debian 12's arm64 OpenBLAS (0.3.21, pthreads) spins forever at start
+# under qemu-aarch64-static when it would start its thread pool (a 2x2 cblas_sgemm in a program
+# of its own hangs; with one thread it returns at once). skinner sets OpenBLAS to one thread
+# itself once running (src/vec/vec.c, src/train/actor.c), but the library's constructor runs
+# before that.
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64-static -E OPENBLAS_NUM_THREADS=1
+    -L /usr/${SKINNER_CROSS_TRIPLE})
