@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 PREFIX ?= /usr/local
 
-.PHONY: all setup build run test install wheel clean sanitize bench fuzz
+.PHONY: all setup build run test install wheel clean sanitize bench fuzz cross cross-test
 
 all: build
 
@@ -78,8 +78,24 @@ fuzz: setup
 	  grep -E '^stat::number_of_executed_units|^#[0-9]+ *DONE' build-fuzz/fuzz-$$name.log; \
 	done
 
+# Cross builds (docs/install.md, "aarch64"): ARCH's compiler and multiarch packages
+# (scripts/setup.sh --cross ARCH), cmake/toolchain-ARCH.cmake, in build-ARCH. CROSS_FLAGS leave
+# out what cannot be installed for ARCH beside the host's own packages: PLplot (skinner plot),
+# oneDNN (the convolutions), Open MPI and the Python module. cross-test runs the portable
+# subset (ctest -L portable) under the toolchain's emulator (qemu-aarch64-static).
+ARCH ?= aarch64
+CROSS_FLAGS ?= -DSKINNER_PLOT=OFF -DSKINNER_DNNL=OFF -DSKINNER_MPI=OFF -DSKINNER_PYTHON_MODULE=OFF
+cross:
+	@bash scripts/setup.sh --cross $(ARCH)
+	cmake -S . -B build-$(ARCH) --toolchain cmake/toolchain-$(ARCH).cmake \
+	  -DCMAKE_BUILD_TYPE=Release $(CROSS_FLAGS) $(CMAKE_FLAGS)
+	cmake --build build-$(ARCH) -j $(JOBS)
+
+cross-test: cross
+	cd build-$(ARCH) && ctest -L '^portable$$' --output-on-failure -j $(JOBS)
+
 bench: build
 	bash bench/run.sh
 
 clean:
-	rm -rf $(BUILD) build-sanitize build-fuzz build-wheel dist
+	rm -rf $(BUILD) build-sanitize build-fuzz build-wheel dist build-$(ARCH)

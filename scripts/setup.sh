@@ -54,6 +54,34 @@ make_test_venv() {
     echo "$sum" > "$stamp"
 }
 
+# --cross aarch64 (make cross ARCH=aarch64; docs/install.md, "aarch64"): Debian's cross compiler,
+# the arm64 multiarch packages of the dependencies that install beside their amd64 twins
+# (installing one upgrades its amd64 twin to the same version, as multiarch requires), and qemu
+# to run the tests. Left out, with the CMake option that builds without them (Makefile's
+# CROSS_FLAGS): libplplot-dev:arm64 (it replaces the host's libplplot-dev; SKINNER_PLOT=OFF),
+# libopenmpi-dev:arm64 (it replaces the host's Open MPI; SKINNER_MPI=OFF), an arm64 Python
+# (python3-dev:arm64 replaces the host's python3; SKINNER_PYTHON_MODULE=OFF), libdnnl-dev:arm64
+# (dpkg refuses it: its oneapi/dnnl/dnnl_config.h, a file both arches install, says
+# DNNL_GPU_RUNTIME NONE where amd64's says OCL; SKINNER_DNNL=OFF). libxsmm has no arm64 package
+# (bench/learner_gemm builds without it).
+if [[ ${1:-} == --cross ]]; then
+    case ${2:-} in
+    aarch64) debian_arch=arm64 triple=aarch64-linux-gnu ;;
+    *) echo "skinner setup: --cross takes aarch64 (got '${2:-}')" >&2; exit 2 ;;
+    esac
+    packages=(gcc-$triple cmake pkg-config qemu-user-static)
+    for dev in libc6-dev libopenblas-dev libcjson-dev zlib1g-dev libncurses-dev libcmocka-dev \
+               libmicrohttpd-dev libavcodec-dev libavformat-dev libswscale-dev; do
+        packages+=("$dev:$debian_arch")
+    done
+    if ! dpkg --print-foreign-architectures | grep -qx "$debian_arch"; then
+        echo "skinner setup: adding the $debian_arch architecture to dpkg (dpkg --add-architecture)"
+        [[ $(id -u) -eq 0 ]] || { echo "  run as root: dpkg --add-architecture $debian_arch" >&2; exit 1; }
+        dpkg --add-architecture "$debian_arch"
+    fi
+    set -- cross # no test venv: the cross build's tests need no Python
+fi
+
 missing=()
 # Installed for this machine's architecture (or for all): with a foreign architecture added
 # (arm64, for the cross build) dpkg lists one line per architecture installed.

@@ -61,6 +61,8 @@ static long long now_ns(void) {
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield"); /* Arm's spin-wait hint, the counterpart of x86's pause */
 #endif
 }
 
