@@ -88,7 +88,9 @@ missing=()
 native_arch=$(dpkg --print-architecture)
 for pkg in "${packages[@]}"; do
     status=$(dpkg-query -W -f='${Status} ${Architecture}\n' "$pkg" 2>/dev/null || true)
-    grep -qxE "install ok installed ($native_arch|all)" <<< "$status" || missing+=("$pkg")
+    wanted="$native_arch|all"
+    [[ $pkg != *:* ]] || wanted=${pkg##*:} # libopenblas-dev:arm64, for the cross build
+    grep -qxE "install ok installed ($wanted)" <<< "$status" || missing+=("$pkg")
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
     [[ ${1:-} != --test ]] || make_test_venv

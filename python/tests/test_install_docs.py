@@ -13,6 +13,8 @@ PACKAGE_LIST = re.compile(r"packages\+?=\(([^)]*)\)")
 def setup_packages():
     """scripts/setup.sh's packages: those every run installs, and those --test adds."""
     script = (REPO / "scripts" / "setup.sh").read_text()
+    cross = script.index("if [[ ${1:-} == --cross ]]; then")  # the cross build's, not make's
+    script = script[:cross] + script[script.index("\nfi\n", cross) + 4:]
     start = script.index("if [[ ${1:-} == --test ]]; then")
     end = script.index("\nfi\n", start)
 

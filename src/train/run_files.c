@@ -189,6 +189,22 @@ static void tensorboard_row(sk_trainer *tr, int64_t steps, const char *row) {
     sk_tfevents_scalars(tr->out.tensorboard, steps, g_metrics_columns, values, METRICS_COLUMNS);
 }
 
+/* A resumed run's live.bin starts from the checkpoint's figures (its losses were not saved:
+ * NaN), so `skinner monitor` shows where the run stands before the first update, and after a
+ * resume that had no update left to run, rather than update 0. */
+static void live_from_checkpoint(sk_trainer *tr) {
+    const double elapsed = tr->progress.elapsed_before;
+    sk_update_stats st = {
+        .update = tr->progress.update, .steps = tr->progress.steps, .wall_seconds = elapsed,
+        .sps = elapsed > 0.0 ? (double)tr->progress.steps / elapsed : 0.0,
+        .mean_return = sk_window_mean(tr->progress.window_return, tr->progress.window_count),
+        .mean_length = sk_window_mean(tr->progress.window_length, tr->progress.window_count),
+        .episodes = tr->progress.episodes, .policy_loss = NAN, .value_loss = NAN, .entropy = NAN,
+        .approx_kl = NAN, .clip_fraction = NAN, .explained_variance = NAN, .learning_rate = NAN,
+        .anomalies = tr->learner.governor.anomalies};
+    sk_live_update(tr->out.live, &st, tr->progress.result.solved, tr->progress.result.solved_at_steps);
+}
+
 sk_status sk_run_begin(sk_trainer *tr) {
     char path[4200];
     snprintf(path, sizeof path, "%s/config.ini", tr->out.run_dir);
@@ -215,6 +231,7 @@ sk_status sk_run_begin(sk_trainer *tr) {
     int64_t num_updates = SK_MAX(1, tr->s.total_steps / tr->batch_size);
     status = sk_live_create(&tr->out.live, path, tr->env->id, num_updates * tr->batch_size);
     if (status != SK_OK) return status;
+    if (tr->resumed) live_from_checkpoint(tr);
     return sk_events_begin(tr);
 }
 

@@ -614,7 +614,7 @@ static void merge_episodes(sk_trainer *tr) {
     }
 }
 
-static double window_mean(const float *values, int count) {
+double sk_window_mean(const float *values, int count) {
     if (count == 0) return NAN;
     double sum = 0.0;
     for (int i = 0; i < count; i++) sum += values[i];
@@ -652,22 +652,6 @@ static bool any_rank(sk_trainer *tr, bool flag) {
     return value > 0.0;
 }
 
-/* A resumed run's live.bin starts from the checkpoint's figures (its losses were not saved:
- * NaN), so `skinner monitor` shows where the run stands before the first update, and after a
- * resume that had no update left to run, rather than update 0. */
-static void live_from_checkpoint(sk_trainer *tr) {
-    const double elapsed = tr->progress.elapsed_before;
-    sk_update_stats st = {
-        .update = tr->progress.update, .steps = tr->progress.steps, .wall_seconds = elapsed,
-        .sps = elapsed > 0.0 ? (double)tr->progress.steps / elapsed : 0.0,
-        .mean_return = window_mean(tr->progress.window_return, tr->progress.window_count),
-        .mean_length = window_mean(tr->progress.window_length, tr->progress.window_count),
-        .episodes = tr->progress.episodes, .policy_loss = NAN, .value_loss = NAN, .entropy = NAN,
-        .approx_kl = NAN, .clip_fraction = NAN, .explained_variance = NAN, .learning_rate = NAN,
-        .anomalies = tr->learner.governor.anomalies};
-    sk_live_update(tr->out.live, &st, tr->progress.result.solved, tr->progress.result.solved_at_steps);
-}
-
 /* Collective: rank 0 writes RUN_DIR/policy.safetensors with every rank's
  * state; every rank gets its status. */
 static sk_status checkpoint(sk_trainer *tr) {
@@ -691,7 +675,6 @@ sk_status sk_trainer_run(sk_trainer *tr) {
     tr->out.run_files = any_rank(tr, tr->comm.rank == 0 && tr->out.run_dir[0]);
     tr->progress.start_time = sk_now();
     if (!tr->resumed) sk_trainer_run_workers(tr, sk_reset_job);
-    else live_from_checkpoint(tr);
     sk_governor_save(&tr->learner);
     sk_status status = SK_OK;
     /* the reset observations were normalised with the initial statistics
@@ -754,8 +737,8 @@ sk_status sk_trainer_run(sk_trainer *tr) {
         st->steps = tr->progress.steps;
         st->wall_seconds = tr->progress.elapsed_before + sk_now() - tr->progress.start_time;
         st->sps = (double)tr->progress.steps / st->wall_seconds;
-        st->mean_return = window_mean(tr->progress.window_return, tr->progress.window_count);
-        st->mean_length = window_mean(tr->progress.window_length, tr->progress.window_count);
+        st->mean_return = sk_window_mean(tr->progress.window_return, tr->progress.window_count);
+        st->mean_length = sk_window_mean(tr->progress.window_length, tr->progress.window_count);
         st->episodes = tr->progress.episodes;
         st->explained_variance = /* scale mode: over this rank's rows */
             explained_variance(tr->rollout.values, tr->rollout.returns,
@@ -793,7 +776,7 @@ sk_status sk_trainer_run(sk_trainer *tr) {
     tr->progress.result.total_steps = tr->progress.steps;
     tr->progress.result.wall_seconds = tr->progress.elapsed_before + sk_now() - tr->progress.start_time;
     tr->progress.result.sps = tr->progress.steps > 0 ? (double)tr->progress.steps / tr->progress.result.wall_seconds : 0.0;
-    tr->progress.result.final_mean_return = window_mean(tr->progress.window_return, tr->progress.window_count);
+    tr->progress.result.final_mean_return = sk_window_mean(tr->progress.window_return, tr->progress.window_count);
     tr->progress.result.anomalies = tr->learner.governor.anomalies;
     if (tr->out.run_files) {
         /* the final checkpoint (not of a rollout aborted by a failed env) */

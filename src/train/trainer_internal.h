@@ -340,4 +340,7 @@ void sk_trainer_run_threads(sk_trainer *tr, sk_parallel_job job);
  * kept in the trainer too (sk_trainer_last_error). */
 sk_status sk_trainer_fail(sk_trainer *tr, sk_status status);
 
+/* The mean of the last episodes' values (the 100-episode window), NaN before the first. */
+double sk_window_mean(const float *values, int count);
+
 #endif
