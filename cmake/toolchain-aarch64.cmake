@@ -2,8 +2,12 @@
 # cross toolchain (gcc-aarch64-linux-gnu) and the arm64 multiarch packages of the dependencies
 # under /usr/lib/aarch64-linux-gnu (scripts/setup.sh --cross aarch64 installs both; `make cross
 # ARCH=aarch64` uses this file; docs/install.md, "aarch64"). Tests and the programs CMake runs at
-# build time go through qemu-aarch64-static (qemu-user-static), with the arm64 loader and libc
-# of /usr/aarch64-linux-gnu and the multiarch libraries of the host's /lib and /usr/lib.
+# build time go through qemu-aarch64-static (qemu-user-static) with `-L /`: the arm64 loader and
+# libc of the multiarch libc6:arm64 (/lib/ld-linux-aarch64.so.1, /lib/aarch64-linux-gnu), the
+# same build as the libraries beside them. With `-L /usr/aarch64-linux-gnu` the cross package's
+# loader (glibc 2.36-8cross1) loaded the multiarch libc.so.6 (2.36-9+deb12u14): two builds of
+# glibc in one process, and pthread_create never returned (a five-line program that starts a
+# thread hung; it ran with -L /, and linked statically).
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(SKINNER_CROSS_TRIPLE aarch64-linux-gnu)
@@ -28,10 +32,7 @@ set(ENV{PKG_CONFIG_LIBDIR} /usr/lib/${SKINNER_CROSS_TRIPLE}/pkgconfig:/usr/share
 set(ENV{PKG_CONFIG_PATH} "")
 set(ENV{PKG_CONFIG_SYSROOT_DIR} "")
 
-# OPENBLAS_NUM_THREADS=1: Debian 12's arm64 OpenBLAS (0.3.21, pthreads) spins forever at start
-# under qemu-aarch64-static when it would start its thread pool (a 2x2 cblas_sgemm in a program
-# of its own hangs; with one thread it returns at once). skinner sets OpenBLAS to one thread
-# itself once running (src/vec/vec.c, src/train/actor.c), but the library's constructor runs
-# before that.
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64-static -E OPENBLAS_NUM_THREADS=1
-    -L /usr/${SKINNER_CROSS_TRIPLE})
+# OPENBLAS_NUM_THREADS=1: OpenBLAS's thread pool starts in its constructor, before skinner sets
+# it to one thread (src/vec/vec.c, src/train/actor.c); under emulation its spinning threads only
+# cost time. (Its hang at start, first blamed on OpenBLAS, was the loader above.)
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64-static -E OPENBLAS_NUM_THREADS=1 -L /)
