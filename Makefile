@@ -82,7 +82,8 @@ fuzz: setup
 # (scripts/setup.sh --cross ARCH), cmake/toolchain-ARCH.cmake, in build-ARCH. CROSS_FLAGS leave
 # out what cannot be installed for ARCH beside the host's own packages: PLplot (skinner plot),
 # oneDNN (the convolutions), Open MPI and the Python module. cross-test runs the portable
-# subset (ctest -L portable) under the toolchain's emulator (qemu-aarch64-static).
+# subset (ctest labels portable and portable_training) under the toolchain's emulator
+# (qemu-aarch64-static): ~15 minutes on 2 cores, the trainings most of it.
 ARCH ?= aarch64
 CROSS_FLAGS ?= -DSKINNER_PLOT=OFF -DSKINNER_DNNL=OFF -DSKINNER_MPI=OFF -DSKINNER_PYTHON_MODULE=OFF
 cross:
@@ -92,7 +93,7 @@ cross:
 	cmake --build build-$(ARCH) -j $(JOBS)
 
 cross-test: cross
-	cd build-$(ARCH) && ctest -L '^portable$$' --output-on-failure -j $(JOBS)
+	cd build-$(ARCH) && ctest -L '^portable(_training)?$$' --output-on-failure -j $(JOBS)
 
 bench: build
 	bash bench/run.sh
