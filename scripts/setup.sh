@@ -54,6 +54,39 @@ make_test_venv() {
     echo "$sum" > "$stamp"
 }
 
+# MuJoCo (issue 50; scripts/mujoco.version says why the wheel): the pinned wheel is fetched from
+# PyPI with pip (no Python is installed by it), checked against its sha256, and its libmujoco and
+# headers unpacked into /usr/local (lib/libmujoco.so.VERSION with a libmujoco.so link,
+# include/mujoco), where CMake and the loader find them like any library. Skipped for the cross
+# build: the aarch64 tree builds without the MuJoCo module.
+install_mujoco() {
+    local root version wheel sha256 tmp
+    root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    # shellcheck disable=SC1091
+    eval "$(grep -E '^(version|wheel|sha256)=' "$root/scripts/mujoco.version")"
+    [[ -f /usr/local/lib/libmujoco.so.$version && -f /usr/local/include/mujoco/mujoco.h ]] && return 0
+    echo "skinner setup: MuJoCo $version from PyPI's $wheel into /usr/local"
+    if [[ $(id -u) -ne 0 ]]; then
+        echo "skinner setup: not root; run scripts/setup.sh as root to install MuJoCo $version" >&2
+        exit 1
+    fi
+    tmp=$(mktemp -d)
+    /usr/bin/python3 -m pip download --quiet --disable-pip-version-check --no-input --no-deps \
+        --only-binary=:all: --platform manylinux_2_28_x86_64 --python-version 3.11 \
+        -d "$tmp" "mujoco==$version"
+    echo "$sha256  $tmp/$wheel" | sha256sum --check --quiet || {
+        echo "skinner setup: $wheel does not match the sha256 in scripts/mujoco.version" >&2
+        rm -rf "$tmp"; exit 1; }
+    (cd "$tmp" && /usr/bin/python3 -m zipfile -e "$wheel" x)
+    install -D -m 0644 "$tmp/x/mujoco/libmujoco.so.$version" "/usr/local/lib/libmujoco.so.$version"
+    ln -sf "libmujoco.so.$version" /usr/local/lib/libmujoco.so
+    rm -rf /usr/local/include/mujoco
+    cp -r "$tmp/x/mujoco/include/mujoco" /usr/local/include/mujoco
+    chmod -R a+rX /usr/local/include/mujoco
+    ldconfig
+    rm -rf "$tmp"
+}
+
 # --cross aarch64 (make cross ARCH=aarch64; docs/install.md, "aarch64"): Debian's cross compiler,
 # the arm64 multiarch packages of the dependencies that install beside their amd64 twins
 # (installing one upgrades its amd64 twin to the same version, as multiarch requires), and qemu
@@ -93,6 +126,7 @@ for pkg in "${packages[@]}"; do
     grep -qxE "install ok installed ($wanted)" <<< "$status" || missing+=("$pkg")
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
+    [[ ${1:-} == cross ]] || install_mujoco
     [[ ${1:-} != --test ]] || make_test_venv
     exit 0
 fi
@@ -106,4 +140,5 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
+[[ ${1:-} == cross ]] || install_mujoco
 [[ ${1:-} != --test ]] || make_test_venv
