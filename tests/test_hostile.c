@@ -130,6 +130,20 @@ static void test_bad_state_arrays(void **unused) {
     ASSERT_HAS(message, "BadDtype-v0", "state array 0 ('elapsed') has type 9");
 }
 
+/* create() that returns SK_OK and no state: refused by name, not a crash in
+ * sk_soa_arrays (issue 53 ask 3); and the kit's state functions refuse NULL. */
+static void test_create_without_state(void **unused) {
+    (void)unused;
+    char message[1024];
+    assert_int_equal(train(PLUGIN_NULL_STATE, "NullState-v0", message, sizeof message), SK_ERR_ENV);
+    ASSERT_HAS(message, "NullState-v0", "create returned SK_OK but set no state");
+    static const sk_soa_field field = {"x", SK_ARRAY_I32, 0, false, 0.0, 0.0};
+    sk_env_array arrays[1];
+    assert_int_equal(sk_soa_arrays(NULL, &field, 1, arrays), -1);
+    ASSERT_HAS(sk_last_error(), "sk_soa_arrays was given no state");
+    sk_soa_destroy(NULL, &field, 1); /* NULL-safe */
+}
+
 /* A checkpoint writer handed an unknown dtype refuses it (no read past the
  * dtype table). */
 static void test_unknown_dtype_not_written(void **unused) {
@@ -238,6 +252,7 @@ int main(void) {
         cmocka_unit_test(test_fault_found_by_another_worker),
         cmocka_unit_test(test_refused_tables),
         cmocka_unit_test(test_bad_state_arrays),
+        cmocka_unit_test(test_create_without_state),
         cmocka_unit_test(test_unknown_dtype_not_written),
         cmocka_unit_test(test_huge_observation),
         cmocka_unit_test(test_heuristic_actions_checked),

@@ -332,7 +332,8 @@ SK_API void *sk_soa_create(size_t size, const sk_soa_field *fields, int num_fiel
                            const char *env_id);
 /* Frees every field's array and the struct; NULL-safe. */
 SK_API void sk_soa_destroy(void *state, const sk_soa_field *fields, int num_fields);
-/* The fields as checkpoint arrays (one element per env each, ranges kept). */
+/* The fields as checkpoint arrays (one element per env each, ranges kept); -1 with a
+ * message when state is NULL. */
 SK_API int sk_soa_arrays(void *state, const sk_soa_field *fields, int num_fields,
                          sk_env_array *arrays);
 

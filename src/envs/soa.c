@@ -43,6 +43,12 @@ void sk_soa_destroy(void *state, const sk_soa_field *fields, int num_fields) {
 
 int sk_soa_arrays(void *state, const sk_soa_field *fields, int num_fields, sk_env_array *arrays) {
     SK_ASSERT(num_fields <= SK_MAX_ENV_ARRAYS);
+    /* a plugin whose create returned SK_OK without a state (issue 53 ask 3) */
+    if (!state) {
+        sk_fail(SK_ERR_ENV, "sk_soa_arrays was given no state (NULL): the env's create must "
+                "set *state or return an error");
+        return -1;
+    }
     for (int f = 0; f < num_fields; f++)
         arrays[f] = (sk_env_array){fields[f].name,      fields[f].type,      1,
                                    get_field(state, &fields[f]), fields[f].has_range, fields[f].lo,

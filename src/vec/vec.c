@@ -138,6 +138,9 @@ static sk_status vec_build(sk_vec *vec, int threads, const sk_config *cfg) {
     openblas_set_num_threads(1);
     sk_error_clear();
     CHECK(sk_fail_if_silent(env->create(&vec->state, vec->num_envs, cfg), "%s's create", env->id));
+    if (!vec->state)
+        return sk_fail(SK_ERR_ENV, "%s's create returned SK_OK but set no state (expected "
+                       "*state to point at the env's state, or an error status)", env->id);
     sk_env_array arrays[SK_MAX_ENV_ARRAYS];
     return sk_vec_state_arrays(vec, arrays) < 0 ? SK_ERR_ENV : SK_OK;
 }

@@ -43,6 +43,8 @@
 #define ID "NanPrior-v0"
 #elif defined(HOSTILE_BAD_HEURISTIC)
 #define ID "BadHeuristic-v0"
+#elif defined(HOSTILE_NULL_STATE)
+#define ID "NullState-v0"
 #elif defined(HOSTILE_HUGE_OBS)
 #define ID "HugeObs-v0"
 #define OBS_SIZE SK_MAX_OBS_SIZE /* the largest allowed: with 2^20 envs, 64 TB of buffers */
@@ -71,8 +73,14 @@ static const sk_soa_field g_fields[] = {
 
 static sk_status hostile_create(void **state, int num_envs, const sk_config *cfg) {
     (void)cfg;
+#if defined(HOSTILE_NULL_STATE)
+    (void)num_envs;
+    *state = NULL; /* and yet SK_OK */
+    return SK_OK;
+#else
     *state = sk_soa_create(sizeof(hostile_state), g_fields, 1, num_envs, ID);
     return *state ? SK_OK : SK_ERR_NOMEM;
+#endif
 }
 
 static void hostile_destroy(void *state) { sk_soa_destroy(state, g_fields, 1); }
