@@ -2,14 +2,19 @@
  * product on odd shapes (rows not a multiple of the 6-row tile or the 16-row head block,
  * K of 1-5, N of 1-3, widths of 63 and 65), their transpose against its definition, a row's
  * forward output against the same row computed alone (bit for bit), and the linear layer's
- * backward through them against finite differences. */
+ * backward through them against finite differences; and the layers on a thread with a 64 KiB
+ * stack (issue 53 ask 4). */
+#define _GNU_SOURCE /* dl_iterate_phdr */
 #include "test_util.h"
 
 #include "core/rng.h"
 #include "nn/gemm_small.h"
 #include "nn/nn.h"
+#include "nn/rnn.h"
 
+#include <link.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -199,11 +204,105 @@ static void test_finite_differences(void **state) {
     assert_int_equal(failures, 0);
 }
 
+/* ---- a forward, a backward and an LSTM on a thread with a small stack ---- */
+/* The layers' shapes that once kept up to 64 KiB of transposed weights on the stack: a wide
+ * forward (W^T in chunks), a head with a padded last block, the narrow input's dweight, an
+ * LSTM forward and backward (W_hh^T for all steps). Outputs are compared, bit for bit, with
+ * the same calls on the main thread. */
+enum { SB = 13, SC = 256, SOC = 256, SH = 64, SI = 17, ST = 3, SR = 5, NARROW = 4 };
+typedef struct small_stack_case {
+    float *inp, *w, *b, *dout, *narrow_inp; /* inputs */
+    float *rnn_params, *rnn_x, *rnn_dh;
+    float out[SB * SOC], head_out[SB * 2], dinp[SB * SC], dw[SOC * SC], db[SOC];
+    float narrow_dw[SOC * NARROW], narrow_db[SOC], narrow_dinp[SB * NARROW];
+    float h[ST * SR * SH], c[ST * SR * SH], *rnn_work, *rnn_dparams, rnn_dx[ST * SR * SI];
+} small_stack_case;
+
+static void *small_stack_run(void *arg) {
+    small_stack_case *k = arg;
+    sk_linear_forward(k->out, k->inp, k->w, k->b, SB, SC, SOC);
+    sk_linear_forward(k->head_out, k->inp, k->w, k->b, SB, SC, 2);
+    sk_linear_backward(k->dinp, k->dw, k->db, k->dout, k->inp, k->w, SB, SC, SOC);
+    sk_linear_backward(k->narrow_dinp, k->narrow_dw, k->narrow_db, k->dout, k->narrow_inp, k->w,
+                       SB, NARROW, SOC);
+    sk_rnn rnn = {SK_RNN_LSTM, SI, SH};
+    sk_rnn_forward(k->h, k->c, k->rnn_work, k->rnn_x, NULL, NULL, NULL, k->rnn_params, rnn, ST, SR);
+    sk_rnn_backward(k->rnn_dx, NULL, NULL, k->rnn_dparams, k->rnn_work, k->rnn_dh, k->rnn_x, NULL,
+                    k->rnn_params, rnn, ST, SR);
+    return NULL;
+}
+
+static small_stack_case *small_stack_case_new(void) {
+    small_stack_case *k = calloc(1, sizeof *k);
+    assert_non_null(k);
+    uint64_t rng = 19;
+    sk_rnn rnn = {SK_RNN_LSTM, SI, SH};
+    k->inp = normal_floats(SB * SC, &rng), k->w = normal_floats(SOC * SC, &rng);
+    k->b = normal_floats(SOC, &rng), k->dout = normal_floats(SB * SOC, &rng);
+    k->narrow_inp = normal_floats(SB * NARROW, &rng);
+    k->rnn_params = normal_floats(sk_rnn_num_params(rnn), &rng);
+    k->rnn_x = normal_floats(ST * SR * SI, &rng), k->rnn_dh = normal_floats(ST * SR * SH, &rng);
+    k->rnn_work = calloc(sk_rnn_work_size(rnn, ST, SR), sizeof(float));
+    k->rnn_dparams = calloc(sk_rnn_num_params(rnn), sizeof(float));
+    assert_true(k->rnn_work && k->rnn_dparams);
+    return k;
+}
+
+static void small_stack_case_free(small_stack_case *k) {
+    free(k->inp), free(k->w), free(k->b), free(k->dout), free(k->narrow_inp), free(k->rnn_params);
+    free(k->rnn_x), free(k->rnn_dh), free(k->rnn_work), free(k->rnn_dparams), free(k);
+}
+
+/* glibc carves a thread's static TLS (OpenBLAS's alone is 60 KiB) out of the stack it is
+ * given, so the thread gets its 64 KiB for frames on top of the loaded objects' PT_TLS. */
+static int add_tls(struct dl_phdr_info *info, size_t size, void *total) {
+    (void)size;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_TLS)
+            *(size_t *)total += info->dlpi_phdr[i].p_memsz + info->dlpi_phdr[i].p_align;
+    return 0;
+}
+
+static void test_small_stack_thread(void **state) {
+    (void)state;
+    small_stack_case *main_thread = small_stack_case_new(), *small = small_stack_case_new();
+    small_stack_run(main_thread);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    /* 64 KiB; the sanitizers' instrumentation needs more of every frame than the code does */
+#if defined(__SANITIZE_ADDRESS__)
+    size_t stack = 256 * 1024;
+#else
+    size_t stack = 64 * 1024;
+#endif
+    size_t tls = 0;
+    dl_iterate_phdr(add_tls, &tls);
+    stack += tls + 4096; /* + glibc's thread descriptor */
+    assert_int_equal(pthread_attr_setstacksize(&attr, stack), 0);
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, &attr, small_stack_run, small), 0);
+    assert_int_equal(pthread_join(thread, NULL), 0);
+    pthread_attr_destroy(&attr);
+    sk_rnn rnn = {SK_RNN_LSTM, SI, SH};
+    assert_memory_equal(small->out, main_thread->out, sizeof small->out);
+    assert_memory_equal(small->head_out, main_thread->head_out, sizeof small->head_out);
+    assert_memory_equal(small->dinp, main_thread->dinp, sizeof small->dinp);
+    assert_memory_equal(small->dw, main_thread->dw, sizeof small->dw);
+    assert_memory_equal(small->narrow_dw, main_thread->narrow_dw, sizeof small->narrow_dw);
+    assert_memory_equal(small->h, main_thread->h, sizeof small->h);
+    assert_memory_equal(small->rnn_dx, main_thread->rnn_dx, sizeof small->rnn_dx);
+    assert_memory_equal(small->rnn_dparams, main_thread->rnn_dparams,
+                        sk_rnn_num_params(rnn) * sizeof(float));
+    small_stack_case_free(main_thread);
+    small_stack_case_free(small);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transpose),
         cmocka_unit_test(test_against_double),
         cmocka_unit_test(test_finite_differences),
+        cmocka_unit_test(test_small_stack_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,9 +94,10 @@ static int try_backend(const char *path) {
 
 static void backend_load(void) {
     const char *forced = getenv(BACKEND_ENV);
-    char candidates[MAX_CANDIDATES][CANDIDATE_MAX];
+    /* static, not 40 KiB of the caller's stack (issue 53 ask 4): this runs once (pthread_once) */
+    static char candidates[MAX_CANDIDATES][CANDIDATE_MAX];
     int count = 0;
-    char folder[PATH_MAX] = "";
+    static char folder[PATH_MAX];
     if (forced && forced[0]) {
         /* a bare file name is the one in the working folder, as access() sees it, not
          * one dlopen would look for on the library path */

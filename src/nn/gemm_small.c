@@ -2,6 +2,41 @@
 
 #include "kernels.h"
 
+#include <pthread.h>
+#include <stdlib.h>
+
+static pthread_key_t g_scratch_key;
+static pthread_once_t g_scratch_once = PTHREAD_ONCE_INIT;
+static bool g_scratch_key_made;
+
+static void scratch_free(void *buffers) {
+    float **slots = buffers;
+    for (int k = 0; k < SK_GEMM_SCRATCH_COUNT; k++) free(slots[k]);
+    free(slots);
+}
+
+static void scratch_key_make(void) {
+    g_scratch_key_made = pthread_key_create(&g_scratch_key, scratch_free) == 0;
+}
+
+float *sk_gemm_small_scratch(sk_gemm_scratch which) {
+    static _Thread_local float *slots[SK_GEMM_SCRATCH_COUNT];
+    if (slots[which]) return slots[which];
+    pthread_once(&g_scratch_once, scratch_key_make);
+    if (!g_scratch_key_made) return NULL;
+    float **owned = pthread_getspecific(g_scratch_key);
+    if (!owned) {
+        owned = calloc(SK_GEMM_SCRATCH_COUNT, sizeof *owned);
+        if (!owned || pthread_setspecific(g_scratch_key, owned) != 0) {
+            free(owned);
+            return NULL;
+        }
+    }
+    owned[which] = aligned_alloc(64, SK_GEMM_SMALL_MAX_WEIGHTS * sizeof(float));
+    slots[which] = owned[which];
+    return slots[which];
+}
+
 /* Each call goes to the kernels of the ISA level in use (src/nn/isa/gemm.c, src/nn/kernels.h). */
 
 bool sk_gemm_small_forward(float *out, const float *inp, const float *w, const float *b, int B,

@@ -16,9 +16,24 @@
 
 #include <stdbool.h>
 
-/* The most weights a caller transposes on its stack for sk_gemm_small_forward_t (64 KiB: the
- * recurrent step, src/nn/rnn.c). */
+/* The most weights a caller transposes for sk_gemm_small_forward_t (64 KiB: the recurrent
+ * step, src/nn/rnn.c), in its thread's scratch (sk_gemm_small_scratch). */
 #define SK_GEMM_SMALL_MAX_WEIGHTS 16384
+
+/* The scratch buffers of a thread: one per use, so that uses that nest (a recurrent step's
+ * transposed weights, then a layer's forward inside it) never share one. */
+typedef enum sk_gemm_scratch {
+    SK_GEMM_SCRATCH_TRANSPOSE, /* the forward's W^T chunks, the narrow dweight's dw^T */
+    SK_GEMM_SCRATCH_RECURRENT, /* a recurrent layer's W_hh^T for all its steps */
+    SK_GEMM_SCRATCH_COUNT,
+} sk_gemm_scratch;
+
+/* This thread's scratch buffer `which`, 64-byte aligned and at least SK_GEMM_SMALL_MAX_WEIGHTS
+ * floats, or NULL if it could not be allocated (the caller then takes its fallback: cblas or
+ * untransposed weights). Allocated at a thread's first use and freed when the thread ends;
+ * the kernels keep under 16 KiB of stack a call, so they run on threads with small stacks
+ * (Python's, an embedding host's; issue 53 ask 4). */
+float *sk_gemm_small_scratch(sk_gemm_scratch which);
 
 /* out (B, OC) = b (OC, or zeros if NULL) + inp (B, C) w^T, w (OC, C): a linear layer's
  * forward. Overwrites out. */

@@ -240,8 +240,8 @@ void sk_rnn_forward(float *h, float *c, float *work, const float *x, const float
     /* W_hh transposed once for all T steps where the small kernels take it (a 64-wide LSTM's
      * is 64 KiB): per step it cost as much as the step's GEMM of B rows (bench/learner_gemm.c) */
     const float *weight_hh = TENSOR(params, rnn, SK_RNN_WEIGHT_HH);
-    float weight_hh_t[SK_GEMM_SMALL_MAX_WEIGHTS] __attribute__((aligned(64)));
-    bool transposed = (size_t)gate_width * (size_t)H <= SK_GEMM_SMALL_MAX_WEIGHTS;
+    float *weight_hh_t = sk_gemm_small_scratch(SK_GEMM_SCRATCH_RECURRENT);
+    bool transposed = weight_hh_t && (size_t)gate_width * (size_t)H <= SK_GEMM_SMALL_MAX_WEIGHTS;
     if (transposed) sk_gemm_small_transpose(weight_hh_t, weight_hh, gate_width, H);
     for (int t = 0; t < T; t++) {
         const uint8_t *reset = resets ? resets + (size_t)t * (size_t)B : NULL;

@@ -12,6 +12,8 @@
  * Haswell kernel, 12 accumulators + 2 B vectors + a broadcast). The baseline level has no
  * kernels: its functions decline every shape and the callers use cblas_sgemm. */
 
+#include "../gemm_small.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -42,9 +44,9 @@ enum {
     LANES = 16,       /* floats in a zmm register */
     TILE_VECTORS = 4, /* C tile width: 4 vectors, 64 columns */
     TILE_ROWS = 6,    /* 6 x 4 accumulators + 4 B vectors + a broadcast: 29 of 32 */
-    /* The forward pass transposes W this many floats (64 KiB of stack) at a time: measured with
-     * bench/learner_gemm.c before the 16 KiB limit of issue 53, which it still exceeds */
-    TRANSPOSE_FLOATS = 16384,
+    /* The forward pass transposes W this many floats (64 KiB, in the thread's scratch) at a
+     * time: measured with bench/learner_gemm.c */
+    TRANSPOSE_FLOATS = SK_GEMM_SMALL_MAX_WEIGHTS,
 };
 typedef __m512 vec;
 typedef __mmask16 vmask;
@@ -65,7 +67,7 @@ enum {
     LANES = 8,        /* floats in a ymm register */
     TILE_VECTORS = 2, /* C tile width: 2 vectors, 16 columns */
     TILE_ROWS = 6,    /* 6 x 2 accumulators + 2 B vectors + a broadcast: 15 of 16 */
-    TRANSPOSE_FLOATS = 4096, /* 16 KiB of stack a call (issue 53's limit) */
+    TRANSPOSE_FLOATS = SK_GEMM_SMALL_MAX_WEIGHTS, /* 64 KiB, in the thread's scratch */
 };
 typedef __m256 vec;
 typedef __m256i vmask;
@@ -340,26 +342,27 @@ static inline __attribute__((always_inline)) void head_block(float *out, const f
 
 static inline __attribute__((always_inline)) void head_rows(float *out, const float *inp,
                                                             const float *w, const float *b,
-                                                            int B, int C, const int OUTPUTS) {
+                                                            int B, int C, const int OUTPUTS,
+                                                            float *pad) {
     const int ROWS = LANES / OUTPUTS;
     int r0 = 0;
     for (; r0 + ROWS <= B; r0 += ROWS)
         head_block(out + (size_t)r0 * (size_t)OUTPUTS, inp + (size_t)r0 * (size_t)C, w, b, C,
                    ROWS, OUTPUTS, ROWS);
-    if (r0 < B) { /* the last rows, zero-padded to a block */
-        float pad[LANES * MAX_SMALL_DIM] __attribute__((aligned(64))) = {0};
+    if (r0 < B) { /* the last rows, zero-padded to a block in the thread's scratch */
+        memset(pad, 0, (size_t)ROWS * (size_t)C * sizeof(float));
         memcpy(pad, inp + (size_t)r0 * (size_t)C, (size_t)(B - r0) * (size_t)C * sizeof(float));
         head_block(out + (size_t)r0 * (size_t)OUTPUTS, pad, w, b, C, ROWS, OUTPUTS, B - r0);
     }
 }
 
 static void head_forward(float *out, const float *inp, const float *w, const float *b, int B,
-                         int C, int OC) {
+                         int C, int OC, float *pad) {
     switch (OC) {
-    case 1: head_rows(out, inp, w, b, B, C, 1); break;
-    case 2: head_rows(out, inp, w, b, B, C, 2); break;
-    case 3: head_rows(out, inp, w, b, B, C, 3); break;
-    default: head_rows(out, inp, w, b, B, C, 4); break;
+    case 1: head_rows(out, inp, w, b, B, C, 1, pad); break;
+    case 2: head_rows(out, inp, w, b, B, C, 2, pad); break;
+    case 3: head_rows(out, inp, w, b, B, C, 3, pad); break;
+    default: head_rows(out, inp, w, b, B, C, 4, pad); break;
     }
 }
 
@@ -367,13 +370,16 @@ static bool kernel_forward(float *out, const float *inp, const float *w, const f
                            int C, int OC) {
     if (!wide_shape(B, C, OC)) return false;
     if (OC <= HEAD_MAX_OUTPUTS && C >= LANES && C <= MAX_SMALL_DIM) {
-        head_forward(out, inp, w, b, B, C, OC);
+        float *pad = sk_gemm_small_scratch(SK_GEMM_SCRATCH_TRANSPOSE);
+        if (!pad) return false;
+        head_forward(out, inp, w, b, B, C, OC, pad);
         return true;
     }
-    /* W^T a chunk of K at a time, as much as TRANSPOSE_FLOATS of stack holds: out's partial sums
+    /* W^T a chunk of K at a time, as much as TRANSPOSE_FLOATS of scratch holds: out's partial sums
      * are stored between chunks exactly as the registers held them, so the result is the one a
      * single pass would give, and the bias is added after the last chunk */
-    float wt[TRANSPOSE_FLOATS] __attribute__((aligned(64)));
+    float *wt = sk_gemm_small_scratch(SK_GEMM_SCRATCH_TRANSPOSE);
+    if (!wt) return false;
     int chunk = TRANSPOSE_FLOATS / OC;
     for (int k0 = 0; k0 < C; k0 += chunk) {
         int width = C - k0 < chunk ? C - k0 : chunk;
@@ -396,10 +402,11 @@ static bool kernel_dinput(float *dinp, const float *dout, const float *w, int B,
 
 static bool kernel_dweight(float *dw, const float *dout, const float *inp, int B, int C, int OC) {
     if (!wide_shape(B, C, OC)) return false;
-    if (C < LANES && OC >= LANES && (size_t)C * (size_t)OC <= TRANSPOSE_FLOATS) {
+    float *dwt = NULL;
+    if (C < LANES && OC >= LANES && (size_t)C * (size_t)OC <= TRANSPOSE_FLOATS &&
+        (dwt = sk_gemm_small_scratch(SK_GEMM_SCRATCH_TRANSPOSE))) {
         /* A narrow input (CartPole's 4 observations): dw^T (C, OC) = inp^T dout fills whole
          * vectors along OC, where dw's rows would use C of each vector's lanes. */
-        float dwt[TRANSPOSE_FLOATS] __attribute__((aligned(64)));
         gemm_args g = {.a = inp, .a_row = 1, .a_k = C, .b = dout, .ldb = OC, .c = dwt, .ldc = OC,
                        .init = NULL, .overwrite = true, .M = C, .N = OC, .K = B};
         gemm(&g);
