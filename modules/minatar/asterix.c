@@ -14,6 +14,7 @@
 #include <string.h>
 
 enum { ASTERIX_PLAYER, ASTERIX_ENEMY, ASTERIX_TRAIL, ASTERIX_GOLD, ASTERIX_CHANNELS };
+_Static_assert(ASTERIX_CHANNELS == MINATAR_ASTERIX_CHANNELS, "asterix.h states the channels");
 
 #define ASTERIX_LAST_CELL (MINATAR_SIDE - 1)
 #define ASTERIX_PLAYER_START 5
@@ -213,7 +214,7 @@ const minatar_game_ops minatar_asterix = {
     .act = asterix_act,
     .observe = asterix_observe,
     .step = asterix_step,
-    .num_minimal_actions = 5,
-    .minimal_actions = {MINATAR_NOOP, MINATAR_LEFT, MINATAR_UP, MINATAR_RIGHT, MINATAR_DOWN},
+    .num_minimal_actions = MINATAR_COUNT(MINATAR_ASTERIX_MINIMAL_ACTIONS),
+    .minimal_actions = {MINATAR_ASTERIX_MINIMAL_ACTIONS},
     .validate = asterix_validate,
 };

@@ -8,6 +8,11 @@
 
 #include "minatar.h"
 
+/* Asterix's facts, stated once here: the observation's channels (10x10x4) and MinAtar's minimal
+ * action set, ascending (the -v1 id's actions). asterix.c's ops and env.c's tables read them. */
+#define MINATAR_ASTERIX_CHANNELS 4
+#define MINATAR_ASTERIX_MINIMAL_ACTIONS MINATAR_NOOP, MINATAR_LEFT, MINATAR_UP, MINATAR_RIGHT, MINATAR_DOWN
+
 /* One entity slot per row the player can reach: slot i lives on row i + 1
  * (rows 0 and 9 are out of the player's range), so 8 slots are MinAtar's
  * maximum by construction: a spawn into a full set of slots is dropped. */

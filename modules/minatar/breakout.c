@@ -28,7 +28,7 @@
 #define CHANNEL_BALL 1
 #define CHANNEL_TRAIL 2 /* the ball's cell before the last step */
 #define CHANNEL_BRICK 3
-#define NUM_CHANNELS 4
+#define NUM_CHANNELS MINATAR_BREAKOUT_CHANNELS
 
 #define LAST_CELL (MINATAR_SIDE - 1)
 #define PADDLE_ROW LAST_CELL
@@ -214,7 +214,7 @@ const minatar_game_ops minatar_breakout = {
     .act = breakout_act,
     .observe = breakout_observe,
     .step = breakout_step,
-    .num_minimal_actions = 3,
-    .minimal_actions = {MINATAR_NOOP, MINATAR_LEFT, MINATAR_RIGHT},
+    .num_minimal_actions = MINATAR_COUNT(MINATAR_BREAKOUT_MINIMAL_ACTIONS),
+    .minimal_actions = {MINATAR_BREAKOUT_MINIMAL_ACTIONS},
     .validate = breakout_validate,
 };

@@ -7,6 +7,11 @@
 
 #include "minatar.h"
 
+/* Breakout's facts, stated once here: the observation's channels (10x10x4) and MinAtar's minimal
+ * action set, ascending (the -v1 id's actions). breakout.c's ops and env.c's tables read them. */
+#define MINATAR_BREAKOUT_CHANNELS 4
+#define MINATAR_BREAKOUT_MINIMAL_ACTIONS MINATAR_NOOP, MINATAR_LEFT, MINATAR_RIGHT
+
 typedef struct breakout_state {
     /* the whole board, as MinAtar's brick_map; bricks stand only in rows 1-3 */
     uint8_t bricks[MINATAR_SIDE][MINATAR_SIDE]; /* [y][x], 1 = brick */

@@ -24,6 +24,12 @@
 
 #include "minatar_envs.h"
 
+#include "asterix.h"
+#include "breakout.h"
+#include "freeway.h"
+#include "seaquest.h"
+#include "space_invaders.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -59,10 +65,9 @@ static void env_destroy(void *state) {
     sk_free(env);
 }
 
-/* obs_size: the table's, checked against the game's channels. id: the table's. */
+/* id: the table's. */
 static sk_status env_create(void **out, int num_envs, const sk_config *cfg,
-                            const minatar_game_ops *ops, bool minimal, int obs_size,
-                            const char *id) {
+                            const minatar_game_ops *ops, bool minimal, const char *id) {
     double sticky_prob;
     bool ramping;
     int seed_mode;
@@ -72,9 +77,6 @@ static sk_status env_create(void **out, int num_envs, const sk_config *cfg,
     if (status == SK_OK)
         status = sk_cfg_choice(cfg, "env.seed_mode", g_seed_modes[0], g_seed_modes, &seed_mode);
     if (status != SK_OK) return status;
-    if (obs_size != MINATAR_SIDE * MINATAR_SIDE * ops->channels)
-        return sk_fail(SK_ERR_INVALID, "MinAtar %s: the table's obs_size %d is not 10x10x%d",
-                       ops->name, obs_size, ops->channels);
     minatar_env *env = sk_alloc(sizeof *env);
     if (!env) return sk_fail(SK_ERR_NOMEM, "MinAtar %s: out of memory", ops->name);
     size_t count = (size_t)num_envs;
@@ -84,7 +86,7 @@ static sk_status env_create(void **out, int num_envs, const sk_config *cfg,
     minatar_batch *batch = &env->batch;
     batch->action_map = minimal ? ops->minimal_actions : NULL;
     batch->sticky_threshold = minatar_rng_threshold53(sticky_prob);
-    batch->obs_size = (size_t)obs_size;
+    batch->obs_size = (size_t)(MINATAR_SIDE * MINATAR_SIDE * ops->channels);
     env->ramping = ramping;
     env->numpy_seeds = seed_mode == 1;
     batch->rng = sk_alloc(count * sizeof *batch->rng);
@@ -228,11 +230,11 @@ static const sk_env_extras g_extras_space_invaders =
 static const sk_env_extras g_extras_seaquest =
     MINATAR_EXTRAS(g_action_names, "minatar minatar_seaquest");
 
-/* One game's two tables. NAME: the id's game; GAME: the ops; CHANNELS and MINIMAL: its
- * channels and minimal set's size (constants: the ops live in another file; env_create checks
- * the channels, tests/test_minatar_env.c both); FULL_EXTRAS and MINIMAL_EXTRAS: its v0 and v1
- * extras (action names, preset). */
-#define MINATAR_TABLE(game, channels, minimal)                                                     \
+/* One game's two tables: V0 and V1 the exported tables' names (MinAtar/NAME-v0, all six
+ * actions; -v1, the minimal set), CREATE_V0 and CREATE_V1 their create functions, GAME the ops,
+ * CHANNELS and MINIMAL the facts its header states (MINATAR_<GAME>_CHANNELS, _MINIMAL_ACTIONS),
+ * FULL_EXTRAS and MINIMAL_EXTRAS its v0 and v1 extras (action names, preset). */
+#define MINATAR_TABLE(channels)                                                                    \
     .obs_size = MINATAR_SIDE * MINATAR_SIDE * (channels), .obs_dtype = SK_OBS_U8,                  \
     .obs_shape = {MINATAR_SIDE, MINATAR_SIDE, (channels)}, .obs_low = g_obs_low,                   \
     .obs_high = g_obs_high, .mask_size = 0, .max_episode_steps = MINATAR_MAX_EPISODE_STEPS,        \
@@ -241,42 +243,53 @@ static const sk_env_extras g_extras_seaquest =
     .reset = env_reset, .step = env_step, .state_arrays = env_state_arrays,                        \
     .check_state = env_check_state
 
-#define MINATAR_ENVS(Name, lower, game, channels, minimal, full_extras, minimal_extras, text)   \
-    static sk_status create_##lower##_v0(void **out, int num_envs, const sk_config *cfg) {         \
-        return env_create(out, num_envs, cfg, &game, false,                                        \
-                          MINATAR_SIDE * MINATAR_SIDE * (channels), "MinAtar/" Name "-v0");        \
+#define MINATAR_ENVS(V0, V1, CREATE_V0, CREATE_V1, Name, lower, game, channels, minimal,           \
+                     full_extras, minimal_extras, text)                                            \
+    static sk_status CREATE_V0(void **out, int num_envs, const sk_config *cfg) {                   \
+        return env_create(out, num_envs, cfg, &game, false, "MinAtar/" Name "-v0");               \
     }                                                                                              \
-    static sk_status create_##lower##_v1(void **out, int num_envs, const sk_config *cfg) {         \
-        return env_create(out, num_envs, cfg, &game, true,                                         \
-                          MINATAR_SIDE * MINATAR_SIDE * (channels), "MinAtar/" Name "-v1");        \
+    static sk_status CREATE_V1(void **out, int num_envs, const sk_config *cfg) {                   \
+        return env_create(out, num_envs, cfg, &game, true, "MinAtar/" Name "-v1");                \
     }                                                                                              \
-    const sk_env_def sk_env_minatar_##lower##_v0 = {                                               \
+    const sk_env_def V0 = {                                                                        \
         .id = "MinAtar/" Name "-v0",                                                               \
-        .alias = #lower "-minatar-v0",                                                             \
-        .summary = text " (MinAtar, all 6 actions)",                                            \
+        .alias = lower "-minatar-v0",                                                              \
+        .summary = text " (MinAtar, all 6 actions)",                                               \
         .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1,                                \
                          .head_sizes = {MINATAR_NUM_ACTIONS}},                                     \
-        .create = create_##lower##_v0,                                                             \
+        .create = CREATE_V0,                                                                       \
         .extras = &full_extras,                                                                    \
-        MINATAR_TABLE(game, channels, minimal),                                                    \
+        MINATAR_TABLE(channels),                                                                   \
     };                                                                                             \
-    const sk_env_def sk_env_minatar_##lower##_v1 = {                                               \
+    const sk_env_def V1 = {                                                                        \
         .id = "MinAtar/" Name "-v1",                                                               \
-        .alias = #lower "-minatar",                                                                \
-        .summary = text " (MinAtar, minimal actions)",                                          \
+        .alias = lower "-minatar",                                                                 \
+        .summary = text " (MinAtar, minimal actions)",                                             \
         .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {minimal}},      \
-        .create = create_##lower##_v1,                                                             \
+        .create = CREATE_V1,                                                                       \
         .extras = &minimal_extras,                                                                 \
-        MINATAR_TABLE(game, channels, minimal),                                                    \
+        MINATAR_TABLE(channels),                                                                   \
     };
 
-MINATAR_ENVS("Asterix", asterix, minatar_asterix, 4, 5, g_extras_full, g_extras_asterix,
+MINATAR_ENVS(sk_env_minatar_asterix_v0, sk_env_minatar_asterix_v1, create_asterix_v0,
+             create_asterix_v1, "Asterix", "asterix", minatar_asterix, MINATAR_ASTERIX_CHANNELS,
+             MINATAR_COUNT(MINATAR_ASTERIX_MINIMAL_ACTIONS), g_extras_full, g_extras_asterix,
              "collect gold and dodge enemies crossing the rows")
-MINATAR_ENVS("Breakout", breakout, minatar_breakout, 4, 3, g_extras_full, g_extras_breakout,
-             "bounce the ball off the paddle into three rows of bricks")
-MINATAR_ENVS("Freeway", freeway, minatar_freeway, 7, 3, g_extras_full, g_extras_freeway,
+MINATAR_ENVS(sk_env_minatar_breakout_v0, sk_env_minatar_breakout_v1, create_breakout_v0,
+             create_breakout_v1, "Breakout", "breakout", minatar_breakout,
+             MINATAR_BREAKOUT_CHANNELS, MINATAR_COUNT(MINATAR_BREAKOUT_MINIMAL_ACTIONS),
+             g_extras_full, g_extras_breakout, "bounce the ball off the paddle into three rows of bricks")
+MINATAR_ENVS(sk_env_minatar_freeway_v0, sk_env_minatar_freeway_v1, create_freeway_v0,
+             create_freeway_v1, "Freeway", "freeway", minatar_freeway, MINATAR_FREEWAY_CHANNELS,
+             MINATAR_COUNT(MINATAR_FREEWAY_MINIMAL_ACTIONS), g_extras_full, g_extras_freeway,
              "walk the chicken across eight lanes of traffic")
-MINATAR_ENVS("Seaquest", seaquest, minatar_seaquest, 10, 6, g_extras_seaquest, g_extras_seaquest,
+MINATAR_ENVS(sk_env_minatar_seaquest_v0, sk_env_minatar_seaquest_v1, create_seaquest_v0,
+             create_seaquest_v1, "Seaquest", "seaquest", minatar_seaquest,
+             MINATAR_SEAQUEST_CHANNELS, MINATAR_COUNT(MINATAR_SEAQUEST_MINIMAL_ACTIONS),
+             g_extras_seaquest, g_extras_seaquest,
              "shoot enemies, rescue divers and surface for oxygen")
-MINATAR_ENVS("SpaceInvaders", space_invaders, minatar_space_invaders, 6, 4, g_extras_full,
+MINATAR_ENVS(sk_env_minatar_space_invaders_v0, sk_env_minatar_space_invaders_v1,
+             create_space_invaders_v0, create_space_invaders_v1, "SpaceInvaders", "space_invaders",
+             minatar_space_invaders, MINATAR_SPACE_INVADERS_CHANNELS,
+             MINATAR_COUNT(MINATAR_SPACE_INVADERS_MINIMAL_ACTIONS), g_extras_full,
              g_extras_space_invaders, "shoot the marching aliens before they reach the cannon")

@@ -22,7 +22,7 @@
 #define CHANNEL_CHICKEN 0
 #define CHANNEL_CAR 1
 #define CHANNEL_TRAIL_BASE 1 /* a car of speed s leaves its trail in channel 1 + |s| */
-#define NUM_CHANNELS 7
+#define NUM_CHANNELS MINATAR_FREEWAY_CHANNELS
 
 #define NUM_CARS FREEWAY_CARS
 #define CHICKEN_COLUMN 4      /* the chicken never leaves this column */
@@ -187,7 +187,7 @@ const minatar_game_ops minatar_freeway = {
     .act = freeway_act,
     .observe = freeway_observe,
     .step = freeway_step,
-    .num_minimal_actions = 3,
-    .minimal_actions = {MINATAR_NOOP, MINATAR_UP, MINATAR_DOWN},
+    .num_minimal_actions = MINATAR_COUNT(MINATAR_FREEWAY_MINIMAL_ACTIONS),
+    .minimal_actions = {MINATAR_FREEWAY_MINIMAL_ACTIONS},
     .validate = freeway_validate,
 };

@@ -7,6 +7,11 @@
 
 #include "minatar.h"
 
+/* Freeway's facts, stated once here: the observation's channels (10x10x7) and MinAtar's minimal
+ * action set, ascending (the -v1 id's actions). freeway.c's ops and env.c's tables read them. */
+#define MINATAR_FREEWAY_CHANNELS 7
+#define MINATAR_FREEWAY_MINIMAL_ACTIONS MINATAR_NOOP, MINATAR_UP, MINATAR_DOWN
+
 #define FREEWAY_CARS 8 /* one car per lane, lanes are rows 1..8 */
 
 /* One lane's car. speed's sign is its direction (+1 right, -1 left); its size

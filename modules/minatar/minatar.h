@@ -30,6 +30,9 @@ struct sk_env_io;
 
 enum { MINATAR_NOOP, MINATAR_LEFT, MINATAR_UP, MINATAR_RIGHT, MINATAR_DOWN, MINATAR_FIRE };
 
+/* The number of actions in a list such as MINATAR_BREAKOUT_MINIMAL_ACTIONS: a constant. */
+#define MINATAR_COUNT(...) ((int)(sizeof((int[]){__VA_ARGS__}) / sizeof(int)))
+
 typedef struct minatar_game_ops {
     const char *name;    /* MinAtar's name: "breakout" */
     int channels;        /* C of the 10x10xC observation */

@@ -41,7 +41,7 @@
 #define CHANNEL_OXYGEN_GAUGE 7
 #define CHANNEL_DIVER_GAUGE 8
 #define CHANNEL_DIVER 9
-#define NUM_CHANNELS 10
+#define NUM_CHANNELS MINATAR_SEAQUEST_CHANNELS
 
 #define LAST_CELL (MINATAR_SIDE - 1)
 #define GAUGE_ROW LAST_CELL
@@ -511,7 +511,7 @@ const minatar_game_ops minatar_seaquest = {
     .act = seaquest_act,
     .observe = seaquest_observe,
     .step = seaquest_step,
-    .num_minimal_actions = MINATAR_NUM_ACTIONS,
-    .minimal_actions = {0, 1, 2, 3, 4, 5},
+    .num_minimal_actions = MINATAR_COUNT(MINATAR_SEAQUEST_MINIMAL_ACTIONS),
+    .minimal_actions = {MINATAR_SEAQUEST_MINIMAL_ACTIONS},
     .validate = seaquest_validate,
 };

@@ -8,6 +8,11 @@
 
 #include "minatar.h"
 
+/* Seaquest's facts, stated once here: the observation's channels (10x10x10) and MinAtar's minimal
+ * action set, ascending (the -v1 id's actions). seaquest.c's ops and env.c's tables read them. */
+#define MINATAR_SEAQUEST_CHANNELS 10
+#define MINATAR_SEAQUEST_MINIMAL_ACTIONS MINATAR_NOOP, MINATAR_LEFT, MINATAR_UP, MINATAR_RIGHT, MINATAR_DOWN, MINATAR_FIRE
+
 #define SEAQUEST_MAX_ENEMIES 64
 #define SEAQUEST_MAX_ENEMY_BULLETS 80
 #define SEAQUEST_MAX_FRIENDLY_BULLETS 4

@@ -85,8 +85,9 @@ MINATAR_BATCH_STEP(si_step, space_invaders, si_act, si_observe, si_reset)
 /* What the portable table and the VBMI one share. */
 #define SI_TABLE                                                                                   \
     .name = "space_invaders", .channels = SI_NUM_CHANNELS, .state_size = sizeof(space_invaders),   \
-    .init = si_init, .reset = si_reset, .act = si_act, .num_minimal_actions = 4,                  \
-    .minimal_actions = {MINATAR_NOOP, MINATAR_LEFT, MINATAR_RIGHT, MINATAR_FIRE},                 \
+    .init = si_init, .reset = si_reset, .act = si_act,                                            \
+    .num_minimal_actions = MINATAR_COUNT(MINATAR_SPACE_INVADERS_MINIMAL_ACTIONS),                  \
+    .minimal_actions = {MINATAR_SPACE_INVADERS_MINIMAL_ACTIONS},                                   \
     .validate = si_validate
 
 #if defined(__x86_64__)

@@ -9,6 +9,11 @@
 
 #include "minatar.h"
 
+/* SpaceInvaders's facts, stated once here: the observation's channels (10x10x6) and MinAtar's minimal
+ * action set, ascending (the -v1 id's actions). space_invaders.c's ops and env.c's tables read them. */
+#define MINATAR_SPACE_INVADERS_CHANNELS 6
+#define MINATAR_SPACE_INVADERS_MINIMAL_ACTIONS MINATAR_NOOP, MINATAR_LEFT, MINATAR_RIGHT, MINATAR_FIRE
+
 typedef struct space_invaders {
     /* Each 10x10 map is ten rows of bits, bit x of row y being cell (y, x): a map holds any
      * number of aliens or bullets, so no list and no bound to keep. */

@@ -20,6 +20,8 @@ enum {
     SI_CHANNEL_ENEMY_BULLET,
     SI_NUM_CHANNELS
 };
+_Static_assert(SI_NUM_CHANNELS == MINATAR_SPACE_INVADERS_CHANNELS,
+               "space_invaders.h states the channels");
 
 #define SI_BOTTOM_ROW (MINATAR_SIDE - 1)      /* the cannon's row */
 #define SI_RIGHT_COLUMN (MINATAR_SIDE - 1)
