@@ -308,6 +308,12 @@ static void test_state_torn_line(void **state) {
         {"{\"trial\":1,\"status\":\"ok\",\"params\":{\"ppo.learning_rate\":-1e999},"
          "\"metric\":3,\"cost\":1}\n",
          "a tuned key is wrong"},
+        {"{\"trial\":1,\"status\":\"failed\",\"params\":{\"ppo.learning_rate\":6e199},"
+         "\"message\":\"x\",\"trial_secoXds\":1}\n",
+         "a tuned key (outside its range in the sweep file) is wrong"},
+        {"{\"trial\":1,\"status\":\"ok\",\"params\":{\"ppo.learning_rate\":0.0125},"
+         "\"metric\":3,\"cost\":1}\n",
+         "a tuned key (outside its range in the sweep file) is wrong"},
         {"{\"trial\":1,\"status\":\"maybe\",\"params\":{\"ppo.learning_rate\":0.01}}\n",
          "its status is wrong"},
         {"{\"trial\":1.5,\"status\":\"failed\",\"params\":{\"ppo.learning_rate\":0.01}}\n",
@@ -343,9 +349,13 @@ static void test_state_exact_numbers(void **state) {
     state_spec("exact", &spec, jsonl);
     const double values[] = {nextafter(475.5, 1e9), 0.1 + 0.2, nextafter(0.001, 1), 6.4e120,
                              4.9406564584124654e-324, 1.0 / 3.0, 2.0 / 3.0 * 1e-5};
+    /* tuned values within the spec's [1e-4, 1e-2] (the reader refuses others) */
+    const double tuned[] = {nextafter(0.001, 1), 0.001 * (0.1 + 0.2), nextafter(0.01, 0),
+                            1e-4, 0.01 / 3.0, 2.0 / 3.0 * 1e-3, 0.00123456789012345678};
     const int n = (int)(sizeof values / sizeof *values);
+    _Static_assert(sizeof tuned == sizeof values, "a tuned value a trial");
     for (int i = 0; i < n; i++) {
-        sk_sweep_trial trial = {.index = i, .retest_of = -1, .ok = true, .value = {values[i]},
+        sk_sweep_trial trial = {.index = i, .retest_of = -1, .ok = true, .value = {tuned[i]},
                                 .metric = values[(i + 1) % n], .cost = values[(i + 2) % n],
                                 .trial_seconds = values[(i + 3) % n],
                                 .sweep_seconds = values[(i + 4) % n]};
@@ -356,7 +366,7 @@ static void test_state_exact_numbers(void **state) {
     assert_int_equal(sk_sweep_state_read(jsonl, &spec, &trials, &count), SK_OK);
     assert_int_equal(count, n);
     for (int i = 0; i < n; i++) {
-        assert_true(trials[i].value[0] == values[i]);
+        assert_true(trials[i].value[0] == tuned[i]);
         assert_true(trials[i].metric == values[(i + 1) % n]);
         assert_true(trials[i].cost == values[(i + 2) % n]);
         assert_true(trials[i].trial_seconds == values[(i + 3) % n]);

@@ -80,9 +80,17 @@ static bool finite_at(const cJSON *line, const char *key, double *out) {
     return true;
 }
 
+/* Whether value lies in param's [min, max], up to the rounding of the transform that made it
+ * (a log_uniform value is exp(log(max)) at most): a value the sweep could not have suggested
+ * (a 200-digit horizon, found by fuzz_sweep) is refused, not fitted far outside the space. */
+static bool within_range(const sk_sweep_param *param, double value) {
+    double slack = 1e-9 * fmax(fabs(param->min), fabs(param->max));
+    return value >= param->min - slack && value <= param->max + slack;
+}
+
 #define STATE_EXPECTED                                                                         \
-    "expected trial, status ok or failed, params with each tuned key, metric and a positive "  \
-    "cost when ok, all finite"
+    "expected trial, status ok or failed, params with each tuned key within its range, metric "  \
+    "and a positive cost when ok, all finite"
 
 static sk_status parse_line(const char *path, int number, const char *text,
                             const sk_sweep_spec *spec, sk_sweep_trial *trial) {
@@ -105,6 +113,8 @@ static sk_status parse_line(const char *path, int number, const char *text,
         trial->ok = strcmp(status->valuestring, "ok") == 0;
         for (int d = 0; d < spec->num_params && !bad; d++)
             if (!finite_at(params, spec->params[d].key, &trial->value[d])) bad = "a tuned key";
+            else if (!within_range(&spec->params[d], trial->value[d]))
+                bad = "a tuned key (outside its range in the sweep file)";
     }
     if (!bad && trial->ok &&
         !(finite_at(line, "metric", &trial->metric) && finite_at(line, "cost", &trial->cost)))
