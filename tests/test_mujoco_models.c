@@ -19,7 +19,9 @@
  * body's name; v4's models against v5's) and requires each edit to be reported in the field
  * it changes. test_gymnasium_twice is the control in the other direction: Gymnasium's file
  * compiled twice shows no difference (the compiler is deterministic here, random textures
- * included), so a reported difference is the files'.
+ * included), so a reported difference is the files'. test_same_trajectories steps each pair
+ * with the same controls and finds the states equal bit for bit, while v4's walker against
+ * v5's parts within 55 steps.
  *
  * Without ../shared (SKINNER_SHARED_DIR) the comparison cases skip, loudly (fail under
  * CI=true); test_ours_compile still checks that our files load.
@@ -29,6 +31,7 @@
 #include <mujoco/mujoco.h>
 #include <mujoco/mjxmacro.h>
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -414,6 +417,64 @@ static mjModel *compile_ours(const char *file, const char *from, const char *to,
     return model;
 }
 
+/* Equal models step alike: the two models driven by the same controls stay equal bit for bit
+ * over TRAJECTORY_STEPS steps (what the array comparison implies, shown on the physics the
+ * tasks run). */
+#define TRAJECTORY_STEPS 500
+
+/* The first step (from 1) after which the two models' states differ; 0 if none does. */
+static int first_differing_step(const mjModel *ours, const mjModel *gym) {
+    mjData *ours_data = mj_makeData(ours), *gym_data = mj_makeData(gym);
+    assert_non_null(ours_data);
+    assert_non_null(gym_data);
+    assert_int_equal(ours->nu, gym->nu);
+    int differing = 0;
+    for (int step = 0; step < TRAJECTORY_STEPS && !differing; step++) {
+        /* a deterministic swing over the whole control range, a phase per actuator */
+        for (int u = 0; u < ours->nu; u++)
+            ours_data->ctrl[u] = gym_data->ctrl[u] = sin(0.05 * step + u);
+        mj_step(ours, ours_data);
+        mj_step(gym, gym_data);
+        size_t qpos_bytes = sizeof(mjtNum) * (size_t)ours->nq;
+        size_t qvel_bytes = sizeof(mjtNum) * (size_t)ours->nv;
+        if (memcmp(ours_data->qpos, gym_data->qpos, qpos_bytes) != 0 ||
+            memcmp(ours_data->qvel, gym_data->qvel, qvel_bytes) != 0)
+            differing = step + 1;
+    }
+    mj_deleteData(ours_data);
+    mj_deleteData(gym_data);
+    return differing;
+}
+
+static void test_same_trajectories(void **state) {
+    (void)state;
+    REQUIRE_GYM_ASSETS(shared);
+    for (size_t i = 0; i < NUM_MODELS; i++) {
+        char ours_file[4096], gym_file[4096];
+        ours_path(ours_file, sizeof ours_file, MODEL_FILES[i]);
+        gym_path(gym_file, sizeof gym_file, shared, MODEL_FILES[i]);
+        mjModel *ours = load_file(ours_file), *gym = load_file(gym_file);
+        int differing = first_differing_step(ours, gym);
+        if (differing)
+            fail_msg("%s: the state differs from Gymnasium's model's after step %d",
+                     MODEL_FILES[i], differing);
+        mj_deleteModel(ours);
+        mj_deleteModel(gym);
+    }
+    print_message("%zu models: equal states over %d steps each\n", NUM_MODELS, TRAJECTORY_STEPS);
+    /* the check can fail: v4's walker (the right foot's friction 0.9) against v5's (1.9) */
+    char ours_file[4096], gym_file[4096];
+    ours_path(ours_file, sizeof ours_file, "walker2d.xml");
+    gym_path(gym_file, sizeof gym_file, shared, "walker2d_v5.xml");
+    mjModel *ours = load_file(ours_file), *gym = load_file(gym_file);
+    int differing = first_differing_step(ours, gym);
+    print_message("our walker2d.xml against Gymnasium's walker2d_v5.xml: differs after step %d\n",
+                  differing);
+    assert_true(differing > 0);
+    mj_deleteModel(ours);
+    mj_deleteModel(gym);
+}
+
 /* Compiles our `file` edited (see compile_ours), compares it with Gymnasium's `gym_file` and
  * requires `field` among the differences. */
 static void expect_detected(const char *shared, const char *file, const char *gym_file,
@@ -488,6 +549,7 @@ int main(void) {
         cmocka_unit_test(test_ours_compile),
         cmocka_unit_test(test_models_match_gymnasium),
         cmocka_unit_test(test_gymnasium_twice),
+        cmocka_unit_test(test_same_trajectories),
         cmocka_unit_test(test_perturbations),
         cmocka_unit_test(test_allowance_table),
     };
