@@ -301,6 +301,20 @@ static mjModel *load_file(const char *path) {
     return model;
 }
 
+/* Our file `file`, compiled. */
+static mjModel *load_ours(const char *file) {
+    char path[4096];
+    ours_path(path, sizeof path, file);
+    return load_file(path);
+}
+
+/* Gymnasium's file `file` from the shared folder, compiled. */
+static mjModel *load_gym(const char *shared, const char *file) {
+    char path[4096];
+    gym_path(path, sizeof path, shared, file);
+    return load_file(path);
+}
+
 /* Compiles MJCF text (an edited copy of a file); fails the case with MuJoCo's message. */
 static mjModel *load_text(const char *what, const char *xml) {
     char error[ERROR_SIZE] = "";
@@ -347,9 +361,7 @@ static char *replace_once(const char *text, const char *from, const char *to) {
 static void test_ours_compile(void **state) {
     (void)state;
     for (size_t i = 0; i < NUM_MODELS; i++) {
-        char path[4096];
-        ours_path(path, sizeof path, MODEL_FILES[i]);
-        mjModel *model = load_file(path);
+        mjModel *model = load_ours(MODEL_FILES[i]);
         print_message("%-30s nq %2d nv %2d nu %2d nbody %2d ngeom %2d\n", MODEL_FILES[i],
                       model->nq, model->nv, model->nu, model->nbody, model->ngeom);
         assert_true(model->nu > 0);
@@ -367,10 +379,7 @@ static void test_models_match_gymnasium(void **state) {
     diff_report reports[NUM_MODELS];
     int unexplained = 0;
     for (size_t i = 0; i < NUM_MODELS; i++) {
-        char ours_file[4096], gym_file[4096];
-        ours_path(ours_file, sizeof ours_file, MODEL_FILES[i]);
-        gym_path(gym_file, sizeof gym_file, shared, MODEL_FILES[i]);
-        mjModel *ours = load_file(ours_file), *gym = load_file(gym_file);
+        mjModel *ours = load_ours(MODEL_FILES[i]), *gym = load_gym(shared, MODEL_FILES[i]);
         reports[i] = (diff_report){.file = MODEL_FILES[i], .known = KNOWN_DIFFERENCES};
         compare_models(&reports[i], ours, gym);
         print_message("%-30s %d fields differ, %d of them unexplained\n", MODEL_FILES[i],
@@ -390,9 +399,8 @@ static void test_gymnasium_twice(void **state) {
     (void)state;
     REQUIRE_GYM_ASSETS(shared);
     for (size_t i = 0; i < NUM_MODELS; i++) {
-        char path[4096];
-        gym_path(path, sizeof path, shared, MODEL_FILES[i]);
-        mjModel *first = load_file(path), *second = load_file(path);
+        mjModel *first = load_gym(shared, MODEL_FILES[i]);
+        mjModel *second = load_gym(shared, MODEL_FILES[i]);
         diff_report report = {.file = MODEL_FILES[i]};
         compare_models(&report, first, second);
         assert_int_equal(report.differing, 0);
@@ -450,10 +458,7 @@ static void test_same_trajectories(void **state) {
     (void)state;
     REQUIRE_GYM_ASSETS(shared);
     for (size_t i = 0; i < NUM_MODELS; i++) {
-        char ours_file[4096], gym_file[4096];
-        ours_path(ours_file, sizeof ours_file, MODEL_FILES[i]);
-        gym_path(gym_file, sizeof gym_file, shared, MODEL_FILES[i]);
-        mjModel *ours = load_file(ours_file), *gym = load_file(gym_file);
+        mjModel *ours = load_ours(MODEL_FILES[i]), *gym = load_gym(shared, MODEL_FILES[i]);
         int differing = first_differing_step(ours, gym);
         if (differing)
             fail_msg("%s: the state differs from Gymnasium's model's after step %d",
@@ -463,10 +468,7 @@ static void test_same_trajectories(void **state) {
     }
     print_message("%zu models: equal states over %d steps each\n", NUM_MODELS, TRAJECTORY_STEPS);
     /* the check can fail: v4's walker (the right foot's friction 0.9) against v5's (1.9) */
-    char ours_file[4096], gym_file[4096];
-    ours_path(ours_file, sizeof ours_file, "walker2d.xml");
-    gym_path(gym_file, sizeof gym_file, shared, "walker2d_v5.xml");
-    mjModel *ours = load_file(ours_file), *gym = load_file(gym_file);
+    mjModel *ours = load_ours("walker2d.xml"), *gym = load_gym(shared, "walker2d_v5.xml");
     int differing = first_differing_step(ours, gym);
     print_message("our walker2d.xml against Gymnasium's walker2d_v5.xml: differs after step %d\n",
                   differing);
@@ -479,10 +481,9 @@ static void test_same_trajectories(void **state) {
  * requires `field` among the differences. */
 static void expect_detected(const char *shared, const char *file, const char *gym_file,
                             const char *from, const char *to, const char *field) {
-    char what[256], gym_file_path[4096];
+    char what[256];
     mjModel *ours = compile_ours(file, from, to, what, sizeof what);
-    gym_path(gym_file_path, sizeof gym_file_path, shared, gym_file);
-    mjModel *gym = load_file(gym_file_path);
+    mjModel *gym = load_gym(shared, gym_file);
     print_message("%s against Gymnasium's %s:\n", what, gym_file);
     diff_report report = {.file = file, .quiet = true};
     compare_models(&report, ours, gym);
@@ -530,11 +531,10 @@ static void test_allowance_table(void **state) {
         {"half_cheetah.xml", "body_mass", "nothing: this entry must be reported stale"},
         {NULL, NULL, NULL},
     };
-    char what[256], gym_file[4096];
+    char what[256];
     mjModel *ours = compile_ours("half_cheetah.xml", "timestep=\"0.01\"", "timestep=\"0.02\"",
                                  what, sizeof what);
-    gym_path(gym_file, sizeof gym_file, shared, "half_cheetah.xml");
-    mjModel *gym = load_file(gym_file);
+    mjModel *gym = load_gym(shared, "half_cheetah.xml");
     diff_report report = {.file = "half_cheetah.xml", .known = allowed};
     compare_models(&report, ours, gym);
     assert_int_equal(report.differing, 1);
