@@ -23,6 +23,9 @@ CHECKER = os.path.join(HERE, "layering_check.py")
 def copy_tree(dest):
     for top in ("src", "include", "modules"):
         for folder, _, files in os.walk(os.path.join(REPO, top)):
+            # every folder, even one without C (modules/mujoco/models' MJCF files): a declared
+            # module folder must exist in the copy as in the tree
+            os.makedirs(os.path.join(dest, os.path.relpath(folder, REPO)), exist_ok=True)
             for name in files:
                 if name.endswith((".c", ".h")):
                     source = os.path.join(folder, name)
