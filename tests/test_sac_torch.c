@@ -6,6 +6,8 @@
 #include "test_util.h"
 #include "torch_fixture.h"
 
+#include "core/rng.h"
+#include "skinner/pool.h"
 #include "train/sac_core.h"
 
 #include <math.h>
@@ -41,7 +43,7 @@ static int compare(const fixture *f, const char *name, const float *got, int n, 
     return failures;
 }
 
-static sk_sac *build(const fixture *f) {
+static sk_sac *build(const fixture *f, int row_blocks) {
     int act_dim = (int)scalar(f, "act_dim");
     float *low = floats(f, "act_low", act_dim), *high = floats(f, "act_high", act_dim);
     sk_sac_config config = sk_sac_defaults((int)scalar(f, "obs_size"), act_dim, low, high);
@@ -49,6 +51,7 @@ static sk_sac *build(const fixture *f) {
     config.hidden = (int)scalar(f, "hidden");
     config.layers = (int)scalar(f, "layers");
     config.max_rows = (int)scalar(f, "batch");
+    config.row_blocks = row_blocks;
     config.policy_lr = (float)scalar(f, "policy_lr");
     config.q_lr = (float)scalar(f, "q_lr");
     config.alpha_lr = (float)scalar(f, "alpha_lr");
@@ -92,12 +95,13 @@ static void check_act(const fixture *f, sk_sac *sac) {
     free(obs), free(noise);
 }
 
-static void run_case(const char *case_name) {
+static void run_case(const char *case_name, int row_blocks) {
     char path[4096];
     snprintf(path, sizeof path, "%s/tests/fixtures/%s.txt", SKINNER_SOURCE_DIR, case_name);
     fixture f;
     load_fixture(&f, path);
-    sk_sac *sac = build(&f);
+    sk_sac *sac = build(&f, row_blocks);
+    print_message("%s with %d row blocks\n", case_name, row_blocks);
     check_act(&f, sac);
     const sk_sac_config *config = sk_sac_get_config(sac);
     int B = (int)scalar(&f, "batch"), A = config->act_dim, O = config->obs_size;
@@ -166,12 +170,49 @@ static void run_case(const char *case_name) {
 
 static void test_learned_alpha(void **state) {
     (void)state;
-    run_case("sac_case1");
+    for (int blocks = 1; blocks <= 3; blocks++) run_case("sac_case1", blocks);
 }
 
 static void test_fixed_alpha_one_layer(void **state) {
     (void)state;
-    run_case("sac_case2");
+    run_case("sac_case2", 2);
+}
+
+static void pool_run(void *pool, sk_parallel_job job, void *ctx) { sk_pool_run(pool, job, ctx); }
+
+/* The same updates on one thread and on two (sk_sac_set_parallel) leave the same bits: the
+ * blocks' gradients are summed in block order whoever computed them. */
+static void test_threads_bit_identical(void **state) {
+    (void)state;
+    enum { ROWS = 40, OBS = 5, ACT = 3 };
+    float low[ACT] = {-1, -1, -2}, high[ACT] = {1, 2, 2};
+    sk_sac_config config = sk_sac_defaults(OBS, ACT, low, high);
+    config.hidden = 32, config.max_rows = ROWS, config.row_blocks = 4;
+    sk_sac *sacs[2];
+    sk_pool *pool;
+    assert_int_equal(sk_pool_create(&pool, 2), SK_OK);
+    sk_parallel parallel = {.ctx = pool, .run = pool_run};
+    for (int i = 0; i < 2; i++) assert_int_equal(sk_sac_create(&sacs[i], &config), SK_OK);
+    sk_sac_set_parallel(sacs[1], &parallel);
+    uint64_t data_rng = sk_rng_seed(9, 0);
+    float obs[ROWS * OBS], next_obs[ROWS * OBS], actions[ROWS * ACT], rewards[ROWS], terminated[ROWS];
+    for (int i = 0; i < ROWS * OBS; i++) obs[i] = (float)sk_rng_normal(&data_rng);
+    for (int i = 0; i < ROWS * OBS; i++) next_obs[i] = (float)sk_rng_normal(&data_rng);
+    for (int i = 0; i < ROWS * ACT; i++) actions[i] = sk_rng_float(&data_rng) - 0.5f;
+    for (int i = 0; i < ROWS; i++) rewards[i] = (float)sk_rng_normal(&data_rng), terminated[i] = (float)(i % 5 == 0);
+    sk_sac_batch batch = {ROWS, obs, actions, rewards, terminated, next_obs};
+    for (int i = 0; i < 2; i++) {
+        uint64_t rng = sk_rng_seed(10, 0);
+        sk_sac_losses losses;
+        for (int64_t step = 1; step <= 4; step++) sk_sac_update_rng(sacs[i], &batch, step, &rng, &losses);
+    }
+    for (int a = 0; a < sk_sac_num_arrays(sacs[0]); a++) {
+        const sk_sac_array *x = &sk_sac_arrays(sacs[0])[a], *y = &sk_sac_arrays(sacs[1])[a];
+        size_t bytes = (size_t)(x->rows * x->cols) * sizeof(float);
+        if (memcmp(x->data, y->data, bytes) != 0) fail_msg("%s differs between 1 and 2 threads", x->name);
+    }
+    for (int i = 0; i < 2; i++) sk_sac_destroy(sacs[i]);
+    sk_pool_destroy(pool);
 }
 
 /* A config out of range is refused with a message naming the field. */
@@ -194,6 +235,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_learned_alpha),
         cmocka_unit_test(test_fixed_alpha_one_layer),
+        cmocka_unit_test(test_threads_bit_identical),
         cmocka_unit_test(test_bad_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,50 +1,21 @@
-/* SAC's learner: the object, its layout, and the critic, actor, alpha and target steps
- * (src/train/sac_core.h has the contracts; src/train/sac_net.c the layers). */
+/* SAC's learner: the object, its layout and arrays, and acting (src/train/sac_core.h has the
+ * contracts, src/train/sac_step.c the steps, src/train/sac_net.c the layers). */
 #include "sac_core.h"
 
 #include "../core/core.h"
 #include "../core/rng.h"
-#include "sac_net.h"
+#include "sac_internal.h"
 
 #include <math.h>
 #include <string.h>
 
-enum {
-    MAX_ARRAYS = (2 * SK_SAC_MAX_LAYERS + 4) + 4 * 2 * (SK_SAC_MAX_LAYERS + 1) + 5,
-    ALIGN_FLOATS = 16, /* 64 bytes between carved buffers */
-};
-
-struct sk_sac {
-    sk_sac_config config;
-    sk_sac_net actor, qf[2];   /* offsets within each network's own block */
-    size_t actor_base, q_base[2], target_base[2]; /* each network's block in params / targets */
-    size_t num_params, q_floats;                  /* every parameter; both Q networks' */
-    float *params, *grads, *adam_m, *adam_v;      /* (num_params): actor, qf1, qf2 */
-    float *targets;                               /* (q_floats): qf1_target, qf2_target */
-    float *alpha_state;                           /* log_alpha, its Adam m and v */
-    float scale[SK_MAX_ACTION_DIM], bias[SK_MAX_ACTION_DIM];
-    sk_sac_counters counters;
-    sk_sac_array arrays[MAX_ARRAYS];
-    int num_arrays;
-    /* workspace for max_rows rows */
-    float *actor_acts[SK_SAC_MAX_LAYERS]; /* (rows, hidden) each */
-    float *head, *dhead;                  /* (rows, 2 act_dim) */
-    float *actions, *squashed, *log_std_tanh, *daction; /* (rows, act_dim) */
-    float *logp, *dlogp, *target_q;       /* (rows) */
-    float *q_acts[2][SK_SAC_MAX_LAYERS];  /* (rows, hidden) each */
-    float *q_out[2], *dq[2];              /* (rows) */
-    float *q_in, *dq_in;                  /* (rows, obs_size + act_dim) */
-    float *scratch;                       /* (2 rows, hidden) */
-    float *noise;                         /* (1 + 2 policy_frequency) (rows, act_dim) */
-    float *zeros;                         /* (rows, act_dim): the deterministic action's noise */
-    void *block;
-};
+enum { ALIGN_FLOATS = 16 }; /* 64 bytes between carved buffers */
 
 sk_sac_config sk_sac_defaults(int obs_size, int act_dim, const float *act_low,
                               const float *act_high) {
     sk_sac_config config = {
         .obs_size = obs_size, .act_dim = act_dim, .hidden = 256, .layers = 2, .max_rows = 256,
-        .policy_lr = 3e-4f, .q_lr = 1e-3f, .alpha_lr = 1e-3f, .gamma = 0.99f, .tau = 0.005f,
+        .row_blocks = 2, .policy_lr = 3e-4f, .q_lr = 1e-3f, .alpha_lr = 1e-3f, .gamma = 0.99f, .tau = 0.005f,
         .policy_frequency = 2, .target_frequency = 1, .autotune = true, .alpha = 0.2f,
         .log_alpha_init = 0.0f, .target_entropy = -(float)act_dim,
         .adam = {0.9f, 0.999f, 1e-8f}, .seed = 1,
@@ -86,6 +57,9 @@ static sk_status validate(const sk_sac_config *c) {
           (double)c->gamma);
     CHECK(c->tau > 0.0f && c->tau <= 1.0f, "sac: tau = %g is out of range (expected (0, 1])",
           (double)c->tau);
+    CHECK(c->row_blocks >= 1 && c->row_blocks <= SK_SAC_MAX_BLOCKS && c->row_blocks <= c->max_rows,
+          "sac: row_blocks = %d is out of range (expected 1..%d, at most max_rows = %d)",
+          c->row_blocks, SK_SAC_MAX_BLOCKS, c->max_rows);
     CHECK(c->policy_frequency >= 1 && c->policy_frequency <= 1000,
           "sac: policy_frequency = %d is out of range (expected 1..1000)", c->policy_frequency);
     CHECK(c->target_frequency >= 1, "sac: target_frequency = %d is out of range (expected >= 1)",
@@ -102,15 +76,15 @@ static sk_status validate(const sk_sac_config *c) {
     return SK_OK;
 }
 
-/* Lays a network out from *offset on (its block's start), naming its tensors PREFIX.l.weight
- * and PREFIX.l.bias; the actor's head is two named tensors read as one (2 act_dim) layer. */
+/* One more named array. */
 static void add_tensor(sk_sac *sac, const char *name, float *data, float *grad, int rows, int cols) {
-    SK_ASSERT(sac->num_arrays < MAX_ARRAYS);
+    SK_ASSERT(sac->num_arrays < SK_SAC_MAX_ARRAYS);
     sk_sac_array *a = &sac->arrays[sac->num_arrays++];
     snprintf(a->name, sizeof a->name, "%s", name);
     a->data = data, a->grad = grad, a->rows = rows, a->cols = cols;
 }
 
+/* A network's layers: weight (out, in) then bias (out) each, from 0; *size floats in all. */
 static void lay_out_net(sk_sac_net *net, int in, int hidden, int layers, int out, size_t *size) {
     net->num_linear = layers + 1;
     size_t offset = 0;
@@ -125,7 +99,9 @@ static void lay_out_net(sk_sac_net *net, int in, int hidden, int layers, int out
     *size = offset;
 }
 
-/* The arrays of a laid-out network at data (and grad), named as torch's modules would be. */
+/* The arrays of a laid-out network at data (and grad), named as torch's modules would be
+ * (PREFIX.l.weight, PREFIX.l.bias); the actor's head is two named tensors read as one
+ * (2 act_dim) layer. */
 static void name_net(sk_sac *sac, const sk_sac_net *net, const char *prefix, float *data,
                      float *grad, bool actor_head) {
     char name[40];
@@ -193,35 +169,41 @@ sk_status sk_sac_create(sk_sac **out, const sk_sac_config *config) {
         sac->bias[d] = (c->act_high[d] + c->act_low[d]) / 2.0f;
     }
 
-    size_t rows = (size_t)c->max_rows, P = sac->num_params, A = (size_t)act;
+    size_t P = sac->num_params, A = (size_t)act;
+    sac->block_rows = (c->max_rows + c->row_blocks - 1) / c->row_blocks;
+    size_t rows = (size_t)sac->block_rows;
     size_t H = rows * (size_t)hidden, Q_IN = rows * ((size_t)c->obs_size + A);
-    carve carves[64];
+    carve carves[8 + SK_SAC_MAX_BLOCKS * (20 + 3 * SK_SAC_MAX_LAYERS)];
     int n = 0;
 #define CARVE(ptr, count) (carves[n++] = (carve){&(ptr), (count)})
     CARVE(sac->params, P), CARVE(sac->grads, P), CARVE(sac->adam_m, P), CARVE(sac->adam_v, P);
     CARVE(sac->targets, sac->q_floats), CARVE(sac->alpha_state, 3);
-    for (int l = 0; l < layers; l++) {
-        CARVE(sac->actor_acts[l], H);
-        CARVE(sac->q_acts[0][l], H), CARVE(sac->q_acts[1][l], H);
-    }
-    CARVE(sac->head, 2 * rows * A), CARVE(sac->dhead, 2 * rows * A);
-    CARVE(sac->actions, rows * A), CARVE(sac->squashed, rows * A);
-    CARVE(sac->log_std_tanh, rows * A), CARVE(sac->daction, rows * A);
-    CARVE(sac->logp, rows), CARVE(sac->dlogp, rows), CARVE(sac->target_q, rows);
-    for (int k = 0; k < 2; k++) CARVE(sac->q_out[k], rows), CARVE(sac->dq[k], rows);
-    CARVE(sac->q_in, Q_IN), CARVE(sac->dq_in, Q_IN), CARVE(sac->scratch, 2 * H);
-    CARVE(sac->noise, (1 + 2 * (size_t)c->policy_frequency) * rows * A);
+    CARVE(sac->noise, (1 + 2 * (size_t)c->policy_frequency) * (size_t)c->max_rows * A);
     CARVE(sac->zeros, rows * A);
+    for (int b = 0; b < c->row_blocks; b++) {
+        sk_sac_block *block = &sac->blocks[b];
+        CARVE(block->grads, P);
+        for (int l = 0; l < layers; l++) {
+            CARVE(block->actor_acts[l], H);
+            CARVE(block->q_acts[0][l], H), CARVE(block->q_acts[1][l], H);
+        }
+        CARVE(block->head, 2 * rows * A), CARVE(block->dhead, 2 * rows * A);
+        CARVE(block->actions, rows * A), CARVE(block->squashed, rows * A);
+        CARVE(block->log_std_tanh, rows * A), CARVE(block->daction, rows * A);
+        CARVE(block->logp, rows), CARVE(block->dlogp, rows), CARVE(block->target_q, rows);
+        for (int k = 0; k < 2; k++) CARVE(block->q_out[k], rows), CARVE(block->dq[k], rows);
+        CARVE(block->q_in, Q_IN), CARVE(block->dq_in, Q_IN), CARVE(block->scratch, 2 * H);
+    }
 #undef CARVE
     size_t total = 0;
     for (int i = 0; i < n; i++) total += (carves[i].floats + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS;
-    sac->block = sk_alloc(total * sizeof(float)); /* zeroed */
-    if (!sac->block) {
+    sac->memory = sk_alloc(total * sizeof(float)); /* zeroed */
+    if (!sac->memory) {
         free(sac);
         return sk_fail(SK_ERR_NOMEM, "sac: out of memory for %zu floats of networks and workspace",
                        total);
     }
-    float *next = sac->block;
+    float *next = sac->memory;
     for (int i = 0; i < n; i++) {
         *carves[i].where = next;
         next += (carves[i].floats + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS;
@@ -250,7 +232,7 @@ sk_status sk_sac_create(sk_sac **out, const sk_sac_config *config) {
 
 void sk_sac_destroy(sk_sac *sac) {
     if (!sac) return;
-    sk_free(sac->block);
+    sk_free(sac->memory);
     free(sac);
 }
 
@@ -272,190 +254,31 @@ const sk_sac_array *sk_sac_find_array(const sk_sac *sac, const char *name) {
 sk_sac_counters sk_sac_get_counters(const sk_sac *sac) { return sac->counters; }
 void sk_sac_set_counters(sk_sac *sac, sk_sac_counters counters) { sac->counters = counters; }
 
-/* The actor on obs with noise: sac->head, actions, logp, squashed and log_std_tanh. */
-static void actor_forward(sk_sac *sac, const float *obs, int rows, const float *noise) {
-    sk_sac_net_forward(&sac->actor, sac->params + sac->actor_base, obs, rows, sac->actor_acts,
-                       sac->head);
-    sk_sac_squash_forward(sac->head, noise, rows, sac->config.act_dim, sac->scale, sac->bias,
-                          sac->actions, sac->logp, sac->squashed, sac->log_std_tanh);
+void sk_sac_set_parallel(sk_sac *sac, const sk_parallel *parallel) {
+    sac->has_parallel = parallel != NULL;
+    if (parallel) sac->parallel = *parallel;
 }
 
-/* sac->q_in = obs || actions, row by row. */
-static void join_inputs(sk_sac *sac, const float *obs, const float *actions, int rows) {
-    size_t O = (size_t)sac->config.obs_size, A = (size_t)sac->config.act_dim, width = O + A;
-    for (int row = 0; row < rows; row++) {
-        memcpy(sac->q_in + (size_t)row * width, obs + (size_t)row * O, O * sizeof(float));
-        memcpy(sac->q_in + (size_t)row * width + O, actions + (size_t)row * A, A * sizeof(float));
-    }
+void sk_sac_actor_forward(sk_sac *sac, sk_sac_block *block, const float *obs, int rows,
+                          const float *noise) {
+    sk_sac_net_forward(&sac->actor, sac->params + sac->actor_base, obs, rows, block->actor_acts,
+                       block->head);
+    sk_sac_squash_forward(block->head, noise, rows, sac->config.act_dim, sac->scale, sac->bias,
+                          block->actions, block->logp, block->squashed, block->log_std_tanh);
 }
 
 void sk_sac_act(sk_sac *sac, const float *obs, int rows, const float *noise, bool deterministic,
                 float *actions, float *logp) {
     SK_ASSERT(rows >= 1 && rows <= sac->config.max_rows);
-    actor_forward(sac, obs, rows, deterministic ? sac->zeros : noise);
-    size_t A = (size_t)sac->config.act_dim;
-    memcpy(actions, sac->actions, (size_t)rows * A * sizeof(float));
-    if (logp) memcpy(logp, sac->logp, (size_t)rows * sizeof(float));
-}
-
-float sk_sac_critic_grad(sk_sac *sac, const sk_sac_batch *batch, const float *next_noise,
-                         sk_sac_losses *out) {
-    const sk_sac_config *c = &sac->config;
-    int rows = batch->rows;
-    SK_ASSERT(rows >= 1 && rows <= c->max_rows);
-    float alpha = sk_sac_alpha(sac);
-    /* the target: the next actions from the current actor, the target networks' values */
-    actor_forward(sac, batch->next_obs, rows, next_noise);
-    join_inputs(sac, batch->next_obs, sac->actions, rows);
-    for (int k = 0; k < 2; k++)
-        sk_sac_net_forward(&sac->qf[k], sac->targets + sac->target_base[k], sac->q_in, rows,
-                           sac->q_acts[k], sac->q_out[k]);
-    for (int i = 0; i < rows; i++) {
-        float next_v = fminf(sac->q_out[0][i], sac->q_out[1][i]) - alpha * sac->logp[i];
-        sac->target_q[i] = batch->rewards[i] + (1.0f - batch->terminated[i]) * c->gamma * next_v;
+    size_t A = (size_t)sac->config.act_dim, O = (size_t)sac->config.obs_size;
+    sk_sac_block *block = &sac->blocks[0];
+    for (int lo = 0; lo < rows; lo += sac->block_rows) { /* a block's rows at a time */
+        int n = rows - lo < sac->block_rows ? rows - lo : sac->block_rows;
+        sk_sac_actor_forward(sac, block, obs + (size_t)lo * O, n,
+                             deterministic ? sac->zeros : noise + (size_t)lo * A);
+        memcpy(actions + (size_t)lo * A, block->actions, (size_t)n * A * sizeof(float));
+        if (logp) memcpy(logp + lo, block->logp, (size_t)n * sizeof(float));
     }
-    /* both Q networks on the batch's actions, one after the other in the same activations */
-    join_inputs(sac, batch->obs, batch->actions, rows);
-    memset(sac->grads + sac->q_base[0], 0, sac->q_floats * sizeof(float));
-    double loss[2], value[2];
-    for (int k = 0; k < 2; k++) {
-        sk_sac_net_forward(&sac->qf[k], sac->params + sac->q_base[k], sac->q_in, rows,
-                           sac->q_acts[0], sac->q_out[0]);
-        double sum = 0.0, q_sum = 0.0;
-        for (int i = 0; i < rows; i++) {
-            float diff = sac->q_out[0][i] - sac->target_q[i];
-            sum += (double)diff * diff;
-            q_sum += sac->q_out[0][i];
-            sac->dq[0][i] = 2.0f * diff / (float)rows; /* d mean(diff^2) */
-        }
-        loss[k] = sum / rows, value[k] = q_sum / rows;
-        sk_sac_net_backward(&sac->qf[k], sac->params + sac->q_base[k], sac->grads + sac->q_base[k],
-                            sac->q_in, sac->q_acts[0], sac->dq[0], NULL, rows, sac->scratch);
-    }
-    if (out) {
-        out->qf1_loss = (float)loss[0], out->qf2_loss = (float)loss[1];
-        out->qf_loss = (float)(loss[0] + loss[1]);
-        out->qf1_value = (float)value[0], out->qf2_value = (float)value[1];
-    }
-    return (float)(loss[0] + loss[1]);
-}
-
-float sk_sac_actor_grad(sk_sac *sac, const float *obs, int rows, const float *actor_noise,
-                        sk_sac_losses *out) {
-    const sk_sac_config *c = &sac->config;
-    SK_ASSERT(rows >= 1 && rows <= c->max_rows);
-    size_t A = (size_t)c->act_dim, width = (size_t)c->obs_size + A;
-    float alpha = sk_sac_alpha(sac);
-    actor_forward(sac, obs, rows, actor_noise);
-    join_inputs(sac, obs, sac->actions, rows);
-    for (int k = 0; k < 2; k++)
-        sk_sac_net_forward(&sac->qf[k], sac->params + sac->q_base[k], sac->q_in, rows,
-                           sac->q_acts[k], sac->q_out[k]);
-    /* loss mean(alpha logp - min(q1, q2)): the min's gradient goes to the smaller Q, halved
-     * between them where they tie (torch.min's) */
-    double loss = 0.0, logp_sum = 0.0;
-    float inv_rows = 1.0f / (float)rows;
-    for (int i = 0; i < rows; i++) {
-        float q1 = sac->q_out[0][i], q2 = sac->q_out[1][i];
-        loss += (double)(alpha * sac->logp[i] - fminf(q1, q2));
-        logp_sum += sac->logp[i];
-        float share1 = q1 < q2 ? 1.0f : (q1 > q2 ? 0.0f : 0.5f);
-        sac->dq[0][i] = -inv_rows * share1;
-        sac->dq[1][i] = -inv_rows * (1.0f - share1);
-        sac->dlogp[i] = alpha * inv_rows;
-    }
-    /* back through the Q networks to their action inputs only (their weights stay) */
-    memset(sac->dq_in, 0, (size_t)rows * width * sizeof(float));
-    for (int k = 0; k < 2; k++)
-        sk_sac_net_backward(&sac->qf[k], sac->params + sac->q_base[k], NULL, sac->q_in,
-                            sac->q_acts[k], sac->dq[k], sac->dq_in, rows, sac->scratch);
-    for (int i = 0; i < rows; i++)
-        memcpy(sac->daction + (size_t)i * A, sac->dq_in + (size_t)i * width + c->obs_size,
-               A * sizeof(float));
-    memset(sac->dhead, 0, 2 * (size_t)rows * A * sizeof(float));
-    sk_sac_squash_backward(sac->head, actor_noise, rows, c->act_dim, sac->scale, sac->squashed,
-                           sac->log_std_tanh, sac->daction, sac->dlogp, sac->dhead);
-    size_t actor_floats = sac->q_base[0] - sac->actor_base;
-    memset(sac->grads + sac->actor_base, 0, actor_floats * sizeof(float));
-    sk_sac_net_backward(&sac->actor, sac->params + sac->actor_base, sac->grads + sac->actor_base,
-                        obs, sac->actor_acts, sac->dhead, NULL, rows, sac->scratch);
-    if (out) {
-        out->actor_loss = (float)(loss / rows);
-        out->entropy = (float)(-logp_sum / rows);
-    }
-    return (float)(loss / rows);
-}
-
-void sk_sac_critic_step(sk_sac *sac, const sk_sac_batch *batch, const float *next_noise,
-                        sk_sac_losses *out) {
-    sk_sac_critic_grad(sac, batch, next_noise, out);
-    size_t at = sac->q_base[0];
-    sk_adam_update(sac->params + at, sac->grads + at, sac->adam_m + at, sac->adam_v + at,
-                   sac->q_floats, sac->config.q_lr, sac->config.adam, ++sac->counters.q_steps);
-}
-
-void sk_sac_actor_step(sk_sac *sac, const float *obs, int rows, const float *actor_noise,
-                       const float *alpha_noise, sk_sac_losses *out) {
-    const sk_sac_config *c = &sac->config;
-    sk_sac_actor_grad(sac, obs, rows, actor_noise, out);
-    size_t at = sac->actor_base, n = sac->q_base[0] - sac->actor_base;
-    sk_adam_update(sac->params + at, sac->grads + at, sac->adam_m + at, sac->adam_v + at, n,
-                   c->policy_lr, c->adam, ++sac->counters.actor_steps);
-    if (c->autotune) {
-        /* fresh actions from the updated actor; d/d(log_alpha) of
-         * mean(-exp(log_alpha) (logp + target_entropy)) */
-        SK_ASSERT(alpha_noise != NULL);
-        actor_forward(sac, obs, rows, alpha_noise);
-        double sum = 0.0;
-        for (int i = 0; i < rows; i++) sum += (double)(sac->logp[i] + c->target_entropy);
-        float alpha = expf(sac->alpha_state[0]);
-        float mean = (float)(sum / rows), grad = -alpha * mean;
-        if (out) out->alpha_loss = grad;
-        sk_adam_update(sac->alpha_state, &grad, sac->alpha_state + 1, sac->alpha_state + 2, 1,
-                       c->alpha_lr, c->adam, ++sac->counters.alpha_steps);
-    }
-    if (out) out->alpha = sk_sac_alpha(sac);
-}
-
-void sk_sac_update_targets(sk_sac *sac) {
-    float tau = sac->config.tau, keep = 1.0f - tau;
-    const float *online = sac->params + sac->q_base[0];
-    float *target = sac->targets;
-    for (size_t i = 0; i < sac->q_floats; i++) target[i] = tau * online[i] + keep * target[i];
-}
-
-void sk_sac_update(sk_sac *sac, const sk_sac_batch *batch, const sk_sac_noise *noise,
-                   int64_t global_step, sk_sac_losses *out) {
-    const sk_sac_config *c = &sac->config;
-    sk_sac_critic_step(sac, batch, noise->next, out);
-    bool actor_due = global_step % c->policy_frequency == 0;
-    size_t slice = (size_t)batch->rows * (size_t)c->act_dim;
-    if (actor_due)
-        for (int k = 0; k < c->policy_frequency; k++)
-            sk_sac_actor_step(sac, batch->obs, batch->rows, noise->actor + (size_t)k * slice,
-                              noise->alpha ? noise->alpha + (size_t)k * slice : NULL, out);
-    bool targets_due = global_step % c->target_frequency == 0;
-    if (targets_due) sk_sac_update_targets(sac);
-    if (out) out->actor_updated = actor_due, out->targets_updated = targets_due;
-}
-
-static void fill_normal(float *x, size_t n, uint64_t *rng) {
-    for (size_t i = 0; i < n; i++) x[i] = (float)sk_rng_normal(rng);
-}
-
-void sk_sac_update_rng(sk_sac *sac, const sk_sac_batch *batch, int64_t global_step,
-                       uint64_t *rng, sk_sac_losses *out) {
-    const sk_sac_config *c = &sac->config;
-    size_t slice = (size_t)batch->rows * (size_t)c->act_dim, pf = (size_t)c->policy_frequency;
-    float *next = sac->noise, *actor = next + slice, *alpha = actor + pf * slice;
-    fill_normal(next, slice, rng);
-    if (global_step % c->policy_frequency == 0)
-        for (size_t k = 0; k < pf; k++) {
-            fill_normal(actor + k * slice, slice, rng);
-            if (c->autotune) fill_normal(alpha + k * slice, slice, rng);
-        }
-    sk_sac_noise noise = {next, actor, c->autotune ? alpha : NULL};
-    sk_sac_update(sac, batch, &noise, global_step, out);
 }
 
 double sk_sac_critic_macs(const sk_sac *sac, int rows) {

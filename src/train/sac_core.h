@@ -5,8 +5,14 @@
  * the caller owns the replay buffer and the env steps and hands in batches, noise and the
  * global step; an sk_sac owns the networks, their gradients, Adam's moments, the target
  * networks, log(alpha) and the workspace for up to max_rows rows, and allocates nothing after
- * sk_sac_create. One thread uses an sk_sac at a time. Single-threaded: the layers run on the
- * small-GEMM kernels of the ISA level in use (src/nn/gemm_small.h).
+ * sk_sac_create. One thread calls an sk_sac at a time. The layers run on the small-GEMM kernels
+ * of the ISA level in use (src/nn/gemm_small.h).
+ *
+ * Threads: a batch's rows split into row_blocks contiguous blocks, each computed on its own
+ * (forward, backward, its own gradient) and the blocks' gradients summed in block order before
+ * Adam. With sk_sac_set_parallel the blocks run on the host's threads (worker w takes blocks
+ * w, w + workers, ...) and so do the gradient sums and Adam (in slices of the parameters);
+ * without, inline. The results depend on row_blocks, never on the number of threads.
  *
  *     sk_sac_config config = sk_sac_defaults(17, 6, low, high); // HalfCheetah's sizes
  *     sk_sac *sac;
@@ -38,6 +44,7 @@
 #include <stdint.h>
 
 #define SK_SAC_MAX_LAYERS 4        /* hidden layers of each network */
+#define SK_SAC_MAX_BLOCKS 16       /* row blocks of a batch */
 #define SK_SAC_LOG_STD_MIN (-5.0f) /* CleanRL's LOG_STD_MIN and LOG_STD_MAX */
 #define SK_SAC_LOG_STD_MAX 2.0f
 #define SK_SAC_LOG_EPS 1e-6f       /* inside the tanh correction's log, as CleanRL */
@@ -49,6 +56,7 @@ typedef struct sk_sac_config {
     int hidden;                            /* width of every hidden layer: 256 */
     int layers;                            /* hidden layers per network: 2 */
     int max_rows;                          /* the most rows of a batch or an act call: 256 */
+    int row_blocks;                        /* blocks a batch's rows split into: 2 (below) */
     float policy_lr;                       /* the actor's Adam: 3e-4 */
     float q_lr;                            /* both Q networks' Adam: 1e-3 */
     float alpha_lr;                        /* log(alpha)'s Adam: 1e-3 (CleanRL's q_lr) */
@@ -75,6 +83,9 @@ typedef struct sk_sac sk_sac;
 sk_status sk_sac_create(sk_sac **out, const sk_sac_config *config);
 void sk_sac_destroy(sk_sac *sac); /* NULL-safe */
 const sk_sac_config *sk_sac_get_config(const sk_sac *sac);
+/* The threads the steps run their blocks on (the trainer's: sk_vec_parallel_of), copied; NULL
+ * runs them on the calling thread. Must outlive the sac's use of it. */
+void sk_sac_set_parallel(sk_sac *sac, const sk_parallel *parallel);
 
 /* Actions (rows, act_dim) within the bounds for obs (rows, obs_size), rows <= max_rows:
  * tanh(mean + std * noise) scaled, noise (rows, act_dim) of N(0, 1) draws; deterministic
