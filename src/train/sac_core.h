@@ -19,7 +19,7 @@
  *     if (sk_sac_create(&sac, &config) != SK_OK) return; // sk_last_error() says why
  *     uint64_t rng = sk_rng_seed(1, 7);
  *     for (int64_t step = 1; ...; step++) {
- *         sk_sac_act(sac, obs, num_envs, noise, false, actions); // noise ~ N(0, 1)
+ *         sk_sac_act(sac, obs, num_envs, noise, false, actions, NULL); // noise ~ N(0, 1)
  *         ... step the envs, store the transitions, sample `batch` from the replay ...
  *         sk_sac_losses losses;
  *         sk_sac_update_rng(sac, &batch, step, &rng, &losses); // CleanRL's schedule
