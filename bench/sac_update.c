@@ -8,7 +8,7 @@
  * rate; the medians of updates/s, of the critic and of the actor steps alone, the GFLOP/s the
  * layers' multiply-adds reach (2 flops each), and that as a fraction of the threads' peak
  * (threads x one core's) and of the machine's (cores x one core's). One JSON object per line.
- * usage: sac_update [ROUNDS=9] [UPDATES=40] [THREADS=the machine's cores]
+ * usage: sac_update [ROUNDS=9] [UPDATES=40] [THREADS=the machine's cores] [ROW_BLOCKS=2]
  */
 #include "core/isa.h"
 #include "core/rng.h"
@@ -51,14 +51,15 @@ static float *normals(size_t n, uint64_t *rng) {
 int main(int argc, char **argv) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int rounds = argc > 1 ? atoi(argv[1]) : 9, updates = argc > 2 ? atoi(argv[2]) : 40;
-    int threads = argc > 3 ? atoi(argv[3]) : (int)cores;
+    int threads = argc > 3 ? atoi(argv[3]) : (int)cores, row_blocks = argc > 4 ? atoi(argv[4]) : 2;
     if (rounds < 1 || updates < 2 || threads < 1 || threads > 64) {
-        fprintf(stderr, "usage: sac_update [ROUNDS >= 1] [UPDATES >= 2] [THREADS 1..64]\n");
+        fprintf(stderr, "usage: sac_update [ROUNDS >= 1] [UPDATES >= 2] [THREADS 1..64] [ROW_BLOCKS]\n");
         return 2;
     }
     float low[ACT], high[ACT];
     for (int d = 0; d < ACT; d++) low[d] = -1.0f, high[d] = 1.0f;
     sk_sac_config config = sk_sac_defaults(OBS, ACT, low, high);
+    config.row_blocks = row_blocks;
     sk_sac *sac;
     if (sk_sac_create(&sac, &config) != SK_OK) {
         fprintf(stderr, "sac_update: %s\n", sk_last_error());
