@@ -295,6 +295,7 @@ static void fill_normal(float *x, size_t n, uint64_t *rng) {
 void sk_sac_update_rng(sk_sac *sac, const sk_sac_batch *batch, int64_t global_step,
                        uint64_t *rng, sk_sac_losses *out) {
     const sk_sac_config *c = &sac->config;
+    SK_ASSERT(batch->rows >= 1 && batch->rows <= c->max_rows); /* the noise buffers' size */
     size_t slice = (size_t)batch->rows * (size_t)c->act_dim, pf = (size_t)c->policy_frequency;
     float *next = sac->noise, *actor_noise = next + slice, *alpha_noise = actor_noise + pf * slice;
     fill_normal(next, slice, rng);
