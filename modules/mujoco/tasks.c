@@ -1,0 +1,217 @@
+/*
+ * Gymnasium's MuJoCo tasks as rows (gymnasium/envs/mujoco/, its v4 and v5 files,
+ * with their default arguments, exclude_current_positions_from_observation
+ * among them): each row is a model, what the observation holds, the reward's
+ * weights and the healthy test. env.c runs them all. v4 rows exist where v4
+ * computes something else than v5: its survival bonus is paid on the
+ * terminating step too (MJ_BONUS_ALWAYS), Walker2d-v4 has its own model file,
+ * Ant-v4 observes no contact forces and pays no contact cost,
+ * InvertedPendulum-v4 pays 1 on every step.
+ */
+#include "mujoco_env.h"
+
+#include <string.h>
+
+/* ---- healthy tests (Gymnasium's is_healthy; strict or not as it is) ---- */
+
+/* Hopper: qpos[1] (z) above 0.7, |qpos[2]| (angle) below 0.2, and every
+ * value of qpos[2:] and qvel within (-100, 100). */
+static bool hopper_healthy(const mj_task *task, const mjModel *m, const mjData *d) {
+    (void)task;
+    const double z_min = 0.7, angle_limit = 0.2, state_limit = 100.0;
+    for (int k = 2; k < m->nq + m->nv; k++) {
+        double v = k < m->nq ? d->qpos[k] : d->qvel[k - m->nq];
+        if (!(v > -state_limit && v < state_limit)) return false;
+    }
+    return d->qpos[1] > z_min && d->qpos[2] > -angle_limit && d->qpos[2] < angle_limit;
+}
+
+/* Walker2d: 0.8 < z < 2 and -1 < angle < 1. */
+static bool walker_healthy(const mj_task *task, const mjModel *m, const mjData *d) {
+    (void)task, (void)m;
+    const double z_min = 0.8, z_max = 2.0, angle_limit = 1.0;
+    return d->qpos[1] > z_min && d->qpos[1] < z_max && d->qpos[2] > -angle_limit &&
+           d->qpos[2] < angle_limit;
+}
+
+static bool all_finite(const mjModel *m, const mjData *d) {
+    for (int k = 0; k < m->nq; k++)
+        if (!isfinite(d->qpos[k])) return false;
+    for (int k = 0; k < m->nv; k++)
+        if (!isfinite(d->qvel[k])) return false;
+    return true;
+}
+
+/* Ant: a finite state and the torso's z (qpos[2]) within [0.2, 1.0], ends included. */
+static bool ant_healthy(const mj_task *task, const mjModel *m, const mjData *d) {
+    (void)task;
+    const double z_min = 0.2, z_max = 1.0;
+    return all_finite(m, d) && d->qpos[2] >= z_min && d->qpos[2] <= z_max;
+}
+
+/* InvertedPendulum: a finite observation and the pole within 0.2 rad. */
+static bool pendulum_healthy(const mj_task *task, const mjModel *m, const mjData *d) {
+    (void)task;
+    const double angle_limit = 0.2;
+    return all_finite(m, d) && !(fabs(d->qpos[1]) > angle_limit);
+}
+
+/* ---- contact forces (Ant-v5): cfrc_ext clipped to [-1, 1] ---- */
+
+static double clip_unit(double v) {
+    return v < -1.0 ? -1.0 : v > 1.0 ? 1.0 : v;
+}
+
+static int cfrc_obs_size(const mjModel *m) {
+    return 6 * (m->nbody - 1);
+}
+
+/* clip(cfrc_ext[1:], -1, 1), every body but the world */
+static float *cfrc_obs(const mj_task *task, const mjModel *m, const mjData *d, float *out) {
+    (void)task;
+    for (int k = 6; k < 6 * m->nbody; k++) *out++ = (float)clip_unit(d->cfrc_ext[k]);
+    return out;
+}
+
+/* contact_cost_weight * sum(clip(cfrc_ext, -1, 1)^2), over every body */
+static double cfrc_cost(const mj_task *task, const mjModel *m, const mjData *d) {
+    double sum = 0.0;
+    for (int k = 0; k < 6 * m->nbody; k++) {
+        double v = clip_unit(d->cfrc_ext[k]);
+        sum += v * v;
+    }
+    return task->contact_weight * sum;
+}
+
+/* ---- the rows ---- */
+
+#define LOCOMOTION_TERMS .num_terms = 3, .terms = {MJ_TERM_FORWARD, MJ_TERM_CTRL, MJ_TERM_SURVIVE}
+#define RUNNER_TERMS .num_terms = 2, .terms = {MJ_TERM_FORWARD, MJ_TERM_CTRL}
+
+#define HALF_CHEETAH(version)                                                                      \
+    {.id = "HalfCheetah-" version, .model = "half_cheetah.xml",                                    \
+     .summary = "a planar cheetah runs forward (MuJoCo; Gymnasium's " version ")",                 \
+     .frame_skip = 5, .max_steps = 1000, .qvel_noise_kind = MJ_NOISE_NORMAL, .noise_scale = 0.1,   \
+     .solved = 4800, .qpos_skip = 1, .track = MJ_TRACK_QPOS, .forward_weight = 1.0,                \
+     .ctrl_weight = 0.1,                                                                           \
+     .needs = {.min_nq = 2, .min_nv = 1, .min_nu = 1, .min_nbody = 2}, .obs_size = 17,             \
+     .action_dim = 6, .action_low = -1, .action_high = 1, RUNNER_TERMS}
+
+#define HOPPER(version, bonus_rule)                                                                \
+    {.id = "Hopper-" version, .model = "hopper.xml",                                               \
+     .summary = "a one-legged planar hopper hops forward without falling (MuJoCo; " version ")",  \
+     .frame_skip = 4, .max_steps = 1000, .solved = 3800, .noise_scale = 5e-3, .qpos_skip = 1,     \
+     .qvel_clip = 10.0, .track = MJ_TRACK_QPOS, .forward_weight = 1.0, .ctrl_weight = 1e-3,        \
+     .healthy_reward = 1.0, .bonus = bonus_rule, .healthy = hopper_healthy,                                               \
+     .needs = {.min_nq = 3, .min_nv = 1, .min_nu = 1, .min_nbody = 2}, .obs_size = 11,             \
+     .action_dim = 3, .action_low = -1, .action_high = 1, LOCOMOTION_TERMS}
+
+#define WALKER(version, file, bonus_rule)                                                          \
+    {.id = "Walker2d-" version, .model = file,                                                     \
+     .summary = "a two-legged planar walker walks forward without falling (MuJoCo; " version ")", \
+     .frame_skip = 4, .max_steps = 1000, .solved = NAN, .noise_scale = 5e-3, .qpos_skip = 1,      \
+     .qvel_clip = 10.0, .track = MJ_TRACK_QPOS, .forward_weight = 1.0, .ctrl_weight = 1e-3,        \
+     .healthy_reward = 1.0, .bonus = bonus_rule, .healthy = walker_healthy,                                               \
+     .needs = {.min_nq = 3, .min_nv = 1, .min_nu = 1, .min_nbody = 2}, .obs_size = 17,             \
+     .action_dim = 6, .action_low = -1, .action_high = 1, LOCOMOTION_TERMS}
+
+#define ANT_COMMON(version)                                                                        \
+    .id = "Ant-" version, .model = "ant.xml",                                                      \
+    .summary = "a four-legged ant walks forward in 3D (MuJoCo; Gymnasium's " version ")",          \
+    .frame_skip = 5, .max_steps = 1000, .solved = 6000, .qvel_noise_kind = MJ_NOISE_NORMAL,        \
+    .noise_scale = 0.1, .qpos_skip = 2, .track = MJ_TRACK_BODY1_XPOS, .forward_weight = 1.0, .ctrl_weight = 0.5,       \
+    .healthy_reward = 1.0, .healthy = ant_healthy,                                                 \
+    .needs = {.min_nq = 3, .min_nv = 1, .min_nu = 1, .min_nbody = 2}, .action_dim = 8,             \
+    .action_low = -1, .action_high = 1
+
+const mj_task mj_tasks[MJ_NUM_TASKS] = {
+    HALF_CHEETAH("v5"),
+    HOPPER("v5", MJ_BONUS_WHILE_HEALTHY),
+    WALKER("v5", "walker2d_v5.xml", MJ_BONUS_WHILE_HEALTHY),
+    {.id = "Swimmer-v5", .model = "swimmer.xml",
+     .summary = "a three-link swimmer swims forward in a viscous fluid (MuJoCo; v5)",
+     .frame_skip = 4, .max_steps = 1000, .solved = 360, .noise_scale = 0.1, .qpos_skip = 2,
+     .track = MJ_TRACK_QPOS, .forward_weight = 1.0, .ctrl_weight = 1e-4,
+     .needs = {.min_nq = 3, .min_nv = 1, .min_nu = 1, .min_nbody = 2}, .obs_size = 8,
+     .action_dim = 2, .action_low = -1, .action_high = 1, RUNNER_TERMS},
+    {.id = "InvertedPendulum-v5", .model = "inverted_pendulum.xml",
+     .summary = "a cart balances an upright pole (MuJoCo; Gymnasium's v5)",
+     .frame_skip = 2, .max_steps = 1000, .solved = 950, .noise_scale = 0.01, .healthy_reward = 1.0,
+     .healthy = pendulum_healthy, .needs = {.min_nq = 2, .min_nv = 1, .min_nu = 1, .min_nbody = 2},
+     .obs_size = 4, .action_dim = 1, .action_low = -3, .action_high = 3, .num_terms = 1,
+     .terms = {MJ_TERM_SURVIVE}},
+    {ANT_COMMON("v5"), .extra_obs_size = cfrc_obs_size, .extra_obs = cfrc_obs,
+     .contact_weight = 5e-4, .contact_cost = cfrc_cost, .obs_size = 105, .num_terms = 4,
+     .terms = {MJ_TERM_FORWARD, MJ_TERM_CTRL, MJ_TERM_SURVIVE, MJ_TERM_CONTACT}},
+    /* v4 where it differs */
+    HOPPER("v4", MJ_BONUS_ALWAYS),
+    WALKER("v4", "walker2d.xml", MJ_BONUS_ALWAYS),
+    {.id = "InvertedPendulum-v4", .model = "inverted_pendulum.xml",
+     .summary = "a cart balances an upright pole (MuJoCo; Gymnasium's v4)",
+     .frame_skip = 2, .max_steps = 1000, .solved = 950, .noise_scale = 0.01, .healthy_reward = 1.0,
+     .bonus = MJ_BONUS_ALWAYS, .healthy = pendulum_healthy,
+     .needs = {.min_nq = 2, .min_nv = 1, .min_nu = 1, .min_nbody = 2}, .obs_size = 4,
+     .action_dim = 1, .action_low = -3, .action_high = 3, .num_terms = 1,
+     .terms = {MJ_TERM_SURVIVE}},
+    {ANT_COMMON("v4"), .bonus = MJ_BONUS_ALWAYS, .obs_size = 27, LOCOMOTION_TERMS},
+};
+
+const mj_task *mj_task_find(const char *id) {
+    for (int k = 0; k < MJ_NUM_TASKS; k++)
+        if (strcmp(mj_tasks[k].id, id) == 0) return &mj_tasks[k];
+    return NULL;
+}
+
+/* ---- the env tables: filled from the rows when the module loads ---- */
+
+static const char *const g_term_names[MJ_NUM_TERMS] = {
+    [MJ_TERM_FORWARD] = "reward_forward", [MJ_TERM_CTRL] = "reward_ctrl",
+    [MJ_TERM_SURVIVE] = "reward_survive", [MJ_TERM_CONTACT] = "reward_contact",
+    [MJ_TERM_DIST] = "reward_dist",       [MJ_TERM_NEAR] = "reward_near"};
+
+/* create has no table to tell the tasks apart: one function per row */
+#define CREATE(row)                                                                                \
+    static sk_status create_##row(void **state, int num_envs, const sk_config *cfg) {             \
+        return mj_create(&mj_tasks[row], state, num_envs, cfg);                                   \
+    }
+CREATE(0) CREATE(1) CREATE(2) CREATE(3) CREATE(4) CREATE(5) CREATE(6) CREATE(7) CREATE(8)
+CREATE(9)
+static sk_status (*const g_creates[MJ_NUM_TASKS])(void **, int, const sk_config *) = {
+    create_0, create_1, create_2, create_3, create_4,
+    create_5, create_6, create_7, create_8, create_9};
+
+static sk_env_def g_tables[MJ_NUM_TASKS];
+const sk_env_def *const mj_env_tables[MJ_NUM_TASKS + 1] = {
+    &g_tables[0], &g_tables[1], &g_tables[2], &g_tables[3], &g_tables[4],
+    &g_tables[5], &g_tables[6], &g_tables[7], &g_tables[8], &g_tables[9], NULL};
+
+/* Runs when the module is loaded, before skinner reads its tables. */
+__attribute__((constructor)) static void fill_tables(void) {
+    for (int row = 0; row < MJ_NUM_TASKS; row++) {
+        const mj_task *task = &mj_tasks[row];
+        sk_env_def *def = &g_tables[row];
+        *def = (sk_env_def){
+            .id = task->id,
+            .summary = task->summary,
+            .obs_size = task->obs_size,
+            .action_space = {.kind = SK_SPACE_CONTINUOUS, .dim = task->action_dim},
+            .max_episode_steps = task->max_steps,
+            .solved_threshold = task->solved,
+            .num_log_fields = 2 + task->num_terms,
+            .log_names = {"return", "length"},
+            .create = g_creates[row],
+            .destroy = mj_destroy,
+            .reset = mj_reset,
+            .step = mj_step_envs,
+            .state_arrays = mj_state_arrays,
+            .check_state = mj_check_state,
+            .extras = &mj_extras,
+            .configure = mj_configure,
+        };
+        for (int k = 0; k < task->action_dim; k++) {
+            def->action_space.low[k] = task->action_low;
+            def->action_space.high[k] = task->action_high;
+        }
+        for (int t = 0; t < task->num_terms; t++) def->log_names[2 + t] = g_term_names[task->terms[t]];
+    }
+}
