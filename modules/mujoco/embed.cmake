@@ -1,6 +1,8 @@
 # cmake -DOUT=file.c -DMODELS="a.xml;b.xml" -P embed.cmake: the module's model files as C
 # arrays (mj_embedded in model.c reads them), so a task needs no file at run time. A build
-# without model files writes an empty table: each task then needs --env.model FILE.
+# without model files writes an empty table: each task then needs --env.model FILE. MODELS may
+# separate its files with '|' (one argument on a command line).
+string(REPLACE "|" ";" MODELS "${MODELS}")
 set(body "")
 set(rows "")
 set(names "")
