@@ -36,6 +36,7 @@ typedef struct mj_state {
 #define EPISODE_WIDTH (1 + MJ_NUM_TERMS)
 
 int mj_obs_size(const mj_task *task, const mjModel *m) {
+    if (task->custom_obs_size) return task->custom_obs_size(m);
     return m->nq - task->qpos_skip + m->nv + (task->extra_obs_size ? task->extra_obs_size(m) : 0);
 }
 
@@ -137,6 +138,10 @@ static void tracked(const mj_state *s, const mjData *d, double out[2]) {
 static void observe(const mj_state *s, const mjData *d, float *out) {
     const mjModel *m = s->model;
     const mj_task *task = s->task;
+    if (task->observe) {
+        task->observe(task, &s->ref, d, out);
+        return;
+    }
     for (int k = task->qpos_skip; k < m->nq; k++) *out++ = (float)d->qpos[k];
     for (int k = 0; k < m->nv; k++) {
         double v = d->qvel[k];
@@ -156,7 +161,8 @@ static double *physics_of(const mj_state *s, int e) {
 static void settle(mj_state *s, int e, float *obs_row) {
     mjData *d = s->data[e];
     mj_getState(s->model, d, physics_of(s, e), MJ_STATE_SPEC);
-    tracked(s, d, s->before + 2 * (size_t)e);
+    if (s->task->carry) s->task->carry(s->task, &s->ref, d, s->before + 2 * (size_t)e);
+    else tracked(s, d, s->before + 2 * (size_t)e);
     observe(s, d, obs_row);
 }
 
@@ -167,10 +173,16 @@ static void new_episode(mj_state *s, int e, float *obs_row) {
     uint64_t *rng = &s->rng[e];
     double scale = task->noise_scale;
     mj_resetData(m, d);
-    for (int k = 0; k < m->nq; k++) d->qpos[k] = m->qpos0[k] + sk_rng_uniform(rng, -scale, scale);
-    for (int k = 0; k < m->nv; k++)
-        d->qvel[k] = task->qvel_noise_kind == MJ_NOISE_NORMAL ? scale * sk_rng_normal(rng)
-                                                              : sk_rng_uniform(rng, -scale, scale);
+    if (task->reset_state) {
+        task->reset_state(task, &s->ref, d, rng);
+    } else {
+        for (int k = 0; k < m->nq; k++)
+            d->qpos[k] = m->qpos0[k] + sk_rng_uniform(rng, -scale, scale);
+        for (int k = 0; k < m->nv; k++)
+            d->qvel[k] = task->qvel_noise_kind == MJ_NOISE_NORMAL
+                             ? scale * sk_rng_normal(rng)
+                             : sk_rng_uniform(rng, -scale, scale);
+    }
     mj_forward(m, d);
     s->elapsed[e] = 0;
     memset(s->episode + (size_t)e * EPISODE_WIDTH, 0, EPISODE_WIDTH * sizeof(double));
@@ -187,6 +199,26 @@ void mj_reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t seed) {
         s->rng[e] = sk_rng_seed(seed, (uint64_t)e);
         new_episode(s, e, obs_row(s, io->obs, e));
     }
+}
+
+/* forward weight x velocity + survival bonus - ctrl weight x |a|^2 - contact cost */
+static double locomotion_reward(const mj_state *s, const mjData *d, int e, double ctrl_square,
+                                double terms[MJ_NUM_TERMS], bool *healthy) {
+    const mj_task *task = s->task;
+    const double *before = s->before + 2 * (size_t)e;
+    double after[2];
+    tracked(s, d, after);
+    double velocity = (after[0] - before[0]) / s->dt;
+    *healthy = task->healthy ? task->healthy(task, s->model, d) : true;
+    terms[MJ_TERM_FORWARD] = task->forward_weight * velocity;
+    terms[MJ_TERM_SURVIVE] =
+        *healthy || task->bonus == MJ_BONUS_ALWAYS ? task->healthy_reward : 0.0;
+    double ctrl_cost = task->ctrl_weight * ctrl_square;
+    double contact_cost = task->contact_cost ? task->contact_cost(task, s->model, d) : 0.0;
+    terms[MJ_TERM_CTRL] = -ctrl_cost;
+    terms[MJ_TERM_CONTACT] = -contact_cost;
+    /* Gymnasium's order: the rewards, less the costs */
+    return (terms[MJ_TERM_FORWARD] + terms[MJ_TERM_SURVIVE]) - (ctrl_cost + contact_cost);
 }
 
 void mj_step_envs(void *state, const sk_env_io *io, int lo, int hi) {
@@ -206,21 +238,11 @@ void mj_step_envs(void *state, const sk_env_io *io, int lo, int hi) {
         for (int f = 0; f < task->frame_skip; f++) mj_step(m, d);
         mj_rnePostConstraint(m, d);
 
-        double *before = s->before + 2 * (size_t)e, after[2];
-        tracked(s, d, after);
-        double velocity = (after[0] - before[0]) / s->dt;
-        bool healthy = task->healthy ? task->healthy(task, m, d) : true;
         double terms[MJ_NUM_TERMS] = {0};
-        terms[MJ_TERM_FORWARD] = task->forward_weight * velocity;
-        terms[MJ_TERM_SURVIVE] =
-            healthy || task->bonus == MJ_BONUS_ALWAYS ? task->healthy_reward : 0.0;
-        double ctrl_cost = task->ctrl_weight * ctrl_square;
-        double contact_cost = task->contact_cost ? task->contact_cost(task, m, d) : 0.0;
-        terms[MJ_TERM_CTRL] = -ctrl_cost;
-        terms[MJ_TERM_CONTACT] = -contact_cost;
-        /* Gymnasium's order: the rewards, less the costs */
-        double reward = (terms[MJ_TERM_FORWARD] + terms[MJ_TERM_SURVIVE]) -
-                        (ctrl_cost + contact_cost);
+        bool healthy = true;
+        double reward = task->reward ? task->reward(task, &s->ref, d, action,
+                                                    s->before + 2 * (size_t)e, terms, &healthy)
+                                     : locomotion_reward(s, d, e, ctrl_square, terms, &healthy);
         io->rewards[e] = (float)reward;
 
         double *episode = s->episode + (size_t)e * EPISODE_WIDTH;

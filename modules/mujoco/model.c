@@ -93,6 +93,7 @@ static sk_status check_needs(const mj_task *task, const mjModel *m, const char *
     struct { const char *what; int have, need; } sizes[] = {
         {"positions (nq)", m->nq, needs->min_nq},   {"velocities (nv)", m->nv, needs->min_nv},
         {"actuators (nu)", m->nu, needs->min_nu},   {"bodies (nbody)", m->nbody, needs->min_nbody},
+        {"sites (nsite)", m->nsite, needs->min_nsite},
     };
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
         if (sizes[k].have < sizes[k].need)

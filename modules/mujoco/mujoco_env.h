@@ -23,7 +23,7 @@
 
 /* Reward terms each task may log, in this order (Gymnasium's info keys). */
 enum { MJ_TERM_FORWARD, MJ_TERM_CTRL, MJ_TERM_SURVIVE, MJ_TERM_CONTACT, MJ_TERM_DIST,
-       MJ_TERM_NEAR, MJ_NUM_TERMS };
+       MJ_TERM_DISTANCE_PENALTY, MJ_TERM_VELOCITY_PENALTY, MJ_NUM_TERMS };
 
 /* How reset draws the noise added to qpos0 and to the zero velocities. */
 typedef enum mj_noise_kind { MJ_NOISE_UNIFORM, MJ_NOISE_NORMAL } mj_noise_kind;
@@ -46,7 +46,7 @@ typedef struct mj_task mj_task;
 /* One model the task reads and the sizes it needs: names of bodies, joints
  * and sites that must exist, and at least min_nq positions. */
 typedef struct mj_needs {
-    int min_nq, min_nv, min_nu, min_nbody;
+    int min_nq, min_nv, min_nu, min_nbody, min_nsite;
     const char *bodies[4];
     const char *sites[4];
 } mj_needs;
@@ -81,6 +81,19 @@ struct mj_task {
     double (*contact_cost)(const mj_task *task, const mjModel *m, const mjData *d);
     /* NULL: always healthy, never terminates */
     bool (*healthy)(const mj_task *task, const mjModel *m, const mjData *d);
+    /* Tasks that are no locomotion (InvertedDoublePendulum, Reacher) replace parts of the
+     * loop; NULL: the loop's own. reset_state sets qpos and qvel after mj_resetData (in
+     * place of the noise above); observe writes the whole observation (obs_size(m)
+     * values); reward computes the reward, its terms and whether the body is healthy from
+     * the state after the frames and `before` (what carry kept of the state before them;
+     * the tracked position when carry is NULL). */
+    void (*reset_state)(const mj_task *task, const mj_model_ref *ref, mjData *d, uint64_t *rng);
+    int (*custom_obs_size)(const mjModel *m);
+    void (*observe)(const mj_task *task, const mj_model_ref *ref, const mjData *d, float *out);
+    double (*reward)(const mj_task *task, const mj_model_ref *ref, const mjData *d,
+                     const float *action, const double before[2], double terms[MJ_NUM_TERMS],
+                     bool *healthy);
+    void (*carry)(const mj_task *task, const mj_model_ref *ref, const mjData *d, double out[2]);
     mj_needs needs;
     /* Gymnasium's sizes with its model (the table's defaults before configure) */
     int obs_size, action_dim;
@@ -89,7 +102,7 @@ struct mj_task {
     int terms[MJ_NUM_TERMS];        /* which, in log order */
 };
 
-#define MJ_NUM_TASKS 10
+#define MJ_NUM_TASKS 14
 extern const mj_task mj_tasks[MJ_NUM_TASKS];
 /* The task of an id, or NULL. */
 const mj_task *mj_task_find(const char *id);

@@ -83,6 +83,128 @@ static double cfrc_cost(const mj_task *task, const mjModel *m, const mjData *d) 
     return task->contact_weight * sum;
 }
 
+/* ---- InvertedDoublePendulum: the tip (site 0) above 1, near (0, 2) ---- */
+
+static double clip10(double v) {
+    return v < -10.0 ? -10.0 : v > 10.0 ? 10.0 : v;
+}
+
+/* v5: the cart's x, sin and cos of the angles, clipped qvel, the first clipped
+ * qfrc_constraint; v4: every qfrc_constraint */
+static int pendulum2_size(const mjModel *m, int constraints) {
+    return 1 + 2 * (m->nq - 1) + m->nv + constraints;
+}
+static int pendulum2_size_v5(const mjModel *m) {
+    return pendulum2_size(m, 1);
+}
+static int pendulum2_size_v4(const mjModel *m) {
+    return pendulum2_size(m, m->nv);
+}
+
+static void pendulum2_observe(const mj_task *task, const mj_model_ref *ref, const mjData *d,
+                              float *out) {
+    const mjModel *m = ref->model;
+    *out++ = (float)d->qpos[0];
+    for (int k = 1; k < m->nq; k++) *out++ = (float)sin(d->qpos[k]);
+    for (int k = 1; k < m->nq; k++) *out++ = (float)cos(d->qpos[k]);
+    for (int k = 0; k < m->nv; k++) *out++ = (float)clip10(d->qvel[k]);
+    /* v5 keeps the first only */
+    int constraints = task->custom_obs_size == pendulum2_size_v5 ? 1 : m->nv;
+    for (int k = 0; k < constraints; k++) *out++ = (float)clip10(d->qfrc_constraint[k]);
+}
+
+static double pendulum2_reward(const mj_task *task, const mj_model_ref *ref, const mjData *d,
+                               const float *action, const double before[2],
+                               double terms[MJ_NUM_TERMS], bool *healthy) {
+    (void)ref, (void)action, (void)before;
+    double x = d->site_xpos[0], y = d->site_xpos[2];
+    double v1 = d->qvel[1], v2 = d->qvel[2];
+    double dist_penalty = 0.01 * x * x + (y - 2) * (y - 2);
+    double vel_penalty = 1e-3 * v1 * v1 + 5e-3 * v2 * v2;
+    *healthy = !(y <= 1.0);
+    double alive = *healthy || task->bonus == MJ_BONUS_ALWAYS ? task->healthy_reward : 0.0;
+    terms[MJ_TERM_SURVIVE] = alive;
+    terms[MJ_TERM_DISTANCE_PENALTY] = -dist_penalty;
+    terms[MJ_TERM_VELOCITY_PENALTY] = -vel_penalty;
+    return alive - dist_penalty - vel_penalty;
+}
+
+/* ---- Reacher: the fingertip (body "fingertip") to the target (body "target") ---- */
+
+enum { REACHER_FINGERTIP, REACHER_TARGET }; /* mj_model_ref.ids, in needs.bodies' order */
+
+static void reacher_reset(const mj_task *task, const mj_model_ref *ref, mjData *d,
+                          uint64_t *rng) {
+    (void)task;
+    const mjModel *m = ref->model;
+    const double angle_noise = 0.1, goal_range = 0.2, velocity_noise = 0.005;
+    for (int k = 0; k < m->nq; k++)
+        d->qpos[k] = sk_rng_uniform(rng, -angle_noise, angle_noise) + m->qpos0[k];
+    double goal[2];
+    do { /* uniform in the disc of radius 0.2, by rejection as Gymnasium draws it */
+        goal[0] = sk_rng_uniform(rng, -goal_range, goal_range);
+        goal[1] = sk_rng_uniform(rng, -goal_range, goal_range);
+    } while (!(sqrt(goal[0] * goal[0] + goal[1] * goal[1]) < goal_range));
+    d->qpos[m->nq - 2] = goal[0];
+    d->qpos[m->nq - 1] = goal[1];
+    for (int k = 0; k < m->nv; k++)
+        d->qvel[k] = k < m->nv - 2 ? sk_rng_uniform(rng, -velocity_noise, velocity_noise) : 0.0;
+}
+
+static void reacher_vector(const mj_model_ref *ref, const mjData *d, double out[3]) {
+    for (int k = 0; k < 3; k++)
+        out[k] = d->xpos[3 * ref->ids[REACHER_FINGERTIP] + k] -
+                 d->xpos[3 * ref->ids[REACHER_TARGET] + k];
+}
+
+/* cos and sin of the arm's two angles, the target's position, the arm's velocities, the
+ * fingertip less the target (v5: x and y; v4: x, y and z) */
+static int reacher_size_v5(const mjModel *m) {
+    return m->nq + 6;
+}
+static int reacher_size_v4(const mjModel *m) {
+    return m->nq + 7;
+}
+
+static void reacher_observe(const mj_task *task, const mj_model_ref *ref, const mjData *d,
+                            float *out) {
+    const mjModel *m = ref->model;
+    for (int k = 0; k < 2; k++) *out++ = (float)cos(d->qpos[k]);
+    for (int k = 0; k < 2; k++) *out++ = (float)sin(d->qpos[k]);
+    for (int k = 2; k < m->nq; k++) *out++ = (float)d->qpos[k];
+    for (int k = 0; k < 2; k++) *out++ = (float)d->qvel[k];
+    double vector[3];
+    reacher_vector(ref, d, vector);
+    int components = task->custom_obs_size == reacher_size_v5 ? 2 : 3;
+    for (int k = 0; k < components; k++) *out++ = (float)vector[k];
+}
+
+static double reacher_distance(const mj_model_ref *ref, const mjData *d) {
+    double v[3];
+    reacher_vector(ref, d, v);
+    return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+}
+
+/* v4 pays the distance before the step: kept at the end of the last one */
+static void reacher_carry_v4(const mj_task *task, const mj_model_ref *ref, const mjData *d,
+                             double out[2]) {
+    (void)task;
+    out[0] = -reacher_distance(ref, d);
+    out[1] = 0.0;
+}
+
+static double reacher_reward(const mj_task *task, const mj_model_ref *ref, const mjData *d,
+                             const float *action, const double before[2],
+                             double terms[MJ_NUM_TERMS], bool *healthy) {
+    double ctrl_square = 0.0;
+    for (int k = 0; k < ref->model->nu; k++) ctrl_square += (double)action[k] * action[k];
+    double dist = task->carry ? before[0] : -reacher_distance(ref, d);
+    terms[MJ_TERM_DIST] = dist;
+    terms[MJ_TERM_CTRL] = -ctrl_square * task->ctrl_weight;
+    *healthy = true;
+    return terms[MJ_TERM_DIST] + terms[MJ_TERM_CTRL];
+}
+
 /* ---- the rows ---- */
 
 #define LOCOMOTION_TERMS .num_terms = 3, .terms = {MJ_TERM_FORWARD, MJ_TERM_CTRL, MJ_TERM_SURVIVE}
@@ -124,6 +246,27 @@ static double cfrc_cost(const mj_task *task, const mjModel *m, const mjData *d) 
     .needs = {.min_nq = 3, .min_nv = 1, .min_nu = 1, .min_nbody = 2}, .action_dim = 8,             \
     .action_low = -1, .action_high = 1
 
+#define PENDULUM2(version, size, size_fn, bonus_rule)                                              \
+    {.id = "InvertedDoublePendulum-" version, .model = "inverted_double_pendulum.xml",            \
+     .summary = "a cart balances a two-link pole (MuJoCo; Gymnasium's " version ")",              \
+     .frame_skip = 5, .max_steps = 1000, .solved = 9100, .qvel_noise_kind = MJ_NOISE_NORMAL,      \
+     .noise_scale = 0.1, .healthy_reward = 10.0, .bonus = bonus_rule,                              \
+     .custom_obs_size = size_fn, .observe = pendulum2_observe, .reward = pendulum2_reward,         \
+     .needs = {.min_nq = 2, .min_nv = 3, .min_nu = 1, .min_nbody = 2, .min_nsite = 1},            \
+     .obs_size = size, .action_dim = 1, .action_low = -1, .action_high = 1, .num_terms = 3,       \
+     .terms = {MJ_TERM_SURVIVE, MJ_TERM_DISTANCE_PENALTY, MJ_TERM_VELOCITY_PENALTY}}
+
+#define REACHER(version, size, size_fn, carry_fn)                                                  \
+    {.id = "Reacher-" version, .model = "reacher.xml",                                             \
+     .summary = "a two-link arm reaches a random target (MuJoCo; Gymnasium's " version ")",       \
+     .frame_skip = 2, .max_steps = 50, .solved = -3.75, .ctrl_weight = 1.0,                        \
+     .reset_state = reacher_reset, .custom_obs_size = size_fn, .observe = reacher_observe,        \
+     .reward = reacher_reward, .carry = carry_fn,                                                  \
+     .needs = {.min_nq = 4, .min_nv = 3, .min_nu = 1, .min_nbody = 2,                              \
+               .bodies = {"fingertip", "target"}},                                                 \
+     .obs_size = size, .action_dim = 2, .action_low = -1, .action_high = 1, .num_terms = 2,       \
+     .terms = {MJ_TERM_DIST, MJ_TERM_CTRL}}
+
 const mj_task mj_tasks[MJ_NUM_TASKS] = {
     HALF_CHEETAH("v5"),
     HOPPER("v5", MJ_BONUS_WHILE_HEALTHY),
@@ -154,6 +297,10 @@ const mj_task mj_tasks[MJ_NUM_TASKS] = {
      .action_dim = 1, .action_low = -3, .action_high = 3, .num_terms = 1,
      .terms = {MJ_TERM_SURVIVE}},
     {ANT_COMMON("v4"), .bonus = MJ_BONUS_ALWAYS, .obs_size = 27, LOCOMOTION_TERMS},
+    PENDULUM2("v5", 9, pendulum2_size_v5, MJ_BONUS_WHILE_HEALTHY),
+    PENDULUM2("v4", 11, pendulum2_size_v4, MJ_BONUS_ALWAYS),
+    REACHER("v5", 10, reacher_size_v5, NULL),
+    REACHER("v4", 11, reacher_size_v4, reacher_carry_v4),
 };
 
 const mj_task *mj_task_find(const char *id) {
@@ -167,7 +314,8 @@ const mj_task *mj_task_find(const char *id) {
 static const char *const g_term_names[MJ_NUM_TERMS] = {
     [MJ_TERM_FORWARD] = "reward_forward", [MJ_TERM_CTRL] = "reward_ctrl",
     [MJ_TERM_SURVIVE] = "reward_survive", [MJ_TERM_CONTACT] = "reward_contact",
-    [MJ_TERM_DIST] = "reward_dist",       [MJ_TERM_NEAR] = "reward_near"};
+    [MJ_TERM_DIST] = "reward_dist",       [MJ_TERM_DISTANCE_PENALTY] = "distance_penalty",
+    [MJ_TERM_VELOCITY_PENALTY] = "velocity_penalty"};
 
 /* create has no table to tell the tasks apart: one function per row */
 #define CREATE(row)                                                                                \
@@ -175,15 +323,16 @@ static const char *const g_term_names[MJ_NUM_TERMS] = {
         return mj_create(&mj_tasks[row], state, num_envs, cfg);                                   \
     }
 CREATE(0) CREATE(1) CREATE(2) CREATE(3) CREATE(4) CREATE(5) CREATE(6) CREATE(7) CREATE(8)
-CREATE(9)
+CREATE(9) CREATE(10) CREATE(11) CREATE(12) CREATE(13)
 static sk_status (*const g_creates[MJ_NUM_TASKS])(void **, int, const sk_config *) = {
     create_0, create_1, create_2, create_3, create_4,
-    create_5, create_6, create_7, create_8, create_9};
+    create_5, create_6, create_7, create_8, create_9, create_10, create_11, create_12, create_13};
 
 static sk_env_def g_tables[MJ_NUM_TASKS];
 const sk_env_def *const mj_env_tables[MJ_NUM_TASKS + 1] = {
     &g_tables[0], &g_tables[1], &g_tables[2], &g_tables[3], &g_tables[4],
-    &g_tables[5], &g_tables[6], &g_tables[7], &g_tables[8], &g_tables[9], NULL};
+    &g_tables[5], &g_tables[6], &g_tables[7], &g_tables[8], &g_tables[9], &g_tables[10],
+    &g_tables[11], &g_tables[12], &g_tables[13], NULL};
 
 /* Runs when the module is loaded, before skinner reads its tables. */
 __attribute__((constructor)) static void fill_tables(void) {

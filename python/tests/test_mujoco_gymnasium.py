@@ -34,6 +34,10 @@ TASKS = {
     "Walker2d-v4": "walker2d.xml",
     "InvertedPendulum-v4": "inverted_pendulum.xml",
     "Ant-v4": "ant.xml",
+    "InvertedDoublePendulum-v5": "inverted_double_pendulum.xml",
+    "InvertedDoublePendulum-v4": "inverted_double_pendulum.xml",
+    "Reacher-v5": "reacher.xml",
+    "Reacher-v4": "reacher.xml",
 }
 SEEDS = (1, 2, 3)
 NUM_ENVS = 3
