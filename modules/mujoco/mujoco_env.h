@@ -23,7 +23,7 @@
 
 /* Reward terms each task may log, in this order (Gymnasium's info keys). */
 enum { MJ_TERM_FORWARD, MJ_TERM_CTRL, MJ_TERM_SURVIVE, MJ_TERM_CONTACT, MJ_TERM_DIST,
-       MJ_TERM_DISTANCE_PENALTY, MJ_TERM_VELOCITY_PENALTY, MJ_NUM_TERMS };
+       MJ_TERM_DISTANCE_PENALTY, MJ_TERM_VELOCITY_PENALTY, MJ_TERM_NEAR, MJ_NUM_TERMS };
 
 /* How reset draws the noise added to qpos0 and to the zero velocities. */
 typedef enum mj_noise_kind { MJ_NOISE_UNIFORM, MJ_NOISE_NORMAL } mj_noise_kind;
@@ -102,7 +102,7 @@ struct mj_task {
     int terms[MJ_NUM_TERMS];        /* which, in log order */
 };
 
-#define MJ_NUM_TASKS 14
+#define MJ_NUM_TASKS 15
 extern const mj_task mj_tasks[MJ_NUM_TASKS];
 /* The task of an id, or NULL. */
 const mj_task *mj_task_find(const char *id);

@@ -205,6 +205,69 @@ static double reacher_reward(const mj_task *task, const mj_model_ref *ref, const
     return terms[MJ_TERM_DIST] + terms[MJ_TERM_CTRL];
 }
 
+/* ---- Pusher: the arm's tip (body "tips_arm") pushes the object (body "object") to the
+ * goal (body "goal") ---- */
+
+enum { PUSHER_TIP, PUSHER_OBJECT, PUSHER_GOAL, PUSHER_ARM_JOINTS = 7 };
+
+/* the arm at qpos0, the object uniform in [-0.3, 0] x [-0.2, 0.2] but more than 0.17 from
+ * the goal at (0, 0) (by rejection), the arm's velocities noise, the object's and goal's 0 */
+static void pusher_reset(const mj_task *task, const mj_model_ref *ref, mjData *d,
+                         uint64_t *rng) {
+    (void)task;
+    const mjModel *m = ref->model;
+    const double min_distance = 0.17, velocity_noise = 0.005;
+    double object[2];
+    do {
+        object[0] = sk_rng_uniform(rng, -0.3, 0.0);
+        object[1] = sk_rng_uniform(rng, -0.2, 0.2);
+    } while (!(sqrt(object[0] * object[0] + object[1] * object[1]) > min_distance));
+    for (int k = 0; k < m->nq; k++) d->qpos[k] = m->qpos0[k];
+    d->qpos[m->nq - 4] = object[0];
+    d->qpos[m->nq - 3] = object[1];
+    d->qpos[m->nq - 2] = d->qpos[m->nq - 1] = 0.0;
+    for (int k = 0; k < m->nv; k++)
+        d->qvel[k] = k < m->nv - 4 ? sk_rng_uniform(rng, -velocity_noise, velocity_noise) : 0.0;
+}
+
+static int pusher_size(const mjModel *m) {
+    (void)m;
+    return 2 * PUSHER_ARM_JOINTS + 9;
+}
+
+/* the arm's 7 positions and velocities, then the tip's, the object's and the goal's xpos */
+static void pusher_observe(const mj_task *task, const mj_model_ref *ref, const mjData *d,
+                           float *out) {
+    (void)task;
+    for (int k = 0; k < PUSHER_ARM_JOINTS; k++) *out++ = (float)d->qpos[k];
+    for (int k = 0; k < PUSHER_ARM_JOINTS; k++) *out++ = (float)d->qvel[k];
+    for (int body = PUSHER_TIP; body <= PUSHER_GOAL; body++)
+        for (int k = 0; k < 3; k++) *out++ = (float)d->xpos[3 * ref->ids[body] + k];
+}
+
+static double body_distance(const mj_model_ref *ref, const mjData *d, int a, int b) {
+    double sum = 0.0;
+    for (int k = 0; k < 3; k++) {
+        double v = d->xpos[3 * ref->ids[a] + k] - d->xpos[3 * ref->ids[b] + k];
+        sum += v * v;
+    }
+    return sqrt(sum);
+}
+
+static double pusher_reward(const mj_task *task, const mj_model_ref *ref, const mjData *d,
+                            const float *action, const double before[2],
+                            double terms[MJ_NUM_TERMS], bool *healthy) {
+    (void)before;
+    const double near_weight = 0.5, dist_weight = 1.0;
+    double ctrl_square = 0.0;
+    for (int k = 0; k < ref->model->nu; k++) ctrl_square += (double)action[k] * action[k];
+    terms[MJ_TERM_NEAR] = -body_distance(ref, d, PUSHER_OBJECT, PUSHER_TIP) * near_weight;
+    terms[MJ_TERM_DIST] = -body_distance(ref, d, PUSHER_OBJECT, PUSHER_GOAL) * dist_weight;
+    terms[MJ_TERM_CTRL] = -ctrl_square * task->ctrl_weight;
+    *healthy = true;
+    return terms[MJ_TERM_DIST] + terms[MJ_TERM_CTRL] + terms[MJ_TERM_NEAR];
+}
+
 /* ---- the rows ---- */
 
 #define LOCOMOTION_TERMS .num_terms = 3, .terms = {MJ_TERM_FORWARD, MJ_TERM_CTRL, MJ_TERM_SURVIVE}
@@ -267,6 +330,17 @@ static double reacher_reward(const mj_task *task, const mj_model_ref *ref, const
      .obs_size = size, .action_dim = 2, .action_low = -1, .action_high = 1, .num_terms = 2,       \
      .terms = {MJ_TERM_DIST, MJ_TERM_CTRL}}
 
+#define PUSHER(version, file)                                                                      \
+    {.id = "Pusher-" version, .model = file,                                                       \
+     .summary = "a 7-joint arm pushes an object to a goal (MuJoCo; Gymnasium's " version ")",     \
+     .frame_skip = 5, .max_steps = 100, .solved = 0.0, .ctrl_weight = 0.1,                         \
+     .reset_state = pusher_reset, .custom_obs_size = pusher_size, .observe = pusher_observe,      \
+     .reward = pusher_reward,                                                                      \
+     .needs = {.min_nq = 11, .min_nv = 11, .min_nu = 1, .min_nbody = 2,                            \
+               .bodies = {"tips_arm", "object", "goal"}},                                          \
+     .obs_size = 23, .action_dim = 7, .action_low = -2, .action_high = 2, .num_terms = 3,         \
+     .terms = {MJ_TERM_DIST, MJ_TERM_CTRL, MJ_TERM_NEAR}}
+
 const mj_task mj_tasks[MJ_NUM_TASKS] = {
     HALF_CHEETAH("v5"),
     HOPPER("v5", MJ_BONUS_WHILE_HEALTHY),
@@ -301,6 +375,8 @@ const mj_task mj_tasks[MJ_NUM_TASKS] = {
     PENDULUM2("v4", 11, pendulum2_size_v4, MJ_BONUS_ALWAYS),
     REACHER("v5", 10, reacher_size_v5, NULL),
     REACHER("v4", 11, reacher_size_v4, reacher_carry_v4),
+    /* no Pusher-v4: Gymnasium runs it on MuJoCo 2 only (it refuses mujoco >= 3) */
+    PUSHER("v5", "pusher_v5.xml"),
 };
 
 const mj_task *mj_task_find(const char *id) {
@@ -315,7 +391,7 @@ static const char *const g_term_names[MJ_NUM_TERMS] = {
     [MJ_TERM_FORWARD] = "reward_forward", [MJ_TERM_CTRL] = "reward_ctrl",
     [MJ_TERM_SURVIVE] = "reward_survive", [MJ_TERM_CONTACT] = "reward_contact",
     [MJ_TERM_DIST] = "reward_dist",       [MJ_TERM_DISTANCE_PENALTY] = "distance_penalty",
-    [MJ_TERM_VELOCITY_PENALTY] = "velocity_penalty"};
+    [MJ_TERM_VELOCITY_PENALTY] = "velocity_penalty", [MJ_TERM_NEAR] = "reward_near"};
 
 /* create has no table to tell the tasks apart: one function per row */
 #define CREATE(row)                                                                                \
@@ -323,16 +399,17 @@ static const char *const g_term_names[MJ_NUM_TERMS] = {
         return mj_create(&mj_tasks[row], state, num_envs, cfg);                                   \
     }
 CREATE(0) CREATE(1) CREATE(2) CREATE(3) CREATE(4) CREATE(5) CREATE(6) CREATE(7) CREATE(8)
-CREATE(9) CREATE(10) CREATE(11) CREATE(12) CREATE(13)
+CREATE(9) CREATE(10) CREATE(11) CREATE(12) CREATE(13) CREATE(14)
 static sk_status (*const g_creates[MJ_NUM_TASKS])(void **, int, const sk_config *) = {
     create_0, create_1, create_2, create_3, create_4,
-    create_5, create_6, create_7, create_8, create_9, create_10, create_11, create_12, create_13};
+    create_5, create_6, create_7, create_8, create_9, create_10, create_11, create_12, create_13,
+    create_14};
 
 static sk_env_def g_tables[MJ_NUM_TASKS];
 const sk_env_def *const mj_env_tables[MJ_NUM_TASKS + 1] = {
     &g_tables[0], &g_tables[1], &g_tables[2], &g_tables[3], &g_tables[4],
     &g_tables[5], &g_tables[6], &g_tables[7], &g_tables[8], &g_tables[9], &g_tables[10],
-    &g_tables[11], &g_tables[12], &g_tables[13], NULL};
+    &g_tables[11], &g_tables[12], &g_tables[13], &g_tables[14], NULL};
 
 /* Runs when the module is loaded, before skinner reads its tables. */
 __attribute__((constructor)) static void fill_tables(void) {

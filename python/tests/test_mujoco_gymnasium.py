@@ -38,6 +38,7 @@ TASKS = {
     "InvertedDoublePendulum-v4": "inverted_double_pendulum.xml",
     "Reacher-v5": "reacher.xml",
     "Reacher-v4": "reacher.xml",
+    "Pusher-v5": "pusher_v5.xml",
 }
 SEEDS = (1, 2, 3)
 NUM_ENVS = 3
