@@ -599,6 +599,19 @@ struct sk_env_extras {
      * plugin's extras end before these members (read as 0 and NULL). */
     int render_width, render_height;
     void (*render)(const void *state, int index, uint8_t *rgb);
+    /* Optional (ABI 6): a physics env's generalised positions and velocities (MuJoCo's
+     * qpos and qvel; docs/mujoco.md), read and set from outside: a test aligning an env
+     * with a reference, a chosen start state. physics_sizes gives their counts;
+     * get_physics copies env `index`'s out; set_physics puts them in as Gymnasium's
+     * set_state does (the rest of the state as it was, then what follows from the
+     * positions recomputed) and writes the env's observation into obs_row (obs_size
+     * floats). SK_ERR_INVALID naming a value the physics refuses. Hosts call them through
+     * sk_vec_get_physics / sk_vec_set_physics (skinner/vec.h). NULL: no physics state. An
+     * older plugin's extras end before these members (read as NULL). */
+    void (*physics_sizes)(const void *state, int *qpos_size, int *qvel_size);
+    void (*get_physics)(const void *state, int index, double *qpos, double *qvel);
+    sk_status (*set_physics)(void *state, int index, const double *qpos, const double *qvel,
+                             float *obs_row);
 };
 
 /* The env's extras, or an empty table when it has none: never NULL. */
@@ -642,10 +655,11 @@ SK_API sk_status sk_env_register(const sk_env_def *env);
  * which SK_PLUGIN_EXPORT(...) defines. sk_env_load_plugin dlopens it, checks
  * the version and every table, and registers them.
  */
-#define SK_ENV_ABI_VERSION 5
+#define SK_ENV_ABI_VERSION 6
 /* Version 1 tables (no configure member), version 2 tables (no
- * obs_low/obs_high), version 3 tables (extras without render) and version 4
- * tables (no num_agents) still load. */
+ * obs_low/obs_high), version 3 tables (extras without render), version 4
+ * tables (no num_agents) and version 5 tables (extras without the physics
+ * calls) still load. */
 #define SK_ENV_ABI_OLDEST 1
 
 #define SK_PLUGIN_EXPORT(...)                                                                      \

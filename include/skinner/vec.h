@@ -107,6 +107,22 @@ SK_API int sk_vec_state_arrays(sk_vec *vec, sk_env_array *arrays);
  */
 SK_API sk_status sk_vec_check_state(sk_vec *vec, const char *source);
 
+/*
+ * A physics env's positions and velocities (MuJoCo's qpos and qvel; the env's
+ * sk_env_extras physics calls, docs/mujoco.md). sk_vec_physics_sizes gives
+ * their counts. sk_vec_get_physics copies env `index`'s into qpos (qpos_size
+ * values) and qvel (qvel_size). sk_vec_set_physics sets them, as Gymnasium's
+ * set_state does, and writes the env's new observation into the obs buffer:
+ * call it between steps, never during one. SK_ERR_INVALID naming the problem
+ * for an env without physics calls, an index outside the envs this process
+ * steps, sizes other than the env's, or values the physics refuses.
+ */
+SK_API sk_status sk_vec_physics_sizes(const sk_vec *vec, int *qpos_size, int *qvel_size);
+SK_API sk_status sk_vec_get_physics(const sk_vec *vec, int index, double *qpos, int qpos_size,
+                                    double *qvel, int qvel_size);
+SK_API sk_status sk_vec_set_physics(sk_vec *vec, int index, const double *qpos, int qpos_size,
+                                    const double *qvel, int qvel_size);
+
 #ifdef __cplusplus
 }
 #endif

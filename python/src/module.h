@@ -21,6 +21,10 @@
  * for divergence) with sk_last_error() or msg; returns NULL. */
 PyObject *skpy_raise(sk_status status, const char *msg);
 
+/* VecEnv.get_state(index) and set_state(index, qpos, qvel) of a physics env (physics.c). */
+PyObject *skpy_physics_get(sk_vec *vec, PyObject *args);
+PyObject *skpy_physics_set(sk_vec *vec, PyObject *args);
+
 /* Builds an sk_config from a sequence of (key, value) string pairs; NULL
  * with an exception set on failure. */
 sk_config *skpy_config_from_pairs(PyObject *pairs);

@@ -706,7 +706,22 @@ static PyObject *vec_state(PyObject *obj, PyObject *unused) {
     return state;
 }
 
+static PyObject *vec_get_state(PyObject *obj, PyObject *args) {
+    Vec *self = (Vec *)obj;
+    return check_open(self) < 0 ? NULL : skpy_physics_get(self->owner->vec, args);
+}
+
+static PyObject *vec_set_state(PyObject *obj, PyObject *args) {
+    Vec *self = (Vec *)obj;
+    return check_open(self) < 0 ? NULL : skpy_physics_set(self->owner->vec, args);
+}
+
 static PyMethodDef vec_methods[] = {
+    {"get_state", vec_get_state, METH_VARARGS,
+     "get_state(index) -> (qpos, qvel): a physics env's positions and velocities (copies)"},
+    {"set_state", vec_set_state, METH_VARARGS,
+     "set_state(index, qpos, qvel) -> obs: sets them, as Gymnasium's set_state does; the obs "
+     "buffer's row too"},
     {"state", (PyCFunction)vec_state, METH_NOARGS,
      "state() -> {name: (num_envs, count) array}: a copy of the env state's arrays"},
     {"_render", (PyCFunction)vec_render, METH_O,

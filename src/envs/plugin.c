@@ -57,10 +57,12 @@ static size_t table_size_of_version(int version) {
 }
 
 /* The bytes of sk_env_extras a table of an older ABI version has: before
- * version 3 it ends before eval_options, version 3 before render_width. */
+ * version 3 it ends before eval_options, version 3 before render_width,
+ * versions 4 and 5 before physics_sizes. */
 static size_t extras_size_of_version(int version) {
     if (version < 3) return offsetof(sk_env_extras, eval_options);
     if (version == 3) return offsetof(sk_env_extras, render_width);
+    if (version < 6) return offsetof(sk_env_extras, physics_sizes);
     return sizeof(sk_env_extras);
 }
 

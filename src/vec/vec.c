@@ -617,3 +617,48 @@ sk_status sk_vec_check_actions(const sk_vec *vec, int lo, int hi, const char *so
     }
     return SK_OK;
 }
+
+/* ---- a physics env's state from outside (sk_env_extras' physics calls) ---- */
+
+sk_status sk_vec_physics_sizes(const sk_vec *vec, int *qpos_size, int *qvel_size) {
+    const sk_env_extras *extras = sk_env_extras_of(vec->env);
+    *qpos_size = *qvel_size = 0;
+    if (!extras->physics_sizes || !extras->get_physics || !extras->set_physics)
+        return sk_fail(SK_ERR_INVALID, "env %s has no physics state to get or set (its extras "
+                                       "have no physics_sizes, get_physics and set_physics)",
+                       vec->env->id);
+    extras->physics_sizes(vec->state, qpos_size, qvel_size);
+    return SK_OK;
+}
+
+/* Whether index and the sizes fit the env: SK_OK or the message. */
+static sk_status check_physics_call(const sk_vec *vec, int index, int qpos_size, int qvel_size) {
+    int nq, nv;
+    sk_status status = sk_vec_physics_sizes(vec, &nq, &nv);
+    if (status != SK_OK) return status;
+    if (index < vec->lo || index >= vec->hi)
+        return sk_fail(SK_ERR_INVALID, "env %s: index %d is outside the envs %d..%d", vec->env->id,
+                       index, vec->lo, vec->hi - 1);
+    if (qpos_size != nq || qvel_size != nv)
+        return sk_fail(SK_ERR_INVALID,
+                       "env %s: %d positions and %d velocities given, but its model has %d and %d",
+                       vec->env->id, qpos_size, qvel_size, nq, nv);
+    return SK_OK;
+}
+
+sk_status sk_vec_get_physics(const sk_vec *vec, int index, double *qpos, int qpos_size,
+                             double *qvel, int qvel_size) {
+    sk_status status = check_physics_call(vec, index, qpos_size, qvel_size);
+    if (status == SK_OK) sk_env_extras_of(vec->env)->get_physics(vec->state, index, qpos, qvel);
+    return status;
+}
+
+sk_status sk_vec_set_physics(sk_vec *vec, int index, const double *qpos, int qpos_size,
+                             const double *qvel, int qvel_size) {
+    sk_status status = check_physics_call(vec, index, qpos_size, qvel_size);
+    if (status != SK_OK) return status;
+    float *obs_row = vec->buffers.obs + (size_t)index * (size_t)vec->env->obs_size;
+    sk_error_clear();
+    status = sk_env_extras_of(vec->env)->set_physics(vec->state, index, qpos, qvel, obs_row);
+    return sk_fail_if_silent(status, "%s's set_physics", vec->env->id);
+}
