@@ -1,0 +1,132 @@
+/* DQN through the trainer: a run interrupted and resumed from its checkpoint (replay buffer
+ * included, wrapped around) continues exactly as the run that never stopped; with
+ * replay.save = false the resume runs on from an empty buffer and says it is inexact;
+ * what DQN cannot train is refused with the reason. */
+#include "test_recorder.h"
+
+#include <math.h>
+
+static sk_config *config(const char *steps, bool save_replay) {
+    sk_config *cfg = sk_config_new();
+    sk_config_set(cfg, "env.id", "CartPole-v1");
+    sk_config_set(cfg, "env.num_envs", "4");
+    sk_config_set(cfg, "train.algo", "dqn");
+    sk_config_set(cfg, "train.total_steps", steps);
+    sk_config_set(cfg, "train.threads", "2");
+    sk_config_set(cfg, "train.checkpoint_every", "0");
+    sk_config_set(cfg, "dqn.learning_starts", "200");
+    sk_config_set(cfg, "dqn.train_frequency", "8"); /* 2 steps of 4 envs an iteration */
+    sk_config_set(cfg, "dqn.target_network_frequency", "96");
+    sk_config_set(cfg, "dqn.batch_size", "32");
+    sk_config_set(cfg, "dqn.double", "true");
+    sk_config_set(cfg, "dqn.n_step", "3");
+    sk_config_set(cfg, "replay.size", "400"); /* wraps before the stop */
+    sk_config_set(cfg, "replay.save", save_replay ? "true" : "false");
+    return cfg;
+}
+
+static char g_dir[64];
+static char g_log[4096];
+
+static void capture(int level, const char *message, void *user) {
+    (void)level;
+    (void)user;
+    size_t used = strlen(g_log);
+    snprintf(g_log + used, sizeof g_log - used, "%s\n", message);
+}
+
+static void resumed(bool save_replay, recorder *straight, recorder *joined) {
+    static recorder first, second;
+    char path[128];
+    snprintf(path, sizeof path, "%s/dqn.safetensors", g_dir);
+    memset(straight, 0, sizeof *straight);
+    memset(&first, 0, sizeof first);
+    memset(&second, 0, sizeof second);
+    /* the same budget (epsilon's schedule spans it), stopped after 48 iterations */
+    sk_config *a = config("768", save_replay), *b = config("768", save_replay);
+    sk_config *c = config("768", save_replay);
+    train_recorded(a, straight, NULL, NULL, NULL);
+    first.stop_after = 48;
+    train_recorded(b, &first, NULL, path, NULL);
+    assert_int_equal(first.count, 48);
+    g_log[0] = '\0';
+    sk_set_log_callback(capture, NULL);
+    train_recorded(c, &second, path, NULL, NULL);
+    sk_set_log_callback(NULL, NULL);
+    *joined = first;
+    for (int i = 0; i < second.count; i++) joined->rows[joined->count++] = second.rows[i];
+    assert_int_equal(straight->count, 96);
+    assert_int_equal(joined->count, 96);
+    sk_config_free(a);
+    sk_config_free(b);
+    sk_config_free(c);
+}
+
+static void test_resume_with_the_buffer_is_exact(void **state) {
+    (void)state;
+    static recorder straight, joined;
+    resumed(true, &straight, &joined);
+    int learned = 0;
+    for (int i = 0; i < straight.count; i++) {
+        if (memcmp(&straight.rows[i], &joined.rows[i], sizeof straight.rows[i]) != 0)
+            fail_msg("update row %d differs after resuming with the buffer", i + 1);
+        learned += !isnan(straight.rows[i].value_loss);
+    }
+    assert_true(learned > 40); /* gradient steps before and after the stop */
+    assert_null(strstr(g_log, "inexact"));
+}
+
+static void test_resume_without_the_buffer_says_inexact(void **state) {
+    (void)state;
+    static recorder straight, joined;
+    resumed(false, &straight, &joined);
+    printf("log: %s", g_log);
+    assert_non_null(strstr(g_log, "inexact"));
+    /* the rows up to the stop agree; after it the buffer differs, so the losses do */
+    assert_memory_equal(&straight.rows[47], &joined.rows[47], sizeof straight.rows[47]);
+    bool differs = false;
+    for (int i = 48; i < 96; i++)
+        differs |= straight.rows[i].value_loss != joined.rows[i].value_loss;
+    assert_true(differs);
+}
+
+static void refused(const char *env, const char *key, const char *value, const char *reason) {
+    sk_config *cfg = config("768", true);
+    sk_config_set(cfg, "env.id", env);
+    if (key) sk_config_set(cfg, key, value);
+    sk_trainer *tr = NULL;
+    assert_int_not_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    printf("%s\n", sk_last_error());
+    assert_non_null(strstr(sk_last_error(), reason));
+    sk_config_free(cfg);
+}
+
+static void test_what_dqn_cannot_train_is_refused(void **state) {
+    (void)state;
+    refused("Pendulum-v1", NULL, NULL, "not one Discrete head");
+    refused("CartPole-v1", "policy.core", "lstm", "policy.core");
+    refused("CartPole-v1", "train.algo", "dqm", "train.algo");
+    refused("CartPole-v1", "replay.size", "402", "multiple of the 4 env rows");
+}
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(g_dir, sizeof g_dir, "/tmp/skinner_dqn_XXXXXX");
+    return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+    return system(cmd);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_resume_with_the_buffer_is_exact),
+        cmocka_unit_test(test_resume_without_the_buffer_says_inexact),
+        cmocka_unit_test(test_what_dqn_cannot_train_is_refused),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
