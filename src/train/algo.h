@@ -52,6 +52,9 @@ typedef struct sk_algo {
     int (*save)(const sk_trainer *tr, sk_st_tensor *out, int max);
     /* Reads them back, each checked (sk_checkpoint_restore), into the learner's state. */
     sk_status (*restore)(sk_trainer *tr, const sk_st_file *file, const char *path);
+    /* The most optimizer (Adam) steps one iteration takes, which bounds a checkpoint's
+     * count; NULL: ppo.update_epochs x ppo.num_minibatches. */
+    int64_t (*max_optimizer_steps)(const sk_trainer *tr);
     /* The floating-point work of learning per env step collected, for sk_trainer_flops_per_step. */
     double (*flops_per_step)(const sk_trainer *tr);
 } sk_algo;

@@ -376,7 +376,9 @@ static void counter_ranges(const sk_trainer *tr, const int64_t *c, double lo[NUM
                            double hi[NUM_COUNTERS]) {
     double batch = (double)tr->batch_size, huge = 0x1p62;
     double update = (double)c[C_UPDATE];
-    double per_update = (double)tr->s.update_epochs * tr->s.num_minibatches;
+    double per_update = tr->algo->max_optimizer_steps
+                            ? (double)tr->algo->max_optimizer_steps(tr)
+                            : (double)tr->s.update_epochs * tr->s.num_minibatches;
     double bounds[NUM_COUNTERS][2] = {
         [C_UPDATE] = {1, huge / batch},
         [C_STEPS] = {update * batch, update * batch}, /* every update steps one batch */

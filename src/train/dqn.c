@@ -299,6 +299,10 @@ static double dqn_flops_per_step(const sk_trainer *tr) {
     return forward * (1.0 + passes * d->batch_size / d->op.train_frequency);
 }
 
+static int64_t dqn_max_optimizer_steps(const sk_trainer *tr) {
+    return state_of(tr)->op.steps_per_iteration;
+}
+
 const sk_algo sk_algo_dqn = {
     .name = "dqn",
     .settings = dqn_settings,
@@ -311,5 +315,6 @@ const sk_algo sk_algo_dqn = {
     .learn = dqn_learn,
     .save = dqn_save,
     .restore = dqn_restore,
+    .max_optimizer_steps = dqn_max_optimizer_steps,
     .flops_per_step = dqn_flops_per_step,
 };
