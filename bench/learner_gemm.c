@@ -11,6 +11,7 @@
  */
 #include "nn/gemm_small.h"
 #include "nn/kernels.h"
+#include "fma_peak.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -66,12 +67,6 @@ static const char *const candidate_names[] = {"openblas", "skinner_avx512", "ski
 static const sk_nn_kernels *candidate_kernels(int candidate) {
     sk_isa_level level = candidate == CAND_AVX512 ? SK_ISA_AVX512 : SK_ISA_AVX2;
     return level <= sk_isa_level_detected() ? sk_nn_kernels_at(level) : NULL;
-}
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 typedef struct buffers {
@@ -138,53 +133,13 @@ static int xsmm_call(const shape *s, libxsmm_smmfunction kernel, buffers *m) {
 }
 #endif
 
-/* The core's FMA peak at a vector width, measured: 12 independent chains of fused multiply-adds
- * (more than latency x throughput on the cores we know: 4 cycles x 2 pipes), each step
- * 2 x LANES flops. The figures above are then fractions of what this core does, not of a
- * datasheet's clock. */
-#if defined(__x86_64__)
-#include <immintrin.h>
-enum { PEAK_CHAINS = 12, PEAK_STEPS = 1 << 22 };
-__attribute__((target("avx2,fma"))) static double peak_avx2(void) {
-    __m256 acc[PEAK_CHAINS], mul = _mm256_set1_ps(0.999999f), add = _mm256_set1_ps(1e-7f);
-    for (int c = 0; c < PEAK_CHAINS; c++) acc[c] = _mm256_set1_ps((float)c);
-    double start = now();
-    for (int step = 0; step < PEAK_STEPS; step++)
-        for (int c = 0; c < PEAK_CHAINS; c++) acc[c] = _mm256_fmadd_ps(acc[c], mul, add);
-    double elapsed = now() - start;
-    float sink = 0.0f;
-    for (int c = 0; c < PEAK_CHAINS; c++) sink += _mm256_cvtss_f32(acc[c]);
-    if (sink == 42.0f) puts("");
-    return 2.0 * 8 * PEAK_CHAINS * (double)PEAK_STEPS / elapsed / 1e9;
-}
-__attribute__((target("avx512f"))) static double peak_avx512(void) {
-    __m512 acc[PEAK_CHAINS], mul = _mm512_set1_ps(0.999999f), add = _mm512_set1_ps(1e-7f);
-    for (int c = 0; c < PEAK_CHAINS; c++) acc[c] = _mm512_set1_ps((float)c);
-    double start = now();
-    for (int step = 0; step < PEAK_STEPS; step++)
-        for (int c = 0; c < PEAK_CHAINS; c++) acc[c] = _mm512_fmadd_ps(acc[c], mul, add);
-    double elapsed = now() - start;
-    float sink = 0.0f;
-    for (int c = 0; c < PEAK_CHAINS; c++) sink += _mm512_cvtss_f32(acc[c]);
-    if (sink == 42.0f) puts("");
-    return 2.0 * 16 * PEAK_CHAINS * (double)PEAK_STEPS / elapsed / 1e9;
-}
-
+/* The core's FMA peak at each vector width the CPU has (bench/fma_peak.h) */
 static void print_peaks(int rounds) {
     sk_isa_level detected = sk_isa_level_detected();
-    for (int level = SK_ISA_AVX2; level <= (int)detected; level++) {
-        double best = 0.0;
-        for (int round = 0; round < rounds; round++) {
-            double rate = level == SK_ISA_AVX2 ? peak_avx2() : peak_avx512();
-            best = rate > best ? rate : best;
-        }
+    for (int level = SK_ISA_AVX2; level <= (int)detected; level++)
         printf("{\"peak\": \"%s\", \"gflops\": %.1f}\n", sk_isa_level_name((sk_isa_level)level),
-               best);
-    }
+               fma_peak_gflops((sk_isa_level)level, rounds));
 }
-#else
-static void print_peaks(int rounds) { (void)rounds; }
-#endif
 
 static int compare_floats(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

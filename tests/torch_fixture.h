@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_RECORDS 128
+#define MAX_RECORDS 512
 
 typedef struct record {
     char name[64];

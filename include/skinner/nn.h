@@ -66,7 +66,8 @@ SK_API void sk_linear_forward(float *out, const float *inp, const float *w, cons
                               int B, int C, int OC);
 /* dinp (B, C) += dout @ w; dw (OC, C) += dout^T @ inp; db (OC) += dout's
  * column sums. dinp may be NULL (the input needs no gradient: a first layer),
- * db NULL (no bias). */
+ * dw NULL (the weights need none: a gradient through a fixed layer), db NULL
+ * (no bias, or none wanted). */
 SK_API void sk_linear_backward(float *dinp, float *dw, float *db, const float *dout,
                                const float *inp, const float *w, int B, int C, int OC);
 

@@ -23,7 +23,7 @@ void sk_linear_backward(float *dinp, float *dw, float *db, const float *dout, co
     if (dinp && !sk_gemm_small_dinput(dinp, dout, w, B, C, OC))
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, C, OC, 1.0f, dout, OC, w, C,
                     1.0f, dinp, C);
-    if (!sk_gemm_small_dweight(dw, dout, inp, B, C, OC))
+    if (dw && !sk_gemm_small_dweight(dw, dout, inp, B, C, OC))
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, B, 1.0f, dout, OC, inp, C,
                     1.0f, dw, C);
     if (db) sk_nn_kernels_used()->bias_grad(db, dout, B, OC);
