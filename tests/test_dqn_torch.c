@@ -143,7 +143,7 @@ static void test_target_update(void **state) {
      * from past step 100, a target update where a multiple of 500 falls */
     sk_trainer *tr = calloc(1, sizeof *tr); /* only progress.steps is read */
     sk_offpolicy op = {.learning_starts = 100, .train_frequency = 10, .target_frequency = 500,
-                       .steps_per_iteration = 8};
+                       .steps_per_iteration = 8, .gradient_steps_per_round = 1};
     assert_int_equal(sk_offpolicy_horizon(10, 16), 5);
     assert_int_equal(sk_offpolicy_horizon(10, 1), 10);
     assert_int_equal(sk_offpolicy_horizon(1, 1), 2);
@@ -153,8 +153,10 @@ static void test_target_update(void **state) {
         tr->progress.steps = end;
         for (int u = 0; u < 8; u++) {
             bool learn, update_target;
-            sk_offpolicy_when(tr, &op, u, &learn, &update_target);
+            int64_t env_step;
+            sk_offpolicy_when(tr, &op, u, &learn, &update_target, &env_step);
             int64_t step = end - 80 + 10 * (u + 1);
+            assert_int_equal(env_step, step);
             assert_int_equal(learn, step > 100);
             learned += learn;
             if (update_target) target_steps[n_targets++] = step;

@@ -1,7 +1,7 @@
 /* The learners' table (algo.h) and train.algo. */
 #include "algo.h"
 
-const sk_algo *const sk_algo_table[] = {&sk_algo_ppo, &sk_algo_dqn, NULL};
+const sk_algo *const sk_algo_table[] = {&sk_algo_ppo, &sk_algo_dqn, &sk_algo_sac, NULL};
 
 sk_status sk_algo_resolve(const sk_config *cfg, const sk_algo **out) {
     enum { MAX_ALGOS = 16 };

@@ -12,6 +12,7 @@
  *   ppo  learner.c: the rollout is the batch; epochs of minibatches over it (the default)
  *   dqn  dqn.c: the rollout's steps go into a replay buffer (replay.h), gradient steps
  *        sample it (offpolicy.c, shared with any other off-policy learner)
+ *   sac  sac.c: sac_core.h's learner on the same off-policy iteration
  */
 #ifndef SK_ALGO_H
 #define SK_ALGO_H
@@ -40,6 +41,9 @@ typedef struct sk_algo {
                 int B);
     /* The rollout computes the critic's values and advantages (PPO) or not. */
     bool rollout_values;
+    /* The learner's acting policy is the trainer's (sk_policy: what eval, export and serve
+     * read from a checkpoint); false: its networks are its own (SAC's), which they refuse. */
+    bool acts_with_policy;
     /* After the vec stepped worker wk's rows for step t (the vec's buffers hold what the
      * step returned, final observations included): NULL, or the learner's copy of it. */
     void (*after_step)(sk_trainer *tr, sk_worker *wk, int t);
@@ -59,7 +63,7 @@ typedef struct sk_algo {
     double (*flops_per_step)(const sk_trainer *tr);
 } sk_algo;
 
-extern const sk_algo sk_algo_ppo, sk_algo_dqn;
+extern const sk_algo sk_algo_ppo, sk_algo_dqn, sk_algo_sac;
 extern const sk_algo *const sk_algo_table[]; /* NULL-terminated; the first is the default */
 
 /* train.algo: the row the config names (the first, ppo, when it names none). */

@@ -30,7 +30,7 @@
 #define STATE_VERSION "1"
 /* Metadata of a comm.mode = scale checkpoint: the number of processes that wrote it. */
 #define SCALE_RANKS "comm_scale_ranks"
-#define MAX_ALGO_TENSORS 24 /* a learner's own (algo.h's save) */
+#define MAX_ALGO_TENSORS 96 /* a learner's own (algo.h's save): SAC's networks, a buffer */
 #define MAX_CHECKPOINT_TENSORS (SK_MAX_POLICY_TENSORS + SK_MAX_ENV_ARRAYS + 24 + MAX_ALGO_TENSORS)
 
 /* sk_array_type and sk_st_dtype agree value for value (asserted in src/io/safetensors.c). */

@@ -111,6 +111,7 @@ static sk_status dqn_settings(sk_trainer *tr) {
     d->n_step = (int)v;
     d->op.learning_starts = images ? 80000 : 10000;
     d->op.train_frequency = images ? 4 : 10;
+    d->op.gradient_steps_per_round = 1;
     d->op.target_frequency = images ? 1000 : 500;
     d->op.tau = 1.0;
     return sk_offpolicy_settings(tr, &d->op, "dqn", images ? 1000000 : 10000);
@@ -245,7 +246,8 @@ static sk_status dqn_learn(sk_trainer *tr, sk_update_stats *st, const char **ano
     int losses = 0;
     for (int u = 0; u < d->op.steps_per_iteration; u++) {
         bool learn, update_target;
-        sk_offpolicy_when(tr, &d->op, u, &learn, &update_target);
+        int64_t env_step;
+        sk_offpolicy_when(tr, &d->op, u, &learn, &update_target, &env_step);
         if (!learn || sk_replay_sampleable(&d->op.replay, d->n_step) == 0) continue;
         sample_batch(tr, d);
         sk_dqn_batch batch = {d->batch_size, d->obs, d->next_obs, d->actions, d->returns,
@@ -311,6 +313,7 @@ const sk_algo sk_algo_dqn = {
     .destroy = dqn_destroy,
     .act = dqn_act,
     .rollout_values = false,
+    .acts_with_policy = true,
     .after_step = dqn_after_step,
     .learn = dqn_learn,
     .save = dqn_save,

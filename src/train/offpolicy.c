@@ -40,6 +40,9 @@ sk_status sk_offpolicy_settings(sk_trainer *tr, sk_offpolicy *op, const char *se
     snprintf(key, sizeof key, "%s.train_frequency", section);
     CHECK(sk_cfg_int(tr->cfg, key, op->train_frequency, 1, 1 << 20, &v));
     op->train_frequency = (int)v;
+    snprintf(key, sizeof key, "%s.gradient_steps", section);
+    CHECK(sk_cfg_int(tr->cfg, key, op->gradient_steps_per_round, 1, 1 << 16, &v));
+    op->gradient_steps_per_round = (int)v;
     snprintf(key, sizeof key, "%s.target_network_frequency", section);
     CHECK(sk_cfg_int(tr->cfg, key, op->target_frequency, 1, INT64_MAX / 2, &op->target_frequency));
     snprintf(key, sizeof key, "%s.tau", section);
@@ -54,7 +57,8 @@ sk_status sk_offpolicy_settings(sk_trainer *tr, sk_offpolicy *op, const char *se
     tr->s.horizon = sk_offpolicy_horizon(op->train_frequency, rows);
     tr->s.num_minibatches = 1;
     tr->s.update_epochs = 1;
-    op->steps_per_iteration = (int)((int64_t)tr->s.horizon * rows / op->train_frequency);
+    op->steps_per_iteration = (int)((int64_t)tr->s.horizon * rows / op->train_frequency *
+                                    op->gradient_steps_per_round);
     return SK_OK;
 }
 
@@ -135,13 +139,15 @@ void sk_offpolicy_store(sk_trainer *tr, sk_offpolicy *op) {
 }
 
 void sk_offpolicy_when(const sk_trainer *tr, const sk_offpolicy *op, int u, bool *learn,
-                       bool *update_target) {
-    int64_t first = tr->progress.steps - (int64_t)op->steps_per_iteration * op->train_frequency;
-    int64_t step = first + (int64_t)(u + 1) * op->train_frequency; /* env steps by then */
+                       bool *update_target, int64_t *env_step) {
+    int per_round = op->gradient_steps_per_round, rounds = op->steps_per_iteration / per_round;
+    int64_t first = tr->progress.steps - (int64_t)rounds * op->train_frequency;
+    int64_t step = first + (int64_t)(u / per_round + 1) * op->train_frequency; /* env steps by then */
+    *env_step = step;
     *learn = step > op->learning_starts;
-    /* a target update falls at each multiple of target_frequency crossed */
-    *update_target = *learn && step / op->target_frequency !=
-                                   (step - op->train_frequency) / op->target_frequency;
+    /* a target update falls at each multiple of target_frequency crossed, after the round */
+    *update_target = *learn && u % per_round == per_round - 1 &&
+                     step / op->target_frequency != (step - op->train_frequency) / op->target_frequency;
 }
 
 double sk_linear_schedule(double start, double end, double duration, double step) {

@@ -7,9 +7,9 @@
  * target networks' update.
  *
  * An iteration collects ppo.horizon = T steps of the N env rows (T x N env steps, T
- * chosen by sk_offpolicy_horizon so that they are a whole number U of train_frequency),
- * stores them, then runs its U gradient steps in order, each at the env step it would
- * have fallen on in an unbatched loop.
+ * chosen by sk_offpolicy_horizon so that they are a whole number R of train_frequency),
+ * stores them, then runs its R rounds of gradient_steps gradient steps in order, each
+ * round at the env step it would have fallen on in an unbatched loop.
  */
 #ifndef SK_OFFPOLICY_H
 #define SK_OFFPOLICY_H
@@ -21,7 +21,9 @@ typedef struct sk_offpolicy {
     sk_replay replay;
     bool save_replay;          /* replay.save: the buffer goes into checkpoints */
     int64_t learning_starts;   /* env steps before the first gradient step */
-    int train_frequency;       /* env steps per gradient step */
+    int train_frequency;       /* env steps per round of gradient steps */
+    int gradient_steps_per_round; /* gradient steps a round: the update-to-data ratio is
+                                   * this / train_frequency */
     int64_t target_frequency;  /* env steps per target update */
     double tau;                /* target update: target = tau x online + (1 - tau) x target */
     int steps_per_iteration;   /* gradient steps of an iteration: T x N / train_frequency */
@@ -35,8 +37,8 @@ typedef struct sk_offpolicy {
  * T x rows a multiple of train_frequency. */
 int sk_offpolicy_horizon(int train_frequency, int rows);
 /* Reads replay.size (default replay_default) and replay.save, and the shared keys of
- * `section` (learning_starts, train_frequency, target_network_frequency, tau) with the
- * defaults given in op; sets tr->s.horizon and a single minibatch. */
+ * `section` (learning_starts, train_frequency, gradient_steps, target_network_frequency,
+ * tau) with the defaults given in op; sets tr->s.horizon and a single minibatch. */
 sk_status sk_offpolicy_settings(sk_trainer *tr, sk_offpolicy *op, const char *section,
                                 int64_t replay_default);
 /* Allocates the buffer (memory checked) and the final-observation rows. */
@@ -48,9 +50,10 @@ void sk_offpolicy_after_step(sk_trainer *tr, sk_offpolicy *op, sk_worker *wk, in
 /* The rollout just collected into the buffer, in (step, row) order. */
 void sk_offpolicy_store(sk_trainer *tr, sk_offpolicy *op);
 /* Whether gradient step u of the iteration (progress.steps counts the iteration's env
- * steps) falls past learning_starts, and whether a target update follows it. */
+ * steps) falls past learning_starts, and whether a target update follows it (after a
+ * round's last step); *env_step: the env steps taken by then (CleanRL's global_step). */
 void sk_offpolicy_when(const sk_trainer *tr, const sk_offpolicy *op, int u, bool *learn,
-                       bool *update_target);
+                       bool *update_target, int64_t *env_step);
 /* CleanRL's linear_schedule: from start to end over `duration` steps, then end. */
 double sk_linear_schedule(double start, double end, double duration, double step);
 /* target = tau x online + (1 - tau) x target over n parameters (tau = 1: a copy). */

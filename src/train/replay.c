@@ -66,12 +66,12 @@ size_t sk_machine_available_bytes(void) {
     FILE *f = fopen("/proc/meminfo", "r");
     if (f) {
         char line[256];
-        unsigned long long kb = 0;
+        unsigned long long kibibytes = 0; /* /proc/meminfo counts in 1024-byte units */
         bool found = false;
         while (!found && fgets(line, sizeof line, f))
-            found = sscanf(line, "MemAvailable: %llu kB", &kb) == 1;
+            found = sscanf(line, "MemAvailable: %llu", &kibibytes) == 1;
         fclose(f);
-        if (found) return (size_t)kb * 1024;
+        if (found) return (size_t)kibibytes * 1024;
     }
     long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : 0;

@@ -138,7 +138,7 @@ static sk_status resolve_sequences(sk_trainer *tr) {
 
 static const char *const g_sections[] = {"env",  "ppo",      "policy",    "train",  "governor",
                                          "comm", "selfplay", "telemetry", "dqn",    "replay",
-                                         NULL};
+                                         "sac",  NULL};
 
 /* A worker's stream and scratch beyond the table's arrays (trainer_state.c). */
 static sk_status alloc_worker(sk_trainer *tr, sk_worker *wk, int w) {
