@@ -33,7 +33,8 @@ sk_status sk_offpolicy_settings(sk_trainer *tr, sk_offpolicy *op, const char *se
                                 int64_t replay_default) {
     char key[64];
     int64_t v;
-    CHECK(sk_cfg_int(tr->cfg, "replay.size", replay_default, 1, (int64_t)1 << 40, &op->replay.spec.capacity));
+    CHECK(sk_cfg_int(tr->cfg, "replay.size", replay_default, 1, INT32_MAX,
+                     &op->replay.spec.capacity));
     CHECK(sk_cfg_bool(tr->cfg, "replay.save", true, &op->save_replay));
     snprintf(key, sizeof key, "%s.learning_starts", section);
     CHECK(sk_cfg_int(tr->cfg, key, op->learning_starts, 0, INT64_MAX / 2, &op->learning_starts));
