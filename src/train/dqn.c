@@ -42,16 +42,17 @@ double sk_dqn_loss_grad(const sk_policy *policy, const float *params, const floa
     size_t stride = (size_t)A;
     sk_policy_forward(policy, SK_NET_ACTOR, target, batch->next_obs, B, work);
     memcpy(q_next, work->out[SK_NET_ACTOR], (size_t)B * stride * sizeof(float));
-    int32_t *choice = (int32_t *)work->logp; /* (capacity) floats: free here */
+    /* the next action: the target's own greedy one, or (double DQN) the online net's */
+    const float *chooser = q_next;
     if (double_q) {
         sk_policy_forward(policy, SK_NET_ACTOR, params, batch->next_obs, B, work);
-        for (int b = 0; b < B; b++)
-            choice[b] = sk_dqn_argmax(work->out[SK_NET_ACTOR] + (size_t)b * stride,
-                                      batch->next_masks ? batch->next_masks + (size_t)b * stride : NULL, A);
-    } else {
-        for (int b = 0; b < B; b++)
-            choice[b] = sk_dqn_argmax(q_next + (size_t)b * stride,
-                                      batch->next_masks ? batch->next_masks + (size_t)b * stride : NULL, A);
+        chooser = work->out[SK_NET_ACTOR];
+    }
+    float *next_value = work->logp; /* (capacity) free here; the forward below keeps it */
+    for (int b = 0; b < B; b++) {
+        const uint8_t *mask = batch->next_masks ? batch->next_masks + (size_t)b * stride : NULL;
+        int choice = sk_dqn_argmax(chooser + (size_t)b * stride, mask, A);
+        next_value[b] = q_next[(size_t)b * stride + (size_t)choice];
     }
     sk_policy_forward(policy, SK_NET_ACTOR, params, batch->obs, B, work);
     const float *q = work->out[SK_NET_ACTOR];
@@ -59,8 +60,7 @@ double sk_dqn_loss_grad(const sk_policy *policy, const float *params, const floa
     memset(dq, 0, (size_t)B * stride * sizeof(float));
     double loss = 0.0;
     for (int b = 0; b < B; b++) {
-        float y = batch->returns[b] +
-                  batch->discounts[b] * q_next[(size_t)b * stride + (size_t)choice[b]];
+        float y = batch->returns[b] + batch->discounts[b] * next_value[b];
         size_t at = (size_t)b * stride + (size_t)batch->actions[b];
         float error = q[at] - y;
         loss += (double)error * error;
