@@ -11,27 +11,9 @@
 
 #include <math.h>
 
-/* Compares a flat parameter array's tensors with records PREFIX.<tensor>. */
 static int compare_params(const fixture *f, const sk_policy *policy, const float *values,
                           const char *prefix, double tol, double floor_abs) {
-    int failures = 0;
-    double worst = 0.0;
-    for (int t = 0; t < policy->num_tensors; t++) {
-        char name[96];
-        snprintf(name, sizeof name, "%s.%s", prefix, policy->tensors[t].name);
-        const record *r = get(f, name);
-        size_t n = (size_t)policy->tensors[t].rows * (size_t)policy->tensors[t].cols;
-        assert_int_equal(r->count, (int)n);
-        for (size_t i = 0; i < n; i++) {
-            double err = test_rel_err(values[policy->tensors[t].offset + i], r->values[i], floor_abs);
-            if (err > worst) worst = err;
-            if (err > tol && failures++ < 5)
-                print_error("%s[%zu]: skinner %.9g, torch %.9g\n", name, i,
-                            (double)values[policy->tensors[t].offset + i], r->values[i]);
-        }
-    }
-    print_message("%s: worst relative error %.2e\n", prefix, worst);
-    return failures;
+    return fixture_compare_params(f, policy, values, prefix, NULL, tol, floor_abs);
 }
 
 typedef struct setup {

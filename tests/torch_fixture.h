@@ -6,6 +6,8 @@
 
 #include "test_util.h"
 
+#include "policy/policy.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +62,32 @@ static inline double scalar(const fixture *f, const char *name) { return get(f, 
 
 static inline void free_fixture(fixture *f) {
     for (int i = 0; i < f->num_records; i++) free(f->records[i].values);
+}
+
+/* Compares a flat parameter array's tensors (those whose name starts with `only`, or
+ * all) with records PREFIX.<tensor>; prints the first mismatches and the worst error. */
+static inline int fixture_compare_params(const fixture *f, const sk_policy *policy,
+                                         const float *values, const char *prefix,
+                                         const char *only, double tol, double floor_abs) {
+    int failures = 0;
+    double worst = 0.0;
+    for (int t = 0; t < policy->num_tensors; t++) {
+        if (only && strncmp(policy->tensors[t].name, only, strlen(only)) != 0) continue;
+        char name[96];
+        snprintf(name, sizeof name, "%s.%s", prefix, policy->tensors[t].name);
+        const record *r = get(f, name);
+        size_t n = (size_t)policy->tensors[t].rows * (size_t)policy->tensors[t].cols;
+        assert_int_equal(r->count, (int)n);
+        for (size_t i = 0; i < n; i++) {
+            double err = test_rel_err(values[policy->tensors[t].offset + i], r->values[i], floor_abs);
+            if (err > worst) worst = err;
+            if (err > tol && failures++ < 5)
+                print_error("%s[%zu]: skinner %.9g, torch %.9g\n", name, i,
+                            (double)values[policy->tensors[t].offset + i], r->values[i]);
+        }
+    }
+    print_message("%s: worst relative error %.2e\n", prefix, worst);
+    return failures;
 }
 
 #endif

@@ -21,8 +21,8 @@
 static const char *g_train_usage =
     "usage: skinner train ENV [options]\n"
     "\n"
-    "Trains a PPO agent on ENV and writes a run folder (config.ini, metrics.csv,\n"
-    "policy.safetensors, summary.json).\n"
+    "Trains an agent on ENV (PPO, or the learner --train.algo names: dqn) and writes a\n"
+    "run folder (config.ini, metrics.csv, policy.safetensors, summary.json).\n"
     "\n"
     "options:\n"
     "  --config FILE          INI file layered on the env's preset (configs/PRESET.ini):\n"

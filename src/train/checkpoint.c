@@ -14,6 +14,7 @@
  * The format ("skinner-policy-1", training state "1") is unchanged since
  * before the table existed: older checkpoints load.
  */
+#include "algo.h"
 #include "trainer_state.h"
 
 #include "../envs/registry.h"
@@ -29,7 +30,8 @@
 #define STATE_VERSION "1"
 /* Metadata of a comm.mode = scale checkpoint: the number of processes that wrote it. */
 #define SCALE_RANKS "comm_scale_ranks"
-#define MAX_CHECKPOINT_TENSORS (SK_MAX_POLICY_TENSORS + SK_MAX_ENV_ARRAYS + 24)
+#define MAX_ALGO_TENSORS 96 /* a learner's own (algo.h's save): SAC's networks, a buffer */
+#define MAX_CHECKPOINT_TENSORS (SK_MAX_POLICY_TENSORS + SK_MAX_ENV_ARRAYS + 24 + MAX_ALGO_TENSORS)
 
 /* sk_array_type and sk_st_dtype agree value for value (asserted in src/io/safetensors.c). */
 
@@ -233,6 +235,11 @@ sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
         add(&list, list.names[a], (sk_st_dtype)arrays[a].type,
             sk_trainer_gathered(tr, arrays[a].data), tr->s.num_envs, arrays[a].count);
 
+    if (tr->algo->save) {
+        int added = tr->algo->save(tr, list.items + list.count, MAX_ALGO_TENSORS);
+        SK_ASSERT(added >= 0 && added <= MAX_ALGO_TENSORS);
+        list.count += added;
+    }
     char *config_text = sk_config_to_string(tr->cfg);
     if (!config_text) {
         sk_free(parts);
@@ -335,6 +342,12 @@ static sk_status restore(const sk_st_file *file, const char *path, const char *n
     return status;
 }
 
+sk_status sk_checkpoint_restore(const sk_st_file *file, const char *path, const char *name,
+                                sk_st_dtype dtype, void *dst, int64_t count, bool has_range,
+                                double lo, double hi) {
+    return restore(file, path, name, dtype, dst, count, has_range, lo, hi);
+}
+
 /* A multi-agent run's deferred actions (state.pending_*): each head's action below its size,
  * as the learner will index the head's logits with it. */
 static sk_status check_pending_actions(const sk_trainer *tr, const char *path) {
@@ -363,7 +376,9 @@ static void counter_ranges(const sk_trainer *tr, const int64_t *c, double lo[NUM
                            double hi[NUM_COUNTERS]) {
     double batch = (double)tr->batch_size, huge = 0x1p62;
     double update = (double)c[C_UPDATE];
-    double per_update = (double)tr->s.update_epochs * tr->s.num_minibatches;
+    double per_update = tr->algo->max_optimizer_steps
+                            ? (double)tr->algo->max_optimizer_steps(tr)
+                            : (double)tr->s.update_epochs * tr->s.num_minibatches;
     double bounds[NUM_COUNTERS][2] = {
         [C_UPDATE] = {1, huge / batch},
         [C_STEPS] = {update * batch, update * batch}, /* every update steps one batch */
@@ -565,6 +580,7 @@ static sk_status resume_from(sk_trainer *tr, const sk_st_file *file, const char 
                          arrays[a].count, false, 0, 0));
     TRY(sk_vec_check_state(tr->vec, path));
     TRY(check_current_step(tr, path));
+    if (tr->algo->restore) TRY(tr->algo->restore(tr, file, path));
     tr->progress.steps = counters[C_STEPS];
     tr->progress.result.total_steps = counters[C_STEPS]; /* where the run stands until it runs */
     tr->progress.episodes = counters[C_EPISODES];

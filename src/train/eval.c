@@ -1,6 +1,7 @@
 /* Evaluation of a saved policy: rebuild the network from the checkpoint's
  * config, check every tensor's shape, and run whole episodes. */
 #include "../core/config.h"
+#include "algo.h"
 #include "../envs/registry.h"
 #include "../io/safetensors.h"
 #include "../policy/policy.h"
@@ -396,6 +397,7 @@ static sk_status load_from(sk_loaded_policy *out, const sk_st_file *file, const 
                            const sk_config *overrides) {
     memset(out, 0, sizeof *out);
     sk_status status = SK_OK;
+    const sk_algo *algo = NULL;
     out->cfg = sk_config_new();
     const char *format = sk_st_meta_get(file, "format");
     const char *config_text = sk_st_meta_get(file, "config");
@@ -409,6 +411,13 @@ static sk_status load_from(sk_loaded_policy *out, const sk_st_file *file, const 
                          checkpoint);
     } else if ((status = sk_config_load_string(out->cfg, config_text)) != SK_OK) {
         /* the message names the config's line */
+    } else if ((status = sk_algo_resolve(out->cfg, &algo)) != SK_OK) {
+    } else if (!algo->acts_with_policy) {
+        status = sk_fail(SK_ERR_INVALID,
+                         "checkpoint '%s' was trained with train.algo = %s, whose networks are "
+                         "its own: eval, export and serve read a policy checkpoint (ppo, dqn) "
+                         "and do not read %s's yet",
+                         checkpoint, algo->name, algo->name);
     } else if (env) {
         out->env = env;
         if (!sk_run_plan_names(env, saved_env))

@@ -9,7 +9,7 @@
 #include "../nn/nn.h"
 #include "../vec/pool.h"
 #include "events.h"
-#include "trainer_internal.h"
+#include "algo.h"
 
 #include "skinner/vec.h"
 
@@ -158,11 +158,19 @@ static float sample_advantage(const sk_rollout *ro, size_t k) {
     return k < rows ? ro->advantages[k] : ro->pending.resolved_adv[k - rows];
 }
 
+/* One minibatch, as its threads' job reads it: sequences perm[start..start + sequences - 1]
+ * of the shuffle, their loss averaged over `samples` rows. */
+typedef struct minibatch {
+    sk_trainer *tr;
+    int start, sequences, samples;
+} minibatch;
+
 /* Thread w's block of the dispatched minibatch (on worker w's scratch): gathers its sequences' rows,
  * time-major (row t * count + j: step t of its j-th sequence), and adds their
  * loss gradient to its own gradient buffer. */
 static void minibatch_job(void *ctx, int w, int num_workers) {
-    sk_trainer *tr = ctx;
+    const minibatch *mb = ctx;
+    sk_trainer *tr = mb->tr;
     const sk_rollout *ro = &tr->rollout;
     sk_learner *ln = &tr->learner;
     sk_worker *wk = &tr->workers[w];
@@ -172,13 +180,13 @@ static void minibatch_job(void *ctx, int w, int num_workers) {
     (void)num_workers;
     /* exact: the block of the run's worker offset + w of all ranks' workers; scale: block w
      * of this rank's own minibatch */
-    sk_slice(ln->minibatch_sequences, tr->layout.minibatch_part_offset + w,
+    sk_slice(mb->sequences, tr->layout.minibatch_part_offset + w,
              tr->layout.minibatch_parts, &lo, &hi);
     memset(wk->grads, 0, ln->policy.num_params * sizeof(float));
     memset(&wk->sums, 0, sizeof wk->sums);
     int count = hi - lo, rows = count * L;
     if (count == 0) return;
-    const int32_t *sequences = ln->perm + ln->current_minibatch + lo;
+    const int32_t *sequences = ln->perm + mb->start + lo;
     if (ro->state_size) gather_core(ro, wk, sequences, count);
     /* policy.per_role (no core: a sequence is one row): the block gathered role by role,
      * role p's rows from role_start[p], for that role's copy of the networks */
@@ -235,7 +243,7 @@ static void minibatch_job(void *ctx, int w, int num_workers) {
             .old_values = wk->mb_values + from,
         };
         sk_ppo_loss_grad(&ln->policy, ln->params + (size_t)pass * P1, wk->grads + (size_t)pass * P1,
-                         &wk->work, &block, 1.0f / (float)tr->minibatch_size, &loss, &wk->sums);
+                         &wk->work, &block, 1.0f / (float)mb->samples, &loss, &wk->sums);
     }
 }
 
@@ -303,7 +311,6 @@ void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const c
     bool multi = tr->rollout.num_agents > 1;
     int samples = multi ? gather_active(tr) : S;
     int num_minibatches = multi ? tr->s.num_minibatches : (S + MS - 1) / MS;
-    int minibatch_size = tr->minibatch_size;
     double rows_taken = 0.0;
     if (tr->s.comm_scale) /* each rank's own shuffle, drawn afresh each update: a resume needs no stream */
         ln->rng = sk_rng_seed(tr->s.seed ^ 0x5ca1e5417ULL,
@@ -316,17 +323,17 @@ void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const c
             if (multi) {
                 MS = (int)((int64_t)(m + 1) * samples / num_minibatches) - start;
                 if (MS == 0) continue;
-                ln->minibatch_sequences = MS;
-                tr->minibatch_size = MS;
             }
-            ln->current_minibatch = start;
+            /* the minibatch's rows: a multi-agent one's samples (L = 1), else every
+             * minibatch's T x N / ppo.num_minibatches */
+            minibatch job = {tr, start, MS, multi ? MS : tr->minibatch_size};
             /* sequence-major: sequence j's step t at j * L + t */
             for (int j = 0; j < MS; j++)
                 for (int t = 0; t < L; t++)
                     ln->mb_adv_norm[(size_t)j * (size_t)L + (size_t)t] = sample_advantage(
                         &tr->rollout, sequence_row(&tr->rollout, ln->perm[start + j], t));
             if (tr->s.norm_adv) normalize_advantages(ln->mb_adv_norm, MS * L);
-            sk_trainer_run_threads(tr, minibatch_job);
+            sk_trainer_run_threads(tr, minibatch_job, &job);
             sk_ppo_loss_sums sums;
             reduce_minibatch(tr, &sums);
             bool last = epoch == tr->s.update_epochs - 1 && m == num_minibatches - 1;
@@ -348,15 +355,11 @@ void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const c
             total.entropy += sums.entropy;
             total.approx_kl += sums.approx_kl;
             total.clip_fraction += sums.clip_fraction;
-            last_kl = sums.approx_kl / tr->minibatch_size;
-            rows_taken += tr->minibatch_size;
+            last_kl = sums.approx_kl / job.samples;
+            rows_taken += job.samples;
             steps_taken++;
         }
         if (*anomaly || (tr->s.target_kl > 0.0 && last_kl > tr->s.target_kl)) break;
-    }
-    if (multi) { /* the sizes the table allocated for */
-        ln->minibatch_sequences = ln->num_sequences / tr->s.num_minibatches;
-        tr->minibatch_size = minibatch_size;
     }
     if (*anomaly) return;
     if (multi && rows_taken == 0) { /* no agent acted in the rollout: no step, no losses */
@@ -373,3 +376,70 @@ void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const c
     if (!(stats->approx_kl <= ln->governor.max_kl)) *anomaly = "approx KL above governor.max_kl";
     else if (!sk_all_finite(ln->params, P)) *anomaly = "non-finite weights after the update";
 }
+
+/* ---- PPO's row of the learners' table (algo.h) ---- */
+
+/* Over the samples: every row, or a multi-agent env's active ones (mask). */
+static double explained_variance(const float *predicted, const float *target, const uint8_t *mask,
+                                 size_t n) {
+    double mean_t = 0.0, mean_r = 0.0, count = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (mask && !mask[i]) continue;
+        mean_t += target[i];
+        mean_r += target[i] - predicted[i];
+        count++;
+    }
+    if (count == 0.0) return NAN;
+    mean_t /= count;
+    mean_r /= count;
+    double var_t = 0.0, var_r = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (mask && !mask[i]) continue;
+        double dt = target[i] - mean_t, dr = (target[i] - predicted[i]) - mean_r;
+        var_t += dt * dt;
+        var_r += dr * dr;
+    }
+    return var_t == 0.0 ? NAN : 1.0 - var_r / var_t;
+}
+
+/* The policy's actions of the rows (sampled from the actor) and the critic's values. */
+static void ppo_act(sk_trainer *tr, sk_worker *wk, int t, const float *obs_t,
+                    const uint8_t *masks_t, int B) {
+    sk_rollout *ro = &tr->rollout;
+    const sk_learner *ln = &tr->learner;
+    size_t at = (size_t)t * (size_t)ro->num_envs + (size_t)wk->lo;
+    sk_policy_forward_both(&ln->policy, ln->params, obs_t, B, &wk->work);
+    sk_policy_sample(&ln->policy, ln->params, wk->work.out[SK_NET_ACTOR], masks_t, B, &wk->rng,
+                     false, ro->actions + at * (size_t)ro->num_heads,
+                     ro->actions_f + at * (size_t)ro->action_dim, ro->logp + at);
+    memcpy(ro->values + at, wk->work.out[SK_NET_CRITIC], (size_t)B * sizeof(float));
+}
+
+/* The statistics the workers saw, then the update at this iteration's learning rate. */
+static sk_status ppo_learn(sk_trainer *tr, sk_update_stats *st, const char **anomaly) {
+    int64_t num_updates = SK_MAX(1, tr->s.total_steps / tr->batch_size);
+    /* ppo.anneal_lr: linearly to 0 over the run, from the rate of the iteration's start */
+    double frac = 1.0 - (double)(tr->progress.update - 1) / (double)num_updates;
+    float lr = (float)(tr->s.anneal_lr ? frac * tr->s.learning_rate : tr->s.learning_rate);
+    sk_learner_merge_statistics(tr);
+    sk_learner_update(tr, lr, st, anomaly);
+    st->explained_variance = /* scale mode: over this rank's rows */
+        explained_variance(tr->rollout.values, tr->rollout.returns,
+                           tr->rollout.num_agents > 1 ? tr->rollout.active : NULL,
+                           (size_t)tr->rollout.num_envs * (size_t)tr->s.horizon);
+    st->learning_rate = lr;
+    return SK_OK;
+}
+
+static double ppo_flops_per_step(const sk_trainer *tr) {
+    return sk_policy_forward_flops(&tr->learner.policy) * (1.0 + 3.0 * tr->s.update_epochs);
+}
+
+const sk_algo sk_algo_ppo = {
+    .name = "ppo",
+    .act = ppo_act,
+    .rollout_values = true,
+    .acts_with_policy = true,
+    .learn = ppo_learn,
+    .flops_per_step = ppo_flops_per_step,
+};

@@ -3,7 +3,7 @@
  * (sk_vec's slices), with no synchronisation until the end, and writes what
  * it saw into rollout storage; then GAE over its slice.
  */
-#include "trainer_internal.h"
+#include "algo.h"
 
 #include "../vec/vec_internal.h"
 
@@ -186,7 +186,7 @@ static void record_episodes_and_truncations(sk_trainer *tr, sk_worker *wk, int t
             wk->trunc_index[num_truncated++] = i;
         }
     }
-    if (num_truncated == 0) return;
+    if (num_truncated == 0 || !tr->algo->rollout_values) return;
     /* the value of the final observation, seen from where the episode was */
     float *values = wk->work.logp; /* free between the rollout's uses */
     critic_values(tr, wk, wk->trunc_obs, wk->trunc_index, num_truncated, values);
@@ -256,13 +256,7 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
                                 ro->logp + row + (size_t)lo, ro->values + row + (size_t)lo,
                                 &wk->work, &wk->role);
         } else {
-            sk_policy_forward_both(&ln->policy, ln->params, obs_t, B, &wk->work);
-            sk_policy_sample(&ln->policy, ln->params, wk->work.out[SK_NET_ACTOR], masks_t, B,
-                             &wk->rng, false, ro->actions + (row + (size_t)lo) * (size_t)H,
-                             ro->actions_f + (row + (size_t)lo) * (size_t)D,
-                             ro->logp + row + (size_t)lo);
-            memcpy(ro->values + row + (size_t)lo, wk->work.out[SK_NET_CRITIC],
-                   (size_t)B * sizeof(float));
+            tr->algo->act(tr, wk, t, obs_t, masks_t, B);
         }
         sk_selfplay_act(tr, wk, t, obs_t); /* the opponent's rows: a snapshot's actions */
 
@@ -271,11 +265,13 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
         if (!sk_vec_step_checked(tr->vec, lo / A, wk->hi / A, tr->progress.update * T + t + 1))
             return;
         store_step(tr, t, lo, wk->hi);
+        if (tr->algo->after_step) tr->algo->after_step(tr, wk, t);
         normalize_step(tr, wk, t);
         record_episodes_and_truncations(tr, wk, t);
         sk_selfplay_after_step(tr, wk, t);
         if (ro->state_size) reset_ended_states(ro, wk, t);
     }
+    if (!tr->algo->rollout_values) return;
     /* value of the observation after the last step, for GAE */
     size_t last = (size_t)T * (size_t)N + (size_t)lo;
     for (int k = 0; k < B; k++) wk->trunc_index[k] = lo + k;

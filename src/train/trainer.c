@@ -1,6 +1,7 @@
 /* The PPO trainer: settings, composing the parts (sk_vec, sk_rollout,
  * sk_learner, sk_comm), the iteration loop. */
 #include "../io/live.h"
+#include "algo.h"
 #include "../io/tfevents.h"
 #include "../envs/registry.h"
 #include "events.h"
@@ -135,8 +136,9 @@ static sk_status resolve_sequences(sk_trainer *tr) {
     return SK_OK;
 }
 
-static const char *const g_sections[] = {"env",  "ppo",      "policy",   "train",    "governor",
-                                         "comm", "selfplay", "telemetry", NULL};
+static const char *const g_sections[] = {"env",  "ppo",      "policy",    "train",  "governor",
+                                         "comm", "selfplay", "telemetry", "dqn",    "replay",
+                                         "sac",  NULL};
 
 /* A worker's stream and scratch beyond the table's arrays (trainer_state.c). */
 static sk_status alloc_worker(sk_trainer *tr, sk_worker *wk, int w) {
@@ -195,7 +197,9 @@ static sk_status trainer_build_local(sk_trainer *tr, const sk_env_def *env) {
     if (!tr->env) return SK_ERR_UNKNOWN_ENV;
     CHECK(sk_env_configure(tr->env, tr->cfg, &tr->env));
     CHECK(sk_env_record_plugin(tr->cfg, tr->env));
+    CHECK(sk_algo_resolve(tr->cfg, &tr->algo));
     CHECK(sk_settings_resolve(&tr->s, tr->cfg, tr->env));
+    if (tr->algo->settings) CHECK(tr->algo->settings(tr));
     if (sk_env_agents(tr->env) > 1 && tr->comm.size > 1)
         return sk_fail(SK_ERR_CONFIG, "%s has %d agents per env; multi-agent envs train in one "
                        "process (use --threads, not mpirun)", tr->env->id, tr->env->num_agents);
@@ -230,6 +234,7 @@ static sk_status trainer_build_local(sk_trainer *tr, const sk_env_def *env) {
                        "(policy.core) does not train multi-agent envs yet: set policy.core = none",
                        tr->env->id, tr->env->num_agents);
     CHECK(sk_selfplay_configure(tr));
+    if (tr->algo->check) CHECK(tr->algo->check(tr));
     for (int i = 0; g_sections[i]; i++) CHECK(sk_cfg_check_unused(tr->cfg, g_sections[i]));
     CHECK(sk_cfg_check_sections(tr->cfg, g_sections));
     tr->num_threads = sk_vec_num_workers(tr->vec);
@@ -437,6 +442,7 @@ static sk_status trainer_build_shared(sk_trainer *tr) {
     CHECK(learner_init(tr));
     sk_selfplay_start(tr);
     for (int w = 0; w < tr->num_workers; w++) CHECK(alloc_worker(tr, &tr->workers[w], w));
+    if (tr->algo->create) CHECK(tr->algo->create(tr));
     tr->progress.result.solved_at_steps = -1;
     tr->progress.result.solved_at_seconds = NAN;
     return SK_OK;
@@ -500,6 +506,7 @@ static sk_status trainer_create(sk_trainer **out, const sk_config *cfg, const sk
 void sk_trainer_destroy(sk_trainer *tr) {
     if (!tr) return;
     for (int w = 0; tr->workers && w < tr->num_workers; w++) free_worker(&tr->workers[w]);
+    if (tr->algo && tr->algo->destroy) tr->algo->destroy(tr);
     sk_selfplay_close(tr);
     sk_trainer_state_free(tr); /* the workers' arrays too: before the workers go */
     sk_trainer_gathered_free(tr);
@@ -545,9 +552,7 @@ size_t sk_trainer_num_params(const sk_trainer *tr) { return tr->learner.policy.n
 
 int sk_trainer_batch_size(const sk_trainer *tr) { return tr->batch_size; }
 
-double sk_trainer_flops_per_step(const sk_trainer *tr) {
-    return sk_policy_forward_flops(&tr->learner.policy) * (1.0 + 3.0 * tr->s.update_epochs);
-}
+double sk_trainer_flops_per_step(const sk_trainer *tr) { return tr->algo->flops_per_step(tr); }
 
 void sk_trainer_time_split(const sk_trainer *tr, double *rollout_seconds, double *learn_seconds) {
     if (rollout_seconds) *rollout_seconds = tr->progress.rollout_seconds;
@@ -621,31 +626,8 @@ double sk_window_mean(const float *values, int count) {
     return sum / count;
 }
 
-/* Over the samples: every row, or a multi-agent env's active ones (mask). */
-static double explained_variance(const float *predicted, const float *target, const uint8_t *mask,
-                                 size_t n) {
-    double mean_t = 0.0, mean_r = 0.0, count = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        if (mask && !mask[i]) continue;
-        mean_t += target[i];
-        mean_r += target[i] - predicted[i];
-        count++;
-    }
-    if (count == 0.0) return NAN;
-    mean_t /= count;
-    mean_r /= count;
-    double var_t = 0.0, var_r = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        if (mask && !mask[i]) continue;
-        double dt = target[i] - mean_t, dr = (target[i] - predicted[i]) - mean_r;
-        var_t += dt * dt;
-        var_r += dr * dr;
-    }
-    return var_t == 0.0 ? NAN : 1.0 - var_r / var_t;
-}
-
 /* Whether flag holds on any rank (every rank gets the answer). */
-static bool any_rank(sk_trainer *tr, bool flag) {
+bool sk_trainer_any_rank(sk_trainer *tr, bool flag) {
     if (tr->comm.size == 1) return flag;
     double value = flag ? 1.0 : 0.0; /* a count of 0s and 1s: exact in any order */
     sk_comm_tree_allreduce_f32_f64(&tr->comm, NULL, 0, &value, 1);
@@ -672,7 +654,7 @@ sk_status sk_trainer_run(sk_trainer *tr) {
     /* rank 0 alone writes the run folder; the others join its checkpoints */
     sk_status begun = tr->out.run_dir[0] && tr->comm.rank == 0 ? sk_run_begin(tr) : SK_OK;
     CHECK(sk_trainer_fail(tr, sk_comm_agree(&tr->comm, begun)));
-    tr->out.run_files = any_rank(tr, tr->comm.rank == 0 && tr->out.run_dir[0]);
+    tr->out.run_files = sk_trainer_any_rank(tr, tr->comm.rank == 0 && tr->out.run_dir[0]);
     tr->progress.start_time = sk_now();
     if (!tr->resumed) sk_trainer_run_workers(tr, sk_reset_job);
     sk_governor_save(&tr->learner);
@@ -681,8 +663,6 @@ sk_status sk_trainer_run(sk_trainer *tr) {
      * (identity up to eps); they count toward the first update of them */
     bool stop = false;
     while (tr->progress.update < num_updates && !stop) {
-        double frac = 1.0 - (double)tr->progress.update / (double)num_updates;
-        float lr = (float)(tr->s.anneal_lr ? frac * tr->s.learning_rate : tr->s.learning_rate);
         if (!sk_all_finite(tr->learner.params, tr->learner.policy.num_params)) { /* corrupted between updates */
             status = sk_governor_trouble(tr, "non-finite weights before the rollout");
             if (status != SK_OK) break;
@@ -692,14 +672,14 @@ sk_status sk_trainer_run(sk_trainer *tr) {
         tr->progress.rollout_available += rollout_wall * tr->num_threads;
         for (int t = 0; t < tr->num_threads; t++) tr->progress.rollout_busy += tr->thread_busy[t];
         /* an env that broke its contract (sk_vec_step_checked) stops every rank */
-        if (any_rank(tr, sk_vec_faulted(tr->vec))) {
+        if (sk_trainer_any_rank(tr, sk_vec_faulted(tr->vec))) {
             atomic_store(&tr->abort_requested, true); /* no checkpoint of that rollout */
             status = sk_vec_faulted(tr->vec) ? sk_vec_fault(tr->vec)
                                              : sk_fail(SK_ERR_ENV, "an env of another rank broke "
                                                                    "its contract (that rank names it)");
             break;
         }
-        if (any_rank(tr, atomic_load(&tr->abort_requested))) {
+        if (sk_trainer_any_rank(tr, atomic_load(&tr->abort_requested))) {
             atomic_store(&tr->abort_requested, true);
             status = sk_fail(SK_ERR_INTERRUPTED,
                              "training was aborted during update %lld's rollout (an env failed); "
@@ -714,13 +694,13 @@ sk_status sk_trainer_run(sk_trainer *tr) {
         tr->progress.steps += tr->batch_size;
         merge_episodes(tr);
         sk_selfplay_rate_games(tr);
-        sk_learner_merge_statistics(tr);
 
         sk_update_stats *st = &tr->progress.last;
         memset(st, 0, sizeof *st);
         const char *anomaly = NULL;
-        sk_learner_update(tr, lr, st, &anomaly);
+        status = tr->algo->learn(tr, st, &anomaly);
         tr->progress.learn_seconds += sk_now() - learn_start;
+        if (status != SK_OK) break;
         if (anomaly) {
             status = sk_governor_trouble(tr, anomaly);
             st->restored = true;
@@ -740,11 +720,6 @@ sk_status sk_trainer_run(sk_trainer *tr) {
         st->mean_return = sk_window_mean(tr->progress.window_return, tr->progress.window_count);
         st->mean_length = sk_window_mean(tr->progress.window_length, tr->progress.window_count);
         st->episodes = tr->progress.episodes;
-        st->explained_variance = /* scale mode: over this rank's rows */
-            explained_variance(tr->rollout.values, tr->rollout.returns,
-                               tr->rollout.num_agents > 1 ? tr->rollout.active : NULL,
-                               (size_t)tr->rollout.num_envs * (size_t)tr->s.horizon);
-        st->learning_rate = lr;
 
         bool solved = tr->progress.window_count == SK_WINDOW &&
                       st->mean_return >= tr->env->solved_threshold;
@@ -767,7 +742,7 @@ sk_status sk_trainer_run(sk_trainer *tr) {
             if (status != SK_OK) break;
         }
         /* a callback's stop (a signal to one rank) stops every rank at this update */
-        if (any_rank(tr, tr->out.callback && !tr->out.callback(st, tr->out.callback_user))) {
+        if (sk_trainer_any_rank(tr, tr->out.callback && !tr->out.callback(st, tr->out.callback_user))) {
             tr->progress.result.interrupted = true;
             stop = true;
         }

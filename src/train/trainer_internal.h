@@ -129,7 +129,6 @@ typedef struct sk_learner {
     uint64_t rng;                    /* shuffling stream */
     float *mb_adv_norm;              /* (minibatch_size) */
     int32_t *perm;                   /* (num_sequences) */
-    int current_minibatch;           /* start index into perm for the dispatched minibatch */
     /* the update's unit: a sequence of L = rollout.bptt_horizon steps of one env
      * (one row when there is no core, L = 1); sequence s is env s % N's chunk s / N */
     int num_sequences, minibatch_sequences;
@@ -250,6 +249,8 @@ typedef struct sk_env_gather {
 
 struct sk_trainer {
     sk_config *cfg; /* the trainer's own copy, resolved (defaults recorded) */
+    const struct sk_algo *algo; /* train.algo: the learner's row (algo.h) */
+    void *algo_state;           /* what the row's create allocated, for its own functions */
     const sk_env_def *env;
     struct sk_vec *vec;
     sk_ppo_settings s;
@@ -333,8 +334,8 @@ void sk_rollout_job(void *ctx, int w, int num_workers);
  * none is left (train.slices), so a slow slice holds up one thread, not the others. Returns
  * the wall seconds; tr->thread_busy holds each thread's seconds in jobs. */
 double sk_trainer_run_workers(sk_trainer *tr, sk_parallel_job job);
-/* Runs job(tr, t, num_threads) on each thread t: the learner's per-thread blocks. */
-void sk_trainer_run_threads(sk_trainer *tr, sk_parallel_job job);
+/* Runs job(ctx, t, num_threads) on each thread t: the learner's per-thread blocks. */
+void sk_trainer_run_threads(sk_trainer *tr, sk_parallel_job job, void *ctx);
 
 /* Records this trainer's failure: the status, with sk_last_error()'s message
  * kept in the trainer too (sk_trainer_last_error). */

@@ -32,8 +32,8 @@ double sk_trainer_run_workers(sk_trainer *tr, sk_parallel_job job) {
     return sk_now() - start;
 }
 
-void sk_trainer_run_threads(sk_trainer *tr, sk_parallel_job job) {
-    sk_vec_parallel(tr->vec, job, tr);
+void sk_trainer_run_threads(sk_trainer *tr, sk_parallel_job job, void *ctx) {
+    sk_vec_parallel(tr->vec, job, ctx);
 }
 
 double sk_trainer_rollout_idle(const sk_trainer *tr) {

@@ -1,0 +1,83 @@
+/*
+ * The learners (train.algo): one row of functions each, so that a new learner is one file
+ * and one row in sk_algo_table (algo.c). The trainer owns what every learner shares (the
+ * env batch, the policy's layout and parameters, Adam's moments, the workers and their
+ * streams, the episode window, the run folder, checkpoints of all that); a row adds what
+ * its learner alone needs and decides what an iteration does with the steps collected.
+ *
+ * An iteration of every learner: the rollout (rollout.c) steps each worker's envs
+ * ppo.horizon steps (sk_trainer.s.horizon; a learner's `settings` may set it) with the
+ * row's `act` choosing the actions, then the row's `learn` runs on what was collected.
+ *
+ *   ppo  learner.c: the rollout is the batch; epochs of minibatches over it (the default)
+ *   dqn  dqn.c: the rollout's steps go into a replay buffer (replay.h), gradient steps
+ *        sample it (offpolicy.c, shared with any other off-policy learner)
+ *   sac  sac.c: sac_core.h's learner on the same off-policy iteration
+ */
+#ifndef SK_ALGO_H
+#define SK_ALGO_H
+
+#include "trainer_internal.h"
+#include "skinner/safetensors.h"
+
+typedef struct sk_algo {
+    const char *name; /* train.algo's value */
+    /* Reads the learner's own keys into its settings and may set the rollout's shape in
+     * tr->s (horizon, minibatches), after sk_settings_resolve; refuses, naming the key and
+     * the reason, what does not apply to it. NULL: nothing to read. */
+    sk_status (*settings)(sk_trainer *tr);
+    /* Refuses what the resolved run holds that the learner cannot train (an action space,
+     * a recurrent core, self-play, several processes), with the reason; the policy, the
+     * vec and self-play are configured. NULL: it takes everything the trainer does. */
+    sk_status (*check)(sk_trainer *tr);
+    /* Allocates the learner's own state once the trainer's table is (NULL: none); freed by
+     * destroy, which must accept a partly created state. */
+    sk_status (*create)(sk_trainer *tr);
+    void (*destroy)(sk_trainer *tr);
+    /* Chooses the actions of worker wk's rows for rollout step t from obs_t (B rows, as the
+     * policy reads them) and masks_t (NULL without masks): writes the rollout's actions
+     * (and whatever else of step t the learner needs) at row t. */
+    void (*act)(sk_trainer *tr, sk_worker *wk, int t, const float *obs_t, const uint8_t *masks_t,
+                int B);
+    /* The rollout computes the critic's values and advantages (PPO) or not. */
+    bool rollout_values;
+    /* The learner's acting policy is the trainer's (sk_policy: what eval, export and serve
+     * read from a checkpoint); false: its networks are its own (SAC's), which they refuse. */
+    bool acts_with_policy;
+    /* After the vec stepped worker wk's rows for step t (the vec's buffers hold what the
+     * step returned, final observations included): NULL, or the learner's copy of it. */
+    void (*after_step)(sk_trainer *tr, sk_worker *wk, int t);
+    /* Learns from the rollout just collected (progress.update and .steps already count it):
+     * fills st's loss fields and learning_rate; a numerical anomaly in *anomaly (the
+     * governor restores the last good state). A status other than SK_OK ends the run. */
+    sk_status (*learn)(sk_trainer *tr, sk_update_stats *st, const char **anomaly);
+    /* The learner's own checkpoint tensors: how many it adds to out (at most max), pointing
+     * at its own arrays (they must stay valid until the file is written). NULL: none. */
+    int (*save)(const sk_trainer *tr, sk_st_tensor *out, int max);
+    /* Reads them back, each checked (sk_checkpoint_restore), into the learner's state. */
+    sk_status (*restore)(sk_trainer *tr, const sk_st_file *file, const char *path);
+    /* The most optimizer (Adam) steps one iteration takes, which bounds a checkpoint's
+     * count; NULL: ppo.update_epochs x ppo.num_minibatches. */
+    int64_t (*max_optimizer_steps)(const sk_trainer *tr);
+    /* The floating-point work of learning per env step collected, for sk_trainer_flops_per_step. */
+    double (*flops_per_step)(const sk_trainer *tr);
+} sk_algo;
+
+extern const sk_algo sk_algo_ppo, sk_algo_dqn, sk_algo_sac;
+extern const sk_algo *const sk_algo_table[]; /* NULL-terminated; the first is the default */
+
+/* train.algo: the row the config names (the first, ppo, when it names none). */
+sk_status sk_algo_resolve(const sk_config *cfg, const sk_algo **out);
+
+/* Finds tensor `name` of a checkpoint, checks its dtype, element count and (has_range)
+ * every element in [lo, hi], and copies it into dst; the message names the tensor. */
+sk_status sk_checkpoint_restore(const sk_st_file *file, const char *path, const char *name,
+                                sk_st_dtype dtype, void *dst, int64_t count, bool has_range, double lo,
+                                double hi);
+
+/* ---- what the learners share of the trainer's loop (trainer.c) ---- */
+
+/* Whether flag holds on any rank (every rank gets the answer). */
+bool sk_trainer_any_rank(sk_trainer *tr, bool flag);
+
+#endif

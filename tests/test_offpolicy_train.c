@@ -1,0 +1,191 @@
+/* The off-policy learners through the trainer.
+ *
+ * DQN: a run interrupted and resumed from its checkpoint (replay buffer
+ * included, wrapped around) continues exactly as the run that never stopped; with
+ * replay.save = false the resume runs on from an empty buffer and says it is inexact;
+ * what DQN cannot train is refused with the reason.
+ *
+ * SAC (src/train/sac.c on the same loop): an interrupted run resumed from its checkpoint
+ * (buffer, networks, targets, temperature and Adam included) repeats the straight run row
+ * for row, with several gradient steps per round; what SAC cannot train is refused. */
+#include "test_recorder.h"
+
+#include <math.h>
+
+static sk_config *dqn_config(const char *steps, bool save_replay) {
+    sk_config *cfg = sk_config_new();
+    sk_config_set(cfg, "env.id", "CartPole-v1");
+    sk_config_set(cfg, "env.num_envs", "8");
+    sk_config_set(cfg, "train.algo", "dqn");
+    sk_config_set(cfg, "train.total_steps", steps);
+    sk_config_set(cfg, "train.threads", "2");
+    sk_config_set(cfg, "train.checkpoint_every", "0");
+    sk_config_set(cfg, "dqn.learning_starts", "40"); /* more gradient steps than iterations by the stop */
+    sk_config_set(cfg, "dqn.train_frequency", "4"); /* 2 gradient steps an iteration of 8 */
+    sk_config_set(cfg, "dqn.target_network_frequency", "96");
+    sk_config_set(cfg, "dqn.batch_size", "32");
+    sk_config_set(cfg, "dqn.double", "true");
+    sk_config_set(cfg, "dqn.n_step", "3");
+    sk_config_set(cfg, "replay.size", "400"); /* wraps before the stop */
+    sk_config_set(cfg, "replay.save", save_replay ? "true" : "false");
+    return cfg;
+}
+
+static sk_config *sac_config(const char *env) {
+    sk_config *cfg = sk_config_new();
+    sk_config_set(cfg, "env.id", env);
+    sk_config_set(cfg, "env.num_envs", "4");
+    sk_config_set(cfg, "train.algo", "sac");
+    sk_config_set(cfg, "train.total_steps", "400");
+    sk_config_set(cfg, "train.threads", "2");
+    sk_config_set(cfg, "train.checkpoint_every", "0");
+    sk_config_set(cfg, "sac.hidden", "16");
+    sk_config_set(cfg, "sac.batch_size", "32");
+    sk_config_set(cfg, "sac.learning_starts", "100");
+    sk_config_set(cfg, "sac.train_frequency", "2"); /* 3 gradient steps every 2 env steps */
+    sk_config_set(cfg, "sac.gradient_steps", "3");
+    sk_config_set(cfg, "replay.size", "200");       /* wraps before the stop */
+    return cfg;
+}
+
+static char g_dir[64];
+static char g_log[4096];
+
+static void capture(int level, const char *message, void *user) {
+    (void)level;
+    (void)user;
+    size_t used = strlen(g_log);
+    snprintf(g_log + used, sizeof g_log - used, "%s\n", message);
+}
+
+static void resumed(bool save_replay, recorder *straight, recorder *joined) {
+    static recorder first, second;
+    char path[128];
+    snprintf(path, sizeof path, "%s/dqn.safetensors", g_dir);
+    memset(straight, 0, sizeof *straight);
+    memset(&first, 0, sizeof first);
+    memset(&second, 0, sizeof second);
+    /* the same budget (epsilon's schedule spans it), stopped after 48 iterations */
+    sk_config *a = dqn_config("768", save_replay), *b = dqn_config("768", save_replay);
+    sk_config *c = dqn_config("768", save_replay);
+    train_recorded(a, straight, NULL, NULL, NULL);
+    first.stop_after = 48;
+    train_recorded(b, &first, NULL, path, NULL);
+    assert_int_equal(first.count, 48);
+    g_log[0] = '\0';
+    sk_set_log_callback(capture, NULL);
+    train_recorded(c, &second, path, NULL, NULL);
+    sk_set_log_callback(NULL, NULL);
+    *joined = first;
+    for (int i = 0; i < second.count; i++) joined->rows[joined->count++] = second.rows[i];
+    assert_int_equal(straight->count, 96);
+    assert_int_equal(joined->count, 96);
+    sk_config_free(a);
+    sk_config_free(b);
+    sk_config_free(c);
+}
+
+static void test_resume_with_the_buffer_is_exact(void **state) {
+    (void)state;
+    static recorder straight, joined;
+    resumed(true, &straight, &joined);
+    int learned = 0;
+    for (int i = 0; i < straight.count; i++) {
+        if (memcmp(&straight.rows[i], &joined.rows[i], sizeof straight.rows[i]) != 0)
+            fail_msg("update row %d differs after resuming with the buffer", i + 1);
+        learned += !isnan(straight.rows[i].value_loss);
+    }
+    assert_true(learned > 80); /* gradient steps before and after the stop */
+    assert_null(strstr(g_log, "inexact"));
+}
+
+static void test_resume_without_the_buffer_says_inexact(void **state) {
+    (void)state;
+    static recorder straight, joined;
+    resumed(false, &straight, &joined);
+    printf("log: %s", g_log);
+    assert_non_null(strstr(g_log, "inexact"));
+    /* the rows up to the stop agree; after it the buffer differs, so the losses do */
+    assert_memory_equal(&straight.rows[47], &joined.rows[47], sizeof straight.rows[47]);
+    bool differs = false;
+    for (int i = 48; i < 96; i++)
+        differs |= straight.rows[i].value_loss != joined.rows[i].value_loss;
+    assert_true(differs);
+}
+
+/* cfg (freed here) with key = value is refused, the message holding `reason`. */
+static void refused(sk_config *cfg, const char *env, const char *key, const char *value,
+                    const char *reason) {
+    sk_config_set(cfg, "env.id", env);
+    if (key) sk_config_set(cfg, key, value);
+    sk_trainer *tr = NULL;
+    assert_int_not_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    printf("%s\n", sk_last_error());
+    assert_non_null(strstr(sk_last_error(), reason));
+    sk_config_free(cfg);
+}
+
+static void test_what_dqn_cannot_train_is_refused(void **state) {
+    (void)state;
+    refused(dqn_config("768", true), "Pendulum-v1", NULL, NULL, "not one Discrete head");
+    refused(dqn_config("768", true), "CartPole-v1", "policy.core", "lstm", "policy.core");
+    refused(dqn_config("768", true), "CartPole-v1", "train.algo", "dqm", "train.algo");
+    refused(dqn_config("768", true), "CartPole-v1", "replay.size", "404",
+            "multiple of the 8 env rows");
+}
+
+static void test_sac_resume_is_exact(void **state) {
+    (void)state;
+    static recorder straight, first, second;
+    char path[128];
+    snprintf(path, sizeof path, "%s/sac.safetensors", g_dir);
+    sk_config *cfg = sac_config("Pendulum-v1");
+    train_recorded(cfg, &straight, NULL, NULL, NULL);
+    first.stop_after = 50;
+    train_recorded(cfg, &first, NULL, path, NULL);
+    train_recorded(cfg, &second, path, NULL, NULL);
+    assert_int_equal(straight.count, 100);
+    assert_int_equal(first.count, 50);
+    assert_int_equal(second.count, 50);
+    int learned = 0;
+    for (int i = 0; i < straight.count; i++) {
+        const sk_update_stats *want = &straight.rows[i];
+        const sk_update_stats *got = i < 50 ? &first.rows[i] : &second.rows[i - 50];
+        if (memcmp(want, got, sizeof *want) != 0) fail_msg("row %d differs after resuming", i + 1);
+        learned += !isnan(want->value_loss);
+    }
+    assert_true(learned > 70);
+    sk_config_free(cfg);
+}
+
+static void test_what_sac_cannot_train_is_refused(void **state) {
+    (void)state;
+    refused(sac_config("CartPole-v1"), "CartPole-v1", NULL, NULL, "not continuous");
+    refused(sac_config("Pendulum-v1"), "Pendulum-v1", "policy.core", "gru", "policy.core");
+    refused(sac_config("Pendulum-v1"), "Pendulum-v1", "sac.gradient_steps", "0",
+            "sac.gradient_steps");
+}
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(g_dir, sizeof g_dir, "/tmp/skinner_offpolicy_XXXXXX");
+    return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+    return system(cmd);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_resume_with_the_buffer_is_exact),
+        cmocka_unit_test(test_resume_without_the_buffer_says_inexact),
+        cmocka_unit_test(test_what_dqn_cannot_train_is_refused),
+        cmocka_unit_test(test_sac_resume_is_exact),
+        cmocka_unit_test(test_what_sac_cannot_train_is_refused),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
