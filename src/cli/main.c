@@ -4,6 +4,7 @@
 #include "comm_cli.h"
 
 #include "core/config.h"
+#include "core/core.h"
 #include "core/isa.h"
 #include "skinner/module.h"
 
@@ -161,12 +162,7 @@ static int load_preset(sk_config *cfg, const char *name) {
     const char *chosen = NULL;
     const char *env_dir = getenv("SKINNER_CONFIG_DIR");
     char exe_dir[4096] = "";
-    ssize_t n = readlink("/proc/self/exe", exe_dir, sizeof exe_dir - 1);
-    if (n > 0) {
-        exe_dir[n] = '\0';
-        char *slash = strrchr(exe_dir, '/');
-        if (slash) *slash = '\0';
-    }
+    int n = sk_code_folder((void (*)(void))load_preset, exe_dir, sizeof exe_dir) ? 1 : 0;
     /* $SKINNER_CONFIG_DIR; a build tree (build/skinner -> configs/); an install
      * moved anywhere (PREFIX/bin -> PREFIX/share/skinner/configs, or a wheel's
      * bin -> site-packages/skinner/share/skinner/configs); the configured install

@@ -27,6 +27,13 @@ bool sk_parse_bool(const char *text, bool *out);
  * set on failure. */
 bool sk_write_all(int fd, const void *data, size_t size);
 
+/* The folder of the program or shared library that holds `code` (a function of it), with every
+ * symlink resolved, into out: what skinner searches beside for its modules, conv backend and
+ * presets (issue 53 ask 5). The program itself is found through /proc/self/exe, as glibc names
+ * it by its argv[0] (a bare name found on PATH, or a path relative to a folder it may have left);
+ * a library by the path it was loaded from. False if unknown or longer than size. */
+bool sk_code_folder(void (*code)(void), char *out, size_t size);
+
 /* Size limits of what skinner reads: configs are small text. */
 #define SK_CONFIG_MAX_BYTES ((int64_t)16 << 20)
 

@@ -9,7 +9,6 @@
  * Modules (skinner/module.h) are plugins this file finds in the module folder
  * and loads once, at the registry's first use.
  */
-#define _GNU_SOURCE /* dladdr */
 #include "registry.h"
 
 #include <dirent.h>
@@ -324,24 +323,6 @@ static bool is_folder(const char *path) {
     return stat(path, &info) == 0 && S_ISDIR(info.st_mode);
 }
 
-/* The folder of the program or libskinner.so this code runs in, into out. */
-static bool own_folder(char *out, size_t size) {
-    Dl_info info;
-    if (!dladdr((void *)sk_env_load_modules, &info) || !info.dli_fname) return false;
-    /* glibc names the program by its argv[0] (`skinner` found on PATH, or a path relative
-     * to a folder it may have left): the kernel's link to it instead; a library's name is
-     * the path it was loaded from */
-    bool program = strcmp(info.dli_fname, program_invocation_name) == 0 ||
-                   !strchr(info.dli_fname, '/');
-    char *absolute = realpath(program ? "/proc/self/exe" : info.dli_fname, NULL);
-    if (!absolute) return false;
-    char *slash = strrchr(absolute, '/');
-    if (slash) *slash = '\0';
-    bool fits = (size_t)snprintf(out, size, "%s", absolute) < size;
-    free(absolute);
-    return fits;
-}
-
 static void load_all_modules(void) {
     const char *list = getenv("SKINNER_MODULE_PATH");
     if (list) { /* folders separated by ':'; empty: none */
@@ -359,7 +340,7 @@ static void load_all_modules(void) {
         return;
     }
     char own[4096], folder[4200];
-    if (!own_folder(own, sizeof own)) return;
+    if (!sk_code_folder((void (*)(void))sk_env_load_modules, own, sizeof own)) return;
     /* installed library, installed program, build folder, a build subfolder (tests) */
     const char *const below[] = {"/skinner/modules",
                                  "/" SKINNER_BIN_TO_PREFIX "/" SKINNER_MODULE_LIBDIR "/skinner/modules",

@@ -6,7 +6,6 @@
  * envs never need libdnnl (issue 31 ask 2). A program that never convolves
  * never looks for it.
  */
-#define _GNU_SOURCE /* dladdr */
 #include "conv.h"
 
 #include "../core/core.h"
@@ -42,29 +41,6 @@ static pthread_once_t g_backend_once = PTHREAD_ONCE_INIT;
 
 static void host_panic(const char *file, int line, const char *msg) { sk_panic(file, line, msg); }
 static void host_log(int level, const char *msg) { sk_log(level, "%s", msg); }
-
-/* The folder of the library or program this code was linked into (libskinner.so,
- * the skinner program, a test, Python's extension): "" if unknown. */
-static void own_folder(char *out, size_t size) {
-    Dl_info info;
-    char path[PATH_MAX] = "";
-    void *self;
-    sk_status (*fn)(sk_conv **, sk_conv_shape, sk_precision) = sk_conv_create;
-    memcpy(&self, &fn, sizeof self); /* ISO C has no function-to-object cast */
-    if (dladdr(self, &info) && info.dli_fname && strchr(info.dli_fname, '/'))
-        snprintf(path, sizeof path, "%s", info.dli_fname);
-    else { /* the main program, which dladdr names by its bare argv[0] or not at all */
-        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-        path[n > 0 ? n : 0] = '\0';
-    }
-    char *slash = strrchr(path, '/');
-    if (slash) *slash = '\0';
-    else path[0] = '\0';
-    /* absolute, so that the build-tree test below compares like with like (a program
-     * run as build/tests/test_cnn is named relatively) */
-    char resolved[PATH_MAX];
-    snprintf(out, size, "%s", path[0] && realpath(path, resolved) ? resolved : path);
-}
 
 /* Tries path: 1 loaded, 0 no such file, -1 there but unusable (message written). */
 static int try_backend(const char *path) {
@@ -104,7 +80,10 @@ static void backend_load(void) {
         snprintf(candidates[count++], CANDIDATE_MAX, "%s%s", strchr(forced, '/') ? "" : "./",
                  forced);
     } else {
-        own_folder(folder, sizeof folder);
+        /* the library or program this code was linked into (libskinner.so, the skinner
+         * program, a test, Python's extension) */
+        if (!sk_code_folder((void (*)(void))sk_conv_create, folder, sizeof folder))
+            folder[0] = '\0';
         if (folder[0]) {
             snprintf(candidates[count++], CANDIDATE_MAX, "%s/%s", folder, SK_CONV_BACKEND_FILE);
             snprintf(candidates[count++], CANDIDATE_MAX, "%s/" SKINNER_BIN_TO_PREFIX "/%s/%s",

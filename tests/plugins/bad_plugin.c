@@ -10,10 +10,11 @@
 SK_API int not_a_plugin(void) { return 0; }
 #else
 
+static char g_bad_state; /* create must give a state (a NULL one with SK_OK is refused) */
 static sk_status bad_create(void **state, int num_envs, const sk_config *cfg) {
     (void)num_envs;
     (void)cfg;
-    *state = NULL;
+    *state = &g_bad_state;
     return SK_OK;
 }
 static void bad_destroy(void *state) { (void)state; }
