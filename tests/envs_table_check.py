@@ -8,6 +8,7 @@ usage: envs_table_check.py --build DIR --source DIR
 """
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -67,8 +68,13 @@ def main():
         if env["actions"].startswith("Discrete(") and re.match(r"Discrete\(\d+\)", row["actions"]) \
                 and not row["actions"].startswith(env["actions"]):
             errors.append(f"{env_id}: actions '{row['actions']}' in the docs, {env['actions']} listed")
+    # the MuJoCo module is built only where MuJoCo is installed (docs/mujoco.md): without it,
+    # its rows (those citing docs/mujoco.md) stay unlisted
+    mujoco_built = os.path.exists(f"{args.build}/modules/skinner-mujoco.so")
     for env_id in rows:
         if env_id not in envs:
+            if not mujoco_built and "docs/mujoco.md" in rows[env_id]["actions"]:
+                continue
             errors.append(f"{env_id}: a row in docs/envs.md but not listed by `skinner envs`")
     for e in errors:
         print(f"envs_table_check: {e}", file=sys.stderr)
