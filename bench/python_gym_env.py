@@ -75,6 +75,7 @@ def trained(env, total_steps):
 def main():
     args, date, commit, out = bench_arguments(__doc__, "from-gymnasium", 60_000)
 
+    load_before = os.getloadavg()[0]
     builtin = skinner.make("CartPole-v1", num_envs=NUM_ENVS, seed=1)
     adapted = skinner.from_gymnasium([cartpole] * NUM_ENVS, seed=1)
     reference = SyncVectorEnv([cartpole] * NUM_ENVS, autoreset_mode=AutoresetMode.SAME_STEP)
@@ -107,7 +108,8 @@ def main():
         f"# skinner.from_gymnasium against skinner's own CartPole-v1, {date}, commit {commit}",
         "",
         f"Machine: {machine()}; Python {sys.version.split()[0]}, NumPy {np.__version__}, "
-        f"Gymnasium {gym.__version__}.",
+        f"Gymnasium {gym.__version__}. Load average (1 min) {load_before:.1f} at the start, "
+        f"{os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores.",
         f"Command: PYTHONPATH=build/python .venv/bin/python bench/python_gym_env.py "
         f"--seconds {args.seconds:g} --repeats {args.repeats} --train-steps {args.train_steps} "
         f"--train-repeats {args.train_repeats}",

@@ -229,6 +229,7 @@ class GymnasiumBatch:
         self._warned_mask = False
 
     def _put(self, k, obs):
+        """Row k of the observations from env k's: reshaped or flattened as the plan says."""
         plan = self.source.obs_plan
         try:
             self._obs[k] = (plan.flatten(obs) if plan.flatten else
@@ -253,17 +254,30 @@ class GymnasiumBatch:
         return self._obs
 
     def step(self, actions):
-        rewards, terminations, truncations = self._rewards, self._terminations, self._truncations
+        rows, shape = self._obs, None if self.source.obs_plan.flatten else self._obs.shape[1:]
+        rewards, terminations, truncations = [], [], []
         for k, (env, action) in enumerate(zip(self.envs, self.source.action_plan.per_env(actions))):
             result = env.step(action)
-            if not (isinstance(result, tuple) and len(result) == 5):
+            if type(result) is not tuple or len(result) != 5:
                 raise ValueError(f"env {k}: step returned {type(result).__name__} of "
                                  f"{len(result) if isinstance(result, tuple) else 1} values "
                                  "(expected (obs, reward, terminated, truncated, info), "
                                  "Gymnasium's API)")
-            obs, rewards[k], terminations[k], truncations[k], _ = result
-            self._put(k, obs)
-        return self._obs, rewards, terminations, truncations
+            obs, reward, terminated, truncated, _ = result
+            if type(obs) is np.ndarray and obs.shape == shape:  # the common case, ~1 us less
+                rows[k] = obs
+            else:
+                self._put(k, obs)
+            rewards.append(reward)
+            terminations.append(terminated)
+            truncations.append(truncated)
+        try:  # one conversion of each list, not one NumPy store per env
+            self._rewards[:] = rewards
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"the rewards {rewards} are not all numbers ({error})") from error
+        self._terminations[:] = terminations
+        self._truncations[:] = truncations
+        return rows, self._rewards, self._terminations, self._truncations
 
     def close(self):
         """Closes the envs this batch made and gives back the env objects it was lent."""
