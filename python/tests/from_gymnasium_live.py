@@ -10,6 +10,7 @@ not count against the 32 Python-defined envs of python_module's one process.
 """
 
 import configparser
+import copy
 
 import numpy as np
 import pytest
@@ -220,6 +221,46 @@ def test_a_duck_typed_env_steps_and_autoresets_in_the_same_step():
         assert infos["episode"]["l"][1] == 6 and infos["episode"]["r"][1] == 0
 
 
+class Shaped(gym.Env):
+    """Observations of a given Box, drawn from the space's own generator (seeded by reset);
+    warns of an action mask in its reset info."""
+
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, observation_space):
+        self.observation_space = copy.deepcopy(observation_space)  # a generator of its own
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.observation_space.seed(int(self.np_random.integers(2**31)))
+        return self.observation_space.sample(), {"action_mask": np.ones(2, np.int8)}
+
+    def step(self, action):
+        return self.observation_space.sample(), 0.0, False, False, {}
+
+
+def test_images_stay_bytes_other_boxes_are_reshaped_and_masks_are_not_read():
+    image = gym.spaces.Box(0, 255, (5, 4, 3), np.uint8)
+    grid = gym.spaces.Box(-1.0, 1.0, (2, 3), np.float64)
+    for name, space in (("Image", image), ("Grid", grid)):
+        fns = [lambda space=space: Shaped(space)] * 2
+        with pytest.warns(UserWarning, match=r"info\['action_mask'\], which skinner does not read"):
+            env = skinner.from_gymnasium(fns, env_id=f"Shaped{name}-v0")
+            obs, _ = env.reset(seed=3)
+        ref = SyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP)
+        ref_obs, _ = ref.reset(seed=3)
+        if name == "Image":
+            assert env.single_observation_space.shape == (5, 4, 3) and obs.dtype == np.uint8
+            np.testing.assert_array_equal(obs, ref_obs)
+        else:
+            assert env.single_observation_space.shape == (6,) and obs.dtype == np.float32
+            np.testing.assert_array_equal(obs, ref_obs.reshape(2, 6).astype(np.float32))
+        np.testing.assert_array_equal(env.step(np.array([0, 1]))[0].reshape(ref_obs.shape),
+                                      ref.step(np.array([0, 1]))[0].astype(obs.dtype))
+        env.close()
+        ref.close()
+
+
 def refusal(space_of, what, match, **kwargs):
     class Env(Walk):
         pass
@@ -232,6 +273,10 @@ def test_spaces_it_cannot_take_are_refused_by_name():
     refusal(gym.spaces.Text(5), "observation_space", r"Text observations are not supported")
     refusal(gym.spaces.Sequence(gym.spaces.Discrete(2)), "observation_space",
             r"Sequence observations are not supported")
+    refusal(gym.spaces.Graph(gym.spaces.Box(0, 1, (2,)), None), "observation_space",
+            r"Graph observations are not supported")
+    refusal(gym.spaces.OneOf([gym.spaces.Discrete(2), gym.spaces.Discrete(3)]),
+            "observation_space", r"OneOf observations are not supported")
     refusal(gym.spaces.Dict({"a": gym.spaces.Discrete(2)}), "action_space",
             r"Dict actions are not supported")
     refusal(gym.spaces.Tuple([gym.spaces.Discrete(2)]), "action_space",
