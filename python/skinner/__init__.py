@@ -294,7 +294,8 @@ def train(env, config=None, run_dir=None, total_steps=None, seed=None, threads=N
     """Trains a policy on env with skinner's C trainer (PPO) and returns the
     run's summary as a dict.
 
-    env: an env id (or a VecEnv, whose id is used). config: a dict of config
+    env: an env id (or a VecEnv, whose id is used; one from from_gymnasium also
+    gives its number of envs, as env.num_envs). config: a dict of config
     keys ({"ppo.learning_rate": 1e-3} or {"ppo": {"learning_rate": 1e-3}}) or
     the path of an INI file, layered on the env's preset as `skinner train
     --config` does; total_steps, seed, threads and stop_when_solved set the

@@ -98,6 +98,32 @@ def test_cartpole_steps_as_sync_vector_env_does_across_resets():
         ref.close()
 
 
+def test_gymnasiums_default_next_step_mode_maps_onto_it_one_call_later():
+    """docs/python.md's mapping: NEXT_STEP's obs at an ending step is final_obs here, and the
+    obs of its next call (which ignores the action and resets) is obs here."""
+    with skinner.from_gymnasium([cartpole], env_id="NextStepCartPole-v1") as env:
+        ref = SyncVectorEnv([cartpole], autoreset_mode=AutoresetMode.NEXT_STEP)
+        obs, _ = env.reset(seed=9)
+        np.testing.assert_array_equal(obs, ref.reset(seed=9)[0])
+        rng, ends = np.random.default_rng(2), 0
+        for t in range(200):
+            actions = rng.integers(0, 2, 1)
+            obs, rewards, terms, truncs, infos = env.step(actions)
+            ref_obs, ref_rewards, ref_terms, ref_truncs, _ = ref.step(actions)
+            np.testing.assert_array_equal(rewards, ref_rewards, f"step {t}")
+            np.testing.assert_array_equal(terms | truncs, ref_terms | ref_truncs, f"step {t}")
+            if not (terms | truncs)[0]:
+                np.testing.assert_array_equal(obs, ref_obs, f"step {t}")
+                continue
+            ends += 1
+            np.testing.assert_array_equal(infos["final_obs"], ref_obs, f"step {t}")
+            ref_obs, ref_rewards, ref_terms, ref_truncs, _ = ref.step(1 - actions)  # ignored
+            assert ref_rewards[0] == 0 and not (ref_terms | ref_truncs)[0]
+            np.testing.assert_array_equal(obs, ref_obs, f"after step {t}")
+        assert ends >= 5
+        ref.close()
+
+
 def test_a_wrapped_env_truncates_and_counts_episodes_as_gymnasium_does():
     fns = [wrapped] * 3
     with skinner.from_gymnasium(fns, env_id="WrappedCartPole-v1") as env:
