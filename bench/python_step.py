@@ -125,19 +125,35 @@ def machine():
     return f"{cpu}, {os.cpu_count()} cores, {' '.join(os.uname()[i] for i in (0, 2))}"
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def bench_arguments(doc, name, train_steps):
+    """The options of the Python benches (this one, python_gym_env.py) and where their results
+    go: (args, date, commit, out), out bench/results/DATE-COMMIT-NAME.md unless --out."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=1.0, help="per stepping run")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--train-steps", type=int, default=200_000)
+    parser.add_argument("--train-steps", type=int, default=train_steps)
     parser.add_argument("--train-repeats", type=int, default=3)
-    parser.add_argument("--out", help="default: bench/results/DATE-COMMIT-python.md")
+    parser.add_argument("--out", help=f"default: bench/results/DATE-COMMIT-{name}.md")
     args = parser.parse_args()
-
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip() or "unknown"
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
-    out = args.out or os.path.join(ROOT, "bench", "results", f"{date}-{commit}-python.md")
+    out = args.out or os.path.join(ROOT, "bench", "results", f"{date}-{commit}-{name}.md")
+    return args, date, commit, out
+
+
+def write_results(lines, out):
+    """Prints the results' lines and writes them to out."""
+    text = "\n".join(lines) + "\n"
+    print(text)
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        f.write(text)
+    print(f"written to {out}", file=sys.stderr)
+
+
+def main():
+    args, date, commit, out = bench_arguments(__doc__, "python", 200_000)
 
     programs = {"python": python_loop, "python_buffer": lambda n, s: python_loop(n, s, True),
                 "cli": cli_bench, "module": module_bench}
@@ -219,12 +235,7 @@ def main():
         f"{(extra - inside) * 1e6:.1f} us in skinner's glue around the calls (the GIL, reading "
         f"and copying the returned arrays, the time limit and autoreset in C).",
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w") as f:
-        f.write(text)
-    print(f"written to {out}", file=sys.stderr)
+    write_results(lines, out)
 
 
 if __name__ == "__main__":

@@ -51,8 +51,9 @@ from . import spaces  # noqa: E402  (skinner's own classes, always importable)
 from .sweep import sweep  # noqa: E402  (skinner sweep, run as the program: docs/sweeps.md)
 from .parallel import ParallelEnv  # noqa: E402  (PettingZoo's Parallel API: docs/multiagent.md)
 from .single_env import GymEnv  # noqa: E402  (one env in Gymnasium's single-env API: docs/python.md)
+from .gym_adapter import from_gymnasium  # noqa: E402  (single Gymnasium envs you have: docs/python.md)
 
-__all__.append("sweep")
+__all__ += ["sweep", "from_gymnasium"]
 
 
 def _value_text(value):
@@ -293,7 +294,8 @@ def train(env, config=None, run_dir=None, total_steps=None, seed=None, threads=N
     """Trains a policy on env with skinner's C trainer (PPO) and returns the
     run's summary as a dict.
 
-    env: an env id (or a VecEnv, whose id is used). config: a dict of config
+    env: an env id (or a VecEnv, whose id is used; one from from_gymnasium also
+    gives its number of envs, as env.num_envs). config: a dict of config
     keys ({"ppo.learning_rate": 1e-3} or {"ppo": {"learning_rate": 1e-3}}) or
     the path of an INI file, layered on the env's preset as `skinner train
     --config` does; total_steps, seed, threads and stop_when_solved set the
@@ -310,9 +312,13 @@ def train(env, config=None, run_dir=None, total_steps=None, seed=None, threads=N
     KeyboardInterrupt. An exception in the callback or in a Python-defined env
     stops the run the same way and is raised.
     """
-    if isinstance(env, _core.Vec):
-        env = env.env_id
     files, pairs = [], []
+    if isinstance(env, _core.Vec):
+        # from_gymnasium's: as many envs as given (a config dict's env.num_envs comes after
+        # and wins; an INI config names its own)
+        if getattr(env, "train_num_envs", None) and not isinstance(config, (str, os.PathLike)):
+            pairs.append(("env.num_envs", str(env.train_num_envs)))
+        env = env.env_id
     if resume is not None:
         if config is not None or run_dir is not None:
             raise ValueError("resume continues a run with its own config.ini in its own folder; "
@@ -447,7 +453,9 @@ def check_env(env_id, num_envs=0, steps=0, seed=1, threads=0, raise_on_failure=T
     Returns the report as a dict ({"env", "checks": [{"name", "status",
     "detail", "env", "step"}, ...], "passed", "failed", ...}); with
     raise_on_failure, a failed check raises EnvCheckError naming it. An
-    exception raised by the env propagates as itself."""
+    exception raised by the env propagates as itself. env_id may be a VecEnv (its id)."""
+    if isinstance(env_id, _core.Vec):
+        env_id = env_id.env_id
     report = json.loads(_core.check_env(env_id, config=_env_pairs(config), num_envs=num_envs,
                                         steps=steps, seed=seed, threads=threads))
     if raise_on_failure and report["failed"]:

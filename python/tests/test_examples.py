@@ -12,7 +12,7 @@ import sys
 import pytest
 
 import skinner
-from conftest import REPO, require_torch
+from conftest import REPO, require_package, require_torch
 
 EXAMPLES = REPO / "examples" / "python"
 
@@ -121,6 +121,8 @@ def test_python_md_block_runs_as_printed(python_md_folder, index, reason, code):
         pytest.skip(f"docs/python.md block {index}: {reason}")
     if re.search(r"^import torch|^import .*\btorch\b", code, re.M):
         require_torch()
+    if re.search(r"^import .*\bgymnasium\b", code, re.M):
+        require_package("gymnasium")
     script = python_md_folder / f"block{index}.py"
     script.write_text(code)
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
