@@ -170,7 +170,8 @@ static void record_episodes_and_truncations(sk_trainer *tr, sk_worker *wk, int t
     int num_truncated = 0;
     for (int i = wk->lo; i < wk->hi; i++) {
         bool terminated = ro->terminated[row + (size_t)i], truncated = ro->truncated[row + (size_t)i];
-        if ((!terminated && !truncated) || sk_selfplay_is_opponent(tr, i)) continue;
+        if (!terminated && !truncated) continue;
+        if (tr->hooks && tr->hooks->is_other(tr->hooks_ctx, i)) continue; /* not the learner's */
         const float *log = b->episode_log + (size_t)i * (size_t)L;
         float *record = wk->episodes + SK_EPISODE_RECORD(L) * (size_t)wk->num_episodes++;
         memcpy(record, log, (size_t)L * sizeof(float));
@@ -224,6 +225,7 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
     sk_rollout *ro = &tr->rollout;
     const sk_learner *ln = &tr->learner;
     sk_worker *wk = &tr->workers[w];
+    const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
     int N = ro->num_envs, T = ro->horizon, O = ro->obs_size, H = ro->num_heads;
     int D = ro->action_dim, M = ro->mask_size, lo = wk->lo, B = wk->hi - wk->lo;
     int A = ro->num_agents; /* the worker's rows lo..hi-1 are its envs lo / A..hi / A - 1 */
@@ -258,7 +260,7 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
         } else {
             tr->algo->act(tr, wk, t, obs_t, masks_t, B);
         }
-        sk_selfplay_act(tr, wk, t, obs_t); /* the opponent's rows: a snapshot's actions */
+        if (tr->hooks) tr->hooks->act(tr->hooks_ctx, ro, &ln->policy, wk, t, obs_t);
 
         load_actions(tr, t, lo, wk->hi);
         /* each env's step count since the run began: update * T + t + 1 */
@@ -268,7 +270,9 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
         if (tr->algo->after_step) tr->algo->after_step(tr, wk, t);
         normalize_step(tr, wk, t);
         record_episodes_and_truncations(tr, wk, t);
-        sk_selfplay_after_step(tr, wk, t);
+        if (tr->hooks)
+            tr->hooks->after_step(tr->hooks_ctx, ro, lo, wk->hi, t, b->episode_log,
+                                  tr->env->num_log_fields);
         if (ro->state_size) reset_ended_states(ro, wk, t);
     }
     if (!tr->algo->rollout_values) return;
@@ -295,7 +299,9 @@ void sk_reset_job(void *ctx, int w, int num_workers) {
     store_obs(tr, (size_t)wk->lo, wk->lo, wk->hi);
     if (M) memcpy(ro->masks + (size_t)wk->lo * M, b->masks + (size_t)wk->lo * M, count * M);
     if (ro->num_agents > 1) memcpy(ro->active + wk->lo, b->active + wk->lo, count);
-    sk_selfplay_after_step(tr, wk, -1); /* the opponent's rows are not samples */
+    if (tr->hooks) /* the other players' rows are not samples */
+        tr->hooks->after_step(tr->hooks_ctx, ro, wk->lo, wk->hi, -1, b->episode_log,
+                              tr->env->num_log_fields);
     if (tr->s.norm_obs) {
         for (int i = wk->lo; i < wk->hi; i++) {
             float *obs = ro->obs + (size_t)i * O;

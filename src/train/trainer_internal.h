@@ -168,6 +168,28 @@ typedef struct sk_worker {
     int num_episodes;
 } sk_worker;
 
+/* Players beside the learner in the rollout: a row of hooks that each worker's rollout
+ * (rollout.c) calls at fixed points without knowing who the players are, as a policy kind's
+ * functions are called. Self-play's pool is the one row (sk_selfplay_hooks); a run where
+ * the learner acts for every row has none (sk_trainer.hooks NULL). ctx: the row's state. */
+typedef struct sk_rollout_hooks {
+    /* After the learner chose step t's actions for worker wk's rows (obs_t: their policy
+     * input, from row wk->lo): writes the actions of the rows another player acts for, on
+     * wk's scratch and stream. */
+    void (*act)(void *ctx, sk_rollout *ro, const sk_policy *policy, sk_worker *wk, int t,
+                const float *obs_t);
+    /* After step t of rows lo..hi-1 was stored (t = -1: after their reset), with the envs'
+     * episode logs (num_log_fields floats a row): the players' own records, and which of
+     * those rows of step t + 1 are no sample (ro->active = 0). */
+    void (*after_step)(void *ctx, sk_rollout *ro, int lo, int hi, int t,
+                       const float *episode_log, int num_log_fields);
+    /* Whether the episode that row `row` ended at the step just stored is another player's
+     * (not counted as the learner's), asked before that step's after_step. */
+    bool (*is_other)(const void *ctx, int row);
+    /* After every worker's rollout, in one thread. */
+    void (*after_rollout)(void *ctx, const sk_rollout *ro);
+} sk_rollout_hooks;
+
 /* The run's processes (sk_comm), owned by trainer.c's count_workers and the
  * table's rows (trainer_state.c): this rank's workers are the run's workers
  * worker_offset .. worker_offset + num_workers - 1 of total_workers, in rank
@@ -271,6 +293,8 @@ struct sk_trainer {
     sk_run_progress progress;
     sk_run_outputs out;
     sk_selfplay sp; /* selfplay.*: the opponent pool and its ratings (selfplay.c) */
+    const sk_rollout_hooks *hooks; /* the rollout's other players (sk_selfplay_hooks), or NULL */
+    void *hooks_ctx;               /* their state (&sp) */
     bool resumed; /* state restored from a checkpoint: no reset at the start */
     atomic_bool abort_requested; /* sk_trainer_abort: drop the rollout in progress */
     bool ran;     /* sk_trainer_run was called: a trainer runs once */
