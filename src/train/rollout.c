@@ -36,7 +36,7 @@ void sk_rollout_gae(sk_rollout *ro, bool bootstrap_truncated, float gamma, float
         sk_gae_active_pending(ro->advantages, ro->returns, ro->rewards, ro->values,
                               ro->terminated, ro->truncated,
                               bootstrap_truncated ? ro->bootstrap : NULL, ro->active, ro->horizon,
-                              ro->num_envs, lo, hi, gamma, gae_lambda, &ro->pending);
+                              ro->num_rows, lo, hi, gamma, gae_lambda, &ro->pending);
         /* a resolved action's inputs become a sample of this update, then an action
          * deferred at this rollout's end takes its place and is no sample of this one */
         sample_store rollout = {ro->obs, ro->obs_u8, ro->masks, ro->actions, ro->actions_f, ro->logp};
@@ -48,19 +48,19 @@ void sk_rollout_gae(sk_rollout *ro, bool bootstrap_truncated, float gamma, float
             if (ro->pending.resolved[i]) copy_sample(ro, ready, (size_t)i, pending, (size_t)i);
             int t = ro->pending.deferred[i];
             if (t < 0) continue;
-            size_t k = (size_t)t * (size_t)ro->num_envs + (size_t)i;
+            size_t k = (size_t)t * (size_t)ro->num_rows + (size_t)i;
             copy_sample(ro, pending, (size_t)i, rollout, k);
             ro->active[k] = 0;
         }
         return;
     }
     sk_gae(ro->advantages, ro->returns, ro->rewards, ro->values, ro->terminated, ro->truncated,
-           bootstrap_truncated ? ro->bootstrap : NULL, ro->horizon, ro->num_envs, lo, hi, gamma,
+           bootstrap_truncated ? ro->bootstrap : NULL, ro->horizon, ro->num_rows, lo, hi, gamma,
            gae_lambda);
 }
 
-/* Copies observation rows of envs lo..hi-1 from the vec's buffers into
- * rollout storage at row index `at` (row * N + env): floats, or a uint8
+/* Copies observation rows lo..hi-1 from the vec's buffers into
+ * rollout storage at index `at` (step * N + row): floats, or a uint8
  * env's bytes as they are. */
 static void store_obs(sk_trainer *tr, size_t at, int lo, int hi) {
     sk_rollout *ro = &tr->rollout;
@@ -88,7 +88,7 @@ static const float *policy_obs(const sk_rollout *ro, sk_worker *wk, size_t at, i
 static void store_step(sk_trainer *tr, int t, int lo, int hi) {
     sk_rollout *ro = &tr->rollout;
     const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
-    size_t N = (size_t)ro->num_envs, M = (size_t)ro->mask_size;
+    size_t N = (size_t)ro->num_rows, M = (size_t)ro->mask_size;
     size_t row = (size_t)t * N, count = (size_t)(hi - lo);
     store_obs(tr, row + N + (size_t)lo, lo, hi);
     if (ro->num_agents > 1) memcpy(ro->active + row + N + lo, b->active + lo, count);
@@ -98,11 +98,11 @@ static void store_step(sk_trainer *tr, int t, int lo, int hi) {
     memcpy(ro->truncated + row + lo, b->truncated + lo, count);
 }
 
-/* Hands rollout row t's actions for envs lo..hi-1 to the vec. */
+/* Hands step t's actions of rows lo..hi-1 to the vec. */
 static void load_actions(sk_trainer *tr, int t, int lo, int hi) {
     const sk_rollout *ro = &tr->rollout;
     const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
-    size_t row = (size_t)t * (size_t)ro->num_envs, count = (size_t)(hi - lo);
+    size_t row = (size_t)t * (size_t)ro->num_rows, count = (size_t)(hi - lo);
     size_t H = (size_t)ro->num_heads, D = (size_t)ro->action_dim;
     if (H)
         memcpy(b->actions + (size_t)lo * H, ro->actions + (row + (size_t)lo) * H,
@@ -117,7 +117,7 @@ static void load_actions(sk_trainer *tr, int t, int lo, int hi) {
 static void normalize_step(sk_trainer *tr, sk_worker *wk, int t) {
     sk_rollout *ro = &tr->rollout;
     const sk_learner *ln = &tr->learner;
-    int N = ro->num_envs, O = ro->obs_size;
+    int N = ro->num_rows, O = ro->obs_size;
     size_t row = (size_t)t * (size_t)N;
     if (tr->s.norm_obs) {
         for (int i = wk->lo; i < wk->hi; i++) {
@@ -165,7 +165,7 @@ static void critic_values(sk_trainer *tr, sk_worker *wk, const float *obs, const
 static void record_episodes_and_truncations(sk_trainer *tr, sk_worker *wk, int t) {
     sk_rollout *ro = &tr->rollout;
     const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
-    int N = ro->num_envs, O = ro->obs_size, L = tr->env->num_log_fields, A = ro->num_agents;
+    int N = ro->num_rows, O = ro->obs_size, L = tr->env->num_log_fields, A = ro->num_agents;
     size_t row = (size_t)t * (size_t)N;
     int num_truncated = 0;
     for (int i = wk->lo; i < wk->hi; i++) {
@@ -198,7 +198,7 @@ static void record_episodes_and_truncations(sk_trainer *tr, sk_worker *wk, int t
 /* With a core: the states of envs whose episode ended at step t start over
  * (the autoreset step's observation opens the next episode). */
 static void reset_ended_states(sk_rollout *ro, const sk_worker *wk, int t) {
-    size_t S = (size_t)ro->state_size, row = (size_t)t * (size_t)ro->num_envs;
+    size_t S = (size_t)ro->state_size, row = (size_t)t * (size_t)ro->num_rows;
     for (int i = wk->lo; i < wk->hi; i++)
         if (ro->terminated[row + (size_t)i] || ro->truncated[row + (size_t)i])
             memset(ro->state + (size_t)i * S, 0, S * sizeof(float));
@@ -209,7 +209,7 @@ static void reset_ended_states(sk_rollout *ro, const sk_worker *wk, int t) {
 static void core_step(sk_trainer *tr, sk_worker *wk, int t, const float *obs_t) {
     sk_rollout *ro = &tr->rollout;
     const sk_learner *ln = &tr->learner;
-    size_t S = (size_t)ro->state_size, N = (size_t)ro->num_envs, lo = (size_t)wk->lo;
+    size_t S = (size_t)ro->state_size, N = (size_t)ro->num_rows, lo = (size_t)wk->lo;
     float *state = ro->state + lo * S;
     if (t % ro->bptt_horizon == 0) {
         size_t chunk = (size_t)(t / ro->bptt_horizon) * N;
@@ -226,7 +226,7 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
     const sk_learner *ln = &tr->learner;
     sk_worker *wk = &tr->workers[w];
     const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
-    int N = ro->num_envs, T = ro->horizon, O = ro->obs_size, H = ro->num_heads;
+    int N = ro->num_rows, T = ro->horizon, O = ro->obs_size, H = ro->num_heads;
     int D = ro->action_dim, M = ro->mask_size, lo = wk->lo, B = wk->hi - wk->lo;
     int A = ro->num_agents; /* the worker's rows lo..hi-1 are its envs lo / A..hi / A - 1 */
     wk->num_episodes = 0;

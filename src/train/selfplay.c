@@ -62,7 +62,7 @@ sk_status sk_selfplay_configure(sk_trainer *tr) {
     return SK_OK;
 }
 
-static int envs_of(const sk_trainer *tr) { return tr->rollout.num_envs / 2; }
+static int envs_of(const sk_trainer *tr) { return tr->rollout.num_rows / 2; }
 
 /* The next game's opponent: a pool member with probability selfplay.pool_share (by
  * rating or uniformly), else -1, the learner itself. A share of 1 draws only the member,
@@ -127,7 +127,7 @@ static void selfplay_act(void *ctx, sk_rollout *ro, const sk_policy *policy, sk_
                          const float *obs_t) {
     const sk_selfplay *sp = ctx;
     size_t O = (size_t)ro->obs_size, M = (size_t)ro->mask_size, H = (size_t)ro->num_heads;
-    size_t row0 = (size_t)t * (size_t)ro->num_envs, P = policy->num_params;
+    size_t row0 = (size_t)t * (size_t)ro->num_rows, P = policy->num_params;
     /* policy.per_role: a snapshot holds both roles' policies; each side plays its own */
     int roles = sk_policy_roles(policy);
     for (int pass = 0; pass < (int)sp->counters[SK_SELFPLAY_MEMBERS] * roles; pass++) {
@@ -155,8 +155,8 @@ static void selfplay_act(void *ctx, sk_rollout *ro, const sk_policy *policy, sk_
 static void selfplay_after_step(void *ctx, sk_rollout *ro, int lo, int hi, int t,
                                 const float *episode_log, int num_log_fields) {
     sk_selfplay *sp = ctx;
-    int E = ro->num_envs / 2;
-    size_t N = (size_t)ro->num_envs, L = (size_t)num_log_fields;
+    int E = ro->num_rows / 2;
+    size_t N = (size_t)ro->num_rows, L = (size_t)num_log_fields;
     for (int e = lo / 2; e < hi / 2; e++) {
         size_t learner = (size_t)e * 2 + (size_t)sp->role[e];
         if (t >= 0 && (ro->terminated[(size_t)t * N + learner] || ro->truncated[(size_t)t * N + learner])) {
@@ -178,7 +178,7 @@ static void selfplay_after_step(void *ctx, sk_rollout *ro, int lo, int hi, int t
 static void selfplay_after_rollout(void *ctx, const sk_rollout *ro) {
     sk_selfplay *sp = ctx;
     double *learner = &sp->ratings[sp->pool_size];
-    for (size_t k = 0; k < (size_t)ro->horizon * (size_t)(ro->num_envs / 2); k++) {
+    for (size_t k = 0; k < (size_t)ro->horizon * (size_t)(ro->num_rows / 2); k++) {
         int j = sp->game_opponent[k];
         if (j < 0) continue;
         sk_elo_update(learner, &sp->ratings[j], sp->game_score[k], sp->elo_k);
@@ -208,7 +208,7 @@ sk_status sk_selfplay_after_update(sk_trainer *tr) {
          * against the new one: neither's result; a game that ended at the rollout's last
          * step has not begun its successor */
         const sk_rollout *ro = &tr->rollout;
-        size_t last = (size_t)(tr->s.horizon - 1) * (size_t)ro->num_envs;
+        size_t last = (size_t)(tr->s.horizon - 1) * (size_t)ro->num_rows;
         for (int e = 0; slot < sp->counters[SK_SELFPLAY_MEMBERS] && e < envs_of(tr); e++) {
             size_t row = last + (size_t)e * 2; /* a game ends for both agents */
             bool fresh = ro->terminated[row] || ro->truncated[row] || ro->terminated[row + 1] ||

@@ -426,7 +426,7 @@ static sk_status trainer_build_shared(sk_trainer *tr) {
      * samples: its minibatches are cut from those (sk_learner_update) */
     tr->batch_size = N * T;
     tr->minibatch_size = tr->batch_size / tr->s.num_minibatches;
-    tr->rollout.num_envs = tr->layout.env_count * A;
+    tr->rollout.num_rows = tr->layout.env_count * A;
     tr->rollout.num_agents = A;
     tr->rollout.horizon = T;
     tr->rollout.obs_size = tr->obs_size;

@@ -76,14 +76,15 @@ typedef struct sk_governor {
     char last_event[192];
 } sk_governor;
 
-/* Rollout storage, rows of N envs; obs, masks and values have T + 1 rows
- * (row T: the observations after the last step, which start the next
- * rollout). Observations are stored as the policy sees them (normalised).
- * A multi-agent env's N is its rows (envs x num_agents, row = env * A +
- * agent) and `active` says which rows acted at each step: only those are
- * samples. */
+/* Rollout storage, T steps of N = num_rows rows (one per env; a multi-agent
+ * env's envs x num_agents, row = env * A + agent); obs, masks and values have
+ * T + 1 steps (step T: the observations after the last step, which start the
+ * next rollout). Observations are stored as the policy sees them (normalised).
+ * A multi-agent env's `active` says which rows acted at each step: only those
+ * are samples. */
 typedef struct sk_rollout {
-    int num_envs, horizon, obs_size, num_heads, action_dim, mask_size;
+    int num_rows;            /* N: envs x num_agents (row = env * A + agent) */
+    int horizon, obs_size, num_heads, action_dim, mask_size;
     int num_agents;          /* agents per env (1: single-agent, every row a sample) */
     uint8_t *active;         /* (T + 1, N) multi-agent: the row's agent acts at that step (unused for one) */
     float *obs;              /* (T + 1, N, obs_size) float envs; NULL for uint8 */
@@ -114,7 +115,7 @@ typedef struct sk_rollout {
     float *pending_logp, *ready_logp;               /* (N) */
 } sk_rollout;
 
-/* Advantages and returns of envs lo..hi-1 (GAE, truncation bootstrapped). */
+/* Advantages and returns of rows lo..hi-1 (GAE, truncation bootstrapped). */
 void sk_rollout_gae(sk_rollout *ro, bool bootstrap_truncated, float gamma, float gae_lambda,
                     int lo, int hi);
 
@@ -143,7 +144,7 @@ typedef struct sk_learner {
 
 /* What one worker owns: its slice of envs, its RNG, its scratch. */
 typedef struct sk_worker {
-    int lo, hi;             /* env slice */
+    int lo, hi;             /* its rows lo..hi-1 (envs lo / A..hi / A - 1 of A agents each) */
     uint64_t rng;           /* action sampling stream */
     sk_policy_work work;
     float *grads;           /* (num_params) this worker's share of a minibatch gradient */
