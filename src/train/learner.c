@@ -288,13 +288,12 @@ static void shuffle(sk_learner *ln, int batch_size) {
 /* A multi-agent env's samples: the rollout rows whose agent acted, in row
  * order (the first of each shuffle), then the rows whose action waited from
  * an earlier rollout and resolved in this one (T x N + row), into perm; how many. */
-static int gather_active(sk_trainer *tr) {
-    const sk_rollout *ro = &tr->rollout;
+static int gather_active(const sk_rollout *ro, int32_t *perm) {
     int count = 0, rows = ro->horizon * ro->num_rows;
     for (int k = 0; k < rows; k++)
-        if (ro->active[k]) tr->learner.perm[count++] = k;
+        if (ro->active[k]) perm[count++] = k;
     for (int i = 0; i < ro->num_rows; i++)
-        if (ro->pending.resolved[i]) tr->learner.perm[count++] = rows + i;
+        if (ro->pending.resolved[i]) perm[count++] = rows + i;
     return count;
 }
 
@@ -309,7 +308,7 @@ void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const c
     /* a multi-agent env's minibatches split its active samples (L = 1: no core) into
      * ppo.num_minibatches near-equal parts, whose sizes vary from update to update */
     bool multi = tr->rollout.num_agents > 1;
-    int samples = multi ? gather_active(tr) : S;
+    int samples = multi ? gather_active(&tr->rollout, ln->perm) : S;
     int num_minibatches = multi ? tr->s.num_minibatches : (S + MS - 1) / MS;
     double rows_taken = 0.0;
     if (tr->s.comm_scale) /* each rank's own shuffle, drawn afresh each update: a resume needs no stream */
