@@ -730,7 +730,7 @@ static void test_explained_variance_over_samples(void **state) {
     assert_int_equal(sk_trainer_run(tr), SK_OK);
     const sk_rollout *ro = &tr->rollout;
     double sum_t = 0, sum_r = 0, count = 0, var_t = 0, var_r = 0;
-    size_t n = (size_t)ro->horizon * (size_t)ro->num_envs;
+    size_t n = (size_t)ro->horizon * (size_t)ro->num_rows;
     for (size_t k = 0; k < n; k++)
         if (ro->active[k]) {
             sum_t += ro->returns[k];
@@ -751,14 +751,14 @@ static void test_explained_variance_over_samples(void **state) {
      * deferred (sk_gae_pending), no sample of that rollout; the last rollout resolved the
      * moves deferred by the one before (the -1 of a loss among them) */
     int waiting = 0, resolved = 0;
-    for (int i = 0; i < ro->num_envs; i++) {
+    for (int i = 0; i < ro->num_rows; i++) {
         waiting += ro->pending.waiting[i];
         resolved += ro->pending.resolved[i];
         if (ro->pending.waiting[i]) assert_int_equal(ro->active[n + (size_t)i], 0);
     }
-    if (!(waiting > 0 && waiting <= ro->num_envs / 2 && resolved > 0))
+    if (!(waiting > 0 && waiting <= ro->num_rows / 2 && resolved > 0))
         fail_msg("%d rows wait with a deferred move, %d resolved (expected 1 to %d, and some)",
-                 waiting, resolved, ro->num_envs / 2);
+                 waiting, resolved, ro->num_rows / 2);
     sk_trainer_destroy(tr);
     sk_config_free(cfg);
 }

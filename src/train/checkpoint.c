@@ -98,7 +98,7 @@ static void add(tensor_list *list, const char *name, sk_st_dtype dtype, const vo
 static void saved_part(sk_trainer *tr, const sk_trainer_array *row, void **data, int64_t *rows,
                        int64_t *cols) {
     char *base = *sk_trainer_array_slot(tr, row);
-    size_t N = (size_t)tr->rollout.num_envs, width = 0; /* the envs this rank holds */
+    size_t N = (size_t)tr->rollout.num_rows, width = 0; /* the rows this rank holds */
     if (row->size == SK_SIZE_ROWS1_OBS || row->size == SK_SIZE_ROWS1_OBS_U8)
         width = (size_t)tr->obs_size;
     if (row->size == SK_SIZE_ROWS1_MASK) width = (size_t)tr->mask_size;
@@ -354,7 +354,7 @@ static sk_status check_pending_actions(const sk_trainer *tr, const char *path) {
     const sk_rollout *ro = &tr->rollout;
     const sk_action_space *space = &tr->env->action_space;
     if (ro->num_agents < 2 || space->kind != SK_SPACE_DISCRETE) return SK_OK;
-    for (int i = 0; i < ro->num_envs; i++)
+    for (int i = 0; i < ro->num_rows; i++)
         for (int h = 0; ro->pending.waiting[i] && h < space->num_heads; h++) {
             int32_t a = ro->pending_actions[(size_t)i * (size_t)space->num_heads + (size_t)h];
             if (a < 0 || a >= space->head_sizes[h])
@@ -445,7 +445,7 @@ static sk_status check_current_masks(sk_trainer *tr, const char *path);
 static sk_status check_current_step(sk_trainer *tr, const char *path) {
     if (tr->rollout.obs_u8_dtype) return check_current_masks(tr, path); /* bytes: in range */
     const float *obs = tr->rollout.obs + sk_trainer_current_row(tr) * (size_t)tr->obs_size;
-    for (int i = 0; i < tr->rollout.num_envs; i++) {
+    for (int i = 0; i < tr->rollout.num_rows; i++) {
         const float *row = obs + (size_t)i * (size_t)tr->obs_size;
         int k = sk_policy_obs_invalid(&tr->learner.policy, row);
         if (k >= 0)
@@ -460,7 +460,7 @@ static sk_status check_current_step(sk_trainer *tr, const char *path) {
 static sk_status check_current_masks(sk_trainer *tr, const char *path) {
     if (tr->mask_size == 0) return SK_OK;
     const uint8_t *masks = tr->rollout.masks + sk_trainer_current_row(tr) * (size_t)tr->mask_size;
-    for (int i = 0; i < tr->rollout.num_envs; i++) {
+    for (int i = 0; i < tr->rollout.num_rows; i++) {
         int head = sk_action_mask_unusable(&tr->env->action_space,
                                            masks + (size_t)i * (size_t)tr->mask_size);
         if (head >= 0)

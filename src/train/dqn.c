@@ -189,8 +189,8 @@ static void dqn_act(sk_trainer *tr, sk_worker *wk, int t, const float *obs_t,
     sk_rollout *ro = &tr->rollout;
     const sk_policy *policy = &tr->learner.policy;
     int A = policy->logits_size;
-    size_t at = (size_t)t * (size_t)ro->num_envs + (size_t)wk->lo;
-    double epsilon = epsilon_at(tr, d, tr->progress.steps + (int64_t)t * ro->num_envs);
+    size_t at = (size_t)t * (size_t)ro->num_rows + (size_t)wk->lo;
+    double epsilon = epsilon_at(tr, d, tr->progress.steps + (int64_t)t * ro->num_rows);
     sk_policy_forward(policy, SK_NET_ACTOR, tr->learner.params, obs_t, B, &wk->work);
     for (int b = 0; b < B; b++) {
         const uint8_t *mask = masks_t ? masks_t + (size_t)b * (size_t)A : NULL;

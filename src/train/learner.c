@@ -118,14 +118,14 @@ static void normalize_advantages(float *adv, int n) {
 
 /* Rollout row (t, env) of step t of sequence s (see sk_learner). */
 static size_t sequence_row(const sk_rollout *ro, int32_t s, int t) {
-    int N = ro->num_envs, L = ro->bptt_horizon;
+    int N = ro->num_rows, L = ro->bptt_horizon;
     return ((size_t)(s / N) * (size_t)L + (size_t)t) * (size_t)N + (size_t)(s % N);
 }
 
 /* Gathers the states entering the block's sequences and where their
  * episodes start (an ended step cuts the state before the next one). */
 static void gather_core(const sk_rollout *ro, sk_worker *wk, const int32_t *sequences, int count) {
-    size_t S = (size_t)ro->state_size, N = (size_t)ro->num_envs;
+    size_t S = (size_t)ro->state_size, N = (size_t)ro->num_rows;
     for (int j = 0; j < count; j++) {
         size_t s = (size_t)sequences[j];
         memcpy(wk->mb_state0 + (size_t)j * S, ro->chunk_state + s * S, S * sizeof(float));
@@ -154,7 +154,7 @@ static void gather_ready(const sk_rollout *ro, sk_worker *wk, size_t a, size_t i
 
 /* The advantage of sample k: a rollout row's, or (k >= T x N) a resolved waiting action's. */
 static float sample_advantage(const sk_rollout *ro, size_t k) {
-    size_t rows = (size_t)ro->horizon * (size_t)ro->num_envs;
+    size_t rows = (size_t)ro->horizon * (size_t)ro->num_rows;
     return k < rows ? ro->advantages[k] : ro->pending.resolved_adv[k - rows];
 }
 
@@ -191,7 +191,7 @@ static void minibatch_job(void *ctx, int w, int num_workers) {
     /* policy.per_role (no core: a sequence is one row): the block gathered role by role,
      * role p's rows from role_start[p], for that role's copy of the networks */
     int roles = sk_policy_roles(&ln->policy), role_start[SK_MAX_POLICY_ROLES + 1], at = 0;
-    size_t rollout_rows = (size_t)ro->horizon * (size_t)ro->num_envs;
+    size_t rollout_rows = (size_t)ro->horizon * (size_t)ro->num_rows;
     for (int pass = 0; pass < roles; pass++) {
         role_start[pass] = at;
         for (int r = 0; r < rows; r++) {
@@ -288,13 +288,12 @@ static void shuffle(sk_learner *ln, int batch_size) {
 /* A multi-agent env's samples: the rollout rows whose agent acted, in row
  * order (the first of each shuffle), then the rows whose action waited from
  * an earlier rollout and resolved in this one (T x N + row), into perm; how many. */
-static int gather_active(sk_trainer *tr) {
-    const sk_rollout *ro = &tr->rollout;
-    int count = 0, rows = ro->horizon * ro->num_envs;
+static int gather_active(const sk_rollout *ro, int32_t *perm) {
+    int count = 0, rows = ro->horizon * ro->num_rows;
     for (int k = 0; k < rows; k++)
-        if (ro->active[k]) tr->learner.perm[count++] = k;
-    for (int i = 0; i < ro->num_envs; i++)
-        if (ro->pending.resolved[i]) tr->learner.perm[count++] = rows + i;
+        if (ro->active[k]) perm[count++] = k;
+    for (int i = 0; i < ro->num_rows; i++)
+        if (ro->pending.resolved[i]) perm[count++] = rows + i;
     return count;
 }
 
@@ -309,7 +308,7 @@ void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const c
     /* a multi-agent env's minibatches split its active samples (L = 1: no core) into
      * ppo.num_minibatches near-equal parts, whose sizes vary from update to update */
     bool multi = tr->rollout.num_agents > 1;
-    int samples = multi ? gather_active(tr) : S;
+    int samples = multi ? gather_active(&tr->rollout, ln->perm) : S;
     int num_minibatches = multi ? tr->s.num_minibatches : (S + MS - 1) / MS;
     double rows_taken = 0.0;
     if (tr->s.comm_scale) /* each rank's own shuffle, drawn afresh each update: a resume needs no stream */
@@ -407,7 +406,7 @@ static void ppo_act(sk_trainer *tr, sk_worker *wk, int t, const float *obs_t,
                     const uint8_t *masks_t, int B) {
     sk_rollout *ro = &tr->rollout;
     const sk_learner *ln = &tr->learner;
-    size_t at = (size_t)t * (size_t)ro->num_envs + (size_t)wk->lo;
+    size_t at = (size_t)t * (size_t)ro->num_rows + (size_t)wk->lo;
     sk_policy_forward_both(&ln->policy, ln->params, obs_t, B, &wk->work);
     sk_policy_sample(&ln->policy, ln->params, wk->work.out[SK_NET_ACTOR], masks_t, B, &wk->rng,
                      false, ro->actions + at * (size_t)ro->num_heads,
@@ -426,7 +425,7 @@ static sk_status ppo_learn(sk_trainer *tr, sk_update_stats *st, const char **ano
     st->explained_variance = /* scale mode: over this rank's rows */
         explained_variance(tr->rollout.values, tr->rollout.returns,
                            tr->rollout.num_agents > 1 ? tr->rollout.active : NULL,
-                           (size_t)tr->rollout.num_envs * (size_t)tr->s.horizon);
+                           (size_t)tr->rollout.num_rows * (size_t)tr->s.horizon);
     st->learning_rate = lr;
     return SK_OK;
 }

@@ -67,7 +67,7 @@ sk_status sk_offpolicy_create(sk_trainer *tr, sk_offpolicy *op) {
     const sk_rollout *ro = &tr->rollout;
     sk_replay_spec spec = {
         .capacity = op->replay.spec.capacity,
-        .streams = ro->num_envs,
+        .streams = ro->num_rows,
         .obs_size = ro->obs_size,
         .obs_u8 = ro->obs_u8_dtype,
         .num_heads = ro->num_heads,
@@ -75,7 +75,7 @@ sk_status sk_offpolicy_create(sk_trainer *tr, sk_offpolicy *op) {
         .mask_size = ro->mask_size,
     };
     CHECK(sk_replay_create(&op->replay, &spec));
-    size_t rows = (size_t)ro->horizon * (size_t)ro->num_envs * (size_t)ro->obs_size;
+    size_t rows = (size_t)ro->horizon * (size_t)ro->num_rows * (size_t)ro->obs_size;
     if (ro->obs_u8_dtype) op->final_obs_u8 = calloc(rows, 1);
     else op->final_obs = calloc(rows, sizeof(float));
     if (!op->final_obs && !op->final_obs_u8) return sk_fail(SK_ERR_NOMEM, "out of memory");
@@ -93,7 +93,7 @@ void sk_offpolicy_free(sk_offpolicy *op) {
 void sk_offpolicy_after_step(sk_trainer *tr, sk_offpolicy *op, sk_worker *wk, int t) {
     const sk_rollout *ro = &tr->rollout;
     const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
-    size_t O = (size_t)ro->obs_size, row = (size_t)t * (size_t)ro->num_envs;
+    size_t O = (size_t)ro->obs_size, row = (size_t)t * (size_t)ro->num_rows;
     for (int i = wk->lo; i < wk->hi; i++) {
         if (!ro->terminated[row + (size_t)i] && !ro->truncated[row + (size_t)i]) continue;
         if (b->final_obs_u8)
@@ -107,7 +107,7 @@ void sk_offpolicy_after_step(sk_trainer *tr, sk_offpolicy *op, sk_worker *wk, in
 void sk_offpolicy_store(sk_trainer *tr, sk_offpolicy *op) {
     const sk_rollout *ro = &tr->rollout;
     sk_replay *rb = &op->replay;
-    size_t N = (size_t)ro->num_envs, O = (size_t)ro->obs_size, M = (size_t)ro->mask_size;
+    size_t N = (size_t)ro->num_rows, O = (size_t)ro->obs_size, M = (size_t)ro->mask_size;
     size_t H = (size_t)ro->num_heads, D = (size_t)ro->action_dim;
     for (int t = 0; t < ro->horizon; t++) {
         for (size_t i = 0; i < N; i++) {

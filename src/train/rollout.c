@@ -36,7 +36,7 @@ void sk_rollout_gae(sk_rollout *ro, bool bootstrap_truncated, float gamma, float
         sk_gae_active_pending(ro->advantages, ro->returns, ro->rewards, ro->values,
                               ro->terminated, ro->truncated,
                               bootstrap_truncated ? ro->bootstrap : NULL, ro->active, ro->horizon,
-                              ro->num_envs, lo, hi, gamma, gae_lambda, &ro->pending);
+                              ro->num_rows, lo, hi, gamma, gae_lambda, &ro->pending);
         /* a resolved action's inputs become a sample of this update, then an action
          * deferred at this rollout's end takes its place and is no sample of this one */
         sample_store rollout = {ro->obs, ro->obs_u8, ro->masks, ro->actions, ro->actions_f, ro->logp};
@@ -48,23 +48,21 @@ void sk_rollout_gae(sk_rollout *ro, bool bootstrap_truncated, float gamma, float
             if (ro->pending.resolved[i]) copy_sample(ro, ready, (size_t)i, pending, (size_t)i);
             int t = ro->pending.deferred[i];
             if (t < 0) continue;
-            size_t k = (size_t)t * (size_t)ro->num_envs + (size_t)i;
+            size_t k = (size_t)t * (size_t)ro->num_rows + (size_t)i;
             copy_sample(ro, pending, (size_t)i, rollout, k);
             ro->active[k] = 0;
         }
         return;
     }
     sk_gae(ro->advantages, ro->returns, ro->rewards, ro->values, ro->terminated, ro->truncated,
-           bootstrap_truncated ? ro->bootstrap : NULL, ro->horizon, ro->num_envs, lo, hi, gamma,
+           bootstrap_truncated ? ro->bootstrap : NULL, ro->horizon, ro->num_rows, lo, hi, gamma,
            gae_lambda);
 }
 
-/* Copies observation rows of envs lo..hi-1 from the vec's buffers into
- * rollout storage at row index `at` (row * N + env): floats, or a uint8
+/* Copies observation rows lo..hi-1 from the vec's buffers into
+ * rollout storage at index `at` (step * N + row): floats, or a uint8
  * env's bytes as they are. */
-static void store_obs(sk_trainer *tr, size_t at, int lo, int hi) {
-    sk_rollout *ro = &tr->rollout;
-    const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
+static void store_obs(sk_rollout *ro, const sk_vec_buffers *b, size_t at, int lo, int hi) {
     size_t O = (size_t)ro->obs_size, count = (size_t)(hi - lo);
     if (ro->obs_u8_dtype)
         memcpy(ro->obs_u8 + at * O, b->obs_u8 + (size_t)lo * O, count * O);
@@ -85,12 +83,10 @@ static const float *policy_obs(const sk_rollout *ro, sk_worker *wk, size_t at, i
 /* Copies what rows lo..hi-1 returned from the step (the vec's buffers)
  * into rollout row t (rewards, flags) and row t + 1 (observations, masks,
  * a multi-agent env's active flags). */
-static void store_step(sk_trainer *tr, int t, int lo, int hi) {
-    sk_rollout *ro = &tr->rollout;
-    const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
-    size_t N = (size_t)ro->num_envs, M = (size_t)ro->mask_size;
+static void store_step(sk_rollout *ro, const sk_vec_buffers *b, int t, int lo, int hi) {
+    size_t N = (size_t)ro->num_rows, M = (size_t)ro->mask_size;
     size_t row = (size_t)t * N, count = (size_t)(hi - lo);
-    store_obs(tr, row + N + (size_t)lo, lo, hi);
+    store_obs(ro, b, row + N + (size_t)lo, lo, hi);
     if (ro->num_agents > 1) memcpy(ro->active + row + N + lo, b->active + lo, count);
     if (M) memcpy(ro->masks + (row + N + (size_t)lo) * M, b->masks + (size_t)lo * M, count * M);
     memcpy(ro->rewards + row + lo, b->rewards + lo, count * sizeof(float));
@@ -98,11 +94,9 @@ static void store_step(sk_trainer *tr, int t, int lo, int hi) {
     memcpy(ro->truncated + row + lo, b->truncated + lo, count);
 }
 
-/* Hands rollout row t's actions for envs lo..hi-1 to the vec. */
-static void load_actions(sk_trainer *tr, int t, int lo, int hi) {
-    const sk_rollout *ro = &tr->rollout;
-    const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
-    size_t row = (size_t)t * (size_t)ro->num_envs, count = (size_t)(hi - lo);
+/* Hands step t's actions of rows lo..hi-1 to the vec. */
+static void load_actions(const sk_rollout *ro, const sk_vec_buffers *b, int t, int lo, int hi) {
+    size_t row = (size_t)t * (size_t)ro->num_rows, count = (size_t)(hi - lo);
     size_t H = (size_t)ro->num_heads, D = (size_t)ro->action_dim;
     if (H)
         memcpy(b->actions + (size_t)lo * H, ro->actions + (row + (size_t)lo) * H,
@@ -112,22 +106,21 @@ static void load_actions(sk_trainer *tr, int t, int lo, int hi) {
                count * D * sizeof(float));
 }
 
-/* Normalises the fresh observations and scales the rewards of step t for the
- * worker's slice with the frozen maps, accumulating the raw values seen. */
-static void normalize_step(sk_trainer *tr, sk_worker *wk, int t) {
-    sk_rollout *ro = &tr->rollout;
-    const sk_learner *ln = &tr->learner;
-    int N = ro->num_envs, O = ro->obs_size;
+/* Normalises the fresh observations (norm_obs) and scales the rewards (norm_reward, returns
+ * discounted by gamma) of step t for the worker's slice with the learner's frozen maps,
+ * accumulating the raw values seen. */
+static void normalize_step(sk_rollout *ro, const sk_learner *ln, bool norm_obs, bool norm_reward,
+                           float gamma, sk_worker *wk, int t) {
+    int N = ro->num_rows, O = ro->obs_size;
     size_t row = (size_t)t * (size_t)N;
-    if (tr->s.norm_obs) {
+    if (norm_obs) {
         for (int i = wk->lo; i < wk->hi; i++) {
             float *obs = ro->obs + (row + (size_t)N + (size_t)i) * (size_t)O;
             sk_welford_add(&wk->obs_acc, obs);
             sk_norm_apply(&ln->obs_map, obs);
         }
     }
-    if (tr->s.norm_reward) {
-        float gamma = (float)tr->s.gamma;
+    if (norm_reward) {
         for (int i = wk->lo; i < wk->hi; i++) {
             size_t k = row + (size_t)i;
             double discounted = ro->discounted_return[i] * gamma + ro->rewards[k];
@@ -142,10 +135,8 @@ static void normalize_step(sk_trainer *tr, sk_worker *wk, int t) {
 /* The critic's values of `count` observations (policy-ready) into values;
  * with a core, from copies of the recurrent states of the envs `index` (one
  * more step of each, not kept: the envs' own states stay as they are). */
-static void critic_values(sk_trainer *tr, sk_worker *wk, const float *obs, const int *index,
-                          int count, float *values) {
-    const sk_learner *ln = &tr->learner;
-    const sk_rollout *ro = &tr->rollout;
+static void critic_values(const sk_learner *ln, const sk_rollout *ro, sk_worker *wk,
+                          const float *obs, const int *index, int count, float *values) {
     if (ro->state_size) {
         size_t S = (size_t)ro->state_size;
         for (int k = 0; k < count; k++)
@@ -165,12 +156,13 @@ static void critic_values(sk_trainer *tr, sk_worker *wk, const float *obs, const
 static void record_episodes_and_truncations(sk_trainer *tr, sk_worker *wk, int t) {
     sk_rollout *ro = &tr->rollout;
     const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
-    int N = ro->num_envs, O = ro->obs_size, L = tr->env->num_log_fields, A = ro->num_agents;
+    int N = ro->num_rows, O = ro->obs_size, L = tr->env->num_log_fields, A = ro->num_agents;
     size_t row = (size_t)t * (size_t)N;
     int num_truncated = 0;
     for (int i = wk->lo; i < wk->hi; i++) {
         bool terminated = ro->terminated[row + (size_t)i], truncated = ro->truncated[row + (size_t)i];
-        if ((!terminated && !truncated) || sk_selfplay_is_opponent(tr, i)) continue;
+        if (!terminated && !truncated) continue;
+        if (tr->hooks && tr->hooks->is_other(tr->hooks_ctx, i)) continue; /* not the learner's */
         const float *log = b->episode_log + (size_t)i * (size_t)L;
         float *record = wk->episodes + SK_EPISODE_RECORD(L) * (size_t)wk->num_episodes++;
         memcpy(record, log, (size_t)L * sizeof(float));
@@ -189,7 +181,7 @@ static void record_episodes_and_truncations(sk_trainer *tr, sk_worker *wk, int t
     if (num_truncated == 0 || !tr->algo->rollout_values) return;
     /* the value of the final observation, seen from where the episode was */
     float *values = wk->work.logp; /* free between the rollout's uses */
-    critic_values(tr, wk, wk->trunc_obs, wk->trunc_index, num_truncated, values);
+    critic_values(&tr->learner, ro, wk, wk->trunc_obs, wk->trunc_index, num_truncated, values);
     for (int k = 0; k < num_truncated; k++)
         ro->bootstrap[row + (size_t)wk->trunc_index[k]] = values[k];
 }
@@ -197,7 +189,7 @@ static void record_episodes_and_truncations(sk_trainer *tr, sk_worker *wk, int t
 /* With a core: the states of envs whose episode ended at step t start over
  * (the autoreset step's observation opens the next episode). */
 static void reset_ended_states(sk_rollout *ro, const sk_worker *wk, int t) {
-    size_t S = (size_t)ro->state_size, row = (size_t)t * (size_t)ro->num_envs;
+    size_t S = (size_t)ro->state_size, row = (size_t)t * (size_t)ro->num_rows;
     for (int i = wk->lo; i < wk->hi; i++)
         if (ro->terminated[row + (size_t)i] || ro->truncated[row + (size_t)i])
             memset(ro->state + (size_t)i * S, 0, S * sizeof(float));
@@ -205,10 +197,9 @@ static void reset_ended_states(sk_rollout *ro, const sk_worker *wk, int t) {
 
 /* With a core: keeps the states entering chunk t / L, then advances the
  * slice's states by the observations of step t; work.features holds them. */
-static void core_step(sk_trainer *tr, sk_worker *wk, int t, const float *obs_t) {
-    sk_rollout *ro = &tr->rollout;
-    const sk_learner *ln = &tr->learner;
-    size_t S = (size_t)ro->state_size, N = (size_t)ro->num_envs, lo = (size_t)wk->lo;
+static void core_step(sk_rollout *ro, const sk_learner *ln, sk_worker *wk, int t,
+                      const float *obs_t) {
+    size_t S = (size_t)ro->state_size, N = (size_t)ro->num_rows, lo = (size_t)wk->lo;
     float *state = ro->state + lo * S;
     if (t % ro->bptt_horizon == 0) {
         size_t chunk = (size_t)(t / ro->bptt_horizon) * N;
@@ -224,7 +215,8 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
     sk_rollout *ro = &tr->rollout;
     const sk_learner *ln = &tr->learner;
     sk_worker *wk = &tr->workers[w];
-    int N = ro->num_envs, T = ro->horizon, O = ro->obs_size, H = ro->num_heads;
+    const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
+    int N = ro->num_rows, T = ro->horizon, O = ro->obs_size, H = ro->num_heads;
     int D = ro->action_dim, M = ro->mask_size, lo = wk->lo, B = wk->hi - wk->lo;
     int A = ro->num_agents; /* the worker's rows lo..hi-1 are its envs lo / A..hi / A - 1 */
     wk->num_episodes = 0;
@@ -248,7 +240,7 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
         size_t row = (size_t)t * (size_t)N;
         const float *obs_t = policy_obs(ro, wk, row + (size_t)lo, B);
         const uint8_t *masks_t = M ? ro->masks + (row + (size_t)lo) * (size_t)M : NULL;
-        if (ro->state_size) core_step(tr, wk, t, obs_t);
+        if (ro->state_size) core_step(ro, ln, wk, t, obs_t);
         if (sk_policy_roles(&ln->policy) > 1) { /* lo is an env's first agent: role 0 */
             sk_policy_act_roles(&ln->policy, ln->params, obs_t, masks_t, B, &wk->rng, false,
                                 ro->actions + (row + (size_t)lo) * (size_t)H,
@@ -258,24 +250,26 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
         } else {
             tr->algo->act(tr, wk, t, obs_t, masks_t, B);
         }
-        sk_selfplay_act(tr, wk, t, obs_t); /* the opponent's rows: a snapshot's actions */
+        if (tr->hooks) tr->hooks->act(tr->hooks_ctx, ro, &ln->policy, wk, t, obs_t);
 
-        load_actions(tr, t, lo, wk->hi);
+        load_actions(ro, b, t, lo, wk->hi);
         /* each env's step count since the run began: update * T + t + 1 */
         if (!sk_vec_step_checked(tr->vec, lo / A, wk->hi / A, tr->progress.update * T + t + 1))
             return;
-        store_step(tr, t, lo, wk->hi);
+        store_step(ro, b, t, lo, wk->hi);
         if (tr->algo->after_step) tr->algo->after_step(tr, wk, t);
-        normalize_step(tr, wk, t);
+        normalize_step(ro, ln, tr->s.norm_obs, tr->s.norm_reward, (float)tr->s.gamma, wk, t);
         record_episodes_and_truncations(tr, wk, t);
-        sk_selfplay_after_step(tr, wk, t);
+        if (tr->hooks)
+            tr->hooks->after_step(tr->hooks_ctx, ro, lo, wk->hi, t, b->episode_log,
+                                  tr->env->num_log_fields);
         if (ro->state_size) reset_ended_states(ro, wk, t);
     }
     if (!tr->algo->rollout_values) return;
     /* value of the observation after the last step, for GAE */
     size_t last = (size_t)T * (size_t)N + (size_t)lo;
     for (int k = 0; k < B; k++) wk->trunc_index[k] = lo + k;
-    critic_values(tr, wk, policy_obs(ro, wk, last, B), wk->trunc_index, B, ro->values + last);
+    critic_values(ln, ro, wk, policy_obs(ro, wk, last, B), wk->trunc_index, B, ro->values + last);
     sk_rollout_gae(ro, tr->s.bootstrap_truncated, (float)tr->s.gamma, (float)tr->s.gae_lambda, lo,
                    wk->hi);
 }
@@ -292,10 +286,12 @@ void sk_reset_job(void *ctx, int w, int num_workers) {
     memset(ro->state + (size_t)wk->lo * S, 0, (size_t)(wk->hi - wk->lo) * S * sizeof(float));
     const sk_vec_buffers *b = sk_vec_buffers_of(tr->vec);
     size_t O = (size_t)ro->obs_size, M = (size_t)ro->mask_size, count = (size_t)(wk->hi - wk->lo);
-    store_obs(tr, (size_t)wk->lo, wk->lo, wk->hi);
+    store_obs(ro, b, (size_t)wk->lo, wk->lo, wk->hi);
     if (M) memcpy(ro->masks + (size_t)wk->lo * M, b->masks + (size_t)wk->lo * M, count * M);
     if (ro->num_agents > 1) memcpy(ro->active + wk->lo, b->active + wk->lo, count);
-    sk_selfplay_after_step(tr, wk, -1); /* the opponent's rows are not samples */
+    if (tr->hooks) /* the other players' rows are not samples */
+        tr->hooks->after_step(tr->hooks_ctx, ro, wk->lo, wk->hi, -1, b->episode_log,
+                              tr->env->num_log_fields);
     if (tr->s.norm_obs) {
         for (int i = wk->lo; i < wk->hi; i++) {
             float *obs = ro->obs + (size_t)i * O;

@@ -101,7 +101,7 @@ static sk_status sac_create(sk_trainer *tr) {
     CHECK(sk_sac_create(&s->core, &s->config));
     if (pthread_mutex_init(&s->act_lock, NULL) != 0) return sk_fail(SK_ERR_NOMEM, "mutex");
     s->lock_ready = true;
-    s->noise = calloc((size_t)tr->rollout.num_envs * D, sizeof(float));
+    s->noise = calloc((size_t)tr->rollout.num_rows * D, sizeof(float));
     s->obs = calloc(B * O, sizeof(float));
     s->next_obs = calloc(B * O, sizeof(float));
     s->actions = calloc(B * D, sizeof(float));
@@ -135,9 +135,9 @@ static void sac_act(sk_trainer *tr, sk_worker *wk, int t, const float *obs_t,
     sk_rollout *ro = &tr->rollout;
     const sk_action_space *space = &tr->env->action_space;
     int D = ro->action_dim;
-    size_t at = (size_t)t * (size_t)ro->num_envs + (size_t)wk->lo;
+    size_t at = (size_t)t * (size_t)ro->num_rows + (size_t)wk->lo;
     float *actions = ro->actions_f + at * (size_t)D;
-    int64_t step = tr->progress.steps + (int64_t)t * ro->num_envs;
+    int64_t step = tr->progress.steps + (int64_t)t * ro->num_rows;
     if (step < s->op.learning_starts) {
         for (int k = 0; k < B * D; k++)
             actions[k] = (float)sk_rng_uniform(&wk->rng, space->low[k % D], space->high[k % D]);

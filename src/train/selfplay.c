@@ -62,7 +62,7 @@ sk_status sk_selfplay_configure(sk_trainer *tr) {
     return SK_OK;
 }
 
-static int envs_of(const sk_trainer *tr) { return tr->rollout.num_envs / 2; }
+static int envs_of(const sk_trainer *tr) { return tr->rollout.num_rows / 2; }
 
 /* The next game's opponent: a pool member with probability selfplay.pool_share (by
  * rating or uniformly), else -1, the learner itself. A share of 1 draws only the member,
@@ -115,17 +115,19 @@ sk_status sk_selfplay_check(const sk_trainer *tr, const char *path) {
     return SK_OK;
 }
 
-bool sk_selfplay_is_opponent(const sk_trainer *tr, int row) {
-    return tr->sp.on && row % 2 != tr->sp.role[row / 2] && tr->sp.opponent[row / 2] >= 0;
+/* The hooks below are self-play's row of the rollout's hooks (trainer_internal.h): the
+ * rollout calls them only when self-play is on, so none checks sp->on. */
+
+static bool selfplay_is_other(const void *ctx, int row) {
+    const sk_selfplay *sp = ctx;
+    return row % 2 != sp->role[row / 2] && sp->opponent[row / 2] >= 0;
 }
 
-void sk_selfplay_act(sk_trainer *tr, sk_worker *wk, int t, const float *obs_t) {
-    sk_selfplay *sp = &tr->sp;
-    if (!sp->on) return;
-    const sk_rollout *ro = &tr->rollout;
-    const sk_policy *policy = &tr->learner.policy;
+static void selfplay_act(void *ctx, sk_rollout *ro, const sk_policy *policy, sk_worker *wk, int t,
+                         const float *obs_t) {
+    const sk_selfplay *sp = ctx;
     size_t O = (size_t)ro->obs_size, M = (size_t)ro->mask_size, H = (size_t)ro->num_heads;
-    size_t row0 = (size_t)t * (size_t)ro->num_envs, P = policy->num_params;
+    size_t row0 = (size_t)t * (size_t)ro->num_rows, P = policy->num_params;
     /* policy.per_role: a snapshot holds both roles' policies; each side plays its own */
     int roles = sk_policy_roles(policy);
     for (int pass = 0; pass < (int)sp->counters[SK_SELFPLAY_MEMBERS] * roles; pass++) {
@@ -150,17 +152,15 @@ void sk_selfplay_act(sk_trainer *tr, sk_worker *wk, int t, const float *obs_t) {
     }
 }
 
-void sk_selfplay_after_step(sk_trainer *tr, sk_worker *wk, int t) {
-    sk_selfplay *sp = &tr->sp;
-    if (!sp->on) return;
-    sk_rollout *ro = &tr->rollout;
-    int E = envs_of(tr);
-    size_t N = (size_t)ro->num_envs, L = (size_t)tr->env->num_log_fields;
-    const float *logs = sk_vec_buffers_of(tr->vec)->episode_log;
-    for (int e = wk->lo / 2; e < wk->hi / 2; e++) {
+static void selfplay_after_step(void *ctx, sk_rollout *ro, int lo, int hi, int t,
+                                const float *episode_log, int num_log_fields) {
+    sk_selfplay *sp = ctx;
+    int E = ro->num_rows / 2;
+    size_t N = (size_t)ro->num_rows, L = (size_t)num_log_fields;
+    for (int e = lo / 2; e < hi / 2; e++) {
         size_t learner = (size_t)e * 2 + (size_t)sp->role[e];
         if (t >= 0 && (ro->terminated[(size_t)t * N + learner] || ro->truncated[(size_t)t * N + learner])) {
-            float ret = logs[learner * L];
+            float ret = episode_log[learner * L];
             /* a game against itself (-1) rates no one either */
             sp->game_opponent[(size_t)t * (size_t)E + (size_t)e] = sp->unrated[e] ? -1 : sp->opponent[e];
             sp->unrated[e] = 0;
@@ -174,18 +174,28 @@ void sk_selfplay_after_step(sk_trainer *tr, sk_worker *wk, int t) {
     }
 }
 
-void sk_selfplay_rate_games(sk_trainer *tr) {
-    sk_selfplay *sp = &tr->sp;
-    if (!sp->on) return;
-    int E = envs_of(tr);
+/* The games' Elo updates in (step, env) order. */
+static void selfplay_after_rollout(void *ctx, const sk_rollout *ro) {
+    sk_selfplay *sp = ctx;
     double *learner = &sp->ratings[sp->pool_size];
-    for (size_t k = 0; k < (size_t)tr->s.horizon * (size_t)E; k++) {
+    for (size_t k = 0; k < (size_t)ro->horizon * (size_t)(ro->num_rows / 2); k++) {
         int j = sp->game_opponent[k];
         if (j < 0) continue;
         sk_elo_update(learner, &sp->ratings[j], sp->game_score[k], sp->elo_k);
         sp->counters[SK_SELFPLAY_GAMES]++;
         sp->game_opponent[k] = -1;
     }
+}
+
+static const sk_rollout_hooks selfplay_hooks = {
+    .act = selfplay_act,
+    .after_step = selfplay_after_step,
+    .is_other = selfplay_is_other,
+    .after_rollout = selfplay_after_rollout,
+};
+
+const sk_rollout_hooks *sk_selfplay_hooks(const sk_selfplay *sp) {
+    return sp->on ? &selfplay_hooks : NULL;
 }
 
 sk_status sk_selfplay_after_update(sk_trainer *tr) {
@@ -198,7 +208,7 @@ sk_status sk_selfplay_after_update(sk_trainer *tr) {
          * against the new one: neither's result; a game that ended at the rollout's last
          * step has not begun its successor */
         const sk_rollout *ro = &tr->rollout;
-        size_t last = (size_t)(tr->s.horizon - 1) * (size_t)ro->num_envs;
+        size_t last = (size_t)(tr->s.horizon - 1) * (size_t)ro->num_rows;
         for (int e = 0; slot < sp->counters[SK_SELFPLAY_MEMBERS] && e < envs_of(tr); e++) {
             size_t row = last + (size_t)e * 2; /* a game ends for both agents */
             bool fresh = ro->terminated[row] || ro->truncated[row] || ro->terminated[row + 1] ||

@@ -60,7 +60,7 @@ typedef struct sk_selfplay {
 enum { SK_SELFPLAY_MEMBERS, SK_SELFPLAY_NEXT, SK_SELFPLAY_GAMES, SK_SELFPLAY_COUNTERS };
 
 struct sk_trainer;
-struct sk_worker;
+struct sk_rollout_hooks;
 /* Reads selfplay.* (before the trainer's arrays are sized). */
 sk_status sk_selfplay_configure(struct sk_trainer *tr);
 /* The first snapshot (the initial weights), the ratings and each env's role and opponent. */
@@ -69,16 +69,11 @@ void sk_selfplay_start(struct sk_trainer *tr);
  * member count is 1..pool_size, its next slot 0..pool_size - 1 and every env's opponent a
  * member (they index the pool and the ratings), or -1 when selfplay.pool_share < 1. */
 sk_status sk_selfplay_check(const struct sk_trainer *tr, const char *path);
-/* Whether rollout row `row` is a pool member's now. */
-bool sk_selfplay_is_opponent(const struct sk_trainer *tr, int row);
-/* Worker wk's opponent rows' actions for step t (obs_t: its slice's policy input). */
-void sk_selfplay_act(struct sk_trainer *tr, struct sk_worker *wk, int t, const float *obs_t);
-/* After step t (or the reset: t = -1) of wk's slice: records each game the learner finished,
- * swaps roles and picks the next opponents, and unmarks the opponent rows of row t + 1 as
- * samples. */
-void sk_selfplay_after_step(struct sk_trainer *tr, struct sk_worker *wk, int t);
-/* After the rollout: the games' Elo updates in (step, env) order. */
-void sk_selfplay_rate_games(struct sk_trainer *tr);
+/* Self-play's row of the rollout's hooks (trainer_internal.h), with sp as their context:
+ * the opponents' actions, each finished game recorded (roles swapped, the next opponent
+ * picked), the opponents' rows kept out of the samples and the episodes, and after the
+ * rollout the games' Elo updates in (step, env) order. NULL when self-play is off. */
+const struct sk_rollout_hooks *sk_selfplay_hooks(const sk_selfplay *sp);
 /* After update u: the snapshot, and (rank 0) a row of RUN_DIR/elo.csv. SK_ERR_IO naming the
  * file when it cannot be opened or written (the caller ends the run, as for metrics.csv). */
 sk_status sk_selfplay_after_update(struct sk_trainer *tr);

@@ -234,6 +234,8 @@ static sk_status trainer_build_local(sk_trainer *tr, const sk_env_def *env) {
                        "(policy.core) does not train multi-agent envs yet: set policy.core = none",
                        tr->env->id, tr->env->num_agents);
     CHECK(sk_selfplay_configure(tr));
+    tr->hooks = sk_selfplay_hooks(&tr->sp);
+    tr->hooks_ctx = &tr->sp;
     if (tr->algo->check) CHECK(tr->algo->check(tr));
     for (int i = 0; g_sections[i]; i++) CHECK(sk_cfg_check_unused(tr->cfg, g_sections[i]));
     CHECK(sk_cfg_check_sections(tr->cfg, g_sections));
@@ -424,7 +426,7 @@ static sk_status trainer_build_shared(sk_trainer *tr) {
      * samples: its minibatches are cut from those (sk_learner_update) */
     tr->batch_size = N * T;
     tr->minibatch_size = tr->batch_size / tr->s.num_minibatches;
-    tr->rollout.num_envs = tr->layout.env_count * A;
+    tr->rollout.num_rows = tr->layout.env_count * A;
     tr->rollout.num_agents = A;
     tr->rollout.horizon = T;
     tr->rollout.obs_size = tr->obs_size;
@@ -693,7 +695,7 @@ sk_status sk_trainer_run(sk_trainer *tr) {
         tr->progress.update++;
         tr->progress.steps += tr->batch_size;
         merge_episodes(tr);
-        sk_selfplay_rate_games(tr);
+        if (tr->hooks && tr->hooks->after_rollout) tr->hooks->after_rollout(tr->hooks_ctx, &tr->rollout);
 
         sk_update_stats *st = &tr->progress.last;
         memset(st, 0, sizeof *st);

@@ -76,14 +76,15 @@ typedef struct sk_governor {
     char last_event[192];
 } sk_governor;
 
-/* Rollout storage, rows of N envs; obs, masks and values have T + 1 rows
- * (row T: the observations after the last step, which start the next
- * rollout). Observations are stored as the policy sees them (normalised).
- * A multi-agent env's N is its rows (envs x num_agents, row = env * A +
- * agent) and `active` says which rows acted at each step: only those are
- * samples. */
+/* Rollout storage, T steps of N = num_rows rows (one per env; a multi-agent
+ * env's envs x num_agents, row = env * A + agent); obs, masks and values have
+ * T + 1 steps (step T: the observations after the last step, which start the
+ * next rollout). Observations are stored as the policy sees them (normalised).
+ * A multi-agent env's `active` says which rows acted at each step: only those
+ * are samples. */
 typedef struct sk_rollout {
-    int num_envs, horizon, obs_size, num_heads, action_dim, mask_size;
+    int num_rows;            /* N: envs x num_agents (row = env * A + agent) */
+    int horizon, obs_size, num_heads, action_dim, mask_size;
     int num_agents;          /* agents per env (1: single-agent, every row a sample) */
     uint8_t *active;         /* (T + 1, N) multi-agent: the row's agent acts at that step (unused for one) */
     float *obs;              /* (T + 1, N, obs_size) float envs; NULL for uint8 */
@@ -114,7 +115,7 @@ typedef struct sk_rollout {
     float *pending_logp, *ready_logp;               /* (N) */
 } sk_rollout;
 
-/* Advantages and returns of envs lo..hi-1 (GAE, truncation bootstrapped). */
+/* Advantages and returns of rows lo..hi-1 (GAE, truncation bootstrapped). */
 void sk_rollout_gae(sk_rollout *ro, bool bootstrap_truncated, float gamma, float gae_lambda,
                     int lo, int hi);
 
@@ -143,7 +144,7 @@ typedef struct sk_learner {
 
 /* What one worker owns: its slice of envs, its RNG, its scratch. */
 typedef struct sk_worker {
-    int lo, hi;             /* env slice */
+    int lo, hi;             /* its rows lo..hi-1 (envs lo / A..hi / A - 1 of A agents each) */
     uint64_t rng;           /* action sampling stream */
     sk_policy_work work;
     float *grads;           /* (num_params) this worker's share of a minibatch gradient */
@@ -167,6 +168,28 @@ typedef struct sk_worker {
     float *episodes;        /* (horizon * slice, SK_EPISODE_RECORD(num_log_fields)) */
     int num_episodes;
 } sk_worker;
+
+/* Players beside the learner in the rollout: a row of hooks that each worker's rollout
+ * (rollout.c) calls at fixed points without knowing who the players are, as a policy kind's
+ * functions are called. Self-play's pool is the one row (sk_selfplay_hooks); a run where
+ * the learner acts for every row has none (sk_trainer.hooks NULL). ctx: the row's state. */
+typedef struct sk_rollout_hooks {
+    /* After the learner chose step t's actions for worker wk's rows (obs_t: their policy
+     * input, from row wk->lo): writes the actions of the rows another player acts for, on
+     * wk's scratch and stream. */
+    void (*act)(void *ctx, sk_rollout *ro, const sk_policy *policy, sk_worker *wk, int t,
+                const float *obs_t);
+    /* After step t of rows lo..hi-1 was stored (t = -1: after their reset), with the envs'
+     * episode logs (num_log_fields floats a row): the players' own records, and which of
+     * those rows of step t + 1 are no sample (ro->active = 0). */
+    void (*after_step)(void *ctx, sk_rollout *ro, int lo, int hi, int t,
+                       const float *episode_log, int num_log_fields);
+    /* Whether the episode that row `row` ended at the step just stored is another player's
+     * (not counted as the learner's), asked before that step's after_step. */
+    bool (*is_other)(const void *ctx, int row);
+    /* After every worker's rollout, in one thread. */
+    void (*after_rollout)(void *ctx, const sk_rollout *ro);
+} sk_rollout_hooks;
 
 /* The run's processes (sk_comm), owned by trainer.c's count_workers and the
  * table's rows (trainer_state.c): this rank's workers are the run's workers
@@ -271,6 +294,8 @@ struct sk_trainer {
     sk_run_progress progress;
     sk_run_outputs out;
     sk_selfplay sp; /* selfplay.*: the opponent pool and its ratings (selfplay.c) */
+    const sk_rollout_hooks *hooks; /* the rollout's other players (sk_selfplay_hooks), or NULL */
+    void *hooks_ctx;               /* their state (&sp) */
     bool resumed; /* state restored from a checkpoint: no reset at the start */
     atomic_bool abort_requested; /* sk_trainer_abort: drop the rollout in progress */
     bool ran;     /* sk_trainer_run was called: a trainer runs once */

@@ -181,16 +181,16 @@ static size_t array_count(const sk_trainer *tr, const sk_worker *wk, sk_size_kin
 
 size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
     SK_ASSERT(!per_worker(kind));
-    /* the envs this rank holds: all of the run's, or its own in scale mode */
-    size_t envs = (size_t)tr->rollout.num_envs, rows = envs * (size_t)tr->s.horizon, rows1 = rows + envs;
+    /* the rows (envs x agents) this rank holds: all of the run's, or its own in scale mode */
+    size_t num_rows = (size_t)tr->rollout.num_rows, rows = num_rows * (size_t)tr->s.horizon, rows1 = rows + num_rows;
     const sk_rollout *ro = &tr->rollout;
     size_t state = (size_t)ro->state_size;
     size_t chunks = (size_t)tr->s.horizon / (size_t)ro->bptt_horizon;
     switch (kind) {
-    case SK_SIZE_ENVS_STATE: return envs * state;
-    case SK_SIZE_CHUNKS_STATE: return chunks * envs * state;
+    case SK_SIZE_ENVS_STATE: return num_rows * state;
+    case SK_SIZE_CHUNKS_STATE: return chunks * num_rows * state;
     case SK_SIZE_PARAMS: return tr->learner.policy.num_params;
-    case SK_SIZE_ENVS: return envs;
+    case SK_SIZE_ENVS: return num_rows;
     case SK_SIZE_ROWS: return rows;
     case SK_SIZE_ROWS1: return rows1;
     case SK_SIZE_ROWS1_OBS: return ro->obs_u8_dtype ? 0 : rows1 * (size_t)tr->obs_size;
@@ -199,7 +199,7 @@ size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
     case SK_SIZE_ROWS_DIM: return rows * (size_t)tr->action_dim;
     case SK_SIZE_ROWS1_MASK: return rows1 * (size_t)tr->mask_size;
     case SK_SIZE_ROWS1_ACTIVE: return ro->num_agents > 1 ? rows1 : 0;
-    case SK_SIZE_BATCH: return rows + (ro->num_agents > 1 ? envs : 0); /* + resolved waits */
+    case SK_SIZE_BATCH: return rows + (ro->num_agents > 1 ? num_rows : 0); /* + resolved waits */
     case SK_SIZE_MINIBATCH: /* this rank's: the run's minibatch in exact mode */
         return (size_t)tr->learner.minibatch_capacity * (size_t)ro->bptt_horizon;
     case SK_SIZE_MOMENTS: return (size_t)tr->layout.max_workers * (1 + 2 * (size_t)tr->obs_size);
@@ -215,18 +215,18 @@ size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
     case SK_SIZE_RNGS: return 1 + (size_t)tr->layout.total_workers;
     case SK_SIZE_PARTS: return (size_t)tr->comm.size * (size_t)tr->layout.max_workers;
     case SK_SIZE_EXCHANGE: return sk_trainer_exchange_bytes((sk_trainer *)tr);
-    case SK_SIZE_PEND: return ro->num_agents > 1 ? envs : 0;
-    case SK_SIZE_PEND_OBS: return ro->num_agents > 1 && !ro->obs_u8_dtype ? envs * (size_t)tr->obs_size : 0;
-    case SK_SIZE_PEND_OBS_U8: return ro->num_agents > 1 && ro->obs_u8_dtype ? envs * (size_t)tr->obs_size : 0;
-    case SK_SIZE_PEND_MASK: return ro->num_agents > 1 ? envs * (size_t)tr->mask_size : 0;
-    case SK_SIZE_PEND_HEADS: return ro->num_agents > 1 ? envs * (size_t)tr->num_heads : 0;
-    case SK_SIZE_PEND_DIM: return ro->num_agents > 1 ? envs * (size_t)tr->action_dim : 0;
+    case SK_SIZE_PEND: return ro->num_agents > 1 ? num_rows : 0;
+    case SK_SIZE_PEND_OBS: return ro->num_agents > 1 && !ro->obs_u8_dtype ? num_rows * (size_t)tr->obs_size : 0;
+    case SK_SIZE_PEND_OBS_U8: return ro->num_agents > 1 && ro->obs_u8_dtype ? num_rows * (size_t)tr->obs_size : 0;
+    case SK_SIZE_PEND_MASK: return ro->num_agents > 1 ? num_rows * (size_t)tr->mask_size : 0;
+    case SK_SIZE_PEND_HEADS: return ro->num_agents > 1 ? num_rows * (size_t)tr->num_heads : 0;
+    case SK_SIZE_PEND_DIM: return ro->num_agents > 1 ? num_rows * (size_t)tr->action_dim : 0;
     case SK_SIZE_SP_POOL:
         return tr->sp.on ? (size_t)tr->sp.pool_size * tr->learner.policy.num_params : 0;
     case SK_SIZE_SP_RATINGS: return tr->sp.on ? (size_t)tr->sp.pool_size + 1 : 0;
     case SK_SIZE_SP_COUNTERS: return tr->sp.on ? SK_SELFPLAY_COUNTERS : 0;
-    case SK_SIZE_SP_ENVS: return tr->sp.on ? envs / 2 : 0;
-    case SK_SIZE_SP_GAMES: return tr->sp.on ? (size_t)tr->s.horizon * envs / 2 : 0;
+    case SK_SIZE_SP_ENVS: return tr->sp.on ? num_rows / 2 : 0;
+    case SK_SIZE_SP_GAMES: return tr->sp.on ? (size_t)tr->s.horizon * num_rows / 2 : 0;
     default: break; /* per worker: array_count */
     }
     SK_ASSERT(false && "unknown size kind");
@@ -298,5 +298,5 @@ size_t sk_trainer_rollout_bytes(const sk_trainer *tr) {
 }
 
 size_t sk_trainer_current_row(const sk_trainer *tr) {
-    return tr->progress.update > 0 ? (size_t)tr->s.horizon * (size_t)tr->rollout.num_envs : 0;
+    return tr->progress.update > 0 ? (size_t)tr->s.horizon * (size_t)tr->rollout.num_rows : 0;
 }
