@@ -27,6 +27,9 @@ packages+=(libjs-chart.js)
 # skip, or under CI fail. python3-venv: the test environment below. qemu-user-static: portable_check.
 if [[ ${1:-} == --test ]]; then
     packages+=(python3-torch strace gdb python3-sklearn python3-venv)
+    # MuJoCo's own renderer headless (EGL on Mesa's software driver), the reference
+    # python/tests/test_mujoco_render.py compares the MuJoCo envs' pictures with
+    packages+=(libegl1 libegl-mesa0 libgl1-mesa-dri)
     # the portable build on the oldest CPU it targets: qemu-x86_64-static -cpu Nehalem (issue 48)
     packages+=(qemu-user-static)
     # skinner serve's browser test (issue 35): Debian's Chromium, its ChromeDriver, Selenium

@@ -15,6 +15,7 @@
  * kept in `before` for the same reason.
  */
 #include "mujoco_env.h"
+#include "mujoco_render.h"
 
 #include <float.h>
 #include <string.h>
@@ -353,9 +354,19 @@ static sk_status set_physics(void *state, int index, const double *qpos, const d
     return SK_OK;
 }
 
+/* A picture of env `index` (render.c): tracking body 1 on the locomotion tasks */
+static void render(const void *state, int index, uint8_t *rgb) {
+    const mj_state *s = state;
+    mj_render_state(s->model, physics_of(s, index), MJ_STATE_SPEC, s->task->track != MJ_TRACK_NONE,
+                    MJ_RENDER_WIDTH, MJ_RENDER_HEIGHT, rgb);
+}
+
 const sk_env_extras mj_extras = {
     .preset = NULL,
     .bench_num_envs = 256,
+    .render_width = MJ_RENDER_WIDTH,
+    .render_height = MJ_RENDER_HEIGHT,
+    .render = render,
     .physics_sizes = physics_sizes,
     .get_physics = get_physics,
     .set_physics = set_physics,
