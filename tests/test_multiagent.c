@@ -1417,6 +1417,63 @@ static void test_abi_v4_plugin(void **state) {
     sk_vec_destroy(vec);
 }
 
+/* A plugin of env ABI 6, built in its layout (16 action bounds): its continuous space,
+ * the members after the bounds and its extras reach the loaded table; its configure and
+ * evaluation are given tables in its own layout (what they write and read comes out
+ * right). */
+static void test_abi_v6_plugin(void **state) {
+    (void)state;
+    assert_int_equal(sk_env_load_plugin(PLUGIN_V6), SK_OK);
+    const sk_env_def *env = sk_env_find("OldAbi6-v0");
+    assert_non_null(env);
+    assert_int_equal(env->action_space.kind, SK_SPACE_CONTINUOUS);
+    assert_int_equal(env->action_space.dim, 3);
+    const float low[3] = {-1.0f, -2.0f, -0.5f}, high[3] = {1.0f, 0.25f, 0.75f};
+    for (int k = 0; k < 3; k++) {
+        assert_true(env->action_space.low[k] == low[k]);
+        assert_true(env->action_space.high[k] == high[k]);
+    }
+    for (int k = 3; k < SK_MAX_ACTION_DIM; k++)
+        assert_true(env->action_space.low[k] == 0.0f && env->action_space.high[k] == 0.0f);
+    assert_int_equal(env->max_episode_steps, 10);
+    assert_true(env->solved_threshold == 7.5);
+    assert_int_equal(env->num_log_fields, 2);
+    assert_string_equal(env->log_names[1], "episode_length");
+    assert_int_equal(env->obs_shape[0], 3);
+    assert_int_equal(env->num_agents, 0);
+    int nq = 0, nv = 0;
+    sk_env_extras_of(env)->physics_sizes(NULL, &nq, &nv);
+    assert_int_equal(nq, 5);
+    assert_int_equal(nv, 4);
+
+    sk_config *cfg = sk_config_new();
+    assert_int_equal(sk_config_set(cfg, "env.steps", "33"), SK_OK);
+    const sk_env_def *configured;
+    assert_int_equal(sk_env_configure(env, cfg, &configured), SK_OK);
+    assert_true(sk_env_same(configured, env));
+    assert_int_equal(configured->max_episode_steps, 33);
+    assert_true(configured->action_space.high[2] == 2.5f);
+    assert_true(configured->action_space.low[1] == -2.0f);
+    assert_true(configured->solved_threshold == 7.5);
+    assert_string_equal(configured->log_names[0], "episode_return");
+    assert_int_equal(sk_config_set(cfg, "env.steps", "0"), SK_OK);
+    const sk_env_def *refused;
+    assert_int_equal(sk_env_configure(env, cfg, &refused), SK_ERR_INVALID);
+    sk_config_free(cfg);
+
+    sk_env_report report = {0};
+    const sk_env_evaluation *evaluation = sk_env_extras_of(configured)->evaluation;
+    assert_int_equal(evaluation->run(configured, NULL, NULL, NULL, NULL, NULL, NULL, &report),
+                     SK_OK);
+    assert_true(report.metrics[0].value == 33.0);
+    assert_true(report.metrics[1].value == 2.5);
+    assert_string_equal(report.text, "episode_return episode_length\n");
+
+    sk_vec *vec;
+    assert_int_equal(sk_vec_create(&vec, configured, 2, 1, NULL), SK_OK);
+    sk_vec_destroy(vec);
+}
+
 /* ------------------------------------------------------------ alpha-beta */
 
 /* Depth 1 takes a win on the spot; depth 2 blocks the opponent's; depth 3
@@ -1488,6 +1545,7 @@ int main(void) {
         cmocka_unit_test(test_c4_image_is_v0_rearranged),
         cmocka_unit_test(test_eval_counts_both_sides),
         cmocka_unit_test(test_abi_v4_plugin),
+        cmocka_unit_test(test_abi_v6_plugin),
         cmocka_unit_test(test_alphabeta),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

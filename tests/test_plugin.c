@@ -218,7 +218,7 @@ static void test_validation(void **unused) {
     REFUSED(table.mask_size = 3, "mask_size = 3 (expected 0 for no masks, or 2");
     REFUSED(table.action_space.kind = (sk_space_kind)7, "action_space.kind = 7");
     REFUSED((table.action_space = (sk_action_space){.kind = SK_SPACE_CONTINUOUS, .dim = 0}),
-            "action_space.dim = 0 (expected 1..16)");
+            "action_space.dim = 0 (expected 1..64)");
     REFUSED((table.action_space = (sk_action_space){.kind = SK_SPACE_CONTINUOUS, .dim = 1,
                                                     .low = {1.0f}, .high = {1.0f}}),
             "action_space.low[0] = 1, high[0] = 1 (expected finite bounds with low < high)");

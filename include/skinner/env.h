@@ -181,7 +181,16 @@ static inline double sk_rng_normal(uint64_t *state) {
  * buffers no machine has and get a wrapped size instead. */
 #define SK_MAX_OBS_SIZE (1 << 24)
 #define SK_MAX_HEADS 8
+/* The widest continuous action (ABI 7; ABI 1-6 held 16, and their tables still load:
+ * src/envs/plugin.c converts them). 64 holds the largest MuJoCo bodies RL benchmarks
+ * control: Humanoid's 17, MuJoCo Playground's Unitree G1 (29), dm_control's CMU
+ * humanoid (56). SK_ENV_LAYOUT_ABI6 builds a table laid out as ABI 1-6 built it (the
+ * loader's tests only: tests/plugins/v6_plugin.c). */
+#ifdef SK_ENV_LAYOUT_ABI6
 #define SK_MAX_ACTION_DIM 16
+#else
+#define SK_MAX_ACTION_DIM 64
+#endif
 #define SK_MAX_HEAD0_PRIOR 8
 #define SK_MAX_LOG_FIELDS 8
 
@@ -655,11 +664,17 @@ SK_API sk_status sk_env_register(const sk_env_def *env);
  * which SK_PLUGIN_EXPORT(...) defines. sk_env_load_plugin dlopens it, checks
  * the version and every table, and registers them.
  */
+#ifdef SK_ENV_LAYOUT_ABI6
 #define SK_ENV_ABI_VERSION 6
+#else
+#define SK_ENV_ABI_VERSION 7
+#endif
 /* Version 1 tables (no configure member), version 2 tables (no
  * obs_low/obs_high), version 3 tables (extras without render), version 4
- * tables (no num_agents) and version 5 tables (extras without the physics
- * calls) still load. */
+ * tables (no num_agents), version 5 tables (extras without the physics
+ * calls) and version 6 tables (action bounds of 16 values, SK_MAX_ACTION_DIM
+ * before version 7) still load: the loader converts them, and calls their
+ * configure and evaluation with a table in their own layout. */
 #define SK_ENV_ABI_OLDEST 1
 
 #define SK_PLUGIN_EXPORT(...)                                                                      \

@@ -102,7 +102,7 @@ struct mj_task {
     int terms[MJ_NUM_TERMS];        /* which, in log order */
 };
 
-#define MJ_NUM_TASKS 15
+#define MJ_NUM_TASKS 17
 extern const mj_task mj_tasks[MJ_NUM_TASKS];
 /* The task of an id, or NULL. */
 const mj_task *mj_task_find(const char *id);

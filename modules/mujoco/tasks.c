@@ -83,6 +83,47 @@ static double cfrc_cost(const mj_task *task, const mjModel *m, const mjData *d) 
     return task->contact_weight * sum;
 }
 
+/* ---- Humanoid: the body's inertias, velocities, actuator and contact forces ---- */
+
+/* 1.0 < z (qpos[2]) < 2.0 */
+static bool humanoid_healthy(const mj_task *task, const mjModel *m, const mjData *d) {
+    (void)task, (void)m;
+    const double z_min = 1.0, z_max = 2.0;
+    return d->qpos[2] > z_min && d->qpos[2] < z_max;
+}
+
+/* v5 leaves out what is always zero: the world body's cinert, cvel and cfrc_ext and the
+ * free joint's six actuator forces; v4 observes them too */
+static int humanoid_size(const mjModel *m, int skip_body, int skip_dof) {
+    return (10 + 6 + 6) * (m->nbody - skip_body) + (m->nv - skip_dof);
+}
+static int humanoid_size_v5(const mjModel *m) {
+    return humanoid_size(m, 1, 6);
+}
+static int humanoid_size_v4(const mjModel *m) {
+    return humanoid_size(m, 0, 0);
+}
+
+/* cinert, cvel, qfrc_actuator and cfrc_ext (v5: from body 1 and dof 6 on) */
+static float *humanoid_obs(const mj_task *task, const mjModel *m, const mjData *d, float *out) {
+    int body = task->extra_obs_size == humanoid_size_v5 ? 1 : 0;
+    int dof = body ? 6 : 0;
+    for (int k = 10 * body; k < 10 * m->nbody; k++) *out++ = (float)d->cinert[k];
+    for (int k = 6 * body; k < 6 * m->nbody; k++) *out++ = (float)d->cvel[k];
+    for (int k = dof; k < m->nv; k++) *out++ = (float)d->qfrc_actuator[k];
+    for (int k = 6 * body; k < 6 * m->nbody; k++) *out++ = (float)d->cfrc_ext[k];
+    return out;
+}
+
+/* v5: contact_weight * sum(cfrc_ext^2) over every body, at most 10 */
+static double humanoid_contact_cost(const mj_task *task, const mjModel *m, const mjData *d) {
+    const double max_cost = 10.0;
+    double sum = 0.0;
+    for (int k = 0; k < 6 * m->nbody; k++) sum += d->cfrc_ext[k] * d->cfrc_ext[k];
+    double cost = task->contact_weight * sum;
+    return cost > max_cost ? max_cost : cost;
+}
+
 /* ---- InvertedDoublePendulum: the tip (site 0) above 1, near (0, 2) ---- */
 
 static double clip10(double v) {
@@ -309,6 +350,16 @@ static double pusher_reward(const mj_task *task, const mj_model_ref *ref, const 
     .needs = {.min_nq = 3, .min_nv = 1, .min_nu = 1, .min_nbody = 2}, .action_dim = 8,             \
     .action_low = -1, .action_high = 1
 
+#define HUMANOID_COMMON(version, size_fn)                                                          \
+    .id = "Humanoid-" version, .model = "humanoid.xml",                                            \
+    .summary = "a 3D humanoid walks forward without falling (MuJoCo; Gymnasium's " version ")",   \
+    .frame_skip = 5, .max_steps = 1000, .solved = NAN, .noise_scale = 1e-2, .qpos_skip = 2,        \
+    .extra_obs_size = size_fn, .extra_obs = humanoid_obs, .track = MJ_TRACK_MASS_CENTRE,          \
+    .forward_weight = 1.25, .ctrl_weight = 0.1, .healthy_reward = 5.0,                             \
+    .healthy = humanoid_healthy,                                                                   \
+    .needs = {.min_nq = 3, .min_nv = 6, .min_nu = 1, .min_nbody = 2}, .action_dim = 17,            \
+    .action_low = -0.4f, .action_high = 0.4f
+
 #define PENDULUM2(version, size, size_fn, bonus_rule)                                              \
     {.id = "InvertedDoublePendulum-" version, .model = "inverted_double_pendulum.xml",            \
      .summary = "a cart balances a two-link pole (MuJoCo; Gymnasium's " version ")",              \
@@ -377,6 +428,12 @@ const mj_task mj_tasks[MJ_NUM_TASKS] = {
     REACHER("v4", 11, reacher_size_v4, reacher_carry_v4),
     /* no Pusher-v4: Gymnasium runs it on MuJoCo 2 only (it refuses mujoco >= 3) */
     PUSHER("v5", "pusher_v5.xml"),
+    {HUMANOID_COMMON("v5", humanoid_size_v5), .contact_weight = 5e-7,
+     .contact_cost = humanoid_contact_cost, .obs_size = 348, .num_terms = 4,
+     .terms = {MJ_TERM_FORWARD, MJ_TERM_CTRL, MJ_TERM_SURVIVE, MJ_TERM_CONTACT}},
+    /* v4: the bonus as Hopper-v4, no contact cost, 376 values (the world body's parts too) */
+    {HUMANOID_COMMON("v4", humanoid_size_v4), .bonus = MJ_BONUS_ALWAYS, .obs_size = 376,
+     LOCOMOTION_TERMS},
 };
 
 const mj_task *mj_task_find(const char *id) {
@@ -399,17 +456,17 @@ static const char *const g_term_names[MJ_NUM_TERMS] = {
         return mj_create(&mj_tasks[row], state, num_envs, cfg);                                   \
     }
 CREATE(0) CREATE(1) CREATE(2) CREATE(3) CREATE(4) CREATE(5) CREATE(6) CREATE(7) CREATE(8)
-CREATE(9) CREATE(10) CREATE(11) CREATE(12) CREATE(13) CREATE(14)
+CREATE(9) CREATE(10) CREATE(11) CREATE(12) CREATE(13) CREATE(14) CREATE(15) CREATE(16)
 static sk_status (*const g_creates[MJ_NUM_TASKS])(void **, int, const sk_config *) = {
     create_0, create_1, create_2, create_3, create_4,
     create_5, create_6, create_7, create_8, create_9, create_10, create_11, create_12, create_13,
-    create_14};
+    create_14, create_15, create_16};
 
 static sk_env_def g_tables[MJ_NUM_TASKS];
 const sk_env_def *const mj_env_tables[MJ_NUM_TASKS + 1] = {
     &g_tables[0], &g_tables[1], &g_tables[2], &g_tables[3], &g_tables[4],
     &g_tables[5], &g_tables[6], &g_tables[7], &g_tables[8], &g_tables[9], &g_tables[10],
-    &g_tables[11], &g_tables[12], &g_tables[13], &g_tables[14], NULL};
+    &g_tables[11], &g_tables[12], &g_tables[13], &g_tables[14], &g_tables[15], &g_tables[16], NULL};
 
 /* Runs when the module is loaded, before skinner reads its tables. */
 __attribute__((constructor)) static void fill_tables(void) {

@@ -39,6 +39,8 @@ TASKS = {
     "Reacher-v5": "reacher.xml",
     "Reacher-v4": "reacher.xml",
     "Pusher-v5": "pusher_v5.xml",
+    "Humanoid-v5": "humanoid.xml",
+    "Humanoid-v4": "humanoid.xml",
 }
 SEEDS = (1, 2, 3)
 NUM_ENVS = 3

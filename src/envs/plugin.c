@@ -45,14 +45,61 @@ static void free_tables(const sk_env_def **tables, int count) {
     free(tables);
 }
 
-/* The bytes of sk_env_def a table of an older ABI version has: version 1
- * ends before configure, version 2 before obs_low, versions 3 and 4 before
- * num_agents. */
+/*
+ * Older tables. Versions 1 to 6 held SK_MAX_ACTION_DIM = 16 bounds in low and high; from
+ * version 7 they hold more, so every member after action_space.low sits further on. A table
+ * of those versions is its bytes up to action_space.low as now (the head), 16 lows, 16
+ * highs, then the rest (the tail) as now, LEGACY_SHIFT bytes earlier.
+ */
+#define LEGACY_ACTION_DIM 16
+typedef struct legacy_bounds {
+    float low[LEGACY_ACTION_DIM], high[LEGACY_ACTION_DIM];
+} legacy_bounds;
+#define HEAD_SIZE offsetof(sk_env_def, action_space.low)
+#define TAIL_AT offsetof(sk_env_def, mask_size)
+#define LEGACY_SHIFT (2 * (SK_MAX_ACTION_DIM - LEGACY_ACTION_DIM) * sizeof(float))
+_Static_assert(TAIL_AT == HEAD_SIZE + 2 * SK_MAX_ACTION_DIM * sizeof(float),
+               "high ends where mask_size starts, no padding");
+_Static_assert(LEGACY_SHIFT % _Alignof(sk_env_def) == 0,
+               "the tail keeps its alignment LEGACY_SHIFT bytes earlier");
+/* The largest legacy table, bytes aligned as a table */
+typedef union legacy_table {
+    sk_env_def aligned;
+    unsigned char bytes[sizeof(sk_env_def) - LEGACY_SHIFT];
+} legacy_table;
+
+/* The bytes of sk_env_def a table of `version` has, in its own layout: version 1 ends
+ * before configure, version 2 before obs_low, versions 3 and 4 before num_agents. */
 static size_t table_size_of_version(int version) {
-    if (version == 1) return offsetof(sk_env_def, configure);
-    if (version == 2) return offsetof(sk_env_def, obs_low);
-    if (version < 5) return offsetof(sk_env_def, num_agents);
-    return sizeof(sk_env_def);
+    size_t end = version == 1   ? offsetof(sk_env_def, configure)
+                 : version == 2 ? offsetof(sk_env_def, obs_low)
+                 : version < 5  ? offsetof(sk_env_def, num_agents)
+                                : sizeof(sk_env_def);
+    return version < 7 ? end - LEGACY_SHIFT : end;
+}
+
+/* A legacy table (`size` bytes) as this version's (members it lacks zeroed). */
+static void from_legacy(const unsigned char *old, size_t size, sk_env_def *out) {
+    unsigned char *bytes = (unsigned char *)out;
+    memset(out, 0, sizeof *out);
+    memcpy(bytes, old, HEAD_SIZE);
+    legacy_bounds bounds;
+    memcpy(&bounds, old + HEAD_SIZE, sizeof bounds);
+    memcpy(out->action_space.low, bounds.low, sizeof bounds.low);
+    memcpy(out->action_space.high, bounds.high, sizeof bounds.high);
+    memcpy(bytes + TAIL_AT, old + TAIL_AT - LEGACY_SHIFT, size - (TAIL_AT - LEGACY_SHIFT));
+}
+
+/* This version's table in the legacy layout (the bounds past 16 dropped: a legacy
+ * table cannot declare them). */
+static void to_legacy(const sk_env_def *def, legacy_table *out) {
+    const unsigned char *bytes = (const unsigned char *)def;
+    memcpy(out->bytes, bytes, HEAD_SIZE);
+    legacy_bounds bounds;
+    memcpy(bounds.low, def->action_space.low, sizeof bounds.low);
+    memcpy(bounds.high, def->action_space.high, sizeof bounds.high);
+    memcpy(out->bytes + HEAD_SIZE, &bounds, sizeof bounds);
+    memcpy(out->bytes + TAIL_AT - LEGACY_SHIFT, bytes + TAIL_AT, sizeof(sk_env_def) - TAIL_AT);
 }
 
 /* The bytes of sk_env_extras a table of an older ABI version has: before
@@ -65,28 +112,94 @@ static size_t extras_size_of_version(int version) {
     return sizeof(sk_env_extras);
 }
 
-/* Copies of an older version's tables with the newer members zeroed (reading
- * them as the current version would read past their end), their extras too.
- * One allocation each. */
+/* A table of an older version as this version reads it. A legacy plugin's configure and
+ * evaluation read and write tables in its own layout: the copy holds wrappers that find
+ * the plugin's functions here (by the table's id, which a configured copy keeps) and pass
+ * them a table in that layout. */
+typedef struct upgraded_table {
+    sk_env_def def;
+    sk_env_extras extras;
+    sk_env_evaluation evaluation;
+    int version;
+    sk_status (*configure)(sk_env_def *def, const sk_config *cfg); /* the plugin's */
+    const sk_env_evaluation *plugin_evaluation;
+    struct upgraded_table *next; /* in g_upgraded, once registered */
+} upgraded_table;
+static upgraded_table *g_upgraded;
+static pthread_mutex_t g_upgraded_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const upgraded_table *upgraded_of(const char *id) {
+    pthread_mutex_lock(&g_upgraded_lock);
+    const upgraded_table *found = g_upgraded;
+    while (found && found->def.id != id) found = found->next;
+    pthread_mutex_unlock(&g_upgraded_lock);
+    return found;
+}
+
+static sk_status legacy_configure(sk_env_def *def, const sk_config *cfg) {
+    const upgraded_table *up = upgraded_of(def->id);
+    if (!up) return sk_fail(SK_ERR_INVALID, "%s: no plugin table to configure", def->id);
+    legacy_table table = {0};
+    to_legacy(def, &table);
+    sk_status status = up->configure(&table.aligned, cfg);
+    const sk_env_extras *extras = def->extras;
+    from_legacy(table.bytes, sizeof table.bytes, def);
+    def->configure = legacy_configure;
+    def->extras = extras;
+    return status;
+}
+
+static sk_status legacy_evaluate(const sk_env_def *env, const sk_config *env_cfg,
+                                 const sk_config *options, const sk_actor *actor,
+                                 const sk_parallel *parallel, sk_progress_fn progress,
+                                 void *progress_user, sk_env_report *out) {
+    const upgraded_table *up = upgraded_of(env->id);
+    if (!up) return sk_fail(SK_ERR_INVALID, "%s: no plugin table to evaluate", env->id);
+    legacy_table table = {0};
+    to_legacy(env, &table);
+    return up->plugin_evaluation->run(&table.aligned, env_cfg, options, actor, parallel,
+                                      progress, progress_user, out);
+}
+
+/* Copies of an older version's tables, converted, with the newer members zeroed (reading
+ * them as the current version would read past their end), their extras too. One
+ * allocation each. */
 static const sk_env_def **upgrade_tables(const sk_env_def *const *envs, int count, int version) {
     const sk_env_def **tables = calloc((size_t)count + 1, sizeof *tables);
     for (int k = 0; tables && k < count; k++) {
-        struct {
-            sk_env_def def;
-            sk_env_extras extras;
-        } *copy = calloc(1, sizeof *copy);
+        upgraded_table *copy = calloc(1, sizeof *copy);
         if (!copy) {
             free_tables(tables, k);
             return NULL;
         }
-        memcpy(&copy->def, envs[k], table_size_of_version(version));
+        copy->version = version;
+        if (version < 7) from_legacy((const void *)envs[k], table_size_of_version(version),
+                                     &copy->def);
+        else memcpy(&copy->def, envs[k], sizeof copy->def);
+        if ((copy->configure = copy->def.configure)) copy->def.configure = legacy_configure;
         if (copy->def.extras) {
             memcpy(&copy->extras, copy->def.extras, extras_size_of_version(version));
             copy->def.extras = &copy->extras;
+            if ((copy->plugin_evaluation = copy->extras.evaluation)) {
+                copy->evaluation = *copy->plugin_evaluation;
+                copy->evaluation.run = legacy_evaluate;
+                copy->extras.evaluation = &copy->evaluation;
+            }
         }
         tables[k] = &copy->def;
     }
     return tables;
+}
+
+/* Makes a registered plugin's converted tables findable by their wrappers. */
+static void keep_upgraded(const sk_env_def *const *tables, int count) {
+    pthread_mutex_lock(&g_upgraded_lock);
+    for (int k = 0; k < count; k++) {
+        upgraded_table *copy = (upgraded_table *)(void *)tables[k];
+        copy->next = g_upgraded;
+        g_upgraded = copy;
+    }
+    pthread_mutex_unlock(&g_upgraded_lock);
 }
 
 /* Checks the loaded object's symbols and tables and registers them; under g_plugins_lock. */
@@ -139,6 +252,7 @@ static sk_status register_plugin(void *handle, const char *path, bool module) {
         free(absolute);
         return status;
     }
+    if (upgraded) keep_upgraded(envs, count);
     g_paths[g_num_handles] = absolute;
     g_tables[g_num_handles] = envs;
     g_num_tables[g_num_handles] = count;

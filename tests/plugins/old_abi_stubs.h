@@ -3,6 +3,9 @@
 #ifndef OLD_ABI_STUBS_H
 #define OLD_ABI_STUBS_H
 
+/* laid out as tables were before env ABI 7 (16 action bounds): what these plugins were
+ * built with */
+#define SK_ENV_LAYOUT_ABI6
 #include <skinner/env.h>
 
 /* a state of one byte: create must give one (a NULL state with SK_OK is refused) */
