@@ -59,6 +59,14 @@ def train(skinner, run_dir, seed, steps, extra=()):
                              "--quiet", *extra], stdout=subprocess.DEVNULL)
 
 
+def monitor_state(skinner, run_dir):
+    """The state in skinner monitor's snapshot title: 'skinner monitor: ENV (STATE)'."""
+    out = subprocess.run([skinner, "monitor", run_dir, "--once"], capture_output=True,
+                         text=True, timeout=30).stdout
+    first = out.splitlines()[0] if out else ""
+    return first[first.rfind("(") + 1:-1] if first.endswith(")") else first
+
+
 def sse_events(raw):
     """The events a browser's EventSource dispatches from the bytes of a text/event-stream
     (the HTML standard's "event stream interpretation"): lines end in CRLF, LF or CR; a blank
@@ -289,10 +297,15 @@ def security(build):
         time.sleep(0.05)
         state = json.loads(server.get("/api/status?run=0/killed")[1] or b"{}")
     check(state.get("status") == "running", f"a training run shows running ({state.get('status')})")
+    check(monitor_state(skinner, killed) == "running",
+          f"skinner monitor says running too ({monitor_state(skinner, killed)})")
     proc.kill()
     proc.wait()
     state = json.loads(server.get("/api/status?run=0/killed")[1])
     check(state["status"] == "interrupted", f"a killed run shows interrupted ({state['status']})")
+    # one rule for both (issue 52 ask 7): the monitor stayed at "running" forever
+    check(monitor_state(skinner, killed) == "interrupted",
+          f"skinner monitor says interrupted too ({monitor_state(skinner, killed)})")
     status, _, _ = server.get("/api/runs")
     check(status == 200 and server.proc.poll() is None, "the server is still up")
     check(server.stop() == 0, "SIGINT stops the server with status 0")
