@@ -82,6 +82,7 @@ void serve_run_status(serve_buf *out, const char *dir) {
 
 typedef struct walk {
     serve_buf *out;
+    const atomic_bool *stop;
     int root;
     int entries;
     bool first_run, first_sweep;
@@ -114,7 +115,7 @@ static void emit(walk *w, const char *dir, const char *rel) {
 }
 
 static void walk_dir(walk *w, const char *dir, const char *rel, int depth) {
-    if (++w->entries > MAX_ENTRIES) return;
+    if (++w->entries > MAX_ENTRIES || (w->stop && atomic_load(w->stop))) return;
     emit(w, dir, rel);
     if (depth >= MAX_DEPTH) return;
     DIR *d = opendir(dir);
@@ -137,8 +138,9 @@ static void walk_dir(walk *w, const char *dir, const char *rel, int depth) {
     free(names);
 }
 
-void serve_list_runs(serve_buf *out, const char *const *roots_real, int num_roots) {
-    walk w = {.out = out, .first_run = true, .first_sweep = true, .sweeps = {.ok = true}};
+void serve_list_runs(serve_buf *out, const char *const *roots_real, int num_roots,
+                     const atomic_bool *stop) {
+    walk w = {.out = out, .stop = stop, .first_run = true, .first_sweep = true, .sweeps = {.ok = true}};
     SERVE_PUT_LIT(out, "{\"roots\":[");
     for (int r = 0; r < num_roots; r++) {
         if (r) SERVE_PUT_LIT(out, ",");
