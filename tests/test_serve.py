@@ -550,6 +550,10 @@ def browser(build, source):
     with open(os.path.join(seeds[2], "config.ini")) as f:
         text = f.read()
     front = make_sweep(root)
+    # two of the sweep's trials have runs, as skinner sweep lays them out (DIR/trial-NNNN/seed-S)
+    trial_runs = ["0/sweep-a/trial-0000/seed-1", "0/sweep-a/trial-0001/seed-1"]
+    for run_id, seed_dir in zip(trial_runs, seeds):
+        shutil.copytree(seed_dir, os.path.join(root, run_id[2:]))
     morpho_stages = make_morpho(root)
     kge_mrr = make_kge(root)
     proofs = make_prover(skinner, root, tmp)
@@ -596,7 +600,27 @@ def browser(build, source):
         check(listed and all(w in listed for w in want), f"the list shows the test's runs ({listed})")
         wait(lambda: js("const r = document.querySelector('#runs tr[data-run=\"0/live\"]');"
                         "return r && r.dataset.status === 'running'"), "the live run shows running")
-        check(js("return document.querySelectorAll('#sweeps a').length") == 1, "the sweep is listed")
+        # names as the reader knows them, without the server's "0/" (issue 52 ask 7)
+        names = js("return [...document.querySelectorAll('#runs tr[data-run] td:nth-child(2) a')]"
+                   ".map(a => a.textContent)")
+        check(names and "cartpole-s1" in names and not any(n.startswith("0/") for n in names),
+              f"run names carry no root prefix ({names})")
+        # a sweep's trials are grouped under the sweep's row, not listed among the runs
+        order = js("return [...document.querySelectorAll('#runs tr')].map(r => r.dataset.sweep ? "
+                   "'sweep ' + r.dataset.sweep : r.dataset.run ? r.dataset.run + ' ' + r.className : '')")
+        check(order.count("sweep 0/sweep-a") == 1, f"the sweep has one row in the list ({order})")
+        after = order[order.index("sweep 0/sweep-a") + 1:] if "sweep 0/sweep-a" in order else []
+        check(after[:2] == [t + " trial" for t in trial_runs],
+              f"its two trial runs follow it, as its trials ({after[:2]})")
+        check(not any(o.startswith("0/sweep-a/") for o in order[:order.index("sweep 0/sweep-a")]
+                      if "sweep 0/sweep-a" in order),
+              "no trial run is listed among the runs")
+        labels = js("return [...document.querySelectorAll('#runs tr.trial td:nth-child(2) a')]"
+                    ".map(a => a.textContent)")
+        check(labels == ["trial-0000/seed-1", "trial-0001/seed-1"],
+              f"a trial run is named within its sweep ({labels})")
+        check(js("return document.querySelector('#runs tr[data-sweep] a').textContent") == "sweep-a",
+              "the sweep's row names it without the prefix and links its page")
         driver.save_screenshot(os.path.join(docs, "dashboard-runs.png"))
 
         # the live run's chart gains rows while the page is open
