@@ -184,6 +184,15 @@ static void test_cartpole_mp4(void **state) {
     (void)state;
     check_video("CartPole-v1", ".mp4");
 }
+/* WebM (VP9), which docs/dashboard.md lists and --video refused (issue 52 ask 7) */
+static void test_cartpole_webm(void **state) {
+    (void)state;
+    check_video("CartPole-v1", ".webm");
+}
+static void test_minatar_webm(void **state) {
+    (void)state;
+    check_video("MinAtar/Breakout-v1", ".webm");
+}
 static void test_minatar_gif(void **state) {
     (void)state;
     check_video("MinAtar/Breakout-v1", ".gif");
@@ -374,7 +383,7 @@ static void test_cli_video(void **state) {
     snprintf(path, sizeof path, "%s/c4.gif", dir);
     assert_int_equal(decode(path, 7 * 32, 6 * 32, NULL, 0, NULL), frames);
     code = run_skinner(dir, "eval CartPole-v1 --checkpoint cp --video cp.avi", out, sizeof out);
-    if (code != 1 || !strstr(out, "expected a name ending in .mp4, .mkv or .gif"))
+    if (code != 1 || !strstr(out, "expected a name ending in .mp4, .mkv, .webm or .gif"))
         fail_msg("eval --video cp.avi: exit %d:\n%s", code, out);
     code = run_skinner(dir, "eval CartPole-v1 --policy random --video r.gif", out, sizeof out);
     if (code != 2 || !strstr(out, "--video records a checkpoint's episodes"))
@@ -391,6 +400,7 @@ int main(void) {
         cmocka_unit_test(test_cartpole_mp4),     cmocka_unit_test(test_minatar_gif),
         cmocka_unit_test(test_minatar_mp4),      cmocka_unit_test(test_arena_gif),
         cmocka_unit_test(test_connect4_gif),     cmocka_unit_test(test_connect4_picture),
+        cmocka_unit_test(test_cartpole_webm),    cmocka_unit_test(test_minatar_webm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
