@@ -335,11 +335,15 @@ def exit_time(build):
 
     server = Server(skinner, [root])
     start = time.time()
-    status, body, _ = server.get("/api/runs")
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)  # a loaded machine
+    conn.request("GET", "/api/runs")
+    answer = conn.getresponse()
+    status, body = answer.status, answer.read()
+    conn.close()
     listing = time.time() - start
     check(status == 200 and len(json.loads(body)["runs"]) == 15000,
           f"the 15,000 runs are listed ({listing:.2f} s)")
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
     conn.request("GET", "/api/runs")  # a listing in progress, not read
     time.sleep(0.1)
     start = time.time()
