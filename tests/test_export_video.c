@@ -5,7 +5,9 @@
  * of a replay of the same episodes (same seed, greedy), and frames 0 and a middle one equal the
  * env's own render of the replayed state: exactly in the GIF (a palette of the render's few
  * colours), within H.264's error in the MP4 (mean difference under 2 levels, under 1% of the
- * values off by more than 32). The classic envs' pictures have Gymnasium's sizes and colours.
+ * values off by more than 32). The classic envs' pictures have Gymnasium's sizes and colours;
+ * Connect Four's (both versions) show a hand-set position's stones in their holes, and
+ * skinner eval ConnectFour-v1 --video writes a GIF of a frame a move.
  */
 #include "test_util.h"
 
@@ -182,6 +184,15 @@ static void test_cartpole_mp4(void **state) {
     (void)state;
     check_video("CartPole-v1", ".mp4");
 }
+/* WebM (VP9), which docs/dashboard.md lists and --video refused (issue 52 ask 7) */
+static void test_cartpole_webm(void **state) {
+    (void)state;
+    check_video("CartPole-v1", ".webm");
+}
+static void test_minatar_webm(void **state) {
+    (void)state;
+    check_video("MinAtar/Breakout-v1", ".webm");
+}
 static void test_minatar_gif(void **state) {
     (void)state;
     check_video("MinAtar/Breakout-v1", ".gif");
@@ -194,6 +205,56 @@ static void test_minatar_mp4(void **state) {
 static void test_arena_gif(void **state) {
     (void)state;
     check_video("Arena-v0", ".gif");
+}
+
+/* Connect Four (issue 52 ask 7: --video failed on ConnectFour-v1, which had no render) */
+static void test_connect4_gif(void **state) {
+    (void)state;
+    check_video("ConnectFour-v1", ".gif");
+}
+
+/* Connect Four's picture of a position set by hand in c4.h's bitboards (column c's cells are
+ * bits 7c .. 7c + 5, from the bottom): the first player's stone at the foot of column 3, the
+ * second's beside it in column 4 and on top of it in column 3. Cells are 32 pixels, rows drawn
+ * top first; each hole's centre shows the stone's colour, the corners the blue frame. */
+static void test_connect4_picture(void **state) {
+    (void)state;
+    for (int v = 0; v < 2; v++) {
+        const char *id = v ? "ConnectFour-v1" : "ConnectFour-v0";
+        const sk_env_def *env = sk_env_find(id);
+        if (!env) fail_msg("%s is not registered: %s", id, sk_last_error());
+        const sk_env_extras *extras = sk_env_extras_of(env);
+        if (!extras->render) fail_msg("%s has no render (skinner eval --video fails on it)", id);
+        assert_int_equal(extras->render_width, 7 * 32);
+        assert_int_equal(extras->render_height, 6 * 32);
+        sk_vec *vec;
+        assert_int_equal(sk_vec_create(&vec, env, 1, 1, NULL), SK_OK);
+        sk_vec_reset(vec, 1);
+        uint64_t first = 1ULL << (3 * 7 + 0), second = (1ULL << (4 * 7 + 0)) | (1ULL << (3 * 7 + 1));
+        sk_env_array arrays[SK_MAX_ENV_ARRAYS];
+        int n = sk_vec_state_arrays(vec, arrays), set = 0;
+        for (int k = 0; k < n; k++) {
+            if (strcmp(arrays[k].name, "first") == 0) ((uint64_t *)arrays[k].data)[0] = first, set++;
+            if (strcmp(arrays[k].name, "all") == 0)
+                ((uint64_t *)arrays[k].data)[0] = first | second, set++;
+        }
+        assert_int_equal(set, 2);
+        uint8_t *rgb = malloc(7 * 32 * 6 * 32 * 3);
+        extras->render(sk_vec_state(vec), 0, rgb);
+        sk_vec_destroy(vec);
+        /* a cell's centre: column c, row r from the bottom */
+#define CENTRE(c, r) (rgb + 3 * ((size_t)((5 - (r)) * 32 + 16) * (7 * 32) + (size_t)((c) * 32 + 16)))
+        uint8_t red[3] = {214, 40, 40}, yellow[3] = {245, 200, 30}, white[3] = {255, 255, 255};
+        assert_memory_equal(CENTRE(3, 0), red, 3);
+        assert_memory_equal(CENTRE(4, 0), yellow, 3);
+        assert_memory_equal(CENTRE(3, 1), yellow, 3);
+        assert_memory_equal(CENTRE(0, 0), white, 3);
+        assert_memory_equal(CENTRE(3, 2), white, 3);
+        assert_memory_equal(CENTRE(6, 5), white, 3);
+#undef CENTRE
+        assert_memory_equal(rgb, ((uint8_t[3]){0, 82, 165}), 3); /* the frame, top left */
+        free(rgb);
+    }
 }
 
 /* The render of env id's first env after a reset, with its float64 state arrays `names`
@@ -311,8 +372,18 @@ static void test_cli_video(void **state) {
     int frames = 0;
     assert_int_equal(sscanf(strstr(out, "episodes, ") + strlen("episodes, "), "%d", &frames), 1);
     assert_int_equal(decode(path, 600, 400, NULL, 0, NULL), frames);
+    /* ConnectFour-v1, which had no render: its two players' moves, a frame each */
+    assert_int_equal(run_skinner(dir, "train ConnectFour-v1 --total-steps 4096 --run-dir c4 --quiet",
+                                 out, sizeof out), 0);
+    code = run_skinner(dir, "eval ConnectFour-v1 --checkpoint c4 --episodes 2 --video c4.gif", out,
+                       sizeof out);
+    if (code != 0 || !strstr(out, "ConnectFour-v1: 2 episodes,") || !strstr(out, "to c4.gif"))
+        fail_msg("eval ConnectFour-v1 --video: exit %d:\n%s", code, out);
+    assert_int_equal(sscanf(strstr(out, "episodes, ") + strlen("episodes, "), "%d", &frames), 1);
+    snprintf(path, sizeof path, "%s/c4.gif", dir);
+    assert_int_equal(decode(path, 7 * 32, 6 * 32, NULL, 0, NULL), frames);
     code = run_skinner(dir, "eval CartPole-v1 --checkpoint cp --video cp.avi", out, sizeof out);
-    if (code != 1 || !strstr(out, "expected a name ending in .mp4, .mkv or .gif"))
+    if (code != 1 || !strstr(out, "expected a name ending in .mp4, .mkv, .webm or .gif"))
         fail_msg("eval --video cp.avi: exit %d:\n%s", code, out);
     code = run_skinner(dir, "eval CartPole-v1 --policy random --video r.gif", out, sizeof out);
     if (code != 2 || !strstr(out, "--video records a checkpoint's episodes"))
@@ -328,6 +399,8 @@ int main(void) {
         cmocka_unit_test(test_classic_pictures), cmocka_unit_test(test_cartpole_gif),
         cmocka_unit_test(test_cartpole_mp4),     cmocka_unit_test(test_minatar_gif),
         cmocka_unit_test(test_minatar_mp4),      cmocka_unit_test(test_arena_gif),
+        cmocka_unit_test(test_connect4_gif),     cmocka_unit_test(test_connect4_picture),
+        cmocka_unit_test(test_cartpole_webm),    cmocka_unit_test(test_minatar_webm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
  * copy intact; missing, foreign, truncated and wrong-version files are refused.
  *
  * Through the program: the plain-text snapshot (stdout not a terminal) and the error exits; then
+ * a run whose trainer died (live.bin says running, run.lock is free) reads interrupted; then
  * the full-screen view in a tmux pseudo-terminal: figures shown, a live update picked up, a
  * resize re-laid out at the new size, and q ends it with exit code 0; a run of more updates than
  * live.bin's ring keeps shows its early rows (from metrics.csv) in the drawn curve, in the
@@ -19,6 +20,7 @@
 #include "test_util.h"
 
 #include "io/live.h"
+#include "skinner/module.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -563,10 +565,12 @@ static void expect_run(const program_run *r, int code, const char *out_needle,
 }
 #define EXPECT_RUN(r, code, out, err) expect_run((r), (code), (out), (err), __LINE__)
 
-/* A run folder with a live file of known figures; the writer stays open (a run in progress). */
-static sk_live *make_run_dir(char *dir, size_t size, const char *name) {
+/* A run folder with a live file of known figures; the writer stays open and run.lock stays
+ * held in *lock_fd (a run in progress, as a trainer holds it). */
+static sk_live *make_run_dir(char *dir, size_t size, const char *name, int *lock_fd) {
     path_in_tmp(dir, size, name);
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) fail_msg("mkdir %s: %s", dir, strerror(errno));
+    if (sk_run_lock(dir, lock_fd) != SK_OK) fail_msg("sk_run_lock %s: %s", dir, sk_last_error());
     char path[4300];
     snprintf(path, sizeof path, "%s/live.bin", dir);
     sk_live *live = NULL;
@@ -651,15 +655,26 @@ static void test_program_whole_run_snapshot(void **state) {
 static void test_program_snapshot(void **state) {
     (void)state;
     char dir[4200];
-    sk_live *live = make_run_dir(dir, sizeof dir, "snapshot-run");
+    int lock_fd;
+    sk_live *live = make_run_dir(dir, sizeof dir, "snapshot-run", &lock_fd);
     program_run r;
     RUN_PROGRAM(&r, "monitor", dir);
-    EXPECT_RUN(&r, 0, "CartPole-v1", NULL);
+    EXPECT_RUN(&r, 0, "skinner monitor: CartPole-v1 (running)", NULL);
     const char *needles[] = {"running", "123456", "500000", "87.25", "41.5" /* mean length */,
                              "147" /* episodes */, "2048" /* sps */, "-0.0123", "45.75",
                              "0.6875", "0.0042", "0.1875", "0.8125", "0.00025",
                              "1 (1 restored)", "approx KL above governor.max_kl", NULL};
     for (int i = 0; needles[i]; i++) EXPECT_RUN(&r, 0, needles[i], NULL);
+    program_run_free(&r);
+
+    /* the trainer dies without a word (SIGKILL): live.bin still says running, run.lock is free.
+     * skinner serve calls that interrupted, and so does the monitor (issue 52 ask 7) */
+    sk_run_unlock(lock_fd);
+    RUN_PROGRAM(&r, "monitor", dir);
+    EXPECT_RUN(&r, 0, "skinner monitor: CartPole-v1 (interrupted)", NULL);
+    EXPECT_RUN(&r, 0, "interrupted after", NULL);
+    if (strstr(r.out, "running") || strstr(r.out, "ETA"))
+        fail_msg("a dead trainer's run still reads as running:\n%s", r.out);
     program_run_free(&r);
 
     sk_live_set_status(live, SK_LIVE_FINISHED);
@@ -835,7 +850,8 @@ static void test_program_terminal(void **state) {
     (void)state;
     if (!tmux_available()) TEST_SKIP("tmux is not installed (scripts/setup.sh installs it)");
     char dir[4200];
-    sk_live *live = make_run_dir(dir, sizeof dir, "terminal-run");
+    int lock_fd;
+    sk_live *live = make_run_dir(dir, sizeof dir, "terminal-run", &lock_fd);
     char exit_path[4300];
     snprintf(exit_path, sizeof exit_path, "%s/monitor-exit-code", dir);
     const char *session = "monitor";
@@ -872,6 +888,7 @@ static void test_program_terminal(void **state) {
     /* the run ends */
     sk_live_set_status(live, SK_LIVE_FINISHED);
     sk_live_close(live);
+    sk_run_unlock(lock_fd);
     WAIT_FOR_PANE(pane, session, "finished");
 
     /* q quits: the session ends with the monitor, exit code 0 */

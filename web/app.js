@@ -87,6 +87,21 @@ function lineChart(box, {width = 500, height = 220, series, logx = false, legend
 
 /* ---------------------------------------------------------------- runs list */
 
+/* Run ids are "N/PATH", PATH under the server's N-th folder (api/runs' roots). What a reader
+ * sees is PATH alone, or the folder's own name and PATH when the server serves several. */
+let roots = null;
+async function knowRoots() {
+  if (!roots) roots = await getJSON('api/runs').then(d => d.roots).catch(() => null);
+}
+function runLabel(id) {
+  const slash = id.indexOf('/');
+  const index = slash < 0 ? id : id.slice(0, slash), path = slash < 0 ? '' : id.slice(slash + 1);
+  const folder = roots && roots[Number(index)];
+  const name = folder ? folder.replace(/\/+$/, '').split('/').pop() || '/' : index;
+  if (!path) return name;
+  return roots && roots.length > 1 ? `${name}/${path}` : path;
+}
+
 async function viewList() {
   const selected = new Set();
   const head = el('div', {class: 'controls'},
@@ -95,31 +110,43 @@ async function viewList() {
     }}, 'Overlay selected'),
     el('span', {id: 'count'}));
   const table = el('table', {id: 'runs'});
-  const sweeps = el('div', {id: 'sweeps'});
-  main.replaceChildren(el('h2', {}, 'Runs'), head, table, sweeps);
+  main.replaceChildren(el('h2', {}, 'Runs'), head, table);
+  function runRow(run, label, cls) {
+    const s = run.state, box = el('input', {type: 'checkbox', 'data-run': run.id});
+    box.checked = selected.has(run.id);
+    box.addEventListener('change', () => box.checked ? selected.add(run.id) : selected.delete(run.id));
+    const steps = s.steps == null ? '–' : s.total_steps ? `${s.steps} / ${s.total_steps}` : s.steps;
+    return el('tr', {'data-run': run.id, 'data-status': s.status, class: cls},
+      el('td', {}, box), el('td', {}, el('a', {href: '#/run/' + q(run.id)}, label)),
+      el('td', {}, s.env || '?'), el('td', {}, statusBadge(s.status)),
+      el('td', {class: 'num'}, steps), el('td', {class: 'num'}, fmt(s.return)),
+      el('td', {}, s.solved ? `yes, at ${s.solved_at}` : s.solved === false ? 'no' : '–'),
+      el('td', {class: 'num'}, fmtTime(s.wall)));
+  }
   async function refresh() {
     let data;
     try { data = await getJSON('api/runs'); showError(''); } catch (e) { showError(e.message); return; }
+    roots = data.roots;
     document.getElementById('count').textContent =
       `${data.runs.length} run${data.runs.length === 1 ? '' : 's'}, ${data.sweeps.length} sweep${data.sweeps.length === 1 ? '' : 's'} under ${data.roots.join(', ')}`;
-    const rows = [el('tr', {}, el('th', {}), el('th', {}, 'run'), el('th', {}, 'env'),
+    const header = el('tr', {}, el('th', {}), el('th', {}, 'run'), el('th', {}, 'env'),
       el('th', {}, 'status'), el('th', {class: 'num'}, 'steps'), el('th', {class: 'num'}, 'return'),
-      el('th', {}, 'solved'), el('th', {class: 'num'}, 'wall time'))];
-    for (const run of data.runs) {
-      const s = run.state, box = el('input', {type: 'checkbox', 'data-run': run.id});
-      box.checked = selected.has(run.id);
-      box.addEventListener('change', () => box.checked ? selected.add(run.id) : selected.delete(run.id));
-      const steps = s.steps == null ? '–' : s.total_steps ? `${s.steps} / ${s.total_steps}` : s.steps;
-      rows.push(el('tr', {'data-run': run.id, 'data-status': s.status},
-        el('td', {}, box), el('td', {}, el('a', {href: '#/run/' + q(run.id)}, run.id)),
-        el('td', {}, s.env || '?'), el('td', {}, statusBadge(s.status)),
-        el('td', {class: 'num'}, steps), el('td', {class: 'num'}, fmt(s.return)),
-        el('td', {}, s.solved ? `yes, at ${s.solved_at}` : s.solved === false ? 'no' : '–'),
-        el('td', {class: 'num'}, fmtTime(s.wall))));
+      el('th', {}, 'solved'), el('th', {class: 'num'}, 'wall time'));
+    /* a sweep's trials (its runs, DIR/trial-NNNN/seed-S) go under the sweep, not among the runs;
+     * the innermost sweep holding a run takes it */
+    const sweepOf = run => data.sweeps.filter(sw => run.id.startsWith(sw.id + '/'))
+      .reduce((best, sw) => (!best || sw.id.length > best.id.length ? sw : best), null);
+    const rows = [header];
+    for (const run of data.runs) if (!sweepOf(run)) rows.push(runRow(run, runLabel(run.id)));
+    for (const sw of data.sweeps) {
+      const trials = data.runs.filter(run => sweepOf(run) === sw);
+      rows.push(el('tr', {class: 'sweep', 'data-sweep': sw.id, 'data-trials': trials.length},
+        el('th', {colspan: header.children.length}, 'sweep ',
+          el('a', {href: '#/sweep/' + q(sw.id)}, runLabel(sw.id)),
+          ` · ${trials.length} trial run${trials.length === 1 ? '' : 's'}`)));
+      for (const run of trials) rows.push(runRow(run, run.id.slice(sw.id.length + 1), 'trial'));
     }
     table.replaceChildren(...rows);
-    sweeps.replaceChildren(...(data.sweeps.length ? [el('h2', {}, 'Sweeps'),
-      el('ul', {}, ...data.sweeps.map(sw => el('li', {}, el('a', {href: '#/sweep/' + q(sw.id)}, sw.id))))] : []));
   }
   await refresh();
   const timer = setInterval(refresh, 1000);
@@ -212,7 +239,7 @@ async function viewRuns(ids) {
   const grid = el('div', {class: 'grid', id: 'charts'});
   const config = el('div', {id: 'config'});
   const events = el('div', {id: 'events'});
-  main.replaceChildren(el('h2', {}, ids.length === 1 ? ids[0] : `${ids.length} runs overlaid`), info,
+  main.replaceChildren(el('h2', {}, ids.length === 1 ? runLabel(ids[0]) : `${ids.length} runs overlaid`), info,
     el('div', {class: 'controls'}, el('label', {}, 'x: ', xSel),
       el('label', {}, 'smoothing ', smooth, el('span', {id: 'smoothv'}, '0')),
       el('label', {}, logx, ' log x')), grid, events, config);
@@ -224,7 +251,7 @@ async function viewRuns(ids) {
       const s = run.status || {};
       return el('span', {'data-run': run.id, 'data-rows': run.count},
         el('span', {class: 'swatch', style: `background:${COLORS[k % COLORS.length]}`}),
-        `${run.id} `, statusBadge(s.status || '…'), ` ${s.env || ''} ${run.count} rows`,
+        `${runLabel(run.id)} `, statusBadge(s.status || '…'), ` ${s.env || ''} ${run.count} rows`,
         s.steps != null ? `, ${s.steps} steps` : '', run.bad ? ` (${run.bad} malformed rows skipped)` : '',
         run.skipped ? ` (a ${run.skipped}-byte line skipped)` : '', run.error ? el('span', {class: 'error'}, ` ${run.error}`) : '');
     }));
@@ -243,7 +270,7 @@ async function viewRuns(ids) {
     for (const [key, label] of chartList(runs)) {
       const box = el('div', {class: 'panel', 'data-chart': key}, el('h3', {}, label));
       grid.append(box);
-      const series = runs.map((run, k) => ({label: run.id, color: COLORS[k % COLORS.length]}));
+      const series = runs.map((run, k) => ({label: runLabel(run.id), color: COLORS[k % COLORS.length]}));
       const plot = lineChart(box, {series, logx: opts.logx, legend: runs.length > 1,
                                    xLabel: opts.x === 'steps' ? 'steps' : 'seconds', afterDraw: drawEvents});
       charts.push({key, box, plot});
@@ -533,7 +560,7 @@ async function loadEvents(runs) {
 }
 function showEvents(box, list) {
   box.replaceChildren(...(list.length ? [el('h3', {}, 'Governor events'),
-    el('ul', {}, ...list.map(ev => el('li', {}, `${ev.run} at ${ev.steps} steps: ${ev.text}`)))] : []));
+    el('ul', {}, ...list.map(ev => el('li', {}, `${runLabel(ev.run)} at ${ev.steps} steps: ${ev.text}`)))] : []));
 }
 
 function parseIni(text) {
@@ -559,7 +586,7 @@ async function loadConfigs(runs, box) {
   const configs = texts.map(parseIni);
   const keys = [...new Set(configs.flatMap(c => Object.keys(c)))].sort();
   const differ = keys.filter(k => new Set(configs.map(c => c[k])).size > 1);
-  const rows = [el('tr', {}, el('th', {}, 'key'), ...runs.map(r => el('th', {}, r.id)))];
+  const rows = [el('tr', {}, el('th', {}, 'key'), ...runs.map(r => el('th', {}, runLabel(r.id))))];
   for (const k of differ)
     rows.push(el('tr', {'data-key': k}, el('td', {}, k), ...configs.map(c => el('td', {class: 'changed'}, c[k] ?? '(unset)'))));
   box.replaceChildren(el('h3', {}, `Config difference (${differ.length} of ${keys.length} keys differ)`),
@@ -569,7 +596,7 @@ async function loadConfigs(runs, box) {
 /* ---------------------------------------------------------------- sweep page */
 
 async function viewSweep(id) {
-  main.replaceChildren(el('h2', {}, `sweep ${id}`));
+  main.replaceChildren(el('h2', {}, `sweep ${runLabel(id)}`));
   const [ini, jsonl] = await Promise.all([
     getText(`api/file?run=${q(id)}&name=sweep.ini`).then(r => r.text).catch(() => ''),
     getText(`api/file?run=${q(id)}&name=sweep.jsonl`).then(r => r.text).catch(() => '')]);
@@ -633,8 +660,10 @@ async function route() {
   const hash = location.hash.replace(/^#\/?/, '');
   const [kind, ...rest] = hash.split('/');
   const arg = decodeURIComponent(rest.join('/'));
-  document.getElementById('crumbs').textContent = kind ? `/ ${kind} ${arg}` : '';
   try {
+    await knowRoots();
+    const named = kind === 'run' || kind === 'sweep' ? rest.join('/').split(',').map(a => runLabel(decodeURIComponent(a))).join(', ') : arg;
+    document.getElementById('crumbs').textContent = kind ? `/ ${kind} ${named}` : '';
     if (kind === 'run') await viewRuns(rest.join('/').split(',').map(decodeURIComponent));
     else if (kind === 'sweep') await viewSweep(arg);
     else await viewList();

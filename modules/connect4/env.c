@@ -266,16 +266,51 @@ static const char *const g_action_names[] = {"col0", "col1", "col2", "col3",
                                              "col4", "col5", "col6", NULL};
 static const char *const g_agent_names[] = {"first", "second"};
 
+/* ---- pictures (sk_env_extras.render, skinner eval --video): the board as it stands, not as
+ * v1's mirrored view shows it, bottom row at the bottom; each cell a RENDER_CELL-pixel square
+ * of the blue frame with a hole: white when empty, red for the first player's stone, yellow
+ * for the second's (the colours of the classic wooden-and-plastic set). ---- */
+#define RENDER_CELL 32
+#define RENDER_HOLE_RADIUS 13.0
+#define RENDER_WIDTH (C4_COLS * RENDER_CELL)
+#define RENDER_HEIGHT (C4_ROWS * RENDER_CELL)
+static const uint8_t g_frame_rgb[3] = {0, 82, 165}, g_empty_rgb[3] = {255, 255, 255},
+                     g_first_rgb[3] = {214, 40, 40}, g_second_rgb[3] = {245, 200, 30};
+
+static void c4_render(const void *state, int index, uint8_t *rgb) {
+    const c4_state *s = state;
+    uint64_t first = s->first[index], second = s->all[index] & ~first;
+    for (int y = 0; y < RENDER_HEIGHT; y++)
+        for (int x = 0; x < RENDER_WIDTH; x++) {
+            int row = C4_ROWS - 1 - y / RENDER_CELL, col = x / RENDER_CELL; /* row 0: bottom */
+            double dx = x % RENDER_CELL + 0.5 - RENDER_CELL / 2.0;
+            double dy = y % RENDER_CELL + 0.5 - RENDER_CELL / 2.0;
+            uint64_t bit = c4_bit(row, col);
+            const uint8_t *color = dx * dx + dy * dy > RENDER_HOLE_RADIUS * RENDER_HOLE_RADIUS
+                                       ? g_frame_rgb
+                                   : (first & bit)  ? g_first_rgb
+                                   : (second & bit) ? g_second_rgb
+                                                    : g_empty_rgb;
+            memcpy(rgb + 3 * ((size_t)y * RENDER_WIDTH + (size_t)x), color, 3);
+        }
+}
+
 static const sk_env_extras g_extras = {
     .preset = "connect4",
     .action_names = g_action_names,
     .heuristic = c4_heuristic,
+    .render_width = RENDER_WIDTH,
+    .render_height = RENDER_HEIGHT,
+    .render = c4_render,
 };
 
 static const sk_env_extras g_extras_image = {
     .preset = "connect4_cnn",
     .action_names = g_action_names,
     .heuristic = c4_heuristic,
+    .render_width = RENDER_WIDTH,
+    .render_height = RENDER_HEIGHT,
+    .render = c4_render,
 };
 
 /* What v0 and v1 share of their tables. */

@@ -81,4 +81,21 @@ bool sk_ck_compare_io(sk_ck_run *run, sk_ck_check check, long long step, const s
 sk_status sk_ck_check_state(sk_ck_run *run);
 sk_status sk_ck_measure_speed(sk_ck_run *run);
 
+/* Several threads stepping at under this share of one thread's speed are "far below" it. */
+#define SK_CK_SLOW_THREADS_RATIO 0.5
+/* What the machine was doing while the threads ran: the 1-minute load average (NAN if
+ * unknown), the cores online and those this process may use (its affinity), and the CPU
+ * time the process got over wall time x threads (1: every thread always on a core). */
+typedef struct sk_ck_contention {
+    double load_average;
+    int cores_online, cores_allowed;
+    double cpu_share;
+} sk_ck_contention;
+/* Writes into out (size bytes) why `threads` threads stepping at `all` env steps/s may be
+ * far below one thread's `one`: contention when the machine was busy (load average at or
+ * above the cores, fewer cores allowed than threads, or under 3/4 of the threads' CPU time
+ * had), else the threads' hand-offs outweighing short steps. "" when all is not far below. */
+void sk_ck_speed_hint(char *out, size_t size, double one, double all, int threads,
+                      const sk_ck_contention *seen);
+
 #endif

@@ -4,10 +4,15 @@
  * for bit, and a corrupted state refused) and its speed measurement, through
  * sk_vec as training and checkpoints use the env.
  */
+#define _GNU_SOURCE /* sched_getaffinity, getloadavg */
 #include "check_internal.h"
 
 #include <math.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 /* Room for a state_arrays that lists more arrays than it may. */
 #define MAX_LISTED (4 * SK_MAX_ENV_ARRAYS)
@@ -17,6 +22,8 @@
  * run's, for a slow env). */
 #define SPEED_SECONDS 0.1
 #define SPEED_NUM_ENVS 1024
+/* Under this share of its threads' possible CPU time, a process was kept off the cores. */
+#define BUSY_CPU_SHARE 0.75
 /* Integers up to 2^53 convert to double exactly; a range bound above it
  * cannot be stepped over by one. */
 #define EXACT_INTEGER_LIMIT 9007199254740992.0
@@ -268,6 +275,54 @@ done:
     return status;
 }
 
+static double process_cpu_seconds(void) {
+    struct timespec t;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0) return NAN;
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+void sk_ck_speed_hint(char *out, size_t size, double one, double all, int threads,
+                      const sk_ck_contention *seen) {
+    out[0] = '\0';
+    if (!(one > 0) || !(all < SK_CK_SLOW_THREADS_RATIO * one)) return;
+    double slower = all > 0 ? one / all : INFINITY;
+    bool loaded = seen->load_average >= seen->cores_online;
+    bool pinned = seen->cores_allowed < threads;
+    bool starved = seen->cpu_share < BUSY_CPU_SHARE;
+    char load[48] = "load average unknown";
+    if (isfinite(seen->load_average)) snprintf(load, sizeof load, "load average %.1f",
+                                               seen->load_average);
+    int at = snprintf(out, size, "; %d threads ran %.1fx slower than 1: ", threads, slower);
+    if (at < 0 || (size_t)at >= size) return;
+    if (loaded || pinned || starved)
+        snprintf(out + at, size - at,
+                 "the machine is busy (%s on %d cores, %d of them this process's; its threads "
+                 "got %.0f%% of the CPU time they could use), so they waited for cores and for "
+                 "each other: contention is the likely cause, not the env; measure again on an "
+                 "idle machine",
+                 load, seen->cores_online, seen->cores_allowed, 100.0 * seen->cpu_share);
+    else
+        snprintf(out + at, size - at,
+                 "the machine is not busy (%s on %d cores; the threads got %.0f%% of their CPU "
+                 "time), so the threads' hand-offs outweigh the env's steps: try more envs "
+                 "(--num-envs)",
+                 load, seen->cores_online, 100.0 * seen->cpu_share);
+}
+
+/* What the machine did while `threads` threads ran for wall_seconds using cpu_seconds. */
+static sk_ck_contention contention_seen(int threads, double wall_seconds, double cpu_seconds) {
+    sk_ck_contention seen = {.load_average = NAN, .cpu_share = NAN};
+    double load[1];
+    if (getloadavg(load, 1) == 1) seen.load_average = load[0];
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    seen.cores_online = online > 0 ? (int)online : 1;
+    cpu_set_t allowed;
+    seen.cores_allowed = sched_getaffinity(0, sizeof allowed, &allowed) == 0
+                             ? CPU_COUNT(&allowed) : seen.cores_online;
+    if (wall_seconds > 0 && threads > 0) seen.cpu_share = cpu_seconds / (wall_seconds * threads);
+    return seen;
+}
+
 /* Steps per second of a fresh sk_vec of `threads` workers, for about
  * SPEED_SECONDS or the run's steps; 0 with a status on failure. */
 static sk_status steps_per_second(sk_ck_run *run, int num_envs, int threads, double *sps,
@@ -307,11 +362,17 @@ sk_status sk_ck_measure_speed(sk_ck_run *run) {
         sk_ck_note(run, CK_SPEED, "%.3g env steps/s on 1 thread (%d envs)", one, num_envs);
         return SK_OK;
     }
+    double wall = sk_now(), cpu = process_cpu_seconds();
     status = steps_per_second(run, num_envs, run->threads, &all, &all_workers);
     if (status != SK_OK) return status;
-    sk_ck_note(run, CK_SPEED, "%.3g env steps/s on 1 thread, %.3g on %d threads (%d envs; %s)", one,
-               all, all_workers, num_envs,
+    sk_ck_contention seen =
+        contention_seen(all_workers, sk_now() - wall, process_cpu_seconds() - cpu);
+    char hint[384];
+    sk_ck_speed_hint(hint, sizeof hint, one, all, all_workers, &seen);
+    sk_ck_note(run, CK_SPEED, "%.3g env steps/s on 1 thread, %.3g on %d threads (%d envs; %s)%s",
+               one, all, all_workers, num_envs,
                run->env->mask_size ? "actions drawn within the masks each step, on one thread"
-                                   : "actions drawn once");
+                                   : "actions drawn once",
+               hint);
     return SK_OK;
 }

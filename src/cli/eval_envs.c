@@ -54,8 +54,8 @@ static const char *g_eval_usage =
     "  --json              print one JSON object\n"
     "  --trace FILE        write every evaluated step (actions, op name, reward) and\n"
     "                      every episode's scores to FILE as JSON lines\n"
-    "  --video FILE        record the episodes (one env, one after another) as FILE.mp4\n"
-    "                      or FILE.gif, a frame a step from the env's render\n"
+    "  --video FILE        record the episodes (one env, one after another) as FILE.mp4,\n"
+    "                      .mkv, .webm or .gif, a frame a step from the env's render\n"
     "  --fps N             the video's frames a second (default 30)\n";
 
 typedef struct own_progress {

@@ -277,6 +277,10 @@ static const char *command_word(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    /* Into a file or a pipe, stdout is fully buffered by default: a command's lines (a sweep's
+     * header before its first trial, bench's per-env results) reached a log in bursts, or at
+     * exit after stderr's later lines. Each line goes out as written, as on a terminal. */
+    if (!isatty(STDOUT_FILENO)) setvbuf(stdout, NULL, _IOLBF, 0);
     /* under mpirun (or srun) this process is one rank of a distributed run;
      * `train` and `bench train` split their envs over the ranks (docs/distributed.md) */
     /* a sweep's ranks share its folder, not MPI (docs/sweeps.md): it starts no MPI */

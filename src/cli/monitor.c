@@ -1,6 +1,7 @@
 /* skinner monitor: a live view of a run's metrics file (RUN_DIR/live.bin). */
 #include "../core/core.h"
 #include "../io/live.h"
+#include "../io/run_state.h"
 #include "cli.h"
 #include "sweep_cli.h"
 
@@ -581,6 +582,23 @@ static void draw(const sk_live_data *d, history *h, double seconds_without_updat
     refresh();
 }
 
+/* The folder the live file is in ("." for a bare "live.bin"). */
+static void run_folder_of(const char *live_path, char *out, size_t size) {
+    const char *slash = strrchr(live_path, '/');
+    if (slash) snprintf(out, size, "%.*s", (int)(slash - live_path), live_path);
+    else snprintf(out, size, ".");
+    if (!out[0]) snprintf(out, size, "/");
+}
+
+/* live.bin's status as skinner serve shows it too (io/run_state.h): a trainer that died
+ * without saying so (SIGKILL) left "running" there, and its free run.lock makes it
+ * interrupted. */
+static void settle_status(sk_live_data *data, const char *live_path) {
+    char run_dir[4200];
+    run_folder_of(live_path, run_dir, sizeof run_dir);
+    data->status = sk_run_state(run_dir, data);
+}
+
 /* The run folder's file was replaced (a new run in the same folder): follow it, and read the
  * history again. */
 static void follow_replacement(sk_live_reader **reader, const char *path, struct stat *opened,
@@ -636,7 +654,10 @@ static int run_curses(sk_live_reader **reader, const char *path, struct stat *op
         }
         static sk_live_data fresh; /* a failed copy leaves it unspecified */
         bool copied = sk_live_snapshot(*reader, &fresh);
-        if (copied) *data = fresh;
+        if (copied) {
+            settle_status(&fresh, path);
+            *data = fresh;
+        }
         if (copied && data->update != last_update) {
             last_update = data->update;
             last_change = now;
@@ -715,6 +736,7 @@ int cmd_monitor(int argc, char **argv) {
     snprintf(h.path, sizeof h.path, "%.*smetrics.csv", slash ? (int)(slash - path + 1) : 0, path);
     int rc = SK_EXIT_OK;
     if (once || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)) {
+        settle_status(&data, path);
         print_plain(&data, &h);
         if (fflush(stdout) != 0) rc = cli_error(SK_EXIT_FAILURE, "cannot write the snapshot");
     } else {

@@ -1,10 +1,11 @@
 /* Run and sweep discovery for skinner serve: which folders under the roots are runs
  * (metrics.csv, live.bin or config.ini) or sweeps (sweep.ini or sweep.jsonl), and each
- * run's state as its live.bin and run.lock tell it. */
+ * run's state as its live.bin and run.lock tell it (io/run_state.h). */
 #define _GNU_SOURCE
 #include "serve.h"
 
 #include "io/live.h"
+#include "io/run_state.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -12,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #define MAX_DEPTH 5        /* ROOT/sweep/trial/seed/... */
 #define MAX_ENTRIES 20000  /* folders looked at per listing, whatever the tree holds */
@@ -22,35 +22,6 @@ static bool has_file(const char *dir, const char *name) {
     snprintf(path, sizeof path, "%s/%s", dir, name);
     struct stat st;
     return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* True when some process holds run.lock's flock: /proc/locks names the file by device
- * and inode, so the check takes no lock itself (a trainer starting then is not refused). */
-static bool lock_held(const char *dir) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/run.lock", dir);
-    struct stat st;
-    if (stat(path, &st) != 0) return false;
-    FILE *f = fopen("/proc/locks", "r");
-    if (!f) return false;
-    char line[512];
-    bool held = false;
-    while (!held && fgets(line, sizeof line, f)) {
-        unsigned major, minor;
-        unsigned long long inode;
-        char *at = strstr(line, "FLOCK");
-        if (!at) continue;
-        /* "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF" */
-        char *field = line;
-        for (int k = 0; k < 5 && field; k++) {
-            field = strchr(field, ' ');
-            while (field && *field == ' ') field++;
-        }
-        if (field && sscanf(field, "%x:%x:%llu", &major, &minor, &inode) == 3)
-            held = major == major(st.st_dev) && minor == minor(st.st_dev) && inode == st.st_ino;
-    }
-    fclose(f);
-    return held;
 }
 
 /* config.ini's [env] id, for a run with no live.bin. */
@@ -82,18 +53,11 @@ void serve_run_status(serve_buf *out, const char *dir) {
     static _Thread_local sk_live_data data; /* 12 KiB: off the stack of a server thread */
     bool live = sk_live_open_read(&reader, path) == SK_OK && sk_live_snapshot(reader, &data);
     if (reader) sk_live_close_read(reader);
-    bool held = lock_held(dir);
     char env[SK_LIVE_ENV_ID_SIZE];
-    const char *status;
-    if (live) {
-        snprintf(env, sizeof env, "%s", data.env_id);
-        status = sk_live_status_name(data.status);
-        /* a run whose process died says "running" in live.bin; its lock says otherwise */
-        if (data.status == SK_LIVE_RUNNING && !held) status = "interrupted";
-    } else {
-        env_from_config(dir, env, sizeof env);
-        status = held ? "running" : has_file(dir, "summary.json") ? "finished" : "unknown";
-    }
+    if (live) snprintf(env, sizeof env, "%s", data.env_id);
+    else env_from_config(dir, env, sizeof env);
+    /* the rule skinner monitor follows too: a dead trainer's "running" is interrupted */
+    const char *status = sk_live_status_name(sk_run_state(dir, live ? &data : NULL));
     SERVE_PUT_LIT(out, "{\"env\":");
     serve_buf_json_string(out, env);
     serve_buf_printf(out, ",\"status\":\"%s\"", status);
@@ -118,6 +82,7 @@ void serve_run_status(serve_buf *out, const char *dir) {
 
 typedef struct walk {
     serve_buf *out;
+    const atomic_bool *stop;
     int root;
     int entries;
     bool first_run, first_sweep;
@@ -150,7 +115,7 @@ static void emit(walk *w, const char *dir, const char *rel) {
 }
 
 static void walk_dir(walk *w, const char *dir, const char *rel, int depth) {
-    if (++w->entries > MAX_ENTRIES) return;
+    if (++w->entries > MAX_ENTRIES || (w->stop && atomic_load(w->stop))) return;
     emit(w, dir, rel);
     if (depth >= MAX_DEPTH) return;
     DIR *d = opendir(dir);
@@ -173,8 +138,9 @@ static void walk_dir(walk *w, const char *dir, const char *rel, int depth) {
     free(names);
 }
 
-void serve_list_runs(serve_buf *out, const char *const *roots_real, int num_roots) {
-    walk w = {.out = out, .first_run = true, .first_sweep = true, .sweeps = {.ok = true}};
+void serve_list_runs(serve_buf *out, const char *const *roots_real, int num_roots,
+                     const atomic_bool *stop) {
+    walk w = {.out = out, .stop = stop, .first_run = true, .first_sweep = true, .sweeps = {.ok = true}};
     SERVE_PUT_LIT(out, "{\"roots\":[");
     for (int r = 0; r < num_roots; r++) {
         if (r) SERVE_PUT_LIT(out, ",");

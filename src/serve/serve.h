@@ -8,6 +8,7 @@
 #ifndef SK_SERVE_H
 #define SK_SERVE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,7 +61,11 @@ void serve_buf_json_string(serve_buf *b, const char *text);
 void serve_buf_json_number(serve_buf *b, double x);
 
 /* The JSON list of the runs and sweeps under the roots (runs.c). */
-void serve_list_runs(serve_buf *out, const char *const *roots_real, int num_roots);
+/* stop (NULL: never) is looked at before each folder: a listing of thousands of runs takes
+ * seconds, and a server stopping waits for every answer in progress, so a stopping server's
+ * listing ends early (and is not sent). */
+void serve_list_runs(serve_buf *out, const char *const *roots_real, int num_roots,
+                     const atomic_bool *stop);
 /* One run's live state as JSON (runs.c): status, steps, return, ... */
 void serve_run_status(serve_buf *out, const char *run_dir);
 

@@ -444,7 +444,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (!host_allowed(s, c)) return send_error(c, MHD_HTTP_FORBIDDEN, "Host not loopback");
     if (strcmp(url, "/api/runs") == 0) {
         serve_buf b = {.ok = true};
-        serve_list_runs(&b, (const char *const *)s->roots, s->num_roots);
+        serve_list_runs(&b, (const char *const *)s->roots, s->num_roots, &g_stopping);
         return send_buf(c, &b, "application/json");
     }
     if (strcmp(url, "/api/status") == 0) {

@@ -14,6 +14,9 @@
 #include <strings.h>
 
 #define GIF_MAX_COLORS 256
+#define WEBM_ENCODER "libvpx-vp9"
+#define WEBM_CRF "20"     /* libvpx's 0..63 quality scale; 15..35 is its guide's usual range */
+#define WEBM_CPU_USED "4" /* speed 0..8 at the "good" deadline: 4 trades little quality */
 /* The GIF encoder (FFmpeg's, with its default transdiff) marks the pixels a frame keeps from
  * the one before with the transparent entry it found in the FIRST frame's palette: the
  * least opaque entry. An unused entry left transparent there was the one the next new colour
@@ -60,13 +63,20 @@ static bool has_suffix(const char *path, const char *suffix) {
 
 sk_status sk_video_open(sk_video **out, const char *path, int width, int height, int fps) {
     *out = NULL;
-    bool gif = has_suffix(path, ".gif");
-    if (!gif && !has_suffix(path, ".mp4") && !has_suffix(path, ".mkv"))
-        return sk_fail(SK_ERR_INVALID, "video '%s': expected a name ending in .mp4, .mkv or .gif",
-                       path);
+    bool gif = has_suffix(path, ".gif"), webm = has_suffix(path, ".webm");
+    if (!gif && !webm && !has_suffix(path, ".mp4") && !has_suffix(path, ".mkv"))
+        return sk_fail(SK_ERR_INVALID,
+                       "video '%s': expected a name ending in .mp4, .mkv, .webm or .gif", path);
     if (width < 2 || height < 2 || fps < 1 || fps > 240 || (!gif && (width % 2 || height % 2)))
         return sk_fail(SK_ERR_INVALID, "video '%s': frames of %dx%d at %d fps (expected even "
-                       "sides for H.264, 1..240 fps)", path, width, height, fps);
+                       "sides for H.264 and VP9, 1..240 fps)", path, width, height, fps);
+    /* WebM holds VP8, VP9 or AV1 only: VP9 from libvpx, where FFmpeg was built with it (Debian's
+     * libavcodec is); asked for by name at run time, since another build may lack it */
+    if (webm && !avcodec_find_encoder_by_name(WEBM_ENCODER))
+        return sk_fail(SK_ERR_IO,
+                       "video '%s': this FFmpeg's libavcodec has no VP9 encoder (%s, from "
+                       "libvpx), which a .webm needs; write .mp4, .mkv or .gif instead",
+                       path, WEBM_ENCODER);
     av_log_set_level(AV_LOG_ERROR); /* libx264 reports its settings at the default level */
     sk_video *video = calloc(1, sizeof *video);
     if (!video) return sk_fail(SK_ERR_NOMEM, "out of memory for a video");
@@ -79,8 +89,9 @@ sk_status sk_video_open(sk_video **out, const char *path, int width, int height,
         video_free(video);
         return av_failure("choosing the container", path, code);
     }
-    const AVCodec *codec = gif ? avcodec_find_encoder(AV_CODEC_ID_GIF)
-                               : avcodec_find_encoder_by_name("libx264");
+    const AVCodec *codec = gif    ? avcodec_find_encoder(AV_CODEC_ID_GIF)
+                           : webm ? avcodec_find_encoder_by_name(WEBM_ENCODER)
+                                  : avcodec_find_encoder_by_name("libx264");
     if (!codec && !gif) codec = avcodec_find_encoder(AV_CODEC_ID_MPEG4);
     if (!codec) {
         video_free(video);
@@ -103,6 +114,12 @@ sk_status sk_video_open(sk_video **out, const char *path, int width, int height,
     c->gop_size = 2 * fps;
     if (!gif && strcmp(codec->name, "libx264") == 0) av_opt_set(c->priv_data, "crf", "18", 0);
     if (!gif && codec->id == AV_CODEC_ID_MPEG4) c->bit_rate = 4000000;
+    if (webm) { /* constant quality (crf with no bit rate), at libvpx's faster "good" speeds */
+        c->bit_rate = 0;
+        av_opt_set(c->priv_data, "crf", WEBM_CRF, 0);
+        av_opt_set(c->priv_data, "deadline", "good", 0);
+        av_opt_set(c->priv_data, "cpu-used", WEBM_CPU_USED, 0);
+    }
     if (video->format->oformat->flags & AVFMT_GLOBALHEADER) c->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
     if ((code = avcodec_open2(c, codec, NULL)) < 0 ||
         (code = avcodec_parameters_from_context(video->stream->codecpar, c)) < 0) {
