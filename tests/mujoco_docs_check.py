@@ -6,7 +6,8 @@ line by line with the build's `skinner` first on PATH, each ```python block with
 out, saying why. A build without the module, or whose modules/mujoco/models/ had no model file
 for a command's task ("this build embeds no ..."), skips (77), and fails under CI=true.
 
-usage: mujoco_docs_check.py --build BUILD_DIR --source SOURCE_DIR"""
+usage: mujoco_docs_check.py --build BUILD_DIR --source SOURCE_DIR [--page docs/PAGE.md]
+(--page: another page of blocks run the same way; algorithms_docs_check runs docs/algorithms.md)"""
 import argparse
 import os
 import subprocess
@@ -29,9 +30,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", required=True)
     parser.add_argument("--source", required=True)
+    parser.add_argument("--page", default="docs/mujoco.md")
     args = parser.parse_args()
+    name = args.page
     build = os.path.abspath(args.build)
-    page = os.path.join(args.source, "docs", "mujoco.md")
+    page = os.path.join(args.source, name)
     blocks, _ = read_blocks(page)
     env = dict(os.environ, PATH=f"{build}:{os.environ['PATH']}",
                PYTHONPATH=os.path.join(build, "python"))
@@ -41,7 +44,7 @@ def main():
             if block.lang not in ("sh", "python"):
                 continue
             if block.marker and block.marker.startswith("skip:"):
-                print(f"mujoco_docs_check: docs/mujoco.md:{block.line}: not run ({block.marker})")
+                print(f"mujoco_docs_check: {name}:{block.line}: not run ({block.marker})")
                 continue
             if block.lang == "python":
                 script = os.path.join(tmp, f"block{block.line}.py")
@@ -56,15 +59,15 @@ def main():
                                       timeout=TIMEOUT_SECONDS)
                 out = done.stdout + done.stderr
                 if done.returncode != 0 and "this build embeds no" in out:
-                    skip(f"docs/mujoco.md:{line}: {out.strip().splitlines()[-1]}")
+                    skip(f"{name}:{line}: {out.strip().splitlines()[-1]}")
                 if done.returncode != 0 and "unknown env" in out.lower():
-                    skip(f"docs/mujoco.md:{line}: the MuJoCo module is not built (no MuJoCo at "
+                    skip(f"{name}:{line}: the MuJoCo module is not built (no MuJoCo at "
                          "configure time: scripts/setup.sh installs it)")
                 if done.returncode != 0:
-                    print(f"mujoco_docs_check: docs/mujoco.md:{line}: exited {done.returncode}\n{out[-4000:]}")
+                    print(f"mujoco_docs_check: {name}:{line}: exited {done.returncode}\n{out[-4000:]}")
                     return 1
                 ran += 1
-    print(f"mujoco_docs_check: {ran} commands of docs/mujoco.md ran")
+    print(f"mujoco_docs_check: {ran} commands of {name} ran")
     return 0 if ran else 1
 
 
