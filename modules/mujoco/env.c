@@ -354,7 +354,7 @@ static sk_status set_physics(void *state, int index, const double *qpos, const d
 }
 
 const sk_env_extras mj_extras = {
-    .preset = NULL,
+    .preset = "mujoco", /* configs/mujoco.ini */
     .bench_num_envs = 256,
     .physics_sizes = physics_sizes,
     .get_physics = get_physics,
