@@ -86,8 +86,9 @@ def step(env_id, num_envs, threads, seconds):
         envs = gym.vector.SyncVectorEnv([lambda: gym.make(env_id) for _ in range(num_envs)])
     envs.reset(seed=1)
     rng = np.random.default_rng(1)
-    space = envs.action_space
-    actions = [rng.uniform(space.low, space.high).astype(space.dtype) for _ in range(16)]
+    space = getattr(envs, "single_action_space", envs.action_space)  # EnvPool's is one env's
+    actions = [rng.uniform(space.low, space.high, size=(num_envs,) + space.shape).astype(space.dtype)
+               for _ in range(16)]
     for k in range(20):
         envs.step(actions[k % 16])
     n, wall, cpu = 0, time.perf_counter(), time.process_time()
