@@ -362,7 +362,7 @@ static void render(const void *state, int index, uint8_t *rgb) {
 }
 
 const sk_env_extras mj_extras = {
-    .preset = NULL,
+    .preset = "mujoco", /* configs/mujoco.ini */
     .bench_num_envs = 256,
     .render_width = MJ_RENDER_WIDTH,
     .render_height = MJ_RENDER_HEIGHT,

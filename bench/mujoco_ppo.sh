@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Issue 50 ask 5: PPO with the MuJoCo preset (configs/mujoco.ini) at 1M env steps, for training
+# seeds SEEDS on each task of TASKS, one run at a time; each final checkpoint evaluated over 10
+# episodes (sampled, as CleanRL's evaluation, and greedy). Beside each task: the raw physics of
+# the same steps (bench/mujoco_peers.py physics: mujoco.mj_step(m, d, nstep=frame_skip) on the
+# module's model file, from Python, the same MuJoCo 3.3.7) and the published figures
+# (../shared/reference/mujoco/README.md). Writes bench/results/DATE-COMMIT-mujoco-ppo.md.
+#
+# usage: bench/mujoco_ppo.sh [RUNS_DIR]
+#   RUNS_DIR (default a new temporary folder) holds the run folders TASK-sSEED; a finished run
+#   found there (summary.json written, not interrupted, its time.txt) is reused, not trained again.
+#   TASKS="HalfCheetah-v5 Hopper-v5 Walker2d-v5 Ant-v5", SEEDS="1 2 3" (SEEDS_Ant-v5 overrides one
+#   task's, with '-' for '_': SEEDS_Ant_v5="1"), STEPS=1000000, THREADS=2, SKINNER=build/skinner,
+#   PYTHON (with mujoco; default /work/main/.venv/bin/python or python3),
+#   SB3_STEPS=N also runs Stable-Baselines3's PPO for N steps on SB3_TASK (HalfCheetah-v5), seed 1,
+#   in PEERS_PYTHON (bench/.venv-peers/bin/python).
+# Times: wall and CPU (user + system) seconds of each run, from /usr/bin/time. The machine is
+# shared, so the CPU seconds are the steadier figure: "physics" is the CPU seconds one core spends
+# in mj_step for the same env steps, and "CPU / physics" compares the two (issue 50: at most 1.3).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+runs=${1:-$(mktemp -d)}
+skinner=${SKINNER:-$root/build/skinner}
+tasks=${TASKS:-HalfCheetah-v5 Hopper-v5 Walker2d-v5 Ant-v5}
+steps=${STEPS:-1000000}
+threads=${THREADS:-2}
+python=${PYTHON:-/work/main/.venv/bin/python}
+[[ -x $python ]] || python=python3
+peers_python=${PEERS_PYTHON:-$root/bench/.venv-peers/bin/python}
+[[ -x $skinner ]] || { echo "mujoco_ppo: no skinner at $skinner (build first)" >&2; exit 2; }
+export SKINNER_CONFIG_DIR=$root/configs
+mkdir -p "$runs" "$root/bench/results"
+commit=$(git -C "$root" rev-parse --short HEAD)
+out=$root/bench/results/$(date -u +%Y-%m-%d)-$commit-mujoco-ppo.md
+py() { /usr/bin/python3 -c "$@"; }
+# task -> "model file|frame_skip|CleanRL PPO|SB3 zoo PPO|CleanRL SAC|SB3 zoo SAC"
+facts() {
+    case $1 in
+    HalfCheetah-v5) echo "half_cheetah.xml|5|2906 +- 1129|5819|9635 +- 1424|9535" ;;
+    Hopper-v5) echo "hopper.xml|4|2052 +- 314|2410|2310 +- 343|2326" ;;
+    Walker2d-v5) echo "walker2d_v5.xml|4|2891 +- 231|3479|3591 +- 911|3863" ;;
+    Ant-v5) echo "ant.xml|5|-|1327|-|4616" ;;
+    Humanoid-v5) echo "humanoid.xml|5|742 +- 156|-|4996 +- 686|6232 (2M)" ;;
+    *) echo "mujoco_ppo: no facts for $1" >&2; exit 2 ;;
+    esac
+}
+finished() {
+    [[ -f $1/summary.json && -f $1/time.txt ]] && py \
+        "import json,sys; s=json.load(open(sys.argv[1])); sys.exit(s.get('interrupted', True))" "$1/summary.json"
+}
+{
+    echo "# MuJoCo PPO, configs/mujoco.ini, $steps env steps ($(date -u +%Y-%m-%d), commit $commit)"
+    echo
+    echo "Machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, shared with other work."
+    echo "Each run: \`skinner train TASK --seed S --threads $threads --total-steps $steps\`, one at a time;"
+    echo "eval: \`skinner eval TASK --checkpoint RUN --episodes 10\` (sampled) and with \`--greedy\`."
+    echo "Training return: metrics.csv's last mean_return (the last 100 episodes). Physics: CPU seconds"
+    echo "of one core in \`mj_step\` for the same env steps (bench/mujoco_peers.py physics, 20k env steps"
+    echo "scaled); the run's CPU seconds over it is the issue's \"at most 1.3x its physics\"."
+    echo
+    echo "| task | seed | eval (sampled) | eval (greedy) | training return | wall s | CPU s | physics CPU s | CPU / physics | load avg (start, end) |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
+} > "$out"
+summary=()
+for task in $tasks; do
+    IFS='|' read -r model skip cleanrl sb3zoo sac sb3sac <<< "$(facts "$task")"
+    var=SEEDS_${task//-/_}
+    seeds=${!var:-${SEEDS:-1 2 3}}
+    phys=$("$python" "$root/bench/mujoco_peers.py" physics "$root/modules/mujoco/models/$model" "$skip" 20000)
+    phys_cpu=$(py "import json,sys; p=json.loads(sys.argv[1]); print('%.1f' % (p['cpu_seconds'] * $steps / 20000))" "$phys")
+    evals=()
+    for seed in $seeds; do
+        dir=$runs/$task-s$seed
+        if ! finished "$dir"; then
+            rm -rf "$dir"
+            mkdir -p "$dir"
+            load0=$(cut -d' ' -f1 /proc/loadavg)
+            /usr/bin/time -o "$dir/time.tmp" -f '%e %U %S' "$skinner" train "$task" --seed "$seed" \
+                --threads "$threads" --total-steps "$steps" --run-dir "$dir" --force --quiet
+            echo "$(cat "$dir/time.tmp") $load0 $(cut -d' ' -f1 /proc/loadavg)" > "$dir/time.txt"
+        fi
+        read -r wall user sys load0 load1 < "$dir/time.txt"
+        sampled=$("$skinner" eval "$task" --checkpoint "$dir" --episodes 10 --json 2> /dev/null)
+        greedy=$("$skinner" eval "$task" --checkpoint "$dir" --episodes 10 --greedy --json 2> /dev/null)
+        row=$(py "import csv, json, sys
+s, g = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+rows = list(csv.DictReader(open(sys.argv[3] + '/metrics.csv')))
+cpu = float(sys.argv[5]) + float(sys.argv[6])
+print('%.0f +- %.0f | %.0f +- %.0f | %.0f | %.0f | %.0f | %s | %.2f' % (s['mean_return'], s['std_return'],
+      g['mean_return'], g['std_return'], float(rows[-1]['mean_return']), float(sys.argv[4]), cpu,
+      sys.argv[7], cpu / float(sys.argv[7])))" "$sampled" "$greedy" "$dir" "$wall" "$user" "$sys" "$phys_cpu")
+        echo "| $task | $seed | ${row} | $load0, $load1 |" >> "$out"
+        evals+=("$(py "import json,sys; print(json.loads(sys.argv[1])['mean_return'])" "$sampled")")
+    done
+    mean=$(printf '%s\n' "${evals[@]}" | awk '{ s += $1 } END { printf "%.0f", s / NR }')
+    summary+=("| $task | ${#evals[@]} | $mean | $cleanrl | $sb3zoo | $sac | $sb3sac | $(py "print('%.0f%%' % (100 * $mean / float('$sac'.split()[0] if '$sac' != '-' else '$sb3sac')))") |")
+done
+{
+    echo
+    echo "## Against the published figures (1M steps; reference/mujoco/README.md)"
+    echo
+    echo "| task | seeds | skinner eval mean | CleanRL PPO (v4, training return) | SB3 zoo PPO (v3) | CleanRL SAC | SB3 zoo SAC | skinner / SAC |"
+    echo "|---|---|---|---|---|---|---|---|"
+    printf '%s\n' "${summary[@]}"
+} >> "$out"
+if [[ -n ${SB3_STEPS:-} ]]; then
+    sb3_task=${SB3_TASK:-HalfCheetah-v5}
+    load0=$(cut -d' ' -f1 /proc/loadavg)
+    r=$("$peers_python" "$root/bench/mujoco_peers.py" sb3 "$sb3_task" "$SB3_STEPS" 1 "$threads")
+    {
+        echo
+        echo "## Stable-Baselines3 PPO, the same settings, seed 1, $SB3_STEPS steps, torch on $threads threads"
+        echo
+        echo "\`$peers_python bench/mujoco_peers.py sb3 $sb3_task $SB3_STEPS 1 $threads\` (load average $load0 at the start):"
+        echo
+        echo "| task | steps | wall s | steps/s | training return | eval (sampled, 10) |"
+        echo "|---|---|---|---|---|---|"
+        py "import json,sys; r=json.loads(sys.argv[1]); print('| $sb3_task | %d | %.0f | %.0f | %s | %.0f +- %.0f |' % (r['steps'], r['seconds'], r['sps'], '%.0f' % r['train_return'] if r['train_return'] is not None else '-', r['eval_mean'], r['eval_std']))" "$r"
+    } >> "$out"
+fi
+echo "mujoco_ppo: wrote $out"
