@@ -58,3 +58,44 @@ compare() {
         echo "| $name | $aw | $bw | $(ratio "$aw" "$bw") | $ac | $bc | $(ratio "$ac" "$bc") |"
     done
 }
+
+# ---- what every bench script starts with (issue 53 ask 9)
+
+# The tree's commit, today's date (UTC) and the CPU's model name, for a results file's first
+# lines; the tree's presets for every skinner the script runs. Uses $root.
+bench_init() {
+    commit=$(git -C "$root" rev-parse --short HEAD)
+    date=$(date -u +%Y-%m-%d)
+    cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+    export SKINNER_CONFIG_DIR=$root/configs
+}
+
+# Stops with exit status 2 naming the script, the first program that is missing and HINT (how
+# to build it, or the script's usage line).
+# usage: bench_need NAME HINT PROGRAM...
+bench_need() {
+    local name=$1 hint=$2 program
+    shift 2
+    for program in "$@"; do
+        [[ -x $program ]] || { echo "$name: no program at $program ($hint)" >&2; exit 2; }
+    done
+}
+
+# ---- a sweep's best config against its preset (bench/sweep_minatar.sh, bench/sweep_prover.sh)
+
+# Runs the sweep file SPEC into $dir/sweep (or resumes it there), writes its report to
+# $dir/report.txt, then calls PAIR SEED for seeds 11-13, which no trial ran: PAIR trains (and
+# evaluates) the preset into $dir/preset-sSEED and $dir/sweep/best.ini into $dir/best-sSEED. Sets
+# sweep_seconds, load_before and load_after. Uses $skinner and $dir.
+# usage: bench_sweep_vs_preset SPEC PAIR
+bench_sweep_vs_preset() {
+    local spec=$1 pair=$2 seed start
+    load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+    start=$(date +%s.%N)
+    if [[ -f $dir/sweep/sweep.ini ]]; then "$skinner" sweep --resume "$dir/sweep" > /dev/null
+    else "$skinner" sweep --config "$spec" --run-dir "$dir/sweep" > /dev/null; fi
+    sweep_seconds=$(echo "$(date +%s.%N) - $start" | bc)
+    "$skinner" sweep report "$dir/sweep" > "$dir/report.txt"
+    for seed in 11 12 13; do "$pair" "$seed"; done
+    load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+}

@@ -10,15 +10,15 @@
 #   SKINNER=build/skinner the program; STEPS=2000000; TRIALS=8; GAME=Breakout.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 dir=${1:-$(mktemp -d)}
 skinner=${SKINNER:-$root/build/skinner}
 steps=${STEPS:-2000000}
 trials=${TRIALS:-8}
 game=${GAME:-Breakout}
-[[ -x $skinner ]] || { echo "sweep_minatar: no skinner at $skinner (build first)" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
-commit=$(git -C "$root" rev-parse --short HEAD)
-date=$(date -u +%Y-%m-%d)
+bench_need sweep_minatar "build first" "$skinner"
+bench_init
 out=$root/bench/results/$date-$commit-sweep-minatar.md
 mkdir -p "$dir"
 cat > "$dir/minatar.ini" <<INI
@@ -67,36 +67,30 @@ min = 0.97
 max = 0.995
 centre = 0.99
 INI
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-start=$(date +%s.%N)
-if [[ -f $dir/sweep/sweep.ini ]]; then "$skinner" sweep --resume "$dir/sweep" > /dev/null
-else "$skinner" sweep --config "$dir/minatar.ini" --run-dir "$dir/sweep" > /dev/null; fi
-sweep_seconds=$(echo "$(date +%s.%N) - $start" | bc)
-"$skinner" sweep report "$dir/sweep" > "$dir/report.txt"
-for seed in 11 12 13; do
+# preset and best of a seed side by side, one thread each (the return at a fixed step count
+# does not depend on the load)
+pair() {
     "$skinner" train "MinAtar/$game-v1" --config "$root/configs/minatar.ini" --total-steps "$steps" \
-        --seed "$seed" --threads 1 --run-dir "$dir/preset-s$seed" --force --quiet > /dev/null &
-    "$skinner" train "MinAtar/$game-v1" --config "$dir/sweep/best.ini" --seed "$seed" \
-        --run-dir "$dir/best-s$seed" --force --quiet > /dev/null
+        --seed "$1" --threads 1 --run-dir "$dir/preset-s$1" --force --quiet > /dev/null &
+    "$skinner" train "MinAtar/$game-v1" --config "$dir/sweep/best.ini" --total-steps "$steps" \
+        --seed "$1" --threads 1 --run-dir "$dir/best-s$1" --force --quiet > /dev/null
     wait
-done
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+}
+bench_sweep_vs_preset "$dir/minatar.ini" pair
 /usr/bin/python3 - "$dir" "$out" "$commit" "$date" "$sweep_seconds" "$load_before" "$load_after" \
-    "$steps" "$game" <<'PY'
+    "$steps" "$game" "$root/bench" <<'PY'
 import json, os, statistics, sys
-d, out, commit, date, seconds, load_before, load_after, steps, game = sys.argv[1:]
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-lines = [json.loads(l) for l in open(os.path.join(d, "sweep", "sweep.jsonl"))]
-ok = sum(1 for l in lines if l["status"] == "ok")
+d, out, commit, date, seconds, load_before, load_after, steps, game, bench = sys.argv[1:]
+sys.path.insert(0, bench)
+import sweep_report
 with open(out, "w") as f:
-    f.write(f"# MinAtar/{game}-v1 at {int(steps):,} steps: a sweep's best config against the preset "
-            f"({date}, commit {commit})\n\n")
-    f.write(f"Machine: {cpu}, {os.cpu_count()} cores, shared (load average {load_before} before, "
-            f"{load_after} after). Command: `STEPS={steps} bench/sweep_minatar.sh` (its sweep file "
-            "is written by the script: five PPO keys, metric final_mean_return).\n\n")
-    f.write(f"The sweep: {len(lines)} trials ({ok} ok) in {float(seconds):.0f} s. Then seeds 11-13 "
-            "(no trial ran them), the training return (mean of the last 100 episodes) at the same "
-            "budget:\n\n| config | seed | return | train s |\n|---|---|---|---|\n")
+    sweep_report.head(f, d, f"MinAtar/{game}-v1 at {int(steps):,} steps: a sweep's best config "
+                      f"against the preset ({date}, commit {commit})",
+                      f"`STEPS={steps} bench/sweep_minatar.sh` (its sweep file is written by the "
+                      "script: five PPO keys, metric final_mean_return)", load_before, load_after,
+                      seconds)
+    f.write("Then seeds 11-13 (no trial ran them), the training return (mean of the last 100 "
+            "episodes) at the same budget:\n\n| config | seed | return | train s |\n|---|---|---|---|\n")
     means = {}
     for kind in ("preset", "best"):
         values = []
@@ -107,7 +101,6 @@ with open(out, "w") as f:
         means[kind] = statistics.mean(values)
         f.write(f"| {kind} | mean | {means[kind]:.2f} | |\n")
     f.write(f"\nBest minus preset, mean return over seeds 11-13: {means['best'] - means['preset']:+.2f}.\n\n")
-    f.write("The best config:\n\n```ini\n" + open(os.path.join(d, "sweep", "best.ini")).read()
-            + "```\n\nThe report:\n\n```text\n" + open(os.path.join(d, "report.txt")).read() + "```\n")
+    sweep_report.tail(f, d)
 print(out)
 PY

@@ -10,15 +10,15 @@
 #   SHARED=../shared (the datasets).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 dir=${1:-$(mktemp -d)}
 skinner=${SKINNER:-$root/build/skinner}
 steps=${STEPS:-100000}
 trials=${TRIALS:-12}
 shared=$(cd "${SHARED:-$root/../shared}" && pwd)
-[[ -x $skinner ]] || { echo "sweep_prover: no skinner at $skinner (build first)" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
-commit=$(git -C "$root" rev-parse --short HEAD)
-date=$(date -u +%Y-%m-%d)
+bench_need sweep_prover "build first" "$skinner"
+bench_init
 out=$root/bench/results/$date-$commit-sweep-prover.md
 mkdir -p "$dir"
 cat > "$dir/prover.ini" <<INI
@@ -65,40 +65,34 @@ min = 16
 max = 128
 centre = 32
 INI
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-start=$(date +%s.%N)
-if [[ -f $dir/sweep/sweep.ini ]]; then "$skinner" sweep --resume "$dir/sweep" > /dev/null
-else "$skinner" sweep --config "$dir/prover.ini" --run-dir "$dir/sweep" > /dev/null; fi
-sweep_seconds=$(echo "$(date +%s.%N) - $start" | bc)
-"$skinner" sweep report "$dir/sweep" > "$dir/report.txt"
-for seed in 11 12 13; do
+# preset and best of a seed one after the other, each evaluated on the test split
+pair() {
     "$skinner" train Prover-v0 --config "$root/configs/prover_family.ini" \
-        --env.dataset "$shared/datasets/family" --total-steps "$steps" --seed "$seed" \
-        --threads 1 --run-dir "$dir/preset-s$seed" --force --quiet > /dev/null
-    "$skinner" eval Prover-v0 --checkpoint "$dir/preset-s$seed" --json --threads 1 \
-        > "$dir/preset-s$seed.json" 2> /dev/null
-    "$skinner" train Prover-v0 --config "$dir/sweep/best.ini" --seed "$seed" \
-        --run-dir "$dir/best-s$seed" --force --quiet > /dev/null
-    "$skinner" eval Prover-v0 --checkpoint "$dir/best-s$seed" --json --threads 1 \
-        > "$dir/best-s$seed.json" 2> /dev/null
-done
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+        --env.dataset "$shared/datasets/family" --total-steps "$steps" --seed "$1" \
+        --threads 1 --run-dir "$dir/preset-s$1" --force --quiet > /dev/null
+    "$skinner" eval Prover-v0 --checkpoint "$dir/preset-s$1" --json --threads 1 \
+        > "$dir/preset-s$1.json" 2> /dev/null
+    "$skinner" train Prover-v0 --config "$dir/sweep/best.ini" --total-steps "$steps" \
+        --seed "$1" --threads 1 --run-dir "$dir/best-s$1" --force --quiet > /dev/null
+    "$skinner" eval Prover-v0 --checkpoint "$dir/best-s$1" --json --threads 1 \
+        > "$dir/best-s$1.json" 2> /dev/null
+}
+bench_sweep_vs_preset "$dir/prover.ini" pair
 /usr/bin/python3 - "$dir" "$out" "$commit" "$date" "$sweep_seconds" "$load_before" "$load_after" \
-    "$steps" <<'PY'
+    "$steps" "$root/bench" <<'PY'
 import json, os, statistics, sys
-d, out, commit, date, seconds, load_before, load_after, steps = sys.argv[1:]
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-lines = [json.loads(l) for l in open(os.path.join(d, "sweep", "sweep.jsonl"))]
-ok = sum(1 for l in lines if l["status"] == "ok")
+d, out, commit, date, seconds, load_before, load_after, steps, bench = sys.argv[1:]
+sys.path.insert(0, bench)
+import sweep_report
 with open(out, "w") as f:
-    f.write(f"# Prover-v0 on family: a sweep's best config against the preset, RL-only MRR at "
-            f"{int(steps):,} steps ({date}, commit {commit})\n\n")
-    f.write(f"Machine: {cpu}, {os.cpu_count()} cores, shared (load average {load_before} before, "
-            f"{load_after} after). Command: `STEPS={steps} bench/sweep_prover.sh` (its sweep file "
-            "is written by the script: four PPO keys, `metric = eval.mrr`).\n\n")
-    f.write(f"The sweep: {len(lines)} trials ({ok} ok) in {float(seconds):.0f} s. Then seeds 11-13 "
-            "(no trial ran them), preset and best alternately, each evaluated by `skinner eval "
-            "Prover-v0 --checkpoint RUN --json` (the test split, both sides, all corruptions, no KGE):\n\n")
+    sweep_report.head(f, d, f"Prover-v0 on family: a sweep's best config against the preset, "
+                      f"RL-only MRR at {int(steps):,} steps ({date}, commit {commit})",
+                      f"`STEPS={steps} bench/sweep_prover.sh` (its sweep file is written by the "
+                      "script: four PPO keys, `metric = eval.mrr`)", load_before, load_after,
+                      seconds)
+    f.write("Then seeds 11-13 (no trial ran them), preset and best alternately, each evaluated by "
+            "`skinner eval Prover-v0 --checkpoint RUN --json` (the test split, both sides, all "
+            "corruptions, no KGE):\n\n")
     f.write("| config | seed | MRR | hits@1 | hits@10 | proved rate | train s |\n|---|---|---|---|---|---|---|\n")
     means = {}
     for kind in ("preset", "best"):
@@ -112,7 +106,6 @@ with open(out, "w") as f:
         means[kind] = statistics.mean(mrrs)
         f.write(f"| {kind} | mean | {means[kind]:.4f} | | | | |\n")
     f.write(f"\nBest minus preset, mean MRR over seeds 11-13: {means['best'] - means['preset']:+.4f}.\n\n")
-    f.write("The best config:\n\n```ini\n" + open(os.path.join(d, "sweep", "best.ini")).read()
-            + "```\n\nThe report:\n\n```text\n" + open(os.path.join(d, "report.txt")).read() + "```\n")
+    sweep_report.tail(f, d)
 print(out)
 PY
