@@ -14,17 +14,16 @@
 #                          SKINNER=build/skinner; STEPS=0 skips training)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 skinner=${SKINNER:-$root/build/skinner}
 rounds=${ROUNDS:-5}
 seconds=${SECONDS_EACH:-5}
 steps=${STEPS:-2000000}
 seed=${SEED:-1}
 threads=${THREADS:-1}
-[[ -x $skinner ]] || { echo "arena: no skinner at $skinner (build first)" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
-commit=$(git -C "$root" rev-parse --short HEAD)
-date=$(date -u +%Y-%m-%d)
-cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+bench_need arena "build first" "$skinner"
+bench_init
 out=$root/bench/results/$date-$commit-arena.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

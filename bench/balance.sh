@@ -11,6 +11,8 @@
 #  uneven_plugin)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 build=${1:-$root/build}
 repeats=${2:-5}
 threads=${3:-2}
@@ -19,10 +21,8 @@ plugin=$build/bench/libuneven_plugin.so
 for f in "$skinner" "$plugin"; do
     [[ -e $f ]] || { echo "balance: no $f (cmake --build BUILD --target skinner_cli uneven_plugin)" >&2; exit 2; }
 done
-export SKINNER_CONFIG_DIR=$root/configs
+bench_init
 data=$root/../shared/datasets
-commit=$(git -C "$root" rev-parse --short HEAD)
-date=$(date -u +%Y-%m-%d)
 out=$root/bench/results/$date-$commit-balance.md
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 

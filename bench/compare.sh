@@ -7,18 +7,18 @@
 # usage: bench/compare.sh OLD_SKINNER NEW_SKINNER [SECONDS_PER_RUN=1] [REPEATS=5]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 old=$1
 new=$2
 seconds=${3:-1}
 repeats=${4:-5}
 [[ -x $old && -x $new ]] || { echo "compare: usage: bench/compare.sh OLD_SKINNER NEW_SKINNER [SECONDS] [REPEATS]" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
+bench_init
 
 describe() { git -C "$(dirname "$1")" rev-parse --short HEAD 2>/dev/null || echo unknown; }
 old_commit=$(describe "$old")
 new_commit=$(git -C "$root" rev-parse --short HEAD)
-date=$(date -u +%Y-%m-%d)
-cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 out=$root/bench/results/$date-$new_commit-vs-$old_commit.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

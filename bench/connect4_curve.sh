@@ -16,6 +16,8 @@
 #   POLL=60 the seconds between looks at the checkpoint.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 [[ $# -ge 1 ]] || { sed -n 2,16p "$0" >&2; exit 2; }
 run=${1%/}
 out=$run-curve
@@ -27,7 +29,7 @@ depth=${DEPTH:-4}
 games=${GAMES:-200}
 poll=${POLL:-60}
 [[ -x $skinner && -x $bench ]] || { echo "connect4_curve: build skinner and bench first" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
+bench_init
 mkdir -p "$out"
 [[ -f $out/curve.md ]] || {
     echo "| agent steps | greedy wins/draws/losses (depth $depth) | greedy win rate | sampled win rate |"

@@ -15,6 +15,8 @@
 #   BENCH=build/bench/connect4_vs_alphabeta the match program; THREADS=1 the training threads.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 run=${1:-$(mktemp -d)/connect4}
 skinner=${SKINNER:-$root/build/skinner}
 bench=${BENCH:-$root/build/bench/connect4_vs_alphabeta}
@@ -22,7 +24,7 @@ games=${GAMES:-200}
 threads=${THREADS:-1}
 env=${ENV:-ConnectFour-v0}
 [[ -x $skinner && -x $bench ]] || { echo "connect4_vs_alphabeta: build skinner and bench first" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
+bench_init
 finished() {
     [[ -f $1/summary.json ]] && /usr/bin/python3 -c \
         "import json,sys; s=json.load(open(sys.argv[1])); sys.exit(s.get('interrupted', True))" \
@@ -32,7 +34,6 @@ if ! finished "$run"; then
     "$skinner" train "$env" --threads "$threads" --run-dir "$run" \
         ${STEPS:+--train.total_steps $STEPS} --force
 fi
-commit=$(git -C "$root" rev-parse --short HEAD)
 out=$root/bench/results/$(date -u +%Y-%m-%d)-$commit-connect4.md
 table=$(C4_ENV=$env C4_MIN_DEPTH=0 "$bench" "$run/policy.safetensors" "$games" 6 1)
 sampled=$(C4_ENV=$env C4_MIN_DEPTH=0 "$bench" "$run/policy.safetensors" "$games" 6 1 --sample)

@@ -18,19 +18,19 @@
 # usage: bench/env_checks.sh OLD_SKINNER NEW_SKINNER [SECONDS_PER_RUN=3] [REPEATS=7] [THREADS=1]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 old=$1
 new=$2
 seconds=${3:-3}
 repeats=${4:-7}
 threads=${5:-1}
 [[ -x $old && -x $new ]] || { echo "env_checks: usage: bench/env_checks.sh OLD_SKINNER NEW_SKINNER [SECONDS] [REPEATS] [THREADS]" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
+bench_init
 
 describe() { git -C "$(dirname "$1")" rev-parse --short HEAD 2>/dev/null || echo unknown; }
 old_commit=$(describe "$old")
 new_commit=$(describe "$new")
-date=$(date -u +%Y-%m-%d)
-cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 out=$root/bench/results/$date-$new_commit-env-checks.md
 
 # row NAME ARGS...: both programs, alternating, REPEATS times each; one table row

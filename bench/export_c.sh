@@ -9,13 +9,14 @@
 # usage: bench/export_c.sh [SKINNER=build/skinner] [PASSES=200]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 skinner=${1:-$root/build/skinner}
 passes=${2:-200}
-[[ -x $skinner ]] || { echo "export_c: no skinner at $skinner (build first)" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
+bench_need export_c "build first" "$skinner"
+bench_init
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 echo "export_c: $(git -C "$root" rev-parse --short HEAD) on $cpu, $passes passes of 1000 rows"
 printf '%-28s %10s %12s\n' policy params ns/action
 

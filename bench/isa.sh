@@ -12,6 +12,8 @@
 # usage: bench/isa.sh [SKINNER=build/skinner] [NATIVE=] [REPEATS=5] [SECONDS=3] [THREADS=2]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 skinner=$(realpath "${1:-$root/build/skinner}")
 native=${2:-}
 repeats=${3:-5}
@@ -21,14 +23,9 @@ gemm_bench=$(dirname "$skinner")/bench/learner_gemm
 for program in "$skinner" "$gemm_bench" ${native:+"$native"}; do
     [[ -x $program ]] || { echo "isa: no program at $program (usage: bench/isa.sh [SKINNER] [NATIVE] [REPEATS] [SECONDS] [THREADS])" >&2; exit 2; }
 done
-export SKINNER_CONFIG_DIR=$root/configs
-commit=$(git -C "$root" rev-parse --short HEAD)
-date=$(date -u +%Y-%m-%d)
-cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+bench_init
 out=$root/bench/results/$date-$commit-isa.md
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-# shellcheck source=bench/lib.sh
-source "$root/bench/lib.sh"
 mapfile -t workloads < <(bench_preset_workloads "$root")
 
 

@@ -10,6 +10,8 @@
 # (NAME names the results file: another OLD, e.g. the parent commit's build, gets its own.)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 skinner=${1:-$root/build/skinner}
 old=${2:-/work/old4e/build/skinner}
 repeats=${3:-5}
@@ -20,15 +22,10 @@ gemm_bench=$(dirname "$skinner")/bench/learner_gemm
 for program in "$skinner" "$old" "$gemm_bench"; do
     [[ -x $program ]] || { echo "learner: no program at $program (build first: cmake --build BUILD --target skinner_cli learner_gemm)" >&2; exit 2; }
 done
-export SKINNER_CONFIG_DIR=$root/configs
-commit=$(git -C "$root" rev-parse --short HEAD)
-date=$(date -u +%Y-%m-%d)
-cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+bench_init
 out=$root/bench/results/$date-$commit-$name.md
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
-# shellcheck source=bench/lib.sh
-source "$root/bench/lib.sh"
 mapfile -t workloads < <(bench_preset_workloads "$root")
 
 mapfile -t lines < <(compare "$skinner" "" "$old" "")

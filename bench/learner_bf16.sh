@@ -9,16 +9,15 @@
 # usage: bench/learner_bf16.sh [SKINNER=build/skinner] [REPEATS=5] [SECONDS=3] [STEPS=2000000] [SEED=1]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 skinner=${1:-$root/build/skinner}
 repeats=${2:-5}
 seconds=${3:-3}
 steps=${4:-2000000}
 seed=${5:-1}
-[[ -x $skinner ]] || { echo "learner_bf16: no skinner at $skinner (build first)" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
-commit=$(git -C "$root" rev-parse --short HEAD)
-date=$(date -u +%Y-%m-%d)
-cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+bench_need learner_bf16 "build first" "$skinner"
+bench_init
 out=$root/bench/results/$date-$commit-learner-bf16.md
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -18,17 +18,17 @@
 # they are upper bounds, and the table says which runs trained side by side.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 runs=${1:-$(mktemp -d)}
 skinner=${SKINNER:-$root/build/skinner}
 seeds=${SEEDS:-1 2 3}
 games=${GAMES:-Asterix Breakout Freeway Seaquest SpaceInvaders}
 threads=${THREADS:-0}
 steps=${STEPS:-}
-[[ -x $skinner ]] || { echo "minatar_ppo: no skinner at $skinner (build first)" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
+bench_need minatar_ppo "build first" "$skinner"
+bench_init
 mkdir -p "$runs"
-commit=$(git -C "$root" rev-parse --short HEAD)
-date=$(date -u +%Y-%m-%d)
 out=$root/bench/results/$date-$commit-minatar-ppo.md
 finished() { # a run folder whose training ended normally
     [[ -f $1/summary.json ]] && /usr/bin/python3 -c \

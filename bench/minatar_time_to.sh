@@ -11,6 +11,8 @@
 #   THREADS=2 LIMIT=300 SKINNER=build/skinner
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 skinner=${SKINNER:-$root/build/skinner}
 game=${GAME:-Breakout}
 target=${TARGET:-28}
@@ -19,11 +21,8 @@ threads=${THREADS:-2}
 limit=${LIMIT:-300}
 configs=("$@")
 [[ ${#configs[@]} -gt 0 ]] || configs=(- "$root/configs/minatar_fast.ini")
-[[ -x $skinner ]] || { echo "minatar_time_to: no skinner at $skinner (build first)" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
-commit=$(git -C "$root" rev-parse --short HEAD)
-date=$(date -u +%Y-%m-%d)
-cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+bench_need minatar_time_to "build first" "$skinner"
+bench_init
 out=$root/bench/results/$date-$commit-minatar-time-to.md
 tmp=$(mktemp -d)
 pid=

@@ -11,6 +11,8 @@
 #   REPEATS=3, PEAK=296 (GFLOP/s: OpenBLAS sgemm 2048^3 on 2 threads, ../shared/BENCHMARKS.md)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 games=${1:-Asterix Breakout Freeway Seaquest SpaceInvaders}
 build=${SKINNER_BUILD:-$root/build}
 seconds=${SECONDS_PER_RUN:-5}
@@ -21,9 +23,7 @@ peak=${PEAK:-296}
     echo "minatar_vs_torch: no $build/skinner and $build/python (build first)" >&2; exit 2; }
 /usr/bin/python3 -c "import torch" 2> /dev/null || {
     echo "minatar_vs_torch: Debian's python3-torch is not installed" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
-commit=$(git -C "$root" rev-parse --short HEAD)
-date=$(date -u +%Y-%m-%d)
+bench_init
 out=$root/bench/results/$date-$commit-minatar-vs-torch.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -12,15 +12,14 @@
 # usage: bench/morpho_cnn.sh [SKINNER=build/skinner] [REPEATS=3] [BENCH_SECONDS=10]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 skinner=${1:-$root/build/skinner}
 repeats=${2:-3}
 seconds=${3:-10}
 conv_bench=$(dirname "$skinner")/bench/conv_bench
 [[ -x $skinner && -x $conv_bench ]] || { echo "morpho_cnn: build first (no $skinner or $conv_bench)" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
-commit=$(git -C "$root" rev-parse --short HEAD)
-date=$(date -u +%Y-%m-%d)
-cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+bench_init
 out=$root/bench/results/$date-$commit-morpho-cnn.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

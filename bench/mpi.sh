@@ -11,16 +11,15 @@
 # usage: bench/mpi.sh [SKINNER=build/skinner] [REPEATS=5] [SECONDS=3]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 skinner=${1:-$root/build/skinner}
 repeats=${2:-5}
 seconds=${3:-3}
-[[ -x $skinner ]] || { echo "mpi: no skinner at $skinner (build first)" >&2; exit 2; }
+bench_need mpi "build first" "$skinner"
 command -v mpirun > /dev/null || { echo "mpi: no mpirun (scripts/setup.sh installs Open MPI)" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
+bench_init
 countries=$root/../shared/datasets/countries_s3
-commit=$(git -C "$root" rev-parse --short HEAD)
-date=$(date -u +%Y-%m-%d)
-cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 out=$root/bench/results/$date-$commit-mpi-scale.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -9,14 +9,14 @@
 # usage: bench/mpi_learning.sh [SKINNER=build/skinner] [SEEDS=5] [TOTAL=245760]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 skinner=${1:-$root/build/skinner}
 seeds=${2:-5}
 total=${3:-245760}
-[[ -x $skinner ]] || { echo "mpi_learning: no skinner at $skinner (build first)" >&2; exit 2; }
+bench_need mpi_learning "build first" "$skinner"
 command -v mpirun > /dev/null || { echo "mpi_learning: no mpirun" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
-commit=$(git -C "$root" rev-parse --short HEAD)
-date=$(date -u +%Y-%m-%d)
+bench_init
 out=$root/bench/results/$date-$commit-mpi-scale-learning.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

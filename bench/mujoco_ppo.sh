@@ -19,6 +19,8 @@
 # in mj_step for the same env steps, and "CPU / physics" compares the two (issue 50: at most 1.3).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 runs=${1:-$(mktemp -d)}
 skinner=${SKINNER:-$root/build/skinner}
 tasks=${TASKS:-HalfCheetah-v5 Hopper-v5 Walker2d-v5 Ant-v5}
@@ -27,10 +29,9 @@ threads=${THREADS:-2}
 python=${PYTHON:-/work/main/.venv/bin/python}
 [[ -x $python ]] || python=python3
 peers_python=${PEERS_PYTHON:-$root/bench/.venv-peers/bin/python}
-[[ -x $skinner ]] || { echo "mujoco_ppo: no skinner at $skinner (build first)" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
+bench_need mujoco_ppo "build first" "$skinner"
+bench_init
 mkdir -p "$runs" "$root/bench/results"
-commit=$(git -C "$root" rev-parse --short HEAD)
 out=$root/bench/results/$(date -u +%Y-%m-%d)-$commit-mujoco-ppo.md
 py() { /usr/bin/python3 -c "$@"; }
 # task -> "model file|frame_skip|CleanRL PPO|SB3 zoo PPO|CleanRL SAC|SB3 zoo SAC"

@@ -23,12 +23,12 @@ num_envs=${NUM_ENVS:-64}
 gym_envs=${GYM_ENVS:-8}
 model=$root/modules/mujoco/models/half_cheetah.xml
 frame_skip=5
-[[ -x $skinner ]] || { echo "mujoco_speed: no skinner at $skinner (build first)" >&2; exit 2; }
+bench_need mujoco_speed "build first" "$skinner"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cc -O2 "$root/bench/mujoco_raw.c" -I/usr/local/include -L/usr/local/lib -Wl,-rpath,/usr/local/lib \
     -lmujoco -o "$work/raw"
-export SKINNER_CONFIG_DIR=$root/configs
+bench_init
 # "wall_sps cpu_sps" in env steps
 raw() {
     "$work/raw" "$model" "$frame_skip" "$seconds" |
@@ -61,7 +61,6 @@ for ((r = 0; r < rounds; r++)); do
     done
 done
 load1=$(cut -d' ' -f1 /proc/loadavg)
-commit=$(git -C "$root" rev-parse --short HEAD)
 out=$root/bench/results/$(date -u +%Y-%m-%d)-$commit-mujoco-speed.md
 envpool_mujoco=$("$peers_python" -c "import ctypes, envpool, os
 lib = ctypes.CDLL(os.path.join(os.path.dirname(envpool.__file__), 'mujoco', 'mujoco_gym_envpool.so'))

@@ -23,6 +23,8 @@
 #   512x64x64 products took 0.24 s on one thread and 2.0 s on two. On a quiet machine, try 2.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 usage="usage: bench/peers.sh [SECONDS_PER_RUN=1] [REPEATS=3]  (SKINNER=path CAP=200 BREAKOUT_TARGET=10 PEER_THREADS=1 QUICK=1)"
 [[ ${1:-} != -h && ${1:-} != --help ]] || { echo "$usage"; exit 0; }
 [[ $# -le 2 ]] || { echo "$usage" >&2; exit 2; }
@@ -62,14 +64,12 @@ if [[ ! -x $venv/bin/python || ! -f $stamp || $(cat "$stamp") != "$sum" ]]; then
     echo "peers: venv made in $(($(date +%s) - start)) s, $(du -sh "$venv" | cut -f1)" >&2
 fi
 
-commit=$(git -C "$root" rev-parse --short HEAD)
+bench_init
 date=$(date +%F)
 out=$root/bench/results/$date-$commit-peers.md
 mkdir -p "$root/bench/results"
-cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 isa=$(grep -o -w 'avx512f\|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ' | sed 's/ $//')
 command="bench/peers.sh $seconds $repeats (CAP=$cap BREAKOUT_TARGET=$target PEER_THREADS=$peer_threads${QUICK:+ QUICK=$QUICK})"
-export SKINNER_CONFIG_DIR=$root/configs
 PYTHONPATH=$module "$venv/bin/python" "$root/bench/peers.py" --skinner "$skinner" \
     --seconds "$seconds" --repeats "$repeats" --cap "$cap" --breakout-target "$target" --peer-threads "$peer_threads" \
     --out "$out" --date "$date" --commit "$commit" --cpu "$cpu" --isa "ISA: ${isa:-x86-64}" \

@@ -12,6 +12,8 @@
 #   SEARCH="--branches N --alternatives K" overrides the search.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 dataset=${1:-family}
 skinner=${2:-$root/build/skinner}
 kge_dir=${3:-}
@@ -21,11 +23,9 @@ kge_dir=${3:-}
 # (WN18RR: none; the search proves more corruptions there and the hybrid falls)
 declare -A search_preset=([family]="--branches 5 --alternatives 5" [wn18rr]="")
 search=${SEARCH-${search_preset[$dataset]}}
-export SKINNER_CONFIG_DIR=$root/configs
+bench_init
 data=$root/../shared/datasets/$dataset
 [[ -d $data ]] || { echo "hybrid: no $data" >&2; exit 2; }
-commit=$(git -C "$root" rev-parse --short HEAD)
-date=$(date -u +%Y-%m-%d)
 out=$root/bench/results/$date-$commit-hybrid-$dataset.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

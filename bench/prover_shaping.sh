@@ -9,6 +9,8 @@
 #   SKINNER=build/skinner  SEEDS="1 2 3"  SHAPING="0.1"  STEPS=2000000  THREADS=1
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 skinner=${SKINNER:-$root/build/skinner}
 seeds=${SEEDS:-1 2 3}
 shaping=${SHAPING:-0.1}
@@ -16,10 +18,8 @@ steps=${STEPS:-2000000}
 threads=${THREADS:-1}
 datasets=("$@")
 [[ ${#datasets[@]} -gt 0 ]] || datasets=(family wn18rr)
-[[ -x $skinner ]] || { echo "prover_shaping: no skinner at $skinner (build first)" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
-commit=$(git -C "$root" rev-parse --short HEAD)
-date=$(date -u +%Y-%m-%d)
+bench_need prover_shaping "build first" "$skinner"
+bench_init
 out=$root/bench/results/$date-$commit-prover-shaping.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

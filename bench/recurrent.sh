@@ -10,14 +10,13 @@
 # usage: bench/recurrent.sh [SKINNER=build/skinner] [REPEATS=5] [BENCH_SECONDS=3]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 skinner=${1:-$root/build/skinner}
 repeats=${2:-5}
 seconds=${3:-3}
-[[ -x $skinner ]] || { echo "recurrent: no skinner at $skinner (build first)" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
-commit=$(git -C "$root" rev-parse --short HEAD)
-date=$(date -u +%Y-%m-%d)
-cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+bench_need recurrent "build first" "$skinner"
+bench_init
 out=$root/bench/results/$date-$commit-recurrent.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

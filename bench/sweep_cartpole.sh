@@ -11,13 +11,13 @@
 # table gives the load average, and the comparison is fair only between its own columns.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 dir=${1:-$(mktemp -d)/sweep}
 skinner=${SKINNER:-$root/build/skinner}
 sweep=${SWEEP:-$root/configs/sweeps/cartpole.ini}
-[[ -x $skinner ]] || { echo "sweep_cartpole: no skinner at $skinner (build first)" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
-commit=$(git -C "$root" rev-parse --short HEAD)
-date=$(date -u +%Y-%m-%d)
+bench_need sweep_cartpole "build first" "$skinner"
+bench_init
 out=$root/bench/results/$date-$commit-sweep-cartpole.md
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 start=$(date +%s.%N)

@@ -11,15 +11,15 @@
 #   SEEDS="1 2 3" the sweep seeds; SEEDS_PER_TRIAL=N overrides the sweep file's 5.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 dir=${1:-$(mktemp -d)}
 skinner=${SKINNER:-$root/build/skinner}
 budget=${SECONDS_BUDGET:-90}
 seeds=${SEEDS:-1 2 3}
 seeds_per_trial=${SEEDS_PER_TRIAL:-}
-[[ -x $skinner ]] || { echo "sweep_methods: no skinner at $skinner (build first)" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
-commit=$(git -C "$root" rev-parse --short HEAD)
-date=$(date -u +%Y-%m-%d)
+bench_need sweep_methods "build first" "$skinner"
+bench_init
 out=$root/bench/results/$date-$commit-sweep-methods.md
 mkdir -p "$dir"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)

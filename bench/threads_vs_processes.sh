@@ -7,15 +7,14 @@
 # usage: bench/threads_vs_processes.sh [SKINNER=build/skinner] [REPEATS=5] [SECONDS=3]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 skinner=${1:-$root/build/skinner}
 repeats=${2:-5}
 seconds=${3:-3}
-[[ -x $skinner ]] || { echo "threads_vs_processes: no skinner at $skinner (build first)" >&2; exit 2; }
+bench_need threads_vs_processes "build first" "$skinner"
 command -v mpirun > /dev/null || { echo "threads_vs_processes: no mpirun (scripts/setup.sh installs Open MPI)" >&2; exit 2; }
-export SKINNER_CONFIG_DIR=$root/configs
-commit=$(git -C "$root" rev-parse --short HEAD)
-date=$(date -u +%Y-%m-%d)
-cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+bench_init
 out=$root/bench/results/$date-$commit-threads-vs-processes.md
 
 workloads=(
