@@ -11,7 +11,10 @@ skip() {
     echo "CI=true: a missing requirement fails the run"
     exit 1
 }
-"$skinner" envs | grep -q "^$id " || skip "$id is not built (no MuJoCo at configure time: scripts/setup.sh installs it)"
+# the list whole first: grep -q stops reading at its match, and under pipefail the program's
+# next line-buffered write would then die of SIGPIPE and fail the pipeline
+envs=$("$skinner" envs)
+grep -q "^$id " <<< "$envs" || skip "$id is not built (no MuJoCo at configure time: scripts/setup.sh installs it)"
 args=()
 if ! "$skinner" check "$id" --steps 1 > /dev/null 2>&1; then
     model=$shared/reference/mujoco/assets/$file

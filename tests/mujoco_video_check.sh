@@ -13,7 +13,8 @@ skip() {
     exit 1
 }
 fail() { echo "mujoco_video_check: FAIL: $*"; exit 1; }
-"$skinner" envs | grep -q "^HalfCheetah-v5 " || skip "HalfCheetah-v5 is not built (no MuJoCo)"
+envs=$("$skinner" envs) # whole, before grep -q (which stops at its match: SIGPIPE under pipefail)
+grep -q "^HalfCheetah-v5 " <<< "$envs" || skip "HalfCheetah-v5 is not built (no MuJoCo)"
 "$skinner" check HalfCheetah-v5 --steps 1 > /dev/null 2>&1 || skip "this build embeds no half_cheetah.xml"
 tmp=$(mktemp -d)
 server=

@@ -59,7 +59,10 @@ fi
 # built as the issue's user did, with skinner's --libs (-lskinner): skinner.pc gives the
 # library's folder as run path, so it loads without LD_LIBRARY_PATH
 cc -std=c17 -O2 -shared -fPIC oneline/gridworld.c -o liblinked.so $(pkg-config --cflags --libs skinner)
-env -u LD_LIBRARY_PATH "$skinner" --env-lib ./liblinked.so envs | grep -q "GridWorld-v0" ||
+# each list whole before grep -q, which stops at its match (the program's next line-buffered
+# write would then die of SIGPIPE, failing the pipeline under pipefail)
+listed=$(env -u LD_LIBRARY_PATH "$skinner" --env-lib ./liblinked.so envs) || true
+grep -q "GridWorld-v0" <<< "$listed" ||
     fail "a plugin built with pkg-config --cflags --libs skinner does not load"
 # linked with -lskinner by hand, the library off the loader's path: refused, saying how
 # plugins are built
@@ -106,7 +109,8 @@ grep -q "plugin 'fake.so'.* is not a loadable shared object" <<< "$err" || fail 
 "$skinner" bench env GridWorld-v0 --env-lib plugin/libgridworld.so --num-envs 256 --seconds 0.3 \
     | tee bench.out
 grep -q "env steps/s" bench.out || fail "bench env did not report a rate"
-"$skinner" --env-lib plugin/libgridworld.so envs | grep -q "GridWorld-v0" || fail "envs does not list it"
+listed=$("$skinner" --env-lib plugin/libgridworld.so envs) || true
+grep -q "GridWorld-v0" <<< "$listed" || fail "envs does not list it"
 
 # a short run, then --resume with more steps: its metrics continue from its last update
 "$skinner" train plugin/libgridworld.so:GridWorld-v0 --total-steps 4096 --env.num_envs 16 \
