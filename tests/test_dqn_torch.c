@@ -113,6 +113,7 @@ static void run_case(const char *name) {
     free(params), free(target), free(grads), free(m), free(v);
     free(batch_obs), free(batch_next), free(returns), free(discounts), free(actions);
     free(masks), free(q_next);
+    free_fixture(&f);
 }
 
 static void test_plain_update(void **state) {
