@@ -20,6 +20,8 @@ packages=(build-essential cmake pkg-config libopenblas-dev libcjson-dev zlib1g-d
           libxsmm-dev)
 # The dashboard's charts: Debian's Chart.js (docs/dashboard.md says why), installed with skinner.
 packages+=(libjs-chart.js)
+# pip for Debian's python3: install_mujoco below fetches the pinned MuJoCo wheel with it
+packages+=(python3-pip)
 # --test (make test): PyTorch too, for the Python tests that compare skinner's networks with
 # PyTorch's (a reference only: skinner never imports it); strace and gdb, with which
 # resolve_once counts a command's file opens and env lookups; scikit-learn, whose
