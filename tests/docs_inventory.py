@@ -9,15 +9,16 @@ the build folder), and fails naming PAGE:LINE for each block that is none of:
   which readme_check writes out);
 - marked `<!-- test: run by: TEST -->` (or `run by: TEST (FILE)`), TEST being a ctest test one of
   whose sources (the scripts and folders of its command, tests/PROGRAM.c for a cmocka program,
-  or FILE among them) names the page and reads fenced blocks ("```");
+  or FILE among them) names the page and reads fenced blocks of the block's language
+  ("```sh"); a test this build's configuration leaves out is named as not checked;
 - marked `<!-- test: skip: REASON -->` or `<!-- test: output: WHAT -->` with a specific reason:
   at least MIN_REASON_WORDS words, not a placeholder (todo, n/a, ...).
 
 usage: docs_inventory.py --build BUILD --source SOURCE [--ctest CTEST]
        docs_inventory.py --planted --build BUILD --source SOURCE [--ctest CTEST]
 --planted checks the checker: a page of planted blocks (unmarked, a test that does not read the
-page, a test that does not exist, a vague reason; and blocks that pass) must fail exactly where
-planted. Exit 0 when every block is accounted for; 1 naming each one that is not.
+page, a test that does not exist, a vague reason, a test that reads the page's sh blocks named
+for a python block; and blocks that pass) must fail exactly where planted. Exit 0 when every block is accounted for; 1 naming each one that is not.
 """
 import argparse
 import glob
@@ -72,13 +73,16 @@ def declared_elsewhere(test, source):
         return re.search(declared, cmake.read()) is not None
 
 
-def reads_page(path, page):
-    """Whether a test's source names the page and reads fenced blocks."""
+def reads_page(path, page, lang):
+    """Whether a test's source names the page and reads its fenced blocks of this language
+    ("```sh", or "sh\\n" after a split on "```"; any fence for an unlabelled block)."""
     try:
         text = open(path, encoding="utf-8", errors="replace").read()
     except OSError:
         return False
-    return page in text and ("```" in text or "read_blocks" in text)
+    fences = "```" in text or "read_blocks" in text
+    return page in text and fences and (not lang or f"```{lang}" in text or
+                                        f'"{lang}\\n"' in text)
 
 
 def page_runners(tests, source, build):
@@ -129,10 +133,11 @@ def check_page(page, path, tests, runners, source, build):
                     problems.append(f"{where}: 'run by: {argument}': {named.group(2)} is not "
                                     f"among {test}'s sources (its command: {' '.join(tests[test])})")
                     continue
-            if not any(reads_page(s, page) for s in sources):
+            if not any(reads_page(s, page, block.lang) for s in sources):
                 shown = ", ".join(os.path.relpath(s, source) for s in sources) or "none found"
                 problems.append(f"{where}: 'run by: {argument}': {test}'s sources ({shown}) do "
-                                f"not read {page}'s blocks (none names {page} and reads ```)")
+                                f"not read {page}'s {lang} blocks (none names {page} and reads "
+                                f"```{block.lang})")
                 continue
             tally["run by"] = tally.get("run by", 0) + 1
         elif kind == "unknown":
@@ -193,8 +198,14 @@ skinner check CartPole-v1
 ```text
 CartPole-v1: 16 passed
 ```
+
+<!-- test: run by: test_check -->
+```python
+print("test_check reads this page's sh blocks only")
+```
 """
-PLANTED_FAILURES = {3: "no runner", 8: "do not read", 13: "names no ctest test", 18: "nothing specific"}
+PLANTED_FAILURES = {3: "no runner", 8: "do not read", 13: "names no ctest test",
+                    18: "nothing specific", 33: "python blocks"}
 
 
 def planted(tests, runners, source, build):
