@@ -45,7 +45,9 @@ def ctest_tests(ctest, build):
     if done.returncode != 0:
         sys.exit(f"docs_inventory: `ctest --show-only=json-v1` in {build} exited "
                  f"{done.returncode}:\n{done.stderr}")
-    return {test["name"]: test.get("command", []) for test in json.loads(done.stdout)["tests"]}
+    # a program not built yet has no command: it is a skinner_test, tests/NAME.c
+    return {test["name"]: test.get("command", [os.path.join(build, "tests", test["name"])])
+            for test in json.loads(done.stdout)["tests"]}
 
 
 def test_sources(command, source, build):
