@@ -59,7 +59,8 @@ def read_blocks(path):
                     if lines[k].startswith(indent + "```") and not lines[k].strip("` ")), None)
         if end is None:
             sys.exit(f"doc_blocks: {path}:{i + 1}: a block that never closes")
-        body = [line[len(indent):] if line.startswith(indent) else line for line in lines[i + 1:end]]
+        body = [line[len(indent):] if line.startswith(indent) else line
+                for line in lines[i + 1:end]]
         blocks.append(Block(i + 1, fence.group(2), "\n".join(body) + "\n",
                             marker.group(1) if marker else None))
         i = end + 1

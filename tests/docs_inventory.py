@@ -105,7 +105,8 @@ def page_runners(tests, source, build):
 
 
 def check_page(page, path, tests, runners, source, build):
-    """(problems, tally) of one page: 'PAGE:LINE: what is wrong' for each block not accounted for."""
+    """(problems, tally) of one page: 'PAGE:LINE: what is wrong' for each block not accounted
+    for, and how many blocks of each kind are."""
     problems, tally = [], {}
     blocks, _ = read_blocks(path)
     for block in blocks:
@@ -137,7 +138,8 @@ def check_page(page, path, tests, runners, source, build):
                 sources = [s for s in sources if s == wanted]
                 if not sources:
                     problems.append(f"{where}: 'run by: {argument}': {named.group(2)} is not "
-                                    f"among {test}'s sources (its command: {' '.join(tests[test])})")
+                                    f"among {test}'s sources (its command: "
+                                    f"{' '.join(tests[test])})")
                     continue
             if not any(reads_page(s, page, block.lang) for s in sources):
                 shown = ", ".join(os.path.relpath(s, source) for s in sources) or "none found"
@@ -150,8 +152,10 @@ def check_page(page, path, tests, runners, source, build):
             problems.append(f"{where}: unknown marker '<!-- test: {block.marker} -->' (expected "
                             "skip: REASON, output: WHAT, run by: TEST, env ..., file NAME)")
         elif not runners.get(page):
-            problems.append(f"{where}: {'an' if lang[0] in 'aeiou' else 'a'} {lang} block that no ctest test runs and no marker "
-                            f"explains: {page} has no runner (a test running `... --page {page}`); "
+            article = "an" if lang[0] in "aeiou" else "a"
+            problems.append(f"{where}: {article} {lang} block that no ctest test runs and no "
+                            f"marker explains: {page} has no runner (a test running `... --page "
+                            f"{page}`); "
                             "mark it '<!-- test: run by: TEST -->' or "
                             "'<!-- test: skip: REASON -->' on the line before the fence")
         elif block.lang not in RUNNABLE and not (block.lang == "c" and kind == "file"):
