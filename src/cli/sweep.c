@@ -5,6 +5,7 @@
 #define _GNU_SOURCE /* PR_SET_PDEATHSIG */
 #include "../sweep/sweep.h"
 #include "cli.h"
+#include "commands.h"
 #include "sweep_cli.h"
 
 #include "skinner/module.h"
