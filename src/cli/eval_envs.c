@@ -1,5 +1,6 @@
 /* skinner eval and skinner envs. */
 #include "cli.h"
+#include "commands.h"
 #ifdef SKINNER_VIDEO
 #include "../export/video/video.h"
 #endif
