@@ -43,6 +43,22 @@ int cli_load_config(sk_config *cfg, const sk_env_def *env, const char *explicit_
  * of a plugin (which a later run must load again); in buf if not the id. */
 const char *cli_env_name(const sk_env_def *env, char *buf, size_t size);
 
+/* text as a JSON string on stdout (quotes and control characters escaped), or
+ * null for NULL (eval_envs.c). */
+void cli_print_json_text(const char *text);
+
+/* `skinner eval ENV --checkpoint RUN --opponent NAME` (eval_versus.c): the
+ * plan's checkpoint against the opponent NAME names. baseline: the --policy
+ * given instead of a checkpoint (refused), extra_output: --trace or --video
+ * given (refused). Exit 2 for an opponent the env does not offer. */
+struct sk_run_plan;
+int cli_eval_versus(struct sk_run_plan *plan, const sk_config *overrides, const char *opponent,
+                    const char *baseline, bool extra_output, int episodes, bool greedy,
+                    uint64_t seed, bool json);
+/* The opponents env offers, for `skinner eval ENV --help` (nothing for a
+ * single-agent env). */
+void cli_print_opponents(const sk_env_def *env);
+
 int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_envs(int argc, char **argv);

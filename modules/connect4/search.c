@@ -1,9 +1,9 @@
-/* The alpha-beta searcher of connect4_search.h. */
-#include "connect4_search.h"
+/* The alpha-beta searcher of search.h. */
+#include "search.h"
 
 #include <skinner/env.h>
 
-#include "connect4/c4.h"
+#include "c4.h"
 
 #define NUM_WINDOWS 69
 
