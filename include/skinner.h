@@ -285,6 +285,10 @@ typedef struct sk_versus_result {
     int games;
     sk_outcome win, draw, loss;
     double mean_return, std_return; /* the policy's */
+    /* the opponent's episodes (its agents') that ended while the games were counted, and
+     * their mean return: Arena-v0's snakes against the policy's */
+    int64_t opponent_episodes;
+    double opponent_mean_return;
     /* the split by the agent the policy played (its index in the env: 0 moves first in
      * Connect Four), for envs of at most SK_VERSUS_MAX_ROLES agents (else num_roles 0) */
     int num_roles;

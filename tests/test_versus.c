@@ -3,8 +3,9 @@
  * env in which the first mover always wins), Connect Four's opponents (a
  * trained policy beats random, an untrained one loses to alpha-beta, a policy
  * against itself is even), the module's searcher against the bench copy it
- * replaced, Arena's random and checkpoint opponents, bad opponents refused by
- * name, by the CLI with exit 2, and an env ABI 7 plugin's extras. */
+ * replaced, Arena's random and checkpoint opponents, the docs' commands as
+ * printed, bad opponents refused by name, by the CLI with exit 2, and an env
+ * ABI 7 plugin's extras. */
 #include "test_util.h"
 
 #include "connect4/search.h"
@@ -179,7 +180,7 @@ static void test_searcher_as_bench_had_it(void **state) {
 
 /* runs a shell command in g_dir, its output into text; returns its exit code */
 static int run(const char *command, char *text, size_t size) {
-    char line[1200];
+    char line[2000];
     snprintf(line, sizeof line, "cd %s && SKINNER_CONFIG_DIR=%s/configs %s 2>&1", g_dir,
              SKINNER_SOURCE_DIR, command);
     return test_run_command(line, text, size);
@@ -211,6 +212,8 @@ static void test_connect_four_opponents(void **state) {
     if (!(r.win.low > 0.6)) fail_msg("trained vs random: %d of 200 won", r.win.count);
     assert_int_equal(r.role_games[0], 100);
     assert_true(r.win.count + r.draw.count + r.loss.count == 200);
+    /* zero-sum: the opponent's every game, each the policy's return negated */
+    assert_true(r.opponent_episodes == 200 && r.opponent_mean_return == -r.mean_return);
     assert_int_equal(sk_evaluate_versus(raw, "ConnectFour-v1", "alphabeta:4", 200, false, 1, &r),
                      SK_OK);
     if (!(r.loss.low > 0.8)) fail_msg("untrained vs alphabeta:4: %d of 200 lost", r.loss.count);
@@ -224,6 +227,48 @@ static void test_connect_four_opponents(void **state) {
     assert_non_null(strstr(text, "\"games\": 20"));
     assert_non_null(strstr(text, "\"by_role\": {\"first\": {\"games\": 10"));
     assert_non_null(strstr(text, "\"wins_ci95\": ["));
+}
+
+/* Every `skinner` line of docs/multiagent.md's "Against an opponent" (in order: they
+ * train the runs the others read), then every other --opponent line of README.md and
+ * docs/reference.md, verbatim in one folder: exit 0, and a report. */
+static void test_docs_commands(void **state) {
+    (void)state;
+    static const char *const files[] = {"docs/multiagent.md", "README.md", "docs/reference.md"};
+    char text[16384];
+    int ran = 0;
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", SKINNER_SOURCE_DIR, files[f]);
+        FILE *doc = fopen(path, "r");
+        assert_non_null(doc);
+        bool in_section = f > 0, in_sh = false;
+        char line[1000];
+        while (fgets(line, sizeof line, doc)) {
+            line[strcspn(line, "\n")] = '\0';
+            if (f == 0 && strncmp(line, "## ", 3) == 0)
+                in_section = strcmp(line, "## Against an opponent") == 0;
+            if (strncmp(line, "```", 3) == 0) {
+                in_sh = !in_sh && strcmp(line, "```sh") == 0;
+                continue;
+            }
+            if (!in_section || !in_sh || strncmp(line, "skinner ", 8) != 0) continue;
+            if (f > 0 && !strstr(line, "--opponent")) continue;
+            char command[1200];
+            snprintf(command, sizeof command, "mkdir -p docs && cd docs && %s%s", SKINNER_BINARY,
+                     line + strlen("skinner"));
+            int code = run(command, text, sizeof text);
+            const char *want = strstr(line, " train ") ? "run folder: runs/"
+                               : strstr(line, "--help") ? "'s opponents (--opponent NAME)"
+                               : strstr(line, "--json") ? "\"wins_ci95\": ["
+                                                        : " games against ";
+            if (code != 0 || !strstr(text, want))
+                fail_msg("%s: %s: exit %d, no '%s' in:\n%s", files[f], line, code, want, text);
+            ran++;
+        }
+        fclose(doc);
+    }
+    assert_true(ran >= 8);
 }
 
 /* Arena-v0 (64 snakes a map) gets random and checkpoint opponents. */
@@ -329,6 +374,7 @@ int main(void) {
         cmocka_unit_test(test_searcher_as_bench_had_it),
         cmocka_unit_test(test_connect_four_opponents),
         cmocka_unit_test(test_arena_opponents),
+        cmocka_unit_test(test_docs_commands),
         cmocka_unit_test(test_bad_opponents),
         cmocka_unit_test(test_abi_v7_plugin),
     };

@@ -228,9 +228,11 @@ static int set_outcome(PyObject *d, const char *name, const sk_outcome *o) {
 
 /* sk_evaluate_versus's result as `skinner eval --opponent --json` prints it. */
 static PyObject *versus_dict(const sk_versus_result *r) {
-    PyObject *d = Py_BuildValue("{s:i,s:i,s:d,s:d,s:s}", "games", r->games, "episodes", r->games,
-                                "mean_return", r->mean_return, "std_return", r->std_return,
-                                "interval", "wilson95");
+    PyObject *d = Py_BuildValue("{s:i,s:i,s:d,s:d,s:L,s:d,s:s}", "games", r->games, "episodes",
+                                r->games, "mean_return", r->mean_return, "std_return",
+                                r->std_return, "opponent_episodes",
+                                (long long)r->opponent_episodes, "opponent_mean_return",
+                                r->opponent_mean_return, "interval", "wilson95");
     PyObject *roles = PyDict_New();
     if (!d || !roles || set_outcome(d, "wins", &r->win) < 0 ||
         set_outcome(d, "draws", &r->draw) < 0 || set_outcome(d, "losses", &r->loss) < 0)

@@ -272,6 +272,30 @@ def test_evaluate_against_opponents(tmp_path):
         skinner.evaluate(run, episodes=10, opponent="minimax")
 
 
+def test_docs_opponent_block(tmp_path, monkeypatch, capsys):
+    """docs/multiagent.md's "Against an opponent": its first command trains runs/c4 (run
+    as printed, by the build's skinner), then its Python block runs as printed."""
+    import shlex
+    import subprocess
+
+    from conftest import BUILD, REPO
+
+    text = (REPO / "docs" / "multiagent.md").read_text()
+    section = text.split("\n## Against an opponent\n", 1)[1].split("\n## ", 1)[0]
+    train = next(line for line in section.splitlines() if line.startswith("skinner train"))
+    blocks = [block.split("\n", 1)[1] for block in section.split("```")[1::2]
+              if block.startswith("python\n")]
+    assert len(blocks) == 1
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SKINNER_CONFIG_DIR", str(REPO / "configs"))
+    subprocess.run([str(BUILD / "skinner")] + shlex.split(train)[1:], check=True,
+                   capture_output=True)
+    exec(compile(blocks[0], "docs/multiagent.md", "exec"), {})
+    rate, low, high, first = capsys.readouterr().out.replace("(", "").replace(")", "") \
+        .replace(",", " ").split()
+    assert float(low) <= float(rate) <= float(high) and int(first) == 50
+
+
 def test_docs_python_blocks(capsys):
     """docs/multiagent.md's Python section, every block run as printed."""
     from conftest import REPO

@@ -38,8 +38,10 @@ static void print_versus(const sk_env_def *env, const char *checkpoint, const ch
         cli_print_json_text(checkpoint);
         printf(", \"opponent\": ");
         cli_print_json_text(opponent);
-        printf(", \"games\": %d, \"greedy\": %s, \"mean_return\": %.6g, \"std_return\": %.6g",
-               r->games, greedy ? "true" : "false", r->mean_return, r->std_return);
+        printf(", \"games\": %d, \"greedy\": %s, \"mean_return\": %.6g, \"std_return\": %.6g, "
+               "\"opponent_episodes\": %lld, \"opponent_mean_return\": %.6g",
+               r->games, greedy ? "true" : "false", r->mean_return, r->std_return,
+               (long long)r->opponent_episodes, r->opponent_mean_return);
         for (int k = 0; k < 3; k++) print_outcome(outcome_names[k], outcomes[k], true);
         printf(", \"interval\": \"wilson95\", \"by_role\": {");
         for (int a = 0; a < r->num_roles; a++) {
@@ -51,9 +53,10 @@ static void print_versus(const sk_env_def *env, const char *checkpoint, const ch
         printf("}}\n");
         return;
     }
-    printf("%s: %d game%s against %s%s, return %.2f +- %.2f\n", env->id, r->games,
-           r->games == 1 ? "" : "s", opponent, greedy ? " (greedy)" : "", r->mean_return,
-           r->std_return);
+    printf("%s: %d game%s against %s%s, return %.2f +- %.2f (the opponent's %.2f over %lld "
+           "episode%s)\n", env->id, r->games, r->games == 1 ? "" : "s", opponent,
+           greedy ? " (greedy)" : "", r->mean_return, r->std_return, r->opponent_mean_return,
+           (long long)r->opponent_episodes, r->opponent_episodes == 1 ? "" : "s");
     printf("  %-6s %5s  rate  [95%% Wilson interval]\n", "", "games");
     for (int k = 0; k < 3; k++) print_outcome(outcome_names[k], outcomes[k], false);
     for (int a = 0; a < r->num_roles; a++)

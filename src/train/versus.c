@@ -196,6 +196,8 @@ static sk_status opponent_act(opponent_play *play, sk_vec *vec, bool greedy, int
 typedef struct tally {
     int games, wins, draws, losses;
     double sum, sum_sq;
+    int64_t their_episodes; /* the opponent's episodes that ended while an env counted */
+    double their_sum;
     int role_games[SK_VERSUS_MAX_ROLES], role_wins[SK_VERSUS_MAX_ROLES],
         role_draws[SK_VERSUS_MAX_ROLES], role_losses[SK_VERSUS_MAX_ROLES];
 } tally;
@@ -227,6 +229,8 @@ static void report(const tally *t, const sk_env_def *env, sk_versus_result *out)
     out->mean_return = t->sum / t->games;
     double var = t->sum_sq / t->games - out->mean_return * out->mean_return;
     out->std_return = var > 0.0 ? sqrt(var) : 0.0;
+    out->opponent_episodes = t->their_episodes;
+    out->opponent_mean_return = t->their_episodes ? t->their_sum / (double)t->their_episodes : 0.0;
     int agents = sk_env_agents(env);
     out->num_roles = agents <= SK_VERSUS_MAX_ROLES ? agents : 0;
     for (int r = 0; r < out->num_roles; r++) {
@@ -274,6 +278,12 @@ static sk_status run_games(sk_vec *vec, sk_policy_actor *policy, opponent_play *
             sk_policy_actor_episode_start(&play->actor, 0, b->terminated, b->truncated, rows);
         for (int e = 0; e < envs; e++) {
             size_t mine = (size_t)e * agents + (size_t)role[e];
+            for (int a = 0; a < agents && quota[e] > 0; a++) {
+                size_t row = (size_t)e * agents + (size_t)a;
+                if (row == mine || !(b->terminated[row] || b->truncated[row])) continue;
+                t->their_episodes++;
+                t->their_sum += b->episode_log[row * (size_t)env->num_log_fields];
+            }
             if (!(b->terminated[mine] || b->truncated[mine])) continue;
             if (quota[e] > 0) {
                 quota[e]--;
