@@ -378,7 +378,7 @@ int main(void) {
         cmocka_unit_test(test_bad_opponents),
         cmocka_unit_test(test_abi_v7_plugin),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = test_run_group("test_versus", tests, sizeof tests / sizeof tests[0], NULL, NULL);
     snprintf(command, sizeof command, "rm -rf %s", g_dir);
     if (system(command) != 0) return 1;
     return failed;
