@@ -3,7 +3,7 @@
  * env in which the first mover always wins), Connect Four's opponents (a
  * trained policy beats random, an untrained one loses to alpha-beta, a policy
  * against itself is even), the module's searcher against the bench copy it
- * replaced, Arena's random and checkpoint opponents, the docs' commands as
+ * replaced, Arena's random, heuristic and checkpoint opponents, the docs' commands as
  * printed, bad opponents refused by name, by the CLI with exit 2, and an env
  * ABI 7 plugin's extras. */
 #include "test_util.h"
@@ -287,7 +287,29 @@ static void test_arena_opponents(void **state) {
     assert_int_equal(r.games, 8);
     assert_int_not_equal(sk_evaluate_versus(path, "Arena-v0", "alphabeta:2", 8, false, 1, &r),
                          SK_OK);
-    assert_non_null(strstr(sk_last_error(), "expected random, or a checkpoint of Arena-v0"));
+    assert_non_null(
+        strstr(sk_last_error(), "expected random, heuristic, or a checkpoint of Arena-v0"));
+}
+
+/* Arena-v0's heuristic (the opponent "heuristic") against uniform random snakes: looking
+ * one cell ahead, its lives eat several times more and die less often. */
+static void test_arena_heuristic(void **state) {
+    (void)state;
+    sk_config *cfg = sk_config_new();
+    sk_eval_result heuristic, random;
+    assert_int_equal(sk_evaluate_controller("Arena-v0", cfg, SK_CONTROLLER_HEURISTIC, 200, 1,
+                                            NULL, &heuristic), SK_OK);
+    assert_int_equal(sk_evaluate_controller("Arena-v0", cfg, SK_CONTROLLER_RANDOM, 200, 1, NULL,
+                                            &random), SK_OK);
+    sk_config_free(cfg);
+    if (!(heuristic.mean_return > 4.0 * random.mean_return + 1.0 &&
+          heuristic.mean_length > random.mean_length))
+        fail_msg("heuristic: return %.2f, life %.1f steps; random: %.2f, %.1f",
+                 heuristic.mean_return, heuristic.mean_length, random.mean_return,
+                 random.mean_length);
+    sk_opponent who;
+    assert_int_equal(sk_opponent_resolve(&who, sk_env_find("Arena-v0"), "heuristic"), SK_OK);
+    assert_int_equal(who.kind, SK_OPPONENT_HEURISTIC);
 }
 
 /* Unknown names, bad arguments, another env's checkpoint and a single-agent
@@ -375,6 +397,7 @@ int main(void) {
         cmocka_unit_test(test_connect_four_opponents),
         cmocka_unit_test(test_arena_opponents),
         cmocka_unit_test(test_docs_commands),
+        cmocka_unit_test(test_arena_heuristic),
         cmocka_unit_test(test_bad_opponents),
         cmocka_unit_test(test_abi_v7_plugin),
     };
