@@ -2,9 +2,10 @@
 """docs/mujoco.md's blocks run as printed (issue 50), as readme_check.py runs README.md's (its
 block reader and markers): in a fresh temporary folder, in the page's order, each ```sh block
 line by line with the build's `skinner` first on PATH, each ```python block with
-/usr/bin/python3 and the build's module. `<!-- test: skip: REASON -->` above a block leaves it
-out, saying why. A build without the module, or whose modules/mujoco/models/ had no model file
-for a command's task ("this build embeds no ..."), skips (77), and fails under CI=true.
+/usr/bin/python3 and the build's module. A `skip:`, `output:` or `run by:` marker above a block
+(tests/doc_blocks.py) leaves it out, saying why. A build without the module, or whose
+modules/mujoco/models/ had no model file for a command's task ("this build embeds no ..."),
+skips (77), and fails under CI=true.
 
 usage: mujoco_docs_check.py --build BUILD_DIR --source SOURCE_DIR [--page docs/PAGE.md]
 (--page: another page of blocks run the same way; algorithms_docs_check runs docs/algorithms.md)"""
@@ -15,7 +16,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from readme_check import read_blocks, shell_commands  # noqa: E402
+from doc_blocks import read_blocks, runs_here, shell_commands  # noqa: E402
 
 CI = os.environ.get("CI", "") not in ("", "0", "false")
 TIMEOUT_SECONDS = 300
@@ -43,7 +44,7 @@ def main():
         for block in blocks:
             if block.lang not in ("sh", "python"):
                 continue
-            if block.marker and block.marker.startswith("skip:"):
+            if not runs_here(block):
                 print(f"mujoco_docs_check: {name}:{block.line}: not run ({block.marker})")
                 continue
             if block.lang == "python":

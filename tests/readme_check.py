@@ -11,20 +11,22 @@ folder, in the README's order:
 - each ```c block is written to the file its marker names (below), for the shell blocks after
   it to compile.
 
-A comment right before a block's fence steers it:
+A comment right before a block's fence steers it (tests/doc_blocks.py lists them all):
   <!-- test: file NAME -->               write the block to NAME instead of running it
   <!-- test: skip: REASON -->            not run, by design; the reason is printed (make run,
                                          make test)
+  <!-- test: run by: TEST -->            another ctest test runs it (not run here)
   <!-- test: env NAME=VALUE ... -->      run it with these variables set: a smaller budget for
                                          a slow block, documented where the block is
-Blocks in other languages (```text, ```ini) are shown output or files, not run.
+Blocks in other languages (```text, ```ini) carry a marker saying what they are (docs_inventory).
 
 Also checked: the README stays a front page (at most MAX_LINES lines), every relative link
 in it names a file or folder of the source tree, and it has at least a
 shell block, a Python block and a C file, so a rewrite that drops the plugin or the Python
 example fails here rather than passing with nothing run.
 
-usage: readme_check.py --build BUILD_DIR --source SOURCE_DIR [--no-python-module WHY]
+usage: readme_check.py --build BUILD_DIR --source SOURCE_DIR [--page README.md]
+                       [--no-python-module WHY]
 Exit 0 when every block ran with exit code 0; 1 with the failing command, its exit code and
 its output otherwise. A build without the Python module by design (a sanitizer or fuzzing
 build: --no-python-module says why) leaves the Python block out; one that lacks it otherwise
@@ -39,52 +41,12 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from doc_blocks import read_blocks, runs_here, shell_commands  # noqa: E402
+
 MAX_LINES = 160  # "at most ~150 lines"
 COMMAND_TIMEOUT_SECONDS = 300
-FENCE = re.compile(r"^```(\w*)\s*$")
 LINK = re.compile(r"\]\(([^)#\s]+)(#[^)]*)?\)")
-MARKER = re.compile(r"^<!--\s*test:\s*(.*?)\s*-->\s*$")
-
-
-class Block:
-    def __init__(self, line, lang, text, marker):
-        self.line, self.lang, self.text, self.marker = line, lang, text, marker
-
-
-def read_blocks(path):
-    """The fenced blocks of a Markdown file, each with its language, first line and marker."""
-    lines = open(path, encoding="utf-8").read().split("\n")
-    blocks, i = [], 0
-    while i < len(lines):
-        fence = FENCE.match(lines[i])
-        if not fence:
-            i += 1
-            continue
-        previous = next((lines[k] for k in range(i - 1, -1, -1) if lines[k].strip()), "")
-        marker = MARKER.match(previous)
-        end = next((k for k in range(i + 1, len(lines)) if lines[k].startswith("```")), None)
-        if end is None:
-            sys.exit(f"readme_check: {path}:{i + 1}: a block that never closes")
-        blocks.append(Block(i + 1, fence.group(1), "\n".join(lines[i + 1:end]) + "\n",
-                            marker.group(1) if marker else None))
-        i = end + 1
-    return blocks, len(lines)
-
-
-def shell_commands(block):
-    """The block's commands: its non-blank lines, joining continuations ('\\' at the end)."""
-    commands, pending, start = [], "", 0
-    for offset, line in enumerate(block.text.split("\n")):
-        if not pending:
-            start = block.line + 1 + offset
-        if line.rstrip().endswith("\\"):
-            pending += line.rstrip()[:-1] + " "
-            continue
-        command = (pending + line).strip()
-        pending = ""
-        if command and not command.startswith("#"):
-            commands.append((start, command))
-    return commands
 
 
 def fail(where, what, result=None):
@@ -120,6 +82,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", required=True)
     parser.add_argument("--source", required=True)
+    parser.add_argument("--page", default="README.md", choices=["README.md"],
+                        help="the page it runs (named for tests/docs_inventory.py)")
     parser.add_argument("--no-python-module", metavar="WHY")
     args = parser.parse_args()
     build, source = os.path.realpath(args.build), os.path.realpath(args.source)
@@ -153,9 +117,9 @@ def main():
         pkgconfig = None
         for block in blocks:
             marker = block.marker or ""
-            if marker.startswith("skip"):
-                # by design, not a missing requirement: not counted as a skipped case
-                print(f"not run: README.md:{block.line} ({block.lang}): {marker[4:].lstrip(': ')}")
+            if not runs_here(block):
+                # by design, or another test's: not a missing requirement, not a skipped case
+                print(f"not run here: README.md:{block.line} ({block.lang}): {marker}")
                 continue
             block_env = dict(env)
             if marker.startswith("env "):

@@ -154,7 +154,11 @@ static void test_against_double(void **state) {
                         {512, 64, 64, EXPECT_ALL}, {16, 64, 256, EXPECT_ALL},
                         {256, 4, 256, EXPECT_ALL},
                         {256, 1024, 64, EXPECT_ALL}, {7, 1025, 5, EXPECT_ALL},
-                        {9, 1100, 200, EXPECT_ALL}};
+                        {9, 1100, 200, EXPECT_ALL},
+                        /* B's column blocks packed into a panel (rows 256+ floats apart, K 16+,
+                         * 4+ row tiles: src/nn/isa/gemm.c), a partial last block among them */
+                        {31, 260, 17, EXPECT_ALL}, {257, 300, 130, EXPECT_ALL},
+                        {48, 256, 250, EXPECT_ALL}};
     for (size_t i = 0; i < sizeof learner / sizeof learner[0]; i++)
         bad += check_shape(learner[i][0], learner[i][1], learner[i][2], &rng, learner[i][3]);
     assert_int_equal(bad, 0);

@@ -92,6 +92,27 @@ static void test_activations(void **state) {
     }
 }
 
+/* ---- the batch tanh against the one-value tanh: every length's tail, every lane ---- */
+static void test_tanh_forward_matches_tanhf(void **state) {
+    (void)state;
+    float in[67], out[67];
+    uint64_t rng = 11;
+    for (int n = 0; n <= 67; n++) {
+        for (int i = 0; i < n; i++) in[i] = (float)(3.0 * sk_rng_normal(&rng));
+        if (n > 2) in[n / 2] = NAN, in[1] = 40.0f, in[0] = -0.3f;
+        for (int i = 0; i < n; i++) out[i] = -7.0f;
+        float guard = out[n < 67 ? n : 66];
+        sk_tanh_forward(out, in, (size_t)n);
+        for (int i = 0; i < n; i++) {
+            float want = sk_tanhf(in[i]);
+            if (memcmp(&out[i], &want, sizeof want) != 0)
+                fail_msg("n=%d [%d]: tanh(%.9g) %.9g in a batch, %.9g alone", n, i, (double)in[i],
+                         (double)out[i], (double)want);
+        }
+        if (n < 67) assert_true(out[n] == guard); /* nothing written past n */
+    }
+}
+
 /* ---- the vectorisable tanh against libm's double tanh ---- */
 static void test_tanh_accuracy(void **state) {
     (void)state;
@@ -750,6 +771,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_linear),      cmocka_unit_test(test_activations),
         cmocka_unit_test(test_tanh_accuracy),
+        cmocka_unit_test(test_tanh_forward_matches_tanhf),
         cmocka_unit_test(test_categorical),
         cmocka_unit_test(test_categorical_binary_fast),
         cmocka_unit_test(test_categorical_masks_by_head0), cmocka_unit_test(test_gaussian),

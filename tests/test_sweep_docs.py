@@ -5,10 +5,10 @@ In a fresh temporary folder holding a link `configs` to the source tree's config
 commands name configs/sweeps/*.ini as from the repository's root), in the page's order: each
 ```sh block line by line with bash and the build's `skinner` first on PATH, each ```python
 block with /usr/bin/python3 and the build's module (PYTHONPATH=BUILD/python). The blocks are
-read with tests/readme_check.py's reader, markers included. Without the build's Python module
+read with tests/doc_blocks.py's reader, markers included. Without the build's Python module
 the Python blocks are SKIPPED loudly, and under CI=true that fails.
 
-usage: test_sweep_docs.py --build BUILD_DIR --source SOURCE_DIR
+usage: test_sweep_docs.py --build BUILD_DIR --source SOURCE_DIR [--page docs/sweeps.md]
 """
 import argparse
 import os
@@ -18,7 +18,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from readme_check import read_blocks, shell_commands  # noqa: E402
+from doc_blocks import read_blocks, runs_here, shell_commands  # noqa: E402
 
 TIMEOUT_SECONDS = 300
 
@@ -46,6 +46,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", required=True)
     parser.add_argument("--source", required=True)
+    parser.add_argument("--page", default="docs/sweeps.md", choices=["docs/sweeps.md"],
+                        help="the page it runs (named for tests/docs_inventory.py)")
     parser.add_argument("--no-python-module", metavar="WHY",
                         help="the build has no Python module by design (a sanitizer or fuzzing "
                              "build): leave the Python block out, saying why")
@@ -69,8 +71,8 @@ def main():
         env.setdefault("LSAN_OPTIONS", f"suppressions={suppressions}:print_suppressions=0")
         os.symlink(os.path.join(source, "configs"), os.path.join(tmp, "configs"))
         for block in blocks:
-            if (block.marker or "").startswith("skip"):
-                print(f"not run: docs/sweeps.md:{block.line}: {block.marker[4:].lstrip(': ')}")
+            if not runs_here(block):
+                print(f"not run here: docs/sweeps.md:{block.line}: {block.marker}")
                 continue
             if block.lang in ("sh", "bash"):
                 for where, command in shell_commands(block):

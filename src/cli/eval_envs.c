@@ -1,9 +1,11 @@
 /* skinner eval and skinner envs. */
 #include "cli.h"
+#include "commands.h"
 #ifdef SKINNER_VIDEO
 #include "../export/video/video.h"
 #endif
 #include "comm_cli.h"
+#include "eval_versus.h"
 
 #include "core/config.h"
 #include "core/core.h"

@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include "comm_cli.h"
+#include "eval_versus.h"
 #include "train/plan.h"
 #include "train/versus.h"
 

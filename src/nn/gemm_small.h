@@ -25,6 +25,7 @@
 typedef enum sk_gemm_scratch {
     SK_GEMM_SCRATCH_TRANSPOSE, /* the forward's W^T chunks, the narrow dweight's dw^T */
     SK_GEMM_SCRATCH_RECURRENT, /* a recurrent layer's W_hh^T for all its steps */
+    SK_GEMM_SCRATCH_PACK,      /* a GEMM's column block of B, copied contiguous (src/nn/isa/gemm.c) */
     SK_GEMM_SCRATCH_COUNT,
 } sk_gemm_scratch;
 

@@ -213,11 +213,12 @@ typedef struct gemm_args {
 #define TILE_STORE(p, j, v) \
     (PARTIAL && (j) == NV - 1 ? store_first((p), last, (v)) : store((p), (v)))
 
-/* One ROWS x (NV vectors) tile of C at (i0, j0), width columns of it real (all NV vectors
+/* One ROWS x (NV vectors) tile of C at (i0, j0), B's columns from j0 at b (rows ldb apart), width columns of it real (all NV vectors
  * whole unless PARTIAL). ROWS, NV and PARTIAL are constants at every call, so the accumulators
  * unroll into registers. */
-static inline __attribute__((always_inline)) void tile(const gemm_args *g, int i0, int j0,
-                                                       int width, const int ROWS, const int NV,
+static inline __attribute__((always_inline)) void tile(const gemm_args *g, const float *b,
+                                                       ptrdiff_t ldb, int i0, int j0, int width,
+                                                       const int ROWS, const int NV,
                                                        const bool PARTIAL) {
     vec acc[TILE_ROWS][TILE_VECTORS];
     vmask last = mask_first(width - (NV - 1) * LANES);
@@ -229,7 +230,6 @@ static inline __attribute__((always_inline)) void tile(const gemm_args *g, int i
             acc[i][j] = g->overwrite ? zero() : TILE_LOAD(c_row + j * LANES, j);
     }
     const float *a = g->a + (ptrdiff_t)i0 * g->a_row;
-    const float *b = g->b + j0;
     for (int k = 0; k < g->K; k++) {
         vec bv[TILE_VECTORS];
 #pragma GCC unroll 4
@@ -241,7 +241,7 @@ static inline __attribute__((always_inline)) void tile(const gemm_args *g, int i
             for (int j = 0; j < NV; j++) acc[i][j] = fmadd(av, bv[j], acc[i][j]);
         }
         a += g->a_k;
-        b += g->ldb;
+        b += ldb;
     }
 #pragma GCC unroll 6
     for (int i = 0; i < ROWS; i++) {
@@ -258,8 +258,8 @@ static inline __attribute__((always_inline)) void tile(const gemm_args *g, int i
 }
 
 #define TILE_CASE(R, V)                                                                             \
-    case ((R) * 8 + (V)) * 2: tile(g, i0, j0, width, R, V, false); break;                          \
-    case ((R) * 8 + (V)) * 2 + 1: tile(g, i0, j0, width, R, V, true); break;
+    case ((R) * 8 + (V)) * 2: tile(g, b, ldb, i0, j0, width, R, V, false); break;                  \
+    case ((R) * 8 + (V)) * 2 + 1: tile(g, b, ldb, i0, j0, width, R, V, true); break;
 #if defined(__AVX512F__) /* TILE_VECTORS: 4 */
 #define TILE_CASES(R) TILE_CASE(R, 1) TILE_CASE(R, 2) TILE_CASE(R, 3) TILE_CASE(R, 4)
 #else /* 2 */
@@ -267,11 +267,50 @@ static inline __attribute__((always_inline)) void tile(const gemm_args *g, int i
 #endif
 _Static_assert(TILE_VECTORS == (LANES == 16 ? 4 : 2), "TILE_CASES covers 1..TILE_VECTORS");
 
+/* Whether gemm copies each column block of B into a panel of its own first. B's rows are read
+ * ldb apart for every k, once per row tile: from PACK_MIN_LDB floats apart (4 KiB rows: MinAtar's
+ * 1024 features; 1 KiB: the 256-wide layers) the K rows of a block fall in a few of L1's sets
+ * and evict each other between row tiles, where a panel's rows are contiguous. The copy is
+ * K x TILE_COLS floats per block, read again by each of the M / TILE_ROWS row tiles; the sums
+ * are the same bit for bit (bench/learner_gemm.c measured the threshold). */
+enum {
+    PACK_MIN_LDB = 256,
+    PACK_MIN_K = 16,             /* fewer rows share L1's sets without evicting each other */
+    PACK_MIN_ROW_TILES = 4,      /* fewer reads of the panel do not repay its copy (a recurrent
+                                  * step's 16 rows ran at 0.6x packed) */
+};
+static float *pack_panel_for(const gemm_args *g) {
+    if (g->ldb < PACK_MIN_LDB || g->K < PACK_MIN_K || g->M < PACK_MIN_ROW_TILES * TILE_ROWS ||
+        (size_t)g->K * TILE_COLS > SK_GEMM_SMALL_MAX_WEIGHTS)
+        return NULL;
+    return sk_gemm_small_scratch(SK_GEMM_SCRATCH_PACK); /* NULL: read B in place */
+}
+
+/* panel (K, TILE_COLS) = the first width columns of b (K rows, ldb apart); a partial last
+ * vector's other lanes are stored as zeros, which no tile reads */
+static void pack_block(float *panel, const float *b, ptrdiff_t ldb, int K, int width) {
+    int whole = width / LANES, rest = width % LANES;
+    vmask last = mask_first(rest);
+    for (int k = 0; k < K; k++) {
+        const float *src = b + k * ldb;
+        float *dst = panel + (size_t)k * TILE_COLS;
+        for (int j = 0; j < whole; j++) store(dst + j * LANES, load(src + j * LANES));
+        if (rest) store(dst + whole * LANES, load_first(src + whole * LANES, last));
+    }
+}
+
 static void gemm(const gemm_args *g) {
+    float *panel = pack_panel_for(g);
     for (int j0 = 0; j0 < g->N; j0 += TILE_COLS) {
         int width = g->N - j0 < TILE_COLS ? g->N - j0 : TILE_COLS;
         int vectors = (width + LANES - 1) / LANES;
         int partial = width % LANES != 0;
+        const float *b = g->b + j0;
+        ptrdiff_t ldb = g->ldb;
+        if (panel) {
+            pack_block(panel, b, ldb, g->K, width);
+            b = panel, ldb = TILE_COLS;
+        }
         for (int i0 = 0; i0 < g->M; i0 += TILE_ROWS) {
             int rows = g->M - i0 < TILE_ROWS ? g->M - i0 : TILE_ROWS;
             switch ((rows * 8 + vectors) * 2 + partial) {

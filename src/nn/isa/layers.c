@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Cephes' single-precision tanhf and expf (S. L. Moshier): an odd polynomial
  * below |x| = 0.625, 1 - 2 / (exp(2|x|) + 1) above, with exp by range
@@ -25,59 +26,123 @@ static inline float tanh_inline(float x) {
     return x != x ? x : result; /* NaN stays NaN, so the governor sees it */
 }
 
+/* tanh_inline a vector at a time, with one change: 2 / (e + 1) as a reciprocal estimate refined
+ * by a Newton step instead of a division. vdivps took 40% of the activation's time on AVX-512,
+ * the activation 17% of the CartPole preset's training step (perf); on AVX2 the compiler left
+ * tanh_inline scalar and branchy, 45% of that step (perf, SKINNER_ISA=avx2). The estimate is
+ * AVX-512's 14-bit rcp14 (~2^-28 after the step) or AVX2's and SSE's 12-bit rcp (~2^-23): each
+ * level rounds its own way, as docs/performance.md says levels may; test_nn_grad's accuracy case
+ * holds every level within 3e-7 of libm's double tanh. */
 #if defined(__AVX512F__)
 #include <immintrin.h>
+enum { TANH_LANES = 16 };
+typedef __m512 tanh_vec;
+#define V_SET(c) _mm512_set1_ps(c)
+#define V_LOAD(p) _mm512_loadu_ps(p)
+#define V_STORE(p, v) _mm512_storeu_ps((p), (v))
+#define V_MUL(a, b) _mm512_mul_ps((a), (b))
+#define V_ADD(a, b) _mm512_add_ps((a), (b))
+#define V_MIN(a, b) _mm512_min_ps((a), (b))
+#define V_FMADD(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define V_FNMADD(a, b, c) _mm512_fnmadd_ps((a), (b), (c))
+#define V_ROUND(v) _mm512_roundscale_ps((v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define V_RCP(v) _mm512_rcp14_ps(v)
+#define V_ABS(v) _mm512_abs_ps(v)
+#define V_AND(a, b) _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)))
+#define V_OR(a, b) _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)))
+/* 2^n, n a whole number in a float */
+#define V_EXP2_INT(n) _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23))
+/* lt ? a_lt : a_ge, where lt is a < b */
+#define V_SELECT_LT(a, b, if_lt, if_ge) _mm512_mask_blend_ps(_mm512_cmp_ps_mask((a), (b), _CMP_LT_OQ), (if_ge), (if_lt))
+#define V_SELECT_NAN(x, if_nan, other) _mm512_mask_blend_ps(_mm512_cmp_ps_mask((x), (x), _CMP_UNORD_Q), (other), (if_nan))
+#elif defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+enum { TANH_LANES = 8 };
+typedef __m256 tanh_vec;
+#define V_SET(c) _mm256_set1_ps(c)
+#define V_LOAD(p) _mm256_loadu_ps(p)
+#define V_STORE(p, v) _mm256_storeu_ps((p), (v))
+#define V_MUL(a, b) _mm256_mul_ps((a), (b))
+#define V_ADD(a, b) _mm256_add_ps((a), (b))
+#define V_MIN(a, b) _mm256_min_ps((a), (b))
+#define V_FMADD(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define V_FNMADD(a, b, c) _mm256_fnmadd_ps((a), (b), (c))
+#define V_ROUND(v) _mm256_round_ps((v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define V_RCP(v) _mm256_rcp_ps(v)
+#define V_AND(a, b) _mm256_and_ps((a), (b))
+#define V_OR(a, b) _mm256_or_ps((a), (b))
+#define V_ABS(v) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), (v))
+#define V_EXP2_INT(n) _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23))
+#define V_SELECT_LT(a, b, if_lt, if_ge) _mm256_blendv_ps((if_ge), (if_lt), _mm256_cmp_ps((a), (b), _CMP_LT_OQ))
+#define V_SELECT_NAN(x, if_nan, other) _mm256_blendv_ps((other), (if_nan), _mm256_cmp_ps((x), (x), _CMP_UNORD_Q))
+#elif defined(__SSE4_1__)
+#include <smmintrin.h>
+enum { TANH_LANES = 4 };
+typedef __m128 tanh_vec;
+#define V_SET(c) _mm_set1_ps(c)
+#define V_LOAD(p) _mm_loadu_ps(p)
+#define V_STORE(p, v) _mm_storeu_ps((p), (v))
+#define V_MUL(a, b) _mm_mul_ps((a), (b))
+#define V_ADD(a, b) _mm_add_ps((a), (b))
+#define V_MIN(a, b) _mm_min_ps((a), (b))
+#define V_FMADD(a, b, c) _mm_add_ps(_mm_mul_ps((a), (b)), (c)) /* no FMA below x86-64-v3 */
+#define V_FNMADD(a, b, c) _mm_sub_ps((c), _mm_mul_ps((a), (b)))
+#define V_ROUND(v) _mm_round_ps((v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define V_RCP(v) _mm_rcp_ps(v)
+#define V_AND(a, b) _mm_and_ps((a), (b))
+#define V_OR(a, b) _mm_or_ps((a), (b))
+#define V_ABS(v) _mm_andnot_ps(_mm_set1_ps(-0.0f), (v))
+#define V_EXP2_INT(n) _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(_mm_cvtps_epi32(n), _mm_set1_epi32(127)), 23))
+#define V_SELECT_LT(a, b, if_lt, if_ge) _mm_blendv_ps((if_ge), (if_lt), _mm_cmplt_ps((a), (b)))
+#define V_SELECT_NAN(x, if_nan, other) _mm_blendv_ps((other), (if_nan), _mm_cmpunord_ps((x), (x)))
+#endif
 
-/* tanh_inline on 16 lanes, with one change: 2 / (e + 1) as a 14-bit reciprocal estimate and a
- * Newton step (~2^-28 relative, then rounded) instead of a division. vdivps took 40% of the
- * activation's time, the activation 17% of the CartPole preset's training step (perf). */
-static inline __m512 tanh16(__m512 x) {
-    __m512 ax = _mm512_abs_ps(x);
-    __m512 z = _mm512_mul_ps(x, x);
-    __m512 poly = _mm512_fmadd_ps(_mm512_set1_ps(-5.70498872745e-3f), z, _mm512_set1_ps(2.06390887954e-2f));
-    poly = _mm512_fmadd_ps(poly, z, _mm512_set1_ps(-5.37397155531e-2f));
-    poly = _mm512_fmadd_ps(poly, z, _mm512_set1_ps(1.33314422036e-1f));
-    poly = _mm512_fmadd_ps(poly, z, _mm512_set1_ps(-3.33332819422e-1f));
-    __m512 small = _mm512_fmadd_ps(_mm512_mul_ps(poly, z), x, x);
+#if defined(V_SET)
+static inline tanh_vec tanh_vector(tanh_vec x) {
+    tanh_vec ax = V_ABS(x);
+    tanh_vec z = V_MUL(x, x);
+    tanh_vec poly = V_FMADD(V_SET(-5.70498872745e-3f), z, V_SET(2.06390887954e-2f));
+    poly = V_FMADD(poly, z, V_SET(-5.37397155531e-2f));
+    poly = V_FMADD(poly, z, V_SET(1.33314422036e-1f));
+    poly = V_FMADD(poly, z, V_SET(-3.33332819422e-1f));
+    tanh_vec small = V_FMADD(V_MUL(poly, z), x, x);
     /* exp(2 |x|) as sk_exp_poly: |x| <= TANH_SATURATE keeps n in [0, 29] */
-    __m512 two_ax = _mm512_add_ps(_mm512_min_ps(ax, _mm512_set1_ps(TANH_SATURATE)),
-                                  _mm512_min_ps(ax, _mm512_set1_ps(TANH_SATURATE)));
-    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(two_ax, _mm512_set1_ps(1.44269504088896341f)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), two_ax);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(1.9875691500e-4f), r, _mm512_set1_ps(1.3981999507e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-    p = _mm512_add_ps(_mm512_fmadd_ps(_mm512_mul_ps(p, r), r, r), _mm512_set1_ps(1.0f));
-    __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
-    __m512 denom = _mm512_fmadd_ps(p, _mm512_castsi512_ps(bits), _mm512_set1_ps(1.0f));
-    __m512 inv = _mm512_rcp14_ps(denom);
-    inv = _mm512_fmadd_ps(inv, _mm512_fnmadd_ps(denom, inv, _mm512_set1_ps(1.0f)), inv);
-    __m512 large = _mm512_fnmadd_ps(_mm512_set1_ps(2.0f), inv, _mm512_set1_ps(1.0f));
-    /* the sign of x on |large| */
-    large = _mm512_castsi512_ps(_mm512_or_si512(
-        _mm512_castps_si512(large),
-        _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u))));
-    __m512 result = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, _mm512_set1_ps(TANH_SMALL), _CMP_LT_OQ),
-                                         large, small);
-    /* NaN stays NaN, so the governor sees it */
-    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), result, x);
+    tanh_vec two_ax = V_ADD(V_MIN(ax, V_SET(TANH_SATURATE)), V_MIN(ax, V_SET(TANH_SATURATE)));
+    tanh_vec n = V_ROUND(V_MUL(two_ax, V_SET(1.44269504088896341f)));
+    tanh_vec r = V_FNMADD(n, V_SET(0.693359375f), two_ax);
+    r = V_FNMADD(n, V_SET(-2.12194440e-4f), r);
+    tanh_vec p = V_FMADD(V_SET(1.9875691500e-4f), r, V_SET(1.3981999507e-3f));
+    p = V_FMADD(p, r, V_SET(8.3334519073e-3f));
+    p = V_FMADD(p, r, V_SET(4.1665795894e-2f));
+    p = V_FMADD(p, r, V_SET(1.6666665459e-1f));
+    p = V_FMADD(p, r, V_SET(5.0000001201e-1f));
+    p = V_ADD(V_FMADD(V_MUL(p, r), r, r), V_SET(1.0f));
+    tanh_vec denom = V_FMADD(p, V_EXP2_INT(n), V_SET(1.0f));
+    tanh_vec inv = V_RCP(denom);
+    inv = V_FMADD(inv, V_FNMADD(denom, inv, V_SET(1.0f)), inv);
+    tanh_vec large = V_FNMADD(V_SET(2.0f), inv, V_SET(1.0f));
+    large = V_OR(large, V_AND(x, V_SET(-0.0f))); /* the sign of x on |large| */
+    tanh_vec result = V_SELECT_LT(ax, V_SET(TANH_SMALL), small, large);
+    return V_SELECT_NAN(x, x, result); /* NaN stays NaN, so the governor sees it */
 }
 
-static float kernel_tanhf(float x) { return _mm512_cvtss_f32(tanh16(_mm512_set1_ps(x))); }
+static float kernel_tanhf(float x) {
+    float lanes[TANH_LANES] = {x};
+    V_STORE(lanes, tanh_vector(V_LOAD(lanes)));
+    return lanes[0];
+}
 
 static void kernel_tanh_forward(float *out, const float *inp, size_t n) {
     size_t i = 0;
-    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, tanh16(_mm512_loadu_ps(inp + i)));
-    if (i < n) {
-        __mmask16 tail = (__mmask16)((1u << (n - i)) - 1u);
-        _mm512_mask_storeu_ps(out + i, tail, tanh16(_mm512_maskz_loadu_ps(tail, inp + i)));
+    for (; i + TANH_LANES <= n; i += TANH_LANES) V_STORE(out + i, tanh_vector(V_LOAD(inp + i)));
+    if (i < n) { /* the tail through a whole vector on the stack: no masked access at any level */
+        float lanes[TANH_LANES] = {0};
+        memcpy(lanes, inp + i, (n - i) * sizeof(float));
+        V_STORE(lanes, tanh_vector(V_LOAD(lanes)));
+        memcpy(out + i, lanes, (n - i) * sizeof(float));
     }
 }
-#else
+#else /* no vector level (the portable C of a non-x86 build) */
 static float kernel_tanhf(float x) { return tanh_inline(x); }
 
 static void kernel_tanh_forward(float *out, const float *inp, size_t n) {
