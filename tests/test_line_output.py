@@ -48,7 +48,7 @@ def main():
     budget_end = time.time() + 280
 
     run = os.path.join(tmp, "train")
-    proc = skinner_proc.start([skinner, "train", "CartPole-v1", "--total-steps", "600000",
+    proc = skinner_proc.start([skinner, "train", "CartPole-v1", "--total-steps", "3000000",
                                "--train.stop_when_solved", "false", "--threads", "1",
                                "--run-dir", run], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     got = lines_with_times(proc, budget_end)
