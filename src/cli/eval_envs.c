@@ -45,7 +45,8 @@ static const char *g_eval_usage =
     "  --config FILE       baselines: INI layered on the env's preset to create it\n"
     "  --episodes N        episodes to run (default 100); with an env's own\n"
     "                      evaluation, run N episodes and report returns instead\n"
-    "  --greedy            take the most likely action instead of sampling\n"
+    "  --greedy            take the most likely action instead of sampling (DQN and SAC\n"
+    "                      runs always do: argmax Q, tanh of the actor's mean)\n"
     "  --seed N            seed of the env resets and action sampling, or the env's\n"
     "                      own evaluation's eval.seed (default 1)\n"
     "  --threads N         an env's own evaluation: worker threads (default 0: all\n"
@@ -402,6 +403,7 @@ static int eval_video(sk_run_plan *plan, sk_config *cfg, const char *path, int e
         status = sk_mkdirs(parent);
     }
     sk_video_summary summary;
+    greedy = greedy || lp.greedy_only; /* dqn, sac: as it acts */
     if (status == SK_OK)
         status = sk_video_record(&lp, path, episodes, greedy, (uint64_t)seed, fps, &summary);
     sk_loaded_policy_free(&lp);
@@ -550,6 +552,7 @@ static int eval_with(int argc, char **argv, sk_run_plan *plan, sk_config *option
         if (status == SK_OK)
             status = sk_evaluate_loaded_comm(&lp, (int)episodes, greedy, (uint64_t)seed, trace,
                                              comm, &result);
+        greedy = greedy || (loaded && lp.greedy_only); /* dqn, sac: as it acted */
         if (loaded) sk_loaded_policy_free(&lp);
     }
     if (comm->rank != 0) return status == SK_OK ? SK_EXIT_OK : SK_EXIT_FAILURE;

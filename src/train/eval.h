@@ -13,7 +13,18 @@ typedef struct sk_loaded_policy {
     sk_policy policy;
     float *params;         /* (policy.num_params) */
     sk_norm_map obs_map;   /* size 0 when observations were not normalised */
+    /* What the run's learner (train.algo; sk_algo's load_policy) makes of the policy: */
+    bool greedy_only; /* it acts by its greedy action whatever it is asked (dqn, sac) */
+    bool squash;      /* continuous: action = tanh(mean) scaled into the bounds (sac) */
+    bool no_value;    /* the critic is no state value (dqn, sac): export leaves it out */
 } sk_loaded_policy;
+
+/* actions (rows, space.dim), as the policy's greedy output, squashed in place when lp->squash:
+ * tanh(a) scale + bias per dimension, as SAC's actor (CleanRL's). */
+void sk_loaded_policy_squash(const sk_loaded_policy *lp, float *actions, int rows);
+/* The squash's scale (high - low) / 2 and bias (high + low) / 2 of each dimension (space.dim
+ * floats each), for what writes it out (src/export/). */
+void sk_loaded_policy_bounds(const sk_loaded_policy *lp, float *scale, float *bias);
 
 /* The checkpoint's env is found from its metadata, the plugin its run
  * recorded (env.plugin) loaded first; env_name, if given, must name that env.
