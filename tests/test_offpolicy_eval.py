@@ -107,6 +107,54 @@ def reference_returns(skinner, env_id, act, discrete):
     return returns
 
 
+def check_epsilon(skinner, cli, run, root, q):
+    """`skinner eval --epsilon E` on the DQN run: its trace's actions, replayed in skinner.make
+    from the same seed, give the trace's returns, and differ from the reference's argmax at
+    about E / 2 of the steps (a uniform pick of CartPole's 2 actions is the greedy one half the
+    time); without the exploration they would never differ."""
+    episodes, epsilon = 32, 0.3
+    trace = os.path.join(root, "epsilon.jsonl")
+    done = subprocess.run([cli, "eval", "CartPole-v1", "--checkpoint", run, "--episodes", str(episodes),
+                           "--seed", str(SEED), "--epsilon", str(epsilon), "--trace", trace],
+                          capture_output=True, text=True, timeout=300)
+    check(done.returncode == 0, f"dqn: skinner eval --epsilon exits 0 ({done.stderr.strip()[-300:]})")
+    if done.returncode != 0:
+        return
+    actions, returns = {}, {}
+    with open(trace) as f:
+        for line in f:
+            row = json.loads(line)
+            if row.get("end"):
+                returns[row["env"]] = row["return"]
+            else:
+                actions[(row["env"], row["step"])] = row["action"][0]
+    replayed, steps, differ = np.zeros(episodes), 0, 0
+    finished = np.zeros(episodes, bool)
+    with skinner.make("CartPole-v1", num_envs=episodes, seed=SEED) as env:
+        obs, _ = env.reset()
+        for t in range(500):
+            greedy = np.argmax(q(np.array(obs, np.float32)), axis=1)
+            chosen = np.array([actions.get((i, t), 0) for i in range(episodes)], np.int32)
+            live = ~finished
+            steps += int(live.sum())
+            differ += int((live & (chosen != greedy)).sum())
+            obs, rewards, terminations, truncations, _ = env.step(chosen)
+            replayed += np.where(finished, 0.0, rewards)
+            finished |= np.asarray(terminations, bool) | np.asarray(truncations, bool)
+            if finished.all():
+                break
+    want = [returns.get(i) for i in range(episodes)]
+    check(want == replayed.tolist(), "dqn: the --epsilon trace's actions replayed give its returns")
+    share, sigma = differ / steps, (epsilon / 2 * (1 - epsilon / 2) / steps) ** 0.5
+    check(abs(share - epsilon / 2) <= 4 * sigma,
+          f"dqn: --epsilon {epsilon} leaves the argmax at {share:.3f} of {steps} steps "
+          f"(expected {epsilon / 2} +- {4 * sigma:.3f})")
+    done = subprocess.run([cli, "eval", "Pendulum-v1", "--checkpoint", os.path.join(root, "sac"),
+                           "--episodes", "1", "--epsilon", "0.1"], capture_output=True, text=True)
+    check(done.returncode == 1 and "epsilon-greedy evaluation is for a DQN run" in done.stderr,
+          f"sac: --epsilon is refused with the reason ({done.stderr.strip()})")
+
+
 def run_onnx(model, obs):
     import onnxruntime as ort
     session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
@@ -184,6 +232,8 @@ def check_run(skinner, build, root, name, have_onnx):
               f"{name}: skinner eval's mean return {report['mean_return']} is the reference's {mean:.6g} "
               f"({want_returns.round(3).tolist()})")
         check(report["greedy"] is True, f"{name}: skinner eval says it acted greedily")
+    if discrete:
+        check_epsilon(skinner, cli, run, root, q)
     py = skinner.evaluate(run, episodes=EPISODES, seed=SEED)
     check(abs(py["mean_return"] - float(np.mean(want_returns))) <= 1e-3 * max(1.0, abs(np.mean(want_returns))),
           f"{name}: skinner.evaluate's mean return {py['mean_return']} is the reference's")

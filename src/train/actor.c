@@ -3,6 +3,7 @@
 #include "actor.h"
 
 #include "../core/rng.h"
+#include "dqn.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -159,6 +160,10 @@ void sk_policy_actor_act_at(sk_policy_actor *pa, int worker, int at, const float
                      &pa->rng[worker], greedy, actions, actions_continuous,
                      logp ? logp : work->logp);
     if (actions_continuous) sk_loaded_policy_squash(lp, actions_continuous, rows);
+    for (int r = 0; actions && lp->epsilon > 0.0 && r < rows; r++) /* DQN's one head */
+        if (sk_rng_double(&pa->rng[worker]) < lp->epsilon)
+            actions[r] = sk_dqn_explore(masks ? masks + (size_t)r * (size_t)policy->mask_size
+                                              : NULL, policy->logits_size, &pa->rng[worker]);
 }
 
 static void pool_parallel(void *ctx, sk_parallel_job job, void *job_ctx) {

@@ -486,6 +486,18 @@ sk_status sk_policy_load_plan(sk_loaded_policy *out, sk_run_plan *plan,
     return load_from(out, plan->checkpoint, plan->checkpoint_path, plan->env, NULL, overrides);
 }
 
+sk_status sk_loaded_policy_set_epsilon(sk_loaded_policy *lp, double epsilon) {
+    const char *algo = sk_config_get(lp->cfg, "train.algo");
+    if (!(epsilon >= 0.0 && epsilon <= 1.0))
+        return sk_fail(SK_ERR_INVALID, "epsilon = %g (expected a chance in [0, 1])", epsilon);
+    if (epsilon > 0.0 && (!algo || strcmp(algo, "dqn") != 0))
+        return sk_fail(SK_ERR_INVALID, "epsilon-greedy evaluation is for a DQN run (train.algo = "
+                       "dqn); this checkpoint's learner is %s (PPO samples its policy without "
+                       "--greedy; SAC acts by its deterministic action)", algo ? algo : "ppo");
+    lp->epsilon = epsilon;
+    return SK_OK;
+}
+
 void sk_loaded_policy_bounds(const sk_loaded_policy *lp, float *scale, float *bias) {
     const sk_action_space *space = &lp->policy.space;
     for (int d = 0; d < space->dim; d++) {
