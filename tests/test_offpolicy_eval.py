@@ -10,13 +10,14 @@ Checked with that reference:
   2. `skinner eval ENV --checkpoint RUN --episodes N --seed S --json` and Python's
      skinner.evaluate give the return of the reference acting in skinner.make(ENV, num_envs=N,
      seed=S), each env's first episode (eval's seeding), and say greedy;
-  3. the ONNX model of `skinner export` under ONNX Runtime gives the reference's action (and
-     DQN's Q values as logits_0), and has no "value" output (the critics are no state value);
+  3. the ONNX model of `skinner export` passes onnx's checker and under ONNX Runtime gives the
+     reference's action (and DQN's Q values as logits_0), and has no "value" output (the
+     critics are no state value); DQN's --epsilon (check_epsilon);
   4. the C header of `skinner export`, compiled with cc, gives the same actions.
 
 usage: test_offpolicy_eval.py BUILD_DIR   (run by the test venv's Python, the module on
-PYTHONPATH). Exit 0 when all hold, 1 naming every miss, 77 when onnxruntime is missing (CI=true:
-1)."""
+PYTHONPATH). Exit 0 when all hold, 1 naming every miss, 77 when onnx or onnxruntime is missing
+(CI=true: 1)."""
 import json
 import os
 import struct
@@ -246,6 +247,12 @@ def check_run(skinner, build, root, name, have_onnx):
     if done.returncode != 0:
         return
     if have_onnx:
+        import onnx
+        try:
+            onnx.checker.check_model(onnx.load(model), full_check=True)
+            check(True, f"{name}: the ONNX model passes onnx's checker (full check)")
+        except onnx.checker.ValidationError as error:
+            check(False, f"{name}: the ONNX model passes onnx's checker: {error}")
         out = run_onnx(model, obs)
         check("value" not in out, f"{name}: the ONNX model has no value output ({sorted(out)})")
         diff = float(np.max(np.abs(out["action"].reshape(want.shape) - want)))
@@ -262,11 +269,12 @@ def main():
     build = sys.argv[1]
     import skinner
     try:
+        import onnx  # noqa: F401
         import onnxruntime  # noqa: F401
         have_onnx = True
     except ImportError:
         have_onnx = False
-        print("SKIP the ONNX checks: the test venv has no onnxruntime (scripts/setup.sh --test)")
+        print("SKIP the ONNX checks: the test venv lacks onnx or onnxruntime (scripts/setup.sh --test)")
     root = tempfile.mkdtemp(prefix="skinner-offpolicy-eval-")
     for name in RUNS:
         try:
