@@ -1,7 +1,7 @@
 /*
  * connect4_vs_alphabeta CHECKPOINT [GAMES] [MAX_DEPTH] [SEED] [--sample]: a
  * trained ConnectFour-v0 policy against the alpha-beta searcher of
- * connect4_search.h at depths 1..MAX_DEPTH (default 200 games, depth 6,
+ * modules/connect4/search.h (the module's opponent "alphabeta") at depths 1..MAX_DEPTH (default 200 games, depth 6,
  * seed 1), first move alternating (the policy moves first in the even games).
  * The policy acts greedily (its most likely legal column) unless --sample;
  * the searcher breaks ties at random, so games differ. Prints one Markdown
@@ -10,9 +10,8 @@
  * for a policy of the image observation. A policy.per_role checkpoint plays each side
  * with that side's policy (first's when it moves first, second's when second).
  */
-#include "connect4_search.h"
-
 #include "connect4/c4.h"
+#include "connect4/search.h"
 #include "train/actor.h"
 #include "train/eval.h"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 37 ask 4a: a ConnectFour-v0 policy trained by self-play against an Elo-rated pool
-# (configs/connect4.ini) against the alpha-beta searcher of bench/connect4_search.c at depths 1..6
+# (configs/connect4.ini) against the alpha-beta searcher of modules/connect4/search.c at depths 1..6
 # (and 0, a uniformly random player), GAMES games a depth (default 200), first move alternating,
 # the policy greedy. Writes bench/results/DATE-COMMIT-connect4.md: the win rate per depth, the
 # run's final ratings (elo.csv) and how it was trained. The goal of the issue: >= 80% against
@@ -52,7 +52,7 @@ preset=$(sed -n 's/^encoder = /encoder /p; s/^enabled = /selfplay.enabled /p' "$
     echo "Trained with \`skinner train $env --threads $threads\` (the run's config.ini: $preset):"
     echo "$steps agent steps in ${seconds} s of wall clock on a machine shared with other work. Then"
     echo "\`C4_ENV=$env C4_MIN_DEPTH=0 build/bench/connect4_vs_alphabeta RUN/policy.safetensors $games 6 1\`: the policy greedy,"
-    echo "the searcher (bench/connect4_search.c: negamax with alpha-beta, open-window heuristic at the"
+    echo "the searcher (modules/connect4/search.c: negamax with alpha-beta, open-window heuristic at the"
     echo "leaves, random ties) at each depth, first move alternating; depth 0 is a random player."
     echo
     echo "$table"

@@ -258,6 +258,52 @@ SK_API sk_status sk_evaluate_controller(const char *env_name, const sk_config *c
                                  sk_controller controller, int episodes, uint64_t seed,
                                  const char *trace_path, sk_eval_result *out);
 
+/*
+ * A multi-agent env's games against an opponent (`skinner eval ENV --checkpoint RUN
+ * --opponent NAME`). In each of min(episodes, 64) envs the policy plays one agent and the
+ * opponent every other; env e's policy starts as agent e % agents and moves to the next
+ * agent after each game in which every agent's episode ended together (a board game), so
+ * the first move alternates; in an env whose agents live on (Arena-v0) it keeps its agent.
+ * `episodes` of the policy's episodes are counted, each by the sign of its return: a win
+ * (> 0), a draw (0) or a loss (< 0), as in a zero-sum game.
+ *
+ * opponent: "random" (uniform over each row's allowed actions), "heuristic" (the env's
+ * heuristic controller, where it has one), one of the env's built-in opponents
+ * (sk_env_extras.opponents: "NAME" or "NAME:ARG", as ConnectFour's "alphabeta:4"), or a
+ * checkpoint of the same env (a run folder or its policy.safetensors), whose policy plays
+ * the other agents, greedy when greedy is. SK_ERR_INVALID naming what the env offers for
+ * an opponent it does not know, and for a single-agent env.
+ */
+#define SK_VERSUS_MAX_ROLES 8
+#define SK_VERSUS_NAME_SIZE 32
+/* One outcome: how many games, their share and its 95% Wilson score interval. */
+typedef struct sk_outcome {
+    int count;
+    double rate, low, high;
+} sk_outcome;
+typedef struct sk_versus_result {
+    int games;
+    sk_outcome win, draw, loss;
+    double mean_return, std_return; /* the policy's */
+    /* the opponent's episodes (its agents') that ended while the games were counted, and
+     * their mean return: Arena-v0's snakes against the policy's */
+    int64_t opponent_episodes;
+    double opponent_mean_return;
+    /* the split by the agent the policy played (its index in the env: 0 moves first in
+     * Connect Four), for envs of at most SK_VERSUS_MAX_ROLES agents (else num_roles 0) */
+    int num_roles;
+    char role_names[SK_VERSUS_MAX_ROLES][SK_VERSUS_NAME_SIZE];
+    int role_games[SK_VERSUS_MAX_ROLES], role_wins[SK_VERSUS_MAX_ROLES],
+        role_draws[SK_VERSUS_MAX_ROLES], role_losses[SK_VERSUS_MAX_ROLES];
+} sk_versus_result;
+/* checkpoint: a policy.safetensors or the run folder that holds it. */
+SK_API sk_status sk_evaluate_versus(const char *checkpoint, const char *env_name,
+                                    const char *opponent, int episodes, bool greedy,
+                                    uint64_t seed, sk_versus_result *out);
+/* The Wilson score interval of `count` successes in `total` trials at the normal quantile
+ * z (1.96 for 95%): the interval's ends into *low and *high; [0, 1] for no trials. */
+SK_API void sk_wilson_interval(int count, int total, double z, double *low, double *high);
+
 /* ----------------------------------------------------------------- agents */
 
 /*

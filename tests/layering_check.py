@@ -11,8 +11,15 @@ src/, include/ and modules/, and fails naming FILE:LINE and the rule when
            an env or a module: an identifier with one of the block's names as a
            word (prover_*, sk_kb_*, MORPHO_*), a string with one as a word
            ("Morpho-v0"), or an include of such a header (comments may);
-- drift:   a folder of src/ or modules/ is in no layer, a declared folder is gone,
-           or an `allow` line matches nothing (a stale exception).
+- entry:   a file includes a header that declares a function an `entry` file (a
+           program's main.c) defines: the entry only dispatches, and what the
+           commands share sits below them (issue 53 ask 6: every command included
+           cli.h, which declared main.c's helpers, and main.c called every command);
+- base:    a `base` file (a layer's helpers, below its other files) includes a
+           header of its own layer that is not a base file too;
+- drift:   a folder of src/ or modules/ is in no layer, a declared folder or an
+           entry or base file is gone, or an `allow` line matches nothing (a stale
+           exception).
 
 Usage: layering_check.py [--root DIR] (default: the repository this file is in).
 """
@@ -24,6 +31,9 @@ BLOCK = re.compile(r"```layers\n(.*?)```", re.S)
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 STRING = re.compile(r'"((?:\\.|[^"\\])*)"')
+# a function defined at file scope and not static: "TYPE name(PARAMS) {" from column 0
+DEFINITION = re.compile(r"^(?!static\b|typedef\b|extern\b)[A-Za-z_][\w \t*]*?\b([A-Za-z_]\w*)"
+                        r"\s*\([^;{}]*\)\s*\{", re.M)
 
 
 def fail_usage(message):
@@ -42,6 +52,8 @@ class Rules:
         self.names = []
         self.neutral = []
         self.allows = []   # [file, rule, what, reason, used]
+        self.entries = []  # files nothing may include the declarations of
+        self.bases = []    # files that include no other file of their layer
         for number, raw in enumerate(found.group(1).splitlines(), start=1):
             line = raw.split("#", 1)[0].strip()
             if not line:
@@ -61,6 +73,10 @@ class Rules:
                 self.names += [n.lower() for n in rest.split()]
             elif word == "neutral":
                 self.neutral += rest.split()
+            elif word == "entry":
+                self.entries += rest.split()
+            elif word == "base":
+                self.bases += rest.split()
             elif word == "allow":
                 parts = rest.split(None, 3)
                 if len(parts) < 4:
@@ -142,6 +158,27 @@ def sources(root):
                     yield os.path.relpath(os.path.join(folder, name), root)
 
 
+def entry_headers(root, rules):
+    """{header: (entry file, [names])} for each header of the tree that declares a function
+    an entry file defines (not static: what another file could call)."""
+    exposed = {}
+    for entry in rules.entries:
+        try:
+            with open(os.path.join(root, entry), errors="replace") as f:
+                defined = set(DEFINITION.findall(strip_comments(f.read()))) - {"main"}
+        except OSError:
+            continue  # reported as drift
+        for path in sources(root):
+            if not path.endswith(".h") or not defined:
+                continue
+            with open(os.path.join(root, path), errors="replace") as f:
+                code = strip_comments(f.read())
+            names = sorted(n for n in defined if re.search(rf"\b{n}\s*\(", code))
+            if names:
+                exposed[path] = (entry, names)
+    return exposed
+
+
 def check(root):
     with open(os.path.join(root, "docs", "architecture.md")) as f:
         rules = Rules(root, f.read())
@@ -157,6 +194,11 @@ def check(root):
         if not os.path.isdir(os.path.join(root, folder)):
             report(folder, 0, "drift", folder, "declared in docs/architecture.md's layers block, "
                    "but the folder is gone")
+    for path in rules.entries + rules.bases:
+        if not os.path.isfile(os.path.join(root, path)):
+            report(path, 0, "drift", path, "an entry or base file of docs/architecture.md's "
+                   "layers block, but the file is gone")
+    exposed = entry_headers(root, rules)
     seen = set()
     for path in sources(root):
         folder = os.path.dirname(path) + "/"
@@ -187,6 +229,16 @@ def check(root):
             if header is None:
                 continue  # a system or third-party header
             to = rules.layer_of(header)
+            if header in exposed and path != exposed[header][0]:
+                entry, names = exposed[header]
+                report(path, number, "entry", target,
+                       f"includes {header}, which declares {', '.join(names)}, defined in "
+                       f"{entry} (an entry: it only dispatches; what its commands share "
+                       "belongs in a file below them)")
+            if path in rules.bases and to == layer and header not in rules.bases:
+                report(path, number, "base", target,
+                       f"includes {header}: a base file of {layer} (its helpers, below the "
+                       "layer's other files) includes no other file of its layer")
             if layer.startswith("module:"):
                 own = layer[len("module:"):]
                 if to != "kit" and not header.startswith(own):

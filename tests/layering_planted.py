@@ -3,7 +3,9 @@
 tree's sources and docs/architecture.md to a temporary folder, checks that the
 copy passes, then plants one violation of each rule at a time (an include
 against the order, a module including a private header, a neutral layer naming
-an env in code and in a string, a folder in no layer, a stale exception) and
+an env in code and in a string, a command including what the entry main.c
+defines, the CLI's helpers including a command, a folder in no layer, a stale
+exception) and
 checks that tests/layering_check.py exits 1 naming the file, the line and the
 rule of each.
 
@@ -90,6 +92,15 @@ def main():
                 f.write(text)
             return "docs/architecture.md"
 
+        def plant_entry(root):
+            """main.c defines a helper again and cli.h declares it (issue 53 ask 6's layout):
+            every command that includes cli.h is named."""
+            append(root, "src/cli/main.c", "int cli_planted_helper(void) { return 0; }")
+            append(root, "src/cli/cli.h", "int cli_planted_helper(void);")
+            with open(os.path.join(root, "src", "cli", "check.c")) as f:
+                line = f.read().split("\n").index('#include "cli.h"') + 1
+            return f"src/cli/check.c:{line}"
+
         plants = [
             ("order", "core includes train",
              plant_line("src/core/core.c", '#include "../train/trainer_internal.h"')),
@@ -107,6 +118,9 @@ def main():
              plant_line("src/vec/vec.c", '#include "kb.h"')),
             ("order", "policy includes a module's header by its path under modules/",
              plant_line("src/policy/policy.c", '#include "minatar/minatar.h"')),
+            ("entry", "a command includes a header declaring what main.c defines", plant_entry),
+            ("base", "the CLI's helpers include a command's header",
+             plant_line("src/cli/cli.c", '#include "commands.h"')),
             ("drift", "a folder in no layer", plant_folder),
             ("drift", "a stale exception", plant_stale_allow),
         ]

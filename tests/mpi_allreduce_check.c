@@ -11,20 +11,8 @@
  */
 #include "cli/comm_cli.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-/* comm_mpi.c reports through the CLI's error printer */
-int cli_error(int code, const char *fmt, ...) {
-    va_list args;
-    va_start(args, fmt);
-    fputs("mpi_allreduce_check: ", stderr);
-    vfprintf(stderr, fmt, args);
-    fputc('\n', stderr);
-    va_end(args);
-    return code;
-}
 
 static int check(const sk_comm *comm, size_t num_floats, size_t num_doubles, bool tree) {
     int K = comm->size, r = comm->rank;

@@ -11,11 +11,11 @@ usage: mujoco_docs_check.py --build BUILD_DIR --source SOURCE_DIR [--page docs/P
 (--page: another page of blocks run the same way; algorithms_docs_check runs docs/algorithms.md)"""
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import skinner_proc  # noqa: E402
 from doc_blocks import read_blocks, runs_here, shell_commands  # noqa: E402
 
 CI = os.environ.get("CI", "") not in ("", "0", "false")
@@ -55,9 +55,8 @@ def main():
             else:
                 commands = [(line, command, True) for line, command in shell_commands(block)]
             for line, command, shell in commands:
-                done = subprocess.run(command, shell=shell, executable="/bin/bash" if shell else None,
-                                      cwd=tmp, env=env, capture_output=True, text=True,
-                                      timeout=TIMEOUT_SECONDS)
+                done = skinner_proc.run(command, TIMEOUT_SECONDS, shell=shell, cwd=tmp, env=env,
+                                        executable="/bin/bash" if shell else None)
                 out = done.stdout + done.stderr
                 if done.returncode != 0 and "this build embeds no" in out:
                     skip(f"{name}:{line}: {out.strip().splitlines()[-1]}")

@@ -37,11 +37,11 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import skinner_proc  # noqa: E402
 from doc_blocks import read_blocks, runs_here, shell_commands  # noqa: E402
 
 MAX_LINES = 160  # "at most ~150 lines"
@@ -57,12 +57,10 @@ def fail(where, what, result=None):
 
 
 def run(argv, where, what, env, cwd, shell=False):
-    try:
-        result = subprocess.run(argv, cwd=cwd, env=env, shell=shell, capture_output=True,
-                                text=True, timeout=COMMAND_TIMEOUT_SECONDS,
-                                executable="/bin/bash" if shell else None)
-    except subprocess.TimeoutExpired:
-        fail(where, f"{what} did not end within {COMMAND_TIMEOUT_SECONDS} s")
+    """A timeout kills the command's process group (a shell line's skinner too) and fails
+    the test naming the command with its output (tests/skinner_proc.py)."""
+    result = skinner_proc.run(argv, COMMAND_TIMEOUT_SECONDS, cwd=cwd, env=env, shell=shell,
+                              executable="/bin/bash" if shell else None)
     if result.returncode != 0:
         fail(where, f"{what} exited with {result.returncode}", result)
     return result

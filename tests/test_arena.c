@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "skinner.h"
+#include "test_util.h"
 #include "arena/arena.h"
 
 #include <math.h>
@@ -509,23 +510,13 @@ static void test_bench_counts_agents(void **unused) {
     assert_true(fabs(agent_sps - 64.0 * sps) <= 64.0); /* both printed rounded */
 }
 
-/* Runs command, its output into out (NUL-terminated); returns its exit status. */
-static int run(const char *command, char *out, size_t size) {
-    FILE *pipe = popen(command, "r");
-    assert_non_null(pipe);
-    size_t used = fread(out, 1, size - 1, pipe);
-    out[used] = '\0';
-    int status = pclose(pipe);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 /* docs/multiagent.md's check and bench commands, as printed there. */
 static void test_docs_commands(void **unused) {
     (void)unused;
     static char out[16384];
-    assert_int_equal(run(SKINNER_BINARY " check Arena-v0 2>&1", out, sizeof out), 0);
+    assert_int_equal(test_run_command(SKINNER_BINARY " check Arena-v0 2>&1", out, sizeof out), 0);
     assert_non_null(strstr(out, "passed, 0 failed"));
-    assert_int_equal(run(SKINNER_BINARY " bench env Arena-v0 2>&1", out, sizeof out), 0);
+    assert_int_equal(test_run_command(SKINNER_BINARY " bench env Arena-v0 2>&1", out, sizeof out), 0);
     assert_non_null(strstr(out, "Arena-v0: 64 envs of 64 agents, 1 thread"));
     assert_non_null(strstr(out, "agent steps/s"));
 }
@@ -541,7 +532,7 @@ static void test_preset_trains(void **unused) {
              "SKINNER_CONFIG_DIR=%s/configs " SKINNER_BINARY " train Arena-v0 --total-steps 98304 "
              "--seed 1 --threads 1 --run-dir %s/run --quiet 2>&1",
              SKINNER_SOURCE_DIR, dir);
-    assert_int_equal(run(command, out, sizeof out), 0);
+    assert_int_equal(test_run_command(command, out, sizeof out), 0);
     snprintf(path, sizeof path, "%s/run/metrics.csv", dir);
     FILE *metrics = fopen(path, "r");
     assert_non_null(metrics);

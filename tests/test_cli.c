@@ -342,6 +342,22 @@ static void test_bad_flag_values(void **unused) {
     CASE(2, ARGS("train", "cartpole", "--total-steps", "0"), "--total-steps", "out of range");
     CASE(2, ARGS("train", "cartpole", "--seed"), "'--seed' needs a value");
     CASE(2, ARGS("train", "cartpole", "--ppo.gamma"), "'--ppo.gamma' needs a value");
+    /* --SECTION.KEY (train, config, bench train) and --env.KEY (the others) are one parser
+     * (cli_key_flag, issue 53 ask 6): the same refusals in every command */
+    char long_key[300];
+    snprintf(long_key, sizeof long_key, "--env.%0*d=1", 280, 0);
+    const char *key_commands[][3] = {{"train", "cartpole", NULL},  {"config", "cartpole", NULL},
+                                     {"bench", "train", "cartpole"}, {"bench", "env", "cartpole"},
+                                     {"check", "cartpole", NULL},  {"eval", "cartpole", NULL}};
+    for (size_t i = 0; i < sizeof key_commands / sizeof *key_commands; i++) {
+        /* the option in the first free place; the NULL after it ends the arguments */
+        const char *args[4] = {key_commands[i][0], key_commands[i][1], key_commands[i][2], NULL};
+        size_t at = args[2] ? 3 : 2;
+        args[at] = "--env.foo";
+        CASE(2, ARGS(args[0], args[1], args[2], args[3]), "option '--env.foo' needs a value");
+        args[at] = long_key;
+        CASE(2, ARGS(args[0], args[1], args[2], args[3]), "is too long");
+    }
     CASE(2, ARGS("eval", "cartpole", "--checkpoint", "p", "--episodes", "0"), "--episodes",
          "out of range");
     CASE(2, ARGS("bench", "env", "cartpole", "--num-envs", "x"), "--num-envs", "'x'");

@@ -2,11 +2,11 @@
  * on a 2-agent env defined here, GAE over a row's inactive steps against a
  * trajectory computed by hand, the trainer on it (per-role statistics,
  * bit-identical runs, exact resume), Connect Four's rules against an
- * independent four-in-a-row check, and the bench's alpha-beta searcher. */
+ * independent four-in-a-row check, and the module's alpha-beta searcher. */
 #include "test_recorder.h"
 
 #include "connect4/connect4.h"
-#include "connect4_search.h"
+#include "connect4/search.h"
 #include "train/ppo.h"
 #include "train/selfplay.h"
 #include "train/trainer_internal.h"

@@ -18,11 +18,13 @@ Usage: test_prover_run.py SKINNER SOURCE_DIR [countries|family|wn18rr|resume|set
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import skinner_proc  # noqa: E402
 
 SKINNER, SOURCE = sys.argv[1], sys.argv[2]
 WHICH = sys.argv[3] if len(sys.argv) > 3 else "countries"
@@ -124,19 +126,16 @@ def resume():
     try:
         # killed while the policy trains
         args = pipeline("countries", out) + ["--steps", "20000000"]
-        child = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 start_new_session=True)
+        child = skinner_proc.start(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         deadline = time.time() + 120
         while not os.path.exists(os.path.join(out, "policy", "metrics.csv")):
             if time.time() > deadline or child.poll() is not None:
-                if child.poll() is None:
-                    os.killpg(child.pid, signal.SIGKILL)
+                skinner_proc.kill_group(child)
                 print(child.communicate()[0].decode()[-3000:])
                 fail("the policy stage did not start")
             time.sleep(0.2)
         time.sleep(1.0)
-        os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
+        skinner_proc.kill_group(child)
         if not os.path.exists(os.path.join(out, "stages", "kge.done")):
             fail("the KGE stage did not finish before the kill")
         if os.path.exists(os.path.join(out, "stages", "policy.done")):

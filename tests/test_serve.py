@@ -27,7 +27,6 @@ proofs BUILD: skinner eval Prover-v0 --proofs on a knowledge base written here w
 Exit 0 when all hold, 1 naming the first miss, 77 (skipped, loudly) when Chromium, chromedriver
 or selenium is missing, unless CI=true, which turns the skip into a failure.
 """
-import atexit
 import http.client
 import json
 import os
@@ -38,13 +37,9 @@ import sys
 import tempfile
 import time
 
-FAILS = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        FAILS.append(what)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import skinner_proc  # noqa: E402
+from skinner_proc import check  # noqa: E402
 
 
 def skip(why):
@@ -56,15 +51,14 @@ def skip(why):
 
 
 def train(skinner, run_dir, seed, steps, extra=()):
-    return subprocess.Popen([skinner, "train", "CartPole-v1", "--seed", str(seed),
-                             "--total-steps", str(steps), "--run-dir", run_dir, "--force",
-                             "--quiet", *extra], stdout=subprocess.DEVNULL)
+    return skinner_proc.start([skinner, "train", "CartPole-v1", "--seed", str(seed),
+                               "--total-steps", str(steps), "--run-dir", run_dir, "--force",
+                               "--quiet", *extra], stdout=subprocess.DEVNULL)
 
 
 def monitor_state(skinner, run_dir):
     """The state in skinner monitor's snapshot title: 'skinner monitor: ENV (STATE)'."""
-    out = subprocess.run([skinner, "monitor", run_dir, "--once"], capture_output=True,
-                         text=True, timeout=30).stdout
+    out = skinner_proc.run([skinner, "monitor", run_dir, "--once"], timeout=30).stdout
     first = out.splitlines()[0] if out else ""
     return first[first.rfind("(") + 1:-1] if first.endswith(")") else first
 
@@ -97,8 +91,8 @@ def sse_events(raw):
 class Server:
     def __init__(self, skinner, roots, extra=()):
         self.port_file = tempfile.mktemp(prefix="skinner-serve-port-")
-        self.proc = subprocess.Popen([skinner, "serve", *roots, "--port", "0", "--port-file",
-                                      self.port_file, *extra], stdout=subprocess.PIPE, text=True)
+        self.proc = skinner_proc.start([skinner, "serve", *roots, "--port", "0", "--port-file",
+                                        self.port_file, *extra], stdout=subprocess.PIPE, text=True)
         deadline = time.time() + 10
         while not os.path.exists(self.port_file):
             if self.proc.poll() is not None or time.time() > deadline:
@@ -106,7 +100,6 @@ class Server:
             time.sleep(0.02)
         self.port = int(open(self.port_file).read())
         self.banner = self.proc.stdout.readline()
-        atexit.register(lambda: self.proc.poll() is None and self.proc.kill())  # a test that raised
 
     def get(self, path, method="GET", headers=None):
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
@@ -125,7 +118,7 @@ class Server:
         try:
             return self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
+            skinner_proc.kill_group(self.proc)
             return None
         finally:
             os.unlink(self.port_file)
@@ -141,7 +134,7 @@ def security(build):
     with open(os.path.join(outside, "metrics.csv"), "w") as f:
         f.write("secret,value\n1,2\n")
     run = os.path.join(root, "run-a")
-    train(skinner, run, 1, 8192).wait()
+    skinner_proc.wait(train(skinner, run, 1, 8192), 30)
     os.symlink(outside, os.path.join(root, "link-out"))               # a folder out of the root
     os.makedirs(os.path.join(root, "run-b"))
     os.symlink(os.path.join(outside, "secret.csv"), os.path.join(root, "run-b", "metrics.csv"))
@@ -301,8 +294,7 @@ def security(build):
     check(state.get("status") == "running", f"a training run shows running ({state.get('status')})")
     check(monitor_state(skinner, killed) == "running",
           f"skinner monitor says running too ({monitor_state(skinner, killed)})")
-    proc.kill()
-    proc.wait()
+    skinner_proc.kill_group(proc)
     state = json.loads(server.get("/api/status?run=0/killed")[1])
     check(state["status"] == "interrupted", f"a killed run shows interrupted ({state['status']})")
     # one rule for both (issue 52 ask 7): the monitor stayed at "running" forever
@@ -348,7 +340,7 @@ def exit_time(build):
     time.sleep(0.1)
     start = time.time()
     server.proc.send_signal(signal.SIGTERM)
-    code = server.proc.wait(timeout=30)
+    code = skinner_proc.wait(server.proc, 30)
     stopped = time.time() - start
     conn.close()
     os.unlink(server.port_file)
@@ -361,7 +353,7 @@ def exit_time(build):
     server = Server(skinner, [os.path.join(root, "many", "run-00000")])
     start = time.time()
     server.proc.send_signal(signal.SIGTERM)
-    code = server.proc.wait(timeout=30)
+    code = skinner_proc.wait(server.proc, 30)
     stopped = time.time() - start
     os.unlink(server.port_file)
     check(code == 0 and stopped < 1.5, f"SIGTERM stops an idle server in {stopped:.3f} s")
@@ -472,11 +464,11 @@ def make_prover(skinner, root, tmp):
         with open(os.path.join(kb, name), "w") as f:
             f.write(text)
     run = os.path.join(root, "prover")
-    subprocess.run([skinner, "train", "Prover-v0", "--env.dataset", kb, "--total-steps", "2048",
-                    "--run-dir", run, "--quiet"], stdout=subprocess.DEVNULL, check=True)
+    skinner_proc.run([skinner, "train", "Prover-v0", "--env.dataset", kb, "--total-steps", "2048",
+                      "--run-dir", run, "--quiet"], timeout=45, check=True)
     # docs/dashboard.md: skinner eval Prover-v0 --checkpoint RUN --proofs RUN/proofs.jsonl
-    out = subprocess.run([skinner, "eval", "Prover-v0", "--checkpoint", run, "--proofs",
-                          os.path.join(run, "proofs.jsonl")], capture_output=True, text=True)
+    out = skinner_proc.run([skinner, "eval", "Prover-v0", "--checkpoint", run, "--proofs",
+                            os.path.join(run, "proofs.jsonl")], timeout=45)
     check(out.returncode == 0 and "proofs of 3 queries written" in out.stdout,
           f"skinner eval --proofs writes the proofs ({out.returncode}: {out.stderr.strip()[:200]})")
     proofs = [json.loads(line) for line in open(os.path.join(run, "proofs.jsonl"))]
@@ -499,11 +491,11 @@ def make_minatar(skinner, root):
     """A MinAtar run folder with a GIF of one episode, recorded as docs/dashboard.md says.
     Returns the GIF's width from its header."""
     run = os.path.join(root, "minatar")
-    subprocess.run([skinner, "train", "MinAtar/Breakout-v1", "--total-steps", "4096", "--run-dir", run,
-                    "--quiet"], stdout=subprocess.DEVNULL, check=True)
+    skinner_proc.run([skinner, "train", "MinAtar/Breakout-v1", "--total-steps", "4096", "--run-dir", run,
+                      "--quiet"], timeout=45, check=True)
     gif = os.path.join(run, "videos", "breakout.gif")  # eval makes the folder
-    subprocess.run([skinner, "eval", "MinAtar/Breakout-v1", "--checkpoint", run, "--episodes", "1",
-                    "--video", gif], stdout=subprocess.DEVNULL, check=True)
+    skinner_proc.run([skinner, "eval", "MinAtar/Breakout-v1", "--checkpoint", run, "--episodes", "1",
+                      "--video", gif], timeout=45, check=True)
     with open(gif, "rb") as f:
         head = f.read(10)
     check(head[:6] == b"GIF89a", "skinner eval --video wrote a GIF")
@@ -514,10 +506,9 @@ def make_selfplay(skinner, root):
     """A Connect Four self-play run (4 updates, a pool of 3). Returns its elo.csv and
     roles.csv as {column: [cells]}."""
     run = os.path.join(root, "selfplay")
-    subprocess.run([skinner, "train", "ConnectFour-v0", "--selfplay.enabled", "true",
-                    "--selfplay.pool_size", "3", "--selfplay.snapshot_every", "2",
-                    "--total-steps", "65536", "--run-dir", run, "--quiet"],
-                   stdout=subprocess.DEVNULL, check=True)
+    skinner_proc.run([skinner, "train", "ConnectFour-v0", "--selfplay.enabled", "true",
+                      "--selfplay.pool_size", "3", "--selfplay.snapshot_every", "2",
+                      "--total-steps", "65536", "--run-dir", run, "--quiet"], timeout=45, check=True)
     tables = []
     for name in ("elo.csv", "roles.csv"):
         with open(os.path.join(run, name)) as f:
@@ -550,7 +541,7 @@ def browser(build, source):
     root = os.path.join(tmp, "runs")
     seeds = [os.path.join(root, f"cartpole-s{s}") for s in (1, 2, 3)]
     for proc in [train(skinner, d, s, 40960) for s, d in zip((1, 2, 3), seeds)]:
-        proc.wait()
+        skinner_proc.wait(proc, 45)
     with open(os.path.join(seeds[2], "config.ini")) as f:
         text = f.read()
     front = make_sweep(root)
@@ -640,7 +631,7 @@ def browser(build, source):
         time.sleep(0.3)
         driver.save_screenshot(os.path.join(docs, "dashboard-live.png"))
         live.send_signal(signal.SIGINT)
-        live.wait(timeout=20)
+        skinner_proc.wait(live, 20)
         rows_in_file = sum(1 for _ in open(os.path.join(live_dir, "metrics.csv"))) - 1
         wait(lambda: points() == rows_in_file, f"after the run stops the chart holds all {rows_in_file} rows")
         check(points() == rows_in_file, f"live chart rows {points()} = metrics.csv rows {rows_in_file}")
@@ -753,8 +744,7 @@ def browser(build, source):
         check(not logs, f"no errors in the browser console ({logs[:3]})")
     finally:
         driver.quit()
-        if live.poll() is None:
-            live.kill()
+        skinner_proc.kill_group(live)
         server.stop()
         shutil.rmtree(profile, ignore_errors=True)
         shutil.rmtree(tmp, ignore_errors=True)
@@ -770,10 +760,7 @@ def main():
         proofs_only(sys.argv[2])
     else:
         browser(sys.argv[2], sys.argv[3])
-    if FAILS:
-        print(f"FAIL: {len(FAILS)} checks, first: {FAILS[0]}")
-        sys.exit(1)
-    print("all checks passed")
+    skinner_proc.finish()
 
 
 if __name__ == "__main__":

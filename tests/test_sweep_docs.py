@@ -13,11 +13,11 @@ usage: test_sweep_docs.py --build BUILD_DIR --source SOURCE_DIR [--page docs/swe
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import skinner_proc  # noqa: E402
 from doc_blocks import read_blocks, runs_here, shell_commands  # noqa: E402
 
 TIMEOUT_SECONDS = 300
@@ -31,11 +31,10 @@ def fail(where, what, result=None):
 
 
 def run(argv, where, env, cwd, shell=False):
-    try:
-        result = subprocess.run(argv, cwd=cwd, env=env, shell=shell, capture_output=True, text=True,
-                                timeout=TIMEOUT_SECONDS, executable="/bin/bash" if shell else None)
-    except subprocess.TimeoutExpired:
-        fail(where, f"did not end within {TIMEOUT_SECONDS} s")
+    """A timeout kills the command's process group (a shell line's skinner too) and fails
+    the test naming the command with its output (tests/skinner_proc.py)."""
+    result = skinner_proc.run(argv, TIMEOUT_SECONDS, cwd=cwd, env=env, shell=shell,
+                              executable="/bin/bash" if shell else None)
     if result.returncode != 0:
         fail(where, f"exited with {result.returncode}", result)
     sys.stdout.write(result.stdout[-1500:])

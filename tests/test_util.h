@@ -15,7 +15,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+/* Runs command through the shell, its stdout (add 2>&1 for stderr too) into out,
+ * NUL-terminated; returns its exit status, or -1 when it did not exit. */
+static inline int test_run_command(const char *command, char *out, size_t size) {
+    FILE *pipe = popen(command, "r");
+    assert_non_null(pipe);
+    size_t used = fread(out, 1, size - 1, pipe);
+    out[used] = '\0';
+    int status = pclose(pipe);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
 
 /* ------------------------------------------------------------ skipping, loudly
  * A case that cannot run here (no ../shared, tmux or a Debian data package missing)

@@ -574,6 +574,24 @@ typedef struct sk_env_option {
 } sk_env_option;
 
 /*
+ * A player an env offers to measure a policy against (`skinner eval ENV --checkpoint RUN
+ * --opponent NAME[:ARG]`): it plays the rows of a multi-agent env that the evaluated policy
+ * does not. It is not part of any policy and never trains: it reads the env's whole state
+ * (Connect Four's board, unmirrored), which no policy sees.
+ */
+typedef struct sk_env_opponent {
+    const char *name;      /* "alphabeta": `--opponent alphabeta:4` */
+    const char *help;      /* one line for `skinner eval ENV --help` */
+    const char *arg_name;  /* "DEPTH": NAME:ARG takes an integer in [arg_low, arg_high];
+                              NULL: NAME takes no argument */
+    int arg_low, arg_high;
+    /* Writes actions (rows, num_heads) for every row of envs lo..hi-1 from their current
+     * state, within their masks (the host keeps only the rows the opponent plays). arg is
+     * NAME:ARG's value (0 without one); rng[e] is env e's stream, for its tie-breaks. */
+    void (*act)(const void *state, int lo, int hi, int arg, uint64_t *rng, int32_t *actions);
+} sk_env_opponent;
+
+/*
  * Everything only one consumer needs, kept out of the contract: all optional.
  */
 struct sk_env_extras {
@@ -621,6 +639,13 @@ struct sk_env_extras {
     void (*get_physics)(const void *state, int index, double *qpos, double *qvel);
     sk_status (*set_physics)(void *state, int index, const double *qpos, const double *qvel,
                              float *obs_row);
+#if !defined(SK_ENV_LAYOUT_ABI6) && !defined(SK_ENV_LAYOUT_ABI7)
+    /* Optional (ABI 8): a multi-agent env's built-in opponents (`skinner eval ENV --opponent
+     * NAME`), ended by an entry whose name is NULL; NULL: none beyond the ones every env gets
+     * (random, and heuristic where the env has one). An older plugin's extras end before
+     * this member (read as NULL). */
+    const sk_env_opponent *opponents;
+#endif
 };
 
 /* The env's extras, or an empty table when it has none: never NULL. */
@@ -664,17 +689,21 @@ SK_API sk_status sk_env_register(const sk_env_def *env);
  * which SK_PLUGIN_EXPORT(...) defines. sk_env_load_plugin dlopens it, checks
  * the version and every table, and registers them.
  */
-#ifdef SK_ENV_LAYOUT_ABI6
+#if defined(SK_ENV_LAYOUT_ABI6)
 #define SK_ENV_ABI_VERSION 6
-#else
+#elif defined(SK_ENV_LAYOUT_ABI7)
 #define SK_ENV_ABI_VERSION 7
+#else
+#define SK_ENV_ABI_VERSION 8
 #endif
 /* Version 1 tables (no configure member), version 2 tables (no
  * obs_low/obs_high), version 3 tables (extras without render), version 4
  * tables (no num_agents), version 5 tables (extras without the physics
- * calls) and version 6 tables (action bounds of 16 values, SK_MAX_ACTION_DIM
- * before version 7) still load: the loader converts them, and calls their
- * configure and evaluation with a table in their own layout. */
+ * calls), version 6 tables (action bounds of 16 values, SK_MAX_ACTION_DIM
+ * before version 7) and version 7 tables (extras without opponents) still
+ * load: the loader converts them, and calls a version 1-6 table's configure
+ * and evaluation with a table in its own layout. SK_ENV_LAYOUT_ABI7 builds
+ * extras laid out as version 7 built them (the loader's tests only). */
 #define SK_ENV_ABI_OLDEST 1
 
 #define SK_PLUGIN_EXPORT(...)                                                                      \

@@ -122,9 +122,33 @@ static void env_render(const void *state, int index, uint8_t *rgb) {
 
 static const char *const g_action_names[] = {"up", "right", "down", "left", NULL};
 
+/* The baseline snake (`skinner eval Arena-v0 --policy heuristic`, and the opponent
+ * "heuristic"): a move into food if one is free, else on ahead if free, else the first free
+ * turn clockwise from there; straight on when every cell around is taken. It looks one cell
+ * ahead, as a snake's view of its neighbours lets it; a head that another head enters in the
+ * same step still dies. */
+static void env_heuristic(const void *state, int lo, int hi, int32_t *actions) {
+    const arena *game = state;
+    int agents = game->settings.num_agents;
+    for (int row = lo * agents; row < hi * agents; row++) {
+        int env = row / agents, heading = game->heading[row], pick = -1, fed = -1;
+        int32_t head = arena_body_cell(game, row, game->length[row] - 1);
+        for (int turn = 0; turn < ARENA_NUM_ACTIONS; turn++) {
+            int move = (heading + turn) % ARENA_NUM_ACTIONS;
+            if (turn == 2) continue; /* the reverse keeps the heading: the neck */
+            const uint8_t *next = arena_at(game, env, head + game->deltas[move]);
+            if (next[ARENA_BODY]) continue;
+            if (pick < 0) pick = move;
+            if (fed < 0 && next[ARENA_FOOD]) fed = move;
+        }
+        actions[row] = fed >= 0 ? fed : pick >= 0 ? pick : heading;
+    }
+}
+
 /* bench_num_envs: 64 maps of 64 snakes are 4096 rows, the batch other envs bench with */
 static const sk_env_extras g_extras = {.preset = "arena", .bench_num_envs = 64,
                                        .action_names = g_action_names,
+                                       .heuristic = env_heuristic,
                                        .render_width = RENDER_MAX_SIDE,
                                        .render_height = RENDER_MAX_SIDE, .render = env_render};
 

@@ -3,8 +3,8 @@
  * solver): column c's cells are bits c * 7 .. c * 7 + 5 from the bottom, bit
  * c * 7 + 6 a sentinel row that stays empty, so a shift by 1 (vertical), 7
  * (horizontal), 6 and 8 (the diagonals) never wraps from one column into
- * the next. A position is the mover's stones and all stones; the module, the
- * alpha-beta searcher in bench/ and the tests share these functions.
+ * the next. A position is the mover's stones and all stones; the module, its
+ * alpha-beta searcher (search.h) and the tests share these functions.
  */
 #ifndef SK_C4_H
 #define SK_C4_H

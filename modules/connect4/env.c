@@ -24,6 +24,7 @@
  * first player still moves first. 0: every game starts on the empty board.
  */
 #include "connect4.h"
+#include "search.h"
 
 #include <string.h>
 
@@ -250,6 +251,28 @@ static void c4_heuristic(const void *state, int lo, int hi, int32_t *actions) {
     }
 }
 
+/* The built-in opponent "alphabeta:DEPTH" (search.h): the mover's column by a depth-DEPTH
+ * search of the real board, ties broken by env e's stream, shown to the rows as they see it
+ * (v1's mirror). Never part of a policy: it reads the whole board and searches it. */
+static void c4_alphabeta(const void *state, int lo, int hi, int depth, uint64_t *rng,
+                         int32_t *actions) {
+    const c4_state *s = state;
+    for (int e = lo; e < hi; e++) {
+        uint64_t all = s->all[e], mine = s->to_move[e] == 0 ? s->first[e] : all & ~s->first[e];
+        int col = c4_search_move(mine, all, depth, &rng[e], NULL);
+        if (col < 0) col = 0; /* a full board ends the game before anyone moves */
+        for (int p = 0; p < 2; p++) actions[(size_t)e * 2 + (size_t)p] = seen_col(s, e, col);
+    }
+}
+
+static const sk_env_opponent g_opponents[] = {
+    {.name = "alphabeta",
+     .help = "negamax with alpha-beta pruning, DEPTH plies ahead, open-window leaf score "
+             "(modules/connect4/search.h); ties at random",
+     .arg_name = "DEPTH", .arg_low = 1, .arg_high = C4_SEARCH_MAX_DEPTH, .act = c4_alphabeta},
+    {0},
+};
+
 static float g_obs_low[C4_OBS], g_obs_high[C4_OBS] = {
 #define ONE4 1, 1, 1, 1
 #define ONE17 ONE4, ONE4, ONE4, ONE4, 1
@@ -302,6 +325,7 @@ static const sk_env_extras g_extras = {
     .render_width = RENDER_WIDTH,
     .render_height = RENDER_HEIGHT,
     .render = c4_render,
+    .opponents = g_opponents,
 };
 
 static const sk_env_extras g_extras_image = {
@@ -311,6 +335,7 @@ static const sk_env_extras g_extras_image = {
     .render_width = RENDER_WIDTH,
     .render_height = RENDER_HEIGHT,
     .render = c4_render,
+    .opponents = g_opponents,
 };
 
 /* What v0 and v1 share of their tables. */

@@ -411,14 +411,26 @@ def kge_train(dataset=None, run_dir=None, config=None, resume=None, force=False,
     return _core.kge_train(_pairs(options, "kge"), config_path, callback)
 
 
-def evaluate(checkpoint, episodes=10, greedy=False, seed=0, **data):
+def evaluate(checkpoint, episodes=10, greedy=False, seed=0, opponent=None, **data):
     """Runs `episodes` episodes of a checkpoint's policy on its env, as
-    `skinner eval` does, and returns the returns' statistics."""
+    `skinner eval` does, and returns the returns' statistics.
+
+    opponent (a multi-agent env, as `skinner eval --opponent`): "random",
+    "heuristic", one of the env's own ("alphabeta:4" for Connect Four), or
+    another checkpoint (a run folder or its policy.safetensors) plays the other
+    agents, the first move alternating; the dict then holds games, wins, draws
+    and losses with their rates and 95% Wilson intervals (wins_ci95, ...) and
+    by_role, the split by the agent the policy played."""
     checkpoint = os.fspath(checkpoint)
     if os.path.isdir(checkpoint):
         checkpoint = os.path.join(checkpoint, "policy.safetensors")
+    if opponent is not None:
+        if data:
+            raise ValueError("evaluate(opponent=...) takes no data locations (%s)"
+                             % ", ".join(sorted(data)))
+        opponent = os.fspath(opponent)
     return _core.evaluate(checkpoint, episodes=episodes, greedy=greedy, seed=seed,
-                          config=_env_pairs(data))
+                          config=_env_pairs(data), opponent=opponent)
 
 
 def bench(env_id, num_envs=4096, threads=1, seconds=1.0, seed=0, **config):

@@ -212,16 +212,60 @@ fail_cfg:
 
 /* --------------------------------------------------------------- evaluate */
 
-/* evaluate(checkpoint, episodes, greedy, seed, overrides) -> dict */
+/* One outcome of sk_versus_result into d: NAME (count), NAME_rate, NAME_ci95 (low, high). */
+static int set_outcome(PyObject *d, const char *name, const sk_outcome *o) {
+    char key[32];
+    PyObject *count = PyLong_FromLong(o->count), *rate = PyFloat_FromDouble(o->rate);
+    PyObject *ci = Py_BuildValue("(dd)", o->low, o->high);
+    int failed = !count || !rate || !ci || PyDict_SetItemString(d, name, count) < 0;
+    snprintf(key, sizeof key, "%s_rate", name);
+    failed = failed || PyDict_SetItemString(d, key, rate) < 0;
+    snprintf(key, sizeof key, "%s_ci95", name);
+    failed = failed || PyDict_SetItemString(d, key, ci) < 0;
+    Py_XDECREF(count), Py_XDECREF(rate), Py_XDECREF(ci);
+    return failed ? -1 : 0;
+}
+
+/* sk_evaluate_versus's result as `skinner eval --opponent --json` prints it. */
+static PyObject *versus_dict(const sk_versus_result *r) {
+    PyObject *d = Py_BuildValue("{s:i,s:i,s:d,s:d,s:L,s:d,s:s}", "games", r->games, "episodes",
+                                r->games, "mean_return", r->mean_return, "std_return",
+                                r->std_return, "opponent_episodes",
+                                (long long)r->opponent_episodes, "opponent_mean_return",
+                                r->opponent_mean_return, "interval", "wilson95");
+    PyObject *roles = PyDict_New();
+    if (!d || !roles || set_outcome(d, "wins", &r->win) < 0 ||
+        set_outcome(d, "draws", &r->draw) < 0 || set_outcome(d, "losses", &r->loss) < 0)
+        goto fail;
+    for (int a = 0; a < r->num_roles; a++) {
+        PyObject *role = Py_BuildValue("{s:i,s:i,s:i,s:i}", "games", r->role_games[a], "wins",
+                                       r->role_wins[a], "draws", r->role_draws[a], "losses",
+                                       r->role_losses[a]);
+        int failed = !role || PyDict_SetItemString(roles, r->role_names[a], role) < 0;
+        Py_XDECREF(role);
+        if (failed) goto fail;
+    }
+    if (PyDict_SetItemString(d, "by_role", roles) < 0) goto fail;
+    Py_DECREF(roles);
+    return d;
+fail:
+    Py_XDECREF(d);
+    Py_XDECREF(roles);
+    return NULL;
+}
+
+/* evaluate(checkpoint, episodes, greedy, seed, overrides, opponent) -> dict */
 PyObject *skpy_evaluate(PyObject *self, PyObject *args, PyObject *kwargs) {
     (void)self;
-    static char *kwlist[] = {"checkpoint", "episodes", "greedy", "seed", "config", NULL};
+    static char *kwlist[] = {"checkpoint", "episodes", "greedy", "seed", "config", "opponent",
+                             NULL};
     PyObject *path_obj, *pairs = Py_None;
     PyObject *seed_obj = NULL;
+    const char *opponent = NULL;
     int episodes = 10, greedy = 0;
     unsigned long long seed = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|ipOO", kwlist, &path_obj, &episodes, &greedy,
-                                     &seed_obj, &pairs))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|ipOOz", kwlist, &path_obj, &episodes,
+                                     &greedy, &seed_obj, &pairs, &opponent))
         return NULL;
     if (seed_obj && skpy_seed(seed_obj, &seed) < 0) return NULL;
     if (episodes < 1) {
@@ -236,15 +280,18 @@ PyObject *skpy_evaluate(PyObject *self, PyObject *args, PyObject *kwargs) {
         return NULL;
     }
     sk_eval_result r;
+    sk_versus_result versus;
     sk_status status;
     const char *path = PyBytes_AS_STRING(bytes);
     Py_BEGIN_ALLOW_THREADS
-    status = sk_evaluate_with(path, NULL, over, episodes, greedy, seed, NULL, &r);
+    if (opponent) status = sk_evaluate_versus(path, NULL, opponent, episodes, greedy, seed, &versus);
+    else status = sk_evaluate_with(path, NULL, over, episodes, greedy, seed, NULL, &r);
     Py_END_ALLOW_THREADS
     Py_DECREF(bytes);
     sk_config_free(over);
     if (skpy_env_error_take() < 0) return NULL;
     if (status != SK_OK) return skpy_raise(status, NULL);
+    if (opponent) return versus_dict(&versus);
     return Py_BuildValue("{s:i,s:d,s:d,s:d,s:d,s:d}", "episodes", r.episodes, "mean_return",
                          r.mean_return, "std_return", r.std_return, "mean_length", r.mean_length,
                          "min_return", r.min_return, "max_return", r.max_return);

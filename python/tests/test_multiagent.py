@@ -245,6 +245,57 @@ def test_per_role_from_python(tmp_path):
         policy.act(obs[:3])
 
 
+def test_evaluate_against_opponents(tmp_path):
+    """skinner.evaluate(opponent=...) (issue 52 ask 2): a Connect Four policy against
+    random, alpha-beta and itself, the first move alternating, each rate's interval
+    against scipy's Wilson interval; unknown opponents refused naming the env's."""
+    from scipy.stats import binomtest
+
+    run = tmp_path / "c4"
+    skinner.train("ConnectFour-v1", total_steps=65536, seed=1, run_dir=str(run), threads=1,
+                  config={"env.num_envs": 64, "ppo.horizon": 128, "ppo.num_minibatches": 4})
+    vs_random = skinner.evaluate(run, episodes=200, greedy=True, seed=1, opponent="random")
+    assert vs_random["games"] == 200
+    assert vs_random["wins"] + vs_random["draws"] + vs_random["losses"] == 200
+    assert vs_random["wins_rate"] > 0.7, vs_random
+    assert vs_random["by_role"]["first"]["games"] == 100
+    assert vs_random["by_role"]["second"]["games"] == 100
+    for name in ("wins", "draws", "losses"):
+        want = binomtest(vs_random[name], 200).proportion_ci(0.95, method="wilson")
+        assert vs_random[name + "_ci95"] == pytest.approx((want.low, want.high), abs=1e-9)
+    vs_search = skinner.evaluate(run, episodes=100, seed=1, opponent="alphabeta:4")
+    assert vs_search["losses_rate"] > vs_search["wins_rate"], vs_search
+    itself = skinner.evaluate(run, episodes=200, seed=2, opponent=run)
+    assert abs(itself["wins_rate"] - itself["losses_rate"]) < 0.2, itself
+    with pytest.raises(ValueError, match="unknown opponent 'minimax' for ConnectFour-v1 "
+                       r"\(expected random, heuristic, alphabeta:DEPTH \(1..10\)"):
+        skinner.evaluate(run, episodes=10, opponent="minimax")
+
+
+def test_docs_opponent_block(tmp_path, monkeypatch, capsys):
+    """docs/multiagent.md's "Against an opponent": its first command trains runs/c4 (run
+    as printed, by the build's skinner), then its Python block runs as printed."""
+    import shlex
+    import subprocess
+
+    from conftest import BUILD, REPO
+
+    text = (REPO / "docs" / "multiagent.md").read_text()
+    section = text.split("\n## Against an opponent\n", 1)[1].split("\n## ", 1)[0]
+    train = next(line for line in section.splitlines() if line.startswith("skinner train"))
+    blocks = [block.split("\n", 1)[1] for block in section.split("```")[1::2]
+              if block.startswith("python\n")]
+    assert len(blocks) == 1
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SKINNER_CONFIG_DIR", str(REPO / "configs"))
+    subprocess.run([str(BUILD / "skinner")] + shlex.split(train)[1:], check=True,
+                   capture_output=True)
+    exec(compile(blocks[0], "docs/multiagent.md", "exec"), {})
+    rate, low, high, first = capsys.readouterr().out.replace("(", "").replace(")", "") \
+        .replace(",", " ").split()
+    assert float(low) <= float(rate) <= float(high) and int(first) == 50
+
+
 def test_docs_python_blocks(capsys):
     """docs/multiagent.md's Python section, every block run as printed."""
     from conftest import REPO

@@ -6,6 +6,7 @@
 #include "skinner/vec.h"
 #include "../train/trainer_internal.h"
 #include "comm_cli.h"
+#include "commands.h"
 #include "train.h"
 
 #include <stdatomic.h>

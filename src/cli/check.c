@@ -1,6 +1,7 @@
 /* skinner check ENV: the env checker (sk_check_env) on the command line. */
 #include "../core/config.h"
 #include "cli.h"
+#include "commands.h"
 
 #include <stdlib.h>
 #include <string.h>

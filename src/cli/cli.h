@@ -1,4 +1,5 @@
-/* The skinner program's shared pieces. */
+/* The skinner program's helpers (cli.c), below its commands: every command file includes
+ * this header, and cli.c includes no command. The commands are in commands.h. */
 #ifndef SK_CLI_H
 #define SK_CLI_H
 
@@ -23,6 +24,12 @@ typedef struct cli_args {
  * value (inline or the next argument) goes to *value, which must then exist,
  * else *missing is set. Pass value NULL for a switch. */
 bool cli_flag(cli_args *args, const char *name, const char **value, bool *missing);
+/* If argv[index] is --SECTION.KEY VALUE or --SECTION.KEY=VALUE (SECTION being section, or
+ * any section when section is NULL), consumes it and returns true, with "SECTION.KEY" in
+ * key[key_size] and the value in *value; *exit_code is SK_EXIT_USAGE (reported) when the
+ * option is too long or its value is missing, else SK_EXIT_OK. */
+bool cli_key_flag(cli_args *args, const char *section, char *key, size_t key_size,
+                  const char **value, int *exit_code);
 /* If argv[index] is --env.KEY VALUE or --env.KEY=VALUE, consumes it, sets
  * env.KEY in cfg and returns true; *exit_code is SK_EXIT_USAGE (reported)
  * when the value is missing or refused, else SK_EXIT_OK. */
@@ -42,18 +49,5 @@ int cli_load_config(sk_config *cfg, const sk_env_def *env, const char *explicit_
 /* How to name env on a later command line: its id, or FILE.so:ID for an env
  * of a plugin (which a later run must load again); in buf if not the id. */
 const char *cli_env_name(const sk_env_def *env, char *buf, size_t size);
-
-int cmd_train(int argc, char **argv);
-int cmd_eval(int argc, char **argv);
-int cmd_envs(int argc, char **argv);
-int cmd_config(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
-int cmd_monitor(int argc, char **argv); /* monitor.c */
-int cmd_plot(int argc, char **argv);    /* plot.c */
-int cmd_kge(int argc, char **argv);     /* kge.c */
-int cmd_check(int argc, char **argv);   /* check.c */
-int cmd_sweep(int argc, char **argv);   /* sweep.c */
-int cmd_export(int argc, char **argv);  /* export.c */
-int cmd_serve(int argc, char **argv);   /* serve.c */
 
 #endif

@@ -1,9 +1,11 @@
 /* skinner eval and skinner envs. */
 #include "cli.h"
+#include "commands.h"
 #ifdef SKINNER_VIDEO
 #include "../export/video/video.h"
 #endif
 #include "comm_cli.h"
+#include "eval_versus.h"
 
 #include "core/config.h"
 #include "core/core.h"
@@ -58,7 +60,11 @@ static const char *g_eval_usage =
     "                      every episode's scores to FILE as JSON lines\n"
     "  --video FILE        record the episodes (one env, one after another) as FILE.mp4,\n"
     "                      .mkv, .webm or .gif, a frame a step from the env's render\n"
-    "  --fps N             the video's frames a second (default 30)\n";
+    "  --fps N             the video's frames a second (default 30)\n"
+    "  --opponent NAME     a multi-agent env: the checkpoint plays one agent, NAME every\n"
+    "                      other, the first move alternating; prints win, draw and loss\n"
+    "                      rates with 95% Wilson intervals. NAME: random, heuristic, one\n"
+    "                      of the env's own (ENV --help lists them), or a checkpoint\n";
 
 typedef struct own_progress {
     const char *name; /* the evaluation's */
@@ -431,6 +437,7 @@ static int eval_with(int argc, char **argv, sk_run_plan *plan, sk_config *option
         fputs(g_eval_usage, stdout);
         const sk_env_def *named = argc >= 1 && argv[0][0] != '-' ? sk_env_find(argv[0]) : NULL;
         if (named) print_env_options(named);
+        if (named) cli_print_opponents(named);
         return SK_EXIT_OK;
     }
     if (argc < 1 || argv[0][0] == '-') {
@@ -438,7 +445,7 @@ static int eval_with(int argc, char **argv, sk_run_plan *plan, sk_config *option
         return cli_error(SK_EXIT_USAGE, "missing ENV (see 'skinner envs')");
     }
     const char *checkpoint = NULL, *policy = "checkpoint", *config_path = NULL, *trace = NULL;
-    const char *video = NULL;
+    const char *video = NULL, *opponent = NULL;
     long long fps = 30;
     int rc = resolve_plan(argc, argv, plan);
     if (rc != SK_EXIT_OK) return rc;
@@ -483,6 +490,8 @@ static int eval_with(int argc, char **argv, sk_run_plan *plan, sk_config *option
             trace = value;
         } else if (cli_flag(&args, "--video", &value, &missing)) {
             video = value;
+        } else if (cli_flag(&args, "--opponent", &value, &missing)) {
+            opponent = value;
         } else if (cli_flag(&args, "--fps", &value, &missing)) {
             if (!missing && !cli_parse_int("--fps", value, 1, 240, &fps, &rc)) return rc;
         } else {
@@ -535,6 +544,9 @@ static int eval_with(int argc, char **argv, sk_run_plan *plan, sk_config *option
             return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
         return eval_own(plan, cfg, options, threads < 0 ? 0 : (int)threads, json);
     }
+    if (opponent)
+        return cli_eval_versus(plan, cfg, opponent, baseline ? policy : NULL, trace || video,
+                               (int)episodes, greedy, (uint64_t)seed, json);
     if (video) return eval_video(plan, cfg, video, (int)episodes, greedy, seed, (int)fps, baseline);
     /* under mpirun each rank runs a slice of the evaluation envs; rank 0 reports */
     const sk_comm *comm = cli_comm();
@@ -604,7 +616,7 @@ static void describe_actions(char *buf, size_t size, const sk_action_space *spac
 
 /* text as a JSON string on stdout, or null for NULL (an env's alias and
  * summary may be NULL; a plugin's strings may hold quotes). */
-static void print_json_text(const char *text) {
+void cli_print_json_text(const char *text) {
     if (!text) {
         fputs("null", stdout);
         return;
@@ -668,11 +680,11 @@ int cmd_envs(int argc, char **argv) {
         any_configurable |= configurable;
         if (json) {
             fputs("{\"id\": ", stdout);
-            print_json_text(env->id);
+            cli_print_json_text(env->id);
             fputs(", \"alias\": ", stdout);
-            print_json_text(env->alias);
+            cli_print_json_text(env->alias);
             fputs(", \"summary\": ", stdout);
-            print_json_text(env->summary);
+            cli_print_json_text(env->summary);
             int dims[SK_MAX_OBS_DIMS], num_dims = sk_obs_dims(env, dims);
             printf(", \"obs_size\": %d, \"obs_dtype\": \"%s\", \"obs_shape\": [", env->obs_size,
                    sk_obs_dtype_name(env->obs_dtype));

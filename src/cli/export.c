@@ -2,6 +2,7 @@
  * (src/export/, docs/export.md). */
 #include "../export/export.h"
 #include "cli.h"
+#include "commands.h"
 
 #include <string.h>
 #include <sys/stat.h>

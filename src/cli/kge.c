@@ -1,5 +1,6 @@
 /* skinner kge train | eval: flags into a config for skinner/kge.h's drivers, and their reports. */
 #include "cli.h"
+#include "commands.h"
 
 #include "skinner/kge.h"
 

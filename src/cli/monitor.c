@@ -3,6 +3,7 @@
 #include "../io/live.h"
 #include "../io/run_state.h"
 #include "cli.h"
+#include "commands.h"
 #include "sweep_cli.h"
 
 #include <curses.h>

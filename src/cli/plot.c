@@ -1,5 +1,6 @@
 /* skinner plot: learning curves of run folders, drawn with PLplot. */
 #include "cli.h"
+#include "commands.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

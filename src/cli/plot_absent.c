@@ -3,6 +3,7 @@
  * libplplot-dev: docs/install.md). CMakeLists.txt compiles this file instead of plot.c and
  * sweep_plot.c. The run folders' metrics.csv and a sweep's report are written as always. */
 #include "cli.h"
+#include "commands.h"
 #include "sweep_cli.h"
 
 int cmd_plot(int argc, char **argv) {

@@ -1,5 +1,6 @@
 /* skinner serve [DIR ...]: the web dashboard over run folders (src/serve/, docs/dashboard.md). */
 #include "cli.h"
+#include "commands.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE /* PR_SET_PDEATHSIG */
 #include "../sweep/sweep.h"
 #include "cli.h"
+#include "commands.h"
 #include "sweep_cli.h"
 
 #include "skinner/module.h"
@@ -642,7 +643,7 @@ int cmd_sweep(int argc, char **argv) {
         run->session_base = run->previous;
         if (!quiet && rank <= 0)
             printf("sweep of %s in %s: %s search, %d trial(s) done\n", run->spec.env, run->dir,
-                   run->spec.method == SK_SWEEP_PARETO ? "pareto" : "random", run->num_trials);
+                   sk_sweep_method_name(run->spec.method), run->num_trials);
         status = run_sweep(run);
     }
     int code = SK_EXIT_OK;

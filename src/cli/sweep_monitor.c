@@ -93,8 +93,8 @@ static void snapshot(const char *dir, const sk_sweep_spec *spec) {
             best = i;
     }
     printf("skinner sweep %s: %s, %s search, metric %s (goal %s)\n", dir, spec->env,
-           spec->method == SK_SWEEP_PARETO ? "pareto" : "random", spec->metric,
-           spec->maximize ? "max" : "min");
+           sk_sweep_method_name(spec->method), spec->metric,
+           sk_sweep_goal_name(spec->maximize));
     printf("trials: %d done (%d ok, %d failed)", count, ok, count - ok);
     if (spec->trials) printf(" of %lld", (long long)spec->trials);
     printf(", %.0f s", seconds);

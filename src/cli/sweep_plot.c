@@ -58,9 +58,9 @@ bool sweep_plot(const char *dir, const sk_sweep_spec *spec, const sk_sweep_trial
     plcol0(COLOR_AXES);
     plenv(x_lo, x_hi, y_lo, y_hi, 0, 10); /* log x */
     char label[256], title[512];
-    snprintf(label, sizeof label, "cost (%s, log scale)", spec->cost == SK_COST_SECONDS ? "seconds" : "steps");
+    snprintf(label, sizeof label, "cost (%s, log scale)", sk_sweep_cost_name(spec->cost));
     snprintf(title, sizeof title, "%s sweep: %s (goal %s) against cost; red: the Pareto front",
-             spec->env, spec->metric, spec->maximize ? "max" : "min");
+             spec->env, spec->metric, sk_sweep_goal_name(spec->maximize));
     pllab(label, spec->metric, title);
     plcol0(COLOR_TRIAL);
     plpoin(n, x, y, SYMBOL_CIRCLE);

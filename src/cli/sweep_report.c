@@ -51,10 +51,10 @@ int sweep_report(int argc, char **argv) {
         ok += trials[i].ok;
         seconds = fmax(seconds, trials[i].sweep_seconds);
     }
-    const char *cost_name = spec.cost == SK_COST_SECONDS ? "seconds" : "steps";
+    const char *cost_name = sk_sweep_cost_name(spec.cost);
     printf("sweep of %s in %s: %s search, metric %s (goal %s), cost %s\n", spec.env, dir,
-           spec.method == SK_SWEEP_PARETO ? "pareto" : "random", spec.metric,
-           spec.maximize ? "max" : "min", cost_name);
+           sk_sweep_method_name(spec.method), spec.metric,
+           sk_sweep_goal_name(spec.maximize), cost_name);
     printf("%d trial(s): %d ok, %d failed, %.1f s of sweep\n\n", count, ok, count - ok, seconds);
     printf("trial  %-12s %-12s params\n", spec.metric, cost_name);
     for (int i = 0; i < count; i++) {

@@ -1,5 +1,6 @@
 /* skinner train: config assembly, live progress, the run folder. */
 #include "train.h"
+#include "commands.h"
 
 #include "comm_cli.h"
 
@@ -119,6 +120,7 @@ int cli_train_config(int argc, char **argv, sk_run_plan *plan, cli_train_extra *
         const char *value = NULL, *arg = argv[args.index];
         bool missing = false;
         long long number;
+        char key[256];
         if (cli_flag(&args, "--config", &value, &missing)) {
         } else if (cli_flag(&args, "--seed", &value, &missing)) {
             if (!missing && !cli_parse_int("--seed", value, 0, INT64_MAX, &number, &rc)) return rc;
@@ -146,18 +148,9 @@ int cli_train_config(int argc, char **argv, sk_run_plan *plan, cli_train_extra *
                 return rc;
         } else if (extra->allow_bench_flags && cli_flag(&args, "--json", NULL, NULL)) {
             extra->json = true;
-        } else if (strncmp(arg, "--", 2) == 0 && strchr(arg + 2, '.')) {
+        } else if (cli_key_flag(&args, NULL, key, sizeof key, &value, &rc)) {
             /* --section.key value or --section.key=value */
-            char key[256];
-            const char *eq = strchr(arg, '=');
-            size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
-            if (len >= sizeof key) return cli_error(SK_EXIT_USAGE, "option '%s' is too long", arg);
-            memcpy(key, arg + 2, len);
-            key[len] = '\0';
-            args.index++;
-            if (eq) value = eq + 1;
-            else if (args.index < argc) value = argv[args.index++];
-            else return cli_error(SK_EXIT_USAGE, "option '--%s' needs a value", key);
+            if (rc != SK_EXIT_OK) return rc;
             if (strcmp(key, "env.id") == 0 && !sk_run_plan_names(env, value))
                 return cli_error(SK_EXIT_USAGE,
                                  "--env.id %s conflicts with ENV %s: the env is the first argument "

@@ -104,11 +104,12 @@ static void to_legacy(const sk_env_def *def, legacy_table *out) {
 
 /* The bytes of sk_env_extras a table of an older ABI version has: before
  * version 3 it ends before eval_options, version 3 before render_width,
- * versions 4 and 5 before physics_sizes. */
+ * versions 4 and 5 before physics_sizes, versions 6 and 7 before opponents. */
 static size_t extras_size_of_version(int version) {
     if (version < 3) return offsetof(sk_env_extras, eval_options);
     if (version == 3) return offsetof(sk_env_extras, render_width);
     if (version < 6) return offsetof(sk_env_extras, physics_sizes);
+    if (version < 8) return offsetof(sk_env_extras, opponents);
     return sizeof(sk_env_extras);
 }
 
@@ -176,11 +177,13 @@ static const sk_env_def **upgrade_tables(const sk_env_def *const *envs, int coun
         if (version < 7) from_legacy((const void *)envs[k], table_size_of_version(version),
                                      &copy->def);
         else memcpy(&copy->def, envs[k], sizeof copy->def);
-        if ((copy->configure = copy->def.configure)) copy->def.configure = legacy_configure;
+        /* from version 7 the table's layout is this one's: its functions read it as is */
+        if (version < 7 && (copy->configure = copy->def.configure))
+            copy->def.configure = legacy_configure;
         if (copy->def.extras) {
             memcpy(&copy->extras, copy->def.extras, extras_size_of_version(version));
             copy->def.extras = &copy->extras;
-            if ((copy->plugin_evaluation = copy->extras.evaluation)) {
+            if (version < 7 && (copy->plugin_evaluation = copy->extras.evaluation)) {
                 copy->evaluation = *copy->plugin_evaluation;
                 copy->evaluation.run = legacy_evaluate;
                 copy->extras.evaluation = &copy->evaluation;

@@ -1,6 +1,6 @@
 /*
  * The hot kernels, one table of functions per ISA level (src/core/isa.h): the learner's small
- * GEMMs, tanh, sigmoid, ReLU, the bias gradient, Adam and a two-action categorical's rows. Each level's table is the same sources compiled
+ * GEMMs, tanh, sigmoid, ReLU, the recurrent cells, the bias gradient, Adam and a two-action categorical's rows. Each level's table is the same sources compiled
  * with that level's flags (src/nn/isa/level_*.c); sk_nn_kernels() returns the table of the
  * level in use, chosen once per process. The public functions (sk_linear_*, sk_tanh_forward,
  * sk_adam_update, sk_gemm_small_*) call through it, so a caller never picks a level.
@@ -34,6 +34,17 @@ typedef struct sk_nn_kernels {
     void (*relu_forward)(float *out, const float *inp, size_t n);
     void (*relu_backward)(float *dinp, const float *dout, const float *out, size_t n);
     void (*sigmoid_forward)(float *out, const float *inp, size_t n); /* the recurrent cells' */
+    /* the recurrent cells' elementwise steps, B rows of H (src/nn/rnn.c's contracts) */
+    void (*lstm_cell_forward)(float *h, float *c, float *gates, float *tanh_c,
+                              const float *hidden_proj, const float *prev_c, int B, int H);
+    void (*gru_cell_forward)(float *h, float *gates, float *hidden_n, const float *hidden_proj,
+                             const float *prev_h, int B, int H);
+    void (*lstm_cell_backward)(float *dgates, float *dh_prev, float *dc_prev, const float *dh,
+                               const float *gates, const float *tanh_c, const float *prev_c,
+                               int B, int H);
+    void (*gru_cell_backward)(float *dgates_ih, float *dgates_hh, float *dh_prev,
+                              const float *dh, const float *gates, const float *hidden_n,
+                              const float *prev_h, int B, int H);
     /* a two-action categorical's rows (src/policy/categorical.c's contracts for one head of
      * two and no mask): sample draws as sk_rng_float would, row by row, and advances *rng */
     void (*binary_sample)(const float *logits, int B, uint64_t *rng, bool greedy,

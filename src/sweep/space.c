@@ -8,6 +8,8 @@
 #include <string.h>
 
 static const char *const g_dist_names[] = {"uniform", "log_uniform", "integer", "pow2", "logit"};
+_Static_assert(sizeof g_dist_names / sizeof *g_dist_names == SK_SWEEP_DIST_COUNT,
+               "a name per sk_sweep_dist");
 
 bool sk_sweep_dist_parse(const char *name, sk_sweep_dist *out) {
     for (int i = 0; i < (int)(sizeof g_dist_names / sizeof *g_dist_names); i++)

@@ -7,6 +7,7 @@
 #include "skinner/module.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <string.h>
 
@@ -51,95 +52,208 @@ static sk_status parse_count(const reader *rd, const char *key, const char *valu
     return SK_OK;
 }
 
-static sk_status sweep_key(sk_sweep_spec *spec, const reader *rd, const char *key,
-                           const char *value) {
-    int64_t count = 0;
-    sk_status status = SK_OK;
-    if (strcmp(key, "env") == 0) {
-        if (strlen(value) >= sizeof spec->env) return REFUSE(rd, rd->line, "env is too long");
-        strcpy(spec->env, value);
-        spec->env_line = rd->line;
-    } else if (strcmp(key, "config") == 0) {
-        if (strlen(value) >= sizeof spec->base_config)
-            return REFUSE(rd, rd->line, "config is too long");
-        strcpy(spec->base_config, value);
-        spec->config_line = rd->line;
-    } else if (strcmp(key, "method") == 0) {
-        if (strcmp(value, "random") == 0) spec->method = SK_SWEEP_RANDOM;
-        else if (strcmp(value, "pareto") == 0) spec->method = SK_SWEEP_PARETO;
-        else return REFUSE(rd, rd->line, "method = '%s' (expected random or pareto)", value);
-    } else if (strcmp(key, "metric") == 0) {
-        if (strncmp(value, "summary.", 8) == 0) value += 8;
-        spec->metric_line = rd->line;
-        if (strncmp(value, "eval.", 5) == 0) {
-            /* a key of `skinner eval --json` (dots reach into objects: eval.head.mrr); the
-             * program checks that the env's evaluation reports it before any trial */
-            value += 5;
-            if (!*value || strlen(value) >= sizeof spec->metric || value[strlen(value) - 1] == '.')
-                return REFUSE(rd, rd->line, "metric = 'eval.%s' names no key of the evaluation", value);
-            strcpy(spec->metric, value);
-            spec->metric_from_eval = true;
+/* names[0..count) joined as "a, b, c" (last_sep NULL) or "a, b or c" (last_sep " or ") in
+ * buf[size], for a refusal that lists what a table accepts. */
+static const char *join_names(char *buf, size_t size, const char *const *names, size_t count,
+                              const char *last_sep) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < count && used < size; i++) {
+        const char *sep = i == 0 ? "" : i + 1 == count && last_sep ? last_sep : ", ";
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", sep, names[i]);
+    }
+    return buf;
+}
+
+static sk_status copy_text(const reader *rd, const char *key, const char *value, char *out,
+                           size_t size) {
+    if (strlen(value) >= size) return REFUSE(rd, rd->line, "%s is too long", key);
+    strcpy(out, value);
+    return SK_OK;
+}
+
+/* value as one of names[0..count), its index in *index; refused naming the choices. */
+static sk_status parse_choice(const reader *rd, const char *key, const char *value,
+                              const char *const *names, size_t count, int *index) {
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(value, names[i]) == 0) {
+            *index = (int)i;
             return SK_OK;
         }
-        if (!is_summary_key(value)) {
-            char known[512] = "";
-            for (int i = 0; sk_sweep_summary_keys[i]; i++) {
-                strcat(known, i ? ", " : "");
-                strcat(known, sk_sweep_summary_keys[i]);
-            }
-            return REFUSE(rd, rd->line,
-                          "metric = '%s': no run writes it (a trial's summary.json has: %s; "
-                          "eval.KEY reads `skinner eval --json`)",
-                          value, known);
-        }
-        strcpy(spec->metric, value);
-    } else if (strcmp(key, "eval") == 0) {
-        if (strlen(value) >= sizeof spec->eval_args) return REFUSE(rd, rd->line, "eval is too long");
-        strcpy(spec->eval_args, value);
-    } else if (strcmp(key, "goal") == 0) {
-        if (strcmp(value, "max") == 0) spec->maximize = true;
-        else if (strcmp(value, "min") == 0) spec->maximize = false;
-        else return REFUSE(rd, rd->line, "goal = '%s' (expected max or min)", value);
-    } else if (strcmp(key, "cost") == 0) {
-        if (strcmp(value, "seconds") == 0) spec->cost = SK_COST_SECONDS;
-        else if (strcmp(value, "steps") == 0) spec->cost = SK_COST_STEPS;
-        else return REFUSE(rd, rd->line, "cost = '%s' (expected seconds or steps)", value);
-        spec->cost_line = rd->line;
-    } else if (strcmp(key, "trials") == 0) {
-        status = parse_count(rd, key, value, 1, 1000000, &spec->trials);
-    } else if (strcmp(key, "seconds") == 0) {
-        status = parse_number(rd, key, value, &spec->seconds);
-        if (status == SK_OK && spec->seconds <= 0)
-            return REFUSE(rd, rd->line, "seconds = '%s' (expected more than 0)", value);
-    } else if (strcmp(key, "trials_at_once") == 0) {
-        status = parse_count(rd, key, value, 1, 1024, &count);
-        spec->trials_at_once = (int)count;
-    } else if (strcmp(key, "threads_per_trial") == 0) {
-        status = parse_count(rd, key, value, 1, 1024, &count);
-        spec->threads_per_trial = (int)count;
-    } else if (strcmp(key, "seeds_per_trial") == 0) {
-        status = parse_count(rd, key, value, 1, 100, &count);
-        spec->seeds_per_trial = (int)count;
-    } else if (strcmp(key, "seed") == 0) {
-        status = parse_count(rd, key, value, 0, INT64_MAX, &count);
-        spec->seed = (uint64_t)count;
-    } else if (strcmp(key, "early_stop") == 0) {
-        status = parse_number(rd, key, value, &spec->early_stop);
-        if (status == SK_OK && !(spec->early_stop > 0 && spec->early_stop <= 10))
-            return REFUSE(rd, rd->line, "early_stop = '%s' (expected a margin in (0, 10], 0.5: "
-                                        "half the best return)", value);
-        spec->early_stop_line = rd->line;
-    } else if (strcmp(key, "retest_every") == 0) {
-        status = parse_count(rd, key, value, 0, 1000000, &count);
-        spec->retest_every = (int)count;
-    } else {
-        return REFUSE(rd, rd->line,
-                      "unknown key '%s' in [sweep] (expected env, config, method, metric, eval, goal, "
-                      "cost, trials, seconds, trials_at_once, threads_per_trial, seeds_per_trial, "
-                      "seed, retest_every, early_stop)",
-                      key);
-    }
+    char expected[256];
+    return REFUSE(rd, rd->line, "%s = '%s' (expected %s)", key, value,
+                  join_names(expected, sizeof expected, names, count, " or "));
+}
+
+/* A [sweep] key: its name, what reads its value into the spec, and for an int setting
+ * (set_int) its range and field. */
+typedef struct sweep_setting sweep_setting;
+struct sweep_setting {
+    const char *key;
+    sk_status (*set)(sk_sweep_spec *spec, const reader *rd, const sweep_setting *row,
+                     const char *value);
+    int lo, hi;
+    size_t int_at; /* offsetof(sk_sweep_spec, FIELD) */
+};
+
+/* The names of sk_sweep_method's, sk_sweep_cost's and the goal's values, by value. */
+static const char *const g_method_names[] = {"random", "pareto"};
+static const char *const g_cost_names[] = {"seconds", "steps"};
+static const char *const g_goal_names[] = {"min", "max"}; /* by spec->maximize */
+#define COUNT_OF(array) (sizeof(array) / sizeof *(array))
+_Static_assert(COUNT_OF(g_method_names) == SK_SWEEP_PARETO + 1, "a name per sk_sweep_method");
+_Static_assert(COUNT_OF(g_cost_names) == SK_COST_STEPS + 1, "a name per sk_sweep_cost");
+
+const char *sk_sweep_method_name(sk_sweep_method method) { return g_method_names[method]; }
+const char *sk_sweep_cost_name(sk_sweep_cost cost) { return g_cost_names[cost]; }
+const char *sk_sweep_goal_name(bool maximize) { return g_goal_names[maximize]; }
+
+static sk_status set_env(sk_sweep_spec *spec, const reader *rd, const sweep_setting *row,
+                         const char *value) {
+    spec->env_line = rd->line;
+    return copy_text(rd, row->key, value, spec->env, sizeof spec->env);
+}
+
+static sk_status set_config(sk_sweep_spec *spec, const reader *rd, const sweep_setting *row,
+                            const char *value) {
+    spec->config_line = rd->line;
+    return copy_text(rd, row->key, value, spec->base_config, sizeof spec->base_config);
+}
+
+static sk_status set_method(sk_sweep_spec *spec, const reader *rd, const sweep_setting *row,
+                            const char *value) {
+    int index = 0;
+    sk_status status = parse_choice(rd, row->key, value, g_method_names, COUNT_OF(g_method_names), &index);
+    if (status == SK_OK) spec->method = (sk_sweep_method)index;
     return status;
+}
+
+static sk_status set_metric(sk_sweep_spec *spec, const reader *rd, const sweep_setting *row,
+                            const char *value) {
+    (void)row;
+    if (strncmp(value, "summary.", 8) == 0) value += 8;
+    spec->metric_line = rd->line;
+    if (strncmp(value, "eval.", 5) == 0) {
+        /* a key of `skinner eval --json` (dots reach into objects: eval.head.mrr); the
+         * program checks that the env's evaluation reports it before any trial */
+        value += 5;
+        if (!*value || strlen(value) >= sizeof spec->metric || value[strlen(value) - 1] == '.')
+            return REFUSE(rd, rd->line, "metric = 'eval.%s' names no key of the evaluation", value);
+        strcpy(spec->metric, value);
+        spec->metric_from_eval = true;
+        return SK_OK;
+    }
+    if (!is_summary_key(value)) {
+        size_t count = 0;
+        while (sk_sweep_summary_keys[count]) count++;
+        char known[512];
+        return REFUSE(rd, rd->line,
+                      "metric = '%s': no run writes it (a trial's summary.json has: %s; "
+                      "eval.KEY reads `skinner eval --json`)",
+                      value, join_names(known, sizeof known, sk_sweep_summary_keys, count, NULL));
+    }
+    strcpy(spec->metric, value);
+    return SK_OK;
+}
+
+static sk_status set_eval(sk_sweep_spec *spec, const reader *rd, const sweep_setting *row,
+                          const char *value) {
+    return copy_text(rd, row->key, value, spec->eval_args, sizeof spec->eval_args);
+}
+
+static sk_status set_goal(sk_sweep_spec *spec, const reader *rd, const sweep_setting *row,
+                          const char *value) {
+    /* listed as "max or min", the default first */
+    const char *const names[] = {g_goal_names[1], g_goal_names[0]};
+    int index = 0;
+    sk_status status = parse_choice(rd, row->key, value, names, COUNT_OF(names), &index);
+    if (status == SK_OK) spec->maximize = index == 0;
+    return status;
+}
+
+static sk_status set_cost(sk_sweep_spec *spec, const reader *rd, const sweep_setting *row,
+                          const char *value) {
+    int index = 0;
+    sk_status status = parse_choice(rd, row->key, value, g_cost_names, COUNT_OF(g_cost_names), &index);
+    if (status != SK_OK) return status;
+    spec->cost = (sk_sweep_cost)index;
+    spec->cost_line = rd->line;
+    return SK_OK;
+}
+
+static sk_status set_trials(sk_sweep_spec *spec, const reader *rd, const sweep_setting *row,
+                            const char *value) {
+    return parse_count(rd, row->key, value, 1, 1000000, &spec->trials);
+}
+
+static sk_status set_seconds(sk_sweep_spec *spec, const reader *rd, const sweep_setting *row,
+                             const char *value) {
+    sk_status status = parse_number(rd, row->key, value, &spec->seconds);
+    if (status == SK_OK && spec->seconds <= 0)
+        return REFUSE(rd, rd->line, "seconds = '%s' (expected more than 0)", value);
+    return status;
+}
+
+static sk_status set_seed(sk_sweep_spec *spec, const reader *rd, const sweep_setting *row,
+                          const char *value) {
+    int64_t seed = 0;
+    sk_status status = parse_count(rd, row->key, value, 0, INT64_MAX, &seed);
+    spec->seed = (uint64_t)seed;
+    return status;
+}
+
+static sk_status set_early_stop(sk_sweep_spec *spec, const reader *rd, const sweep_setting *row,
+                                const char *value) {
+    sk_status status = parse_number(rd, row->key, value, &spec->early_stop);
+    if (status == SK_OK && !(spec->early_stop > 0 && spec->early_stop <= 10))
+        return REFUSE(rd, rd->line, "early_stop = '%s' (expected a margin in (0, 10], 0.5: "
+                                    "half the best return)", value);
+    spec->early_stop_line = rd->line;
+    return status;
+}
+
+/* An int setting: its row's range, into the int at its row's offset. */
+static sk_status set_int(sk_sweep_spec *spec, const reader *rd, const sweep_setting *row,
+                         const char *value) {
+    int64_t count = 0;
+    sk_status status = parse_count(rd, row->key, value, row->lo, row->hi, &count);
+    if (status == SK_OK) *(int *)((char *)spec + row->int_at) = (int)count;
+    return status;
+}
+
+/* The [sweep] keys (docs/sweeps.md's table): the reader and the refusal of an unknown key
+ * both come from here. */
+#define INT_SETTING(name, low, high)                                                           \
+    .key = #name, .set = set_int, .lo = low, .hi = high, .int_at = offsetof(sk_sweep_spec, name)
+static const sweep_setting g_sweep_settings[] = {
+    {.key = "env", .set = set_env},
+    {.key = "config", .set = set_config},
+    {.key = "method", .set = set_method},
+    {.key = "metric", .set = set_metric},
+    {.key = "eval", .set = set_eval},
+    {.key = "goal", .set = set_goal},
+    {.key = "cost", .set = set_cost},
+    {.key = "trials", .set = set_trials},
+    {.key = "seconds", .set = set_seconds},
+    {INT_SETTING(trials_at_once, 1, 1024)},
+    {INT_SETTING(threads_per_trial, 1, 1024)},
+    {INT_SETTING(seeds_per_trial, 1, 100)},
+    {.key = "seed", .set = set_seed},
+    {INT_SETTING(retest_every, 0, 1000000)},
+    {.key = "early_stop", .set = set_early_stop},
+};
+
+static sk_status sweep_key(sk_sweep_spec *spec, const reader *rd, const char *key,
+                           const char *value) {
+    const char *names[COUNT_OF(g_sweep_settings)];
+    for (size_t i = 0; i < COUNT_OF(g_sweep_settings); i++) {
+        if (strcmp(key, g_sweep_settings[i].key) == 0)
+            return g_sweep_settings[i].set(spec, rd, &g_sweep_settings[i], value);
+        names[i] = g_sweep_settings[i].key;
+    }
+    char expected[512];
+    return REFUSE(rd, rd->line, "unknown key '%s' in [sweep] (expected %s)", key,
+                  join_names(expected, sizeof expected, names, COUNT_OF(names), NULL));
 }
 
 /* What a tuned key's section set, to be checked once the section ends. */
@@ -149,27 +263,37 @@ typedef struct param_seen {
 
 static sk_status param_key(sk_sweep_param *param, param_seen *seen, const reader *rd,
                            const char *key, const char *value) {
+    char expected[256];
     if (strcmp(key, "distribution") == 0) {
-        if (!sk_sweep_dist_parse(value, &param->dist))
-            return REFUSE(rd, rd->line,
-                          "[%s] distribution = '%s' is unknown (expected uniform, log_uniform, "
-                          "integer, pow2 or logit)",
-                          param->key, value);
+        if (!sk_sweep_dist_parse(value, &param->dist)) {
+            const char *names[SK_SWEEP_DIST_COUNT];
+            for (int i = 0; i < SK_SWEEP_DIST_COUNT; i++) names[i] = sk_sweep_dist_name((sk_sweep_dist)i);
+            return REFUSE(rd, rd->line, "[%s] distribution = '%s' is unknown (expected %s)",
+                          param->key, value,
+                          join_names(expected, sizeof expected, names, COUNT_OF(names), " or "));
+        }
         seen->dist = true;
         return SK_OK;
     }
-    double *slot = NULL;
-    bool *flag = NULL;
-    if (strcmp(key, "min") == 0) slot = &param->min, flag = &seen->min;
-    else if (strcmp(key, "max") == 0) slot = &param->max, flag = &seen->max;
-    else if (strcmp(key, "centre") == 0) slot = &param->centre, flag = &seen->centre;
-    else if (strcmp(key, "scale") == 0) slot = &param->scale, flag = &seen->scale;
-    else
-        return REFUSE(rd, rd->line,
-                      "unknown key '%s' in [%s] (expected distribution, min, max, centre, scale)",
-                      key, param->key);
-    *flag = true;
-    return parse_number(rd, key, value, slot);
+    /* the section's numbers: where each goes and its flag in param_seen */
+    const struct {
+        const char *key;
+        double *slot;
+        bool *seen;
+    } numbers[] = {{"min", &param->min, &seen->min},
+                   {"max", &param->max, &seen->max},
+                   {"centre", &param->centre, &seen->centre},
+                   {"scale", &param->scale, &seen->scale}};
+    const char *names[1 + COUNT_OF(numbers)] = {"distribution"};
+    for (size_t i = 0; i < COUNT_OF(numbers); i++) {
+        if (strcmp(key, numbers[i].key) == 0) {
+            *numbers[i].seen = true;
+            return parse_number(rd, key, value, numbers[i].slot);
+        }
+        names[1 + i] = numbers[i].key;
+    }
+    return REFUSE(rd, rd->line, "unknown key '%s' in [%s] (expected %s)", key, param->key,
+                  join_names(expected, sizeof expected, names, COUNT_OF(names), NULL));
 }
 
 static bool is_pow2(double value) { return value >= 1 && exp2(round(log2(value))) == value; }

@@ -17,6 +17,7 @@ typedef enum sk_sweep_dist {
     SK_DIST_POW2,        /* linear in log2(value), rounded to a power of two */
     SK_DIST_LOGIT,       /* linear in log(v / (1 - v)); 0 < min < max < 1 */
 } sk_sweep_dist;
+#define SK_SWEEP_DIST_COUNT (SK_DIST_LOGIT + 1)
 
 #define SK_SWEEP_KEY_MAX 128
 #define SK_SWEEP_MAX_PARAMS 32
@@ -43,6 +44,11 @@ double sk_sweep_unit(const sk_sweep_param *param, double value);
 
 typedef enum sk_sweep_method { SK_SWEEP_RANDOM, SK_SWEEP_PARETO } sk_sweep_method;
 typedef enum sk_sweep_cost { SK_COST_SECONDS, SK_COST_STEPS } sk_sweep_cost;
+/* The sweep file's words for a method, a cost and a goal ("pareto", "seconds", "max"): the
+ * tables the reader parses them with (spec.c). */
+const char *sk_sweep_method_name(sk_sweep_method method);
+const char *sk_sweep_cost_name(sk_sweep_cost cost);
+const char *sk_sweep_goal_name(bool maximize);
 
 #define SK_SWEEP_MAX_FIXED 64
 #define SK_SWEEP_TEXT_MAX 4224

@@ -113,15 +113,11 @@ typedef struct actor {
     float *flat_logits; /* (sum of head sizes) */
 } actor;
 
-/* Uniform random actions for env i: each head's allowed choices (its mask
- * block, relevance to head 0 as the policy's sampler has it), or each
- * continuous value within [low, high]. SK_ERR_INVALID for a mask row that
- * leaves a head nothing to choose. */
-static sk_status act_randomly(sk_vec *vec, actor *who, int i, int64_t step) {
+sk_status sk_eval_random_row(sk_vec *vec, uint64_t *rng, const float *zero_logits, int i,
+                             int64_t step) {
     const sk_env_def *env = sk_vec_env(vec);
     const sk_action_space *space = &env->action_space;
     const sk_vec_buffers *b = sk_vec_buffers_of(vec);
-    uint64_t *rng = &who->rng[i];
     if (space->kind == SK_SPACE_CONTINUOUS) {
         float *u = b->actions_continuous + (size_t)i * space->dim;
         for (int d = 0; d < space->dim; d++)
@@ -136,7 +132,7 @@ static sk_status act_randomly(sk_vec *vec, actor *who, int i, int64_t step) {
                        "least one allowed action per head)",
                        env->id, i, (long long)step, head);
     float logp;
-    sk_categorical_sample(space, who->flat_logits, mask, 1, rng, false,
+    sk_categorical_sample(space, zero_logits, mask, 1, rng, false,
                           b->actions + (size_t)i * space->num_heads, &logp);
     return SK_OK;
 }
@@ -146,33 +142,42 @@ static sk_status act_randomly(sk_vec *vec, actor *who, int i, int64_t step) {
 static sk_status act(sk_vec *vec, actor *who, int env_lo, int env_hi, int64_t step) {
     const sk_env_def *env = sk_vec_env(vec);
     const sk_vec_buffers *b = sk_vec_buffers_of(vec);
-    int H = env->action_space.num_heads, D = env->action_space.dim, M = env->mask_size;
-    int O = env->obs_size, lo = env_lo * sk_vec_num_agents(vec), hi = env_hi * sk_vec_num_agents(vec);
+    int H = env->action_space.num_heads;
+    int lo = env_lo * sk_vec_num_agents(vec), hi = env_hi * sk_vec_num_agents(vec);
     if (!who->policy) {
         if (who->controller == SK_CONTROLLER_HEURISTIC) {
             sk_env_extras_of(env)->heuristic(sk_vec_state(vec), env_lo, env_hi, b->actions);
             return sk_vec_check_actions(vec, env_lo, env_hi, "its heuristic");
         } else if (who->controller == SK_CONTROLLER_RANDOM)
             for (int i = lo; i < hi; i++) {
-                sk_status status = act_randomly(vec, who, i, step);
+                sk_status status = sk_eval_random_row(vec, &who->rng[i], who->flat_logits, i,
+                                                      step);
                 if (status != SK_OK) return status;
             }
         else
             memset(b->actions + (size_t)lo * H, 0, (size_t)(hi - lo) * (size_t)H * sizeof(int32_t));
         return SK_OK;
     }
+    sk_eval_policy_act(vec, who->policy, lo, hi, who->greedy);
+    return SK_OK;
+}
+
+void sk_eval_policy_act(sk_vec *vec, sk_policy_actor *policy, int lo, int hi, bool greedy) {
+    const sk_env_def *env = sk_vec_env(vec);
+    const sk_vec_buffers *b = sk_vec_buffers_of(vec);
+    int H = env->action_space.num_heads, D = env->action_space.dim, M = env->mask_size;
+    int O = env->obs_size;
     bool discrete = env->action_space.kind == SK_SPACE_DISCRETE;
     if (b->obs_u8)
-        sk_policy_actor_act_u8(who->policy, 0, b->obs_u8 + (size_t)lo * O,
-                               M ? b->masks + (size_t)lo * M : NULL, hi - lo, who->greedy,
+        sk_policy_actor_act_u8(policy, 0, b->obs_u8 + (size_t)lo * O,
+                               M ? b->masks + (size_t)lo * M : NULL, hi - lo, greedy,
                                discrete ? b->actions + (size_t)lo * H : NULL,
                                discrete ? NULL : b->actions_continuous + (size_t)lo * D, NULL);
     else
-        sk_policy_actor_act(who->policy, 0, b->obs + (size_t)lo * O,
-                            M ? b->masks + (size_t)lo * M : NULL, hi - lo, who->greedy,
+        sk_policy_actor_act(policy, 0, b->obs + (size_t)lo * O,
+                            M ? b->masks + (size_t)lo * M : NULL, hi - lo, greedy,
                             discrete ? b->actions + (size_t)lo * H : NULL,
                             discrete ? NULL : b->actions_continuous + (size_t)lo * D, NULL);
-    return SK_OK;
 }
 
 /* ---- the trace: JSON lines, one per counted step and one per episode end ---- */

@@ -85,4 +85,18 @@ sk_status sk_evaluate_env_comm(const sk_loaded_policy *lp, const sk_config *opti
                                const struct sk_comm *comm, sk_progress_fn progress,
                                void *progress_user, sk_env_report *out);
 
+/* Pieces of the episode runner that sk_evaluate_versus (versus.c) shares. */
+struct sk_policy_actor;
+/* The policy's actions (worker 0) for the vec's rows lo..hi-1, from their
+ * observations and masks, into the vec's action buffers. */
+void sk_eval_policy_act(sk_vec *vec, struct sk_policy_actor *policy, int lo, int hi,
+                        bool greedy);
+/* Uniform random actions for row i: each head's allowed choices (its mask
+ * block, relevance to head 0 as the policy's sampler has it) drawn from rng
+ * with zero_logits (all-zero, one per choice of every head), or each
+ * continuous value within [low, high]. SK_ERR_INVALID for a mask row that
+ * leaves a head nothing to choose (step names when). */
+sk_status sk_eval_random_row(sk_vec *vec, uint64_t *rng, const float *zero_logits, int i,
+                             int64_t step);
+
 #endif

@@ -4,8 +4,10 @@
 #define OLD_ABI_STUBS_H
 
 /* laid out as tables were before env ABI 7 (16 action bounds): what these plugins were
- * built with */
+ * built with, unless one asks for ABI 7's layout (v7_plugin.c) */
+#ifndef SK_ENV_LAYOUT_ABI7
 #define SK_ENV_LAYOUT_ABI6
+#endif
 #include <skinner/env.h>
 
 /* a state of one byte: create must give one (a NULL state with SK_OK is refused) */
@@ -27,12 +29,14 @@ static int old_state_arrays(void *state, sk_env_array *arrays) {
     return 0;
 }
 
+/* The stubs as table members, and the log every old-ABI table has. */
+#define OLD_ABI_CALLS                                                                              \
+    .num_log_fields = 2, .log_names = {"episode_return", "episode_length"}, .create = old_create,  \
+    .destroy = old_destroy, .reset = old_reset, .step = old_step, .state_arrays = old_state_arrays
+
 /* The members every old-ABI table shares (a 3-float observation, two actions). */
 #define OLD_ABI_ENV_MEMBERS                                                                        \
     .obs_size = 3, .action_space = {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {2}}, \
-    .max_episode_steps = 10, .num_log_fields = 2,                                                  \
-    .log_names = {"episode_return", "episode_length"}, .create = old_create,                       \
-    .destroy = old_destroy, .reset = old_reset, .step = old_step,                                  \
-    .state_arrays = old_state_arrays
+    .max_episode_steps = 10, OLD_ABI_CALLS
 
 #endif

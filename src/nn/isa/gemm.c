@@ -286,6 +286,19 @@ static float *pack_panel_for(const gemm_args *g) {
     return sk_gemm_small_scratch(SK_GEMM_SCRATCH_PACK); /* NULL: read B in place */
 }
 
+/* panel (K, TILE_COLS) = the first width columns of b (K rows, ldb apart); a partial last
+ * vector's other lanes are stored as zeros, which no tile reads */
+static void pack_block(float *panel, const float *b, ptrdiff_t ldb, int K, int width) {
+    int whole = width / LANES, rest = width % LANES;
+    vmask last = mask_first(rest);
+    for (int k = 0; k < K; k++) {
+        const float *src = b + k * ldb;
+        float *dst = panel + (size_t)k * TILE_COLS;
+        for (int j = 0; j < whole; j++) store(dst + j * LANES, load(src + j * LANES));
+        if (rest) store(dst + whole * LANES, load_first(src + whole * LANES, last));
+    }
+}
+
 static void gemm(const gemm_args *g) {
     float *panel = pack_panel_for(g);
     for (int j0 = 0; j0 < g->N; j0 += TILE_COLS) {
@@ -295,8 +308,7 @@ static void gemm(const gemm_args *g) {
         const float *b = g->b + j0;
         ptrdiff_t ldb = g->ldb;
         if (panel) {
-            for (int k = 0; k < g->K; k++)
-                memcpy(panel + (size_t)k * TILE_COLS, b + k * ldb, (size_t)width * sizeof(float));
+            pack_block(panel, b, ldb, g->K, width);
             b = panel, ldb = TILE_COLS;
         }
         for (int i0 = 0; i0 < g->M; i0 += TILE_ROWS) {

@@ -8,5 +8,6 @@
 
 #include "gemm.c"
 #include "layers.c"
+#include "cells.c"
 #include "softmax2.c"
 #include "table.c"

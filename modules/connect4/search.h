@@ -1,7 +1,9 @@
 /*
- * A depth-limited alpha-beta (negamax) searcher for Connect Four, the
- * opponent bench/connect4_vs_alphabeta.c measures a trained policy against
- * (and tests/test_multiagent.c checks): never part of a policy.
+ * A depth-limited alpha-beta (negamax) searcher for Connect Four: the module's
+ * built-in opponent "alphabeta:DEPTH" (`skinner eval ConnectFour-v1 --opponent
+ * alphabeta:4`, env.c's opponent table), which bench/connect4_vs_alphabeta.c
+ * also plays. It is an opponent, never part of a policy: it reads the whole
+ * board and searches it, which no trained policy does.
  *
  * Depth d looks d plies ahead (1: the mover's own drop). A win found at ply p
  * scores C4_SEARCH_WIN - p (sooner is better), a loss the negation; a leaf
@@ -17,12 +19,13 @@
 #include <stdint.h>
 
 #define C4_SEARCH_WIN 1000000
+#define C4_SEARCH_MAX_DEPTH 10
 
 /* The score of the position for the mover (stones mine, every stone all) by
  * the leaf heuristic above. */
 int c4_search_eval(uint64_t mine, uint64_t all);
 
-/* The mover's column by a depth-`depth` search (1..10), ties broken by rng;
+/* The mover's column by a depth-`depth` search (1..C4_SEARCH_MAX_DEPTH), ties broken by rng;
  * -1 when the board is full. *score (may be NULL): the chosen column's value. */
 int c4_search_move(uint64_t mine, uint64_t all, int depth, uint64_t *rng, int *score);
 

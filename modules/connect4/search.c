@@ -1,18 +1,21 @@
-/* The alpha-beta searcher of connect4_search.h. */
-#include "connect4_search.h"
+/* The alpha-beta searcher of search.h. */
+#include "search.h"
 
 #include <skinner/env.h>
 
-#include "connect4/c4.h"
+#include "c4.h"
+
+#include <pthread.h>
 
 #define NUM_WINDOWS 69
 
 static uint64_t g_windows[NUM_WINDOWS];
 static int g_num_windows;
+/* the table is filled once, whichever thread searches first (an evaluation's workers may) */
+static pthread_once_t g_windows_once = PTHREAD_ONCE_INIT;
 
-/* Every line of four cells as a mask (once). */
-static void windows_init(void) {
-    if (g_num_windows) return;
+/* Every line of four cells as a mask. */
+static void windows_fill(void) {
     static const int steps[4][2] = {{0, 1}, {1, 0}, {1, 1}, {1, -1}}; /* (row, col) */
     int count = 0;
     for (int d = 0; d < 4; d++)
@@ -26,6 +29,8 @@ static void windows_init(void) {
             }
     g_num_windows = count; /* 24 rows + 21 columns + 12 + 12 diagonals */
 }
+
+static void windows_init(void) { pthread_once(&g_windows_once, windows_fill); }
 
 int c4_search_eval(uint64_t mine, uint64_t all) {
     static const int weight[4] = {0, 1, 4, 16};
