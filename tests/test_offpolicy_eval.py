@@ -23,9 +23,14 @@ import os
 import struct
 import subprocess
 import sys
+import shutil
 import tempfile
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import skinner_proc  # noqa: E402
+from skinner_proc import check  # noqa: E402
 
 TOL = 1e-5
 EPISODES, SEED = 4, 3
@@ -38,13 +43,6 @@ RUNS = {
                                   "--policy.hidden", "32", "--policy.layers", "2",
                                   "--policy.activation", "relu"]),
 }
-FAILS = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        FAILS.append(what)
 
 
 def read_safetensors(path):
@@ -115,9 +113,8 @@ def check_epsilon(skinner, cli, run, root, q):
     time); without the exploration they would never differ."""
     episodes, epsilon = 32, 0.3
     trace = os.path.join(root, "epsilon.jsonl")
-    done = subprocess.run([cli, "eval", "CartPole-v1", "--checkpoint", run, "--episodes", str(episodes),
-                           "--seed", str(SEED), "--epsilon", str(epsilon), "--trace", trace],
-                          capture_output=True, text=True, timeout=300)
+    done = skinner_proc.run([cli, "eval", "CartPole-v1", "--checkpoint", run, "--episodes", str(episodes),
+                             "--seed", str(SEED), "--epsilon", str(epsilon), "--trace", trace], timeout=300)
     check(done.returncode == 0, f"dqn: skinner eval --epsilon exits 0 ({done.stderr.strip()[-300:]})")
     if done.returncode != 0:
         return
@@ -150,8 +147,8 @@ def check_epsilon(skinner, cli, run, root, q):
     check(abs(share - epsilon / 2) <= 4 * sigma,
           f"dqn: --epsilon {epsilon} leaves the argmax at {share:.3f} of {steps} steps "
           f"(expected {epsilon / 2} +- {4 * sigma:.3f})")
-    done = subprocess.run([cli, "eval", "Pendulum-v1", "--checkpoint", os.path.join(root, "sac"),
-                           "--episodes", "1", "--epsilon", "0.1"], capture_output=True, text=True)
+    done = skinner_proc.run([cli, "eval", "Pendulum-v1", "--checkpoint", os.path.join(root, "sac"),
+                             "--episodes", "1", "--epsilon", "0.1"], timeout=120)
     check(done.returncode == 1 and "epsilon-greedy evaluation is for a DQN run" in done.stderr,
           f"sac: --epsilon is refused with the reason ({done.stderr.strip()})")
 
@@ -182,18 +179,20 @@ def run_c_header(header, obs, folder):
     with open(os.path.join(folder, "driver.c"), "w") as f:
         f.write(DRIVER)
     program = os.path.join(folder, "driver")
-    subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-I", os.path.dirname(header),
-                    os.path.join(folder, "driver.c"), "-o", program, "-lm"], check=True)
-    done = subprocess.run([program], input=obs.astype(np.float32).tobytes(), capture_output=True, check=True)
-    return np.array([float(v) for v in done.stdout.split()])
+    skinner_proc.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-I", os.path.dirname(header),
+                      os.path.join(folder, "driver.c"), "-o", program, "-lm"], timeout=120, check=True)
+    proc = skinner_proc.start([program], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    out, _ = skinner_proc.communicate(proc, 60, obs.astype(np.float32).tobytes())
+    check(proc.returncode == 0, f"the C header's driver exits 0 ({proc.returncode})")
+    return np.array([float(v) for v in out.split()])
 
 
 def check_run(skinner, build, root, name, have_onnx):
     env_id, steps, flags = RUNS[name]
     cli = os.path.join(build, "skinner")
     run = os.path.join(root, name)
-    done = subprocess.run([cli, "train", env_id, "--total-steps", str(steps), "--run-dir", run, "--seed", "1",
-                           "--quiet", *flags], capture_output=True, text=True, timeout=600)
+    done = skinner_proc.run([cli, "train", env_id, "--total-steps", str(steps), "--run-dir", run, "--seed", "1",
+                             "--quiet", *flags], timeout=600)
     check(done.returncode == 0, f"{name}: skinner train exits 0 ({done.stderr.strip()[-300:]})")
     checkpoint = os.path.join(run, "policy.safetensors")
     check(f"skinner eval {env_id} --checkpoint {checkpoint}" in done.stdout,
@@ -223,8 +222,8 @@ def check_run(skinner, build, root, name, have_onnx):
     # 2. eval's return, the CLI's and Python's
     want_returns = reference_returns(skinner, env_id, act, discrete)
     check(np.all(np.isfinite(want_returns)), f"{name}: the reference's returns are finite")
-    done = subprocess.run([cli, "eval", env_id, "--checkpoint", run, "--episodes", str(EPISODES),
-                           "--seed", str(SEED), "--json"], capture_output=True, text=True, timeout=300)
+    done = skinner_proc.run([cli, "eval", env_id, "--checkpoint", run, "--episodes", str(EPISODES),
+                             "--seed", str(SEED), "--json"], timeout=300)
     check(done.returncode == 0, f"{name}: skinner eval exits 0 ({done.stderr.strip()[-300:]})")
     if done.returncode == 0:
         report = json.loads(done.stdout.strip().splitlines()[-1])
@@ -241,8 +240,7 @@ def check_run(skinner, build, root, name, have_onnx):
 
     # 3. and 4. the exports
     model, header = os.path.join(root, f"{name}.onnx"), os.path.join(root, name, "policy.h")
-    done = subprocess.run([cli, "export", run, "--onnx", model, "--c", header], capture_output=True,
-                          text=True, timeout=120)
+    done = skinner_proc.run([cli, "export", run, "--onnx", model, "--c", header], timeout=120)
     check(done.returncode == 0, f"{name}: skinner export exits 0 ({done.stderr.strip()[-300:]})")
     if done.returncode != 0:
         return
@@ -279,14 +277,14 @@ def main():
     for name in RUNS:
         try:
             check_run(skinner, build, root, name, have_onnx)
-        except (ValueError, RuntimeError, OSError, subprocess.CalledProcessError) as error:
+        except (ValueError, RuntimeError, OSError) as error:
             check(False, f"{name}: {type(error).__name__}: {error}")
-    if FAILS:
-        print(f"{len(FAILS)} failed:\n  " + "\n  ".join(FAILS))
-        return 1
+    if skinner_proc.FAILS:
+        skinner_proc.finish()  # exits 1 naming the first miss
     if not have_onnx:
         return 1 if os.environ.get("CI") == "true" else 77
-    subprocess.run(["rm", "-rf", root], check=False)
+    shutil.rmtree(root, ignore_errors=True)
+    skinner_proc.finish()
     return 0
 
 
