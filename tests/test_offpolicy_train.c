@@ -7,8 +7,15 @@
  *
  * SAC (src/train/sac.c on the same loop): an interrupted run resumed from its checkpoint
  * (buffer, networks, targets, temperature and Adam included) repeats the straight run row
- * for row, with several gradient steps per round; what SAC cannot train is refused. */
+ * for row, with several gradient steps per round; what SAC cannot train is refused; its
+ * checkpoint, loaded as eval and export load it (an MLP policy and a squash), acts as sac_core's
+ * own deterministic action from the same weights (sk_sac_act), and exports. */
 #include "test_recorder.h"
+
+#include "export/export.h"
+#include "train/actor.h"
+#include "train/sac_core.h"
+#include "skinner/safetensors.h"
 
 #include <math.h>
 
@@ -158,6 +165,65 @@ static void test_sac_resume_is_exact(void **state) {
     sk_config_free(cfg);
 }
 
+/* sac_core's own deterministic action (its actor net, tanh, the bounds) from the checkpoint's
+ * sac.actor.* beside eval's acting path (sk_policy_actor on the loaded MLP, squashed). */
+static void test_sac_checkpoint_acts_as_its_actor(void **state) {
+    (void)state;
+    enum { ROWS = 64 };
+    static recorder run;
+    char path[128], onnx[160], header[160];
+    snprintf(path, sizeof path, "%s/sac-eval.safetensors", g_dir);
+    sk_config *cfg = sac_config("Pendulum-v1");
+    train_recorded(cfg, &run, NULL, path, NULL);
+    sk_config_free(cfg);
+    sk_loaded_policy lp;
+    if (sk_policy_load(&lp, path, "Pendulum-v1") != SK_OK) fail_msg("load: %s", sk_last_error());
+    assert_true(lp.squash && lp.greedy_only && lp.no_value);
+    const sk_action_space *space = &lp.env->action_space;
+    sk_sac_config config = sk_sac_defaults(3, 1, space->low, space->high);
+    config.hidden = 16;
+    config.max_rows = ROWS;
+    sk_sac *sac = NULL;
+    assert_int_equal(sk_sac_create(&sac, &config), SK_OK);
+    sk_st_file *file = NULL;
+    assert_int_equal(sk_st_open(&file, path), SK_OK);
+    int copied = 0;
+    for (int a = 0; a < sk_sac_num_arrays(sac); a++) {
+        const sk_sac_array *array = &sk_sac_arrays(sac)[a];
+        if (strncmp(array->name, "actor.", 6) != 0 || array->grad == NULL) continue;
+        char name[64];
+        snprintf(name, sizeof name, "sac.%s", array->name);
+        const sk_st_tensor *t = sk_st_find(file, name);
+        assert_non_null(t);
+        memcpy(array->data, t->data, (size_t)array->rows * (size_t)array->cols * sizeof(float));
+        copied++;
+    }
+    sk_st_close(file);
+    assert_int_equal(copied, 2 * (config.layers + 2)); /* the layers, the mean and log-std heads */
+    float obs[ROWS * 3], want[ROWS], got[ROWS];
+    uint64_t rng = sk_rng_seed(51, 1);
+    for (int k = 0; k < ROWS * 3; k++) obs[k] = (float)sk_rng_uniform(&rng, -4.0, 4.0);
+    sk_sac_act(sac, obs, ROWS, NULL, true, want, NULL);
+    sk_policy_actor actor;
+    assert_int_equal(sk_policy_actor_init(&actor, &lp, 1, ROWS, 1), SK_OK);
+    sk_policy_actor_act(&actor, 0, obs, NULL, ROWS, false, NULL, got, NULL); /* not asked greedy */
+    double max_diff = 0.0;
+    for (int r = 0; r < ROWS; r++) max_diff = fmax(max_diff, fabs((double)got[r] - (double)want[r]));
+    print_message("SAC checkpoint: eval's action against sk_sac_act's, largest difference %.3g\n",
+                  max_diff);
+    assert_true(max_diff <= 1e-5);
+    sk_policy_actor_free(&actor);
+    sk_eval_result result;
+    assert_int_equal(sk_evaluate(path, NULL, 2, false, 1, NULL, &result), SK_OK);
+    assert_true(isfinite(result.mean_return) && result.mean_length == 200.0);
+    snprintf(onnx, sizeof onnx, "%s/sac.onnx", g_dir);
+    snprintf(header, sizeof header, "%s/sac.h", g_dir);
+    assert_int_equal(sk_export_onnx(&lp, onnx), SK_OK);
+    assert_int_equal(sk_export_c_header(&lp, header, path), SK_OK);
+    sk_loaded_policy_free(&lp);
+    sk_sac_destroy(sac);
+}
+
 static void test_what_sac_cannot_train_is_refused(void **state) {
     (void)state;
     refused(sac_config("CartPole-v1"), "CartPole-v1", NULL, NULL, "not continuous");
@@ -185,6 +251,7 @@ int main(void) {
         cmocka_unit_test(test_resume_without_the_buffer_says_inexact),
         cmocka_unit_test(test_what_dqn_cannot_train_is_refused),
         cmocka_unit_test(test_sac_resume_is_exact),
+        cmocka_unit_test(test_sac_checkpoint_acts_as_its_actor),
         cmocka_unit_test(test_what_sac_cannot_train_is_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -47,9 +47,9 @@ def main():
         # AVX-512 left one line), DQN's run well under 2 s
         want = 2 if name == "sac" else 1
         check(len(progress) >= want, f"{name}: train prints live progress lines ({len(progress)} seen, {want}+ wanted)")
-        if name == "sac":  # eval does not read a SAC checkpoint: train points at monitor instead
-            check("skinner eval" not in done.stdout and f"skinner monitor {run}" in done.stdout,
-                  f"sac: train's closing lines point at monitor, not eval ({done.stdout.strip()[-200:]})")
+        # eval reads both learners' checkpoints (test_offpolicy_eval): train points at it
+        check(f"skinner eval {env} --checkpoint {run}/policy.safetensors" in done.stdout,
+              f"{name}: train's closing lines point at skinner eval ({done.stdout.strip()[-200:]})")
         row = last_row(run)
         check(int(row["steps"]) == steps, f"{name}: metrics.csv ends at {steps} steps ({row['steps']})")
 

@@ -47,7 +47,9 @@ static const char *g_eval_usage =
     "  --config FILE       baselines: INI layered on the env's preset to create it\n"
     "  --episodes N        episodes to run (default 100); with an env's own\n"
     "                      evaluation, run N episodes and report returns instead\n"
-    "  --greedy            take the most likely action instead of sampling\n"
+    "  --greedy            take the most likely action instead of sampling (DQN and SAC\n"
+    "                      runs always do: argmax Q, tanh of the actor's mean)\n"
+    "  --epsilon E         a DQN run: with chance E a uniform allowed action (default 0)\n"
     "  --seed N            seed of the env resets and action sampling, or the env's\n"
     "                      own evaluation's eval.seed (default 1)\n"
     "  --threads N         an env's own evaluation: worker threads (default 0: all\n"
@@ -408,6 +410,7 @@ static int eval_video(sk_run_plan *plan, sk_config *cfg, const char *path, int e
         status = sk_mkdirs(parent);
     }
     sk_video_summary summary;
+    greedy = greedy || lp.greedy_only; /* dqn, sac: as it acts */
     if (status == SK_OK)
         status = sk_video_record(&lp, path, episodes, greedy, (uint64_t)seed, fps, &summary);
     sk_loaded_policy_free(&lp);
@@ -449,6 +452,7 @@ static int eval_with(int argc, char **argv, sk_run_plan *plan, sk_config *option
     const sk_env_def *env = plan->env;
     long long episodes = 100, seed = 1, threads = -1;
     bool greedy = false, json = false, explicit_episodes = false, explicit_seed = false;
+    double epsilon = 0.0;
     const char *own_flag = NULL; /* the first flag given for the env's own evaluation */
     cli_args args = {argc, 1, argv};
     while (args.index < argc) {
@@ -477,6 +481,9 @@ static int eval_with(int argc, char **argv, sk_run_plan *plan, sk_config *option
             explicit_seed = true;
         } else if (cli_flag(&args, "--greedy", NULL, NULL)) {
             greedy = true;
+        } else if (cli_flag(&args, "--epsilon", &value, &missing)) { /* DQN's exploration */
+            if (!missing && !cli_parse_double("--epsilon", value, 0.0, 1.0, &epsilon, &rc))
+                return rc;
         } else if (cli_flag(&args, "--json", NULL, NULL)) {
             json = true;
         } else if (cli_flag(&args, "--trace", &value, &missing)) {
@@ -512,6 +519,10 @@ static int eval_with(int argc, char **argv, sk_run_plan *plan, sk_config *option
                          "may point its data locations elsewhere)");
     const sk_env_evaluation *evaluation = sk_env_extras_of(env)->evaluation;
     bool own = evaluation && !explicit_episodes && !baseline;
+    if (epsilon > 0.0 && (baseline || own || video))
+        return cli_error(SK_EXIT_USAGE, "--epsilon acts with a DQN checkpoint over --episodes, "
+                         "not with %s", baseline ? "--policy" : own ? "an env's own evaluation"
+                                                                    : "--video");
     if (!own && own_flag) {
         if (!evaluation)
             return cli_error(SK_EXIT_USAGE,
@@ -558,10 +569,12 @@ static int eval_with(int argc, char **argv, sk_run_plan *plan, sk_config *option
         sk_loaded_policy lp;
         status = sk_policy_load_plan(&lp, plan, cfg);
         bool loaded = status == SK_OK;
+        if (loaded) status = sk_loaded_policy_set_epsilon(&lp, epsilon);
         status = sk_comm_agree(comm, status); /* every rank evaluates, or none does */
         if (status == SK_OK)
             status = sk_evaluate_loaded_comm(&lp, (int)episodes, greedy, (uint64_t)seed, trace,
                                              comm, &result);
+        greedy = greedy || (loaded && lp.greedy_only); /* dqn, sac: as it acted */
         if (loaded) sk_loaded_policy_free(&lp);
     }
     if (comm->rank != 0) return status == SK_OK ? SK_EXIT_OK : SK_EXIT_FAILURE;

@@ -472,12 +472,8 @@ int cmd_train(int argc, char **argv) {
                launcher, cli_env_name(env, env_name, sizeof env_name), run_dir);
     }
     printf("run folder: %s\n", run_dir);
-    const char *algo = sk_config_get(plan.cfg, "train.algo");
-    if (algo && strcmp(algo, "sac") == 0) /* eval reads a policy checkpoint, not SAC's networks */
-        printf("watch: skinner monitor %s (eval does not read a SAC checkpoint yet)\n", run_dir);
-    else
-        printf("evaluate: skinner eval %s --checkpoint %s/policy.safetensors\n",
-               cli_env_name(env, env_name, sizeof env_name), run_dir);
+    printf("evaluate: skinner eval %s --checkpoint %s/policy.safetensors\n",
+           cli_env_name(env, env_name, sizeof env_name), run_dir);
 done:
     sk_trainer_destroy(trainer);
     sk_run_plan_free(&plan);

@@ -285,7 +285,9 @@ sk_status sk_export_c_header(const sk_loaded_policy *lp, const char *path, const
              " * policy_forward gives the actor's output (%s) and returns the value.\n"
              " * Activations live on the stack: about POLICY_STACK_BYTES bytes a call.\n */\n",
          bytes ? "uint8, an image channels last" : "float32",
-         discrete ? "each head's most likely allowed choice" : "the Gaussian's mean",
+         discrete ? "each head's most likely allowed choice"
+         : lp->squash ? "tanh of the mean, scaled into the action bounds (SAC's)"
+                      : "the Gaussian's mean",
          discrete ? "each head's logits, one after another" : "the means");
     emit(&w, "#ifndef SKINNER_POLICY_H\n#define SKINNER_POLICY_H\n\n"
              "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n\n");
@@ -330,12 +332,19 @@ sk_status sk_export_c_header(const sk_loaded_policy *lp, const char *path, const
     }
     for (int i = 0; i < policy->num_tensors; i++) {
         const sk_tensor_info *t = &policy->tensors[i];
+        if (lp->no_value && strncmp(t->name, "critic.", sizeof "critic." - 1) == 0) continue;
         char name[48];
         array_name(name, sizeof name, t->name);
         emit(&w, "/* %s (%d, %d) */\n", t->name, t->rows, t->cols);
         emit_array(&w, name, lp->params + t->offset, (size_t)t->rows * (size_t)t->cols);
     }
     if (discrete) emit_action_tables(&w, space);
+    if (!discrete && lp->squash) { /* SAC's: tanh(mean) * scale + bias */
+        float scale[SK_MAX_ACTION_DIM], bias[SK_MAX_ACTION_DIM];
+        sk_loaded_policy_bounds(lp, scale, bias);
+        emit_array(&w, "policy_action_scale", scale, (size_t)space->dim);
+        emit_array(&w, "policy_action_bias", bias, (size_t)space->dim);
+    }
     emit(&w, "%s", helpers);
 
     emit(&w, "/* The actor's output into out and, with want_value, the critic's value (else 0). */\n"
@@ -346,7 +355,8 @@ sk_status sk_export_c_header(const sk_loaded_policy *lp, const char *path, const
     emit_trunk(&w, policy, lp, features);
     emit_net(&w, policy, SK_NET_ACTOR, features, "out");
     emit(&w, "    float value[1] = {0.0f};\n    if (!want_value) return value[0];\n");
-    emit_net(&w, policy, SK_NET_CRITIC, features, "value");
+    if (lp->no_value) emit(&w, "    /* the run's learner has no state value: 0 */\n");
+    else emit_net(&w, policy, SK_NET_CRITIC, features, "value");
     emit(&w, "    return value[0];\n}\n\n");
     emit(&w, "/* The actor's output into out (POLICY_OUT_SIZE); returns the critic's value. A\n"
              " * recurrent state advances. */\n"
@@ -362,6 +372,11 @@ sk_status sk_export_c_header(const sk_loaded_policy *lp, const char *path, const
     if (discrete) {
         if (!policy->mask_size) emit(&w, "    mask = NULL; /* the policy takes no masks */\n");
         emit(&w, "%s", greedy_discrete);
+    } else if (lp->squash) {
+        emit(&w, "    (void)mask;\n"
+                 "    for (int d = 0; d < POLICY_ACTION_SIZE; d++)\n"
+                 "        action[d] = tanhf(out[d]) * policy_action_scale[d] + "
+                 "policy_action_bias[d];\n");
     } else {
         emit(&w, "    (void)mask;\n"
                  "    for (int d = 0; d < POLICY_ACTION_SIZE; d++) action[d] = out[d];\n");

@@ -426,18 +426,34 @@ static void discrete_outputs(graph *g, const sk_loaded_policy *lp, const char *l
     value_info(&g->outputs, 12, "action", ONNX_INT64, "batch", space->num_heads);
 }
 
+/* "mean", the state-independent "log_std" and the greedy "action" (the mean); a squashed
+ * policy (SAC's) has no such log-std, and its action is tanh(mean) scaled into the bounds. */
 static void continuous_outputs(graph *g, const sk_loaded_policy *lp, const char *means) {
     const sk_policy *policy = &lp->policy;
     int dim = policy->space.dim;
-    const sk_tensor_info *t = &policy->tensors[policy->log_std_tensor];
-    char log_std[16];
-    int64_t dims[2] = {1, dim};
-    const_floats(g, log_std, lp->params + t->offset, dims, 2);
     node(g, "Identity", (const char *[]){means, NULL}, (const char *[]){"mean", NULL}, NULL, 0);
-    node(g, "Identity", (const char *[]){log_std, NULL}, (const char *[]){"log_std", NULL}, NULL, 0);
-    node(g, "Identity", (const char *[]){means, NULL}, (const char *[]){"action", NULL}, NULL, 0);
     value_info(&g->outputs, 12, "mean", ONNX_FLOAT, "batch", dim);
-    value_info(&g->outputs, 12, "log_std", ONNX_FLOAT, "one", dim);
+    int64_t dims[2] = {1, dim};
+    char action[16];
+    snprintf(action, sizeof action, "%s", means);
+    if (lp->squash) {
+        float scale[SK_MAX_ACTION_DIM], bias[SK_MAX_ACTION_DIM];
+        sk_loaded_policy_bounds(lp, scale, bias);
+        char scale_name[16], bias_name[16], squashed[16], scaled[16];
+        const_floats(g, scale_name, scale, dims, 2);
+        const_floats(g, bias_name, bias, dims, 2);
+        unary(g, "Tanh", means, squashed);
+        binary(g, "Mul", squashed, scale_name, scaled);
+        binary(g, "Add", scaled, bias_name, action);
+    } else {
+        const sk_tensor_info *t = &policy->tensors[policy->log_std_tensor];
+        char log_std[16];
+        const_floats(g, log_std, lp->params + t->offset, dims, 2);
+        node(g, "Identity", (const char *[]){log_std, NULL}, (const char *[]){"log_std", NULL},
+             NULL, 0);
+        value_info(&g->outputs, 12, "log_std", ONNX_FLOAT, "one", dim);
+    }
+    node(g, "Identity", (const char *[]){action, NULL}, (const char *[]){"action", NULL}, NULL, 0);
     value_info(&g->outputs, 12, "action", ONNX_FLOAT, "batch", dim);
 }
 
@@ -471,9 +487,11 @@ sk_status sk_export_onnx(const sk_loaded_policy *lp, const char *path) {
         value_info(&g.outputs, 12, "state_out", ONNX_FLOAT, "batch", state_size);
     }
     net(&g, lp, SK_NET_ACTOR, x, out);
-    net(&g, lp, SK_NET_CRITIC, x, value);
-    node(&g, "Identity", (const char *[]){value, NULL}, (const char *[]){"value", NULL}, NULL, 0);
-    value_info(&g.outputs, 12, "value", ONNX_FLOAT, "batch", 1);
+    if (!lp->no_value) { /* DQN's and SAC's critics are no state value */
+        net(&g, lp, SK_NET_CRITIC, x, value);
+        node(&g, "Identity", (const char *[]){value, NULL}, (const char *[]){"value", NULL}, NULL, 0);
+        value_info(&g.outputs, 12, "value", ONNX_FLOAT, "batch", 1);
+    }
     if (policy->space.kind == SK_SPACE_DISCRETE) discrete_outputs(&g, lp, out);
     else continuous_outputs(&g, lp, out);
 

@@ -3,6 +3,7 @@
 #include "actor.h"
 
 #include "../core/rng.h"
+#include "dqn.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -137,6 +138,7 @@ void sk_policy_actor_act_at(sk_policy_actor *pa, int worker, int at, const float
               at + rows <= pa->max_rows);
     const sk_loaded_policy *lp = pa->lp;
     sk_policy_work *work = &pa->work[worker];
+    greedy = greedy || lp->greedy_only;
     if (lp->obs_map.size) {
         size_t obs_size = (size_t)lp->env->obs_size;
         float *normalised = pa->policy_obs + (size_t)worker * (size_t)pa->max_rows * obs_size;
@@ -157,6 +159,11 @@ void sk_policy_actor_act_at(sk_policy_actor *pa, int worker, int at, const float
     sk_policy_sample(&lp->policy, lp->params, work->out[SK_NET_ACTOR], masks, rows,
                      &pa->rng[worker], greedy, actions, actions_continuous,
                      logp ? logp : work->logp);
+    if (actions_continuous) sk_loaded_policy_squash(lp, actions_continuous, rows);
+    for (int r = 0; actions && lp->epsilon > 0.0 && r < rows; r++) /* DQN's one head */
+        if (sk_rng_double(&pa->rng[worker]) < lp->epsilon)
+            actions[r] = sk_dqn_explore(masks ? masks + (size_t)r * (size_t)policy->mask_size
+                                              : NULL, policy->logits_size, &pa->rng[worker]);
 }
 
 static void pool_parallel(void *ctx, sk_parallel_job job, void *job_ctx) {

@@ -19,6 +19,7 @@
 
 #include "trainer_internal.h"
 #include "skinner/safetensors.h"
+#include "eval.h"
 
 typedef struct sk_algo {
     const char *name; /* train.algo's value */
@@ -41,9 +42,15 @@ typedef struct sk_algo {
                 int B);
     /* The rollout computes the critic's values and advantages (PPO) or not. */
     bool rollout_values;
-    /* The learner's acting policy is the trainer's (sk_policy: what eval, export and serve
-     * read from a checkpoint); false: its networks are its own (SAC's), which they refuse. */
-    bool acts_with_policy;
+    /* What eval, export and serve act with (sk_loaded_policy, eval.h). load_policy NULL: the
+     * trainer's policy as sk_policy_configure lays it out, its tensors read by name; else the
+     * learner's own networks (SAC's actor): it lays out lp->policy for lp->env, allocates
+     * lp->params (sk_alloc) and reads them from the checkpoint, each tensor checked. */
+    sk_status (*load_policy)(sk_loaded_policy *lp, const sk_st_file *file, const char *path);
+    /* Its policy acts by its greedy action whatever it is asked (DQN's argmax Q: a softmax of
+     * Q values is not its policy; SAC's tanh of the mean); no_value: the policy's critic is
+     * no state value (export gives no "value"). */
+    bool acts_greedily, no_value;
     /* After the vec stepped worker wk's rows for step t (the vec's buffers hold what the
      * step returned, final observations included): NULL, or the learner's copy of it. */
     void (*after_step)(sk_trainer *tr, sk_worker *wk, int t);
@@ -64,6 +71,8 @@ typedef struct sk_algo {
 } sk_algo;
 
 extern const sk_algo sk_algo_ppo, sk_algo_dqn, sk_algo_sac;
+/* sk_algo_sac's load_policy (sac_policy.c): its actor as an MLP policy, squashed. */
+sk_status sk_sac_load_policy(sk_loaded_policy *lp, const sk_st_file *file, const char *path);
 extern const sk_algo *const sk_algo_table[]; /* NULL-terminated; the first is the default */
 
 /* train.algo: the row the config names (the first, ppo, when it names none). */

@@ -35,6 +35,15 @@ int sk_dqn_argmax(const float *q, const uint8_t *mask, int num_actions) {
     return best < 0 ? 0 : best;
 }
 
+int sk_dqn_explore(const uint8_t *mask, int num_actions, uint64_t *rng) {
+    int legal = 0;
+    for (int a = 0; a < num_actions; a++) legal += !mask || mask[a];
+    int pick = legal > 0 ? (int)sk_rng_below(rng, (uint32_t)legal) : 0;
+    for (int a = 0; a < num_actions; a++)
+        if ((!mask || mask[a]) && pick-- == 0) return a;
+    return 0;
+}
+
 double sk_dqn_loss_grad(const sk_policy *policy, const float *params, const float *target,
                         float *grads, const sk_dqn_batch *batch, bool double_q, float *q_next,
                         sk_policy_work *work) {
@@ -196,12 +205,7 @@ static void dqn_act(sk_trainer *tr, sk_worker *wk, int t, const float *obs_t,
         const uint8_t *mask = masks_t ? masks_t + (size_t)b * (size_t)A : NULL;
         int action;
         if (sk_rng_double(&wk->rng) < epsilon) {
-            int legal = 0;
-            for (int a = 0; a < A; a++) legal += !mask || mask[a];
-            int pick = legal > 0 ? (int)sk_rng_below(&wk->rng, (uint32_t)legal) : 0;
-            for (action = 0; action < A; action++)
-                if ((!mask || mask[action]) && pick-- == 0) break;
-            if (action == A) action = 0;
+            action = sk_dqn_explore(mask, A, &wk->rng);
         } else {
             action = sk_dqn_argmax(wk->work.out[SK_NET_ACTOR] + (size_t)b * (size_t)A, mask, A);
         }
@@ -313,7 +317,8 @@ const sk_algo sk_algo_dqn = {
     .destroy = dqn_destroy,
     .act = dqn_act,
     .rollout_values = false,
-    .acts_with_policy = true,
+    .acts_greedily = true,
+    .no_value = true,
     .after_step = dqn_after_step,
     .learn = dqn_learn,
     .save = dqn_save,

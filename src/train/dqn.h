@@ -26,5 +26,8 @@ double sk_dqn_loss_grad(const sk_policy *policy, const float *params, const floa
                         sk_policy_work *work);
 /* The masked greedy action of a row of Q values. */
 int sk_dqn_argmax(const float *q, const uint8_t *mask, int num_actions);
+/* A uniform legal action (mask NULL: any of num_actions; none legal: 0), one draw of *rng:
+ * epsilon-greedy's exploring choice, in training and in eval (actor.c). */
+int sk_dqn_explore(const uint8_t *mask, int num_actions, uint64_t *rng);
 
 #endif

@@ -417,12 +417,6 @@ static sk_status load_from(sk_loaded_policy *out, const sk_st_file *file, const 
     } else if ((status = sk_config_load_string(out->cfg, config_text)) != SK_OK) {
         /* the message names the config's line */
     } else if ((status = sk_algo_resolve(out->cfg, &algo)) != SK_OK) {
-    } else if (!algo->acts_with_policy) {
-        status = sk_fail(SK_ERR_INVALID,
-                         "checkpoint '%s' was trained with train.algo = %s, whose networks are "
-                         "its own: eval, export and serve read a policy checkpoint (ppo, dqn) "
-                         "and do not read %s's yet",
-                         checkpoint, algo->name, algo->name);
     } else if (env) {
         out->env = env;
         if (!sk_run_plan_names(env, saved_env))
@@ -449,13 +443,23 @@ static sk_status load_from(sk_loaded_policy *out, const sk_st_file *file, const 
         sk_error_clear();
         status = sk_fail_if_silent(out->env->create(&probe, 1, out->cfg), "%s's create",
                                    out->env->id);
-        if (status == SK_OK) status = sk_policy_configure(&out->policy, out->cfg, out->env, probe);
+        if (status == SK_OK && !algo->load_policy)
+            status = sk_policy_configure(&out->policy, out->cfg, out->env, probe);
         if (probe) out->env->destroy(probe);
         if (status == SK_OK) status = check_overrides(out->cfg, overrides, checkpoint);
     }
-    if (status == SK_OK && !(out->params = sk_alloc(out->policy.num_params * sizeof(float))))
-        status = sk_fail(SK_ERR_NOMEM, "out of memory");
-    if (status == SK_OK) status = load_params(file, checkpoint, &out->policy, out->params);
+    if (status == SK_OK && algo->load_policy) {
+        status = algo->load_policy(out, file, checkpoint); /* the learner's own networks */
+    } else if (status == SK_OK) {
+        if (!(out->params = sk_alloc(out->policy.num_params * sizeof(float))))
+            status = sk_fail(SK_ERR_NOMEM, "out of memory");
+        else
+            status = load_params(file, checkpoint, &out->policy, out->params);
+    }
+    if (status == SK_OK) {
+        out->greedy_only = algo->acts_greedily;
+        out->no_value = algo->no_value;
+    }
     bool norm_obs = false;
     double clip_obs = 10.0;
     if (status == SK_OK) status = sk_cfg_bool(out->cfg, "ppo.norm_obs", false, &norm_obs);
@@ -485,6 +489,38 @@ sk_status sk_policy_load_plan(sk_loaded_policy *out, sk_run_plan *plan,
     sk_status status = sk_run_plan_open_checkpoint(plan);
     if (status != SK_OK) return status;
     return load_from(out, plan->checkpoint, plan->checkpoint_path, plan->env, NULL, overrides);
+}
+
+sk_status sk_loaded_policy_set_epsilon(sk_loaded_policy *lp, double epsilon) {
+    const char *algo = sk_config_get(lp->cfg, "train.algo");
+    if (!(epsilon >= 0.0 && epsilon <= 1.0))
+        return sk_fail(SK_ERR_INVALID, "epsilon = %g (expected a chance in [0, 1])", epsilon);
+    if (epsilon > 0.0 && (!algo || strcmp(algo, "dqn") != 0))
+        return sk_fail(SK_ERR_INVALID, "epsilon-greedy evaluation is for a DQN run (train.algo = "
+                       "dqn); this checkpoint's learner is %s (PPO samples its policy without "
+                       "--greedy; SAC acts by its deterministic action)", algo ? algo : "ppo");
+    lp->epsilon = epsilon;
+    return SK_OK;
+}
+
+void sk_loaded_policy_bounds(const sk_loaded_policy *lp, float *scale, float *bias) {
+    const sk_action_space *space = &lp->policy.space;
+    for (int d = 0; d < space->dim; d++) {
+        scale[d] = (space->high[d] - space->low[d]) / 2.0f;
+        bias[d] = (space->high[d] + space->low[d]) / 2.0f;
+    }
+}
+
+void sk_loaded_policy_squash(const sk_loaded_policy *lp, float *actions, int rows) {
+    const sk_action_space *space = &lp->policy.space;
+    if (!lp->squash || space->kind != SK_SPACE_CONTINUOUS) return;
+    float scale[SK_MAX_ACTION_DIM], bias[SK_MAX_ACTION_DIM];
+    sk_loaded_policy_bounds(lp, scale, bias);
+    for (int r = 0; r < rows; r++)
+        for (int d = 0; d < space->dim; d++) {
+            float *a = actions + (size_t)r * (size_t)space->dim + d;
+            *a = tanhf(*a) * scale[d] + bias[d];
+        }
 }
 
 void sk_loaded_policy_free(sk_loaded_policy *lp) {

@@ -13,7 +13,26 @@ typedef struct sk_loaded_policy {
     sk_policy policy;
     float *params;         /* (policy.num_params) */
     sk_norm_map obs_map;   /* size 0 when observations were not normalised */
+    /* What the run's learner (train.algo; sk_algo's load_policy) makes of the policy: */
+    bool greedy_only; /* it acts by its greedy action whatever it is asked (dqn, sac) */
+    bool squash;      /* continuous: action = tanh(mean) scaled into the bounds (sac) */
+    bool no_value;    /* the critic is no state value (dqn, sac): export leaves it out */
+    double epsilon;   /* dqn: epsilon-greedy acting (sk_loaded_policy_set_epsilon); else 0 */
 } sk_loaded_policy;
+
+/* Epsilon-greedy evaluation of a DQN run, as its training explored: each row takes, with
+ * chance epsilon, a uniform allowed action in place of its argmax of Q (sk_dqn_explore), from
+ * the acting worker's stream (the eval seed's). SK_ERR_INVALID naming the value for epsilon
+ * outside [0, 1], or naming the learner for a run other than DQN (PPO samples its own policy
+ * without --greedy; SAC's eval is its deterministic action). */
+sk_status sk_loaded_policy_set_epsilon(sk_loaded_policy *lp, double epsilon);
+
+/* actions (rows, space.dim), as the policy's greedy output, squashed in place when lp->squash:
+ * tanh(a) scale + bias per dimension, as SAC's actor (CleanRL's). */
+void sk_loaded_policy_squash(const sk_loaded_policy *lp, float *actions, int rows);
+/* The squash's scale (high - low) / 2 and bias (high + low) / 2 of each dimension (space.dim
+ * floats each), for what writes it out (src/export/). */
+void sk_loaded_policy_bounds(const sk_loaded_policy *lp, float *scale, float *bias);
 
 /* The checkpoint's env is found from its metadata, the plugin its run
  * recorded (env.plugin) loaded first; env_name, if given, must name that env.

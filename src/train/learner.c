@@ -438,7 +438,6 @@ const sk_algo sk_algo_ppo = {
     .name = "ppo",
     .act = ppo_act,
     .rollout_values = true,
-    .acts_with_policy = true,
     .learn = ppo_learn,
     .flops_per_step = ppo_flops_per_step,
 };

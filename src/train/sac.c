@@ -4,7 +4,8 @@
  * shared off-policy iteration (offpolicy.c). Before learning starts the envs act uniformly
  * within their bounds, as CleanRL's action_space.sample(); then by the actor's samples.
  * Its networks are its own (sac_core), not the trainer's policy: a checkpoint holds them
- * under sac.*, and eval, export and serve refuse a SAC checkpoint (they read the policy).
+ * under sac.*, and eval, export and serve act with the actor's deterministic action
+ * (sac_policy.c).
  */
 #include "algo.h"
 #include "offpolicy.h"
@@ -262,6 +263,9 @@ const sk_algo sk_algo_sac = {
     .destroy = sac_destroy,
     .act = sac_act,
     .rollout_values = false,
+    .load_policy = sk_sac_load_policy,
+    .acts_greedily = true,
+    .no_value = true,
     .after_step = sac_after_step,
     .learn = sac_learn,
     .save = sac_save,
