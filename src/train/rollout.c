@@ -209,6 +209,13 @@ static void core_step(sk_rollout *ro, const sk_learner *ln, sk_worker *wk, int t
     sk_policy_core_step(&ln->policy, ln->params, obs_t, state, wk->hi - wk->lo, &wk->work);
 }
 
+int sk_rollout_learner_rows(const sk_trainer *tr, const sk_worker *wk, int32_t *rows) {
+    int count = 0;
+    for (int i = wk->lo; i < wk->hi; i++)
+        if (!tr->hooks || !tr->hooks->is_other(tr->hooks_ctx, i)) rows[count++] = i - wk->lo;
+    return count;
+}
+
 void sk_rollout_job(void *ctx, int w, int num_workers) {
     (void)num_workers;
     sk_trainer *tr = ctx;

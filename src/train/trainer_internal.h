@@ -184,8 +184,9 @@ typedef struct sk_rollout_hooks {
      * those rows of step t + 1 are no sample (ro->active = 0). */
     void (*after_step)(void *ctx, sk_rollout *ro, int lo, int hi, int t,
                        const float *episode_log, int num_log_fields);
-    /* Whether the episode that row `row` ended at the step just stored is another player's
-     * (not counted as the learner's), asked before that step's after_step. */
+    /* Whether row `row` is another player's at the step under way: asked before act (the
+     * learner acts for the other rows only; act writes this row's actions) and before the
+     * step's after_step (an episode the row ended is not counted as the learner's). */
     bool (*is_other)(const void *ctx, int row);
     /* After every worker's rollout, in one thread. */
     void (*after_rollout)(void *ctx, const sk_rollout *ro);
