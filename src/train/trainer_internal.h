@@ -157,6 +157,8 @@ typedef struct sk_worker {
     /* truncation bootstrap scratch */
     float *trunc_obs;       /* (slice, obs_size) */
     float *obs_wide;        /* (slice, obs_size) a uint8 env's rows widened for the policy */
+    int obs_wide_step;      /* the rollout step whose rows obs_wide holds, else -1: the last
+                               rollout's step T is the next one's step 0 (widened once) */
     int32_t *trunc_index;   /* (slice) */
     float *trunc_state;     /* (slice, state_size) copies of recurrent states */
     sk_role_scratch role;   /* policy.per_role: the slice's rows gathered by role */
