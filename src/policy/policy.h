@@ -388,8 +388,8 @@ void sk_policy_act_roles(const sk_policy *policy, const float *params, const flo
  * of rows, and each row's results written at its index (actions + rows[k] * heads, ...;
  * actions, actions_f, logp may be NULL). skip_batch > 0: rows increase and the stream moves
  * as a sampling of all skip_batch rows would, the draws of the rows not chosen skipped (so
- * that the rows chosen draw what they drew when every row was sampled). rows may be
- * scratch->rows. */
+ * that the rows chosen draw what they drew when every row was sampled). rng NULL: no actor
+ * and no sample, the critic's values alone. rows may be scratch->rows. */
 void sk_policy_act_rows(const sk_policy *policy, const float *params, const float *obs,
                         const uint8_t *masks, const int32_t *rows, int count, int skip_batch,
                         uint64_t *rng, bool greedy, int32_t *actions, float *actions_f,

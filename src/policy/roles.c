@@ -93,9 +93,14 @@ void sk_policy_act_rows(const sk_policy *policy, const float *params, const floa
         memcpy(scratch->obs + (size_t)k * O, obs + (size_t)rows[k] * O, O * sizeof(float));
         if (M) memcpy(scratch->masks + (size_t)k * M, masks + (size_t)rows[k] * M, M);
     }
-    uint64_t draws = greedy ? 0 : (uint64_t)sk_policy_sample_draws(policy);
+    uint64_t draws = greedy || !rng ? 0 : (uint64_t)sk_policy_sample_draws(policy);
     if (count == 0) {
         if (skip_batch > 0) sk_rng_skip(rng, (uint64_t)skip_batch * draws);
+        return;
+    }
+    if (!rng) { /* the critic alone */
+        sk_policy_forward(policy, SK_NET_CRITIC, params, scratch->obs, count, work);
+        for (int k = 0; k < count; k++) values[rows[k]] = work->out[SK_NET_CRITIC][k];
         return;
     }
     if (values) sk_policy_forward_both(policy, params, scratch->obs, count, work);
@@ -141,17 +146,12 @@ void sk_policy_values_roles(const sk_policy *policy, const float *params, const 
                             const int32_t *rows, int count, float *values, sk_policy_work *work,
                             const sk_role_scratch *scratch) {
     int R = sk_policy_roles(policy);
-    size_t O = (size_t)policy->obs_size;
     for (int r = 0; r < R; r++) {
-        int n = 0;
+        int n = 0; /* the positions k of role r's rows */
         for (int k = 0; k < count; k++)
-            if (rows[k] % R == r)
-                memcpy(scratch->obs + (size_t)n++ * O, obs + (size_t)k * O, O * sizeof(float));
-        if (n == 0) continue;
-        sk_policy_forward(policy, SK_NET_CRITIC, params + (size_t)r * sk_policy_role_params(policy),
-                          scratch->obs, n, work);
-        n = 0;
-        for (int k = 0; k < count; k++)
-            if (rows[k] % R == r) values[k] = work->out[SK_NET_CRITIC][n++];
+            if (rows[k] % R == r) scratch->rows[n++] = k;
+        sk_policy_act_rows(policy, params + (size_t)r * sk_policy_role_params(policy), obs, NULL,
+                           scratch->rows, n, 0, NULL, false, NULL, NULL, NULL, values, work,
+                           scratch);
     }
 }

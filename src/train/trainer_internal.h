@@ -161,7 +161,7 @@ typedef struct sk_worker {
                                rollout's step T is the next one's step 0 (widened once) */
     int32_t *trunc_index;   /* (slice) */
     float *trunc_state;     /* (slice, state_size) copies of recurrent states */
-    sk_role_scratch role;   /* policy.per_role: the slice's rows gathered by role */
+    sk_role_scratch role;   /* rows gathered to act: by role (policy.per_role), self-play's */
     float *mb_state0;       /* (block sequences, state_size) the states entering them */
     uint8_t *mb_resets;     /* (block) */
     sk_welford obs_acc, return_acc; /* what this worker saw, for the running statistics */
