@@ -295,7 +295,8 @@ static const sk_conv_shape g_preset_convs[] = {
 
 /* An image's forward output does not depend on the batch it is in: any B images at any
  * offset give the bits that one call on all of them gives (what lets the forward run a
- * batch as pieces of cached sizes). 0/1 boards with some other values, fp32 and bf16. */
+ * batch as pieces of cached sizes, or on the backward's primitives of its size). 0/1 boards
+ * with some other values, fp32 and bf16. */
 static void test_conv_forward_pieces(void **state) {
     (void)state;
     enum { N = 300 };
@@ -325,6 +326,15 @@ static void test_conv_forward_pieces(void **state) {
                         print_error("%s conv %zu: %d images from %d differ from the %d-image call\n",
                                     precision ? "bf16" : "fp32", k, sizes[s], at, N);
                 }
+            /* a size the backward made primitives for runs in one call: the same bits */
+            float *dy = calloc(37 * out, sizeof(float)), *dw = calloc(sk_conv_weight_floats(shape),
+                                                                       sizeof(float));
+            sk_conv_backward(part, NULL, dw, NULL, dy, x, w, 37);
+            sk_conv_forward(part, y_part, x, w, b, 37);
+            if (memcmp(y_part, y, 37 * out * sizeof(float)) && differ++ < 5)
+                print_error("%s conv %zu: 37 images on the backward's primitives differ\n",
+                            precision ? "bf16" : "fp32", k);
+            free(dy), free(dw);
             assert_int_equal(differ, 0);
             sk_conv_destroy(all);
             sk_conv_destroy(part);

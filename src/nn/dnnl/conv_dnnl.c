@@ -63,7 +63,8 @@ static void (*g_omp_set_num_threads)(int);
  * 10 updates of the ConnectFour-v1 preset; issue 53 ask 7). An image's output does not depend
  * on the batch it is in (test_cnn's test_conv_forward_pieces holds it), so the pieces give
  * the bits one primitive of B would; the backward keeps one primitive of the exact size,
- * since its weight gradient sums over the batch. */
+ * since its weight gradient sums over the batch, and a forward of a size the backward has
+ * made (a minibatch block's) runs on it in one call. */
 #define PIECE_LEVELS 16
 
 typedef struct conv_batch {
@@ -626,10 +627,13 @@ static void forward(sk_conv *c, float *y, const float *x, const float *w, const 
     }
     const char *src = low_copy(c, c->src_low, x, in_floats(c, B)); /* bytes of an image: */
     size_t src_image = in_floats(c, 1) * (low_type(c) == dnnl_bf16 ? sizeof(uint16_t) : sizeof(float));
-    for (int done = 0; done < B;) { /* the largest piece that fits what is left */
+    conv_batch *exact = NULL; /* the backward's primitives of B, when made: one call */
+    for (int k = 0; k < BATCH_CACHE && !exact; k++)
+        if (c->batches[k].batch == B) exact = &c->batches[k];
+    for (int done = 0; done < B;) { /* else the largest piece that fits what is left */
         int level = 0;
-        while (level + 1 < PIECE_LEVELS && (2 << level) <= B - done) level++;
-        conv_batch *cb = piece_for(c, level);
+        while (!exact && level + 1 < PIECE_LEVELS && (2 << level) <= B - done) level++;
+        conv_batch *cb = exact ? exact : piece_for(c, level);
         load_weights(c, cb, cb->to_fwd_weights, cb->fwd_weights, w, &cb->fwd_weights_of);
         bind(cb->src, src + (size_t)done * src_image);
         bind(cb->bias, b);
@@ -639,7 +643,7 @@ static void forward(sk_conv *c, float *y, const float *x, const float *w, const 
                                   {DNNL_ARG_BIAS, cb->bias},
                                   {DNNL_ARG_DST, cb->dst}};
         run(c, cb->fwd, 4, args);
-        done += 1 << level;
+        done += exact ? B : 1 << level;
     }
 }
 
