@@ -344,8 +344,8 @@ static void test_conv_forward_pieces(void **state) {
 
 /* Batch sizes that change call by call make few primitives (the forward's pieces: one
  * per power of two), and weights that do not change are reordered once per primitive,
- * again when they do change. Before: a primitive for every new size (through a cache of
- * 4) and a reorder at every call. */
+ * again when they do change, also when two callers' weights take turns. Before: a
+ * primitive for every new size (through a cache of 4) and a reorder at every call. */
 static void test_conv_cache_counts(void **state) {
     (void)state;
     sk_conv_shape shape = g_preset_convs[0];
@@ -370,8 +370,13 @@ static void test_conv_cache_counts(void **state) {
     w[7] += 1.0f; /* an optimiser step: the same buffer, new weights */
     sk_conv_forward(conv, y, x, w, b, N); /* 64 + 32 + 4 */
     assert_int_equal(sk_conv_counts_of(conv).weight_reorders, counts.weight_reorders + 3);
+    /* two callers' weights in turn (self-play's learner and a snapshot): each reordered once */
+    float *w2 = gaussian(wn, &rng);
+    int64_t before = sk_conv_counts_of(conv).weight_reorders;
+    for (int call = 0; call < 6; call++) sk_conv_forward(conv, y, x, call % 2 ? w2 : w, b, N);
+    assert_int_equal(sk_conv_counts_of(conv).weight_reorders, before + 3);
     sk_conv_destroy(conv);
-    free(x), free(w), free(b), free(y);
+    free(x), free(w), free(w2), free(b), free(y);
 }
 
 /* ---- a policy behind the encoder ---- */

@@ -13,9 +13,10 @@
  *
  * Activations go to oneDNN in the caller's nhwc, which its brgemm kernels
  * take directly on AVX-512; weights go through a reorder into the blocked
- * layout the chosen kernel wants (and to bf16), each call, since the caller's
- * SGD changes them every step: small next to the activations
- * (bench/conv.c prints the kernel each shape gets). Backward primitives
+ * layout the chosen kernel wants (and to bf16) when their bits changed since
+ * the last call (the caller's SGD changes them every minibatch, a rollout not
+ * at all): small next to the activations (bench/conv.c prints the kernel each
+ * shape gets). Backward primitives
  * overwrite their outputs, so input and weight gradients go through scratch
  * and are added to the caller's (+=, as src/nn).
  *
@@ -66,6 +67,20 @@ static void (*g_omp_set_num_threads)(int);
  * since its weight gradient sums over the batch, and a forward of a size the backward has
  * made (a minibatch block's) runs on it in one call. */
 #define PIECE_LEVELS 16
+/* Weights kept reordered for the forward, per primitive: a self-play rollout alternates the
+ * learner's weights and its pool's snapshots' (up to 16 at the ConnectFour-v1 preset) step
+ * by step, and reordered each at every switch (3583 reorders a worker in 10 updates, where a
+ * reorder a call made 2852). Each caller's weights (by their address, checked by their bits)
+ * keep their own reordered copy; the least recently used makes room. */
+#define WEIGHT_VERSIONS 24
+
+/* One caller's weights in a forward primitive's layout. */
+typedef struct weights_version {
+    const float *from;     /* the caller's address: which version to look at, not to read later */
+    float *bits;           /* a copy of the weights reordered into memory; NULL: none yet */
+    dnnl_memory_t memory;  /* allocated by oneDNN in the primitive's weights layout */
+    uint64_t last_use;
+} weights_version;
 
 typedef struct conv_batch {
     int batch; /* 0: unused */
@@ -80,10 +95,11 @@ typedef struct conv_batch {
     dnnl_memory_t src, bias, dst;                        /* forward's */
     dnnl_memory_t d_dst, d_src;                          /* backward data's */
     dnnl_memory_t b_src, b_d_dst, b_d_bias;              /* backward weights' */
-    /* the caller's weights (f32, its layout) last reordered into fwd_weights and
-     * bwd_weights_in: a reorder of the same bits is skipped (the weights do not change
+    /* the caller's weights (f32, its layout) last reordered into bwd_weights_in, and the
+     * forward's versions: a reorder of the same bits is skipped (the weights do not change
      * during a rollout); NULL until the first */
-    float *fwd_weights_of, *bwd_weights_of;
+    float *bwd_weights_of;
+    weights_version fwd_versions[WEIGHT_VERSIONS];
 } conv_batch;
 
 struct sk_conv {
@@ -226,7 +242,10 @@ static void batch_free(conv_batch *b) {
                             b->d_dst, b->d_src, b->b_src, b->b_d_dst, b->b_d_bias};
     for (size_t k = 0; k < sizeof mems / sizeof mems[0]; k++)
         if (mems[k]) dnnl_memory_destroy(mems[k]);
-    g_host.free(b->fwd_weights_of);
+    for (int k = 0; k < WEIGHT_VERSIONS; k++) {
+        g_host.free(b->fwd_versions[k].bits);
+        if (b->fwd_versions[k].memory) dnnl_memory_destroy(b->fwd_versions[k].memory);
+    }
     g_host.free(b->bwd_weights_of);
     memset(b, 0, sizeof *b);
 }
@@ -616,6 +635,30 @@ static void load_weights(sk_conv *c, conv_batch *cb, dnnl_primitive_t reorder,
     c->counts.weight_reorders++;
 }
 
+/* w in cb's forward layout: the version of w's address, reordered again only when its bits
+ * changed (an optimiser step, a new snapshot in a pool slot). */
+static dnnl_memory_t forward_weights(sk_conv *c, conv_batch *cb, const float *w) {
+    weights_version *v = &cb->fwd_versions[0];
+    for (int k = 0; k < WEIGHT_VERSIONS && v->from != w; k++) {
+        weights_version *other = &cb->fwd_versions[k];
+        if (other->from == w || other->last_use < v->last_use) v = other;
+    }
+    if (v->from != w) { /* the least recently used makes room */
+        g_host.free(v->bits);
+        v->bits = NULL;
+        v->from = w;
+    }
+    v->last_use = ++c->uses;
+    if (!v->memory) {
+        const dnnl_memory_desc_t *md;
+        dnnl_status_t st = dnnl_memory_get_memory_desc(cb->fwd_weights, &md);
+        if (st == dnnl_success) st = make_memory(&v->memory, md, true);
+        if (st != dnnl_success) cannot_run_panic(c, cb->batch, st);
+    }
+    load_weights(c, cb, cb->to_fwd_weights, v->memory, w, &v->bits);
+    return v->memory;
+}
+
 static void forward(sk_conv *c, float *y, const float *x, const float *w, const float *b,
                      int B) {
     BACKEND_ASSERT(B > 0);
@@ -634,12 +677,12 @@ static void forward(sk_conv *c, float *y, const float *x, const float *w, const 
         int level = 0;
         while (!exact && level + 1 < PIECE_LEVELS && (2 << level) <= B - done) level++;
         conv_batch *cb = exact ? exact : piece_for(c, level);
-        load_weights(c, cb, cb->to_fwd_weights, cb->fwd_weights, w, &cb->fwd_weights_of);
+        dnnl_memory_t weights = forward_weights(c, cb, w);
         bind(cb->src, src + (size_t)done * src_image);
         bind(cb->bias, b);
         bind(cb->dst, y + (size_t)done * out_floats(c, 1));
         dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, cb->src},
-                                  {DNNL_ARG_WEIGHTS, cb->fwd_weights},
+                                  {DNNL_ARG_WEIGHTS, weights},
                                   {DNNL_ARG_BIAS, cb->bias},
                                   {DNNL_ARG_DST, cb->dst}};
         run(c, cb->fwd, 4, args);
