@@ -284,6 +284,101 @@ static void test_conv_finite_differences(void **state) {
     free(c.x), free(c.w), free(c.b), free(c.r), free(c.y), free(dx), free(dw), free(db);
 }
 
+/* ---- the batch cache and the weights' reorders (issue 53 ask 7) ---- */
+
+/* The presets' first convolutions: ConnectFour-v1's 6x7x3 -> 64 (4x4) and MinAtar's
+ * 10x10x4 -> 16 (3x3), no padding. */
+static const sk_conv_shape g_preset_convs[] = {
+    {.height = 6, .width = 7, .channels = 3, .out_channels = 64, .kernel = 4, .stride = 1, .groups = 1},
+    {.height = 10, .width = 10, .channels = 4, .out_channels = 16, .kernel = 3, .stride = 1, .groups = 1},
+};
+
+/* An image's forward output does not depend on the batch it is in: any B images at any
+ * offset give the bits that one call on all of them gives (what lets the forward run a
+ * batch as pieces of cached sizes, or on the backward's primitives of its size). 0/1 boards
+ * with some other values, fp32 and bf16. */
+static void test_conv_forward_pieces(void **state) {
+    (void)state;
+    enum { N = 300 };
+    static const int sizes[] = {1, 2, 3, 7, 37, 64, 100, 127, 128, 129, 255, 256, 299};
+    for (int precision = 0; precision < 2; precision++)
+        for (size_t k = 0; k < sizeof g_preset_convs / sizeof g_preset_convs[0]; k++) {
+            sk_conv_shape shape = g_preset_convs[k];
+            sk_conv *all, *part;
+            assert_int_equal(sk_conv_create_torch(&all, shape, 0, (sk_precision)precision), SK_OK);
+            assert_int_equal(sk_conv_create_torch(&part, shape, 0, (sk_precision)precision), SK_OK);
+            uint64_t rng = 11 + k;
+            size_t in = (size_t)shape.height * (size_t)shape.width * (size_t)shape.channels;
+            size_t out = (size_t)(shape.height - shape.kernel + 1) *
+                         (size_t)(shape.width - shape.kernel + 1) * (size_t)shape.out_channels;
+            float *x = gaussian(N * in, &rng), *w = gaussian(sk_conv_weight_floats(shape), &rng),
+                  *b = gaussian((size_t)shape.out_channels, &rng);
+            for (size_t i = 0; i < N * in; i++)
+                if (i % 5) x[i] = x[i] > 0.0f ? 1.0f : 0.0f;
+            float *y = calloc(N * out, sizeof(float)), *y_part = calloc(N * out, sizeof(float));
+            sk_conv_forward(all, y, x, w, b, N);
+            int differ = 0;
+            for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+                for (int at = 0; at + sizes[s] <= N; at += (N - sizes[s]) / 2 + 1) {
+                    sk_conv_forward(part, y_part, x + (size_t)at * in, w, b, sizes[s]);
+                    if (memcmp(y_part, y + (size_t)at * out, (size_t)sizes[s] * out * sizeof(float)) &&
+                        differ++ < 5)
+                        print_error("%s conv %zu: %d images from %d differ from the %d-image call\n",
+                                    precision ? "bf16" : "fp32", k, sizes[s], at, N);
+                }
+            /* a size the backward made primitives for runs in one call: the same bits */
+            float *dy = calloc(37 * out, sizeof(float)), *dw = calloc(sk_conv_weight_floats(shape),
+                                                                       sizeof(float));
+            sk_conv_backward(part, NULL, dw, NULL, dy, x, w, 37);
+            sk_conv_forward(part, y_part, x, w, b, 37);
+            if (memcmp(y_part, y, 37 * out * sizeof(float)) && differ++ < 5)
+                print_error("%s conv %zu: 37 images on the backward's primitives differ\n",
+                            precision ? "bf16" : "fp32", k);
+            free(dy), free(dw);
+            assert_int_equal(differ, 0);
+            sk_conv_destroy(all);
+            sk_conv_destroy(part);
+            free(x), free(w), free(b), free(y), free(y_part);
+        }
+}
+
+/* Batch sizes that change call by call make few primitives (the forward's pieces: one
+ * per power of two), and weights that do not change are reordered once per primitive,
+ * again when they do change, also when two callers' weights take turns. Before: a
+ * primitive for every new size (through a cache of 4) and a reorder at every call. */
+static void test_conv_cache_counts(void **state) {
+    (void)state;
+    sk_conv_shape shape = g_preset_convs[0];
+    sk_conv *conv;
+    assert_int_equal(sk_conv_create_torch(&conv, shape, 0, SK_PRECISION_F32), SK_OK);
+    uint64_t rng = 5;
+    enum { N = 100 };
+    size_t in = (size_t)shape.height * (size_t)shape.width * (size_t)shape.channels,
+           wn = sk_conv_weight_floats(shape);
+    float *x = gaussian(N * in, &rng), *w = gaussian(wn, &rng), *b = gaussian(64, &rng);
+    float *y = calloc(N * 3 * 4 * 64, sizeof(float));
+    for (int B = 1; B <= N; B++) sk_conv_forward(conv, y, x, w, b, B);
+    sk_conv_counts counts = sk_conv_counts_of(conv);
+    print_message("batches 1..%d: %lld primitives made, %lld weight reorders\n", N,
+                  (long long)counts.batch_misses, (long long)counts.weight_reorders);
+    assert_true(counts.batch_misses <= 7); /* pieces of 1, 2, 4, ..., 64 */
+    assert_true(counts.weight_reorders <= 7);
+    for (int call = 0; call < 5; call++) sk_conv_forward(conv, y, x, w, b, N);
+    sk_conv_counts again = sk_conv_counts_of(conv);
+    assert_int_equal(again.batch_misses, counts.batch_misses);
+    assert_int_equal(again.weight_reorders, counts.weight_reorders);
+    w[7] += 1.0f; /* an optimiser step: the same buffer, new weights */
+    sk_conv_forward(conv, y, x, w, b, N); /* 64 + 32 + 4 */
+    assert_int_equal(sk_conv_counts_of(conv).weight_reorders, counts.weight_reorders + 3);
+    /* two callers' weights in turn (self-play's learner and a snapshot): each reordered once */
+    float *w2 = gaussian(wn, &rng);
+    int64_t before = sk_conv_counts_of(conv).weight_reorders;
+    for (int call = 0; call < 6; call++) sk_conv_forward(conv, y, x, call % 2 ? w2 : w, b, N);
+    assert_int_equal(sk_conv_counts_of(conv).weight_reorders, before + 3);
+    sk_conv_destroy(conv);
+    free(x), free(w), free(w2), free(b), free(y);
+}
+
 /* ---- a policy behind the encoder ---- */
 
 typedef struct policy_case {
@@ -559,6 +654,8 @@ int main(void) {
         cmocka_unit_test(test_conv_bf16_native_vs_emulated),
         cmocka_unit_test(test_conv_bf16_path_refusals),
         cmocka_unit_test(test_conv_finite_differences),
+        cmocka_unit_test(test_conv_forward_pieces),
+        cmocka_unit_test(test_conv_cache_counts),
         cmocka_unit_test(test_policy_gradients_dense),
         cmocka_unit_test(test_policy_gradients),
         cmocka_unit_test(test_policy_gradients_lstm),

@@ -131,9 +131,13 @@ SK_API double sk_clip_grad_norm(float *grads, size_t n, double max_norm);
  * chooses at creation, and the environment variable SKINNER_CONV_BF16 (auto,
  * native, emulate) forces the choice (docs/reference.md).
  *
- * An sk_conv holds the primitives for one layer shape; it makes them for a
- * batch size on first use (a few batch sizes are cached) and is used by one
- * thread at a time (one sk_conv per worker). oneDNN runs single-threaded
+ * An sk_conv holds the primitives for one layer shape and is used by one
+ * thread at a time (one sk_conv per worker). The forward runs a batch as
+ * pieces of 1, 2, 4, ... images, each size's primitives made on first use and
+ * kept (an image's output does not depend on its batch), so batch sizes that
+ * change call by call cost no new primitives; the backward makes them for
+ * its exact batch size (a few sizes are cached). Weights are reordered into
+ * oneDNN's layout only when their values changed since the last call. oneDNN runs single-threaded
  * inside it: skinner parallelises over envs, not inside a layer.
  *
  * The backend: oneDNN is not linked into libskinner. The first

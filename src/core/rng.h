@@ -13,4 +13,8 @@
  * env authors need them. */
 #include "skinner/env.h"
 
+/* The state after n draws of sk_rng_next: splitmix64's state moves by one constant a draw,
+ * so a stream can pass over the draws of rows it does not sample. */
+static inline void sk_rng_skip(uint64_t *state, uint64_t n) { *state += n * SK_GOLDEN_GAMMA; }
+
 #endif

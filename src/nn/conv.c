@@ -212,6 +212,8 @@ sk_status sk_conv_prepare(sk_conv *conv, int B) {
     return status == SK_OK ? SK_OK : sk_fail(status, "%s", message);
 }
 
+sk_conv_counts sk_conv_counts_of(const sk_conv *conv) { return g_backend->counts(conv); }
+
 void sk_conv_forward(sk_conv *conv, float *y, const float *x, const float *w, const float *b,
                      int B) {
     g_backend->forward(conv, y, x, w, b, B);

@@ -17,14 +17,14 @@
 #ifndef SK_NN_CONV_BACKEND_H
 #define SK_NN_CONV_BACKEND_H
 
-#include "skinner/nn.h"
+#include "conv.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 
 /* Bumped whenever a member of either table changes meaning or place
- * (2: the host's log, create's bf16 path). */
-#define SK_CONV_BACKEND_ABI 2
+ * (2: the host's log, create's bf16 path; 3: counts). */
+#define SK_CONV_BACKEND_ABI 3
 /* The one symbol the backend exports: const sk_conv_backend *(sk_conv_host *). */
 #define SK_CONV_BACKEND_ENTRY "sk_conv_backend_entry"
 #define SK_CONV_BACKEND_FILE "libskinner-dnnl.so"
@@ -79,6 +79,7 @@ typedef struct sk_conv_backend {
                     int B);
     void (*backward)(sk_conv *conv, float *dx, float *dw, float *db, const float *dy,
                      const float *x, const float *w, int B);
+    sk_conv_counts (*counts)(const sk_conv *conv); /* conv.h's sk_conv_counts_of */
 } sk_conv_backend;
 
 /* Weight floats: out * kernel^2 * in / groups (sk_conv_weight_floats). */

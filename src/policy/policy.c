@@ -110,6 +110,7 @@ void sk_policy_init_params(const sk_policy *policy, float *params, uint64_t *rng
 void sk_policy_forward(const sk_policy *policy, int net, const float *params, const float *obs,
                        int B, sk_policy_work *work) {
     SK_ASSERT(B <= work->capacity);
+    if (net == SK_NET_ACTOR) work->actor_rows += B;
     policy->kind->forward(policy, net, params, obs, B, work);
 }
 
@@ -121,6 +122,7 @@ void sk_policy_backward(const sk_policy *policy, int net, const float *params, f
 void sk_policy_forward_both(const sk_policy *policy, const float *params, const float *obs,
                             int B, sk_policy_work *work) {
     SK_ASSERT(B <= work->capacity);
+    work->actor_rows += B;
     if (policy->kind->forward_both) {
         policy->kind->forward_both(policy, params, obs, B, work);
         return;
@@ -195,6 +197,12 @@ void sk_policy_sample(const sk_policy *policy, const float *params, const float 
     } else {
         sk_categorical_sample(&policy->space, head, mask, B, rng, greedy, actions_discrete, logp);
     }
+}
+
+int sk_policy_sample_draws(const sk_policy *policy) {
+    /* a Gaussian's noise is one sk_rng_normal (two draws) a dimension; a categorical
+     * head's choice one sk_rng_float (the binary kernel's too) */
+    return policy->log_std_tensor >= 0 ? 2 * policy->space.dim : policy->space.num_heads;
 }
 
 void sk_policy_evaluate(const sk_policy *policy, const float *params, const float *head,

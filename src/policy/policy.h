@@ -254,6 +254,7 @@ sk_status sk_policy_configure_core(const sk_config *cfg, int default_size, sk_co
 /* Scratch activations for up to `capacity` rows. */
 struct sk_policy_work {
     int capacity;
+    int64_t actor_rows; /* rows run through the actor so far (tests count work done twice) */
     float *hidden[2][SK_MAX_LAYERS]; /* (capacity, hidden) per net and layer */
     float *out[2];                   /* logits (capacity, logits_size), values (capacity) */
     float *dhidden[2];               /* two (capacity, hidden) halves per net */
@@ -364,6 +365,7 @@ sk_policy sk_policy_one_role(const sk_policy *policy);
 /* Scratch for acting by role: rows gathered by role and their results, for up to the
  * caller's rows. */
 typedef struct sk_role_scratch {
+    int32_t *rows;    /* (rows) indices of the rows gathered */
     float *obs;       /* (rows, obs_size) */
     uint8_t *masks;   /* (rows, mask_size), or NULL without masks */
     int32_t *actions; /* (rows, heads) */
@@ -380,6 +382,19 @@ void sk_policy_act_roles(const sk_policy *policy, const float *params, const flo
                          const uint8_t *masks, int B, uint64_t *rng, bool greedy, int32_t *actions,
                          float *actions_f, float *logp, float *values, sk_policy_work *work,
                          const sk_role_scratch *scratch);
+/* Acting for `count` chosen rows of a batch, rows[k] the index of the k-th: their
+ * observations (obs + rows[k] * obs_size) and masks gathered into scratch, run through the
+ * actor (and the critic when values is not NULL) with params, sampled from rng in the order
+ * of rows, and each row's results written at its index (actions + rows[k] * heads, ...;
+ * actions, actions_f, logp may be NULL). skip_batch > 0: rows increase and the stream moves
+ * as a sampling of all skip_batch rows would, the draws of the rows not chosen skipped (so
+ * that the rows chosen draw what they drew when every row was sampled). rng NULL: no actor
+ * and no sample, the critic's values alone. rows may be scratch->rows. */
+void sk_policy_act_rows(const sk_policy *policy, const float *params, const float *obs,
+                        const uint8_t *masks, const int32_t *rows, int count, int skip_batch,
+                        uint64_t *rng, bool greedy, int32_t *actions, float *actions_f,
+                        float *logp, float *values, sk_policy_work *work,
+                        const sk_role_scratch *scratch);
 /* The critic's values of `count` rows obs with a per-role policy, row k of role
  * rows[k] % roles (rows: their indices in the env batch), into values. */
 void sk_policy_values_roles(const sk_policy *policy, const float *params, const float *obs,
@@ -394,6 +409,9 @@ void sk_policy_values_roles(const sk_policy *policy, const float *params, const 
 void sk_policy_sample(const sk_policy *policy, const float *params, const float *head,
                       const uint8_t *mask, int B, uint64_t *rng, bool greedy,
                       int32_t *actions_discrete, float *actions_continuous, float *logp);
+/* The draws of rng that sk_policy_sample takes a row when not greedy (test_multiagent's
+ * test_sample_draws holds it against the samplers). */
+int sk_policy_sample_draws(const sk_policy *policy);
 /* Log-probability and entropy (B each) of given actions. */
 void sk_policy_evaluate(const sk_policy *policy, const float *params, const float *head,
                         const uint8_t *mask, const int32_t *actions_discrete,

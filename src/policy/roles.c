@@ -8,6 +8,7 @@
 
 #include "../core/config.h"
 #include "../core/core.h"
+#include "../core/rng.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -67,35 +68,77 @@ sk_policy sk_policy_one_role(const sk_policy *policy) {
     return one;
 }
 
+/* Samples the gathered rows k0..k1-1 (their actor outputs in work) into scratch. */
+static void sample_gathered(const sk_policy *policy, const float *params, const uint8_t *masks,
+                            int k0, int k1, uint64_t *rng, bool greedy, const sk_policy_work *work,
+                            const sk_role_scratch *scratch) {
+    size_t Z = (size_t)policy->logits_size, M = (size_t)policy->mask_size;
+    size_t H = (size_t)policy->space.num_heads, D = (size_t)policy->space.dim, k = (size_t)k0;
+    /* a space without discrete heads or a continuous part may have no array for it */
+    sk_policy_sample(policy, params, work->out[SK_NET_ACTOR] + k * Z, masks ? masks + k * M : NULL,
+                     k1 - k0, rng, greedy, H ? scratch->actions + k * H : NULL,
+                     D ? scratch->actions_f + k * D : NULL, scratch->logp + k);
+}
+
+void sk_policy_act_rows(const sk_policy *policy, const float *params, const float *obs,
+                        const uint8_t *masks, const int32_t *rows, int count, int skip_batch,
+                        uint64_t *rng, bool greedy, int32_t *actions, float *actions_f,
+                        float *logp, float *values, sk_policy_work *work,
+                        const sk_role_scratch *scratch) {
+    size_t O = (size_t)policy->obs_size, M = masks ? (size_t)policy->mask_size : 0;
+    size_t H = (size_t)policy->space.num_heads, D = (size_t)policy->space.dim;
+    bool discrete = policy->space.kind == SK_SPACE_DISCRETE;
+    const uint8_t *gathered_masks = M ? scratch->masks : NULL;
+    for (int k = 0; k < count; k++) {
+        memcpy(scratch->obs + (size_t)k * O, obs + (size_t)rows[k] * O, O * sizeof(float));
+        if (M) memcpy(scratch->masks + (size_t)k * M, masks + (size_t)rows[k] * M, M);
+    }
+    uint64_t draws = greedy || !rng ? 0 : (uint64_t)sk_policy_sample_draws(policy);
+    if (count == 0) {
+        if (skip_batch > 0) sk_rng_skip(rng, (uint64_t)skip_batch * draws);
+        return;
+    }
+    if (!rng) { /* the critic alone */
+        sk_policy_forward(policy, SK_NET_CRITIC, params, scratch->obs, count, work);
+        for (int k = 0; k < count; k++) values[rows[k]] = work->out[SK_NET_CRITIC][k];
+        return;
+    }
+    if (values) sk_policy_forward_both(policy, params, scratch->obs, count, work);
+    else sk_policy_forward(policy, SK_NET_ACTOR, params, scratch->obs, count, work);
+    if (skip_batch <= 0) {
+        sample_gathered(policy, params, gathered_masks, 0, count, rng, greedy, work, scratch);
+    } else { /* each run of consecutive rows in one call, the rows between skipped */
+        int next = 0; /* the first row whose draws are not taken or skipped */
+        for (int k0 = 0, k1; k0 < count; k0 = k1) {
+            for (k1 = k0 + 1; k1 < count && rows[k1] == rows[k1 - 1] + 1;) k1++;
+            sk_rng_skip(rng, (uint64_t)(rows[k0] - next) * draws);
+            sample_gathered(policy, params, gathered_masks, k0, k1, rng, greedy, work, scratch);
+            next = rows[k1 - 1] + 1;
+        }
+        sk_rng_skip(rng, (uint64_t)(skip_batch - next) * draws);
+    }
+    for (int k = 0; k < count; k++) {
+        size_t i = (size_t)rows[k];
+        if (actions && discrete)
+            memcpy(actions + i * H, scratch->actions + (size_t)k * H, H * sizeof(int32_t));
+        if (actions_f && !discrete)
+            memcpy(actions_f + i * D, scratch->actions_f + (size_t)k * D, D * sizeof(float));
+        if (logp) logp[i] = scratch->logp[k];
+        if (values) values[i] = work->out[SK_NET_CRITIC][k];
+    }
+}
+
 void sk_policy_act_roles(const sk_policy *policy, const float *params, const float *obs,
                          const uint8_t *masks, int B, uint64_t *rng, bool greedy, int32_t *actions,
                          float *actions_f, float *logp, float *values, sk_policy_work *work,
                          const sk_role_scratch *scratch) {
     int R = sk_policy_roles(policy);
-    size_t O = (size_t)policy->obs_size, M = (size_t)policy->mask_size;
-    size_t H = (size_t)policy->space.num_heads, D = (size_t)policy->space.dim;
-    bool discrete = policy->space.kind == SK_SPACE_DISCRETE;
     for (int r = 0; r < R; r++) {
         int n = 0;
-        for (int i = r; i < B; i += R, n++) {
-            memcpy(scratch->obs + (size_t)n * O, obs + (size_t)i * O, O * sizeof(float));
-            if (masks && M) memcpy(scratch->masks + (size_t)n * M, masks + (size_t)i * M, M);
-        }
-        if (n == 0) continue;
-        const float *mine = params + (size_t)r * sk_policy_role_params(policy);
-        if (values) sk_policy_forward_both(policy, mine, scratch->obs, n, work);
-        else sk_policy_forward(policy, SK_NET_ACTOR, mine, scratch->obs, n, work);
-        sk_policy_sample(policy, mine, work->out[SK_NET_ACTOR], masks && M ? scratch->masks : NULL,
-                         n, rng, greedy, scratch->actions, scratch->actions_f, scratch->logp);
-        for (int j = 0, i = r; j < n; j++, i += R) {
-            if (actions && discrete)
-                memcpy(actions + (size_t)i * H, scratch->actions + (size_t)j * H, H * sizeof(int32_t));
-            if (actions_f && !discrete)
-                memcpy(actions_f + (size_t)i * D, scratch->actions_f + (size_t)j * D,
-                       D * sizeof(float));
-            if (logp) logp[i] = scratch->logp[j];
-            if (values) values[i] = work->out[SK_NET_CRITIC][j];
-        }
+        for (int i = r; i < B; i += R) scratch->rows[n++] = i;
+        sk_policy_act_rows(policy, params + (size_t)r * sk_policy_role_params(policy), obs, masks,
+                           scratch->rows, n, 0, rng, greedy, actions, actions_f, logp, values,
+                           work, scratch);
     }
 }
 
@@ -103,17 +146,12 @@ void sk_policy_values_roles(const sk_policy *policy, const float *params, const 
                             const int32_t *rows, int count, float *values, sk_policy_work *work,
                             const sk_role_scratch *scratch) {
     int R = sk_policy_roles(policy);
-    size_t O = (size_t)policy->obs_size;
     for (int r = 0; r < R; r++) {
-        int n = 0;
+        int n = 0; /* the positions k of role r's rows */
         for (int k = 0; k < count; k++)
-            if (rows[k] % R == r)
-                memcpy(scratch->obs + (size_t)n++ * O, obs + (size_t)k * O, O * sizeof(float));
-        if (n == 0) continue;
-        sk_policy_forward(policy, SK_NET_CRITIC, params + (size_t)r * sk_policy_role_params(policy),
-                          scratch->obs, n, work);
-        n = 0;
-        for (int k = 0; k < count; k++)
-            if (rows[k] % R == r) values[k] = work->out[SK_NET_CRITIC][n++];
+            if (rows[k] % R == r) scratch->rows[n++] = k;
+        sk_policy_act_rows(policy, params + (size_t)r * sk_policy_role_params(policy), obs, NULL,
+                           scratch->rows, n, 0, NULL, false, NULL, NULL, NULL, values, work,
+                           scratch);
     }
 }

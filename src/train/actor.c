@@ -72,7 +72,8 @@ sk_status sk_policy_actor_init(sk_policy_actor *pa, const sk_loaded_policy *lp, 
         size_t rows = (size_t)max_rows, heads = (size_t)env->action_space.num_heads;
         size_t dim = (size_t)env->action_space.dim;
         sk_role_scratch *s = &pa->role[w];
-        short_of_roles = !(s->obs = sk_alloc(rows * (size_t)env->obs_size * sizeof(float))) ||
+        short_of_roles = !(s->rows = sk_alloc(rows * sizeof(int32_t))) ||
+                         !(s->obs = sk_alloc(rows * (size_t)env->obs_size * sizeof(float))) ||
                          (env->mask_size && !(s->masks = sk_alloc(rows * (size_t)env->mask_size))) ||
                          !(s->actions = sk_alloc((rows * heads + 1) * sizeof(int32_t))) ||
                          !(s->actions_f = sk_alloc((rows * dim + 1) * sizeof(float))) ||
@@ -102,7 +103,8 @@ sk_status sk_policy_actor_init(sk_policy_actor *pa, const sk_loaded_policy *lp, 
 void sk_policy_actor_free(sk_policy_actor *pa) {
     for (int w = 0; pa->role && w < pa->num_workers; w++) {
         sk_role_scratch *s = &pa->role[w];
-        sk_free(s->obs), sk_free(s->masks), sk_free(s->actions), sk_free(s->actions_f), sk_free(s->logp);
+        sk_free(s->rows), sk_free(s->obs), sk_free(s->masks);
+        sk_free(s->actions), sk_free(s->actions_f), sk_free(s->logp);
     }
     free(pa->role);
     for (int w = 0; pa->work && w < pa->num_workers; w++) sk_policy_work_free(&pa->work[w]);

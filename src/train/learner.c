@@ -401,12 +401,22 @@ static double explained_variance(const float *predicted, const float *target, co
     return var_t == 0.0 ? NAN : 1.0 - var_r / var_t;
 }
 
-/* The policy's actions of the rows (sampled from the actor) and the critic's values. */
+/* The policy's actions of the rows (sampled from the actor) and the critic's values: of
+ * the learner's own rows, when another player acts for some (self-play's pool members,
+ * whose rows' values and logp are no sample's), with the stream as if it sampled all. */
 static void ppo_act(sk_trainer *tr, sk_worker *wk, int t, const float *obs_t,
                     const uint8_t *masks_t, int B) {
     sk_rollout *ro = &tr->rollout;
     const sk_learner *ln = &tr->learner;
     size_t at = (size_t)t * (size_t)ro->num_rows + (size_t)wk->lo;
+    int count = tr->hooks ? sk_rollout_learner_rows(tr, wk, wk->role.rows) : B;
+    if (count < B) {
+        sk_policy_act_rows(&ln->policy, ln->params, obs_t, masks_t, wk->role.rows, count, B,
+                           &wk->rng, false, ro->actions + at * (size_t)ro->num_heads,
+                           ro->actions_f + at * (size_t)ro->action_dim, ro->logp + at,
+                           ro->values + at, &wk->work, &wk->role);
+        return;
+    }
     sk_policy_forward_both(&ln->policy, ln->params, obs_t, B, &wk->work);
     sk_policy_sample(&ln->policy, ln->params, wk->work.out[SK_NET_ACTOR], masks_t, B, &wk->rng,
                      false, ro->actions + at * (size_t)ro->num_heads,

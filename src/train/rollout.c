@@ -70,13 +70,15 @@ static void store_obs(sk_rollout *ro, const sk_vec_buffers *b, size_t at, int lo
         memcpy(ro->obs + at * O, b->obs + (size_t)lo * O, count * O * sizeof(float));
 }
 
-/* The policy's input for `count` stored rows from row index `at`: the
- * floats in place, or a uint8 env's bytes widened into the worker's scratch
- * (count <= its slice). */
-static const float *policy_obs(const sk_rollout *ro, sk_worker *wk, size_t at, int count) {
-    size_t O = (size_t)ro->obs_size;
+/* The policy's input for worker wk's rows of step t (0..T): the floats in
+ * place, or a uint8 env's bytes widened into the worker's scratch, unless it
+ * holds them already (wk->obs_wide_step). */
+static const float *policy_obs(const sk_rollout *ro, sk_worker *wk, int t) {
+    size_t O = (size_t)ro->obs_size, at = (size_t)t * (size_t)ro->num_rows + (size_t)wk->lo;
     if (!ro->obs_u8_dtype) return ro->obs + at * O;
-    sk_obs_widen(wk->obs_wide, ro->obs_u8 + at * O, (size_t)count * O);
+    if (wk->obs_wide_step != t)
+        sk_obs_widen(wk->obs_wide, ro->obs_u8 + at * O, (size_t)(wk->hi - wk->lo) * O);
+    wk->obs_wide_step = t;
     return wk->obs_wide;
 }
 
@@ -209,6 +211,13 @@ static void core_step(sk_rollout *ro, const sk_learner *ln, sk_worker *wk, int t
     sk_policy_core_step(&ln->policy, ln->params, obs_t, state, wk->hi - wk->lo, &wk->work);
 }
 
+int sk_rollout_learner_rows(const sk_trainer *tr, const sk_worker *wk, int32_t *rows) {
+    int count = 0;
+    for (int i = wk->lo; i < wk->hi; i++)
+        if (!tr->hooks || !tr->hooks->is_other(tr->hooks_ctx, i)) rows[count++] = i - wk->lo;
+    return count;
+}
+
 void sk_rollout_job(void *ctx, int w, int num_workers) {
     (void)num_workers;
     sk_trainer *tr = ctx;
@@ -223,6 +232,8 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
     /* an env fault at the reset or in another rollout ends the run (trainer.c) */
     if (B == 0 || sk_vec_faulted(tr->vec)) return;
 
+    /* step T of the last rollout, widened for its values, is this one's step 0 */
+    wk->obs_wide_step = tr->progress.update > 0 && wk->obs_wide_step == T ? 0 : -1;
     if (tr->progress.update > 0) { /* the last rollout's final observations start this one */
         if (ro->obs_u8_dtype)
             memcpy(ro->obs_u8 + (size_t)lo * O, ro->obs_u8 + ((size_t)T * N + (size_t)lo) * O,
@@ -238,7 +249,7 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
     }
     for (int t = 0; t < T; t++) {
         size_t row = (size_t)t * (size_t)N;
-        const float *obs_t = policy_obs(ro, wk, row + (size_t)lo, B);
+        const float *obs_t = policy_obs(ro, wk, t);
         const uint8_t *masks_t = M ? ro->masks + (row + (size_t)lo) * (size_t)M : NULL;
         if (ro->state_size) core_step(ro, ln, wk, t, obs_t);
         if (sk_policy_roles(&ln->policy) > 1) { /* lo is an env's first agent: role 0 */
@@ -269,7 +280,7 @@ void sk_rollout_job(void *ctx, int w, int num_workers) {
     /* value of the observation after the last step, for GAE */
     size_t last = (size_t)T * (size_t)N + (size_t)lo;
     for (int k = 0; k < B; k++) wk->trunc_index[k] = lo + k;
-    critic_values(ln, ro, wk, policy_obs(ro, wk, last, B), wk->trunc_index, B, ro->values + last);
+    critic_values(ln, ro, wk, policy_obs(ro, wk, T), wk->trunc_index, B, ro->values + last);
     sk_rollout_gae(ro, tr->s.bootstrap_truncated, (float)tr->s.gamma, (float)tr->s.gae_lambda, lo,
                    wk->hi);
 }

@@ -123,32 +123,41 @@ static bool selfplay_is_other(const void *ctx, int row) {
     return row % 2 != sp->role[row / 2] && sp->opponent[row / 2] >= 0;
 }
 
+/* Env e's opponent's group: its member, and with a policy per role, the side it plays. */
+static int pool_group(const sk_selfplay *sp, int e, int roles) {
+    return sp->opponent[e] * roles + (roles > 1 ? 1 - sp->role[e] : 0);
+}
+
+/* The pool members' actions of worker wk's rows at step t: the rows sorted by member (and,
+ * policy.per_role, side) in one pass over the slice, in env order within each, then each
+ * member's rows through its snapshot, member by member, from wk's stream. */
 static void selfplay_act(void *ctx, sk_rollout *ro, const sk_policy *policy, sk_worker *wk, int t,
                          const float *obs_t) {
     const sk_selfplay *sp = ctx;
-    size_t O = (size_t)ro->obs_size, M = (size_t)ro->mask_size, H = (size_t)ro->num_heads;
-    size_t row0 = (size_t)t * (size_t)ro->num_rows, P = policy->num_params;
-    /* policy.per_role: a snapshot holds both roles' policies; each side plays its own */
-    int roles = sk_policy_roles(policy);
-    for (int pass = 0; pass < (int)sp->counters[SK_SELFPLAY_MEMBERS] * roles; pass++) {
-        int j = pass / roles, side = pass % roles;
-        int count = 0; /* the rows whose opponent is snapshot j (playing side), gathered */
-        for (int e = wk->lo / 2; e < wk->hi / 2; e++) {
-            if (sp->opponent[e] != j || (roles > 1 && 1 - sp->role[e] != side)) continue;
-            int row = e * 2 + 1 - sp->role[e];
-            memcpy(wk->mb_obs + (size_t)count * O, obs_t + (size_t)(row - wk->lo) * O,
-                   O * sizeof(float));
-            if (M) memcpy(wk->mb_masks + (size_t)count * M, ro->masks + (row0 + (size_t)row) * M, M);
-            wk->trunc_index[count++] = row;
-        }
-        if (count == 0) continue;
-        const float *params = sp->pool + (size_t)j * P + (size_t)side * sk_policy_role_params(policy);
-        sk_policy_forward(policy, SK_NET_ACTOR, params, wk->mb_obs, count, &wk->work);
-        sk_policy_sample(policy, params, wk->work.out[SK_NET_ACTOR], M ? wk->mb_masks : NULL,
-                         count, &wk->rng, false, wk->mb_actions, wk->mb_actions_f, wk->mb_logp);
-        for (int k = 0; k < count; k++)
-            memcpy(ro->actions + (row0 + (size_t)wk->trunc_index[k]) * H,
-                   wk->mb_actions + (size_t)k * H, H * sizeof(int32_t));
+    size_t at = (size_t)t * (size_t)ro->num_rows + (size_t)wk->lo, P = policy->num_params;
+    const uint8_t *masks = ro->mask_size ? ro->masks + at * (size_t)ro->mask_size : NULL;
+    /* policy.per_role: a snapshot holds both roles' policies; each side plays its own. Group
+     * g = member * roles + side, its rows from start[g] to start[g + 1]. */
+    int roles = sk_policy_roles(policy), groups = (int)sp->counters[SK_SELFPLAY_MEMBERS] * roles;
+    int start[SK_SELFPLAY_MAX_POOL * SK_MAX_POLICY_ROLES + 1] = {0};
+    int lo = wk->lo / 2, hi = wk->hi / 2; /* the slice's envs */
+    for (int e = lo; e < hi; e++)
+        if (sp->opponent[e] >= 0) start[pool_group(sp, e, roles) + 1]++;
+    int next[SK_SELFPLAY_MAX_POOL * SK_MAX_POLICY_ROLES]; /* where group g's next row goes */
+    for (int g = 0; g < groups; g++) {
+        start[g + 1] += start[g];
+        next[g] = start[g];
+    }
+    int32_t *rows = wk->trunc_index; /* positions from wk->lo, group by group, envs in order */
+    for (int e = lo; e < hi; e++)
+        if (sp->opponent[e] >= 0) rows[next[pool_group(sp, e, roles)]++] = e * 2 + 1 - sp->role[e] - wk->lo;
+    for (int g = 0; g < groups; g++) {
+        const float *params = sp->pool + (size_t)(g / roles) * P +
+                              (size_t)(g % roles) * sk_policy_role_params(policy);
+        sk_policy_act_rows(policy, params, obs_t, masks, rows + start[g], start[g + 1] - start[g],
+                           0, &wk->rng, false, ro->actions + at * (size_t)ro->num_heads,
+                           ro->actions_f + at * (size_t)ro->action_dim, NULL, NULL, &wk->work,
+                           &wk->role);
     }
 }
 

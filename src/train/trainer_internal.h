@@ -157,9 +157,11 @@ typedef struct sk_worker {
     /* truncation bootstrap scratch */
     float *trunc_obs;       /* (slice, obs_size) */
     float *obs_wide;        /* (slice, obs_size) a uint8 env's rows widened for the policy */
+    int obs_wide_step;      /* the rollout step whose rows obs_wide holds, else -1: the last
+                               rollout's step T is the next one's step 0 (widened once) */
     int32_t *trunc_index;   /* (slice) */
     float *trunc_state;     /* (slice, state_size) copies of recurrent states */
-    sk_role_scratch role;   /* policy.per_role: the slice's rows gathered by role */
+    sk_role_scratch role;   /* rows gathered to act: by role (policy.per_role), self-play's */
     float *mb_state0;       /* (block sequences, state_size) the states entering them */
     uint8_t *mb_resets;     /* (block) */
     sk_welford obs_acc, return_acc; /* what this worker saw, for the running statistics */
@@ -184,8 +186,9 @@ typedef struct sk_rollout_hooks {
      * those rows of step t + 1 are no sample (ro->active = 0). */
     void (*after_step)(void *ctx, sk_rollout *ro, int lo, int hi, int t,
                        const float *episode_log, int num_log_fields);
-    /* Whether the episode that row `row` ended at the step just stored is another player's
-     * (not counted as the learner's), asked before that step's after_step. */
+    /* Whether row `row` is another player's at the step under way: asked before act (the
+     * learner acts for the other rows only; act writes this row's actions) and before the
+     * step's after_step (an episode the row ended is not counted as the learner's). */
     bool (*is_other)(const void *ctx, int row);
     /* After every worker's rollout, in one thread. */
     void (*after_rollout)(void *ctx, const sk_rollout *ro);

@@ -128,6 +128,7 @@ const sk_trainer_array sk_trainer_arrays[] = {
     {NULL, SK_ARRAY_I32, WORKER(trunc_index), SK_SIZE_W_SLICE, NO_RANGE},
     {NULL, SK_ARRAY_F32, WORKER(trunc_state), SK_SIZE_W_SLICE_STATE, NO_RANGE},
     {NULL, SK_ARRAY_F32, WORKER(episodes), SK_SIZE_W_EPISODES, NO_RANGE},
+    {NULL, SK_ARRAY_I32, WORKER(role.rows), SK_SIZE_W_ROLE, NO_RANGE},
     {NULL, SK_ARRAY_F32, WORKER(role.obs), SK_SIZE_W_ROLE_OBS, NO_RANGE},
     {NULL, SK_ARRAY_U8, WORKER(role.masks), SK_SIZE_W_ROLE_MASK, NO_RANGE},
     {NULL, SK_ARRAY_I32, WORKER(role.actions), SK_SIZE_W_ROLE_HEADS, NO_RANGE},
@@ -154,7 +155,8 @@ static size_t array_count(const sk_trainer *tr, const sk_worker *wk, sk_size_kin
     size_t parts = (size_t)tr->layout.minibatch_parts;
     size_t block_sequences = ((size_t)tr->learner.minibatch_capacity + parts - 1) / parts;
     size_t block = block_sequences * L, S = (size_t)tr->rollout.state_size;
-    size_t by_role = sk_policy_roles(&tr->learner.policy) > 1 ? slice : 0;
+    /* rows gathered to act: by role (policy.per_role), the learner's or a pool member's */
+    size_t by_role = sk_policy_roles(&tr->learner.policy) > 1 || tr->sp.on ? slice : 0;
     switch (kind) {
     case SK_SIZE_W_PARAMS: /* a gradient block: the learner runs one a thread (train.slices) */
         return wk - tr->workers < tr->num_threads ? tr->learner.policy.num_params : 0;

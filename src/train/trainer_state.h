@@ -59,7 +59,7 @@ typedef enum sk_size_kind {
     SK_SIZE_W_BLOCK_MASK,
     SK_SIZE_W_BLOCK_STATES, /* block_sequences x the core's state floats */
     SK_SIZE_W_EPISODES,     /* (T x slice + 1) episode records */
-    /* policy.per_role's acting scratch (sk_role_scratch), 0 with one policy: slice x ... */
+    /* rows gathered to act (sk_role_scratch: policy.per_role, self-play), else 0: slice x ... */
     SK_SIZE_W_ROLE_OBS,
     SK_SIZE_W_ROLE_MASK,
     SK_SIZE_W_ROLE_HEADS,

@@ -13,9 +13,10 @@
  *
  * Activations go to oneDNN in the caller's nhwc, which its brgemm kernels
  * take directly on AVX-512; weights go through a reorder into the blocked
- * layout the chosen kernel wants (and to bf16), each call, since the caller's
- * SGD changes them every step: small next to the activations
- * (bench/conv.c prints the kernel each shape gets). Backward primitives
+ * layout the chosen kernel wants (and to bf16) when their bits changed since
+ * the last call (the caller's SGD changes them every minibatch, a rollout not
+ * at all): small next to the activations (bench/conv.c prints the kernel each
+ * shape gets). Backward primitives
  * overwrite their outputs, so input and weight gradients go through scratch
  * and are added to the caller's (+=, as src/nn).
  *
@@ -56,6 +57,30 @@ static sk_conv_host g_host; /* set by the entry, before any convolution */
 static void (*g_omp_set_num_threads)(int);
 
 #define BATCH_CACHE 4 /* batch sizes with primitives at once: training, validation and test tails */
+/* The forward runs a batch as pieces of 1, 2, 4, ... 2^(PIECE_LEVELS - 1) images, largest
+ * first, each with primitives made once for the convolution's life: a caller whose batch
+ * size changes call by call (self-play's opponents, a multi-agent env's minibatch blocks)
+ * made new primitives at nearly every call through the 4-entry cache (686 misses a worker in
+ * 10 updates of the ConnectFour-v1 preset; issue 53 ask 7). An image's output does not depend
+ * on the batch it is in (test_cnn's test_conv_forward_pieces holds it), so the pieces give
+ * the bits one primitive of B would; the backward keeps one primitive of the exact size,
+ * since its weight gradient sums over the batch, and a forward of a size the backward has
+ * made (a minibatch block's) runs on it in one call. */
+#define PIECE_LEVELS 16
+/* Weights kept reordered for the forward, per primitive: a self-play rollout alternates the
+ * learner's weights and its pool's snapshots' (up to 16 at the ConnectFour-v1 preset) step
+ * by step, and reordered each at every switch (3583 reorders a worker in 10 updates, where a
+ * reorder a call made 2852). Each caller's weights (by their address, checked by their bits)
+ * keep their own reordered copy; the least recently used makes room. */
+#define WEIGHT_VERSIONS 24
+
+/* One caller's weights in a forward primitive's layout. */
+typedef struct weights_version {
+    const float *from;     /* the caller's address: which version to look at, not to read later */
+    float *bits;           /* a copy of the weights reordered into memory; NULL: none yet */
+    dnnl_memory_t memory;  /* allocated by oneDNN in the primitive's weights layout */
+    uint64_t last_use;
+} weights_version;
 
 typedef struct conv_batch {
     int batch; /* 0: unused */
@@ -70,6 +95,11 @@ typedef struct conv_batch {
     dnnl_memory_t src, bias, dst;                        /* forward's */
     dnnl_memory_t d_dst, d_src;                          /* backward data's */
     dnnl_memory_t b_src, b_d_dst, b_d_bias;              /* backward weights' */
+    /* the caller's weights (f32, its layout) last reordered into bwd_weights_in, and the
+     * forward's versions: a reorder of the same bits is skipped (the weights do not change
+     * during a rollout); NULL until the first */
+    float *bwd_weights_of;
+    weights_version fwd_versions[WEIGHT_VERSIONS];
 } conv_batch;
 
 struct sk_conv {
@@ -81,7 +111,9 @@ struct sk_conv {
     int out_h, out_w;
     dnnl_stream_t stream;
     conv_batch batches[BATCH_CACHE];
+    conv_batch pieces[PIECE_LEVELS]; /* the forward's pieces, 2^level images each */
     uint64_t uses;
+    sk_conv_counts counts;
     /* scratch, grown to the largest batch seen */
     int scratch_batch;
     float *d_src_tmp, *d_weights_tmp, *d_bias_tmp;
@@ -210,6 +242,11 @@ static void batch_free(conv_batch *b) {
                             b->d_dst, b->d_src, b->b_src, b->b_d_dst, b->b_d_bias};
     for (size_t k = 0; k < sizeof mems / sizeof mems[0]; k++)
         if (mems[k]) dnnl_memory_destroy(mems[k]);
+    for (int k = 0; k < WEIGHT_VERSIONS; k++) {
+        g_host.free(b->fwd_versions[k].bits);
+        if (b->fwd_versions[k].memory) dnnl_memory_destroy(b->fwd_versions[k].memory);
+    }
+    g_host.free(b->bwd_weights_of);
     memset(b, 0, sizeof *b);
 }
 
@@ -371,6 +408,7 @@ static conv_batch *batch_lookup(sk_conv *c, int B, dnnl_status_t *status) {
         if (b->last_use < slot->last_use) slot = b;
     }
     batch_free(slot);
+    c->counts.batch_misses++;
     *status = batch_create(c, slot, B);
     if (*status == dnnl_success && !scratch_reserve(c, B)) {
         batch_free(slot);
@@ -394,14 +432,26 @@ static void cannot_run_say(const sk_conv *c, int B, dnnl_status_t status, char *
  * kernels, and the caller may have prepared this batch size (sk_conv_prepare),
  * so a failure here is out of memory or a oneDNN bug: no status is left to
  * return, so it aborts, saying which. */
+static void cannot_run_panic(const sk_conv *c, int B, dnnl_status_t status) {
+    char msg[512];
+    cannot_run_say(c, B, status, msg, sizeof msg);
+    g_host.panic(__FILE__, __LINE__, msg);
+}
+
 static conv_batch *batch_for(sk_conv *c, int B) {
     dnnl_status_t status = dnnl_success;
     conv_batch *b = batch_lookup(c, B, &status);
-    if (!b) {
-        char msg[512];
-        cannot_run_say(c, B, status, msg, sizeof msg);
-        g_host.panic(__FILE__, __LINE__, msg);
-    }
+    if (!b) cannot_run_panic(c, B, status);
+    return b;
+}
+
+/* The forward's piece of 2^level images, made on its first use. */
+static conv_batch *piece_for(sk_conv *c, int level) {
+    conv_batch *b = &c->pieces[level];
+    if (b->batch) return b;
+    c->counts.batch_misses++;
+    dnnl_status_t status = batch_create(c, b, 1 << level);
+    if (status != dnnl_success) cannot_run_panic(c, 1 << level, status);
     return b;
 }
 
@@ -523,6 +573,7 @@ static sk_status create(sk_conv **out, sk_conv_shape shape, int pad, bool torch_
 static void destroy(sk_conv *c) {
     if (!c) return;
     for (int k = 0; k < BATCH_CACHE; k++) batch_free(&c->batches[k]);
+    for (int k = 0; k < PIECE_LEVELS; k++) batch_free(&c->pieces[k]);
     dnnl_stream_destroy(c->stream);
     g_host.free(c->d_src_tmp);
     g_host.free(c->d_weights_tmp);
@@ -564,9 +615,16 @@ static const void *low_copy(const sk_conv *c, void *scratch, const float *v, siz
 
 /* w (the caller's f32) into a primitive's weights (its layout and type): the
  * native path's reorder to bf16 rounds them (nearest, ties to even, as
- * sk_bf16_bits); the emulated path rounds them first and reorders floats. */
+ * sk_bf16_bits); the emulated path rounds them first and reorders floats.
+ * Nothing to do when *loaded holds w's bits: `to` has them already (a copy of
+ * the values, not the caller's pointer, is kept: the same buffer holds new
+ * weights after an optimiser step). */
 static void load_weights(sk_conv *c, conv_batch *cb, dnnl_primitive_t reorder,
-                         dnnl_memory_t to, const float *w) {
+                         dnnl_memory_t to, const float *w, float **loaded) {
+    size_t bytes = sk_conv_weights(c->shape) * sizeof(float);
+    if (*loaded && memcmp(*loaded, w, bytes) == 0) return;
+    if (!*loaded) *loaded = g_host.alloc(bytes); /* NULL: no copy, reordered every call */
+    if (*loaded) memcpy(*loaded, w, bytes);
     if (c->emulated) {
         sk_bf16_round_floats(c->weights_low, w, sk_conv_weights(c->shape));
         w = c->weights_low;
@@ -574,24 +632,62 @@ static void load_weights(sk_conv *c, conv_batch *cb, dnnl_primitive_t reorder,
     bind(cb->user_weights, w);
     dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, cb->user_weights}, {DNNL_ARG_TO, to}};
     run(c, reorder, 2, args);
+    c->counts.weight_reorders++;
+}
+
+/* w in cb's forward layout: the version of w's address, reordered again only when its bits
+ * changed (an optimiser step, a new snapshot in a pool slot). */
+static dnnl_memory_t forward_weights(sk_conv *c, conv_batch *cb, const float *w) {
+    weights_version *v = &cb->fwd_versions[0];
+    for (int k = 0; k < WEIGHT_VERSIONS && v->from != w; k++) {
+        weights_version *other = &cb->fwd_versions[k];
+        if (other->from == w || other->last_use < v->last_use) v = other;
+    }
+    if (v->from != w) { /* the least recently used makes room */
+        g_host.free(v->bits);
+        v->bits = NULL;
+        v->from = w;
+    }
+    v->last_use = ++c->uses;
+    if (!v->memory) {
+        const dnnl_memory_desc_t *md;
+        dnnl_status_t st = dnnl_memory_get_memory_desc(cb->fwd_weights, &md);
+        if (st == dnnl_success) st = make_memory(&v->memory, md, true);
+        if (st != dnnl_success) cannot_run_panic(c, cb->batch, st);
+    }
+    load_weights(c, cb, cb->to_fwd_weights, v->memory, w, &v->bits);
+    return v->memory;
 }
 
 static void forward(sk_conv *c, float *y, const float *x, const float *w, const float *b,
                      int B) {
-    conv_batch *cb = batch_for(c, B);
+    BACKEND_ASSERT(B > 0);
+    if (g_omp_set_num_threads) g_omp_set_num_threads(1);
+    if (!scratch_reserve(c, B)) cannot_run_panic(c, B, dnnl_out_of_memory);
     if (!b) { /* no bias: zeros (the primitive was made with one) */
         memset(c->d_bias_tmp, 0, (size_t)c->shape.out_channels * sizeof(float));
         b = c->d_bias_tmp;
     }
-    load_weights(c, cb, cb->to_fwd_weights, cb->fwd_weights, w);
-    bind(cb->src, low_copy(c, c->src_low, x, in_floats(c, B)));
-    bind(cb->bias, b);
-    bind(cb->dst, y);
-    dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, cb->src},
-                              {DNNL_ARG_WEIGHTS, cb->fwd_weights},
-                              {DNNL_ARG_BIAS, cb->bias},
-                              {DNNL_ARG_DST, cb->dst}};
-    run(c, cb->fwd, 4, args);
+    const char *src = low_copy(c, c->src_low, x, in_floats(c, B)); /* bytes of an image: */
+    size_t src_image = in_floats(c, 1) * (low_type(c) == dnnl_bf16 ? sizeof(uint16_t) : sizeof(float));
+    conv_batch *exact = NULL; /* the backward's primitives of B, when made: one call */
+    for (int k = 0; k < BATCH_CACHE && !exact; k++)
+        if (c->batches[k].batch == B) exact = &c->batches[k];
+    for (int done = 0; done < B;) { /* else the largest piece that fits what is left */
+        int level = 0;
+        while (!exact && level + 1 < PIECE_LEVELS && (2 << level) <= B - done) level++;
+        conv_batch *cb = exact ? exact : piece_for(c, level);
+        dnnl_memory_t weights = forward_weights(c, cb, w);
+        bind(cb->src, src + (size_t)done * src_image);
+        bind(cb->bias, b);
+        bind(cb->dst, y + (size_t)done * out_floats(c, 1));
+        dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, cb->src},
+                                  {DNNL_ARG_WEIGHTS, weights},
+                                  {DNNL_ARG_BIAS, cb->bias},
+                                  {DNNL_ARG_DST, cb->dst}};
+        run(c, cb->fwd, 4, args);
+        done += exact ? B : 1 << level;
+    }
 }
 
 static void add_into(float *restrict out, const float *restrict v, size_t n) {
@@ -603,7 +699,7 @@ static void backward(sk_conv *c, float *dx, float *dw, float *db, const float *d
     conv_batch *cb = batch_for(c, B);
     const void *d_dst = low_copy(c, c->d_dst_low, dy, out_floats(c, B));
     if (dx) {
-        load_weights(c, cb, cb->to_bwd_weights, cb->bwd_weights_in, w);
+        load_weights(c, cb, cb->to_bwd_weights, cb->bwd_weights_in, w, &cb->bwd_weights_of);
         bind(cb->d_dst, d_dst);
         bind(cb->d_src, c->d_src_tmp);
         dnnl_exec_arg_t args[] = {{DNNL_ARG_DIFF_DST, cb->d_dst},
@@ -627,6 +723,8 @@ static void backward(sk_conv *c, float *dx, float *dw, float *db, const float *d
     if (db) add_into(db, c->d_bias_tmp, (size_t)c->shape.out_channels);
 }
 
+static sk_conv_counts counts(const sk_conv *c) { return c->counts; }
+
 /* The one exported symbol (conv_backend.h). */
 __attribute__((visibility("default"))) const sk_conv_backend *
 sk_conv_backend_entry(const sk_conv_host *host) {
@@ -639,6 +737,7 @@ sk_conv_backend_entry(const sk_conv_host *host) {
         .prepare = prepare,
         .forward = forward,
         .backward = backward,
+        .counts = counts,
     };
     if (!host || host->abi != SK_CONV_BACKEND_ABI) return NULL;
     g_host = *host;

@@ -1,0 +1,146 @@
+/* Work done twice in the hot loops (issue 53 ask 7), counted: the draws a row's sample
+ * takes (what lets the learner skip the rows another player acts for and keep its stream),
+ * the rows a self-play rollout runs through an actor (each once: the learner's by the
+ * learner, a pool member's by its snapshot), and the convolution primitives the
+ * ConnectFour-v1 preset's rollout makes once warmed up (none). The runs stay bit-identical:
+ * test_multiagent's test_identical_and_resumed and test_determinism hold that. */
+#include "test_util.h"
+
+#include "core/config.h"
+#include "core/rng.h"
+#include "nn/conv.h"
+#include "policy/policy.h"
+#include "train/trainer_internal.h"
+#include "vec/vec_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* splitmix64's state moves by SK_GOLDEN_GAMMA a draw: the draws between two states */
+static uint64_t draws_between(uint64_t before, uint64_t after) {
+    uint64_t inverse = SK_GOLDEN_GAMMA; /* Newton's iteration for the inverse mod 2^64 */
+    for (int k = 0; k < 6; k++) inverse *= 2 - SK_GOLDEN_GAMMA * inverse;
+    return (after - before) * inverse;
+}
+
+/* sk_policy_sample_draws against what the samplers take: several heads, the binary fast
+ * path, a Gaussian; with a mask that forbids choices too. */
+static void test_sample_draws(void **state) {
+    (void)state;
+    sk_action_space spaces[] = {
+        {.kind = SK_SPACE_DISCRETE, .num_heads = 2, .head_sizes = {3, 4}},
+        {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {2}},
+        {.kind = SK_SPACE_DISCRETE, .num_heads = 1, .head_sizes = {7}},
+        {.kind = SK_SPACE_CONTINUOUS, .dim = 3, .low = {-1, -1, -1}, .high = {1, 1, 1}},
+    };
+    enum { ROWS = 5, OBS = 4 };
+    for (size_t s = 0; s < sizeof spaces / sizeof spaces[0]; s++) {
+        int mask_size = s == 2 ? 7 : 0;
+        sk_policy policy;
+        sk_policy_work work;
+        assert_int_equal(sk_policy_init(&policy, OBS, &spaces[s], mask_size, 8, 1,
+                                        SK_ACTIVATION_TANH), SK_OK);
+        assert_int_equal(sk_policy_work_alloc(&work, &policy, ROWS), SK_OK);
+        float *params = calloc(policy.num_params, sizeof(float)), obs[ROWS * OBS];
+        uint64_t rng = 3;
+        sk_policy_init_params(&policy, params, &rng);
+        for (int i = 0; i < ROWS * OBS; i++) obs[i] = (float)sk_rng_normal(&rng);
+        uint8_t masks[ROWS * 7];
+        for (int i = 0; i < ROWS * 7; i++) masks[i] = i % 3 != 0;
+        int32_t actions[ROWS * 2];
+        float actions_f[ROWS * 3], logp[ROWS];
+        sk_policy_forward(&policy, SK_NET_ACTOR, params, obs, ROWS, &work);
+        uint64_t before = rng;
+        sk_policy_sample(&policy, params, work.out[SK_NET_ACTOR], mask_size ? masks : NULL, ROWS,
+                         &rng, false, actions, actions_f, logp);
+        assert_int_equal(draws_between(before, rng),
+                         (uint64_t)ROWS * (uint64_t)sk_policy_sample_draws(&policy));
+        sk_policy_work_free(&work);
+        free(params);
+    }
+}
+
+/* A trainer of cfg whose envs are reset and whose rollout has run once; the workers' actor
+ * rows and the convolutions' primitives counted from there, over one more rollout. */
+typedef struct rollout_counts {
+    int64_t actor_rows, conv_misses, rows; /* rows: the rollout's, T x N */
+} rollout_counts;
+
+static int64_t conv_misses(const sk_trainer *tr) {
+    int64_t misses = 0;
+    for (int w = 0; w < tr->num_workers; w++)
+        for (int l = 0; l < SK_MAX_CONV; l++)
+            if (tr->workers[w].work.cnn_conv[l])
+                misses += sk_conv_counts_of(tr->workers[w].work.cnn_conv[l]).batch_misses;
+    return misses;
+}
+
+static int64_t actor_rows(const sk_trainer *tr) {
+    int64_t rows = 0;
+    for (int w = 0; w < tr->num_workers; w++) rows += tr->workers[w].work.actor_rows;
+    return rows;
+}
+
+static rollout_counts second_rollout(const sk_config *cfg) {
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    sk_trainer_run_workers(tr, sk_reset_job);
+    sk_trainer_run_workers(tr, sk_rollout_job); /* the warm-up */
+    tr->progress.update++; /* the next rollout starts from this one's last observations */
+    rollout_counts before = {actor_rows(tr), conv_misses(tr), 0};
+    sk_trainer_run_workers(tr, sk_rollout_job);
+    assert_false(sk_vec_faulted(tr->vec));
+    rollout_counts counts = {actor_rows(tr) - before.actor_rows,
+                             conv_misses(tr) - before.conv_misses,
+                             (int64_t)tr->rollout.horizon * tr->rollout.num_rows};
+    sk_trainer_destroy(tr);
+    return counts;
+}
+
+/* Connect Four in self-play, every game against the pool (selfplay.pool_share 1): half the
+ * rows are a pool member's. Each row goes through an actor once a step; before, the learner
+ * ran every row and the pool its half again (1.5 x the rows). */
+static void test_selfplay_rows_once(void **state) {
+    (void)state;
+    for (int threads = 1; threads <= 2; threads++) {
+        sk_config *cfg = sk_config_new();
+        sk_config_set(cfg, "env.id", "ConnectFour-v0");
+        sk_config_set(cfg, "env.num_envs", "16");
+        sk_config_set(cfg, "ppo.horizon", "16");
+        sk_config_set(cfg, "train.threads", threads == 1 ? "1" : "2");
+        sk_config_set(cfg, "selfplay.enabled", "true");
+        rollout_counts counts = second_rollout(cfg);
+        print_message("%d thread(s): %lld actor rows for %lld rollout rows\n", threads,
+                      (long long)counts.actor_rows, (long long)counts.rows);
+        assert_int_equal(counts.actor_rows, counts.rows);
+        sk_config_free(cfg);
+    }
+}
+
+/* The ConnectFour-v1 preset (configs/connect4_cnn.ini: a fifth of the games against a pool
+ * of 16, whose rows' count changes step by step, so the learner's does too): once warmed up
+ * by a rollout, a rollout makes no convolution primitive. Before: 686 a worker in 10
+ * updates. */
+static void test_connect4_rollout_no_misses(void **state) {
+    (void)state;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/configs/connect4_cnn.ini", SKINNER_SOURCE_DIR);
+    sk_config *cfg = sk_config_new();
+    assert_int_equal(sk_config_load_file(cfg, path), SK_OK);
+    sk_config_set(cfg, "env.id", "ConnectFour-v1");
+    sk_config_set(cfg, "train.threads", "2");
+    rollout_counts counts = second_rollout(cfg);
+    print_message("%lld rollout rows: %lld convolution primitives made\n", (long long)counts.rows,
+                  (long long)counts.conv_misses);
+    assert_int_equal(counts.conv_misses, 0);
+    sk_config_free(cfg);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sample_draws),
+        cmocka_unit_test(test_selfplay_rows_once),
+        cmocka_unit_test(test_connect4_rollout_no_misses),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
