@@ -5,6 +5,8 @@
 # REPEATS times with the two programs alternating, so that both see the same load.
 # Medians, and the ratio new / old. Writes bench/results/DATE-COMMIT-vs-OLDCOMMIT.md.
 # usage: bench/compare.sh OLD_SKINNER NEW_SKINNER [SECONDS_PER_RUN=1] [REPEATS=5]
+# With COMPARE_PARTS=train, only the training rows (the presets; the env rows take most of the
+# run's time).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
@@ -56,12 +58,14 @@ envs_of() { "$1" envs --json | python3 -c 'import json,sys; [print(e["id"], e["b
 both=$(comm -12 <(envs_of "$old" | sort) <(envs_of "$new" | sort))
 light=$(awk '$2 == "True" {print $1}' <<< "$both")
 heavy=$(awk '$2 == "False" {print $1}' <<< "$both")
+[[ ${COMPARE_PARTS:-all} == train ]] && light="" heavy=""
 for env in $light; do
     for n in 1 64 1024 8192; do
         row "bench env $env, N=$n, 1 thread" bench env "$env" --threads 1 --num-envs "$n" --seconds "$seconds"
     done
 done
-row "bench env CartPole-v1 float32, N=4096, 1 thread" bench env CartPole-v1 --threads 1 --num-envs 4096 --seconds "$seconds" --env.precision float32
+[[ ${COMPARE_PARTS:-all} == train ]] ||
+    row "bench env CartPole-v1 float32, N=4096, 1 thread" bench env CartPole-v1 --threads 1 --num-envs 4096 --seconds "$seconds" --env.precision float32
 for env in $heavy; do
     row "bench env $env, its default N, $(nproc) threads" bench env "$env" --threads "$(nproc)" --seconds $((seconds * 5))
 done
@@ -69,5 +73,7 @@ for env in CartPole-v1 Acrobot-v1 Pendulum-v1; do
     row "bench train $env (preset)" bench train "$env" --seconds $((seconds * 3))
 done
 row "bench train CartPole-v1, configs/cartpole_fast.ini" bench train CartPole-v1 --config "$root/configs/cartpole_fast.ini" --seconds $((seconds * 3))
+row "bench train CartPole-v1, configs/cartpole_lstm.ini" bench train CartPole-v1 --config "$root/configs/cartpole_lstm.ini" --seconds $((seconds * 3))
+row "bench train MinAtar/Breakout-v1 (preset)" bench train MinAtar/Breakout-v1 --seconds $((seconds * 3))
 } | tee "$out"
 echo "written to $out" >&2

@@ -92,6 +92,21 @@ static void test_activations(void **state) {
     }
 }
 
+/* ---- the gradient norm against a long double sum, every tail length ---- */
+static void test_grad_norm_matches_long_double(void **state) {
+    (void)state;
+    float g[1031];
+    uint64_t rng = 5;
+    for (size_t i = 0; i < 1031; i++) g[i] = (float)sk_rng_normal(&rng) * (i % 7 == 0 ? 1e3f : 1.0f);
+    for (size_t n = 0; n <= 1031; n += n < 40 ? 1 : 97) {
+        long double sum = 0.0L;
+        for (size_t i = 0; i < n; i++) sum += (long double)g[i] * g[i];
+        double want = (double)sqrtl(sum), got = sk_grad_norm(g, n);
+        if (!(fabs(got - want) <= 1e-14 * want))
+            fail_msg("n=%zu: norm %.17g, want %.17g", n, got, want);
+    }
+}
+
 /* ---- the batch tanh against the one-value tanh: every length's tail, every lane ---- */
 static void test_tanh_forward_matches_tanhf(void **state) {
     (void)state;
@@ -772,6 +787,7 @@ int main(void) {
         cmocka_unit_test(test_linear),      cmocka_unit_test(test_activations),
         cmocka_unit_test(test_tanh_accuracy),
         cmocka_unit_test(test_tanh_forward_matches_tanhf),
+        cmocka_unit_test(test_grad_norm_matches_long_double),
         cmocka_unit_test(test_categorical),
         cmocka_unit_test(test_categorical_binary_fast),
         cmocka_unit_test(test_categorical_masks_by_head0), cmocka_unit_test(test_gaussian),

@@ -86,9 +86,20 @@ void sk_adam_update(float *params, const float *grads, float *m, float *v, size_
     sk_nn_kernels_used()->adam_update(params, grads, m, v, n, lr, adam, step);
 }
 
+/* Eight running sums, element i into sum i % 8, added in a fixed tree at the end: one sum waited
+ * on the previous add every element, 14% of the Pendulum preset's training step (perf); eight
+ * chains vectorise at every level. A float's square is exact in double, so the sums are the same
+ * at every ISA level whether or not the compiler fuses them. */
+enum { GRAD_NORM_CHAINS = 8 };
 double sk_grad_norm(const float *grads, size_t n) {
-    double sum = 0.0;
-    for (size_t i = 0; i < n; i++) sum += (double)grads[i] * grads[i];
+    double part[GRAD_NORM_CHAINS] = {0};
+    size_t i = 0;
+    for (; i + GRAD_NORM_CHAINS <= n; i += GRAD_NORM_CHAINS)
+        for (int k = 0; k < GRAD_NORM_CHAINS; k++)
+            part[k] += (double)grads[i + (size_t)k] * grads[i + (size_t)k];
+    for (int k = 0; i < n; i++, k++) part[k] += (double)grads[i] * grads[i];
+    double sum =
+        ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
     return sqrt(sum);
 }
 
