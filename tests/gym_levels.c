@@ -42,13 +42,15 @@ static void expect_runs_same(const gym_run *a, const gym_run *b, sk_isa_level le
     expect_same(a->io.truncated, b->io.truncated, n, "truncated", level, step);
 }
 
-/* One action per env, the same for both runs: uniform over the choices or the box. */
+/* One action per env, the same for both runs: uniform over the choices, or over the box
+ * stretched 1.5 times about its middle, so that the clips are exercised. */
 static void draw_actions(gym_run *a, gym_run *b, uint64_t *rng) {
     const sk_action_space *space = &a->env->def->action_space;
     for (int i = 0; i < a->num_envs; i++) {
         double action = space->kind == SK_SPACE_DISCRETE
                             ? (double)sk_rng_below(rng, (uint64_t)space->head_sizes[0])
-                            : sk_rng_uniform(rng, space->low[0], space->high[0]);
+                            : sk_rng_uniform(rng, 1.25 * space->low[0] - 0.25 * space->high[0],
+                                             1.25 * space->high[0] - 0.25 * space->low[0]);
         gym_set_action(a, i, action);
         gym_set_action(b, i, action);
     }

@@ -6,3 +6,4 @@
 
 #include "acrobot_step.c"
 #include "cartpole_step.c"
+#include "mountaincar_step.c"
