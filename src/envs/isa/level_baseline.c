@@ -7,3 +7,4 @@
 #include "acrobot_step.c"
 #include "cartpole_step.c"
 #include "mountaincar_step.c"
+#include "pendulum_step.c"
