@@ -18,6 +18,8 @@
 
 #include "gym_reference.h"
 
+#include "core/isa.h"
+
 #define GYM_MAX_STATE 4
 #define GYM_MAX_OBS 6
 #define GYM_RECORDED_EPISODES 20
@@ -142,6 +144,18 @@ void gym_truncation(gym_run *run, const gym_env *env, const double *state,
 /* step(1, 2) of 3 envs reset with seed 5, each given `action`: envs 0 and 2 untouched. The run
  * stays open for an env's own checks; close it with gym_close. */
 void gym_step_range(gym_run *run, const gym_env *env, double action);
+
+/* Sets the state's vector step to the one compiled for level; false where this build has none. */
+typedef bool (*gym_use_level)(void *state, sk_isa_level level);
+/* Puts env i of a freshly reset run in a state drawn from rng (the same draws for both runs). */
+typedef void (*gym_scatter)(gym_run *run, int i, uint64_t *rng);
+/* Every ISA level above baseline that this CPU has (gym_levels.c): two runs of 1007 envs reset
+ * with one seed (then scattered, where scatter is not NULL), one at the level and one at
+ * baseline, stepped `steps` times with the same random actions (over two ranges, the second
+ * not vector-aligned): their state arrays, observations, final observations, logs, rewards and
+ * flags must be bit-identical after every step, with at least min_ends episode ends. */
+void gym_levels_match(const gym_env *env, gym_use_level use_level, gym_scatter scatter,
+                      int steps, long min_ends);
 
 /* The cases every env runs as they are, for a test's case table: GYM_CASE(name, case, &env)
  * names the case and hands it the env as its state. Inline, so that a skip is noted in the

@@ -25,6 +25,7 @@
 #include "gym_harness.h"
 
 #include "envs/acrobot.h"
+#include "core/rng.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -236,6 +237,28 @@ static void test_step_range(void **unused) {
     gym_close(&h);
 }
 
+static bool acrobot_use_level(void *state, sk_isa_level level) {
+    sk_acrobot_step_fn step = sk_acrobot_step_at(level);
+    ((sk_acrobot_state *)state)->step = step;
+    return step != NULL;
+}
+
+/* Anywhere in the state space the env keeps: all angles, speeds up to the clips, so that steps
+ * wrap, clip and terminate from the first. */
+static void acrobot_scatter(gym_run *run, int i, uint64_t *rng) {
+    sk_acrobot_state *s = acrobot_of(run);
+    s->theta1[i] = sk_rng_uniform(rng, -M_PI, M_PI);
+    s->theta2[i] = sk_rng_uniform(rng, -M_PI, M_PI);
+    s->dtheta1[i] = sk_rng_uniform(rng, -4.0 * M_PI, 4.0 * M_PI);
+    s->dtheta2[i] = sk_rng_uniform(rng, -9.0 * M_PI, 9.0 * M_PI);
+}
+
+/* The vector step compiled at each ISA level the CPU has: bit for bit the baseline's. */
+static void test_levels_match_baseline(void **unused) {
+    (void)unused;
+    gym_levels_match(&g_acrobot, acrobot_use_level, acrobot_scatter, 1200, 1007 * 2);
+}
+
 static void test_definition(void **unused) {
     (void)unused;
     const sk_env_def *def = &sk_env_acrobot;
@@ -264,6 +287,7 @@ int main(void) {
         cmocka_unit_test(test_truncation),
         cmocka_unit_test(test_wrap_and_clip),
         cmocka_unit_test(test_step_range),
+        cmocka_unit_test(test_levels_match_baseline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,6 +28,7 @@
 #include "gym_harness.h"
 
 #include "envs/mountaincar.h"
+#include "core/rng.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -373,6 +374,29 @@ static void test_rules(void **unused) {
     gym_close(&c);
 }
 
+static bool car_use_level(void *state, sk_isa_level level) {
+    sk_mountaincar_step_fn step = sk_mountaincar_step_at(level);
+    ((sk_mountaincar_state *)state)->step = step;
+    return step != NULL;
+}
+
+/* Anywhere on the track at any allowed speed, any step count: walls, goals and time limits
+ * from the first steps. */
+static void car_scatter(gym_run *run, int i, uint64_t *rng) {
+    sk_mountaincar_state *s = car_of(run);
+    s->position[i] = sk_rng_uniform(rng, -1.2, 0.6);
+    s->velocity[i] = sk_rng_uniform(rng, -0.07, 0.07);
+    s->elapsed[i] = (int32_t)sk_rng_below(rng, (uint64_t)run->env->max_steps);
+}
+
+/* Both variants' vector steps compiled at each ISA level the CPU has: bit for bit the
+ * baseline's. */
+static void test_levels_match_baseline(void **unused) {
+    (void)unused;
+    gym_levels_match(&g_discrete.env, car_use_level, car_scatter, 600, 1007 * 2);
+    gym_levels_match(&g_continuous.env, car_use_level, car_scatter, 600, 500);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transitions_discrete),
@@ -390,6 +414,7 @@ int main(void) {
         cmocka_unit_test(test_truncation),
         cmocka_unit_test(test_step_range),
         cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_levels_match_baseline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

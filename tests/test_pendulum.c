@@ -24,6 +24,7 @@
 #include "gym_harness.h"
 
 #include "envs/pendulum.h"
+#include "core/rng.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -346,6 +347,27 @@ static void test_step_range(void **unused) {
     gym_close(&h);
 }
 
+static bool pendulum_use_level(void *state, sk_isa_level level) {
+    sk_pendulum_step_fn step = sk_pendulum_step_at(level);
+    ((sk_pendulum_state *)state)->step = step;
+    return step != NULL;
+}
+
+/* Angles a few turns either way (theta is never wrapped), any speed up to the clip, any step
+ * count: the speed clip, the angle normalisation and truncations from the first steps. */
+static void pendulum_scatter(gym_run *run, int i, uint64_t *rng) {
+    sk_pendulum_state *s = pendulum_of(run);
+    s->theta[i] = sk_rng_uniform(rng, -3.0 * M_PI, 3.0 * M_PI);
+    s->theta_dot[i] = sk_rng_uniform(rng, -8.0, 8.0);
+    s->elapsed[i] = (int32_t)sk_rng_below(rng, (uint64_t)run->env->max_steps);
+}
+
+/* The vector step compiled at each ISA level the CPU has: bit for bit the baseline's. */
+static void test_levels_match_baseline(void **unused) {
+    (void)unused;
+    gym_levels_match(&g_pendulum, pendulum_use_level, pendulum_scatter, 600, 1007 * 2);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_definition),
@@ -360,6 +382,7 @@ int main(void) {
         cmocka_unit_test(test_speed_clip_and_angle_wrap),
         cmocka_unit_test(test_gravity_config),
         cmocka_unit_test(test_step_range),
+        cmocka_unit_test(test_levels_match_baseline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,31 +10,17 @@
  * task that needs memory: the observation is written as (cos theta, sin theta, 0), final_obs
  * too, while the state, dynamics and rewards stay the full env's. The velocity is zeroed rather
  * than dropped so that obs_size stays 3 and a policy keeps its shape across the two envs.
+ *
+ * The vector step is compiled once per ISA level (src/envs/isa/pendulum_step.c, the physics
+ * shared with the reference through pendulum_shared.h); create picks the level in use's, and
+ * every level's results are bit for bit the same.
  */
-#include "pendulum.h"
+#include "pendulum_shared.h"
 #include "render.h"
 #include "soa.h"
 
 #include "../core/config.h"
-#include "../core/rng.h"
-#include "../core/vmath.h"
-
-#include <math.h>
 #include <string.h>
-
-/* Gymnasium's constants (gymnasium/envs/classic_control/pendulum.py). */
-#define DEFAULT_GRAVITY 10.0
-#define MASS 1.0
-#define LENGTH 1.0
-#define DT 0.05
-#define MAX_SPEED 8.0
-#define MAX_TORQUE 2.0
-#define RESET_THETA M_PI  /* DEFAULT_X */
-#define RESET_THETA_DOT 1.0 /* DEFAULT_Y */
-#define TWO_PI (2.0 * M_PI) /* exact doubling, as numpy's 2 * np.pi */
-#define MAX_EPISODE_STEPS 200
-#define OBS_SIZE 3
-#define TORQUE_COEF (3.0 / (MASS * (LENGTH * LENGTH))) /* 3.0 / (m * l**2), left to right */
 
 /* The per-env arrays of the state, for allocation and checkpoints. */
 static const sk_soa_field g_fields[] = {
@@ -56,7 +42,7 @@ static sk_status create_observing(void **out, int num_envs, const sk_config *cfg
     double gravity;
     int observe;
     /* Gymnasium's make("Pendulum-v1", g=...); any positive gravity is a valid pendulum */
-    sk_status status = sk_cfg_double(cfg, "env.g", DEFAULT_GRAVITY, 0.0, 1000.0, &gravity);
+    sk_status status = sk_cfg_double(cfg, "env.g", PD_DEFAULT_GRAVITY, 0.0, 1000.0, &gravity);
     if (status != SK_OK) return status;
     status = sk_cfg_choice(cfg, "env.observe", observe_choices[0], observe_choices, &observe);
     if (status != SK_OK) return status;
@@ -65,6 +51,8 @@ static sk_status create_observing(void **out, int num_envs, const sk_config *cfg
     s->num_envs = num_envs;
     s->gravity = gravity;
     s->observe_positions = strcmp(observe_choices[observe], "positions") == 0;
+    s->step = sk_pendulum_step_at(sk_isa_level_used());
+    if (!s->step) s->step = sk_pendulum_step_baseline;
     *out = s;
     return SK_OK;
 }
@@ -79,83 +67,27 @@ static sk_status pendulum_p_create(void **out, int num_envs, const sk_config *cf
 
 static void pendulum_destroy(void *state) { sk_soa_destroy(state, g_fields, NUM_FIELDS); }
 
-static inline void write_obs(const sk_pendulum_state *s, float *obs, int i) {
-    obs[0] = (float)cos(s->theta[i]);
-    obs[1] = (float)sin(s->theta[i]);
-    obs[2] = s->observe_positions ? 0.0f : (float)s->theta_dot[i];
-}
-
-/* Gymnasium draws uniform(low=[-pi, -1], high=[pi, 1]): theta first, then theta_dot. */
-static inline void reset_one(sk_pendulum_state *s, int i) {
-    s->theta[i] = sk_rng_uniform(&s->rng[i], -RESET_THETA, RESET_THETA);
-    s->theta_dot[i] = sk_rng_uniform(&s->rng[i], -RESET_THETA_DOT, RESET_THETA_DOT);
-    s->elapsed[i] = 0;
-    s->episode_return[i] = 0.0;
-}
-
 static void pendulum_reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t seed) {
     sk_pendulum_state *s = state;
     for (int i = lo; i < hi; i++) {
         s->rng[i] = sk_rng_seed(seed, (uint64_t)i);
-        reset_one(s, i);
-        write_obs(s, io->obs + (size_t)i * OBS_SIZE, i);
-    }
-}
-
-static inline double clip(double value, double lo, double hi) {
-    return value < lo ? lo : value > hi ? hi : value;
-}
-
-/* np.clip(action, -MAX_TORQUE, MAX_TORQUE), NaN passing through, written around fabs so that
- * the float-to-double conversion feeds every branch: GCC otherwise sinks it into one branch,
- * where it may trap, and the loop stays scalar. */
-static inline double clip_torque(float action) {
-    double u = (double)action;
-    return fabs(u) > MAX_TORQUE ? copysign(MAX_TORQUE, u) : u;
-}
-
-/* Gymnasium's step given sin(theta) and angle_normalize(theta), shared by the reference and the
- * vector paths so the physics exists once: the cost of the state before the step and the
- * clipped torque, then semi-implicit Euler with the new speed clipped before it moves the
- * angle. Returns the cost. gravity_coef is 3 * g / (2 * l), evaluated left to right as Python
- * does. */
-static inline double advance(double gravity_coef, double u, double sin_theta, double angle,
-                             double *theta, double *theta_dot) {
-    double cost = angle * angle + 0.1 * (*theta_dot * *theta_dot) + 0.001 * (u * u);
-    double new_theta_dot = *theta_dot + (gravity_coef * sin_theta + TORQUE_COEF * u) * DT;
-    new_theta_dot = clip(new_theta_dot, -MAX_SPEED, MAX_SPEED);
-    *theta = *theta + new_theta_dot * DT;
-    *theta_dot = new_theta_dot;
-    return cost;
-}
-
-/* Logs, resets and writes the first observation of the episodes that ended (every 200 steps;
- * Pendulum never terminates). */
-static void finish_episodes(sk_pendulum_state *s, const sk_env_io *io, int lo, int hi) {
-    for (int i = lo; i < hi; i++) {
-        if (!io->truncated[i]) continue;
-        float *obs = io->obs + (size_t)i * OBS_SIZE;
-        float *final_obs = io->final_obs + (size_t)i * OBS_SIZE;
-        for (int k = 0; k < OBS_SIZE; k++) final_obs[k] = obs[k];
-        io->episode_log[2 * i + 0] = (float)s->episode_return[i];
-        io->episode_log[2 * i + 1] = (float)s->elapsed[i];
-        reset_one(s, i);
-        write_obs(s, obs, i);
+        pd_reset_one(s, i);
+        pd_write_obs(s, io->obs + (size_t)i * PD_OBS_SIZE, i);
     }
 }
 
 /* The readable reference: libm's sin, cos and fmod, one env at a time. */
 void sk_pendulum_step_reference(void *state, const sk_env_io *io, int lo, int hi) {
     sk_pendulum_state *s = state;
-    const double gravity_coef = 3.0 * s->gravity / (2.0 * LENGTH);
+    const double gravity_coef = 3.0 * s->gravity / (2.0 * PD_LENGTH);
     for (int i = lo; i < hi; i++) {
-        double u = clip_torque(io->actions_continuous[i]);
+        double u = pd_clip_torque(io->actions_continuous[i]);
         double theta = s->theta[i], theta_dot = s->theta_dot[i];
         /* angle_normalize: Python's floored (x + pi) % (2 pi), i.e. fmod shifted into
          * [0, 2 pi), then - pi */
-        double wrapped = fmod(theta + M_PI, TWO_PI);
-        wrapped = wrapped < 0.0 ? wrapped + TWO_PI : wrapped;
-        double cost = advance(gravity_coef, u, sin(theta), wrapped - M_PI, &theta, &theta_dot);
+        double wrapped = fmod(theta + M_PI, PD_TWO_PI);
+        wrapped = wrapped < 0.0 ? wrapped + PD_TWO_PI : wrapped;
+        double cost = pd_advance(gravity_coef, u, sin(theta), wrapped - M_PI, &theta, &theta_dot);
         s->theta[i] = theta;
         s->theta_dot[i] = theta_dot;
         double reward = -cost;
@@ -163,82 +95,27 @@ void sk_pendulum_step_reference(void *state, const sk_env_io *io, int lo, int hi
         s->episode_return[i] += reward;
         int32_t elapsed = ++s->elapsed[i];
         io->terminated[i] = 0;
-        io->truncated[i] = elapsed >= MAX_EPISODE_STEPS;
-        write_obs(s, io->obs + (size_t)i * OBS_SIZE, i);
+        io->truncated[i] = elapsed >= PD_MAX_EPISODE_STEPS;
+        pd_write_obs(s, io->obs + (size_t)i * PD_OBS_SIZE, i);
     }
-    finish_episodes(s, io, lo, hi);
+    pd_finish_episodes(s, io, lo, hi);
 }
 
-/*
- * The vector path: the same operations, with sin, cos and angle_normalize from vmath.h, as
- * branch-free loops over struct-of-arrays that GCC runs on SIMD lanes. Each loop keeps to one
- * element width (GCC 12 leaves a loop scalar that mixes double arithmetic with 32-bit counters
- * or byte flags); the episode ends, one per env every 200 steps, are handled after them. theta
- * is unwrapped and moves at most MAX_SPEED * DT a step, so the check of the old angles covers
- * the new ones too.
- */
-#define VECTOR_THETA_LIMIT (SK_VMATH_BOUND - MAX_SPEED * DT)
-
-/* The vector step of envs lo..hi-1; theta_dot observed as 0 when `positions`. Compiled once
- * per value, each a function of its own (below), so the full observation's loops compile as
- * they would alone. */
-static inline __attribute__((always_inline)) void step_vector(sk_pendulum_state *s,
-                                                              const sk_env_io *io, int lo, int hi,
-                                                              bool positions) {
-    const double gravity_coef = 3.0 * s->gravity / (2.0 * LENGTH);
-    double *restrict thetas = s->theta, *restrict theta_dots = s->theta_dot;
-    double *restrict returns = s->episode_return;
-    const float *restrict actions = io->actions_continuous;
-    float *restrict rewards = io->rewards, *restrict obs = io->obs;
-    for (int i = lo; i < hi; i++) {
-        double u = clip_torque(actions[i]);
-        double theta = thetas[i], theta_dot = theta_dots[i];
-        double cost = advance(gravity_coef, u, sk_vsin(theta), sk_vangle_normalize(theta),
-                              &theta, &theta_dot);
-        thetas[i] = theta;
-        theta_dots[i] = theta_dot;
-        double reward = -cost;
-        rewards[i] = (float)reward;
-        returns[i] += reward;
-    }
-    for (int i = lo; i < hi; i++) {
-        double sin_theta, cos_theta;
-        sk_vsincos(thetas[i], &sin_theta, &cos_theta);
-        obs[(size_t)i * OBS_SIZE + 0] = (float)cos_theta;
-        obs[(size_t)i * OBS_SIZE + 1] = (float)sin_theta;
-        obs[(size_t)i * OBS_SIZE + 2] = positions ? 0.0f : (float)theta_dots[i];
-    }
-    int32_t *restrict elapsed = s->elapsed;
-    for (int i = lo; i < hi; i++) elapsed[i] += 1;
-    uint8_t *restrict terminated = io->terminated, *restrict truncated = io->truncated;
-    int ended = 0;
-    for (int i = lo; i < hi; i++) {
-        int trunc = elapsed[i] >= MAX_EPISODE_STEPS;
-        terminated[i] = 0;
-        truncated[i] = (uint8_t)trunc;
-        ended |= trunc;
-    }
-    if (ended) finish_episodes(s, io, lo, hi);
-}
-
-static __attribute__((noinline)) void step_vector_full(sk_pendulum_state *s, const sk_env_io *io,
-                                                       int lo, int hi) {
-    step_vector(s, io, lo, hi, false);
-}
-
-static __attribute__((noinline)) void step_vector_positions(sk_pendulum_state *s,
-                                                            const sk_env_io *io, int lo, int hi) {
-    step_vector(s, io, lo, hi, true);
-}
-
+/* The vector step of the level in use, picked once per env state at create. */
 static void pendulum_step(void *state, const sk_env_io *io, int lo, int hi) {
     sk_pendulum_state *s = state;
-    if (!sk_vrange_ok(s->theta, lo, hi, VECTOR_THETA_LIMIT))
-        sk_pendulum_step_reference(state, io, lo, hi);
-    else if (s->observe_positions)
-        step_vector_positions(s, io, lo, hi);
-    else
-        step_vector_full(s, io, lo, hi);
+    s->step(s, io, lo, hi);
+}
+
+sk_pendulum_step_fn sk_pendulum_step_at(sk_isa_level level) {
+    switch (level) {
+    case SK_ISA_BASELINE: return sk_pendulum_step_baseline;
+#if defined(__x86_64__)
+    case SK_ISA_AVX2: return sk_pendulum_step_avx2;
+    case SK_ISA_AVX512: return sk_pendulum_step_avx512;
+#endif
+    default: return NULL;
+    }
 }
 
 static int pendulum_state_arrays(void *state, sk_env_array *arrays) {
@@ -260,15 +137,15 @@ static const sk_env_extras pendulum_p_extras = {
 };
 
 /* Gymnasium's observation space: cos and sin of the angle, the clipped angular velocity. */
-static const float pendulum_obs_low[OBS_SIZE] = {-1.0f, -1.0f, (float)-MAX_SPEED};
-static const float pendulum_obs_high[OBS_SIZE] = {1.0f, 1.0f, (float)MAX_SPEED};
+static const float pendulum_obs_low[PD_OBS_SIZE] = {-1.0f, -1.0f, (float)-PD_MAX_SPEED};
+static const float pendulum_obs_high[PD_OBS_SIZE] = {1.0f, 1.0f, (float)PD_MAX_SPEED};
 
 /* What Pendulum-v1 and Pendulum-P-v1 share: spaces, limits, threshold, log and functions. */
 #define PENDULUM_TABLE                                                                             \
-    .obs_size = OBS_SIZE, .obs_low = pendulum_obs_low, .obs_high = pendulum_obs_high,             \
-    .action_space = {.kind = SK_SPACE_CONTINUOUS, .dim = 1, .low = {(float)-MAX_TORQUE},           \
-                     .high = {(float)MAX_TORQUE}},                                                 \
-    .mask_size = 0, .max_episode_steps = MAX_EPISODE_STEPS, .solved_threshold = -200.0,           \
+    .obs_size = PD_OBS_SIZE, .obs_low = pendulum_obs_low, .obs_high = pendulum_obs_high,             \
+    .action_space = {.kind = SK_SPACE_CONTINUOUS, .dim = 1, .low = {(float)-PD_MAX_TORQUE},           \
+                     .high = {(float)PD_MAX_TORQUE}},                                                 \
+    .mask_size = 0, .max_episode_steps = PD_MAX_EPISODE_STEPS, .solved_threshold = -200.0,           \
     .num_log_fields = 2, .log_names = {"episode_return", "episode_length"},                        \
     .state_arrays = pendulum_state_arrays, .destroy = pendulum_destroy, .reset = pendulum_reset,  \
     .step = pendulum_step
