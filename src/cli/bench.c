@@ -5,6 +5,7 @@
 #include "../core/rng.h"
 #include "skinner/vec.h"
 #include "../train/trainer_internal.h"
+#include "../vec/random_actions.h"
 #include "comm_cli.h"
 #include "commands.h"
 #include "train.h"
@@ -40,59 +41,7 @@ typedef struct env_bench {
     bool slow;   /* steps take milliseconds: check the clock after each */
 } env_bench;
 
-/* A uniformly random allowed action for env i, head 0 first. */
-static void masked_random_action(env_bench *b, int i, uint64_t *rng) {
-    const sk_action_space *space = &b->env->action_space;
-    int H = space->num_heads, M = b->env->mask_size;
-    const uint8_t *mask = b->buffers->masks + (size_t)i * M;
-    int32_t *a = b->buffers->actions + (size_t)i * H;
-    int at = 0;
-    for (int h = 0; h < H; h++) {
-        int n = space->head_sizes[h];
-        const uint8_t *m = mask + at;
-        if (h > 0) m += (size_t)a[0] * n; /* the block of head 0's choice */
-        int allowed = 0;
-        for (int j = 0; j < n; j++) allowed += m[j] != 0;
-        int pick = allowed ? (int)sk_rng_below(rng, (uint32_t)allowed) : 0;
-        a[h] = 0;
-        for (int j = 0; j < n; j++)
-            if (m[j] && pick-- == 0) {
-                a[h] = j;
-                break;
-            }
-        at += h == 0 ? n : space->head_sizes[0] * n;
-    }
-}
-
 #define STEPS_PER_CHECK 64
-
-/* Chris Wellons' lowbias32 (hash-prospector): a 32-bit bijection whose output bits each
- * depend on every input bit with a bias of 1.7e-4. */
-static inline uint32_t mix32(uint32_t x) {
-    x ^= x >> 16;
-    x *= 0x7feb352dU;
-    x ^= x >> 15;
-    x *= 0x846ca68bU;
-    x ^= x >> 16;
-    return x;
-}
-
-/* Uniform continuous actions for envs lo..hi-1, each within its bounds:
- * counter-based (a 32-bit hash of the batch key and the action's index, 24
- * random bits), as the discrete actions are, so the loop runs on 16 lanes. A
- * sequential stream per action made the bench measure the generator: a third
- * of Pendulum's time, and 5-9% lower after an unrelated change moved code. */
-static void random_continuous(float *restrict out, const sk_action_space *space, int lo, int hi,
-                              uint32_t key) {
-    int D = space->dim;
-    for (int d = 0; d < D; d++) {
-        float low = space->low[d], span = space->high[d] - space->low[d];
-        for (int i = lo; i < hi; i++) {
-            uint32_t bits = mix32(key + (uint32_t)(i * D + d)) >> 8;
-            out[(size_t)i * D + d] = low + span * ((float)bits * 0x1.0p-24f);
-        }
-    }
-}
 
 /* Worker w writes random actions into its slice of the vec's buffer and steps
  * the slice, for b->seconds. */
@@ -101,14 +50,13 @@ static void env_bench_job(void *ctx, int w, int num_workers) {
     env_bench *b = ctx;
     int slice_lo, slice_hi;
     sk_vec_slice(b->vec, w, &slice_lo, &slice_hi);
-    /* copies whose address never escapes, so the compiler knows no store
-     * changes them and vectorises the action loops */
     const int lo = slice_lo, hi = slice_hi;
     if (hi == lo) return;
     /* the actions are per row: (env, agent) pairs of a multi-agent env */
     const int agents = sk_vec_num_agents(b->vec), rows_lo = lo * agents, rows_hi = hi * agents;
     const sk_action_space *space = &b->env->action_space;
-    int H = space->num_heads;
+    /* the action loops compiled for the CPU's ISA level, like the envs' steps */
+    const sk_random_actions *random = sk_random_actions_used();
     uint64_t rng = sk_rng_seed(b->seed, 0xbe4c0000ULL + (uint64_t)w);
     long long steps = 0;
     double start = sk_now(), last_print = start;
@@ -126,30 +74,17 @@ static void env_bench_job(void *ctx, int w, int num_workers) {
         }
         int k = 0;
         for (; k < STEPS_PER_CHECK; k++) {
-            if (space->kind == SK_SPACE_CONTINUOUS) {
-                random_continuous(b->buffers->actions_continuous, space, rows_lo, rows_hi,
-                                  (uint32_t)(sk_rng_next(&rng) >> 32));
-            } else if (b->masked) {
-                for (int i = rows_lo; i < rows_hi; i++) masked_random_action(b, i, &rng);
-            } else {
-                /* counter-based (a 32-bit hash of step and env), so the loop runs on 16
-                 * lanes: at ~1e9 env steps/s a 64-bit hash here took a quarter of the time */
-                uint32_t key = (uint32_t)(sk_rng_next(&rng) >> 32);
-                int32_t *restrict actions = b->buffers->actions;
-                /* 16 random bits per action (sizes are < 2^16); one head gets a contiguous
-                 * loop, since GCC scatters the stores of the strided one lane by lane */
-                uint32_t size0 = (uint32_t)space->head_sizes[0];
-                if (H == 1)
-                    for (int i = rows_lo; i < rows_hi; i++)
-                        actions[i] = (int32_t)(((mix32(key + (uint32_t)i) >> 16) * size0) >> 16);
-                else
-                    for (int h = 0; h < H; h++) {
-                        uint32_t size = (uint32_t)space->head_sizes[h];
-                        for (int i = rows_lo; i < rows_hi; i++)
-                            actions[(size_t)i * H + h] = (int32_t)(
-                                ((mix32(key + (uint32_t)(i * H + h)) >> 16) * size) >> 16);
-                    }
-            }
+            /* counter-based hashes of a key per step, so the discrete and continuous loops
+             * run on every lane of the level in use */
+            if (space->kind == SK_SPACE_CONTINUOUS)
+                random->continuous(b->buffers->actions_continuous, space, rows_lo, rows_hi,
+                                   (uint32_t)(sk_rng_next(&rng) >> 32));
+            else if (b->masked)
+                random->masked(b->buffers->actions, space, b->buffers->masks,
+                               b->env->mask_size, rows_lo, rows_hi, &rng);
+            else
+                random->discrete(b->buffers->actions, space, rows_lo, rows_hi,
+                                 (uint32_t)(sk_rng_next(&rng) >> 32));
             sk_vec_step_range(b->vec, lo, hi);
             if (!slow && steps == 0 && k == 0 && sk_now() - batch_start > b->seconds / 1000)
                 slow = true; /* judged on the first step */

@@ -3,11 +3,11 @@
  *
  * skinner ships one binary for every x86-64 CPU since 2009 (x86-64-v2: SSE4.2, POPCNT). The
  * hot code (src/nn/isa/: the learner's small GEMMs, tanh, Adam; src/envs/isa/: the envs' vector
- * steps; a module's own, such as MinAtar's frame packing) is compiled once per level into its
- * own objects, and the level picked here from CPUID selects which functions the callers use (a
- * table per level, src/nn/kernels.h; a step per env state, picked at create), the way OpenBLAS's
- * DYNAMIC_ARCH and ggml's CPU variants do. docs/architecture.md says why objects per level
- * rather than target attributes.
+ * steps; src/vec/isa/: `skinner bench env`'s random actions; a module's own, such as MinAtar's
+ * frame packing) is compiled once per level into its own objects, and the level picked here
+ * from CPUID selects which functions the callers use (a table per level, src/nn/kernels.h; a step
+ * per env state, picked at create), the way OpenBLAS's DYNAMIC_ARCH and ggml's CPU variants do.
+ * docs/architecture.md says why objects per level rather than target attributes.
  *
  *   baseline  x86-64-v2, or the portable C of any other architecture (aarch64)
  *   avx2      x86-64-v3: AVX2, FMA, BMI1/2, F16C, LZCNT, MOVBE, with the OS saving ymm state
