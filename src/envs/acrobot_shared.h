@@ -53,11 +53,11 @@ typedef struct acrobot_vec {
  * a constant, so each path compiles to one of them. */
 typedef enum trig_source { TRIG_LIBM, TRIG_VMATH } trig_source;
 
-static inline double cos_from(trig_source source, double x) {
+__attribute__((always_inline)) static inline double cos_from(trig_source source, double x) {
     return source == TRIG_VMATH ? sk_vcos(x) : cos(x);
 }
 
-static inline double sin_from(trig_source source, double x) {
+__attribute__((always_inline)) static inline double sin_from(trig_source source, double x) {
     return source == TRIG_VMATH ? sk_vsin(x) : sin(x);
 }
 
@@ -85,15 +85,16 @@ acrobot_derivative(acrobot_vec s, double torque, trig_source trig) {
 }
 
 /* y + h * k, coordinate by coordinate, as NumPy evaluates `y0 + dt2 * k1`. */
-NO_FP_CONTRACT static inline acrobot_vec acrobot_add_scaled(acrobot_vec y, double h, acrobot_vec k) {
+NO_FP_CONTRACT __attribute__((always_inline)) static inline acrobot_vec
+acrobot_add_scaled(acrobot_vec y, double h, acrobot_vec k) {
     return (acrobot_vec){y.theta1 + h * k.theta1, y.theta2 + h * k.theta2,
                          y.dtheta1 + h * k.dtheta1, y.dtheta2 + h * k.dtheta2};
 }
 
 /* Gymnasium's rk4(derivs, y0, [0, dt]): one step, combined as
  * y0 + dt / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4), summed left to right. */
-NO_FP_CONTRACT static inline acrobot_vec acrobot_rk4_step(acrobot_vec y, double torque,
-                                                  trig_source trig) {
+NO_FP_CONTRACT __attribute__((always_inline)) static inline acrobot_vec
+acrobot_rk4_step(acrobot_vec y, double torque, trig_source trig) {
     const double dt = DT, dt2 = DT / 2.0, dt6 = DT / 6.0;
     acrobot_vec k1 = acrobot_derivative(y, torque, trig);
     acrobot_vec k2 = acrobot_derivative(acrobot_add_scaled(y, dt2, k1), torque, trig);
@@ -121,13 +122,13 @@ static inline double wrap_angle(double x) {
 /* The first pass of each of wrap_angle's loops, without branches: all that one step needs from
  * a wrapped state unless the Runge-Kutta stages ran away. A result still outside [-pi, pi] is
  * finished by wrap_angle, whose loops then continue exactly where these stopped. */
-static inline double wrap_angle_once(double x) {
+__attribute__((always_inline)) static inline double wrap_angle_once(double x) {
     x = x > M_PI ? x - TURN : x;
     return x < -M_PI ? x + TURN : x;
 }
 
 /* Gymnasium's bound(x, -limit, limit) = min(max(x, -limit), limit). */
-static inline double clip_velocity(double x, double limit) {
+__attribute__((always_inline)) static inline double clip_velocity(double x, double limit) {
     x = -limit > x ? -limit : x;
     return limit < x ? limit : x;
 }
@@ -147,10 +148,14 @@ static inline void acrobot_write_obs(const sk_acrobot_state *s, float *obs, int 
 /* Gymnasium draws U(-0.1, 0.1) in double and keeps it as float32 (.astype(np.float32)); the
  * first step then promotes the state to double. Rounding through float reproduces that. */
 static inline void acrobot_reset_one(sk_acrobot_state *s, int i) {
-    s->theta1[i] = (double)(float)sk_rng_uniform(&s->rng[i], -ACROBOT_RESET_BOUND, ACROBOT_RESET_BOUND);
-    s->theta2[i] = (double)(float)sk_rng_uniform(&s->rng[i], -ACROBOT_RESET_BOUND, ACROBOT_RESET_BOUND);
-    s->dtheta1[i] = (double)(float)sk_rng_uniform(&s->rng[i], -ACROBOT_RESET_BOUND, ACROBOT_RESET_BOUND);
-    s->dtheta2[i] = (double)(float)sk_rng_uniform(&s->rng[i], -ACROBOT_RESET_BOUND, ACROBOT_RESET_BOUND);
+    s->theta1[i] =
+        (double)(float)sk_rng_uniform(&s->rng[i], -ACROBOT_RESET_BOUND, ACROBOT_RESET_BOUND);
+    s->theta2[i] =
+        (double)(float)sk_rng_uniform(&s->rng[i], -ACROBOT_RESET_BOUND, ACROBOT_RESET_BOUND);
+    s->dtheta1[i] =
+        (double)(float)sk_rng_uniform(&s->rng[i], -ACROBOT_RESET_BOUND, ACROBOT_RESET_BOUND);
+    s->dtheta2[i] =
+        (double)(float)sk_rng_uniform(&s->rng[i], -ACROBOT_RESET_BOUND, ACROBOT_RESET_BOUND);
     s->elapsed[i] = 0;
     s->episode_return[i] = 0.0f;
 }
@@ -160,11 +165,13 @@ static inline void acrobot_reset_one(sk_acrobot_state *s, int i) {
 static inline bool tip_above_line(double cos1, double cos12) { return -cos1 - cos12 > 1.0; }
 
 /* Logs, resets and writes the first observation of the episodes that ended in lo..hi-1. */
-static inline void acrobot_finish_episodes(sk_acrobot_state *s, const sk_env_io *io, int lo, int hi) {
+static inline void acrobot_finish_episodes(sk_acrobot_state *s, const sk_env_io *io, int lo,
+                                           int hi) {
     for (int i = lo; i < hi; i++) {
         if (!io->terminated[i] && !io->truncated[i]) continue;
         float *obs = io->obs + (size_t)i * ACROBOT_OBS_SIZE;
-        for (int k = 0; k < ACROBOT_OBS_SIZE; k++) io->final_obs[(size_t)i * ACROBOT_OBS_SIZE + k] = obs[k];
+        for (int k = 0; k < ACROBOT_OBS_SIZE; k++)
+            io->final_obs[(size_t)i * ACROBOT_OBS_SIZE + k] = obs[k];
         io->episode_log[2 * i + 0] = s->episode_return[i];
         io->episode_log[2 * i + 1] = (float)s->elapsed[i];
         acrobot_reset_one(s, i);

@@ -27,7 +27,8 @@
 #define PD_TWO_PI (2.0 * M_PI) /* exact doubling, as numpy's 2 * np.pi */
 #define PD_MAX_EPISODE_STEPS 200
 #define PD_OBS_SIZE 3
-#define PD_TORQUE_COEF (3.0 / (PD_MASS * (PD_LENGTH * PD_LENGTH))) /* 3.0 / (m * l**2), left to right */
+/* 3.0 / (m * l**2), left to right */
+#define PD_TORQUE_COEF (3.0 / (PD_MASS * (PD_LENGTH * PD_LENGTH)))
 
 static inline void pd_write_obs(const sk_pendulum_state *s, float *obs, int i) {
     obs[0] = (float)cos(s->theta[i]);
@@ -43,14 +44,14 @@ static inline void pd_reset_one(sk_pendulum_state *s, int i) {
     s->episode_return[i] = 0.0;
 }
 
-static inline double pd_clip(double value, double lo, double hi) {
+__attribute__((always_inline)) static inline double pd_clip(double value, double lo, double hi) {
     return value < lo ? lo : value > hi ? hi : value;
 }
 
-/* np.pd_clip(action, -PD_MAX_TORQUE, PD_MAX_TORQUE), NaN passing through, written around fabs so that
+/* np.clip(action, -max_torque, max_torque), NaN passing through, written around fabs so that
  * the float-to-double conversion feeds every branch: GCC otherwise sinks it into one branch,
  * where it may trap, and the loop stays scalar. */
-static inline double pd_clip_torque(float action) {
+__attribute__((always_inline)) static inline double pd_clip_torque(float action) {
     double u = (double)action;
     return fabs(u) > PD_MAX_TORQUE ? copysign(PD_MAX_TORQUE, u) : u;
 }
@@ -60,8 +61,9 @@ static inline double pd_clip_torque(float action) {
  * clipped torque, then semi-implicit Euler with the new speed clipped before it moves the
  * angle. Returns the cost. gravity_coef is 3 * g / (2 * l), evaluated left to right as Python
  * does. */
-static inline double pd_advance(double gravity_coef, double u, double sin_theta, double angle,
-                             double *theta, double *theta_dot) {
+__attribute__((always_inline)) static inline double
+pd_advance(double gravity_coef, double u, double sin_theta, double angle, double *theta,
+           double *theta_dot) {
     double cost = angle * angle + 0.1 * (*theta_dot * *theta_dot) + 0.001 * (u * u);
     double new_theta_dot = *theta_dot + (gravity_coef * sin_theta + PD_TORQUE_COEF * u) * PD_DT;
     new_theta_dot = pd_clip(new_theta_dot, -PD_MAX_SPEED, PD_MAX_SPEED);
