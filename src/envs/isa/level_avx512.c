@@ -4,7 +4,5 @@
  * calls its level's step, picked at create. */
 #define SK_ISA_SUFFIX avx512
 
-#include "acrobot_step.c"
 #include "cartpole_step.c"
 #include "mountaincar_step.c"
-#include "pendulum_step.c"
