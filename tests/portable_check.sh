@@ -61,6 +61,15 @@ rc=$?
 grep -q 'SKINNER_ISA=avx2: this CPU .* lacks avx2' refused.log ||
     { cat refused.log; fail "SKINNER_ISA=avx2 on a Nehalem: the refusal does not name the missing level"; }
 
+# a pin of OpenBLAS to kernels the CPU lacks is refused at start, naming it, before OpenBLAS's
+# first product would die of an illegal instruction (no `run`: it clears the variable)
+OPENBLAS_CORETYPE=Haswell "$qemu" -cpu Nehalem "$skinner" train CartPole-v1 --total-steps 4096 \
+    --run-dir pinned > pinned.log 2>&1
+rc=$?
+[[ $rc == 2 ]] || { tail -n 20 pinned.log; fail "OPENBLAS_CORETYPE=Haswell on a Nehalem: exit $rc, expected 2"; }
+grep -q 'OPENBLAS_CORETYPE=Haswell pins OpenBLAS to kernels that need avx2, which this CPU .* lacks' pinned.log ||
+    { cat pinned.log; fail "OPENBLAS_CORETYPE=Haswell on a Nehalem: the refusal does not name the pin"; }
+
 run cartpole "$skinner" train CartPole-v1 --total-steps 4096 --run-dir cartpole ||
     { tail -n 20 cartpole.log; fail "CartPole-v1 training failed under a Nehalem"; }
 [[ -f cartpole/policy.safetensors ]] || fail "CartPole-v1 under a Nehalem wrote no checkpoint"
@@ -75,4 +84,4 @@ run plugin "$skinner" train "$plugin:GridWorld-v0" --total-steps 4096 --run-dir 
     { tail -n 20 plugin.log; fail "the example plugin failed under a Nehalem"; }
 [[ -f plugin/policy.safetensors ]] || fail "the example plugin under a Nehalem wrote no checkpoint"
 
-echo "portable_check: the default build runs on a Nehalem (baseline kernels): CartPole-v1, MinAtar/Breakout-v1 and the example plugin trained; SKINNER_ISA=avx2 refused"
+echo "portable_check: the default build runs on a Nehalem (baseline kernels): CartPole-v1, MinAtar/Breakout-v1 and the example plugin trained; SKINNER_ISA=avx2 and OPENBLAS_CORETYPE=Haswell refused"

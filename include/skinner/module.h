@@ -135,6 +135,13 @@ SK_API sk_isa_level sk_isa_level_used(void);
  * SKINNER_ISA=avx2 turns it off too). */
 SK_API bool sk_isa_has_avx512vbmi(void);
 
+/* SK_OK, or SK_ERR_CONFIG with sk_last_error() naming the variable and what the CPU lacks, when
+ * the environment asks for code this CPU cannot run: SKINNER_ISA naming a level it lacks (or no
+ * level), or OPENBLAS_CORETYPE pinning OpenBLAS to kernels it lacks (Haswell without AVX2).
+ * `skinner` and the Python module's import call it once at start; a host embedding libskinner
+ * should too. */
+SK_API sk_status sk_isa_check(void);
+
 /* ----------------------------------------------------------------- modules */
 
 /* Loads the modules once (later calls return at once). The registry calls it

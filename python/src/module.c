@@ -313,6 +313,11 @@ static void promote_library(void) {
 
 PyMODINIT_FUNC PyInit__core(void) {
     import_array();
+    /* what `skinner` refuses at start (SKINNER_ISA, OPENBLAS_CORETYPE), import refuses too */
+    if (sk_isa_check() != SK_OK) {
+        PyErr_SetString(PyExc_ImportError, sk_last_error());
+        return NULL;
+    }
     promote_library();
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;

@@ -3,8 +3,10 @@ zero copy, determinism against the C library, and bad input."""
 
 import ctypes
 import math
+import os
 import re
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -428,3 +430,20 @@ def test_each_step_has_its_own_infos():
         while "episode" not in infos:
             infos = env.step(np.zeros(64, np.int32))[4]
         assert set(infos["episode"]) == {"r", "l"} and "final_obs" in infos
+
+
+def test_import_refuses_what_the_cpu_cannot_run():
+    """`import skinner` refuses an environment that asks for code the CPU cannot run, as the
+    program does at start, rather than running other code silently or dying of an illegal
+    instruction later. A level that is no level is refused on any machine."""
+    env = dict(os.environ, SKINNER_ISA="avx3")
+    done = subprocess.run([sys.executable, "-c", "import skinner"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0, "import skinner accepted SKINNER_ISA=avx3"
+    assert "ImportError" in done.stderr, done.stderr
+    assert "SKINNER_ISA=avx3 is not a level (expected baseline, avx2 or avx512)" in done.stderr, \
+        done.stderr
+    env["SKINNER_ISA"] = "baseline"
+    done = subprocess.run([sys.executable, "-c", "import skinner"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

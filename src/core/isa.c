@@ -3,7 +3,9 @@
 #include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -66,9 +68,40 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static sk_isa_level g_detected, g_used;
 static char g_refusal[256]; /* why SKINNER_ISA was not followed, or empty */
 
+/* OpenBLAS's core types (OPENBLAS_CORETYPE, matched as its DYNAMIC_ARCH build matches them:
+ * whole name, any case) whose sgemm kernels need more than x86-64-v2. OpenBLAS follows the pin
+ * without asking the CPU, and its first GEMM then dies of an illegal instruction (seen under
+ * qemu's Nehalem with Haswell pinned). The AVX-only and AMD FMA4 core types are not listed:
+ * skinner's levels cannot tell whether a baseline CPU has AVX. */
+static const struct {
+    const char *name;
+    sk_isa_level needs;
+} g_blas_cores[] = {
+    {"haswell", SK_ISA_AVX2},       {"zen", SK_ISA_AVX2},           {"skylakex", SK_ISA_AVX512},
+    {"cooperlake", SK_ISA_AVX512},  {"sapphirerapids", SK_ISA_AVX512},
+};
+
+static char g_blas_refusal[320]; /* why OPENBLAS_CORETYPE cannot run here, or empty */
+
+static void check_blas_core(void) {
+    const char *core = getenv("OPENBLAS_CORETYPE");
+    if (!core || !*core) return;
+    for (size_t i = 0; i < sizeof g_blas_cores / sizeof g_blas_cores[0]; i++) {
+        if (strcasecmp(core, g_blas_cores[i].name) != 0 || g_blas_cores[i].needs <= g_detected)
+            continue;
+        snprintf(g_blas_refusal, sizeof g_blas_refusal,
+                 "OPENBLAS_CORETYPE=%.40s pins OpenBLAS to kernels that need %s, which this CPU "
+                 "(%s) lacks: its first matrix product would die of an illegal instruction. "
+                 "Unset OPENBLAS_CORETYPE (OpenBLAS then picks this CPU's own kernels)",
+                 core, sk_isa_level_name(g_blas_cores[i].needs), sk_cpu_model());
+        return;
+    }
+}
+
 static void choose(void) {
     g_detected = detect();
     g_used = g_detected;
+    check_blas_core();
     const char *forced = getenv("SKINNER_ISA");
     if (!forced || !*forced) return;
     for (int level = 0; level < SK_ISA_LEVELS; level++) {
@@ -105,6 +138,7 @@ sk_isa_level sk_isa_level_detected(void) {
 sk_status sk_isa_check(void) {
     pthread_once(&g_once, choose);
     if (g_refusal[0]) return sk_fail(SK_ERR_CONFIG, "%s", g_refusal);
+    if (g_blas_refusal[0]) return sk_fail(SK_ERR_CONFIG, "%s", g_blas_refusal);
     return SK_OK;
 }
 

@@ -24,18 +24,14 @@
 
 #include "skinner/module.h"
 
-/* sk_isa_level, sk_isa_level_used and sk_isa_has_avx512vbmi are public, for modules:
- * skinner/module.h. */
+/* sk_isa_level, sk_isa_level_used, sk_isa_has_avx512vbmi and sk_isa_check are public, for
+ * modules and hosts: skinner/module.h. */
 
 /* The highest level the CPU (and the OS's saved register state) supports. */
 sk_isa_level sk_isa_level_detected(void);
 
 /* "baseline", "avx2", "avx512". */
 const char *sk_isa_level_name(sk_isa_level level);
-
-/* SK_OK, or SK_ERR_CONFIG with the message set (sk_last_error) when SKINNER_ISA names an unknown
- * level or one this CPU lacks, naming what it has. Programs call it once at start. */
-sk_status sk_isa_check(void);
 
 /* The CPU's model name (CPUID's brand string, else /proc/cpuinfo's, else the architecture),
  * trimmed; a static string. */
