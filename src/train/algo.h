@@ -86,10 +86,12 @@ sk_status sk_checkpoint_restore(const sk_st_file *file, const char *path, const 
 
 /* ---- what the learners share of the trainer's loop (trainer.c) ---- */
 
-/* The positions (0 for row wk->lo) of worker wk's rows the learner acts for at the step under
- * way, into rows (the slice's capacity: wk->role.rows exists when tr->hooks is set): every
- * row but those the rollout's hooks play (tr->hooks' is_other). Their count. (rollout.c) */
-int sk_rollout_learner_rows(const sk_trainer *tr, const sk_worker *wk, int32_t *rows);
+/* The positions (0 for row wk->lo) of worker wk's rows the learner acts for at step t, into
+ * rows (the slice's capacity: wk->role.rows exists with tr->hooks or a multi-agent env):
+ * every row but those the rollout's hooks play (tr->hooks' is_other) and, in a multi-agent
+ * env, those whose agent waits at t (ro->active 0: the env ignores their actions, GAE and
+ * the learner read no value, logp or action of theirs). Their count. (rollout.c) */
+int sk_rollout_learner_rows(const sk_trainer *tr, const sk_worker *wk, int t, int32_t *rows);
 
 /* Whether flag holds on any rank (every rank gets the answer). */
 bool sk_trainer_any_rank(sk_trainer *tr, bool flag);

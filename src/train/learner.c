@@ -402,14 +402,17 @@ static double explained_variance(const float *predicted, const float *target, co
 }
 
 /* The policy's actions of the rows (sampled from the actor) and the critic's values: of
- * the learner's own rows, when another player acts for some (self-play's pool members,
- * whose rows' values and logp are no sample's), with the stream as if it sampled all. */
+ * the learner's own rows whose agent acts, when another player acts for some (self-play's
+ * pool members, whose rows' values and logp are no sample's) or some agents wait (a
+ * turn-based env's), with the stream as if it sampled all. A left-out row keeps what its
+ * arrays held: nothing reads it (sk_rollout_learner_rows). */
 static void ppo_act(sk_trainer *tr, sk_worker *wk, int t, const float *obs_t,
                     const uint8_t *masks_t, int B) {
     sk_rollout *ro = &tr->rollout;
     const sk_learner *ln = &tr->learner;
     size_t at = (size_t)t * (size_t)ro->num_rows + (size_t)wk->lo;
-    int count = tr->hooks ? sk_rollout_learner_rows(tr, wk, wk->role.rows) : B;
+    bool some = tr->hooks || ro->num_agents > 1; /* rows may be left out */
+    int count = some ? sk_rollout_learner_rows(tr, wk, t, wk->role.rows) : B;
     if (count < B) {
         sk_policy_act_rows(&ln->policy, ln->params, obs_t, masks_t, wk->role.rows, count, B,
                            &wk->rng, false, ro->actions + at * (size_t)ro->num_heads,

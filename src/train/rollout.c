@@ -211,10 +211,18 @@ static void core_step(sk_rollout *ro, const sk_learner *ln, sk_worker *wk, int t
     sk_policy_core_step(&ln->policy, ln->params, obs_t, state, wk->hi - wk->lo, &wk->work);
 }
 
-int sk_rollout_learner_rows(const sk_trainer *tr, const sk_worker *wk, int32_t *rows) {
+int sk_rollout_learner_rows(const sk_trainer *tr, const sk_worker *wk, int t, int32_t *rows) {
+    const sk_rollout *ro = &tr->rollout;
+    /* a multi-agent env's flags of step t: final when the step acts (store_step and the
+     * hooks' after_step wrote them); GAE only clears some later (a deferred action's) */
+    size_t row = (size_t)t * (size_t)ro->num_rows;
+    const uint8_t *active = ro->num_agents > 1 ? ro->active + row : NULL;
     int count = 0;
-    for (int i = wk->lo; i < wk->hi; i++)
-        if (!tr->hooks || !tr->hooks->is_other(tr->hooks_ctx, i)) rows[count++] = i - wk->lo;
+    for (int i = wk->lo; i < wk->hi; i++) {
+        if (active && !active[i]) continue; /* its agent waits: the env ignores its action */
+        if (tr->hooks && tr->hooks->is_other(tr->hooks_ctx, i)) continue;
+        rows[count++] = i - wk->lo;
+    }
     return count;
 }
 
