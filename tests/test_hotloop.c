@@ -11,6 +11,7 @@
 #include "core/rng.h"
 #include "nn/conv.h"
 #include "policy/policy.h"
+#include "skinner/pool.h"
 #include "train/trainer_internal.h"
 #include "vec/vec_internal.h"
 
@@ -137,6 +138,16 @@ static rollout_counts second_rollout(const sk_config *cfg) {
     return counts;
 }
 
+/* ConnectFour-v0 at 16 envs and 16 steps a rollout, on 1 or 2 threads. */
+static sk_config *small_connect4(int threads) {
+    sk_config *cfg = sk_config_new();
+    sk_config_set(cfg, "env.id", "ConnectFour-v0");
+    sk_config_set(cfg, "env.num_envs", "16");
+    sk_config_set(cfg, "ppo.horizon", "16");
+    sk_config_set(cfg, "train.threads", threads == 1 ? "1" : "2");
+    return cfg;
+}
+
 /* Connect Four in self-play, every game against the pool (selfplay.pool_share 1): half the
  * rows are a pool member's, each run once a step by its snapshot (before: the learner ran
  * every row and the pool its half again, 1.5 x the rows); of the learner's half, only the
@@ -144,11 +155,7 @@ static rollout_counts second_rollout(const sk_config *cfg) {
 static void test_selfplay_rows_once(void **state) {
     (void)state;
     for (int threads = 1; threads <= 2; threads++) {
-        sk_config *cfg = sk_config_new();
-        sk_config_set(cfg, "env.id", "ConnectFour-v0");
-        sk_config_set(cfg, "env.num_envs", "16");
-        sk_config_set(cfg, "ppo.horizon", "16");
-        sk_config_set(cfg, "train.threads", threads == 1 ? "1" : "2");
+        sk_config *cfg = small_connect4(threads);
         sk_config_set(cfg, "selfplay.enabled", "true");
         rollout_counts counts = second_rollout(cfg);
         print_message("%d thread(s): %lld rollout rows: %lld pool rows, %lld learner's (%lld "
@@ -189,6 +196,67 @@ static void test_learner_rows_acting(void **state) {
     }
 }
 
+/* A per-role policy's update (policy.per_role: ConnectFour-v0's two roles, each
+ * minibatch block gathered role by role for its copy of the networks): the gathers visit
+ * each sample once an epoch (before: once per role), and the last minibatch's blocks hold
+ * what a plain gather of their samples from the rollout gives, role 0's rows first. */
+static void test_role_gather(void **state) {
+    (void)state;
+    for (int threads = 1; threads <= 2; threads++) {
+        sk_config *cfg = small_connect4(threads);
+        sk_config_set(cfg, "ppo.num_minibatches", "2");
+        sk_config_set(cfg, "ppo.update_epochs", "2");
+        sk_config_set(cfg, "policy.per_role", "true");
+        sk_trainer *tr = NULL;
+        assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+        sk_trainer_run_workers(tr, sk_reset_job);
+        for (int r = 0; r < 2; r++) { /* the second: actions that waited resolve too */
+            sk_trainer_run_workers(tr, sk_rollout_job);
+            tr->progress.update++;
+        }
+        const sk_rollout *ro = &tr->rollout;
+        int64_t rows = (int64_t)ro->horizon * ro->num_rows, samples = 0, visits = 0;
+        for (int64_t k = 0; k < rows; k++) samples += ro->active[k];
+        for (int i = 0; i < ro->num_rows; i++) samples += ro->pending.resolved[i];
+        sk_update_stats stats;
+        const char *anomaly = NULL;
+        sk_learner_update(tr, 1e-4f, &stats, &anomaly);
+        assert_null(anomaly);
+        for (int w = 0; w < tr->num_threads; w++) visits += tr->workers[w].gather_visits;
+        print_message("%d thread(s): %lld samples, 2 epochs: the gathers visited %lld rows\n",
+                      threads, (long long)samples, (long long)visits);
+        assert_int_equal(visits, 2 * samples);
+        /* the last minibatch: perm[start..samples - 1], block w of it on worker w */
+        int start = (int)(samples / 2), count = (int)samples - start, O = ro->obs_size;
+        for (int w = 0; w < tr->num_threads; w++) {
+            const sk_worker *wk = &tr->workers[w];
+            int lo, hi, a = 0;
+            sk_slice(count, w, tr->num_threads, &lo, &hi);
+            for (int role = 0; role < 2; role++)
+                for (int j = lo; j < hi; j++) {
+                    int64_t k = tr->learner.perm[start + j];
+                    if (k % 2 != role) continue;
+                    bool ready = k >= rows;
+                    size_t i = (size_t)(ready ? k - rows : k);
+                    const float *obs = ready ? ro->ready_obs : ro->obs;
+                    assert_memory_equal(wk->mb_obs + (size_t)a * (size_t)O, obs + i * (size_t)O,
+                                        (size_t)O * sizeof(float));
+                    const int32_t *actions = ready ? ro->ready_actions : ro->actions;
+                    assert_int_equal(wk->mb_actions[a], actions[i]);
+                    assert_true(wk->mb_logp[a] == (ready ? ro->ready_logp : ro->logp)[i]);
+                    assert_true(wk->mb_returns[a] ==
+                                (ready ? ro->pending.resolved_ret : ro->returns)[i]);
+                    assert_true(wk->mb_values[a] ==
+                                (ready ? ro->pending.resolved_value : ro->values)[i]);
+                    assert_true(wk->mb_adv[a] == tr->learner.mb_adv_norm[j]);
+                    a++;
+                }
+        }
+        sk_trainer_destroy(tr);
+        sk_config_free(cfg);
+    }
+}
+
 /* The ConnectFour-v1 preset (configs/connect4_cnn.ini: a fifth of the games against a pool
  * of 16, whose rows' count changes step by step, so the learner's does too): once warmed up
  * by a rollout, a rollout makes no convolution primitive. Before: 686 a worker in 10
@@ -213,6 +281,7 @@ int main(void) {
         cmocka_unit_test(test_sample_draws),
         cmocka_unit_test(test_selfplay_rows_once),
         cmocka_unit_test(test_learner_rows_acting),
+        cmocka_unit_test(test_role_gather),
         cmocka_unit_test(test_connect4_rollout_no_misses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
