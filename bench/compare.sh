@@ -75,5 +75,10 @@ done
 row "bench train CartPole-v1, configs/cartpole_fast.ini" bench train CartPole-v1 --config "$root/configs/cartpole_fast.ini" --seconds $((seconds * 3))
 row "bench train CartPole-v1, configs/cartpole_lstm.ini" bench train CartPole-v1 --config "$root/configs/cartpole_lstm.ini" --seconds $((seconds * 3))
 row "bench train MinAtar/Breakout-v1 (preset)" bench train MinAtar/Breakout-v1 --seconds $((seconds * 3))
+# the multi-agent presets: turn-based self-play (v0: a pool in every game, MLP; v1: in a fifth,
+# CNN on uint8 boards) and every agent acting at every step (Arena)
+for env in ConnectFour-v1 ConnectFour-v0 Arena-v0; do
+    row "bench train $env (preset)" bench train "$env" --seconds $((seconds * 3))
+done
 } | tee "$out"
 echo "written to $out" >&2

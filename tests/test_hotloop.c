@@ -1,7 +1,8 @@
 /* Work done twice in the hot loops (issue 53 ask 7), counted: the draws a row's sample
  * takes (what lets the learner skip the rows another player acts for and keep its stream),
  * the rows a self-play rollout runs through an actor (each once: the learner's by the
- * learner, a pool member's by its snapshot), and the convolution primitives the
+ * learner, a pool member's by its snapshot), the learner's rows whose agent acts (a
+ * turn-based env's waiting agents run through none), and the convolution primitives the
  * ConnectFour-v1 preset's rollout makes once warmed up (none). The runs stay bit-identical:
  * test_multiagent's test_identical_and_resumed and test_determinism hold that. */
 #include "test_util.h"
@@ -10,6 +11,7 @@
 #include "core/rng.h"
 #include "nn/conv.h"
 #include "policy/policy.h"
+#include "skinner/pool.h"
 #include "train/trainer_internal.h"
 #include "vec/vec_internal.h"
 
@@ -61,9 +63,12 @@ static void test_sample_draws(void **state) {
 }
 
 /* A trainer of cfg whose envs are reset and whose rollout has run once; the workers' actor
- * rows and the convolutions' primitives counted from there, over one more rollout. */
+ * rows (the learner's and, apart, those of the hooks' players: self-play's pool) and the
+ * convolutions' primitives counted from there, over one more rollout. */
 typedef struct rollout_counts {
-    int64_t actor_rows, conv_misses, rows; /* rows: the rollout's, T x N */
+    int64_t actor_rows, other_rows, conv_misses;
+    int64_t rows;   /* the rollout's, T x N */
+    int64_t acting; /* the reference: the learner's rows whose agent acted (see below) */
 } rollout_counts;
 
 static int64_t conv_misses(const sk_trainer *tr) {
@@ -81,38 +86,173 @@ static int64_t actor_rows(const sk_trainer *tr) {
     return rows;
 }
 
+/* The hooks' act wrapped to count the actor rows their players run, worker by worker. */
+static const sk_rollout_hooks *g_hooks;
+static const sk_worker *g_workers;
+static int64_t g_other_rows[SK_MAX_WORKERS];
+
+static void counting_act(void *ctx, sk_rollout *ro, const sk_policy *policy, sk_worker *wk, int t,
+                         const float *obs_t) {
+    int64_t before = wk->work.actor_rows;
+    g_hooks->act(ctx, ro, policy, wk, t, obs_t);
+    g_other_rows[wk - g_workers] += wk->work.actor_rows - before;
+}
+
+/* The learner's rows whose agent acted in the rollout, from its records after it: the rows
+ * still active (self-play sets its pool's rows inactive) and the one action per row that
+ * GAE deferred to the next rollout (it clears that row's flag); every row without agents. */
+static int64_t acting_rows(const sk_rollout *ro) {
+    int64_t rows = (int64_t)ro->horizon * ro->num_rows, count = 0;
+    if (ro->num_agents == 1) return rows;
+    for (int64_t k = 0; k < rows; k++) count += ro->active[k];
+    for (int i = 0; i < ro->num_rows; i++) count += ro->pending.deferred[i] >= 0;
+    return count;
+}
+
 static rollout_counts second_rollout(const sk_config *cfg) {
     sk_trainer *tr = NULL;
     assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
     sk_trainer_run_workers(tr, sk_reset_job);
     sk_trainer_run_workers(tr, sk_rollout_job); /* the warm-up */
     tr->progress.update++; /* the next rollout starts from this one's last observations */
-    rollout_counts before = {actor_rows(tr), conv_misses(tr), 0};
+    sk_rollout_hooks counting;
+    const sk_rollout_hooks *hooks = tr->hooks;
+    if (hooks) {
+        counting = *hooks;
+        counting.act = counting_act;
+        g_hooks = hooks;
+        g_workers = tr->workers;
+        memset(g_other_rows, 0, sizeof g_other_rows);
+        tr->hooks = &counting;
+    }
+    rollout_counts before = {.actor_rows = actor_rows(tr), .conv_misses = conv_misses(tr)};
     sk_trainer_run_workers(tr, sk_rollout_job);
     assert_false(sk_vec_faulted(tr->vec));
-    rollout_counts counts = {actor_rows(tr) - before.actor_rows,
-                             conv_misses(tr) - before.conv_misses,
-                             (int64_t)tr->rollout.horizon * tr->rollout.num_rows};
+    rollout_counts counts = {.actor_rows = actor_rows(tr) - before.actor_rows,
+                             .conv_misses = conv_misses(tr) - before.conv_misses,
+                             .rows = (int64_t)tr->rollout.horizon * tr->rollout.num_rows,
+                             .acting = acting_rows(&tr->rollout)};
+    for (int w = 0; hooks && w < tr->num_workers; w++) counts.other_rows += g_other_rows[w];
+    tr->hooks = hooks;
     sk_trainer_destroy(tr);
     return counts;
 }
 
+/* ConnectFour-v0 at 16 envs and 16 steps a rollout, on 1 or 2 threads. */
+static sk_config *small_connect4(int threads) {
+    sk_config *cfg = sk_config_new();
+    sk_config_set(cfg, "env.id", "ConnectFour-v0");
+    sk_config_set(cfg, "env.num_envs", "16");
+    sk_config_set(cfg, "ppo.horizon", "16");
+    sk_config_set(cfg, "train.threads", threads == 1 ? "1" : "2");
+    return cfg;
+}
+
 /* Connect Four in self-play, every game against the pool (selfplay.pool_share 1): half the
- * rows are a pool member's. Each row goes through an actor once a step; before, the learner
- * ran every row and the pool its half again (1.5 x the rows). */
+ * rows are a pool member's, each run once a step by its snapshot (before: the learner ran
+ * every row and the pool its half again, 1.5 x the rows); of the learner's half, only the
+ * rows whose agent is to move (before: all of them, twice those). */
 static void test_selfplay_rows_once(void **state) {
     (void)state;
     for (int threads = 1; threads <= 2; threads++) {
-        sk_config *cfg = sk_config_new();
-        sk_config_set(cfg, "env.id", "ConnectFour-v0");
-        sk_config_set(cfg, "env.num_envs", "16");
-        sk_config_set(cfg, "ppo.horizon", "16");
-        sk_config_set(cfg, "train.threads", threads == 1 ? "1" : "2");
+        sk_config *cfg = small_connect4(threads);
         sk_config_set(cfg, "selfplay.enabled", "true");
         rollout_counts counts = second_rollout(cfg);
-        print_message("%d thread(s): %lld actor rows for %lld rollout rows\n", threads,
-                      (long long)counts.actor_rows, (long long)counts.rows);
-        assert_int_equal(counts.actor_rows, counts.rows);
+        print_message("%d thread(s): %lld rollout rows: %lld pool rows, %lld learner's (%lld "
+                      "acting)\n", threads, (long long)counts.rows, (long long)counts.other_rows,
+                      (long long)(counts.actor_rows - counts.other_rows), (long long)counts.acting);
+        assert_int_equal(counts.other_rows, counts.rows / 2);
+        assert_int_equal(counts.actor_rows - counts.other_rows, counts.acting);
+        sk_config_free(cfg);
+    }
+}
+
+/* The learner runs through its networks only the rows whose agent acts, at the presets of
+ * the multi-agent envs (configs/connect4.ini: ConnectFour-v0, a pool in every game;
+ * connect4_cnn.ini: ConnectFour-v1, a fifth of the games; arena.ini: Arena-v0, every agent
+ * acting every step), at their sizes; the pool's rows apart. Before: every learner row
+ * (Connect Four's waiting player's too: about twice the acting rows). */
+static void test_learner_rows_acting(void **state) {
+    (void)state;
+    static const char *const presets[][2] = {
+        {"connect4.ini", "ConnectFour-v0"},
+        {"connect4_cnn.ini", "ConnectFour-v1"},
+        {"arena.ini", "Arena-v0"},
+    };
+    for (size_t p = 0; p < sizeof presets / sizeof presets[0]; p++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/configs/%s", SKINNER_SOURCE_DIR, presets[p][0]);
+        sk_config *cfg = sk_config_new();
+        assert_int_equal(sk_config_load_file(cfg, path), SK_OK);
+        sk_config_set(cfg, "env.id", presets[p][1]);
+        sk_config_set(cfg, "train.threads", "2");
+        rollout_counts counts = second_rollout(cfg);
+        int64_t learner = counts.actor_rows - counts.other_rows;
+        print_message("%s: %lld rollout rows, %lld another player's; the learner ran %lld, "
+                      "%lld acting\n", presets[p][1], (long long)counts.rows,
+                      (long long)counts.other_rows, (long long)learner, (long long)counts.acting);
+        assert_int_equal(learner, counts.acting);
+        sk_config_free(cfg);
+    }
+}
+
+/* A per-role policy's update (policy.per_role: ConnectFour-v0's two roles, each
+ * minibatch block gathered role by role for its copy of the networks): the gathers visit
+ * each sample once an epoch (before: once per role), and the last minibatch's blocks hold
+ * what a plain gather of their samples from the rollout gives, role 0's rows first. */
+static void test_role_gather(void **state) {
+    (void)state;
+    for (int threads = 1; threads <= 2; threads++) {
+        sk_config *cfg = small_connect4(threads);
+        sk_config_set(cfg, "ppo.num_minibatches", "2");
+        sk_config_set(cfg, "ppo.update_epochs", "2");
+        sk_config_set(cfg, "policy.per_role", "true");
+        sk_trainer *tr = NULL;
+        assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+        sk_trainer_run_workers(tr, sk_reset_job);
+        for (int r = 0; r < 2; r++) { /* the second: actions that waited resolve too */
+            sk_trainer_run_workers(tr, sk_rollout_job);
+            tr->progress.update++;
+        }
+        const sk_rollout *ro = &tr->rollout;
+        int64_t rows = (int64_t)ro->horizon * ro->num_rows, samples = 0, visits = 0;
+        for (int64_t k = 0; k < rows; k++) samples += ro->active[k];
+        for (int i = 0; i < ro->num_rows; i++) samples += ro->pending.resolved[i];
+        sk_update_stats stats;
+        const char *anomaly = NULL;
+        sk_learner_update(tr, 1e-4f, &stats, &anomaly);
+        assert_null(anomaly);
+        for (int w = 0; w < tr->num_threads; w++) visits += tr->workers[w].gather_visits;
+        print_message("%d thread(s): %lld samples, 2 epochs: the gathers visited %lld rows\n",
+                      threads, (long long)samples, (long long)visits);
+        assert_int_equal(visits, 2 * samples);
+        /* the last minibatch: perm[start..samples - 1], block w of it on worker w */
+        int start = (int)(samples / 2), count = (int)samples - start, O = ro->obs_size;
+        for (int w = 0; w < tr->num_threads; w++) {
+            const sk_worker *wk = &tr->workers[w];
+            int lo, hi, a = 0;
+            sk_slice(count, w, tr->num_threads, &lo, &hi);
+            for (int role = 0; role < 2; role++)
+                for (int j = lo; j < hi; j++) {
+                    int64_t k = tr->learner.perm[start + j];
+                    if (k % 2 != role) continue;
+                    bool ready = k >= rows;
+                    size_t i = (size_t)(ready ? k - rows : k);
+                    const float *obs = ready ? ro->ready_obs : ro->obs;
+                    assert_memory_equal(wk->mb_obs + (size_t)a * (size_t)O, obs + i * (size_t)O,
+                                        (size_t)O * sizeof(float));
+                    const int32_t *actions = ready ? ro->ready_actions : ro->actions;
+                    assert_int_equal(wk->mb_actions[a], actions[i]);
+                    assert_true(wk->mb_logp[a] == (ready ? ro->ready_logp : ro->logp)[i]);
+                    assert_true(wk->mb_returns[a] ==
+                                (ready ? ro->pending.resolved_ret : ro->returns)[i]);
+                    assert_true(wk->mb_values[a] ==
+                                (ready ? ro->pending.resolved_value : ro->values)[i]);
+                    assert_true(wk->mb_adv[a] == tr->learner.mb_adv_norm[j]);
+                    a++;
+                }
+        }
+        sk_trainer_destroy(tr);
         sk_config_free(cfg);
     }
 }
@@ -140,6 +280,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sample_draws),
         cmocka_unit_test(test_selfplay_rows_once),
+        cmocka_unit_test(test_learner_rows_acting),
+        cmocka_unit_test(test_role_gather),
         cmocka_unit_test(test_connect4_rollout_no_misses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -86,10 +86,33 @@ sk_status sk_checkpoint_restore(const sk_st_file *file, const char *path, const 
 
 /* ---- what the learners share of the trainer's loop (trainer.c) ---- */
 
-/* The positions (0 for row wk->lo) of worker wk's rows the learner acts for at the step under
- * way, into rows (the slice's capacity: wk->role.rows exists when tr->hooks is set): every
- * row but those the rollout's hooks play (tr->hooks' is_other). Their count. (rollout.c) */
-int sk_rollout_learner_rows(const sk_trainer *tr, const sk_worker *wk, int32_t *rows);
+/* Where samples' inputs lie, a row each: the rollout's rows, the actions waiting across its
+ * end (pending) or resolved in it (ready), a minibatch block's rows. obs_u8 NULL in a store
+ * of a uint8 env: its rows are floats, widened when copied in. */
+typedef struct sk_sample_store {
+    float *obs;       /* (rows, obs_size) floats, or NULL in a uint8 env's store of bytes */
+    uint8_t *obs_u8;  /* (rows, obs_size) a uint8 env's bytes, or NULL */
+    uint8_t *masks;   /* (rows, mask_size) */
+    int32_t *actions; /* (rows, num_heads) */
+    float *actions_f; /* (rows, action_dim) */
+    float *logp;      /* (rows) */
+} sk_sample_store;
+
+/* Row k of store `from` into row `at` of store `to`: observation, mask, actions and logp.
+ * The one copy of a sample's fields: GAE's deferring and resolving, the minibatch gather.
+ * (rollout.c) */
+void sk_copy_sample(const sk_rollout *ro, sk_sample_store to, size_t at, sk_sample_store from,
+                    size_t k);
+/* The rollout's rows and the resolved waiting actions' (ro->ready_*) as stores. */
+sk_sample_store sk_rollout_samples(const sk_rollout *ro);
+sk_sample_store sk_ready_samples(const sk_rollout *ro);
+
+/* The positions (0 for row wk->lo) of worker wk's rows the learner acts for at step t, into
+ * rows (the slice's capacity: wk->role.rows exists with tr->hooks or a multi-agent env):
+ * every row but those the rollout's hooks play (tr->hooks' is_other) and, in a multi-agent
+ * env, those whose agent waits at t (ro->active 0: the env ignores their actions, GAE and
+ * the learner read no value, logp or action of theirs). Their count. (rollout.c) */
+int sk_rollout_learner_rows(const sk_trainer *tr, const sk_worker *wk, int t, int32_t *rows);
 
 /* Whether flag holds on any rank (every rank gets the answer). */
 bool sk_trainer_any_rank(sk_trainer *tr, bool flag);

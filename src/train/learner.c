@@ -137,21 +137,6 @@ static void gather_core(const sk_rollout *ro, sk_worker *wk, const int32_t *sequ
     }
 }
 
-/* Sample row a of worker wk's block from the action of row i resolved in this rollout after
- * waiting across the last one's end (sk_gae_pending; its sample index T x N + i). */
-static void gather_ready(const sk_rollout *ro, sk_worker *wk, size_t a, size_t i) {
-    size_t O = (size_t)ro->obs_size, M = (size_t)ro->mask_size, H = (size_t)ro->num_heads;
-    size_t D = (size_t)ro->action_dim;
-    if (ro->obs_u8_dtype) sk_obs_widen(wk->mb_obs + a * O, ro->ready_obs_u8 + i * O, O);
-    else memcpy(wk->mb_obs + a * O, ro->ready_obs + i * O, O * sizeof(float));
-    memcpy(wk->mb_actions + a * H, ro->ready_actions + i * H, H * sizeof(int32_t));
-    memcpy(wk->mb_actions_f + a * D, ro->ready_actions_f + i * D, D * sizeof(float));
-    if (M) memcpy(wk->mb_masks + a * M, ro->ready_masks + i * M, M);
-    wk->mb_logp[a] = ro->ready_logp[i];
-    wk->mb_returns[a] = ro->pending.resolved_ret[i];
-    wk->mb_values[a] = ro->pending.resolved_value[i];
-}
-
 /* The advantage of sample k: a rollout row's, or (k >= T x N) a resolved waiting action's. */
 static float sample_advantage(const sk_rollout *ro, size_t k) {
     size_t rows = (size_t)ro->horizon * (size_t)ro->num_rows;
@@ -189,34 +174,35 @@ static void minibatch_job(void *ctx, int w, int num_workers) {
     const int32_t *sequences = ln->perm + mb->start + lo;
     if (ro->state_size) gather_core(ro, wk, sequences, count);
     /* policy.per_role (no core: a sequence is one row): the block gathered role by role,
-     * role p's rows from role_start[p], for that role's copy of the networks */
-    int roles = sk_policy_roles(&ln->policy), role_start[SK_MAX_POLICY_ROLES + 1], at = 0;
+     * role p's rows from role_start[p] in the block's order, for that role's copy of the
+     * networks: counted by role, then each row placed in one pass */
+    int roles = sk_policy_roles(&ln->policy), role_start[SK_MAX_POLICY_ROLES + 1] = {0};
+    int next[SK_MAX_POLICY_ROLES] = {0}; /* where role p's next row goes */
+    for (int r = 0; roles > 1 && r < rows; r++) /* row k's agent: k % roles */
+        role_start[sequence_row(ro, sequences[r % count], r / count) % (size_t)roles + 1]++;
+    role_start[roles] = rows;
+    for (int p = 1; p < roles; p++) next[p] = role_start[p] += role_start[p - 1];
     size_t rollout_rows = (size_t)ro->horizon * (size_t)ro->num_rows;
-    for (int pass = 0; pass < roles; pass++) {
-        role_start[pass] = at;
-        for (int r = 0; r < rows; r++) {
-            int t = r / count, j = r % count;
-            size_t k = sequence_row(ro, sequences[j], t);
-            if (roles > 1 && (int)(k % (size_t)roles) != pass) continue; /* row k's agent */
-            size_t a = (size_t)at++;
-            wk->mb_adv[a] = ln->mb_adv_norm[(size_t)(lo + j) * (size_t)L + (size_t)t];
-            if (k >= rollout_rows) { /* a multi-agent action resolved from an earlier rollout */
-                gather_ready(ro, wk, a, k - rollout_rows);
-                continue;
-            }
-            if (ro->obs_u8_dtype) /* the learner's side of the widening (the actor's: rollout.c) */
-                sk_obs_widen(wk->mb_obs + a * O, ro->obs_u8 + k * O, (size_t)O);
-            else
-                memcpy(wk->mb_obs + a * O, ro->obs + k * O, (size_t)O * sizeof(float));
-            memcpy(wk->mb_actions + a * H, ro->actions + k * H, (size_t)H * sizeof(int32_t));
-            memcpy(wk->mb_actions_f + a * D, ro->actions_f + k * D, (size_t)D * sizeof(float));
-            if (M) memcpy(wk->mb_masks + a * M, ro->masks + k * M, (size_t)M);
-            wk->mb_logp[a] = ro->logp[k];
+    sk_sample_store gathered = {wk->mb_obs, NULL, wk->mb_masks, wk->mb_actions, wk->mb_actions_f,
+                                wk->mb_logp};
+    sk_sample_store rollout = sk_rollout_samples(ro), ready = sk_ready_samples(ro);
+    for (int r = 0; r < rows; r++) {
+        int t = r / count, j = r % count;
+        size_t k = sequence_row(ro, sequences[j], t);
+        size_t a = (size_t)next[roles > 1 ? k % (size_t)roles : 0]++;
+        wk->mb_adv[a] = ln->mb_adv_norm[(size_t)(lo + j) * (size_t)L + (size_t)t];
+        if (k >= rollout_rows) { /* a multi-agent action resolved from an earlier rollout */
+            size_t i = k - rollout_rows;
+            sk_copy_sample(ro, gathered, a, ready, i);
+            wk->mb_returns[a] = ro->pending.resolved_ret[i];
+            wk->mb_values[a] = ro->pending.resolved_value[i];
+        } else {
+            sk_copy_sample(ro, gathered, a, rollout, k);
             wk->mb_returns[a] = ro->returns[k];
             wk->mb_values[a] = ro->values[k];
         }
     }
-    role_start[roles] = at;
+    wk->gather_visits += rows;
     sk_ppo_loss_config loss = {
         .clip_coef = (float)tr->s.clip_coef,
         .ent_coef = (float)tr->s.ent_coef,
@@ -402,14 +388,17 @@ static double explained_variance(const float *predicted, const float *target, co
 }
 
 /* The policy's actions of the rows (sampled from the actor) and the critic's values: of
- * the learner's own rows, when another player acts for some (self-play's pool members,
- * whose rows' values and logp are no sample's), with the stream as if it sampled all. */
+ * the learner's own rows whose agent acts, when another player acts for some (self-play's
+ * pool members, whose rows' values and logp are no sample's) or some agents wait (a
+ * turn-based env's), with the stream as if it sampled all. A left-out row keeps what its
+ * arrays held: nothing reads it (sk_rollout_learner_rows). */
 static void ppo_act(sk_trainer *tr, sk_worker *wk, int t, const float *obs_t,
                     const uint8_t *masks_t, int B) {
     sk_rollout *ro = &tr->rollout;
     const sk_learner *ln = &tr->learner;
     size_t at = (size_t)t * (size_t)ro->num_rows + (size_t)wk->lo;
-    int count = tr->hooks ? sk_rollout_learner_rows(tr, wk, wk->role.rows) : B;
+    bool some = tr->hooks || ro->num_agents > 1; /* rows may be left out */
+    int count = some ? sk_rollout_learner_rows(tr, wk, t, wk->role.rows) : B;
     if (count < B) {
         sk_policy_act_rows(&ln->policy, ln->params, obs_t, masks_t, wk->role.rows, count, B,
                            &wk->rng, false, ro->actions + at * (size_t)ro->num_heads,

@@ -9,25 +9,27 @@
 
 #include <string.h>
 
-/* One row's sample inputs from (obs, masks, actions, actions_f, logp) at row index `from`
- * into the same arrays of another store at row index `to`. */
-typedef struct sample_store {
-    float *obs;
-    uint8_t *obs_u8, *masks;
-    int32_t *actions;
-    float *actions_f, *logp;
-} sample_store;
-
-static void copy_sample(const sk_rollout *ro, sample_store to, size_t at, sample_store from,
-                        size_t k) {
+void sk_copy_sample(const sk_rollout *ro, sk_sample_store to, size_t at, sk_sample_store from,
+                    size_t k) {
     size_t O = (size_t)ro->obs_size, M = (size_t)ro->mask_size, H = (size_t)ro->num_heads;
     size_t D = (size_t)ro->action_dim;
-    if (ro->obs_u8_dtype) memcpy(to.obs_u8 + at * O, from.obs_u8 + k * O, O);
-    else memcpy(to.obs + at * O, from.obs + k * O, O * sizeof(float));
+    if (!ro->obs_u8_dtype) memcpy(to.obs + at * O, from.obs + k * O, O * sizeof(float));
+    else if (to.obs_u8) memcpy(to.obs_u8 + at * O, from.obs_u8 + k * O, O);
+    else /* into floats: the learner's side of the widening (the actor's: policy_obs) */
+        sk_obs_widen(to.obs + at * O, from.obs_u8 + k * O, O);
     if (M) memcpy(to.masks + at * M, from.masks + k * M, M);
     memcpy(to.actions + at * H, from.actions + k * H, H * sizeof(int32_t));
     memcpy(to.actions_f + at * D, from.actions_f + k * D, D * sizeof(float));
     to.logp[at] = from.logp[k];
+}
+
+sk_sample_store sk_rollout_samples(const sk_rollout *ro) {
+    return (sk_sample_store){ro->obs, ro->obs_u8, ro->masks, ro->actions, ro->actions_f, ro->logp};
+}
+
+sk_sample_store sk_ready_samples(const sk_rollout *ro) {
+    return (sk_sample_store){ro->ready_obs, ro->ready_obs_u8, ro->ready_masks, ro->ready_actions,
+                             ro->ready_actions_f, ro->ready_logp};
 }
 
 void sk_rollout_gae(sk_rollout *ro, bool bootstrap_truncated, float gamma, float gae_lambda,
@@ -39,17 +41,15 @@ void sk_rollout_gae(sk_rollout *ro, bool bootstrap_truncated, float gamma, float
                               ro->num_rows, lo, hi, gamma, gae_lambda, &ro->pending);
         /* a resolved action's inputs become a sample of this update, then an action
          * deferred at this rollout's end takes its place and is no sample of this one */
-        sample_store rollout = {ro->obs, ro->obs_u8, ro->masks, ro->actions, ro->actions_f, ro->logp};
-        sample_store pending = {ro->pending_obs, ro->pending_obs_u8, ro->pending_masks,
-                                ro->pending_actions, ro->pending_actions_f, ro->pending_logp};
-        sample_store ready = {ro->ready_obs, ro->ready_obs_u8, ro->ready_masks,
-                              ro->ready_actions, ro->ready_actions_f, ro->ready_logp};
+        sk_sample_store rollout = sk_rollout_samples(ro), ready = sk_ready_samples(ro);
+        sk_sample_store pending = {ro->pending_obs, ro->pending_obs_u8, ro->pending_masks,
+                                   ro->pending_actions, ro->pending_actions_f, ro->pending_logp};
         for (int i = lo; i < hi; i++) {
-            if (ro->pending.resolved[i]) copy_sample(ro, ready, (size_t)i, pending, (size_t)i);
+            if (ro->pending.resolved[i]) sk_copy_sample(ro, ready, (size_t)i, pending, (size_t)i);
             int t = ro->pending.deferred[i];
             if (t < 0) continue;
             size_t k = (size_t)t * (size_t)ro->num_rows + (size_t)i;
-            copy_sample(ro, pending, (size_t)i, rollout, k);
+            sk_copy_sample(ro, pending, (size_t)i, rollout, k);
             ro->active[k] = 0;
         }
         return;
@@ -211,10 +211,18 @@ static void core_step(sk_rollout *ro, const sk_learner *ln, sk_worker *wk, int t
     sk_policy_core_step(&ln->policy, ln->params, obs_t, state, wk->hi - wk->lo, &wk->work);
 }
 
-int sk_rollout_learner_rows(const sk_trainer *tr, const sk_worker *wk, int32_t *rows) {
+int sk_rollout_learner_rows(const sk_trainer *tr, const sk_worker *wk, int t, int32_t *rows) {
+    const sk_rollout *ro = &tr->rollout;
+    /* a multi-agent env's flags of step t: final when the step acts (store_step and the
+     * hooks' after_step wrote them); GAE only clears some later (a deferred action's) */
+    size_t row = (size_t)t * (size_t)ro->num_rows;
+    const uint8_t *active = ro->num_agents > 1 ? ro->active + row : NULL;
     int count = 0;
-    for (int i = wk->lo; i < wk->hi; i++)
-        if (!tr->hooks || !tr->hooks->is_other(tr->hooks_ctx, i)) rows[count++] = i - wk->lo;
+    for (int i = wk->lo; i < wk->hi; i++) {
+        if (active && !active[i]) continue; /* its agent waits: the env ignores its action */
+        if (tr->hooks && tr->hooks->is_other(tr->hooks_ctx, i)) continue;
+        rows[count++] = i - wk->lo;
+    }
     return count;
 }
 

@@ -154,6 +154,8 @@ typedef struct sk_worker {
     int32_t *mb_actions;
     uint8_t *mb_masks;
     float *mb_actions_f;    /* (block, action_dim) */
+    int64_t gather_visits;  /* rows the minibatch gathers placed so far, each visited once (a
+                               per-role block counts its roles first): tests count work */
     /* truncation bootstrap scratch */
     float *trunc_obs;       /* (slice, obs_size) */
     float *obs_wide;        /* (slice, obs_size) a uint8 env's rows widened for the policy */

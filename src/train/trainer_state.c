@@ -155,8 +155,11 @@ static size_t array_count(const sk_trainer *tr, const sk_worker *wk, sk_size_kin
     size_t parts = (size_t)tr->layout.minibatch_parts;
     size_t block_sequences = ((size_t)tr->learner.minibatch_capacity + parts - 1) / parts;
     size_t block = block_sequences * L, S = (size_t)tr->rollout.state_size;
-    /* rows gathered to act: by role (policy.per_role), the learner's or a pool member's */
-    size_t by_role = sk_policy_roles(&tr->learner.policy) > 1 || tr->sp.on ? slice : 0;
+    /* rows gathered to act: by role (policy.per_role), the learner's or a pool member's, a
+     * multi-agent env's active ones */
+    size_t by_role =
+        sk_policy_roles(&tr->learner.policy) > 1 || tr->sp.on || tr->rollout.num_agents > 1
+            ? slice : 0;
     switch (kind) {
     case SK_SIZE_W_PARAMS: /* a gradient block: the learner runs one a thread (train.slices) */
         return wk - tr->workers < tr->num_threads ? tr->learner.policy.num_params : 0;
