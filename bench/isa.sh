@@ -38,6 +38,8 @@ for line in sys.stdin:
     if 'peak' in r:
         peaks[r['peak']] = max(peaks.get(r['peak'], 0.0), r['gflops'])
         continue
+    if 'store_bytes' in r:
+        continue
     rows.setdefault((r['pass'], r['shape']), {})[r['candidate']] = r['gflops'] if r.get('available', True) else None
 print('Measured FMA peak of one core: ' + ', '.join('%s %.1f GFLOP/s' % kv for kv in peaks.items()) + '.')
 print()

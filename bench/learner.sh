@@ -37,7 +37,7 @@ gemm_table() {
 rows = {}
 for line in sys.stdin:
     r = json.loads(line)
-    if 'peak' in r:  # the core's FMA peaks (bench/isa.sh reports them)
+    if 'peak' in r or 'store_bytes' in r:  # FMA peaks, store bandwidths: bench/isa.sh reports them
         continue
     key = (r['pass'], r['shape'])
     rows.setdefault(key, {})[r['candidate']] = '%.1f' % r['gflops'] if r.get('available', True) else '-'

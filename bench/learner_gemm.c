@@ -6,6 +6,7 @@
  * kernels (where the build found libxsmm: SKINNER_LIBXSMM). Rounds alternate the candidates; each figure is the median
  * of the rounds. Run it once plain and once with OPENBLAS_CORETYPE=Haswell to see OpenBLAS
  * pinned (bench/learner.sh does both). Prints the core's measured FMA peak per vector width,
+ * and what storing 64 and 256 KiB costs (in order, and a column block of every row at a time),
  * then one JSON object per shape and candidate.
  * usage: learner_gemm [ROUNDS=15]
  */
@@ -24,8 +25,10 @@
 #include <libxsmm.h>
 #endif
 
-typedef enum { FORWARD, DINPUT, DWEIGHT } pass;
-static const char *const pass_names[] = {"forward", "dinput", "dweight"};
+/* FORWARD_T: the forward with W^T given (sk_gemm_small_forward_t), as a recurrent layer runs
+ * each step after transposing W_hh once for the sequence (src/nn/rnn.c) */
+typedef enum { FORWARD, DINPUT, DWEIGHT, FORWARD_T } pass;
+static const char *const pass_names[] = {"forward", "dinput", "dweight", "forward_t"};
 
 typedef struct shape {
     const char *what;
@@ -49,6 +52,7 @@ static const shape shapes[] = {
     {"one thread: layer 1 (64 -> 64)", FORWARD, 512, 64, 64},
     {"lstm input gates (T*B 256, 4 -> 256)", FORWARD, 256, 4, 256},
     {"lstm hidden gates, one step (16, 64 -> 256)", FORWARD, 16, 64, 256},
+    {"lstm hidden gates, one step (16, 64 -> 256)", FORWARD_T, 16, 64, 256},
     {"lstm hidden gates, one step (16, 64 -> 256)", DINPUT, 16, 64, 256},
     {"lstm hidden gates (T*B 256, 64 -> 256)", DWEIGHT, 256, 64, 256},
     {"lstm input gates (T*B 256, 4 -> 256)", DWEIGHT, 256, 4, 256},
@@ -79,6 +83,10 @@ static void openblas_call(const shape *s, buffers *m) {
         for (int r = 0; r < B; r++) memcpy(m->out + (size_t)r * OC, m->b, (size_t)OC * sizeof(float));
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, OC, C, 1.0f, m->inp, C, m->w, C,
                     1.0f, m->out, OC);
+    } else if (s->pass == FORWARD_T) {
+        for (int r = 0; r < B; r++) memcpy(m->out + (size_t)r * OC, m->b, (size_t)OC * sizeof(float));
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, OC, C, 1.0f, m->inp, C, m->wt,
+                    OC, 1.0f, m->out, OC);
     } else if (s->pass == DINPUT) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, C, OC, 1.0f, m->dout, OC, m->w,
                     C, 1.0f, m->dinp, C);
@@ -91,6 +99,8 @@ static void openblas_call(const shape *s, buffers *m) {
 static int small_call(const sk_nn_kernels *k, const shape *s, buffers *m) {
     if (!k) return 0;
     if (s->pass == FORWARD) return k->gemm_forward(m->out, m->inp, m->w, m->b, s->B, s->C, s->OC);
+    if (s->pass == FORWARD_T)
+        return k->gemm_forward_t(m->out, m->inp, m->wt, m->b, s->B, s->C, s->OC);
     if (s->pass == DINPUT) return k->gemm_dinput(m->dinp, m->dout, m->w, s->B, s->C, s->OC);
     return k->gemm_dweight(m->dw, m->dout, m->inp, s->B, s->C, s->OC);
 }
@@ -104,7 +114,7 @@ static libxsmm_smmfunction xsmm_kernel(const shape *s) {
     float alpha = 1.0f, beta = 1.0f;
     int flags = LIBXSMM_GEMM_FLAG_NONE;
     libxsmm_blasint lda, ldb, ldc;
-    if (s->pass == FORWARD) {
+    if (s->pass == FORWARD || s->pass == FORWARD_T) {
         lda = OC, ldb = C, ldc = OC;
         return libxsmm_smmdispatch(OC, B, C, &lda, &ldb, &ldc, &alpha, &beta, &flags, NULL);
     }
@@ -120,8 +130,8 @@ static libxsmm_smmfunction xsmm_kernel(const shape *s) {
 static int xsmm_call(const shape *s, libxsmm_smmfunction kernel, buffers *m) {
     if (!kernel) return 0;
     int B = s->B, C = s->C, OC = s->OC;
-    if (s->pass == FORWARD) {
-        sk_gemm_small_transpose(m->wt, m->w, OC, C);
+    if (s->pass == FORWARD || s->pass == FORWARD_T) {
+        if (s->pass == FORWARD) sk_gemm_small_transpose(m->wt, m->w, OC, C);
         for (int r = 0; r < B; r++) memcpy(m->out + (size_t)r * OC, m->b, (size_t)OC * sizeof(float));
         kernel(m->wt, m->inp, m->out);
     } else if (s->pass == DINPUT) {
@@ -139,6 +149,32 @@ static void print_peaks(int rounds) {
     for (int level = SK_ISA_AVX2; level <= (int)detected; level++)
         printf("{\"peak\": \"%s\", \"gflops\": %.1f}\n", sk_isa_level_name((sk_isa_level)level),
                fma_peak_gflops((sk_isa_level)level, rounds));
+}
+
+/* What storing an output of `bytes` costs, the bound of the narrow shapes whose output leaves L1:
+ * GB/s of 64-byte stores over rows of row_bytes, all rows' first 64 bytes, then their next
+ * (a kernel's column blocks; row_bytes 64: the buffer in order). Best of 25 runs. */
+static double store_gbps(size_t bytes, size_t row_bytes) {
+    unsigned char *buf = aligned_alloc(64, bytes);
+    double best = 1e30;
+    for (int run = 0; run < 25; run++) {
+        double start = now();
+        for (int rep = 0; rep < 100; rep++)
+            for (size_t block = 0; block < row_bytes; block += 64)
+                for (size_t row = 0; row < bytes; row += row_bytes)
+                    memset(buf + row + block, rep, 64);
+        double t = (now() - start) / 100;
+        if (t < best) best = t;
+    }
+    free(buf);
+    return (double)bytes / best / 1e9;
+}
+
+static void print_store_bandwidth(void) {
+    static const size_t cases[][2] = {{65536, 64}, {65536, 256}, {262144, 64}, {262144, 1024}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        printf("{\"store_bytes\": %zu, \"row_bytes\": %zu, \"gbps\": %.1f}\n", cases[i][0],
+               cases[i][1], store_gbps(cases[i][0], cases[i][1]));
 }
 
 static int compare_floats(const void *a, const void *b) {
@@ -214,6 +250,7 @@ int main(int argc, char **argv) {
     /* the peaks before and after the shapes, each the best of 25 runs of ~10 ms: on a shared
      * machine a run that lost the core reads low, never high (readers take the larger) */
     print_peaks(25);
+    print_store_bandwidth();
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) run_shape(&shapes[i], rounds);
     print_peaks(25);
     return 0;

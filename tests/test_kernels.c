@@ -2,7 +2,8 @@
  * product on odd shapes (rows not a multiple of the 6-row tile or the 16-row head block,
  * K of 1-5, N of 1-3, widths of 63 and 65), their transpose against its definition, a row's
  * forward output against the same row computed alone (bit for bit), and the linear layer's
- * backward through them against finite differences; and the layers on a thread with a 64 KiB
+ * backward through them against finite differences; every kernel's sums in one fixed order (a
+ * row's forward the same bit for bit in any batch); and the layers on a thread with a 64 KiB
  * stack (issue 53 ask 4). */
 #define _GNU_SOURCE /* dl_iterate_phdr */
 #include "test_util.h"
@@ -164,6 +165,107 @@ static void test_against_double(void **state) {
     assert_int_equal(bad, 0);
 }
 
+/* ---- the sums' order, exactly: what makes a row's result independent of the batch ---- */
+
+/* c (M, N) = init (M, N; or zeros), then fmaf over k ascending, then + bias (N; or none): the
+ * order every GEMM kernel sums in (src/nn/isa/gemm.c: the tiles, the narrow-K blocks, the 1-2
+ * row tiles), in scalar C. A[i][k] = a[i * a_row + k * a_k], B[k][j] = b[k * b_k + j * b_col]. */
+static void reference_fma(float *c, const float *init, const float *bias, int M, int N, int K,
+                          const float *a, size_t a_row, size_t a_k, const float *b, size_t b_k,
+                          size_t b_col) {
+    for (size_t i = 0; i < (size_t)M; i++)
+        for (size_t j = 0; j < (size_t)N; j++) {
+            float sum = init ? init[i * (size_t)N + j] : 0.0f;
+            for (size_t k = 0; k < (size_t)K; k++)
+                sum = fmaf(a[i * a_row + k * a_k], b[k * b_k + j * b_col], sum);
+            c[i * (size_t)N + j] = bias ? sum + bias[j] : sum;
+        }
+}
+
+static int count_unequal(const char *what, const float *got, const float *want, size_t n, int B,
+                         int C, int OC) {
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(&got[i], &want[i], sizeof(float)) != 0 && bad++ < 3)
+            print_error("%s B=%d C=%d OC=%d [%zu]: got %.9g, want %.9g (bit for bit)\n", what, B,
+                        C, OC, i, (double)got[i], (double)want[i]);
+    return bad;
+}
+
+/* The forward (W and W^T given), dX and dW at one shape against reference_fma bit for bit, and
+ * the forward of runs of rows against the whole batch's rows: self-play forwards subsets of
+ * the rows the learner forwards together. The forward where OC is 5+ (the 1-4 output heads
+ * sum as dot products, in their own fixed order), dW where C is 16+ (a narrower input sums
+ * dW^T from zero, then adds it). */
+static int check_order(int B, int C, int OC, uint64_t *rng) {
+    size_t nb = (size_t)B, nc = (size_t)C, no = (size_t)OC;
+    float *inp = normal_floats(nb * nc, rng), *w = normal_floats(no * nc, rng);
+    float *bias = normal_floats(no, rng), *dout = normal_floats(nb * no, rng);
+    float *dinp = normal_floats(nb * nc, rng), *dw = normal_floats(no * nc, rng);
+    float *wt = malloc(nc * no * sizeof(float)), *out = malloc(nb * no * sizeof(float));
+    size_t most = (nb > no ? nb : no) * (nc > no ? nc : no);
+    float *want = malloc(most * sizeof(float));
+    for (size_t o = 0; o < no; o++)
+        for (size_t c = 0; c < nc; c++) wt[c * no + o] = w[o * nc + c];
+    int bad = 0;
+    if (OC >= 5) reference_fma(want, NULL, bias, B, OC, C, inp, nc, 1, w, 1, nc);
+    /* the whole batch, then runs of its rows (first row, length) from its start, middle and end,
+     * each through both forwards */
+    int runs[][2] = {{0, B}, {0, 1}, {1, 2}, {1, 17}, {B / 3, 7}, {B / 3, 17}, {B - 1, 1}};
+    for (size_t r = 0; OC >= 5 && r < sizeof runs / sizeof runs[0]; r++)
+        for (int transposed = 0; transposed < 2; transposed++) {
+            int r0 = runs[r][0], rows = B - r0 < runs[r][1] ? B - r0 : runs[r][1];
+            if (rows <= 0) continue; /* a batch of 1 has no second row */
+            const float *rows_inp = inp + (size_t)r0 * nc;
+            bool taken = transposed ? sk_gemm_small_forward_t(out, rows_inp, wt, bias, rows, C, OC)
+                                    : sk_gemm_small_forward(out, rows_inp, w, bias, rows, C, OC);
+            const char *what = transposed ? "forward_t" : "forward";
+            if (taken)
+                bad += count_unequal(what, out, want + (size_t)r0 * no, (size_t)rows * no, rows,
+                                     C, OC);
+            else if (bad++ < 3)
+                print_error("%s B=%d C=%d OC=%d declined\n", what, rows, C, OC);
+        }
+    reference_fma(want, dinp, NULL, B, C, OC, dout, no, 1, w, nc, 1);
+    if (!sk_gemm_small_dinput(dinp, dout, w, B, C, OC) && bad++ < 3)
+        print_error("dinput B=%d C=%d OC=%d declined\n", B, C, OC);
+    bad += count_unequal("dinput", dinp, want, nb * nc, B, C, OC);
+    if (C >= 16) {
+        reference_fma(want, dw, NULL, OC, C, B, dout, 1, no, inp, nc, 1);
+        if (!sk_gemm_small_dweight(dw, dout, inp, B, C, OC) && bad++ < 3)
+            print_error("dweight B=%d C=%d OC=%d declined\n", B, C, OC);
+        bad += count_unequal("dweight", dw, want, no * nc, B, C, OC);
+    }
+    free(inp), free(w), free(bias), free(dout), free(dinp), free(dw), free(wt), free(out);
+    free(want);
+    return bad;
+}
+
+static void test_sum_order(void **state) {
+    (void)state;
+    if (!kernels_built()) return; /* the baseline level: no kernels, cblas_sgemm sums its own way */
+    uint64_t rng = 11;
+    int bad = 0;
+    /* K of 1-8 into 5-300 outputs (CartPole's 4 observations into a layer, an LSTM's 256 gates;
+     * dX of a 1-8 output layer), whole blocks of columns and a part of one, row counts across
+     * blocks of rows; dW and the forward of 1-2 rows at 16-300 wide */
+    static const int rows[] = {1, 2, 3, 17, 40, 256};
+    static const int narrow[] = {1, 2, 3, 4, 5, 8};
+    static const int wide[] = {5, 16, 24, 64, 72, 130, 250, 256};
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
+        for (size_t k = 0; k < sizeof narrow / sizeof narrow[0]; k++)
+            for (size_t n = 0; n < sizeof wide / sizeof wide[0]; n++) {
+                bad += check_order(rows[r], narrow[k], wide[n], &rng);
+                bad += check_order(rows[r], wide[n], narrow[k] + 4, &rng);
+                if (narrow[k] <= 2) bad += check_order(rows[r], wide[n], narrow[k], &rng);
+            }
+    /* the presets' own: CartPole's layers and heads' dX and dW (heads: 1-2 outputs) */
+    int learner[][3] = {{256, 4, 64}, {256, 64, 64}, {256, 4, 256}, {16, 64, 256}, {256, 64, 5}};
+    for (size_t i = 0; i < sizeof learner / sizeof learner[0]; i++)
+        bad += check_order(learner[i][0], learner[i][1], learner[i][2], &rng);
+    assert_int_equal(bad, 0);
+}
+
 /* ---- the linear layer's backward through the kernels, by finite differences ---- */
 typedef struct fd_ctx {
     int B, C, OC;
@@ -305,6 +407,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transpose),
         cmocka_unit_test(test_against_double),
+        cmocka_unit_test(test_sum_order),
         cmocka_unit_test(test_finite_differences),
         cmocka_unit_test(test_small_stack_thread),
     };

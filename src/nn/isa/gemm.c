@@ -93,6 +93,21 @@ enum {
      * need. */
     MAX_SMALL_DIM = 256,
     HEAD_MAX_OUTPUTS = 4, /* narrower outputs take the dot-product kernel */
+    /* A GEMM of 1-2 rows (a head's dW: its 1-2 outputs by the layer's width, summed over the
+     * batch) takes tiles this many vectors wide: the 1-2 x 2 accumulators of the usual tile
+     * are 2-4 chains of dependent FMAs, a quarter to half of the FMA units' throughput (4
+     * cycles' latency, 2 a cycle: 8 chains keep them busy). */
+    WIDE_VECTORS = 8,
+    WIDE_MAX_ACCUMULATORS = LANES, /* 8 of AVX2's 16 registers, 16 of AVX-512's 32 */
+    /* A GEMM of K 1-4 (AVX2; 1-8 AVX-512) keeps B's K rows of a column block in this many
+     * registers for all of A's rows: CartPole's 4 inputs into a layer, a head's 1-2 outputs
+     * back into dX. */
+    NARROW_B_REGISTERS = LANES,
+    /* ... for this many rows at a time, then the next block of columns: C's rows are written
+     * whole a few at a time, in order, where a block's column of all rows wrote 64 bytes of
+     * every row's 256-1024 (an LSTM's 256 gates: 0.77x the speed; bench/learner_gemm.c's
+     * store bandwidth, 2026-12-02-*-narrow-kernels.md: half, for 256 KiB in that order) */
+    NARROW_ROW_CHUNK = 16,
     MAX_INPUT_WIDTH = 4096, /* wider inputs are only more tiles (backward) or chunks (forward);
                              * measured at 1024: bench/learner_gemm.c */
 };
@@ -220,24 +235,24 @@ static inline __attribute__((always_inline)) void tile(const gemm_args *g, const
                                                        ptrdiff_t ldb, int i0, int j0, int width,
                                                        const int ROWS, const int NV,
                                                        const bool PARTIAL) {
-    vec acc[TILE_ROWS][TILE_VECTORS];
+    vec acc[TILE_ROWS][WIDE_VECTORS];
     vmask last = mask_first(width - (NV - 1) * LANES);
 #pragma GCC unroll 6
     for (int i = 0; i < ROWS; i++) {
         float *c_row = g->c + (ptrdiff_t)(i0 + i) * g->ldc + j0;
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int j = 0; j < NV; j++)
             acc[i][j] = g->overwrite ? zero() : TILE_LOAD(c_row + j * LANES, j);
     }
     const float *a = g->a + (ptrdiff_t)i0 * g->a_row;
     for (int k = 0; k < g->K; k++) {
-        vec bv[TILE_VECTORS];
-#pragma GCC unroll 4
+        vec bv[WIDE_VECTORS];
+#pragma GCC unroll 8
         for (int j = 0; j < NV; j++) bv[j] = TILE_LOAD(b + j * LANES, j);
 #pragma GCC unroll 6
         for (int i = 0; i < ROWS; i++) {
             vec av = splat(a[(ptrdiff_t)i * g->a_row]);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
             for (int j = 0; j < NV; j++) acc[i][j] = fmadd(av, bv[j], acc[i][j]);
         }
         a += g->a_k;
@@ -246,7 +261,7 @@ static inline __attribute__((always_inline)) void tile(const gemm_args *g, const
 #pragma GCC unroll 6
     for (int i = 0; i < ROWS; i++) {
         float *c_row = g->c + (ptrdiff_t)(i0 + i) * g->ldc + j0;
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int j = 0; j < NV; j++) {
             /* the bias after the products, as OpenBLAS with beta 1 added them: summed from the
              * bias, each product's rounding is at the bias's scale, and the finite differences
@@ -266,6 +281,116 @@ static inline __attribute__((always_inline)) void tile(const gemm_args *g, const
 #define TILE_CASES(R) TILE_CASE(R, 1) TILE_CASE(R, 2)
 #endif
 _Static_assert(TILE_VECTORS == (LANES == 16 ? 4 : 2), "TILE_CASES covers 1..TILE_VECTORS");
+
+/* Columns [j0, j0 + NV vectors) of C's rows [i0, i0 + rows), B's K rows of them held in K x NV
+ * registers: per row, K broadcasts of A and K x NV FMAs against NV loads and stores of C,
+ * where the 6-row tile reloaded B for every 6 rows and ran a K-step loop of 4 or fewer. Each
+ * element is summed in the tile's order (C or zero, then k ascending, then the bias), so a row's
+ * result is the same bit for bit whichever kernel or block computed it. */
+static inline __attribute__((always_inline)) void narrow_block(const gemm_args *g, int i0,
+                                                               int rows, int j0, const int K,
+                                                               const int NV) {
+    vec bk[NARROW_B_REGISTERS];
+#pragma GCC unroll 8
+    for (int k = 0; k < K; k++)
+#pragma GCC unroll 8
+        for (int j = 0; j < NV; j++) bk[k * NV + j] = load(g->b + k * g->ldb + j0 + j * LANES);
+    /* g's fields in locals: C's stores could alias them, and the compiler reloaded each per row */
+    const ptrdiff_t a_row = g->a_row, a_k = g->a_k, ldc = g->ldc;
+    const float *restrict a = g->a + i0 * a_row;
+    const float *restrict init = g->init ? g->init + j0 : NULL;
+    float *restrict c = g->c + i0 * ldc + j0;
+    const bool overwrite = g->overwrite;
+#pragma GCC unroll 2
+    for (int i = 0; i < rows; i++) {
+        vec acc[WIDE_VECTORS];
+#pragma GCC unroll 8
+        for (int j = 0; j < NV; j++) acc[j] = overwrite ? zero() : load(c + j * LANES);
+#pragma GCC unroll 8
+        for (int k = 0; k < K; k++) {
+            vec av = splat(a[k * a_k]);
+#pragma GCC unroll 8
+            for (int j = 0; j < NV; j++) acc[j] = fmadd(av, bk[k * NV + j], acc[j]);
+        }
+#pragma GCC unroll 8
+        for (int j = 0; j < NV; j++) {
+            if (init) acc[j] = add(acc[j], load(init + j * LANES));
+            store(c + j * LANES, acc[j]);
+        }
+        a += a_row;
+        c += ldc;
+    }
+}
+
+/* The widest power of two of vectors, at most WIDE_VECTORS and limit, that the N columns fill:
+ * 0 where they fill none. */
+static int whole_vectors(int N, int limit) {
+    int nv = WIDE_VECTORS;
+    while (nv > limit || nv * LANES > N) nv /= 2;
+    return nv;
+}
+
+#define NARROW_CASE(K, V) \
+    case (K) * 16 + (V): narrow_block(g, i0, rows, j0, K, V); break;
+#define NARROW_CASES(K) NARROW_CASE(K, 1) NARROW_CASE(K, 2) NARROW_CASE(K, 4) NARROW_CASE(K, 8)
+#if defined(__AVX512F__)
+#define NARROW_MAX_K 8
+#define NARROW_ALL_CASES                                                                            \
+    NARROW_CASES(1) NARROW_CASES(2) NARROW_CASE(3, 1) NARROW_CASE(3, 2) NARROW_CASE(3, 4)          \
+    NARROW_CASE(4, 1) NARROW_CASE(4, 2) NARROW_CASE(4, 4) NARROW_CASE(5, 1) NARROW_CASE(5, 2)      \
+    NARROW_CASE(6, 1) NARROW_CASE(6, 2) NARROW_CASE(7, 1) NARROW_CASE(7, 2) NARROW_CASE(8, 1)      \
+    NARROW_CASE(8, 2)
+#else
+#define NARROW_MAX_K 4
+#define NARROW_ALL_CASES                                                                            \
+    NARROW_CASES(1) NARROW_CASE(2, 1) NARROW_CASE(2, 2) NARROW_CASE(2, 4) NARROW_CASE(3, 1)        \
+    NARROW_CASE(3, 2) NARROW_CASE(4, 1) NARROW_CASE(4, 2)
+#endif
+
+/* The whole blocks of columns a K of 1-NARROW_MAX_K takes (narrow_block), from column 0: how
+ * many columns they covered. */
+static int narrow_columns(const gemm_args *g) {
+    if (g->K > NARROW_MAX_K) return 0;
+    int nv = whole_vectors(g->N, NARROW_B_REGISTERS / g->K);
+    if (nv == 0) return 0;
+    int block = nv * LANES, covered = g->N / block * block;
+    for (int i0 = 0; i0 < g->M; i0 += NARROW_ROW_CHUNK) {
+        int rows = g->M - i0 < NARROW_ROW_CHUNK ? g->M - i0 : NARROW_ROW_CHUNK;
+        for (int j0 = 0; j0 < covered; j0 += block) {
+            switch (g->K * 16 + nv) {
+                NARROW_ALL_CASES
+            default: break; /* unreachable: every (K, nv) whole_vectors gives is a case */
+            }
+        }
+    }
+    return covered;
+}
+
+/* The whole blocks of columns a GEMM of 1-2 rows takes in tiles wider than TILE_VECTORS, from
+ * column 0: how many columns they covered (0: none wider). */
+static int wide_columns(const gemm_args *g) {
+    if (g->M > 2) return 0;
+    int nv = whole_vectors(g->N, WIDE_MAX_ACCUMULATORS / g->M);
+    if (nv <= TILE_VECTORS) return 0;
+    int block = nv * LANES, covered = g->N / block * block;
+    const float *b = g->b;
+    ptrdiff_t ldb = g->ldb;
+    for (int j0 = 0; j0 < covered; j0 += block) {
+        int width = block, i0 = 0;
+        switch (g->M * 16 + nv) {
+#if defined(__AVX512F__)
+        case 1 * 16 + 8: tile(g, b + j0, ldb, i0, j0, width, 1, 8, false); break;
+        case 2 * 16 + 8: tile(g, b + j0, ldb, i0, j0, width, 2, 8, false); break;
+#else
+        case 1 * 16 + 8: tile(g, b + j0, ldb, i0, j0, width, 1, 8, false); break;
+        case 1 * 16 + 4: tile(g, b + j0, ldb, i0, j0, width, 1, 4, false); break;
+        case 2 * 16 + 4: tile(g, b + j0, ldb, i0, j0, width, 2, 4, false); break;
+#endif
+        default: break; /* unreachable: every (M, nv) above TILE_VECTORS is a case */
+        }
+    }
+    return covered;
+}
 
 /* Whether gemm copies each column block of B into a panel of its own first. B's rows are read
  * ldb apart for every k, once per row tile: from PACK_MIN_LDB floats apart (4 KiB rows: MinAtar's
@@ -299,7 +424,7 @@ static void pack_block(float *panel, const float *b, ptrdiff_t ldb, int K, int w
     }
 }
 
-static void gemm(const gemm_args *g) {
+static void gemm_tiles(const gemm_args *g) {
     float *panel = pack_panel_for(g);
     for (int j0 = 0; j0 < g->N; j0 += TILE_COLS) {
         int width = g->N - j0 < TILE_COLS ? g->N - j0 : TILE_COLS;
@@ -318,6 +443,21 @@ static void gemm(const gemm_args *g) {
             default: break; /* unreachable: rows in 1..6, vectors in 1..TILE_VECTORS */
             }
         }
+    }
+}
+
+/* C (+)= A B: the columns a narrow K or a 1-2 row GEMM takes in their own kernels, the rest (all,
+ * for most shapes) in tiles. */
+static void gemm(const gemm_args *g) {
+    int covered = narrow_columns(g);
+    if (covered == 0) covered = wide_columns(g);
+    if (covered == 0) {
+        gemm_tiles(g);
+    } else if (covered < g->N) {
+        gemm_args rest = *g;
+        rest.b += covered, rest.c += covered, rest.N -= covered;
+        if (rest.init) rest.init += covered;
+        gemm_tiles(&rest);
     }
 }
 
