@@ -282,9 +282,26 @@ struct sk_policy_work {
      * or the dense output) */
     float *cnn_dense_out[2];
     const float *cnn_code[2];
+    /* weights transposed beforehand (sk_policy_work_use_transposed): the forwards of
+     * parameters within [params_t_of, + params_t_count) read W^T from params_t, at the same
+     * offsets; NULL: none, each forward transposes its own */
+    const float *params_t, *params_t_of;
+    size_t params_t_count;
 };
 
 sk_status sk_policy_work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity);
+/* params_t (the params' layout) = W^T of each weight of params whose forward transposes it
+ * at the ISA level in use (sk_gemm_small_forward_transposes); the rest of params_t is left as
+ * it was. Made where the weights stopped changing (issue 53 ask 7: a rollout's forwards read
+ * it instead of transposing at every call). */
+void sk_policy_transpose_weights(const sk_policy *policy, const float *params, float *params_t);
+/* From now on work's forwards of the count parameters at params (any role's part of them)
+ * read W^T from params_t, made by sk_policy_transpose_weights and kept as it is while they
+ * run; params NULL: none (after the weights change). The same bits either way. */
+void sk_policy_work_use_transposed(sk_policy_work *work, const float *params,
+                                   const float *params_t, size_t count);
+/* W^T of the weight at params + offset, or NULL (work holds none for params). */
+const float *sk_policy_weight_t(const sk_policy_work *work, const float *params, size_t offset);
 /* The core's part of the work (nothing without a core); SK_ERR_NOMEM, unreported. */
 sk_status sk_policy_core_work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity);
 void sk_policy_work_free(sk_policy_work *work);

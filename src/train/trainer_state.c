@@ -27,6 +27,7 @@ const sk_trainer_array sk_trainer_arrays[] = {
     /* learner: parameters (saved under the policy's tensor names, not here) and Adam */
     {NULL, SK_ARRAY_F32, AT(learner.params), SK_SIZE_PARAMS, NO_RANGE},
     {NULL, SK_ARRAY_F32, AT(learner.grads), SK_SIZE_PARAMS, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(learner.params_t), SK_SIZE_PARAMS, NO_RANGE},
     {"state.adam_m", SK_ARRAY_F32, AT(learner.adam_m), SK_SIZE_PARAMS, RANGE(-INFINITY, INFINITY)},
     {"state.adam_v", SK_ARRAY_F32, AT(learner.adam_v), SK_SIZE_PARAMS, RANGE(0.0, INFINITY)},
     {NULL, SK_ARRAY_F32, AT(learner.governor.params), SK_SIZE_PARAMS, NO_RANGE},

@@ -32,6 +32,20 @@ double sk_trainer_run_workers(sk_trainer *tr, sk_parallel_job job) {
     return sk_now() - start;
 }
 
+double sk_trainer_run_rollout(sk_trainer *tr) {
+    /* here, between the learner's last write of the weights (an update, a restore, a
+     * checkpoint's load) and the workers' reads: every rollout starts from a fresh copy */
+    sk_learner *ln = &tr->learner;
+    sk_policy_transpose_weights(&ln->policy, ln->params, ln->params_t);
+    for (int w = 0; w < tr->num_workers; w++)
+        sk_policy_work_use_transposed(&tr->workers[w].work, ln->params, ln->params_t,
+                                      ln->policy.num_params);
+    double wall = sk_trainer_run_workers(tr, sk_rollout_job);
+    for (int w = 0; w < tr->num_workers; w++)
+        sk_policy_work_use_transposed(&tr->workers[w].work, NULL, NULL, 0);
+    return wall;
+}
+
 void sk_trainer_run_threads(sk_trainer *tr, sk_parallel_job job, void *ctx) {
     sk_vec_parallel(tr->vec, job, ctx);
 }
