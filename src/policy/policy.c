@@ -32,19 +32,23 @@ void sk_policy_transpose_weights(const sk_policy *policy, const float *params, f
     }
 }
 
-void sk_policy_work_use_transposed(sk_policy_work *work, const float *params,
+void sk_policy_work_use_transposed(sk_policy_work *work, int slot, const float *params,
                                    const float *params_t, size_t count) {
-    work->params_t_of = params;
-    work->params_t = params ? params_t : NULL;
-    work->params_t_count = params ? count : 0;
+    SK_ASSERT(slot >= 0 && slot < SK_POLICY_TRANSPOSED);
+    work->transposed[slot].of = params;
+    work->transposed[slot].t = params ? params_t : NULL;
+    work->transposed[slot].count = params ? count : 0;
 }
 
 const float *sk_policy_weight_t(const sk_policy_work *work, const float *params, size_t offset) {
-    if (!work->params_t) return NULL;
-    /* by address: a role's parameters lie inside the whole policy's */
-    uintptr_t at = (uintptr_t)params, of = (uintptr_t)work->params_t_of;
-    if (at < of || at >= of + work->params_t_count * sizeof(float)) return NULL;
-    return work->params_t + (at - of) / sizeof(float) + offset;
+    /* by address: a role's parameters, a pool member's, lie inside the whole array's */
+    uintptr_t at = (uintptr_t)params;
+    for (int k = 0; k < SK_POLICY_TRANSPOSED; k++) {
+        uintptr_t of = (uintptr_t)work->transposed[k].of;
+        if (of && at >= of && at < of + work->transposed[k].count * sizeof(float))
+            return work->transposed[k].t + (at - of) / sizeof(float) + offset;
+    }
+    return NULL;
 }
 
 sk_tensor_info *sk_policy_add_tensor(sk_policy *policy, size_t *offset, const char *name, int rows,
