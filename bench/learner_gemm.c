@@ -98,7 +98,8 @@ static void openblas_call(const shape *s, buffers *m) {
 
 static int small_call(const sk_nn_kernels *k, const shape *s, buffers *m) {
     if (!k) return 0;
-    if (s->pass == FORWARD) return k->gemm_forward(m->out, m->inp, m->w, m->b, s->B, s->C, s->OC);
+    if (s->pass == FORWARD)
+        return k->gemm_forward(m->out, m->inp, m->w, NULL, m->b, s->B, s->C, s->OC);
     if (s->pass == FORWARD_T)
         return k->gemm_forward_t(m->out, m->inp, m->wt, m->b, s->B, s->C, s->OC);
     if (s->pass == DINPUT) return k->gemm_dinput(m->dinp, m->dout, m->w, s->B, s->C, s->OC);

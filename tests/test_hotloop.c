@@ -2,14 +2,17 @@
  * takes (what lets the learner skip the rows another player acts for and keep its stream),
  * the rows a self-play rollout runs through an actor (each once: the learner's by the
  * learner, a pool member's by its snapshot), the learner's rows whose agent acts (a
- * turn-based env's waiting agents run through none), and the convolution primitives the
- * ConnectFour-v1 preset's rollout makes once warmed up (none). The runs stay bit-identical:
+ * turn-based env's waiting agents run through none), the convolution primitives the
+ * ConnectFour-v1 preset's rollout makes once warmed up (none), and the weights its forwards
+ * transpose (none: they read copies made before the rollout). The runs stay bit-identical:
  * test_multiagent's test_identical_and_resumed and test_determinism hold that. */
 #include "test_util.h"
 
 #include "core/config.h"
 #include "core/rng.h"
 #include "nn/conv.h"
+#include "nn/gemm_small.h"
+#include "core/isa.h"
 #include "policy/policy.h"
 #include "skinner/pool.h"
 #include "train/trainer_internal.h"
@@ -67,8 +70,9 @@ static void test_sample_draws(void **state) {
  * convolutions' primitives counted from there, over one more rollout. */
 typedef struct rollout_counts {
     int64_t actor_rows, other_rows, conv_misses;
-    int64_t rows;   /* the rollout's, T x N */
-    int64_t acting; /* the reference: the learner's rows whose agent acted (see below) */
+    int64_t rows;       /* the rollout's, T x N */
+    int64_t acting;     /* the reference: the learner's rows whose agent acted (see below) */
+    int64_t transposes; /* weights transposed by a forward's call (sk_gemm_small_transposes) */
 } rollout_counts;
 
 static int64_t conv_misses(const sk_trainer *tr) {
@@ -113,7 +117,7 @@ static rollout_counts second_rollout(const sk_config *cfg) {
     sk_trainer *tr = NULL;
     assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
     sk_trainer_run_workers(tr, sk_reset_job);
-    sk_trainer_run_workers(tr, sk_rollout_job); /* the warm-up */
+    sk_trainer_run_rollout(tr); /* the warm-up */
     tr->progress.update++; /* the next rollout starts from this one's last observations */
     sk_rollout_hooks counting;
     const sk_rollout_hooks *hooks = tr->hooks;
@@ -125,13 +129,15 @@ static rollout_counts second_rollout(const sk_config *cfg) {
         memset(g_other_rows, 0, sizeof g_other_rows);
         tr->hooks = &counting;
     }
-    rollout_counts before = {.actor_rows = actor_rows(tr), .conv_misses = conv_misses(tr)};
-    sk_trainer_run_workers(tr, sk_rollout_job);
+    rollout_counts before = {.actor_rows = actor_rows(tr), .conv_misses = conv_misses(tr),
+                             .transposes = sk_gemm_small_transposes()};
+    sk_trainer_run_rollout(tr);
     assert_false(sk_vec_faulted(tr->vec));
     rollout_counts counts = {.actor_rows = actor_rows(tr) - before.actor_rows,
                              .conv_misses = conv_misses(tr) - before.conv_misses,
                              .rows = (int64_t)tr->rollout.horizon * tr->rollout.num_rows,
-                             .acting = acting_rows(&tr->rollout)};
+                             .acting = acting_rows(&tr->rollout),
+                             .transposes = sk_gemm_small_transposes() - before.transposes};
     for (int w = 0; hooks && w < tr->num_workers; w++) counts.other_rows += g_other_rows[w];
     tr->hooks = hooks;
     sk_trainer_destroy(tr);
@@ -257,22 +263,115 @@ static void test_role_gather(void **state) {
     }
 }
 
-/* The ConnectFour-v1 preset (configs/connect4_cnn.ini: a fifth of the games against a pool
- * of 16, whose rows' count changes step by step, so the learner's does too): once warmed up
- * by a rollout, a rollout makes no convolution primitive. Before: 686 a worker in 10
- * updates. */
-static void test_connect4_rollout_no_misses(void **state) {
-    (void)state;
+/* The config of configs/INI for env, run on 2 threads. */
+static sk_config *preset_config(const char *ini, const char *env) {
     char path[4096];
-    snprintf(path, sizeof path, "%s/configs/connect4_cnn.ini", SKINNER_SOURCE_DIR);
+    snprintf(path, sizeof path, "%s/configs/%s", SKINNER_SOURCE_DIR, ini);
     sk_config *cfg = sk_config_new();
     assert_int_equal(sk_config_load_file(cfg, path), SK_OK);
-    sk_config_set(cfg, "env.id", "ConnectFour-v1");
+    sk_config_set(cfg, "env.id", env);
     sk_config_set(cfg, "train.threads", "2");
+    return cfg;
+}
+
+/* The ConnectFour-v1 preset (configs/connect4_cnn.ini: a fifth of the games against a pool
+ * of 16, whose rows' count changes step by step, so the learner's does too): once warmed up
+ * by a rollout, a rollout makes no convolution primitive (before: 686 a worker in 10
+ * updates) and transposes no weights, the pool's included (before: 384). */
+static void test_connect4_rollout_no_misses(void **state) {
+    (void)state;
+    sk_config *cfg = preset_config("connect4_cnn.ini", "ConnectFour-v1");
     rollout_counts counts = second_rollout(cfg);
-    print_message("%lld rollout rows: %lld convolution primitives made\n", (long long)counts.rows,
-                  (long long)counts.conv_misses);
+    print_message("%lld rollout rows: %lld convolution primitives made, %lld weights transposed "
+                  "by forwards\n", (long long)counts.rows, (long long)counts.conv_misses,
+                  (long long)counts.transposes);
     assert_int_equal(counts.conv_misses, 0);
+    assert_int_equal(counts.transposes, 0); /* before: 384, the pool's */
+    sk_config_free(cfg);
+}
+
+/* A rollout of each preset, once warmed up, transposes no weights on a forward's call: its
+ * forwards read the copy made before it (issue 53 ask 7). Before, with 2 threads: 1028 in
+ * CartPole-v1's (4 layers a step and worker, and the truncations' values), 774 in the LSTM
+ * preset's, 1286 in MinAtar/Breakout-v1's. */
+static void test_rollout_no_transposes(void **state) {
+    (void)state;
+    const struct {
+        const char *env, *ini;
+    } presets[] = {
+        {"CartPole-v1", "cartpole.ini"},
+        {"CartPole-v1", "cartpole_lstm.ini"},
+        {"MinAtar/Breakout-v1", "minatar.ini"},
+    };
+    for (size_t k = 0; k < sizeof presets / sizeof presets[0]; k++) {
+        sk_config *cfg = preset_config(presets[k].ini, presets[k].env);
+        rollout_counts counts = second_rollout(cfg);
+        print_message("%s (%s): %lld rollout rows, %lld weights transposed by forwards\n",
+                      presets[k].env, presets[k].ini, (long long)counts.rows,
+                      (long long)counts.transposes);
+        assert_int_equal(counts.transposes, 0);
+        sk_config_free(cfg);
+    }
+}
+
+/* After the weights change (a restore, a load, an update), the copy the next rollout reads is
+ * made anew: W^T of the new weights, and each forward from it equals, bit for bit, the forward
+ * of a fresh work that transposes as it goes. */
+static void test_transposed_copy_follows_params(void **state) {
+    (void)state;
+    sk_config *cfg = preset_config("cartpole_lstm.ini", "CartPole-v1");
+    sk_config_set(cfg, "policy.layers", "1");
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    sk_trainer_run_workers(tr, sk_reset_job);
+    sk_trainer_run_rollout(tr);
+    sk_learner *ln = &tr->learner;
+    const sk_policy *policy = &ln->policy;
+    enum { ROWS = 8 };
+    uint64_t rng = 11;
+    float obs[ROWS * 4], *state_kept = calloc((size_t)ROWS * 2 * 64, sizeof(float));
+    float *state_fresh = calloc((size_t)ROWS * 2 * 64, sizeof(float));
+    for (int i = 0; i < ROWS * 4; i++) obs[i] = (float)sk_rng_normal(&rng);
+    /* new weights, as a checkpoint's load or the governor's restore writes them; then a
+     * rollout, which made its copy of them: each weight's W^T, element by element */
+    for (size_t i = 0; i < policy->num_params; i++)
+        ln->params[i] = (float)sk_rng_uniform(&rng, -0.5, 0.5);
+    tr->progress.update++;
+    sk_trainer_run_rollout(tr);
+    int transposed = 0;
+    for (int k = 0; k < policy->num_tensors; k++) {
+        const sk_tensor_info *t = &policy->tensors[k];
+        if (sk_policy_tensor_ndim(t) != 2 || !sk_gemm_small_forward_transposes(t->cols, t->rows))
+            continue;
+        transposed++;
+        for (int r = 0; r < t->rows; r++)
+            for (int c = 0; c < t->cols; c++)
+                assert_true(ln->params_t[t->offset + (size_t)c * (size_t)t->rows + (size_t)r] ==
+                            ln->params[t->offset + (size_t)r * (size_t)t->cols + (size_t)c]);
+    }
+    sk_policy_work kept, fresh;
+    assert_int_equal(sk_policy_work_alloc(&kept, policy, ROWS), SK_OK);
+    assert_int_equal(sk_policy_work_alloc(&fresh, policy, ROWS), SK_OK);
+    sk_policy_work_use_transposed(&kept, 0, ln->params, ln->params_t, policy->num_params);
+    long long transposes = sk_gemm_small_transposes();
+    sk_policy_core_step(policy, ln->params, obs, state_kept, ROWS, &kept);
+    sk_policy_forward_both(policy, ln->params, obs, ROWS, &kept);
+    assert_int_equal(sk_gemm_small_transposes(), transposes); /* all from the copy */
+    sk_policy_core_step(policy, ln->params, obs, state_fresh, ROWS, &fresh);
+    sk_policy_forward_both(policy, ln->params, obs, ROWS, &fresh);
+    /* the encoder, W_ih, W_hh and the two trunks' hidden layers (the heads read W) */
+    bool kernels = sk_isa_level_used() != SK_ISA_BASELINE;
+    assert_int_equal(transposed, kernels ? 5 : 0);
+    if (kernels) assert_true(sk_gemm_small_transposes() > transposes);
+    size_t logits = (size_t)ROWS * (size_t)policy->logits_size;
+    assert_memory_equal(state_kept, state_fresh, (size_t)ROWS * 2 * 64 * sizeof(float));
+    assert_memory_equal(kept.out[SK_NET_ACTOR], fresh.out[SK_NET_ACTOR], logits * sizeof(float));
+    assert_memory_equal(kept.out[SK_NET_CRITIC], fresh.out[SK_NET_CRITIC], ROWS * sizeof(float));
+    sk_policy_work_free(&kept);
+    sk_policy_work_free(&fresh);
+    free(state_kept);
+    free(state_fresh);
+    sk_trainer_destroy(tr);
     sk_config_free(cfg);
 }
 
@@ -283,6 +382,8 @@ int main(void) {
         cmocka_unit_test(test_learner_rows_acting),
         cmocka_unit_test(test_role_gather),
         cmocka_unit_test(test_connect4_rollout_no_misses),
+        cmocka_unit_test(test_rollout_no_transposes),
+        cmocka_unit_test(test_transposed_copy_follows_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

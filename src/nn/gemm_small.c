@@ -3,6 +3,7 @@
 #include "kernels.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 static pthread_key_t g_scratch_key;
@@ -41,7 +42,28 @@ float *sk_gemm_small_scratch(sk_gemm_scratch which) {
 
 bool sk_gemm_small_forward(float *out, const float *inp, const float *w, const float *b, int B,
                            int C, int OC) {
-    return sk_nn_kernels_used()->gemm_forward(out, inp, w, b, B, C, OC);
+    return sk_nn_kernels_used()->gemm_forward(out, inp, w, NULL, b, B, C, OC);
+}
+
+bool sk_gemm_small_forward_pre(float *out, const float *inp, const float *w, const float *wt,
+                               const float *b, int B, int C, int OC) {
+    return sk_nn_kernels_used()->gemm_forward(out, inp, w, wt, b, B, C, OC);
+}
+
+bool sk_gemm_small_forward_transposes(int C, int OC) {
+    return sk_nn_kernels_used()->gemm_forward_transposes(C, OC);
+}
+
+/* relaxed: a count, ordering nothing; one add a forward that transposes, against the
+ * transpose's own thousands of loads and stores */
+static atomic_llong g_transposes;
+
+void sk_gemm_small_count_transpose(void) {
+    atomic_fetch_add_explicit(&g_transposes, 1, memory_order_relaxed);
+}
+
+long long sk_gemm_small_transposes(void) {
+    return atomic_load_explicit(&g_transposes, memory_order_relaxed);
 }
 
 bool sk_gemm_small_forward_t(float *out, const float *inp, const float *wt, const float *b,

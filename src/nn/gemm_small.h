@@ -41,8 +41,24 @@ float *sk_gemm_small_scratch(sk_gemm_scratch which);
 bool sk_gemm_small_forward(float *out, const float *inp, const float *w, const float *b, int B,
                            int C, int OC);
 
-/* The same with the weights already transposed: wt (C, OC). A caller that applies one weight
- * many times (a recurrent step) transposes once with sk_gemm_small_transpose. */
+/* The same from wt, W^T (C, OC) made beforehand by sk_gemm_small_transpose (NULL: W^T made
+ * here, as sk_gemm_small_forward does), where the level's forward reads W^T
+ * (sk_gemm_small_forward_transposes); w itself elsewhere. The same bits as
+ * sk_gemm_small_forward. */
+bool sk_gemm_small_forward_pre(float *out, const float *inp, const float *w, const float *wt,
+                               const float *b, int B, int C, int OC);
+
+/* Whether the forward of a layer of C inputs and OC outputs reads W^T at the level in use: the
+ * layers worth a transposed copy kept while their weights stay (issue 53 ask 7). */
+bool sk_gemm_small_forward_transposes(int C, int OC);
+
+/* W^T made on a forward's call (not from a copy kept): counted, process-wide, for the tests of
+ * work done twice (tests/test_hotloop.c). */
+void sk_gemm_small_count_transpose(void);
+long long sk_gemm_small_transposes(void);
+
+/* The same with the weights already transposed: wt (C, OC), C <= 256. A caller that applies
+ * one weight many times (a recurrent step) transposes once with sk_gemm_small_transpose. */
 bool sk_gemm_small_forward_t(float *out, const float *inp, const float *wt, const float *b,
                              int B, int C, int OC);
 

@@ -18,8 +18,9 @@
 typedef struct sk_nn_kernels {
     sk_isa_level level;
     /* src/nn/gemm_small.h: false, touching nothing, for a shape they are not for */
-    bool (*gemm_forward)(float *out, const float *inp, const float *w, const float *b, int B,
-                         int C, int OC);
+    bool (*gemm_forward)(float *out, const float *inp, const float *w, const float *wt,
+                         const float *b, int B, int C, int OC);
+    bool (*gemm_forward_transposes)(int C, int OC);
     bool (*gemm_forward_t)(float *out, const float *inp, const float *wt, const float *b, int B,
                            int C, int OC);
     bool (*gemm_dinput)(float *dinp, const float *dout, const float *w, int B, int C, int OC);

@@ -11,7 +11,12 @@
 
 void sk_linear_forward(float *out, const float *inp, const float *w, const float *b, int B, int C,
                        int OC) {
-    if (sk_gemm_small_forward(out, inp, w, b, B, C, OC)) return;
+    sk_linear_forward_pre(out, inp, w, NULL, b, B, C, OC);
+}
+
+void sk_linear_forward_pre(float *out, const float *inp, const float *w, const float *wt,
+                           const float *b, int B, int C, int OC) {
+    if (sk_gemm_small_forward_pre(out, inp, w, wt, b, B, C, OC)) return;
     for (int row = 0; row < B; row++)
         for (int o = 0; o < OC; o++) out[(size_t)row * OC + o] = b ? b[o] : 0.0f;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, OC, C, 1.0f, inp, C, w, C, 1.0f, out,

@@ -12,6 +12,11 @@
 #include <stdint.h>
 #include <string.h>
 
+/* sk_linear_forward with wt, W^T (C, OC) kept from the last change of w, or NULL
+ * (sk_gemm_small_forward_pre): the same bits. */
+void sk_linear_forward_pre(float *out, const float *inp, const float *w, const float *wt,
+                           const float *b, int B, int C, int OC);
+
 /* Cephes' single-precision expf (S. L. Moshier): range reduction by ln 2 to [-ln2/2, ln2/2] and a
  * degree-6 polynomial, within a few ulp of libm for x in [-87, 88] (2^n stays a normal float),
  * branch-free so that loops over it vectorise. The caller keeps x in that range; a NaN x is

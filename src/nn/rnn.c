@@ -148,20 +148,39 @@ static void add_into(float *dst, const float *src, size_t n) {
 void sk_rnn_forward(float *h, float *c, float *work, const float *x, const float *h0,
                     const float *c0, const uint8_t *resets, const float *params, sk_rnn rnn,
                     int T, int B) {
+    sk_rnn_forward_pre(h, c, work, x, h0, c0, resets, params, NULL, rnn, T, B);
+}
+
+void sk_rnn_forward_pre(float *h, float *c, float *work, const float *x, const float *h0,
+                        const float *c0, const uint8_t *resets, const float *params,
+                        const float *params_t, sk_rnn rnn, int T, int B) {
     bool lstm = rnn.cell == SK_RNN_LSTM;
     SK_ASSERT(lstm ? c != NULL : (c == NULL && c0 == NULL));
     rnn_work cache;
     work_layout(&cache, work, rnn, T, B);
     int H = rnn.hidden_size, gate_width = sk_rnn_num_gates(rnn.cell) * H;
     size_t state = (size_t)B * (size_t)H, step_gates = (size_t)B * (size_t)gate_width;
-    sk_linear_forward(cache.gates, x, TENSOR(params, rnn, SK_RNN_WEIGHT_IH),
-                      TENSOR(params, rnn, SK_RNN_BIAS_IH), T * B, rnn.input_size, gate_width);
+    sk_linear_forward_pre(cache.gates, x, TENSOR(params, rnn, SK_RNN_WEIGHT_IH),
+                          params_t ? TENSOR(params_t, rnn, SK_RNN_WEIGHT_IH) : NULL,
+                          TENSOR(params, rnn, SK_RNN_BIAS_IH), T * B, rnn.input_size,
+                          gate_width);
     /* W_hh transposed once for all T steps where the small kernels take it (a 64-wide LSTM's
-     * is 64 KiB): per step it cost as much as the step's GEMM of B rows (bench/learner_gemm.c) */
+     * is 64 KiB): per step it cost as much as the step's GEMM of B rows (bench/learner_gemm.c);
+     * a rollout's steps read the copy kept since the weights last changed */
     const float *weight_hh = TENSOR(params, rnn, SK_RNN_WEIGHT_HH);
-    float *weight_hh_t = sk_gemm_small_scratch(SK_GEMM_SCRATCH_RECURRENT);
-    bool transposed = weight_hh_t && (size_t)gate_width * (size_t)H <= SK_GEMM_SMALL_MAX_WEIGHTS;
-    if (transposed) sk_gemm_small_transpose(weight_hh_t, weight_hh, gate_width, H);
+    const float *weight_hh_t = NULL;
+    if (sk_gemm_small_forward_transposes(H, gate_width)) { /* not at baseline: cblas reads W */
+        float *scratch = NULL;
+        if (params_t) {
+            weight_hh_t = TENSOR(params_t, rnn, SK_RNN_WEIGHT_HH);
+        } else if ((size_t)gate_width * (size_t)H <= SK_GEMM_SMALL_MAX_WEIGHTS &&
+                   (scratch = sk_gemm_small_scratch(SK_GEMM_SCRATCH_RECURRENT))) {
+            sk_gemm_small_transpose(scratch, weight_hh, gate_width, H);
+            sk_gemm_small_count_transpose();
+            weight_hh_t = scratch;
+        }
+    }
+    bool transposed = weight_hh_t != NULL;
     for (int t = 0; t < T; t++) {
         const uint8_t *reset = resets ? resets + (size_t)t * (size_t)B : NULL;
         float *prev_h = cache.prev_h + (size_t)t * state;
@@ -231,4 +250,9 @@ void sk_rnn_backward(float *dx, float *dh0, float *dc0, float *dparams, float *w
 void sk_rnn_step(float *h, float *c, float *work, const float *x, const uint8_t *reset,
                  const float *params, sk_rnn rnn, int B) {
     sk_rnn_forward(h, c, work, x, h, c, reset, params, rnn, 1, B);
+}
+
+void sk_rnn_step_pre(float *h, float *c, float *work, const float *x, const uint8_t *reset,
+                     const float *params, const float *params_t, sk_rnn rnn, int B) {
+    sk_rnn_forward_pre(h, c, work, x, h, c, reset, params, params_t, rnn, 1, B);
 }

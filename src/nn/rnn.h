@@ -76,6 +76,13 @@ void sk_rnn_forward(float *h, float *c, float *work, const float *x, const float
                     const float *c0, const uint8_t *resets, const float *params, sk_rnn rnn,
                     int T, int B);
 
+/* The same with params_t: the block's layout, holding W^T (sk_gemm_small_transpose) of each
+ * weight the forward transposes (sk_gemm_small_forward_transposes), made since the weights last
+ * changed; NULL: transposed here. The same bits. */
+void sk_rnn_forward_pre(float *h, float *c, float *work, const float *x, const float *h0,
+                        const float *c0, const uint8_t *resets, const float *params,
+                        const float *params_t, sk_rnn rnn, int T, int B);
+
 /* Backpropagation through the T steps of the last sk_rnn_forward into work, given dh (T, B, H),
  * the loss's gradient with respect to each step's output h (the state after step T-1 gets none:
  * truncated BPTT). Accumulates into dparams (sk_rnn_num_params floats, the block's layout),
@@ -92,5 +99,8 @@ void sk_rnn_backward(float *dx, float *dh0, float *dc0, float *dparams, float *w
  * floats. The same arithmetic as sk_rnn_forward with T = 1. */
 void sk_rnn_step(float *h, float *c, float *work, const float *x, const uint8_t *reset,
                  const float *params, sk_rnn rnn, int B);
+/* The same from params_t (as sk_rnn_forward_pre). */
+void sk_rnn_step_pre(float *h, float *c, float *work, const float *x, const uint8_t *reset,
+                     const float *params, const float *params_t, sk_rnn rnn, int B);
 
 #endif

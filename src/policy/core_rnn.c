@@ -70,6 +70,12 @@ static const float *block_params(const sk_policy *policy, const float *params) {
     return params + policy->tensors[policy->core_tensor].offset;
 }
 
+/* the block's weights transposed beforehand, or NULL (sk_policy_weight_t) */
+static const float *block_params_t(const sk_policy *policy, const float *params,
+                                   const sk_policy_work *work) {
+    return sk_policy_weight_t(work, params, policy->tensors[policy->core_tensor].offset);
+}
+
 static void forward(const sk_policy *policy, const float *params, const float *state0,
                     const uint8_t *resets, int T, int B, sk_policy_work *work) {
     bool cell = has_cell(policy);
@@ -81,8 +87,9 @@ static void forward(const sk_policy *policy, const float *params, const float *s
         part_copy(h0, (float *)state0, 0, parts, C, B, true);
         if (cell) part_copy(c0, (float *)state0, 1, parts, C, B, true);
     }
-    sk_rnn_forward(work->features, cell ? work->cells : NULL, work->core_work, work->enc, h0,
-                   cell ? c0 : NULL, resets, block_params(policy, params), policy->rnn, T, B);
+    sk_rnn_forward_pre(work->features, cell ? work->cells : NULL, work->core_work, work->enc, h0,
+                       cell ? c0 : NULL, resets, block_params(policy, params),
+                       block_params_t(policy, params, work), policy->rnn, T, B);
 }
 
 static void backward(const sk_policy *policy, const float *params, float *grads,
@@ -101,8 +108,9 @@ static void step(const sk_policy *policy, const float *params, float *state, int
     /* h advances in work->features, which the heads read; c in work->cells */
     part_copy(work->features, state, 0, parts, C, B, true);
     if (cell) part_copy(work->cells, state, 1, parts, C, B, true);
-    sk_rnn_step(work->features, cell ? work->cells : NULL, work->core_work, work->enc, NULL,
-                block_params(policy, params), policy->rnn, B);
+    sk_rnn_step_pre(work->features, cell ? work->cells : NULL, work->core_work, work->enc, NULL,
+                    block_params(policy, params), block_params_t(policy, params, work),
+                    policy->rnn, B);
     part_copy(work->features, state, 0, parts, C, B, false);
     if (cell) part_copy(work->cells, state, 1, parts, C, B, false);
 }

@@ -277,7 +277,9 @@ static const float *cnn_forward(const sk_policy *policy, int slot, const float *
     if (policy->cnn.dense) {
         const sk_tensor_info *w = dense_tensor(policy);
         float *y = work->cnn_dense_out[slot];
-        sk_linear_forward(y, code, params + w->offset, params + w[1].offset, B, w->cols, w->rows);
+        sk_linear_forward_pre(y, code, params + w->offset,
+                              sk_policy_weight_t(work, params, w->offset), params + w[1].offset,
+                              B, w->cols, w->rows);
         sk_relu_forward(y, y, (size_t)B * (size_t)w->rows);
         code = y;
     }

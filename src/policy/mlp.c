@@ -172,7 +172,9 @@ static void trunk_forward(const sk_policy *policy, int net, const float *params,
         const sk_tensor_info *w = &policy->tensors[policy->weight_tensor[net][l]];
         const sk_tensor_info *b = w + 1;
         float *out = l < policy->layers ? work->hidden[net][l] : work->out[net];
-        sk_linear_forward(out, inp, params + w->offset, params + b->offset, B, in, w->rows);
+        sk_linear_forward_pre(out, inp, params + w->offset,
+                              sk_policy_weight_t(work, params, w->offset), params + b->offset, B,
+                              in, w->rows);
         if (l < policy->layers) activate(policy->activation, out, (size_t)B * (size_t)w->rows);
         inp = out;
         in = w->rows;
@@ -255,8 +257,9 @@ static void backward_both(const sk_policy *policy, const float *params, float *g
 static void encode(const sk_policy *policy, const float *params, const float *obs, int rows,
                    sk_policy_work *work) {
     const sk_tensor_info *w = &policy->tensors[policy->encoder_tensor];
-    sk_linear_forward(work->enc, encoded(policy, 0, params, obs, rows, work), params + w->offset, params + w[1].offset, rows, w->cols,
-                      w->rows);
+    sk_linear_forward_pre(work->enc, encoded(policy, 0, params, obs, rows, work),
+                          params + w->offset, sk_policy_weight_t(work, params, w->offset),
+                          params + w[1].offset, rows, w->cols, w->rows);
     activate(policy->activation, work->enc, (size_t)rows * (size_t)w->rows);
 }
 

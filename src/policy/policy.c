@@ -2,9 +2,11 @@
 
 #include "../core/config.h"
 #include "../core/core.h"
+#include "../nn/gemm_small.h"
 #include "../nn/nn.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 const char *const sk_activation_names[] = {"tanh", "relu", NULL};
@@ -17,6 +19,36 @@ int sk_policy_tensor_ndim(const sk_tensor_info *info) {
     last = last ? last + 1 : info->name;
     bool vector = strncmp(last, "bias", 4) == 0 || strcmp(last, "log_std") == 0;
     return vector ? 1 : 2;
+}
+
+void sk_policy_transpose_weights(const sk_policy *policy, const float *params, float *params_t) {
+    for (int k = 0; k < policy->num_tensors; k++) {
+        const sk_tensor_info *t = &policy->tensors[k];
+        /* a convolution's weights go to oneDNN, which keeps its own reorder (src/nn/conv.h) */
+        if (sk_policy_tensor_ndim(t) != 2 || strstr(t->name, ".conv") ||
+            !sk_gemm_small_forward_transposes(t->cols, t->rows))
+            continue;
+        sk_gemm_small_transpose(params_t + t->offset, params + t->offset, t->rows, t->cols);
+    }
+}
+
+void sk_policy_work_use_transposed(sk_policy_work *work, int slot, const float *params,
+                                   const float *params_t, size_t count) {
+    SK_ASSERT(slot >= 0 && slot < SK_POLICY_TRANSPOSED);
+    work->transposed[slot].of = params;
+    work->transposed[slot].t = params ? params_t : NULL;
+    work->transposed[slot].count = params ? count : 0;
+}
+
+const float *sk_policy_weight_t(const sk_policy_work *work, const float *params, size_t offset) {
+    /* by address: a role's parameters, a pool member's, lie inside the whole array's */
+    uintptr_t at = (uintptr_t)params;
+    for (int k = 0; k < SK_POLICY_TRANSPOSED; k++) {
+        uintptr_t of = (uintptr_t)work->transposed[k].of;
+        if (of && at >= of && at < of + work->transposed[k].count * sizeof(float))
+            return work->transposed[k].t + (at - of) / sizeof(float) + offset;
+    }
+    return NULL;
 }
 
 sk_tensor_info *sk_policy_add_tensor(sk_policy *policy, size_t *offset, const char *name, int rows,

@@ -251,6 +251,9 @@ sk_tensor_info *sk_policy_add_tensor(sk_policy *policy, size_t *offset, const ch
 /* policy.core and policy.core_size (default: default_size). */
 sk_status sk_policy_configure_core(const sk_config *cfg, int default_size, sk_core_spec *core);
 
+/* The arrays of weights a work may hold transposed at once: the learner's, self-play's pool. */
+#define SK_POLICY_TRANSPOSED 2
+
 /* Scratch activations for up to `capacity` rows. */
 struct sk_policy_work {
     int capacity;
@@ -282,9 +285,29 @@ struct sk_policy_work {
      * or the dense output) */
     float *cnn_dense_out[2];
     const float *cnn_code[2];
+    /* weights transposed beforehand (sk_policy_work_use_transposed): the forwards of
+     * parameters within [of, of + count) read W^T from t, at the same offsets; of NULL:
+     * none, each forward transposes its own */
+    struct {
+        const float *t, *of;
+        size_t count;
+    } transposed[SK_POLICY_TRANSPOSED];
 };
 
 sk_status sk_policy_work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity);
+/* params_t (the params' layout) = W^T of each weight of params whose forward transposes it
+ * at the ISA level in use (sk_gemm_small_forward_transposes); the rest of params_t is left as
+ * it was. Made where the weights stopped changing (issue 53 ask 7: a rollout's forwards read
+ * it instead of transposing at every call). */
+void sk_policy_transpose_weights(const sk_policy *policy, const float *params, float *params_t);
+/* From now on work's forwards of the count parameters at params (any policy's or role's part
+ * of them) read W^T from params_t, made by sk_policy_transpose_weights and kept as it is
+ * while they run; params NULL: none (after the weights change). slot: 0 ..
+ * SK_POLICY_TRANSPOSED - 1, each array's own. The same bits either way. */
+void sk_policy_work_use_transposed(sk_policy_work *work, int slot, const float *params,
+                                   const float *params_t, size_t count);
+/* W^T of the weight at params + offset, or NULL (work holds none for params). */
+const float *sk_policy_weight_t(const sk_policy_work *work, const float *params, size_t offset);
 /* The core's part of the work (nothing without a core); SK_ERR_NOMEM, unreported. */
 sk_status sk_policy_core_work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity);
 void sk_policy_work_free(sk_policy_work *work);

@@ -161,6 +161,16 @@ static void selfplay_act(void *ctx, sk_rollout *ro, const sk_policy *policy, sk_
     }
 }
 
+size_t sk_selfplay_transpose_pool(sk_trainer *tr) {
+    sk_selfplay *sp = &tr->sp;
+    if (!sp->on) return 0;
+    const sk_policy *policy = &tr->learner.policy;
+    size_t P = policy->num_params, members = (size_t)sp->counters[SK_SELFPLAY_MEMBERS];
+    for (size_t m = 0; m < members; m++)
+        sk_policy_transpose_weights(policy, sp->pool + m * P, sp->pool_t + m * P);
+    return members * P;
+}
+
 static void selfplay_after_step(void *ctx, sk_rollout *ro, int lo, int hi, int t,
                                 const float *episode_log, int num_log_fields) {
     sk_selfplay *sp = ctx;

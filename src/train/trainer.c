@@ -670,7 +670,7 @@ sk_status sk_trainer_run(sk_trainer *tr) {
             if (status != SK_OK) break;
         }
         double rollout_start = sk_now();
-        double rollout_wall = sk_trainer_run_workers(tr, sk_rollout_job);
+        double rollout_wall = sk_trainer_run_rollout(tr);
         tr->progress.rollout_available += rollout_wall * tr->num_threads;
         for (int t = 0; t < tr->num_threads; t++) tr->progress.rollout_busy += tr->thread_busy[t];
         /* an env that broke its contract (sk_vec_step_checked) stops every rank */

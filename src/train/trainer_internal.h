@@ -123,6 +123,9 @@ void sk_rollout_gae(sk_rollout *ro, bool bootstrap_truncated, float gamma, float
 typedef struct sk_learner {
     sk_policy policy;
     float *params, *grads, *adam_m, *adam_v; /* (num_params) each, one layout */
+    /* the params' layout holding W^T of each weight whose forward transposes it
+     * (sk_policy_transpose_weights): made before each rollout, read by its forwards */
+    float *params_t;
     int64_t adam_step;
     sk_governor governor;
     sk_running_stats obs_stats, return_stats;
@@ -364,6 +367,10 @@ void sk_rollout_job(void *ctx, int w, int num_workers);
  * none is left (train.slices), so a slow slice holds up one thread, not the others. Returns
  * the wall seconds; tr->thread_busy holds each thread's seconds in jobs. */
 double sk_trainer_run_workers(sk_trainer *tr, sk_parallel_job job);
+/* The rollout: sk_rollout_job on every worker, its forwards reading the learner's weights
+ * transposed once before it (learner.params_t; the learner's own forwards, whose weights
+ * change every minibatch, transpose as they go). Returns the wall seconds. */
+double sk_trainer_run_rollout(sk_trainer *tr);
 /* Runs job(ctx, t, num_threads) on each thread t: the learner's per-thread blocks. */
 void sk_trainer_run_threads(sk_trainer *tr, sk_parallel_job job, void *ctx);
 

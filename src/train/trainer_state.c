@@ -27,6 +27,7 @@ const sk_trainer_array sk_trainer_arrays[] = {
     /* learner: parameters (saved under the policy's tensor names, not here) and Adam */
     {NULL, SK_ARRAY_F32, AT(learner.params), SK_SIZE_PARAMS, NO_RANGE},
     {NULL, SK_ARRAY_F32, AT(learner.grads), SK_SIZE_PARAMS, NO_RANGE},
+    {NULL, SK_ARRAY_F32, AT(learner.params_t), SK_SIZE_PARAMS, NO_RANGE},
     {"state.adam_m", SK_ARRAY_F32, AT(learner.adam_m), SK_SIZE_PARAMS, RANGE(-INFINITY, INFINITY)},
     {"state.adam_v", SK_ARRAY_F32, AT(learner.adam_v), SK_SIZE_PARAMS, RANGE(0.0, INFINITY)},
     {NULL, SK_ARRAY_F32, AT(learner.governor.params), SK_SIZE_PARAMS, NO_RANGE},
@@ -101,6 +102,7 @@ const sk_trainer_array sk_trainer_arrays[] = {
     {NULL, SK_ARRAY_F32, AT(rollout.ready_logp), SK_SIZE_PEND, NO_RANGE},
     /* self-play: the pool, the ratings, and each env's opponent, role and stream */
     {"selfplay.pool", SK_ARRAY_F32, AT(sp.pool), SK_SIZE_SP_POOL, RANGE(-INFINITY, INFINITY)},
+    {NULL, SK_ARRAY_F32, AT(sp.pool_t), SK_SIZE_SP_POOL, NO_RANGE},
     {"selfplay.ratings", SK_ARRAY_F64, AT(sp.ratings), SK_SIZE_SP_RATINGS, RANGE(-1e9, 1e9)},
     {"selfplay.counters", SK_ARRAY_I64, AT(sp.counters), SK_SIZE_SP_COUNTERS, RANGE(0, 1e18)},
     {"selfplay.opponent", SK_ARRAY_I32, AT(sp.opponent), SK_SIZE_SP_ENVS,

@@ -32,6 +32,24 @@ double sk_trainer_run_workers(sk_trainer *tr, sk_parallel_job job) {
     return sk_now() - start;
 }
 
+double sk_trainer_run_rollout(sk_trainer *tr) {
+    /* here, between the learner's last write of the weights (an update, a restore, a
+     * checkpoint's load) and the workers' reads: every rollout starts from a fresh copy */
+    sk_learner *ln = &tr->learner;
+    sk_policy_transpose_weights(&ln->policy, ln->params, ln->params_t);
+    size_t pool = sk_selfplay_transpose_pool(tr);
+    for (int w = 0; w < tr->num_workers; w++) {
+        sk_policy_work *work = &tr->workers[w].work;
+        sk_policy_work_use_transposed(work, 0, ln->params, ln->params_t, ln->policy.num_params);
+        sk_policy_work_use_transposed(work, 1, pool ? tr->sp.pool : NULL, tr->sp.pool_t, pool);
+    }
+    double wall = sk_trainer_run_workers(tr, sk_rollout_job);
+    for (int w = 0; w < tr->num_workers; w++)
+        for (int slot = 0; slot < SK_POLICY_TRANSPOSED; slot++)
+            sk_policy_work_use_transposed(&tr->workers[w].work, slot, NULL, NULL, 0);
+    return wall;
+}
+
 void sk_trainer_run_threads(sk_trainer *tr, sk_parallel_job job, void *ctx) {
     sk_vec_parallel(tr->vec, job, ctx);
 }

@@ -471,12 +471,18 @@ static bool wide_shape(int B, int C, int OC) {
     return B > 0 && C > 0 && OC > 0 && C <= MAX_INPUT_WIDTH && OC <= MAX_SMALL_DIM;
 }
 
-static bool kernel_forward_t(float *out, const float *inp, const float *wt, const float *b, int B,
-                             int C, int OC) {
-    if (!small_shape(B, C, OC)) return false;
+/* The forward from W^T in one pass of K: the sums are the ones kernel_forward's chunks give. */
+static void forward_transposed(float *out, const float *inp, const float *wt, const float *b,
+                               int B, int C, int OC) {
     gemm_args g = {.a = inp, .a_row = C, .a_k = 1, .b = wt, .ldb = OC, .c = out, .ldc = OC,
                    .init = b, .overwrite = true, .M = B, .N = OC, .K = C};
     gemm(&g);
+}
+
+static bool kernel_forward_t(float *out, const float *inp, const float *wt, const float *b, int B,
+                             int C, int OC) {
+    if (!small_shape(B, C, OC)) return false;
+    forward_transposed(out, inp, wt, b, B, C, OC);
     return true;
 }
 
@@ -545,10 +551,17 @@ static void head_forward(float *out, const float *inp, const float *w, const flo
     }
 }
 
-static bool kernel_forward(float *out, const float *inp, const float *w, const float *b, int B,
-                           int C, int OC) {
+/* Whether kernel_forward reads W^T for a layer of C inputs and OC outputs (a narrow head reads
+ * W as it is). */
+static bool kernel_forward_transposes(int C, int OC) {
+    return wide_shape(1, C, OC) && !(OC <= HEAD_MAX_OUTPUTS && C >= LANES && C <= MAX_SMALL_DIM);
+}
+
+/* wt: W^T (C, OC) made beforehand, or NULL: transposed here, into the thread's scratch. */
+static bool kernel_forward(float *out, const float *inp, const float *w, const float *wt,
+                           const float *b, int B, int C, int OC) {
     if (!wide_shape(B, C, OC)) return false;
-    if (OC <= HEAD_MAX_OUTPUTS && C >= LANES && C <= MAX_SMALL_DIM) {
+    if (!kernel_forward_transposes(C, OC)) {
         float *pad = sk_gemm_small_scratch(SK_GEMM_SCRATCH_TRANSPOSE);
         if (!pad) return false;
         head_forward(out, inp, w, b, B, C, OC, pad);
@@ -557,13 +570,18 @@ static bool kernel_forward(float *out, const float *inp, const float *w, const f
     /* W^T a chunk of K at a time, as much as TRANSPOSE_FLOATS of scratch holds: out's partial sums
      * are stored between chunks exactly as the registers held them, so the result is the one a
      * single pass would give, and the bias is added after the last chunk */
-    float *wt = sk_gemm_small_scratch(SK_GEMM_SCRATCH_TRANSPOSE);
-    if (!wt) return false;
+    if (wt) {
+        forward_transposed(out, inp, wt, b, B, C, OC);
+        return true;
+    }
+    float *chunk_t = sk_gemm_small_scratch(SK_GEMM_SCRATCH_TRANSPOSE);
+    if (!chunk_t) return false;
+    sk_gemm_small_count_transpose();
     int chunk = TRANSPOSE_FLOATS / OC;
     for (int k0 = 0; k0 < C; k0 += chunk) {
         int width = C - k0 < chunk ? C - k0 : chunk;
-        transpose_strided(wt, w + k0, OC, width, (size_t)C);
-        gemm_args g = {.a = inp + k0, .a_row = C, .a_k = 1, .b = wt, .ldb = OC, .c = out,
+        transpose_strided(chunk_t, w + k0, OC, width, (size_t)C);
+        gemm_args g = {.a = inp + k0, .a_row = C, .a_k = 1, .b = chunk_t, .ldb = OC, .c = out,
                        .ldc = OC, .init = k0 + width == C ? b : NULL, .overwrite = k0 == 0,
                        .M = B, .N = OC, .K = width};
         gemm(&g);
@@ -616,9 +634,14 @@ static bool kernel_forward_t(float *out, const float *inp, const float *wt, cons
     return false;
 }
 
-static bool kernel_forward(float *out, const float *inp, const float *w, const float *b, int B,
-                           int C, int OC) {
-    (void)out, (void)inp, (void)w, (void)b, (void)B, (void)C, (void)OC;
+static bool kernel_forward_transposes(int C, int OC) {
+    (void)C, (void)OC;
+    return false;
+}
+
+static bool kernel_forward(float *out, const float *inp, const float *w, const float *wt,
+                           const float *b, int B, int C, int OC) {
+    (void)out, (void)inp, (void)w, (void)wt, (void)b, (void)B, (void)C, (void)OC;
     return false;
 }
 

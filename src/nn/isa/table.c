@@ -6,6 +6,7 @@ const sk_nn_kernels SK_ISA_CAT(sk_nn_kernels_, SK_ISA_SUFFIX) = {
     .level = SK_ISA_LEVEL,
     .gemm_forward = kernel_forward,
     .gemm_forward_t = kernel_forward_t,
+    .gemm_forward_transposes = kernel_forward_transposes,
     .gemm_dinput = kernel_dinput,
     .gemm_dweight = kernel_dweight,
     .transpose = kernel_transpose,
