@@ -4,6 +4,7 @@
 #include "test_util.h"
 
 #include "core/rng.h"
+#include "nn/kernels.h"
 #include "nn/nn.h"
 #include "policy/policy.h"
 #include "train/ppo.h"
@@ -145,6 +146,43 @@ static void test_tanh_accuracy(void **state) {
     print_message("tanh: worst relative error %.2e (float epsilon 1.19e-07)\n", worst);
     assert_true(worst < 3e-7);
     assert_true(sk_tanhf(100.0f) == 1.0f && sk_tanhf(-100.0f) == -1.0f);
+}
+
+/* ---- the recurrent cells' sigmoid (the level's kernel) against libm's double, and a value's
+ * result the same alone as at any place in a batch (a row's gates must not depend on the rows
+ * beside it) ---- */
+static void test_sigmoid_kernel(void **state) {
+    (void)state;
+    void (*sigmoid)(float *, const float *, size_t) = sk_nn_kernels_used()->sigmoid_forward;
+    double worst = 0.0;
+    for (int k = -870000; k <= 200000; k += 7) {
+        float x = (float)k * 1e-4f, y; /* [-87, 20] */
+        sigmoid(&y, &x, 1);
+        double want = 1.0 / (1.0 + exp(-(double)x));
+        worst = fmax(worst, fabs(y - want) / want);
+    }
+    print_message("sigmoid at %s: worst relative error %.2e (float epsilon 1.19e-07)\n",
+                  sk_isa_level_name(sk_nn_kernels_used()->level), worst);
+    assert_true(worst < 4e-7);
+    float in[53], out[53], alone;
+    uint64_t rng = 5;
+    for (int n = 1; n <= 53; n++) {
+        for (int i = 0; i < n; i++) in[i] = (float)(6.0 * sk_rng_normal(&rng));
+        in[n - 1] = n % 3 == 0 ? NAN : n % 3 == 1 ? 100.0f : -100.0f;
+        for (int i = 0; i < 53; i++) out[i] = -7.0f;
+        sigmoid(out, in, (size_t)n);
+        for (int i = 0; i < n; i++) {
+            sigmoid(&alone, &in[i], 1);
+            if (memcmp(&out[i], &alone, sizeof alone) != 0)
+                fail_msg("n=%d [%d]: sigmoid(%.9g) %.9g in a batch, %.9g alone", n, i,
+                         (double)in[i], (double)out[i], (double)alone);
+        }
+        if (n < 53) assert_true(out[n] == -7.0f); /* nothing written past n */
+        float last = out[n - 1];
+        if (n % 3 == 0) assert_true(isnan(last)); /* NaN stays NaN, for the governor */
+        if (n % 3 == 1) assert_true(last == 1.0f);
+        if (n % 3 == 2) assert_true(last >= 0.0f && last < 1e-37f);
+    }
 }
 
 /* ---- factored masked categorical ---- */
@@ -786,6 +824,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_linear),      cmocka_unit_test(test_activations),
         cmocka_unit_test(test_tanh_accuracy),
+        cmocka_unit_test(test_sigmoid_kernel),
         cmocka_unit_test(test_tanh_forward_matches_tanhf),
         cmocka_unit_test(test_grad_norm_matches_long_double),
         cmocka_unit_test(test_categorical),
