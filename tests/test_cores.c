@@ -247,11 +247,50 @@ static void test_trainer_sizes(void **state) {
     sk_config_free(cfg);
 }
 
+/* policy.log_std_init: a Gaussian policy's actor.log_std starts at the key's value in every
+ * dimension (SB3's log_std_init), 0 without it; out of range is refused by name; a Discrete
+ * policy does not read it, so the run's unused-key check names it. */
+static void test_log_std_init(void **state) {
+    (void)state;
+    const sk_env_def *pendulum = sk_env_find("Pendulum-v1"), *cartpole = sk_env_find("CartPole-v1");
+    assert_non_null(pendulum);
+    assert_non_null(cartpole);
+    const char *values[] = {NULL, "-2", "0.5"};
+    const float want[] = {0.0f, -2.0f, 0.5f};
+    for (int k = 0; k < 3; k++) {
+        sk_config *cfg = sk_config_new();
+        if (values[k]) sk_config_set(cfg, "policy.log_std_init", values[k]);
+        sk_policy policy;
+        assert_int_equal(sk_policy_configure(&policy, cfg, pendulum, NULL), SK_OK);
+        assert_true(policy.log_std_tensor >= 0);
+        float *params = calloc(policy.num_params, sizeof(float));
+        uint64_t rng = 1;
+        sk_policy_init_params(&policy, params, &rng);
+        const sk_tensor_info *t = &policy.tensors[policy.log_std_tensor];
+        for (int d = 0; d < t->rows * t->cols; d++) assert_float_equal(params[t->offset + d], want[k], 0.0);
+        free(params);
+        sk_config_free(cfg);
+    }
+    sk_config *bad = sk_config_new();
+    sk_config_set(bad, "policy.log_std_init", "-30");
+    sk_policy policy;
+    assert_int_not_equal(sk_policy_configure(&policy, bad, pendulum, NULL), SK_OK);
+    assert_non_null(strstr(sk_last_error(), "policy.log_std_init"));
+    sk_config_free(bad);
+    sk_config *discrete = sk_config_new();
+    sk_config_set(discrete, "policy.log_std_init", "-1");
+    assert_int_equal(sk_policy_configure(&policy, discrete, cartpole, NULL), SK_OK);
+    assert_int_not_equal(sk_config_check_unused(discrete, "policy"), SK_OK);
+    assert_non_null(strstr(sk_last_error(), "policy.log_std_init"));
+    sk_config_free(discrete);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trainer_sizes),
         cmocka_unit_test(test_toy_core_trains),
         cmocka_unit_test(test_lstm_state_layout),
+        cmocka_unit_test(test_log_std_init),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

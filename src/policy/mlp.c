@@ -127,6 +127,11 @@ static void init_params(const sk_policy *policy, float *params, uint64_t *rng) {
         int n = SK_MIN(policy->space.head_sizes[0], SK_MAX_HEAD0_PRIOR);
         for (int j = 0; j < n; j++) params[bias->offset + j] += policy->space.head0_prior[j];
     }
+    if (policy->log_std_tensor >= 0) {
+        const sk_tensor_info *log_std = &policy->tensors[policy->log_std_tensor];
+        for (int d = 0; d < log_std->rows * log_std->cols; d++)
+            params[log_std->offset + d] = policy->log_std_init;
+    }
 }
 
 static sk_status work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity) {
@@ -319,9 +324,18 @@ static sk_status configure(sk_policy *policy, const sk_config *cfg, const sk_env
                                 &activation)) != SK_OK ||
         (status = sk_policy_configure_encoder(cfg, env, &encoder, &spec)) != SK_OK)
         return status;
-    return sk_policy_init_encoded(policy, env->obs_size, &env->action_space, env->mask_size,
-                                  (int)hidden, (int)layers, (sk_activation)activation, core,
-                                  encoder, &spec);
+    if ((status = sk_policy_init_encoded(policy, env->obs_size, &env->action_space, env->mask_size,
+                                         (int)hidden, (int)layers, (sk_activation)activation, core,
+                                         encoder, &spec)) != SK_OK)
+        return status;
+    /* a Gaussian policy's starting spread (SB3's log_std_init); read only for continuous
+     * actions, so a Discrete run that sets it is refused as an unused key */
+    double log_std_init = 0.0;
+    if (policy->log_std_tensor >= 0 &&
+        (status = sk_cfg_double(cfg, "policy.log_std_init", 0.0, -20.0, 2.0, &log_std_init)) != SK_OK)
+        return status;
+    policy->log_std_init = (float)log_std_init;
+    return SK_OK;
 }
 
 const sk_kind_ops sk_kind_mlp = {

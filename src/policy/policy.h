@@ -67,6 +67,7 @@ struct sk_policy {
     sk_action_space space;
     int logits_size; /* actor outputs: sum of head sizes, or the action dim (means) */
     int log_std_tensor; /* continuous: index of actor.log_std in tensors, else -1 */
+    float log_std_init; /* continuous: actor.log_std's value at initialisation (policy.log_std_init) */
     int mask_size;   /* 0 or sk_action_mask_size(&space) */
     size_t num_params; /* every role's (policy.per_role) */
     int num_tensors;
