@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 50 ask 5: PPO with the MuJoCo preset (configs/mujoco.ini) at 1M env steps, for training
+# Issue 50 ask 5: PPO with each task's preset (configs/mujoco.ini, or the task's own where it has
+# one: configs/mujoco_halfcheetah.ini) at 1M env steps, for training
 # seeds SEEDS on each task of TASKS, one run at a time; each final checkpoint evaluated over 10
 # episodes (sampled, as CleanRL's evaluation, and greedy). Beside each task: the raw physics of
 # the same steps (bench/mujoco_peers.py physics: mujoco.mj_step(m, d, nstep=frame_skip) on the
@@ -34,14 +35,15 @@ bench_init
 mkdir -p "$runs" "$root/bench/results"
 out=$root/bench/results/$(date -u +%Y-%m-%d)-$commit-mujoco-ppo.md
 py() { /usr/bin/python3 -c "$@"; }
-# task -> "model file|frame_skip|CleanRL PPO|SB3 zoo PPO|CleanRL SAC|SB3 zoo SAC"
+# task -> "model file|frame_skip|CleanRL PPO|SB3 zoo PPO|CleanRL SAC|SB3 zoo SAC|preset"
 facts() {
     case $1 in
-    HalfCheetah-v5) echo "half_cheetah.xml|5|2906 +- 1129|5819|9635 +- 1424|9535" ;;
-    Hopper-v5) echo "hopper.xml|4|2052 +- 314|2410|2310 +- 343|2326" ;;
-    Walker2d-v5) echo "walker2d_v5.xml|4|2891 +- 231|3479|3591 +- 911|3863" ;;
-    Ant-v5) echo "ant.xml|5|-|1327|-|4616" ;;
-    Humanoid-v5) echo "humanoid.xml|5|742 +- 156|-|4996 +- 686|6232 (2M)" ;;
+    HalfCheetah-v5) echo "half_cheetah.xml|5|2906 +- 1129|5819|9635 +- 1424|9535|mujoco_halfcheetah.ini" ;;
+    Hopper-v5) echo "hopper.xml|4|2052 +- 314|2410|2310 +- 343|2326|mujoco.ini" ;;
+    Walker2d-v5) echo "walker2d_v5.xml|4|2891 +- 231|3479|3591 +- 911|3863|mujoco.ini" ;;
+    Ant-v5) echo "ant.xml|5|-|1327|-|4616|mujoco.ini" ;;
+    Humanoid-v5) echo "humanoid.xml|5|742 +- 156|-|4996 +- 686|6232 (2M)|mujoco.ini" ;;
+    Humanoid-v4) echo "humanoid.xml|5|742 +- 156|-|4996 +- 686|6232 (2M)|mujoco.ini" ;;
     *) echo "mujoco_ppo: no facts for $1" >&2; exit 2 ;;
     esac
 }
@@ -50,21 +52,21 @@ finished() {
         "import json,sys; s=json.load(open(sys.argv[1])); sys.exit(s.get('interrupted', True))" "$1/summary.json"
 }
 {
-    echo "# MuJoCo PPO, configs/mujoco.ini, $steps env steps ($(date -u +%Y-%m-%d), commit $commit)"
+    echo "# MuJoCo PPO, each task's preset, $steps env steps ($(date -u +%Y-%m-%d), commit $commit)"
     echo
     echo "Machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, shared with other work."
-    echo "Each run: \`skinner train TASK --seed S --threads $threads --total-steps $steps\`, one at a time;"
+    echo "Each run: \`skinner train TASK --config configs/PRESET --seed S --threads $threads --total-steps $steps\`, one at a time;"
     echo "eval: \`skinner eval TASK --checkpoint RUN --episodes 10\` (sampled) and with \`--greedy\`."
     echo "Training return: metrics.csv's last mean_return (the last 100 episodes). Physics: CPU seconds"
     echo "of one core in \`mj_step\` for the same env steps (bench/mujoco_peers.py physics, 20k env steps"
     echo "scaled); the run's CPU seconds over it is the issue's \"at most 1.3x its physics\"."
     echo
-    echo "| task | seed | eval (sampled) | eval (greedy) | training return | wall s | CPU s | physics CPU s | CPU / physics | load avg (start, end) |"
-    echo "|---|---|---|---|---|---|---|---|---|---|"
+    echo "| task | preset | seed | eval (sampled) | eval (greedy) | training return | wall s | CPU s | physics CPU s | CPU / physics | load avg (start, end) |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
 } > "$out"
 summary=()
 for task in $tasks; do
-    IFS='|' read -r model skip cleanrl sb3zoo sac sb3sac <<< "$(facts "$task")"
+    IFS='|' read -r model skip cleanrl sb3zoo sac sb3sac preset <<< "$(facts "$task")"
     var=SEEDS_${task//-/_}
     seeds=${!var:-${SEEDS:-1 2 3}}
     phys=$("$python" "$root/bench/mujoco_peers.py" physics "$root/modules/mujoco/models/$model" "$skip" 20000)
@@ -76,7 +78,7 @@ for task in $tasks; do
             rm -rf "$dir"
             mkdir -p "$dir"
             load0=$(cut -d' ' -f1 /proc/loadavg)
-            /usr/bin/time -o "$dir/time.tmp" -f '%e %U %S' "$skinner" train "$task" --seed "$seed" \
+            /usr/bin/time -o "$dir/time.tmp" -f '%e %U %S' "$skinner" train "$task" --config "$root/configs/$preset" --seed "$seed" \
                 --threads "$threads" --total-steps "$steps" --run-dir "$dir" --force --quiet
             echo "$(cat "$dir/time.tmp") $load0 $(cut -d' ' -f1 /proc/loadavg)" > "$dir/time.txt"
         fi
@@ -90,7 +92,7 @@ cpu = float(sys.argv[5]) + float(sys.argv[6])
 print('%.0f +- %.0f | %.0f +- %.0f | %.0f | %.0f | %.0f | %s | %.2f' % (s['mean_return'], s['std_return'],
       g['mean_return'], g['std_return'], float(rows[-1]['mean_return']), float(sys.argv[4]), cpu,
       sys.argv[7], cpu / float(sys.argv[7])))" "$sampled" "$greedy" "$dir" "$wall" "$user" "$sys" "$phys_cpu")
-        echo "| $task | $seed | ${row} | $load0, $load1 |" >> "$out"
+        echo "| $task | $preset | $seed | ${row} | $load0, $load1 |" >> "$out"
         evals+=("$(py "import json,sys; print(json.loads(sys.argv[1])['mean_return'])" "$sampled")")
     done
     mean=$(printf '%s\n' "${evals[@]}" | awk '{ s += $1 } END { printf "%.0f", s / NR }')

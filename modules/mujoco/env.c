@@ -362,7 +362,7 @@ static void render(const void *state, int index, uint8_t *rgb) {
 }
 
 const sk_env_extras mj_extras = {
-    .preset = "mujoco", /* configs/mujoco.ini */
+    .preset = "mujoco", /* configs/mujoco.ini; a task may name its own (mj_task.preset) */
     .bench_num_envs = 256,
     .render_width = MJ_RENDER_WIDTH,
     .render_height = MJ_RENDER_HEIGHT,

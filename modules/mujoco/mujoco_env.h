@@ -62,6 +62,7 @@ struct mj_task {
     const char *id;        /* "HalfCheetah-v5" */
     const char *model;     /* the embedded file, "half_cheetah.xml" */
     const char *summary;
+    const char *preset; /* the task's configs/PRESET.ini (sk_env_extras.preset); NULL: "mujoco" */
     int frame_skip;
     int max_steps;
     double solved; /* Gymnasium's reward_threshold, NAN: none */

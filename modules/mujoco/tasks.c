@@ -317,7 +317,7 @@ static double pusher_reward(const mj_task *task, const mj_model_ref *ref, const 
 #define HALF_CHEETAH(version)                                                                      \
     {.id = "HalfCheetah-" version, .model = "half_cheetah.xml",                                    \
      .summary = "a planar cheetah runs forward (MuJoCo; Gymnasium's " version ")",                 \
-     .frame_skip = 5, .max_steps = 1000, .qvel_noise_kind = MJ_NOISE_NORMAL, .noise_scale = 0.1,   \
+     .preset = "mujoco_halfcheetah", .frame_skip = 5, .max_steps = 1000, .qvel_noise_kind = MJ_NOISE_NORMAL, .noise_scale = 0.1,   \
      .solved = 4800, .qpos_skip = 1, .track = MJ_TRACK_QPOS, .forward_weight = 1.0,                \
      .ctrl_weight = 0.1,                                                                           \
      .needs = {.min_nq = 2, .min_nv = 1, .min_nu = 1, .min_nbody = 2}, .obs_size = 17,             \
@@ -463,6 +463,8 @@ static sk_status (*const g_creates[MJ_NUM_TASKS])(void **, int, const sk_config 
     create_14, create_15, create_16};
 
 static sk_env_def g_tables[MJ_NUM_TASKS];
+/* mj_extras with each task's preset */
+static sk_env_extras g_extras[MJ_NUM_TASKS];
 const sk_env_def *const mj_env_tables[MJ_NUM_TASKS + 1] = {
     &g_tables[0], &g_tables[1], &g_tables[2], &g_tables[3], &g_tables[4],
     &g_tables[5], &g_tables[6], &g_tables[7], &g_tables[8], &g_tables[9], &g_tables[10],
@@ -473,6 +475,8 @@ __attribute__((constructor)) static void fill_tables(void) {
     for (int row = 0; row < MJ_NUM_TASKS; row++) {
         const mj_task *task = &mj_tasks[row];
         sk_env_def *def = &g_tables[row];
+        g_extras[row] = mj_extras;
+        if (task->preset) g_extras[row].preset = task->preset;
         *def = (sk_env_def){
             .id = task->id,
             .summary = task->summary,
@@ -488,7 +492,7 @@ __attribute__((constructor)) static void fill_tables(void) {
             .step = mj_step_envs,
             .state_arrays = mj_state_arrays,
             .check_state = mj_check_state,
-            .extras = &mj_extras,
+            .extras = &g_extras[row],
             .configure = mj_configure,
         };
         for (int k = 0; k < task->action_dim; k++) {
