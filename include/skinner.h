@@ -243,6 +243,29 @@ SK_API sk_status sk_evaluate_with(const char *checkpoint, const char *env_name,
                                   const sk_config *overrides, int episodes, bool greedy,
                                   uint64_t seed, const char *trace_path, sk_eval_result *out);
 
+/* What an evaluation of a checkpoint may change besides its episodes and seed. All zero
+ * (sk_eval_options options = {0}), like a NULL pointer, is sk_evaluate's defaults: the
+ * checkpoint's env, sampled actions, no exploration, no trace, the data where the run left
+ * it. Fields are only ever added at the end, zero meaning what the call did before, so a
+ * program that names the fields it sets (designated initializers) builds unchanged. */
+typedef struct sk_eval_options {
+    const char *env_name;       /* NULL: the checkpoint's env; else it must name that env */
+    const sk_config *overrides; /* data locations, as sk_evaluate_with's; NULL: none */
+    bool greedy;                /* the most likely action instead of a sampled one */
+    /* A DQN run's epsilon-greedy acting, as `skinner eval --epsilon` (CleanRL evaluates its
+     * DQN at 0.05): each step, with chance epsilon, a row takes a uniform allowed action in
+     * place of its argmax of Q, drawn from the eval seed's stream. 0: the argmax always. */
+    double epsilon;
+    const char *trace_path; /* the JSON lines of sk_evaluate; NULL: none */
+} sk_eval_options;
+
+/* sk_evaluate with options (NULL: the defaults). SK_ERR_INVALID naming the value for an
+ * epsilon outside [0, 1], and naming the learner for an epsilon above 0 with a checkpoint
+ * whose run is not DQN's (train.algo = dqn): PPO samples its own policy, SAC acts by its
+ * deterministic action. Everything else as sk_evaluate_with. */
+SK_API sk_status sk_evaluate_with_options(const char *checkpoint, int episodes, uint64_t seed,
+                                          const sk_eval_options *options, sk_eval_result *out);
+
 /* Baselines without a policy: the env's hand-written heuristic
  * (sk_env_def.heuristic), action 0 on every head (for Morpho-v0: WAIT, the
  * host alone), or uniform random actions (each head's allowed choices, or

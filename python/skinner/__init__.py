@@ -411,9 +411,15 @@ def kge_train(dataset=None, run_dir=None, config=None, resume=None, force=False,
     return _core.kge_train(_pairs(options, "kge"), config_path, callback)
 
 
-def evaluate(checkpoint, episodes=10, greedy=False, seed=0, opponent=None, **data):
+def evaluate(checkpoint, episodes=10, greedy=False, seed=0, opponent=None, epsilon=0.0, **data):
     """Runs `episodes` episodes of a checkpoint's policy on its env, as
     `skinner eval` does, and returns the returns' statistics.
+
+    epsilon (a DQN run, as `skinner eval --epsilon`; CleanRL evaluates at
+    0.05): each step, with chance epsilon, a uniform allowed action in place
+    of the argmax of Q, drawn from the seed's stream. ValueError naming the
+    value for one outside [0, 1], for one above 0 with another learner's run,
+    and for one with opponent=.
 
     opponent (a multi-agent env, as `skinner eval --opponent`): "random",
     "heuristic", one of the env's own ("alphabeta:4" for Connect Four), or
@@ -430,7 +436,7 @@ def evaluate(checkpoint, episodes=10, greedy=False, seed=0, opponent=None, **dat
                              % ", ".join(sorted(data)))
         opponent = os.fspath(opponent)
     return _core.evaluate(checkpoint, episodes=episodes, greedy=greedy, seed=seed,
-                          config=_env_pairs(data), opponent=opponent)
+                          config=_env_pairs(data), opponent=opponent, epsilon=epsilon)
 
 
 def bench(env_id, num_envs=4096, threads=1, seconds=1.0, seed=0, **config):

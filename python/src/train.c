@@ -254,19 +254,28 @@ fail:
     return NULL;
 }
 
-/* evaluate(checkpoint, episodes, greedy, seed, overrides, opponent) -> dict */
+/* evaluate(checkpoint, episodes, greedy, seed, overrides, opponent, epsilon) -> dict */
 PyObject *skpy_evaluate(PyObject *self, PyObject *args, PyObject *kwargs) {
     (void)self;
     static char *kwlist[] = {"checkpoint", "episodes", "greedy", "seed", "config", "opponent",
-                             NULL};
+                             "epsilon", NULL};
     PyObject *path_obj, *pairs = Py_None;
     PyObject *seed_obj = NULL;
     const char *opponent = NULL;
     int episodes = 10, greedy = 0;
+    double epsilon = 0.0;
     unsigned long long seed = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|ipOOz", kwlist, &path_obj, &episodes,
-                                     &greedy, &seed_obj, &pairs, &opponent))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|ipOOzd", kwlist, &path_obj, &episodes,
+                                     &greedy, &seed_obj, &pairs, &opponent, &epsilon))
         return NULL;
+    if (opponent && epsilon != 0.0) { /* as `skinner eval --epsilon E --opponent NAME` */
+        char text[32];
+        PyErr_Format(PyExc_ValueError,
+                     "epsilon = %s acts with a DQN checkpoint on its own, not against an "
+                     "opponent (expected epsilon = 0 with opponent=)",
+                     skpy_num(text, sizeof text, epsilon));
+        return NULL;
+    }
     if (seed_obj && skpy_seed(seed_obj, &seed) < 0) return NULL;
     if (episodes < 1) {
         PyErr_Format(PyExc_ValueError, "episodes = %d (expected 1 or more)", episodes);
@@ -285,7 +294,10 @@ PyObject *skpy_evaluate(PyObject *self, PyObject *args, PyObject *kwargs) {
     const char *path = PyBytes_AS_STRING(bytes);
     Py_BEGIN_ALLOW_THREADS
     if (opponent) status = sk_evaluate_versus(path, NULL, opponent, episodes, greedy, seed, &versus);
-    else status = sk_evaluate_with(path, NULL, over, episodes, greedy, seed, NULL, &r);
+    else {
+        sk_eval_options options = {.overrides = over, .greedy = greedy, .epsilon = epsilon};
+        status = sk_evaluate_with_options(path, episodes, seed, &options, &r);
+    }
     Py_END_ALLOW_THREADS
     Py_DECREF(bytes);
     sk_config_free(over);

@@ -519,10 +519,10 @@ static int eval_with(int argc, char **argv, sk_run_plan *plan, sk_config *option
                          "may point its data locations elsewhere)");
     const sk_env_evaluation *evaluation = sk_env_extras_of(env)->evaluation;
     bool own = evaluation && !explicit_episodes && !baseline;
-    if (epsilon > 0.0 && (baseline || own || video))
+    if (epsilon > 0.0 && (baseline || own || video || opponent))
         return cli_error(SK_EXIT_USAGE, "--epsilon acts with a DQN checkpoint over --episodes, "
                          "not with %s", baseline ? "--policy" : own ? "an env's own evaluation"
-                                                                    : "--video");
+                                                    : video ? "--video" : "--opponent");
     if (!own && own_flag) {
         if (!evaluation)
             return cli_error(SK_EXIT_USAGE,
@@ -569,11 +569,12 @@ static int eval_with(int argc, char **argv, sk_run_plan *plan, sk_config *option
         sk_loaded_policy lp;
         status = sk_policy_load_plan(&lp, plan, cfg);
         bool loaded = status == SK_OK;
-        if (loaded) status = sk_loaded_policy_set_epsilon(&lp, epsilon);
         status = sk_comm_agree(comm, status); /* every rank evaluates, or none does */
+        /* sk_evaluate_with_options' path from here on, with the checkpoint the plan opened */
+        sk_eval_options how = {.greedy = greedy, .epsilon = epsilon, .trace_path = trace};
         if (status == SK_OK)
-            status = sk_evaluate_loaded_comm(&lp, (int)episodes, greedy, (uint64_t)seed, trace,
-                                             comm, &result);
+            status = sk_evaluate_loaded_comm(&lp, (int)episodes, (uint64_t)seed, &how, comm,
+                                             &result);
         greedy = greedy || (loaded && lp.greedy_only); /* dqn, sac: as it acted */
         if (loaded) sk_loaded_policy_free(&lp);
     }

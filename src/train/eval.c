@@ -497,8 +497,8 @@ sk_status sk_loaded_policy_set_epsilon(sk_loaded_policy *lp, double epsilon) {
         return sk_fail(SK_ERR_INVALID, "epsilon = %g (expected a chance in [0, 1])", epsilon);
     if (epsilon > 0.0 && (!algo || strcmp(algo, "dqn") != 0))
         return sk_fail(SK_ERR_INVALID, "epsilon-greedy evaluation is for a DQN run (train.algo = "
-                       "dqn); this checkpoint's learner is %s (PPO samples its policy without "
-                       "--greedy; SAC acts by its deterministic action)", algo ? algo : "ppo");
+                       "dqn); this checkpoint's learner is %s (PPO samples its policy unless asked "
+                       "for greedy actions; SAC acts by its deterministic action)", algo ? algo : "ppo");
     lp->epsilon = epsilon;
     return SK_OK;
 }
@@ -567,34 +567,43 @@ sk_status sk_evaluate(const char *checkpoint, const char *env_name, int episodes
 sk_status sk_evaluate_with(const char *checkpoint, const char *env_name, const sk_config *overrides,
                            int episodes, bool greedy, uint64_t seed, const char *trace_path,
                            sk_eval_result *out) {
-    sk_comm single = sk_comm_single();
-    return sk_evaluate_with_comm(checkpoint, env_name, overrides, episodes, greedy, seed,
-                                 trace_path, &single, out);
+    sk_eval_options options = {.env_name = env_name, .overrides = overrides, .greedy = greedy,
+                               .trace_path = trace_path};
+    return sk_evaluate_with_options(checkpoint, episodes, seed, &options, out);
 }
 
-sk_status sk_evaluate_with_comm(const char *checkpoint, const char *env_name,
-                                const sk_config *overrides, int episodes, bool greedy,
-                                uint64_t seed, const char *trace_path, const sk_comm *comm,
-                                sk_eval_result *out) {
+sk_status sk_evaluate_with_options(const char *checkpoint, int episodes, uint64_t seed,
+                                   const sk_eval_options *options, sk_eval_result *out) {
+    sk_comm single = sk_comm_single();
+    return sk_evaluate_options_comm(checkpoint, episodes, seed, options, &single, out);
+}
+
+sk_status sk_evaluate_options_comm(const char *checkpoint, int episodes, uint64_t seed,
+                                   const sk_eval_options *options, const sk_comm *comm,
+                                   sk_eval_result *out) {
+    const sk_eval_options defaults = {0};
+    if (!options) options = &defaults;
     sk_status status = episodes < 1 ? sk_fail(SK_ERR_INVALID,
                                               "episodes = %d (expected at least 1)", episodes)
                                     : SK_OK;
     sk_loaded_policy lp;
-    if (status == SK_OK) status = sk_policy_load_with(&lp, checkpoint, env_name, overrides);
+    if (status == SK_OK)
+        status = sk_policy_load_with(&lp, checkpoint, options->env_name, options->overrides);
     bool loaded = status == SK_OK;
     status = sk_comm_agree(comm, status);
-    if (status == SK_OK)
-        status = sk_evaluate_loaded_comm(&lp, episodes, greedy, seed, trace_path, comm, out);
+    if (status == SK_OK) status = sk_evaluate_loaded_comm(&lp, episodes, seed, options, comm, out);
     if (loaded) sk_loaded_policy_free(&lp);
     return status;
 }
 
-sk_status sk_evaluate_loaded_comm(const sk_loaded_policy *lp, int episodes, bool greedy,
-                                  uint64_t seed, const char *trace_path, const sk_comm *comm,
+sk_status sk_evaluate_loaded_comm(sk_loaded_policy *lp, int episodes, uint64_t seed,
+                                  const sk_eval_options *options, const sk_comm *comm,
                                   sk_eval_result *out) {
+    const sk_eval_options defaults = {0};
+    if (!options) options = &defaults;
     sk_status status = episodes < 1 ? sk_fail(SK_ERR_INVALID,
                                               "episodes = %d (expected at least 1)", episodes)
-                                    : SK_OK;
+                                    : sk_loaded_policy_set_epsilon(lp, options->epsilon);
     sk_policy_actor policy;
     int rows = SK_MAX(SK_MIN(episodes, EVAL_MAX_ENVS), sk_env_agents(lp->env));
     if (status == SK_OK && rows > EVAL_MAX_ENVS)
@@ -607,8 +616,9 @@ sk_status sk_evaluate_loaded_comm(const sk_loaded_policy *lp, int episodes, bool
     if (status == SK_OK) {
         /* sampled actions: rank 0 draws one process's stream, the others their own */
         if (comm->rank > 0) policy.rng[0] = sk_rng_seed(seed, SK_ACTOR_STREAM + (uint64_t)comm->rank);
-        actor who = {.policy = &policy, .greedy = greedy};
-        status = evaluate_with(lp->env, lp->cfg, &who, episodes, seed, trace_path, comm, out);
+        actor who = {.policy = &policy, .greedy = options->greedy};
+        status = evaluate_with(lp->env, lp->cfg, &who, episodes, seed, options->trace_path, comm,
+                               out);
     }
     if (acting) sk_policy_actor_free(&policy);
     return status;

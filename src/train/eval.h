@@ -53,27 +53,31 @@ void sk_loaded_policy_free(sk_loaded_policy *lp);
  */
 sk_status sk_evaluate_env(const sk_loaded_policy *lp, const sk_config *options, int threads,
                           sk_progress_fn progress, void *progress_user, sk_env_report *out);
-/* sk_evaluate_with and sk_evaluate_controller as one rank of a distributed
+/* sk_evaluate_with_options and sk_evaluate_controller as one rank of a distributed
  * evaluation (every rank calls them): each rank runs its contiguous slice of
  * the evaluation envs, and the counted episodes of all are summed in the order
  * one process counts them, so greedy policies and controllers give one
- * process's figures; sampled actions draw a stream per rank (rank 0's is one
- * process's). A trace is refused under more than one rank. */
+ * process's figures; sampled actions (and epsilon's draws) take a stream per
+ * rank (rank 0's is one process's). A trace is refused under more than one rank. */
 struct sk_comm;
-sk_status sk_evaluate_with_comm(const char *checkpoint, const char *env_name,
-                                const sk_config *overrides, int episodes, bool greedy,
-                                uint64_t seed, const char *trace_path, const struct sk_comm *comm,
-                                sk_eval_result *out);
+sk_status sk_evaluate_options_comm(const char *checkpoint, int episodes, uint64_t seed,
+                                   const sk_eval_options *options, const struct sk_comm *comm,
+                                   sk_eval_result *out);
 sk_status sk_evaluate_controller_comm(const char *env_name, const sk_config *cfg,
                                       sk_controller controller, int episodes, uint64_t seed,
                                       const char *trace_path, const struct sk_comm *comm,
                                       sk_eval_result *out);
-/* The same for a policy already loaded (borrowed) and an env already found
- * (NULL: SK_ERR_UNKNOWN_ENV with the lookup's message): what a command's plan
- * hands down (plan.h). */
-sk_status sk_evaluate_loaded_comm(const sk_loaded_policy *lp, int episodes, bool greedy,
-                                  uint64_t seed, const char *trace_path,
-                                  const struct sk_comm *comm, sk_eval_result *out);
+/* The same for a policy already loaded (borrowed; what a command's plan hands down,
+ * plan.h), and the one path of every evaluation of a checkpoint by episodes: the public
+ * calls load and come here, `skinner eval` loads through its plan and comes here. It sets
+ * options' epsilon on lp (sk_loaded_policy_set_epsilon, with its refusals) and reads its
+ * greedy and trace_path; options' env_name and overrides were the load's and are not read.
+ * options NULL: the defaults. */
+sk_status sk_evaluate_loaded_comm(sk_loaded_policy *lp, int episodes, uint64_t seed,
+                                  const sk_eval_options *options, const struct sk_comm *comm,
+                                  sk_eval_result *out);
+/* sk_evaluate_controller_comm with the env already found (NULL: SK_ERR_UNKNOWN_ENV with
+ * the lookup's message). */
 sk_status sk_evaluate_controller_env_comm(const sk_env_def *env, const sk_config *cfg,
                                           sk_controller controller, int episodes, uint64_t seed,
                                           const char *trace_path, const struct sk_comm *comm,
