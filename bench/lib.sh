@@ -1,6 +1,6 @@
 # Sourced by the bench scripts that compare two programs or two settings on the presets: the
-# presets' workloads, a median and a ratio. (Issue 53 ask 9 asks the rest of bench/*.sh to
-# share it too.)
+# presets' workloads, a median and a ratio, one `bench train` run's figures and two programs'
+# runs alternated. (Issue 53 ask 9 asks the rest of bench/*.sh to share it too.)
 # shellcheck shell=bash
 
 # "name|env|extra flags" for `skinner bench train`; root is the repository
@@ -16,11 +16,24 @@ bench_preset_workloads() {
 median() { printf '%s\n' "$@" | { grep -v n/a || true; } | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 # x / y to two places, or n/a
 ratio() { awk -v x="$1" -v y="$2" 'BEGIN { if (x + 0 > 0 && y + 0 > 0) printf "%.2f", x / y; else printf "n/a" }'; }
+# the median of each column of the lines given ("x y ..." each), on one line; n/a for a column
+# with no number
+column_medians() {
+    local k columns value values=()
+    columns=$(awk '{ print NF; exit }' <<< "$1")
+    for ((k = 1; k <= columns; k++)); do
+        # shellcheck disable=SC2046
+        value=$(median $(printf '%s\n' "$@" | awk -v k="$k" '{ print $k }'))
+        values+=("${value:-n/a}")
+    done
+    echo "${values[*]}"
+}
 
-# One `skinner bench train` run: prints "wall_sps cpu_sps" (env steps per wall second and per
-# CPU-second, user + system, which a loaded machine distorts less), or "n/a n/a" when it fails
-# (an old binary without the env). Uses $threads and $seconds; VAR=VALUE words after EXTRA go
-# into the run's environment.
+# One `skinner bench train` run: prints "wall_sps cpu_sps rollout learn" (env steps per wall
+# second and per CPU-second, user + system, which a loaded machine distorts less; the rollout's
+# and the learning's seconds per update), or "n/a n/a n/a n/a" when it fails (an old binary
+# without the env). Uses $threads and $seconds; VAR=VALUE words after EXTRA go into the run's
+# environment.
 # usage: run PROGRAM ENV "EXTRA FLAGS" [VAR=VALUE ...]
 run() {
     local program=$1 env=$2 extra=$3 timing
@@ -31,8 +44,26 @@ run() {
         --seconds "$seconds" $extra --json 2> /dev/null |
         /usr/bin/python3 -c "import json, sys
 r = json.load(sys.stdin); user, system = open('$timing').read().split()[-2:]
-print(int(r['sps']), int(r['steps'] / (float(user) + float(system))))" 2> /dev/null || echo "n/a n/a"
+print(int(r['sps']), int(r['steps'] / (float(user) + float(system))),
+      '%.6f %.6f' % (r['rollout_seconds'] / r['updates'], r['learn_seconds'] / r['updates']))" 2> /dev/null ||
+        echo "n/a n/a n/a n/a"
     rm -f "$timing"
+}
+
+# ENV's figures (run's four) of A and B, $repeats runs of each, A's and B's alternating so that
+# both see the same load: A's medians, then B's, on one line. ENV_A and ENV_B are VAR=VALUE
+# words for each side's runs (or "").
+# usage: alternate PROGRAM_A "ENV_A" PROGRAM_B "ENV_B" ENV "EXTRA FLAGS"
+alternate() {
+    local program_a=$1 env_a=$2 program_b=$3 env_b=$4 env=$5 extra=$6 r
+    local a_runs=() b_runs=()
+    for ((r = 0; r < repeats; r++)); do
+        # shellcheck disable=SC2086
+        a_runs+=("$(run "$program_a" "$env" "$extra" $env_a)")
+        # shellcheck disable=SC2086
+        b_runs+=("$(run "$program_b" "$env" "$extra" $env_b)")
+    done
+    echo "$(column_medians "${a_runs[@]}") $(column_medians "${b_runs[@]}")"
 }
 
 # The presets ($workloads), A against B alternating $repeats times: one table row each,
@@ -40,21 +71,10 @@ print(int(r['sps']), int(r['steps'] / (float(user) + float(system))))" 2> /dev/n
 # VAR=VALUE words for each side's runs (or "").
 # usage: compare PROGRAM_A "ENV_A" PROGRAM_B "ENV_B"
 compare() {
-    local program_a=$1 env_a=$2 program_b=$3 env_b=$4 w name env extra a b
+    local program_a=$1 env_a=$2 program_b=$3 env_b=$4 w name env extra aw ac bw bc
     for w in "${workloads[@]}"; do
         IFS='|' read -r name env extra <<< "$w"
-        local a_wall=() a_cpu=() b_wall=() b_cpu=()
-        for ((r = 0; r < repeats; r++)); do
-            # shellcheck disable=SC2086
-            read -r a b <<< "$(run "$program_a" "$env" "$extra" $env_a)"
-            a_wall+=("$a") a_cpu+=("$b")
-            # shellcheck disable=SC2086
-            read -r a b <<< "$(run "$program_b" "$env" "$extra" $env_b)"
-            b_wall+=("$a") b_cpu+=("$b")
-        done
-        local aw ac bw bc
-        aw=$(median "${a_wall[@]}") ac=$(median "${a_cpu[@]}")
-        bw=$(median "${b_wall[@]}") bc=$(median "${b_cpu[@]}")
+        read -r aw ac _ _ bw bc _ _ <<< "$(alternate "$program_a" "$env_a" "$program_b" "$env_b" "$env" "$extra")"
         echo "| $name | $aw | $bw | $(ratio "$aw" "$bw") | $ac | $bc | $(ratio "$ac" "$bc") |"
     done
 }

@@ -3,13 +3,15 @@
  * torch.nn.Conv2d (tests/fixtures/make_cnn_fixtures.py: outputs and the input, weight and
  * bias gradients, a 0/1 image as uint8 observations give included) and finite differences;
  * a policy behind the encoder (with and without an LSTM core) against finite differences
- * of every parameter; the settings that cannot run refused at creation naming the key. */
+ * of every parameter; the tensors' kinds, not their names, deciding what is transposed and
+ * what is a vector; the settings that cannot run refused at creation naming the key. */
 #include "test_util.h"
 #include "torch_fixture.h"
 
 #include "core/config.h"
 #include "core/rng.h"
 #include "nn/conv.h"
+#include "nn/gemm_small.h"
 #include "skinner.h"
 #include "policy/policy.h"
 
@@ -495,6 +497,74 @@ static void test_policy_gradients_lstm(void **state) {
     check_policy_gradients((sk_core_spec){&sk_core_lstm, 5}, true, 0);
 }
 
+/* Each tensor's kind, told where the layout adds it, decides its checkpoint entry's
+ * dimensions and whether the rollout keeps it transposed, whatever its name: a CNN encoder
+ * with a dense layer, an LSTM core and a continuous head, every tensor renamed "t0", "t1",
+ * ...; against the layout written out here, the biases and log_std are vectors, the
+ * convolutions' weights are left as they were and every other matrix whose forward
+ * transposes at this ISA level is W^T, element by element. Before, the names decided:
+ * renamed, the biases had 2 dimensions and conv1's (4, 12) weights were transposed. */
+static void test_tensor_kinds_not_names(void **state) {
+    (void)state;
+    sk_action_space space = {.kind = SK_SPACE_CONTINUOUS, .dim = 2, .low = {-1, -1},
+                             .high = {1, 1}};
+    sk_cnn_spec spec = small_cnn();
+    spec.dense = 8;
+    sk_policy policy;
+    assert_int_equal(sk_policy_init_encoded(&policy, 60, &space, 0, 8, 1, SK_ACTIVATION_TANH,
+                                            (sk_core_spec){&sk_core_lstm, 5}, &sk_encoder_cnn,
+                                            &spec),
+                     SK_OK);
+    enum { MATRIX, VECTOR, CONV };
+    static const struct {
+        const char *name;
+        int holds;
+    } layout[] = {
+        {"encoder.conv0.weight", CONV},   {"encoder.conv0.bias", VECTOR},
+        {"encoder.conv1.weight", CONV},   {"encoder.conv1.bias", VECTOR},
+        {"encoder.dense.weight", MATRIX}, {"encoder.dense.bias", VECTOR},
+        {"encoder.weight", MATRIX},       {"encoder.bias", VECTOR},
+        {"core.weight_ih_l0", MATRIX},    {"core.weight_hh_l0", MATRIX},
+        {"core.bias_ih_l0", VECTOR},      {"core.bias_hh_l0", VECTOR},
+        {"actor.0.weight", MATRIX},       {"actor.0.bias", VECTOR},
+        {"actor.1.weight", MATRIX},       {"actor.1.bias", VECTOR},
+        {"actor.log_std", VECTOR},        {"critic.0.weight", MATRIX},
+        {"critic.0.bias", VECTOR},        {"critic.1.weight", MATRIX},
+        {"critic.1.bias", VECTOR},
+    };
+    int count = (int)(sizeof layout / sizeof layout[0]);
+    assert_int_equal(policy.num_tensors, count);
+    for (int k = 0; k < count; k++) {
+        assert_string_equal(policy.tensors[k].name, layout[k].name);
+        snprintf(policy.tensors[k].name, sizeof policy.tensors[k].name, "t%d", k);
+    }
+    uint64_t rng = 5;
+    float *params = gaussian(policy.num_params, &rng);
+    float *params_t = calloc(policy.num_params, sizeof(float));
+    const float untouched = -7.0f;
+    for (size_t i = 0; i < policy.num_params; i++) params_t[i] = untouched;
+    sk_policy_transpose_weights(&policy, params, params_t);
+    int transposed = 0;
+    for (int k = 0; k < count; k++) {
+        const sk_tensor_info *t = &policy.tensors[k];
+        assert_int_equal(sk_policy_tensor_ndim(t), layout[k].holds == VECTOR ? 1 : 2);
+        bool transposes = layout[k].holds == MATRIX &&
+                          sk_gemm_small_forward_transposes(t->cols, t->rows);
+        transposed += transposes;
+        for (int r = 0; r < t->rows; r++)
+            for (int c = 0; c < t->cols; c++) {
+                float got = params_t[t->offset + (size_t)c * (size_t)t->rows + (size_t)r];
+                if (transposes)
+                    assert_true(got == params[t->offset + (size_t)r * (size_t)t->cols + (size_t)c]);
+                else
+                    assert_true(got == untouched);
+            }
+    }
+    print_message("%d of %d tensors transposed at this ISA level\n", transposed, count);
+    free(params);
+    free(params_t);
+}
+
 /* ---- settings that cannot run ---- */
 
 static const sk_env_def *vector_env(void) {
@@ -659,6 +729,7 @@ int main(void) {
         cmocka_unit_test(test_policy_gradients_dense),
         cmocka_unit_test(test_policy_gradients),
         cmocka_unit_test(test_policy_gradients_lstm),
+        cmocka_unit_test(test_tensor_kinds_not_names),
         cmocka_unit_test(test_config_refusals),
         cmocka_unit_test(test_cnn_learns_pixels),
         cmocka_unit_test(test_train_cnn),

@@ -16,7 +16,7 @@
 /* ---- a toy core: h' = tanh(W x + h), one part, one tensor "core.weight" (C, I) ---- */
 static void toy_layout(sk_policy *policy, size_t *offset, int input_size, int size) {
     policy->core_tensor = policy->num_tensors;
-    sk_policy_add_tensor(policy, offset, "core.weight", size, input_size);
+    sk_policy_add_tensor(policy, offset, "core.weight", size, input_size, SK_TENSOR_MATRIX);
 }
 
 static void toy_init(const sk_policy *policy, float *params, uint64_t *rng) {

@@ -3,8 +3,9 @@
  * the rows a self-play rollout runs through an actor (each once: the learner's by the
  * learner, a pool member's by its snapshot), the learner's rows whose agent acts (a
  * turn-based env's waiting agents run through none), the convolution primitives the
- * ConnectFour-v1 preset's rollout makes once warmed up (none), and the weights its forwards
- * transpose (none: they read copies made before the rollout). The runs stay bit-identical:
+ * ConnectFour-v1 preset's rollout makes once warmed up (none), the weights its forwards
+ * transpose (none: they read copies made before the rollout) and the self-play pool's members
+ * transposed (one a write of a member, none a rollout). The runs stay bit-identical:
  * test_multiagent's test_identical_and_resumed and test_determinism hold that. */
 #include "test_util.h"
 
@@ -20,6 +21,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* splitmix64's state moves by SK_GOLDEN_GAMMA a draw: the draws between two states */
 static uint64_t draws_between(uint64_t before, uint64_t after) {
@@ -375,6 +377,86 @@ static void test_transposed_copy_follows_params(void **state) {
     sk_config_free(cfg);
 }
 
+/* The floats of pool_t checked against W^T of sp->pool, element by element, for every
+ * member: each SK_TENSOR_MATRIX whose forward transposes at this ISA level. Returns the
+ * tensors checked. */
+static int check_pool_transposed(const sk_trainer *tr) {
+    const sk_policy *policy = &tr->learner.policy;
+    const sk_selfplay *sp = &tr->sp;
+    size_t P = policy->num_params;
+    int checked = 0;
+    for (int64_t m = 0; m < sp->counters[SK_SELFPLAY_MEMBERS]; m++)
+        for (int k = 0; k < policy->num_tensors; k++) {
+            const sk_tensor_info *t = &policy->tensors[k];
+            if (t->kind != SK_TENSOR_MATRIX || !sk_gemm_small_forward_transposes(t->cols, t->rows))
+                continue;
+            const float *w = sp->pool + (size_t)m * P + t->offset;
+            const float *wt = sp->pool_t + (size_t)m * P + t->offset;
+            for (int r = 0; r < t->rows; r++)
+                for (int c = 0; c < t->cols; c++)
+                    if (!(wt[(size_t)c * (size_t)t->rows + (size_t)r] ==
+                          w[(size_t)r * (size_t)t->cols + (size_t)c]))
+                        fail_msg("member %lld, %s[%d][%d]: pool_t holds %g, the member %g",
+                                 (long long)m, t->name, r, c,
+                                 (double)wt[(size_t)c * (size_t)t->rows + (size_t)r],
+                                 (double)w[(size_t)r * (size_t)t->cols + (size_t)c]);
+            checked++;
+        }
+    return checked;
+}
+
+/* Self-play's pool_t (its members' W^T, read by the rollout's forwards) is made where a
+ * member is written, once a write: four rollouts without a snapshot transpose no member
+ * (before: every member before every rollout, 4 here), and after a run's snapshots and
+ * after a resume, before any rollout, pool_t is W^T of every member. */
+static void test_pool_transposed_when_written(void **state) {
+    (void)state;
+    sk_config *cfg = small_connect4(2);
+    sk_config_set(cfg, "selfplay.enabled", "true");
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    sk_trainer_run_workers(tr, sk_reset_job);
+    int64_t before = tr->sp.members_transposed;
+    for (int r = 0; r < 4; r++) {
+        sk_trainer_run_rollout(tr);
+        tr->progress.update++;
+    }
+    print_message("4 rollouts of a pool of %lld: %lld members transposed\n",
+                  (long long)tr->sp.counters[SK_SELFPLAY_MEMBERS],
+                  (long long)(tr->sp.members_transposed - before));
+    assert_int_equal(tr->sp.members_transposed - before, 0);
+    sk_trainer_destroy(tr);
+
+    /* 6 updates of 512 rows, a snapshot every 2: the initial member and 3 snapshots in a
+     * pool of 3, the first replaced */
+    sk_config_set(cfg, "selfplay.pool_size", "3");
+    sk_config_set(cfg, "selfplay.snapshot_every", "2");
+    sk_config_set(cfg, "train.total_steps", "3072");
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    assert_int_equal(sk_trainer_run(tr), SK_OK);
+    assert_int_equal(tr->sp.counters[SK_SELFPLAY_MEMBERS], 3);
+    assert_int_equal(tr->sp.members_transposed, 1 + 3);
+    int checked = check_pool_transposed(tr);
+    bool kernels = sk_isa_level_used() != SK_ISA_BASELINE;
+    if (kernels) assert_true(checked > 0);
+    char dir[] = "/tmp/test_hotloop_XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/pool.safetensors", dir);
+    assert_int_equal(sk_trainer_save(tr, path), SK_OK);
+    sk_trainer_destroy(tr);
+
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    assert_int_equal(sk_trainer_resume(tr, path), SK_OK);
+    assert_int_equal(check_pool_transposed(tr), checked);
+    assert_int_equal(tr->sp.members_transposed, 1 + 3); /* its start's, then the 3 restored */
+    print_message("after 3 snapshots and after the resume: %d weights of 3 members checked\n",
+                  checked);
+    sk_trainer_destroy(tr);
+    remove(path);
+    rmdir(dir);
+    sk_config_free(cfg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sample_draws),
@@ -384,6 +466,7 @@ int main(void) {
         cmocka_unit_test(test_connect4_rollout_no_misses),
         cmocka_unit_test(test_rollout_no_transposes),
         cmocka_unit_test(test_transposed_copy_follows_params),
+        cmocka_unit_test(test_pool_transposed_when_written),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,16 +45,12 @@ sk_status sk_policy_init_candidates(sk_policy *policy, const sk_action_space *sp
     const int rows[SK_CAND_NUM_TENSORS] = {atoms->num_preds, atoms->num_args, embed, embed,
                                            embed, embed, 1, 1};
     const int cols[SK_CAND_NUM_TENSORS] = {embed, embed, embed, 1, embed, 1, embed, 1};
+    const sk_tensor_kind matrix = SK_TENSOR_MATRIX, vector = SK_TENSOR_VECTOR;
+    const sk_tensor_kind kinds[SK_CAND_NUM_TENSORS] = {matrix, matrix, matrix, vector,
+                                                       matrix, vector, matrix, vector};
     size_t offset = 0;
-    for (int t = 0; t < SK_CAND_NUM_TENSORS; t++) {
-        sk_tensor_info *info = &policy->tensors[t];
-        snprintf(info->name, sizeof info->name, "%s", g_names[t]);
-        info->offset = offset;
-        info->rows = rows[t];
-        info->cols = cols[t];
-        offset += (size_t)rows[t] * (size_t)cols[t];
-    }
-    policy->num_tensors = SK_CAND_NUM_TENSORS;
+    for (int t = 0; t < SK_CAND_NUM_TENSORS; t++)
+        sk_policy_add_tensor(policy, &offset, g_names[t], rows[t], cols[t], kinds[t]);
     policy->feature_size = embed;
     if (core.ops) {
         if (core.size != embed)

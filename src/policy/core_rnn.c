@@ -37,7 +37,8 @@ static void layout(sk_policy *policy, size_t *offset, int input_size, int size, 
     for (int k = 0; k < SK_RNN_NUM_TENSORS; k++) {
         sk_rnn_tensor info = sk_rnn_tensor_info(policy->rnn, k);
         snprintf(name, sizeof name, "core.%s", info.name);
-        sk_tensor_info *t = sk_policy_add_tensor(policy, offset, name, info.rows, info.cols);
+        sk_tensor_kind kind = k >= SK_RNN_BIAS_IH ? SK_TENSOR_VECTOR : SK_TENSOR_MATRIX;
+        sk_tensor_info *t = sk_policy_add_tensor(policy, offset, name, info.rows, info.cols, kind);
         SK_ASSERT(t->offset == policy->tensors[policy->core_tensor].offset + info.offset);
     }
 }

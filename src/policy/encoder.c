@@ -209,15 +209,16 @@ static sk_status cnn_layout(sk_policy *policy, size_t *offset) {
         char name[32];
         snprintf(name, sizeof name, "encoder.conv%d.weight", l);
         sk_policy_add_tensor(policy, offset, name, s->out_channels,
-                             s->channels * s->kernel * s->kernel);
+                             s->channels * s->kernel * s->kernel, SK_TENSOR_CONV);
         snprintf(name, sizeof name, "encoder.conv%d.bias", l);
-        sk_policy_add_tensor(policy, offset, name, s->out_channels, 1);
+        sk_policy_add_tensor(policy, offset, name, s->out_channels, 1, SK_TENSOR_VECTOR);
     }
     policy->encoded_size = map_floats(policy, policy->cnn.layers - 1);
     if (policy->cnn.dense) {
         sk_policy_add_tensor(policy, offset, "encoder.dense.weight", policy->cnn.dense,
-                             policy->encoded_size);
-        sk_policy_add_tensor(policy, offset, "encoder.dense.bias", policy->cnn.dense, 1);
+                             policy->encoded_size, SK_TENSOR_MATRIX);
+        sk_policy_add_tensor(policy, offset, "encoder.dense.bias", policy->cnn.dense, 1,
+                             SK_TENSOR_VECTOR);
         policy->encoded_size = policy->cnn.dense;
     }
     return SK_OK;

@@ -66,8 +66,9 @@ sk_status sk_policy_init_encoded(sk_policy *policy, int obs_size, const sk_actio
     policy->feature_size = policy->encoded_size;
     if (core.ops) { /* encoder and core first: the trunk both nets read */
         policy->encoder_tensor = policy->num_tensors;
-        sk_policy_add_tensor(policy, &offset, "encoder.weight", hidden, policy->encoded_size);
-        sk_policy_add_tensor(policy, &offset, "encoder.bias", hidden, 1);
+        sk_policy_add_tensor(policy, &offset, "encoder.weight", hidden, policy->encoded_size,
+                             SK_TENSOR_MATRIX);
+        sk_policy_add_tensor(policy, &offset, "encoder.bias", hidden, 1, SK_TENSOR_VECTOR);
         sk_status status = sk_policy_add_core(policy, &offset, hidden, core);
         if (status != SK_OK) return status;
         policy->feature_size = core.size;
@@ -78,24 +79,15 @@ sk_status sk_policy_init_encoded(sk_policy *policy, int obs_size, const sk_actio
             int in = l == 0 ? policy->feature_size : hidden;
             int out = l == layers ? out_size : hidden;
             policy->weight_tensor[net][l] = policy->num_tensors;
-            for (int part = 0; part < 2; part++) {
-                sk_tensor_info *t = &policy->tensors[policy->num_tensors++];
-                snprintf(t->name, sizeof t->name, "%s.%d.%s", net_names[net], l,
-                         part == 0 ? "weight" : "bias");
-                t->offset = offset;
-                t->rows = out;
-                t->cols = part == 0 ? in : 1;
-                offset += (size_t)t->rows * (size_t)t->cols;
-            }
+            char name[32];
+            snprintf(name, sizeof name, "%s.%d.weight", net_names[net], l);
+            sk_policy_add_tensor(policy, &offset, name, out, in, SK_TENSOR_MATRIX);
+            snprintf(name, sizeof name, "%s.%d.bias", net_names[net], l);
+            sk_policy_add_tensor(policy, &offset, name, out, 1, SK_TENSOR_VECTOR);
         }
         if (net == SK_NET_ACTOR && continuous) {
             policy->log_std_tensor = policy->num_tensors;
-            sk_tensor_info *t = &policy->tensors[policy->num_tensors++];
-            snprintf(t->name, sizeof t->name, "actor.log_std");
-            t->offset = offset;
-            t->rows = space->dim;
-            t->cols = 1;
-            offset += (size_t)space->dim;
+            sk_policy_add_tensor(policy, &offset, "actor.log_std", space->dim, 1, SK_TENSOR_VECTOR);
         }
     }
     policy->num_params = offset;

@@ -14,19 +14,14 @@ const char *const sk_activation_names[] = {"tanh", "relu", NULL};
 const sk_kind_ops *const sk_kind_table[] = {&sk_kind_mlp, &sk_kind_candidates, NULL};
 
 int sk_policy_tensor_ndim(const sk_tensor_info *info) {
-    /* the last part of the name: "bias", "bias_ih_l0", "log_std" are vectors */
-    const char *last = strrchr(info->name, '.');
-    last = last ? last + 1 : info->name;
-    bool vector = strncmp(last, "bias", 4) == 0 || strcmp(last, "log_std") == 0;
-    return vector ? 1 : 2;
+    return info->kind == SK_TENSOR_VECTOR ? 1 : 2;
 }
 
 void sk_policy_transpose_weights(const sk_policy *policy, const float *params, float *params_t) {
     for (int k = 0; k < policy->num_tensors; k++) {
         const sk_tensor_info *t = &policy->tensors[k];
         /* a convolution's weights go to oneDNN, which keeps its own reorder (src/nn/conv.h) */
-        if (sk_policy_tensor_ndim(t) != 2 || strstr(t->name, ".conv") ||
-            !sk_gemm_small_forward_transposes(t->cols, t->rows))
+        if (t->kind != SK_TENSOR_MATRIX || !sk_gemm_small_forward_transposes(t->cols, t->rows))
             continue;
         sk_gemm_small_transpose(params_t + t->offset, params + t->offset, t->rows, t->cols);
     }
@@ -52,13 +47,14 @@ const float *sk_policy_weight_t(const sk_policy_work *work, const float *params,
 }
 
 sk_tensor_info *sk_policy_add_tensor(sk_policy *policy, size_t *offset, const char *name, int rows,
-                                     int cols) {
+                                     int cols, sk_tensor_kind kind) {
     SK_ASSERT(policy->num_tensors < SK_MAX_POLICY_TENSORS);
     sk_tensor_info *t = &policy->tensors[policy->num_tensors++];
     snprintf(t->name, sizeof t->name, "%s", name);
     t->offset = *offset;
     t->rows = rows;
     t->cols = cols;
+    t->kind = kind;
     *offset += (size_t)rows * (size_t)cols;
     return t;
 }

@@ -52,10 +52,21 @@ typedef struct sk_cnn_spec {
 
 enum { SK_NET_ACTOR = 0, SK_NET_CRITIC = 1 };
 
+/* What a tensor holds, told where it is laid out (sk_policy_add_tensor): its checkpoint
+ * entry's dimensions and whether the rollout keeps it transposed follow from this, not from
+ * its name. */
+typedef enum sk_tensor_kind {
+    SK_TENSOR_MATRIX, /* a linear map's weights (rows = outputs), an embedding table: 2-D */
+    SK_TENSOR_VECTOR, /* a bias, log_std (cols = 1): 1-D */
+    SK_TENSOR_CONV,   /* a convolution's weights (out, in * kh * kw): 2-D, and oneDNN keeps
+                         its own reorder of them (src/nn/conv.h) */
+} sk_tensor_kind;
+
 typedef struct sk_tensor_info {
     char name[32];   /* e.g. "actor.0.weight" */
     size_t offset;   /* into the flat parameter array, in floats */
     int rows, cols;  /* cols is 1 for a bias */
+    sk_tensor_kind kind;
 } sk_tensor_info;
 
 struct sk_policy {
@@ -210,7 +221,7 @@ typedef struct sk_core_spec {
     int size;
 } sk_core_spec;
 
-/* How a tensor is shaped in checkpoints: 1 for biases and log-std vectors,
+/* How a tensor is shaped in checkpoints, by its kind: 1 for biases and log-std vectors,
  * 2 for weight matrices (rows, cols). */
 int sk_policy_tensor_ndim(const sk_tensor_info *info);
 
@@ -246,9 +257,9 @@ void sk_policy_init_params(const sk_policy *policy, float *params, uint64_t *rng
 /* Appends the core's tensors ("core.weight_ih_l0", ...) at *offset, for an input of
  * input_size; sets core, core_size, enc_size and core_tensor. */
 sk_status sk_policy_add_core(sk_policy *policy, size_t *offset, int input_size, sk_core_spec core);
-/* Appends a tensor to the layout at *offset (SK_MAX_TENSORS at most). */
+/* Appends a tensor of that kind to the layout at *offset (SK_MAX_POLICY_TENSORS at most). */
 sk_tensor_info *sk_policy_add_tensor(sk_policy *policy, size_t *offset, const char *name, int rows,
-                                     int cols);
+                                     int cols, sk_tensor_kind kind);
 /* policy.core and policy.core_size (default: default_size). */
 sk_status sk_policy_configure_core(const sk_config *cfg, int default_size, sk_core_spec *core);
 
@@ -296,8 +307,8 @@ struct sk_policy_work {
 };
 
 sk_status sk_policy_work_alloc(sk_policy_work *work, const sk_policy *policy, int capacity);
-/* params_t (the params' layout) = W^T of each weight of params whose forward transposes it
- * at the ISA level in use (sk_gemm_small_forward_transposes); the rest of params_t is left as
+/* params_t (the params' layout) = W^T of each SK_TENSOR_MATRIX of params whose forward
+ * transposes it at the ISA level in use (sk_gemm_small_forward_transposes); the rest of params_t is left as
  * it was. Made where the weights stopped changing (issue 53 ask 7: a rollout's forwards read
  * it instead of transposing at every call). */
 void sk_policy_transpose_weights(const sk_policy *policy, const float *params, float *params_t);

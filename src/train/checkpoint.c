@@ -551,6 +551,7 @@ static sk_status resume_from(sk_trainer *tr, const sk_st_file *file, const char 
         core_parts_copy(tr, (size_t)n, data, parts, false);
     }
     TRY(sk_selfplay_check(tr, path)); /* its counters and opponents index the pool */
+    sk_selfplay_transpose_pool(tr);     /* the restored members' W^T, before any rollout */
     TRY(check_pending_actions(tr, path));
     TRY(restore(file, path, "state.seconds", SK_ST_F64, seconds, 2, false, 0, 0));
     if (!(seconds[0] >= 0.0 && seconds[0] < inf))

@@ -73,11 +73,33 @@ static int32_t pick_opponent(sk_selfplay *sp, uint64_t *rng) {
                             rng);
 }
 
+/* Member m's W^T into pool_t, where its weights were written: a rollout reads pool_t as it
+ * stands (sk_trainer_run_rollout), so every writer of a member calls this once. */
+static void transpose_member(sk_trainer *tr, size_t m) {
+    sk_selfplay *sp = &tr->sp;
+    const sk_policy *policy = &tr->learner.policy;
+    size_t P = policy->num_params;
+    sk_policy_transpose_weights(policy, sp->pool + m * P, sp->pool_t + m * P);
+    sp->members_transposed++;
+}
+
+void sk_selfplay_transpose_pool(sk_trainer *tr) {
+    if (!tr->sp.on) return;
+    for (size_t m = 0; m < (size_t)tr->sp.counters[SK_SELFPLAY_MEMBERS]; m++)
+        transpose_member(tr, m);
+}
+
+size_t sk_selfplay_pool_floats(const sk_trainer *tr) {
+    const sk_selfplay *sp = &tr->sp;
+    return sp->on ? (size_t)sp->counters[SK_SELFPLAY_MEMBERS] * tr->learner.policy.num_params : 0;
+}
+
 void sk_selfplay_start(sk_trainer *tr) {
     sk_selfplay *sp = &tr->sp;
     if (!sp->on) return;
     size_t P = tr->learner.policy.num_params;
     memcpy(sp->pool, tr->learner.params, P * sizeof(float));
+    transpose_member(tr, 0);
     for (int j = 0; j <= sp->pool_size; j++) sp->ratings[j] = sp->initial_rating;
     sp->counters[SK_SELFPLAY_MEMBERS] = 1;
     sp->counters[SK_SELFPLAY_NEXT] = 1 % sp->pool_size;
@@ -161,16 +183,6 @@ static void selfplay_act(void *ctx, sk_rollout *ro, const sk_policy *policy, sk_
     }
 }
 
-size_t sk_selfplay_transpose_pool(sk_trainer *tr) {
-    sk_selfplay *sp = &tr->sp;
-    if (!sp->on) return 0;
-    const sk_policy *policy = &tr->learner.policy;
-    size_t P = policy->num_params, members = (size_t)sp->counters[SK_SELFPLAY_MEMBERS];
-    for (size_t m = 0; m < members; m++)
-        sk_policy_transpose_weights(policy, sp->pool + m * P, sp->pool_t + m * P);
-    return members * P;
-}
-
 static void selfplay_after_step(void *ctx, sk_rollout *ro, int lo, int hi, int t,
                                 const float *episode_log, int num_log_fields) {
     sk_selfplay *sp = ctx;
@@ -235,6 +247,7 @@ sk_status sk_selfplay_after_update(sk_trainer *tr) {
             if (sp->opponent[e] == slot && !fresh) sp->unrated[e] = 1;
         }
         memcpy(sp->pool + (size_t)slot * P, tr->learner.params, P * sizeof(float));
+        transpose_member(tr, (size_t)slot);
         sp->ratings[slot] = sp->ratings[sp->pool_size];
         if (sp->counters[SK_SELFPLAY_MEMBERS] < sp->pool_size) sp->counters[SK_SELFPLAY_MEMBERS]++;
         sp->counters[SK_SELFPLAY_NEXT] = (slot + 1) % sp->pool_size;

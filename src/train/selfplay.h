@@ -46,7 +46,9 @@ typedef struct sk_selfplay {
     double elo_k, initial_rating, pool_share;
     float *pool;            /* (pool_size, num_params) snapshots */
     float *pool_t;          /* (pool_size, num_params) their weights transposed for the
-                               rollout (sk_selfplay_transpose_pool) */
+                               rollout, made where a member is written */
+    int64_t members_transposed; /* the members' transpositions so far (test_hotloop counts
+                                   them: one a write, none a rollout) */
     double *ratings;        /* (pool_size + 1) the pool's, then the learner's */
     int64_t *counters;      /* (SK_SELFPLAY_COUNTERS) */
     int32_t *opponent;      /* (envs) the snapshot each env's learner plays; -1: itself */
@@ -63,10 +65,13 @@ enum { SK_SELFPLAY_MEMBERS, SK_SELFPLAY_NEXT, SK_SELFPLAY_GAMES, SK_SELFPLAY_COU
 
 struct sk_trainer;
 struct sk_rollout_hooks;
-/* Before a rollout: pool_t = the members' weights transposed (sk_policy_transpose_weights),
- * made anew since a snapshot, a restore or a load may have replaced any. Returns the floats of
- * the pool it covers (0: no self-play). */
-size_t sk_selfplay_transpose_pool(struct sk_trainer *tr);
+/* pool_t = every member's weights transposed (sk_policy_transpose_weights), after a
+ * checkpoint's restore wrote the pool; the initial member (sk_selfplay_start) and each
+ * snapshot (sk_selfplay_after_update) transpose their own as they write it. Nothing when
+ * self-play is off. */
+void sk_selfplay_transpose_pool(struct sk_trainer *tr);
+/* The floats of the pool's members, which the rollout reads through pool_t (0: no self-play). */
+size_t sk_selfplay_pool_floats(const struct sk_trainer *tr);
 /* Reads selfplay.* (before the trainer's arrays are sized). */
 sk_status sk_selfplay_configure(struct sk_trainer *tr);
 /* The first snapshot (the initial weights), the ratings and each env's role and opponent. */

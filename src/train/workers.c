@@ -34,10 +34,12 @@ double sk_trainer_run_workers(sk_trainer *tr, sk_parallel_job job) {
 
 double sk_trainer_run_rollout(sk_trainer *tr) {
     /* here, between the learner's last write of the weights (an update, a restore, a
-     * checkpoint's load) and the workers' reads: every rollout starts from a fresh copy */
+     * checkpoint's load) and the workers' reads: every rollout starts from a fresh copy;
+     * self-play's pool_t is made where a member is written (selfplay.c), as members change
+     * only every selfplay.snapshot_every updates */
     sk_learner *ln = &tr->learner;
     sk_policy_transpose_weights(&ln->policy, ln->params, ln->params_t);
-    size_t pool = sk_selfplay_transpose_pool(tr);
+    size_t pool = sk_selfplay_pool_floats(tr);
     for (int w = 0; w < tr->num_workers; w++) {
         sk_policy_work *work = &tr->workers[w].work;
         sk_policy_work_use_transposed(work, 0, ln->params, ln->params_t, ln->policy.num_params);
