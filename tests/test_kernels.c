@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const int row_counts[] = {1, 5, 7, 13, 17, 31, 257};
+static const int row_counts[] = {1, 5, 7, 8, 13, 14, 17, 31, 257};
 static const int widths[] = {1, 2, 3, 4, 5, 16, 17, 63, 64, 65, 130};
 
 static float *normal_floats(size_t n, uint64_t *rng) {
