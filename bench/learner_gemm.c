@@ -56,6 +56,11 @@ static const shape shapes[] = {
     {"lstm hidden gates, one step (16, 64 -> 256)", DINPUT, 16, 64, 256},
     {"lstm hidden gates (T*B 256, 64 -> 256)", DWEIGHT, 256, 64, 256},
     {"lstm input gates (T*B 256, 4 -> 256)", DWEIGHT, 256, 4, 256},
+    /* configs/cartpole_lstm.ini's core reads its 64-wide encoder, not the 4 observations */
+    {"lstm preset input gates (T*B 256, 64 -> 256)", FORWARD, 256, 64, 256},
+    {"lstm preset input gates (T*B 256, 64 -> 256)", DINPUT, 256, 64, 256},
+    /* its rollout's step: 16 envs on 2 threads, the input and the recurrent gates from W^T */
+    {"lstm rollout step (8, 64 -> 256)", FORWARD_T, 8, 64, 256},
     {"256 wide (256 -> 256)", FORWARD, 256, 256, 256},
     {"256 wide (256 -> 256)", DWEIGHT, 256, 256, 256},
     {"minatar dense (1024 -> 64)", FORWARD, 256, 1024, 64},

@@ -10,6 +10,7 @@
 
 #include "core/rng.h"
 #include "nn/gemm_small.h"
+#include "nn/kernels.h"
 #include "nn/nn.h"
 #include "nn/rnn.h"
 
@@ -19,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const int row_counts[] = {1, 5, 7, 13, 17, 31, 257};
+static const int row_counts[] = {1, 5, 7, 8, 13, 14, 17, 31, 257};
 static const int widths[] = {1, 2, 3, 4, 5, 16, 17, 63, 64, 65, 130};
 
 static float *normal_floats(size_t n, uint64_t *rng) {
@@ -310,6 +311,65 @@ static void test_finite_differences(void **state) {
     assert_int_equal(failures, 0);
 }
 
+/* ---- the bias gradient: db += the column sums of dout, in its fixed order ---- */
+/* The order kernels.h's bias_grad sums a column in, written out one float at a time: where OC is
+ * a multiple of 16, the even rows and the odd rows apart, then the two; otherwise eight parts
+ * (rows 8i + k into part k, the rest into part 0), added pairwise. Every level's vectors must
+ * give these bits (a run's checkpoint is the same whichever level made it, up to the GEMMs). */
+static float bias_sum_in_order(const float *dout, int B, int OC, int o) {
+    if (OC % 16 == 0) {
+        float even = 0.0f, odd = 0.0f;
+        int row = 0;
+        for (; row + 2 <= B; row += 2) {
+            even += dout[(size_t)row * (size_t)OC + (size_t)o];
+            odd += dout[(size_t)(row + 1) * (size_t)OC + (size_t)o];
+        }
+        if (row < B) even += dout[(size_t)row * (size_t)OC + (size_t)o];
+        return even + odd;
+    }
+    float part[8] = {0};
+    int row = 0;
+    for (; row + 8 <= B; row += 8)
+        for (int k = 0; k < 8; k++) part[k] += dout[(size_t)(row + k) * (size_t)OC + (size_t)o];
+    for (; row < B; row++) part[0] += dout[(size_t)row * (size_t)OC + (size_t)o];
+    return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+}
+
+static void test_bias_grad(void **state) {
+    (void)state;
+    /* columns: whole blocks of four vectors at every width (64, 256), single vectors after
+     * them (16, 48, 80, 272), and the 8-part sums (1, 2, 17, 65) */
+    static const int columns[] = {1, 2, 16, 17, 48, 64, 65, 80, 256, 272};
+    static const int rows[] = {0, 1, 2, 3, 8, 13, 256, 257};
+    uint64_t rng = 17;
+    int bad = 0;
+    for (size_t a = 0; a < sizeof rows / sizeof rows[0]; a++)
+        for (size_t b = 0; b < sizeof columns / sizeof columns[0]; b++) {
+            int B = rows[a], OC = columns[b];
+            float *dout = normal_floats((size_t)B * (size_t)OC + 1, &rng);
+            float *db = normal_floats((size_t)OC, &rng), *start = malloc((size_t)OC * sizeof(float));
+            assert_non_null(start);
+            memcpy(start, db, (size_t)OC * sizeof(float));
+            sk_nn_kernels_used()->bias_grad(db, dout, B, OC);
+            for (int o = 0; o < OC; o++) {
+                float want = start[o] + bias_sum_in_order(dout, B, OC, o);
+                double exact = start[o], scale = fabs(start[o]);
+                for (int r = 0; r < B; r++) {
+                    exact += dout[(size_t)r * (size_t)OC + (size_t)o];
+                    scale += fabs(dout[(size_t)r * (size_t)OC + (size_t)o]);
+                }
+                if ((memcmp(&db[o], &want, sizeof want) != 0 ||
+                     !(fabs(db[o] - exact) <= 1e-6 * scale + 1e-7)) && bad++ < 3)
+                    print_error("bias_grad B=%d OC=%d [%d]: got %.9g, in order %.9g, exact %.9g\n",
+                                B, OC, o, (double)db[o], (double)want, exact);
+            }
+            free(dout), free(db), free(start);
+        }
+    print_message("bias_grad at %s: %d of the columns off\n",
+                  sk_isa_level_name(sk_nn_kernels_used()->level), bad);
+    assert_int_equal(bad, 0);
+}
+
 /* ---- a forward, a backward and an LSTM on a thread with a small stack ---- */
 /* The layers' shapes that once kept up to 64 KiB of transposed weights on the stack: a wide
  * forward (W^T in chunks), a head with a padded last block, the narrow input's dweight, an
@@ -409,6 +469,7 @@ int main(void) {
         cmocka_unit_test(test_against_double),
         cmocka_unit_test(test_sum_order),
         cmocka_unit_test(test_finite_differences),
+        cmocka_unit_test(test_bias_grad),
         cmocka_unit_test(test_small_stack_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -35,7 +35,8 @@ typedef struct sk_nn_kernels {
     void (*relu_forward)(float *out, const float *inp, size_t n);
     void (*relu_backward)(float *dinp, const float *dout, const float *out, size_t n);
     void (*sigmoid_forward)(float *out, const float *inp, size_t n); /* the recurrent cells' */
-    /* the recurrent cells' elementwise steps, B rows of H (src/nn/rnn.c's contracts) */
+    /* the recurrent cells' elementwise steps, B rows of H (src/nn/rnn.c's contracts); no two
+     * of a call's arrays overlap */
     void (*lstm_cell_forward)(float *h, float *c, float *gates, float *tanh_c,
                               const float *hidden_proj, const float *prev_c, int B, int H);
     void (*gru_cell_forward)(float *h, float *gates, float *hidden_n, const float *hidden_proj,

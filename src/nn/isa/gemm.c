@@ -192,11 +192,15 @@ static inline __m256 sum_lanes(const __m256 v[8]) {
 }
 #endif
 
-/* dst (cols, rows) = src (rows, cols; its rows lds apart)^T */
+/* dst (cols, rows) = src (rows, cols; its rows lds apart)^T. A column of blocks at a time, so that
+ * dst's rows are written whole in turn: a row of blocks at a time wrote 32 bytes of each of dst's
+ * rows, 1 KiB apart for a 256-wide W^T, in 4 of L1's sets that evicted the lines before the next
+ * row of blocks filled them (the LSTM preset's input-gate forward, transposing per call, 3%
+ * faster: bench/learner_gemm). */
 static void transpose_strided(float *dst, const float *src, int rows, int cols, size_t lds) {
     int full_rows = rows / LANES * LANES, full_cols = cols / LANES * LANES;
-    for (int r = 0; r < full_rows; r += LANES)
-        for (int c = 0; c < full_cols; c += LANES)
+    for (int c = 0; c < full_cols; c += LANES)
+        for (int r = 0; r < full_rows; r += LANES)
             transpose_block(dst + (size_t)c * (size_t)rows + (size_t)r, (size_t)rows,
                             src + (size_t)r * lds + (size_t)c, lds);
     /* the edges: the columns right of the blocks, then the rows below them */
@@ -424,6 +428,16 @@ static void pack_block(float *panel, const float *b, ptrdiff_t ldb, int K, int w
     }
 }
 
+/* The rows of the next tile, left rows remaining: TILE_ROWS, but 7 or 8 left are 4 and then 3 or
+ * 4, not 6 and then 1 or 2: a tile of 1-2 rows has 2-4 accumulators (AVX2), chains of dependent
+ * FMAs at a quarter to half of the FMA units' throughput (as WIDE_VECTORS says), and a rollout's
+ * recurrent step of 8 rows (16 envs on 2 threads) spent 2 of its 10 cycles a k there. Each
+ * element's sum is the same whichever tile computes it. */
+static int tile_rows(int left) {
+    if (left == TILE_ROWS + 1 || left == TILE_ROWS + 2) return 4;
+    return left < TILE_ROWS ? left : TILE_ROWS;
+}
+
 static void gemm_tiles(const gemm_args *g) {
     float *panel = pack_panel_for(g);
     for (int j0 = 0; j0 < g->N; j0 += TILE_COLS) {
@@ -436,8 +450,8 @@ static void gemm_tiles(const gemm_args *g) {
             pack_block(panel, b, ldb, g->K, width);
             b = panel, ldb = TILE_COLS;
         }
-        for (int i0 = 0; i0 < g->M; i0 += TILE_ROWS) {
-            int rows = g->M - i0 < TILE_ROWS ? g->M - i0 : TILE_ROWS;
+        for (int i0 = 0, rows; i0 < g->M; i0 += rows) {
+            rows = tile_rows(g->M - i0);
             switch ((rows * 8 + vectors) * 2 + partial) {
                 TILE_CASES(1) TILE_CASES(2) TILE_CASES(3) TILE_CASES(4) TILE_CASES(5) TILE_CASES(6)
             default: break; /* unreachable: rows in 1..6, vectors in 1..TILE_VECTORS */
