@@ -57,3 +57,12 @@ void sk_gaussian_backward(int dim, const float *mean, const float *log_std, cons
         }
     }
 }
+
+void sk_space_clip(const sk_action_space *space, float *actions, int rows) {
+    int dim = space->dim;
+    for (int row = 0; row < rows; row++) {
+        float *a = actions + (size_t)row * (size_t)dim;
+        for (int d = 0; d < dim; d++)
+            a[d] = a[d] < space->low[d] ? space->low[d] : a[d] > space->high[d] ? space->high[d] : a[d];
+    }
+}

@@ -463,6 +463,10 @@ void sk_gaussian_sample(int dim, const float *mean, const float *log_std, int B,
                         bool greedy, float *actions, float *logp);
 void sk_gaussian_evaluate(int dim, const float *mean, const float *log_std, const float *actions,
                           int B, float *logp, float *entropy);
+/* actions (rows, space.dim) clipped in place to the space's [low, high] per dimension, as
+ * np.clip(action, low, high) (CleanRL's ClipAction; SB3's rollout): a NaN stays NaN, for the
+ * env's own check to name. */
+void sk_space_clip(const sk_action_space *space, float *actions, int rows);
 /* dmean (B, dim) overwritten; dlog_std (dim) accumulated. */
 void sk_gaussian_backward(int dim, const float *mean, const float *log_std, const float *actions,
                           int B, const float *dlogp, const float *dentropy, float *dmean,

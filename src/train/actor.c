@@ -161,7 +161,7 @@ void sk_policy_actor_act_at(sk_policy_actor *pa, int worker, int at, const float
     sk_policy_sample(&lp->policy, lp->params, work->out[SK_NET_ACTOR], masks, rows,
                      &pa->rng[worker], greedy, actions, actions_continuous,
                      logp ? logp : work->logp);
-    if (actions_continuous) sk_loaded_policy_squash(lp, actions_continuous, rows);
+    if (actions_continuous) sk_loaded_policy_env_actions(lp, actions_continuous, rows);
     for (int r = 0; actions && lp->epsilon > 0.0 && r < rows; r++) /* DQN's one head */
         if (sk_rng_double(&pa->rng[worker]) < lp->epsilon)
             actions[r] = sk_dqn_explore(masks ? masks + (size_t)r * (size_t)policy->mask_size

@@ -464,6 +464,8 @@ static sk_status load_from(sk_loaded_policy *out, const sk_st_file *file, const 
     double clip_obs = 10.0;
     if (status == SK_OK) status = sk_cfg_bool(out->cfg, "ppo.norm_obs", false, &norm_obs);
     if (status == SK_OK) status = sk_cfg_double(out->cfg, "ppo.clip_obs", 10.0, 1e-3, 1e9, &clip_obs);
+    if (status == SK_OK && !algo->load_policy) /* PPO's key; SAC squashes instead */
+        status = sk_cfg_bool(out->cfg, "ppo.clip_actions", false, &out->clip_actions);
     if (status == SK_OK && norm_obs)
         status = load_obs_norm(file, checkpoint, out->env->obs_size, (float)clip_obs, &out->obs_map);
     if (status != SK_OK) sk_loaded_policy_free(out);
@@ -511,9 +513,11 @@ void sk_loaded_policy_bounds(const sk_loaded_policy *lp, float *scale, float *bi
     }
 }
 
-void sk_loaded_policy_squash(const sk_loaded_policy *lp, float *actions, int rows) {
+void sk_loaded_policy_env_actions(const sk_loaded_policy *lp, float *actions, int rows) {
     const sk_action_space *space = &lp->policy.space;
-    if (!lp->squash || space->kind != SK_SPACE_CONTINUOUS) return;
+    if (space->kind != SK_SPACE_CONTINUOUS) return;
+    if (lp->clip_actions) sk_space_clip(space, actions, rows);
+    if (!lp->squash) return;
     float scale[SK_MAX_ACTION_DIM], bias[SK_MAX_ACTION_DIM];
     sk_loaded_policy_bounds(lp, scale, bias);
     for (int r = 0; r < rows; r++)

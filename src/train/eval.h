@@ -18,6 +18,7 @@ typedef struct sk_loaded_policy {
     bool squash;      /* continuous: action = tanh(mean) scaled into the bounds (sac) */
     bool no_value;    /* the critic is no state value (dqn, sac): export leaves it out */
     double epsilon;   /* dqn: epsilon-greedy acting (sk_loaded_policy_set_epsilon); else 0 */
+    bool clip_actions; /* ppo.clip_actions: continuous actions clipped to the bounds, as in training */
 } sk_loaded_policy;
 
 /* Epsilon-greedy evaluation of a DQN run, as its training explored: each row takes, with
@@ -27,9 +28,10 @@ typedef struct sk_loaded_policy {
  * without --greedy; SAC's eval is its deterministic action). */
 sk_status sk_loaded_policy_set_epsilon(sk_loaded_policy *lp, double epsilon);
 
-/* actions (rows, space.dim), as the policy's greedy output, squashed in place when lp->squash:
- * tanh(a) scale + bias per dimension, as SAC's actor (CleanRL's). */
-void sk_loaded_policy_squash(const sk_loaded_policy *lp, float *actions, int rows);
+/* actions (rows, space.dim), as the policy gave them, made what the env gets, in place: when
+ * lp->squash, tanh(a) scale + bias per dimension, as SAC's actor (CleanRL's); when
+ * lp->clip_actions, clipped to the bounds (sk_space_clip), as the run's rollouts did. */
+void sk_loaded_policy_env_actions(const sk_loaded_policy *lp, float *actions, int rows);
 /* The squash's scale (high - low) / 2 and bias (high + low) / 2 of each dimension (space.dim
  * floats each), for what writes it out (src/export/). */
 void sk_loaded_policy_bounds(const sk_loaded_policy *lp, float *scale, float *bias);

@@ -50,9 +50,10 @@ sk_status sk_offpolicy_settings(sk_trainer *tr, sk_offpolicy *op, const char *se
     CHECK(sk_cfg_double(tr->cfg, key, op->tau, 0.0, 1.0, &op->tau));
     /* the [ppo] section (an env's preset sets it) is PPO's: the buffer keeps observations
      * and rewards as the env gave them */
-    tr->s.norm_obs = tr->s.norm_reward = false;
+    tr->s.norm_obs = tr->s.norm_reward = tr->s.clip_actions = false;
     if (sk_config_set(tr->cfg, "ppo.norm_obs", "false") != SK_OK ||
-        sk_config_set(tr->cfg, "ppo.norm_reward", "false") != SK_OK)
+        sk_config_set(tr->cfg, "ppo.norm_reward", "false") != SK_OK ||
+        sk_config_set(tr->cfg, "ppo.clip_actions", "false") != SK_OK)
         return sk_fail(SK_ERR_NOMEM, "out of memory");
     int rows = tr->s.num_envs; /* single-agent envs only (the learner's check) */
     tr->s.horizon = sk_offpolicy_horizon(op->train_frequency, rows);

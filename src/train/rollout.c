@@ -106,6 +106,8 @@ static void load_actions(const sk_rollout *ro, const sk_vec_buffers *b, int t, i
     if (D)
         memcpy(b->actions_continuous + (size_t)lo * D, ro->actions_f + (row + (size_t)lo) * D,
                count * D * sizeof(float));
+    if (D && ro->clip_actions)
+        sk_space_clip(ro->clip_actions, b->actions_continuous + (size_t)lo * D, (int)count);
 }
 
 /* Normalises the fresh observations (norm_obs) and scales the rewards (norm_reward, returns

@@ -50,6 +50,7 @@ sk_status sk_settings_resolve(sk_ppo_settings *s, const sk_config *cfg, const sk
     CHECK(sk_cfg_double(cfg, "ppo.clip_obs", 10.0, 1e-3, 1e9, &s->clip_obs));
     CHECK(sk_cfg_double(cfg, "ppo.clip_reward", 10.0, 1e-3, 1e9, &s->clip_reward));
     CHECK(sk_cfg_bool(cfg, "ppo.bootstrap_truncated", true, &s->bootstrap_truncated));
+    CHECK(sk_cfg_bool(cfg, "ppo.clip_actions", false, &s->clip_actions));
     CHECK(sk_cfg_double(cfg, "governor.max_kl", 1.0, 1e-6, 1e9, &s->governor_max_kl));
     CHECK(sk_cfg_int(cfg, "governor.max_anomalies", 3, 0, SK_GOVERNOR_MAX_ANOMALIES, &v));
     s->governor_max_anomalies = (int)v;
@@ -432,6 +433,7 @@ static sk_status trainer_build_shared(sk_trainer *tr) {
     tr->rollout.obs_size = tr->obs_size;
     tr->rollout.num_heads = tr->num_heads;
     tr->rollout.action_dim = tr->action_dim;
+    tr->rollout.clip_actions = continuous && tr->s.clip_actions ? &env->action_space : NULL;
     tr->rollout.mask_size = tr->mask_size;
     tr->workers = calloc((size_t)tr->num_workers, sizeof(sk_worker));
     if (!tr->workers) return sk_fail(SK_ERR_NOMEM, "out of memory");

@@ -54,6 +54,7 @@ typedef struct sk_ppo_settings {
     bool norm_obs, norm_reward;   /* running observation normalisation, return-based reward scaling */
     double clip_obs, clip_reward;
     bool bootstrap_truncated; /* false: a time-limit cut is treated as terminal, as CleanRL does */
+    bool clip_actions;        /* continuous actions clipped to the bounds on their way to the env */
     double governor_max_kl;
     int governor_max_anomalies, governor_window;
     /* comm.mode = scale under more than one process: each rank learns from its own envs'
@@ -96,6 +97,9 @@ typedef struct sk_rollout {
     float *advantages, *returns; /* (T, N) */
     int32_t *actions;        /* (T, N, num_heads) discrete */
     float *actions_f;        /* (T, N, action_dim) continuous, as sampled (unclipped) */
+    /* ppo.clip_actions: the env's space, whose bounds the env's copy of actions_f is clipped
+     * to (as CleanRL's ClipAction wrapper and SB3's rollout do); NULL: passed as sampled */
+    const sk_action_space *clip_actions;
     uint8_t *masks;          /* (T + 1, N, mask_size) */
     uint8_t *terminated, *truncated; /* (T, N) */
     double *discounted_return; /* (N) per env, for reward scaling */
