@@ -1,9 +1,9 @@
 /*
  * Issue 36 asks 1 and 2: a policy exported as a C header and as an ONNX model acts as
  * skinner does. For each policy kind (MLP over a normalised float observation, Gaussian,
- * CNN over uint8 images, LSTM, GRU, masked multi-head in both mask layouts) a policy with
- * random weights (init, then noise, so that logits are not near ties) reads 1,000
- * observations recorded from its env under random actions, then 200 random ones. skinner's
+ * Gaussian clipped to its bounds (ppo.clip_actions), CNN over uint8 images, LSTM, GRU, masked
+ * multi-head in both mask layouts) a policy with random weights (init, then noise, so that
+ * logits are not near ties) reads 1,000 observations recorded from its env under random actions, then 200 random ones. skinner's
  * own acting path (normalise, core step, nets, greedy sample: actor.c's) is the reference:
  *   - the header, compiled with cc -Wall -Wextra -Werror -std=c99 and run by
  *     tests/export/driver.c, gives the same greedy actions on every row and the actor's
@@ -40,6 +40,7 @@ typedef struct kind_case {
     bool cnn;
     mask_kind masks;
     bool normalise;
+    bool clip; /* ppo.clip_actions: the greedy mean clipped to the bounds */
 } kind_case;
 
 /* A policy of the case's kind with random weights, and its recorded rows. */
@@ -56,6 +57,7 @@ typedef struct fixture {
     float *want;
     int want_width;
     float *want_nomask_actions; /* (rows, action_size) greedy without the mask */
+    int clipped_rows;           /* rows whose greedy mean was outside the bounds (clip cases) */
 } fixture;
 
 static void write_file(const char *dir, const char *name, const void *data, size_t bytes) {
@@ -111,7 +113,12 @@ static void random_mask(const sk_action_space *space, uint8_t *row, int size, ui
 static void build_policy(fixture *fx, const kind_case *kc, const sk_env_def *env) {
     sk_loaded_policy *lp = &fx->lp;
     lp->env = env;
+    lp->clip_actions = kc->clip;
     sk_action_space space = kc->masks ? masked_space(kc->masks) : env->action_space;
+    if (kc->clip) { /* bounds narrower than the env's: a fresh head's means are small */
+        space.low[0] = -0.1f;
+        space.high[0] = 0.15f;
+    }
     int mask_size = kc->masks ? sk_action_mask_size(&space) : 0;
     sk_core_spec core = {kc->core, kc->core ? 16 : 0};
     sk_cnn_spec spec = {0};
@@ -226,6 +233,12 @@ static void reference(fixture *fx) {
         for (int pass = 0; pass < 2; pass++) {
             sk_policy_sample(policy, lp->params, work.out[SK_NET_ACTOR], pass ? NULL : mask, 1,
                              &rng, true, actions, continuous, &logp);
+            if (policy->space.kind == SK_SPACE_CONTINUOUS) {
+                float mean[SK_MAX_ACTION_DIM];
+                memcpy(mean, continuous, sizeof mean);
+                sk_loaded_policy_env_actions(lp, continuous, 1);
+                if (!pass && memcmp(mean, continuous, sizeof mean) != 0) fx->clipped_rows++;
+            }
             float *to = pass ? fx->want_nomask_actions + (size_t)r * (size_t)fx->action_size : row;
             for (int k = 0; k < fx->action_size; k++)
                 to[k] = policy->space.kind == SK_SPACE_DISCRETE ? (float)actions[k] : continuous[k];
@@ -379,6 +392,11 @@ static void run_case(const kind_case *kc) {
     build_policy(&fx, kc, env);
     record_rows(&fx, kc);
     reference(&fx);
+    if (kc->clip) { /* else the case would not tell a clipping export from one that is not */
+        print_message("%s: %d of %d rows' means outside the bounds\n", kc->name, fx.clipped_rows,
+                      fx.rows);
+        assert_true(fx.clipped_rows > 0 && fx.clipped_rows < fx.rows);
+    }
     write_rows(&fx);
     check_c_header(&fx, kc);
     check_onnx(&fx, kc);
@@ -387,36 +405,41 @@ static void run_case(const kind_case *kc) {
 
 static void test_mlp(void **state) {
     (void)state;
-    run_case(&(kind_case){"mlp", "CartPole-v1", NULL, false, MASK_NONE, true});
+    run_case(&(kind_case){"mlp", "CartPole-v1", NULL, false, MASK_NONE, true, false});
 }
 static void test_gaussian(void **state) {
     (void)state;
-    run_case(&(kind_case){"gaussian", "Pendulum-v1", NULL, false, MASK_NONE, true});
+    run_case(&(kind_case){"gaussian", "Pendulum-v1", NULL, false, MASK_NONE, true, false});
+}
+static void test_gaussian_clipped(void **state) {
+    (void)state;
+    run_case(&(kind_case){"gaussian, clipped", "MountainCarContinuous-v0", NULL, false, MASK_NONE,
+                          true, true});
 }
 static void test_cnn(void **state) {
     (void)state;
-    run_case(&(kind_case){"cnn", "MinAtar/Breakout-v1", NULL, true, MASK_NONE, false});
+    run_case(&(kind_case){"cnn", "MinAtar/Breakout-v1", NULL, true, MASK_NONE, false, false});
 }
 static void test_lstm(void **state) {
     (void)state;
-    run_case(&(kind_case){"lstm", "CartPole-v1", &sk_core_lstm, false, MASK_NONE, true});
+    run_case(&(kind_case){"lstm", "CartPole-v1", &sk_core_lstm, false, MASK_NONE, true, false});
 }
 static void test_gru(void **state) {
     (void)state;
-    run_case(&(kind_case){"gru", "Acrobot-v1", &sk_core_gru, false, MASK_NONE, false});
+    run_case(&(kind_case){"gru", "Acrobot-v1", &sk_core_gru, false, MASK_NONE, false, false});
 }
 static void test_cnn_lstm(void **state) {
     (void)state;
-    run_case(&(kind_case){"cnn_lstm", "MinAtar/Breakout-v1", &sk_core_lstm, true, MASK_NONE, false});
+    run_case(&(kind_case){"cnn_lstm", "MinAtar/Breakout-v1", &sk_core_lstm, true, MASK_NONE, false, false});
 }
 static void test_masked_multihead(void **state) {
     (void)state;
-    run_case(&(kind_case){"masked_multihead", "CartPole-v1", NULL, false, MASK_PLAIN, true});
+    run_case(&(kind_case){"masked_multihead", "CartPole-v1", NULL, false, MASK_PLAIN, true, false});
 }
 static void test_masked_by_head0(void **state) {
     (void)state;
     run_case(&(kind_case){"masked_by_head0", "CartPole-v1", &sk_core_gru, false, MASK_BY_HEAD0,
-                          false});
+                          false, false});
 }
 
 /* docs/export.md's shell blocks, read at test time and run verbatim, in order, with the
@@ -594,6 +617,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mlp),
         cmocka_unit_test(test_gaussian),
+        cmocka_unit_test(test_gaussian_clipped),
         cmocka_unit_test(test_cnn),
         cmocka_unit_test(test_lstm),
         cmocka_unit_test(test_gru),

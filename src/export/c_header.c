@@ -286,8 +286,9 @@ sk_status sk_export_c_header(const sk_loaded_policy *lp, const char *path, const
              " * Activations live on the stack: about POLICY_STACK_BYTES bytes a call.\n */\n",
          bytes ? "uint8, an image channels last" : "float32",
          discrete ? "each head's most likely allowed choice"
-         : lp->squash ? "tanh of the mean, scaled into the action bounds (SAC's)"
-                      : "the Gaussian's mean",
+         : lp->squash       ? "tanh of the mean, scaled into the action bounds (SAC's)"
+         : lp->clip_actions ? "the Gaussian's mean, clipped to the action bounds"
+                            : "the Gaussian's mean",
          discrete ? "each head's logits, one after another" : "the means");
     emit(&w, "#ifndef SKINNER_POLICY_H\n#define SKINNER_POLICY_H\n\n"
              "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n\n");
@@ -345,6 +346,10 @@ sk_status sk_export_c_header(const sk_loaded_policy *lp, const char *path, const
         emit_array(&w, "policy_action_scale", scale, (size_t)space->dim);
         emit_array(&w, "policy_action_bias", bias, (size_t)space->dim);
     }
+    if (!discrete && !lp->squash && lp->clip_actions) { /* ppo.clip_actions */
+        emit_array(&w, "policy_action_low", space->low, (size_t)space->dim);
+        emit_array(&w, "policy_action_high", space->high, (size_t)space->dim);
+    }
     emit(&w, "%s", helpers);
 
     emit(&w, "/* The actor's output into out and, with want_value, the critic's value (else 0). */\n"
@@ -377,6 +382,12 @@ sk_status sk_export_c_header(const sk_loaded_policy *lp, const char *path, const
                  "    for (int d = 0; d < POLICY_ACTION_SIZE; d++)\n"
                  "        action[d] = tanhf(out[d]) * policy_action_scale[d] + "
                  "policy_action_bias[d];\n");
+    } else if (lp->clip_actions) {
+        emit(&w, "    (void)mask;\n"
+                 "    for (int d = 0; d < POLICY_ACTION_SIZE; d++)\n"
+                 "        action[d] = out[d] < policy_action_low[d]    ? policy_action_low[d]\n"
+                 "                    : out[d] > policy_action_high[d] ? policy_action_high[d]\n"
+                 "                                                     : out[d];\n");
     } else {
         emit(&w, "    (void)mask;\n"
                  "    for (int d = 0; d < POLICY_ACTION_SIZE; d++) action[d] = out[d];\n");

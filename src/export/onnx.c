@@ -426,8 +426,9 @@ static void discrete_outputs(graph *g, const sk_loaded_policy *lp, const char *l
     value_info(&g->outputs, 12, "action", ONNX_INT64, "batch", space->num_heads);
 }
 
-/* "mean", the state-independent "log_std" and the greedy "action" (the mean); a squashed
- * policy (SAC's) has no such log-std, and its action is tanh(mean) scaled into the bounds. */
+/* "mean", the state-independent "log_std" and the greedy "action" (the mean, clipped to the
+ * bounds when the run clipped its actions); a squashed policy (SAC's) has no such log-std, and
+ * its action is tanh(mean) scaled into the bounds. */
 static void continuous_outputs(graph *g, const sk_loaded_policy *lp, const char *means) {
     const sk_policy *policy = &lp->policy;
     int dim = policy->space.dim;
@@ -452,6 +453,13 @@ static void continuous_outputs(graph *g, const sk_loaded_policy *lp, const char 
         node(g, "Identity", (const char *[]){log_std, NULL}, (const char *[]){"log_std", NULL},
              NULL, 0);
         value_info(&g->outputs, 12, "log_std", ONNX_FLOAT, "one", dim);
+        if (lp->clip_actions) { /* ppo.clip_actions: the mean clipped to the bounds */
+            char low[16], high[16], raised[16];
+            const_floats(g, low, policy->space.low, dims, 2);
+            const_floats(g, high, policy->space.high, dims, 2);
+            binary(g, "Max", means, low, raised);
+            binary(g, "Min", raised, high, action);
+        }
     }
     node(g, "Identity", (const char *[]){action, NULL}, (const char *[]){"action", NULL}, NULL, 0);
     value_info(&g->outputs, 12, "action", ONNX_FLOAT, "batch", dim);
