@@ -171,6 +171,10 @@ SK_API sk_status sk_trainer_run(sk_trainer *trainer);
 SK_API sk_train_result sk_trainer_result(const sk_trainer *trainer);
 /* Worker threads the trainer uses: train.threads (0 = all cores), capped at env.num_envs. */
 SK_API int sk_trainer_threads(const sk_trainer *trainer);
+/* Threads the learner's update runs on: PPO's minibatches, sk_trainer_threads; SAC's,
+ * train.threads (0 = all cores) whatever env.num_envs is (one env, as CleanRL's SAC, still
+ * updates on every thread, the same bits as on one); DQN's, 1. */
+SK_API int sk_trainer_learner_threads(const sk_trainer *trainer);
 /* The model's FLOPs per env step of training, counting matrix products only:
  * one forward of both nets (and any recurrent core) in the rollout, then per
  * update epoch a forward and a backward (twice the forward's). */

@@ -9,7 +9,8 @@
  * (buffer, networks, targets, temperature and Adam included) repeats the straight run row
  * for row, with several gradient steps per round; what SAC cannot train is refused; its
  * checkpoint, loaded as eval and export load it (an MLP policy and a squash), acts as sac_core's
- * own deterministic action from the same weights (sk_sac_act), and exports. */
+ * own deterministic action from the same weights (sk_sac_act), and exports; with one env it
+ * updates on train.threads threads, the same bits as on one. */
 #include "test_recorder.h"
 
 #include "export/export.h"
@@ -232,6 +233,41 @@ static void test_what_sac_cannot_train_is_refused(void **state) {
             "sac.gradient_steps");
 }
 
+/* SAC with one env, as CleanRL trains it, updates on train.threads threads (its own pool,
+ * not the vec's one a env) and learns the same bits as on one; DQN's updates take one. */
+static void test_sac_updates_on_every_thread(void **state) {
+    (void)state;
+    static recorder rows[2];
+    sk_trainer *tr = NULL;
+    for (int k = 0; k < 2; k++) {
+        sk_config *cfg = sac_config("Pendulum-v1");
+        sk_config_set(cfg, "env.num_envs", "1");
+        sk_config_set(cfg, "train.total_steps", "240");
+        sk_config_set(cfg, "train.threads", k ? "2" : "1");
+        assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+        assert_int_equal(sk_trainer_threads(tr), 1); /* the vec's: one env */
+        assert_int_equal(sk_trainer_learner_threads(tr), k ? 2 : 1);
+        sk_trainer_destroy(tr);
+        train_recorded(cfg, &rows[k], NULL, NULL, NULL);
+        sk_config_free(cfg);
+    }
+    assert_int_equal(rows[0].count, 120);
+    assert_int_equal(rows[1].count, rows[0].count);
+    int learned = 0;
+    for (int i = 0; i < rows[0].count; i++) {
+        if (memcmp(&rows[0].rows[i], &rows[1].rows[i], sizeof rows[0].rows[i]) != 0)
+            fail_msg("update %d differs between 1 and 2 threads", i + 1);
+        learned += !isnan(rows[0].rows[i].value_loss);
+    }
+    assert_true(learned > 60);
+    sk_config *cfg = dqn_config("400", true);
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    assert_int_equal(sk_trainer_threads(tr), 2);
+    assert_int_equal(sk_trainer_learner_threads(tr), 1);
+    sk_trainer_destroy(tr);
+    sk_config_free(cfg);
+}
+
 static int setup(void **state) {
     (void)state;
     snprintf(g_dir, sizeof g_dir, "/tmp/skinner_offpolicy_XXXXXX");
@@ -253,6 +289,7 @@ int main(void) {
         cmocka_unit_test(test_sac_resume_is_exact),
         cmocka_unit_test(test_sac_checkpoint_acts_as_its_actor),
         cmocka_unit_test(test_what_sac_cannot_train_is_refused),
+        cmocka_unit_test(test_sac_updates_on_every_thread),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -275,6 +275,16 @@ static void notice_rounded_steps(const sk_trainer *trainer) {
     int64_t updates = total / batch, agents = batch / (num_envs * horizon);
     if (updates < 1) updates = 1;
     if (updates * batch == total) return;
+    const char *algo = sk_config_get(resolved, "train.algo");
+    if (algo && strcmp(algo, "ppo") != 0) { /* an iteration's steps come from its own keys */
+        fprintf(stderr,
+                "skinner: note: --total-steps %lld is not a multiple of an iteration (env.num_envs "
+                "%lld x %lld steps = %lld, from %s.train_frequency): training runs %lld "
+                "iterations, %lld steps\n",
+                (long long)total, (long long)num_envs, (long long)(batch / num_envs),
+                (long long)batch, algo, (long long)updates, (long long)(updates * batch));
+        return;
+    }
     char agents_text[64] = "";
     if (agents > 1) snprintf(agents_text, sizeof agents_text, " x %lld agents", (long long)agents);
     fprintf(stderr,
@@ -418,13 +428,16 @@ int cmd_train(int argc, char **argv) {
     if (!extra.quiet) {
         if (!extra.resume_dir && extra.total_steps_given)
             notice_rounded_steps(trainer);
-        int threads = sk_trainer_threads(trainer);
+        int threads = sk_trainer_threads(trainer), learner = sk_trainer_learner_threads(trainer);
+        char learning[48] = "";
+        if (learner != threads)
+            snprintf(learning, sizeof learning, " (its updates on %d)", learner);
         if (comm->size > 1)
-            fprintf(stderr, "training %s on %d processes x %d thread%s, run folder %s\n",
-                    env->id, comm->size, threads, threads == 1 ? "" : "s", run_dir);
+            fprintf(stderr, "training %s on %d processes x %d thread%s%s, run folder %s\n",
+                    env->id, comm->size, threads, threads == 1 ? "" : "s", learning, run_dir);
         else
-            fprintf(stderr, "training %s on %d thread%s, run folder %s\n", env->id, threads,
-                    threads == 1 ? "" : "s", run_dir);
+            fprintf(stderr, "training %s on %d thread%s%s, run folder %s\n", env->id, threads,
+                    threads == 1 ? "" : "s", learning, run_dir);
     }
     /* a resumed run's result says where it stood: the last line reports this command's part */
     const int64_t start_steps = sk_trainer_result(trainer).total_steps;

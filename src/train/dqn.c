@@ -149,6 +149,7 @@ static sk_status dqn_create(sk_trainer *tr) {
     const sk_policy *policy = &tr->learner.policy;
     size_t B = (size_t)d->batch_size, O = (size_t)tr->obs_size, A = (size_t)policy->logits_size;
     CHECK(sk_offpolicy_create(tr, &d->op));
+    tr->learner_threads = 1; /* a gradient step's batch (32-128 rows) runs on the caller */
     CHECK(sk_policy_work_alloc(&d->work, policy, d->batch_size));
     d->target = sk_alloc(policy->num_params * sizeof(float));
     d->slots = calloc(B, sizeof *d->slots);

@@ -10,10 +10,12 @@
 #include "algo.h"
 #include "offpolicy.h"
 #include "sac_core.h"
+#include "../vec/pool.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CHECK(expr)                                                                                \
     do {                                                                                           \
@@ -33,6 +35,9 @@ typedef struct sac {
     float *noise;             /* (env rows, act_dim) each worker's rows' draws */
     float *obs, *actions, *rewards, *terminated, *next_obs; /* a sampled batch */
     int64_t *slots;
+    /* the update's threads: train.threads of them, whatever the env count (one env, as
+     * CleanRL's SAC, would give the vec's pool one); NULL on one thread */
+    sk_pool *pool;
     char names[MAX_SAVED][NAME_SIZE]; /* checkpoint tensor names: "sac." + the core's */
     int64_t counters[3];
 } sac;
@@ -95,11 +100,28 @@ static sk_status sac_check(sk_trainer *tr) {
     return sk_fail(SK_ERR_CONFIG, "train.algo = sac cannot train %s: %s", tr->env->id, why);
 }
 
+static void pool_parallel(void *ctx, sk_parallel_job job, void *job_ctx) {
+    sk_pool_run(ctx, job, job_ctx);
+}
+
+/* The update's row blocks on train.threads threads (0: one a core): the same bits on any
+ * number (test_sac_torch). The envs step on the vec's own threads, between updates. */
+static sk_status sac_threads(sk_trainer *tr, sac *s) {
+    int threads = tr->s.threads > 0 ? tr->s.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    tr->learner_threads = 1;
+    if (threads <= 1) return SK_OK;
+    CHECK(sk_pool_create(&s->pool, threads));
+    tr->learner_threads = threads;
+    sk_sac_set_parallel(s->core, &(sk_parallel){.ctx = s->pool, .run = pool_parallel});
+    return SK_OK;
+}
+
 static sk_status sac_create(sk_trainer *tr) {
     sac *s = state_of(tr);
     size_t B = (size_t)s->batch_size, O = (size_t)tr->obs_size, D = (size_t)tr->action_dim;
     CHECK(sk_offpolicy_create(tr, &s->op));
     CHECK(sk_sac_create(&s->core, &s->config));
+    CHECK(sac_threads(tr, s));
     if (pthread_mutex_init(&s->act_lock, NULL) != 0) return sk_fail(SK_ERR_NOMEM, "mutex");
     s->lock_ready = true;
     s->noise = calloc((size_t)tr->rollout.num_rows * D, sizeof(float));
@@ -121,6 +143,7 @@ static void sac_destroy(sk_trainer *tr) {
     if (!s) return;
     sk_offpolicy_free(&s->op);
     sk_sac_destroy(s->core);
+    if (s->pool) sk_pool_destroy(s->pool);
     if (s->lock_ready) pthread_mutex_destroy(&s->act_lock);
     free(s->noise), free(s->obs), free(s->next_obs), free(s->actions);
     free(s->rewards), free(s->terminated), free(s->slots);

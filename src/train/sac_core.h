@@ -83,8 +83,8 @@ typedef struct sk_sac sk_sac;
 sk_status sk_sac_create(sk_sac **out, const sk_sac_config *config);
 void sk_sac_destroy(sk_sac *sac); /* NULL-safe */
 const sk_sac_config *sk_sac_get_config(const sk_sac *sac);
-/* The threads the steps run their blocks on (the trainer's: sk_vec_parallel_of), copied; NULL
- * runs them on the calling thread. Must outlive the sac's use of it. */
+/* The threads the steps run their blocks on (the trainer's: a pool of train.threads, sac.c),
+ * copied; NULL runs them on the calling thread. Must outlive the sac's use of it. */
 void sk_sac_set_parallel(sk_sac *sac, const sk_parallel *parallel);
 
 /* Actions (rows, act_dim) within the bounds for obs (rows, obs_size), rows <= max_rows:

@@ -241,6 +241,7 @@ static sk_status trainer_build_local(sk_trainer *tr, const sk_env_def *env) {
     for (int i = 0; g_sections[i]; i++) CHECK(sk_cfg_check_unused(tr->cfg, g_sections[i]));
     CHECK(sk_cfg_check_sections(tr->cfg, g_sections));
     tr->num_threads = sk_vec_num_workers(tr->vec);
+    tr->learner_threads = tr->num_threads;
     tr->num_workers = tr->s.slices > 0 ? tr->s.slices : tr->num_threads;
     int rank_envs = hi - lo; /* the envs this rank steps, in either mode */
     if (tr->s.slices > rank_envs)
@@ -551,6 +552,8 @@ sk_status sk_trainer_set_run_dir(sk_trainer *tr, const char *dir) {
 sk_train_result sk_trainer_result(const sk_trainer *tr) { return tr->progress.result; }
 
 int sk_trainer_threads(const sk_trainer *tr) { return tr->num_threads; }
+
+int sk_trainer_learner_threads(const sk_trainer *tr) { return tr->learner_threads; }
 
 size_t sk_trainer_num_params(const sk_trainer *tr) { return tr->learner.policy.num_params; }
 

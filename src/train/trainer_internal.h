@@ -298,6 +298,9 @@ struct sk_trainer {
      * taken by the threads as each comes free (sk_trainer_run_workers). The learner's
      * minibatch blocks are one per thread, on workers 0..num_threads - 1's scratch. */
     int num_workers, num_threads;
+    /* threads the learner's update runs on (sk_trainer_learner_threads): PPO's minibatch
+     * blocks, num_threads; an algo's create may set its own (SAC: its pool; DQN: 1) */
+    int learner_threads;
     atomic_int next_worker;
     double thread_busy[SK_MAX_WORKERS]; /* seconds each thread spent in the last dispatch */
     sk_worker *workers;
