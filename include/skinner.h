@@ -172,8 +172,8 @@ SK_API sk_train_result sk_trainer_result(const sk_trainer *trainer);
 /* Worker threads the trainer uses: train.threads (0 = all cores), capped at env.num_envs. */
 SK_API int sk_trainer_threads(const sk_trainer *trainer);
 /* Threads the learner's update runs on: PPO's minibatches, sk_trainer_threads; SAC's,
- * train.threads (0 = all cores) whatever env.num_envs is (one env, as CleanRL's SAC, still
- * updates on every thread, the same bits as on one); DQN's, 1. */
+ * train.threads (0 = all cores) up to its 2 row blocks, whatever env.num_envs is (one env, as
+ * CleanRL's SAC, still updates on 2 threads, the same bits as on one); DQN's, 1. */
 SK_API int sk_trainer_learner_threads(const sk_trainer *trainer);
 /* The model's FLOPs per env step of training, counting matrix products only:
  * one forward of both nets (and any recurrent core) in the rollout, then per
@@ -363,7 +363,9 @@ SK_API void sk_agent_seed(sk_agent *agent, uint64_t seed);
  * Actions for `rows` raw observations (rows, obs_size), normalised as in
  * training: discrete envs into actions (rows, num_heads), continuous ones
  * into actions_continuous (rows, dim). masks (rows, mask_size) or NULL (all
- * allowed). greedy takes the most likely action (the mean). SK_ERR_INVALID
+ * allowed). greedy takes the most likely action (the mean). A continuous run's actions are
+ * what its env got in training: clipped to the bounds with ppo.clip_actions, tanh-squashed
+ * into them for SAC. SK_ERR_INVALID
  * naming the row for an observation the policy cannot take (non-finite, an
  * index out of range) or a mask row that allows nothing for some head.
  */

@@ -260,7 +260,13 @@ static void test_sac_updates_on_every_thread(void **state) {
         learned += !isnan(rows[0].rows[i].value_loss);
     }
     assert_true(learned > 60);
-    sk_config *cfg = dqn_config("400", true);
+    sk_config *cfg = sac_config("Pendulum-v1"); /* no more threads than its 2 row blocks */
+    sk_config_set(cfg, "train.threads", "4");
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    assert_int_equal(sk_trainer_learner_threads(tr), 2);
+    sk_trainer_destroy(tr);
+    sk_config_free(cfg);
+    cfg = dqn_config("400", true);
     assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
     assert_int_equal(sk_trainer_threads(tr), 2);
     assert_int_equal(sk_trainer_learner_threads(tr), 1);

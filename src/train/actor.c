@@ -155,12 +155,12 @@ void sk_policy_actor_act_at(sk_policy_actor *pa, int worker, int at, const float
     if (pa->role) { /* policy.per_role: each row by its agent's own policy */
         sk_policy_act_roles(policy, lp->params, obs, masks, rows, &pa->rng[worker], greedy,
                             actions, actions_continuous, logp, NULL, work, &pa->role[worker]);
-        return;
+    } else {
+        sk_policy_forward(&lp->policy, SK_NET_ACTOR, lp->params, obs, rows, work);
+        sk_policy_sample(&lp->policy, lp->params, work->out[SK_NET_ACTOR], masks, rows,
+                         &pa->rng[worker], greedy, actions, actions_continuous,
+                         logp ? logp : work->logp);
     }
-    sk_policy_forward(&lp->policy, SK_NET_ACTOR, lp->params, obs, rows, work);
-    sk_policy_sample(&lp->policy, lp->params, work->out[SK_NET_ACTOR], masks, rows,
-                     &pa->rng[worker], greedy, actions, actions_continuous,
-                     logp ? logp : work->logp);
     if (actions_continuous) sk_loaded_policy_env_actions(lp, actions_continuous, rows);
     for (int r = 0; actions && lp->epsilon > 0.0 && r < rows; r++) /* DQN's one head */
         if (sk_rng_double(&pa->rng[worker]) < lp->epsilon)

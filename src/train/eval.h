@@ -25,7 +25,7 @@ typedef struct sk_loaded_policy {
  * chance epsilon, a uniform allowed action in place of its argmax of Q (sk_dqn_explore), from
  * the acting worker's stream (the eval seed's). SK_ERR_INVALID naming the value for epsilon
  * outside [0, 1], or naming the learner for a run other than DQN (PPO samples its own policy
- * without --greedy; SAC's eval is its deterministic action). */
+ * unless asked for greedy actions; SAC's eval is its deterministic action). */
 sk_status sk_loaded_policy_set_epsilon(sk_loaded_policy *lp, double epsilon);
 
 /* actions (rows, space.dim), as the policy gave them, made what the env gets, in place: when

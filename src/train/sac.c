@@ -35,8 +35,8 @@ typedef struct sac {
     float *noise;             /* (env rows, act_dim) each worker's rows' draws */
     float *obs, *actions, *rewards, *terminated, *next_obs; /* a sampled batch */
     int64_t *slots;
-    /* the update's threads: train.threads of them, whatever the env count (one env, as
-     * CleanRL's SAC, would give the vec's pool one); NULL on one thread */
+    /* the update's threads: train.threads of them up to the row blocks (2), whatever the env
+     * count (one env, as CleanRL's SAC, gives the vec's pool one); NULL on one thread */
     sk_pool *pool;
     char names[MAX_SAVED][NAME_SIZE]; /* checkpoint tensor names: "sac." + the core's */
     int64_t counters[3];
@@ -104,10 +104,12 @@ static void pool_parallel(void *ctx, sk_parallel_job job, void *job_ctx) {
     sk_pool_run(ctx, job, job_ctx);
 }
 
-/* The update's row blocks on train.threads threads (0: one a core): the same bits on any
- * number (test_sac_torch). The envs step on the vec's own threads, between updates. */
+/* The update's row blocks on train.threads threads (0: one a core), at most one a block (a
+ * thread more would only wait): the same bits on any number (test_sac_torch). The envs step
+ * on the vec's own threads, between updates. */
 static sk_status sac_threads(sk_trainer *tr, sac *s) {
     int threads = tr->s.threads > 0 ? tr->s.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    threads = SK_MIN(threads, s->config.row_blocks);
     tr->learner_threads = 1;
     if (threads <= 1) return SK_OK;
     CHECK(sk_pool_create(&s->pool, threads));

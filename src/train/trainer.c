@@ -434,7 +434,10 @@ static sk_status trainer_build_shared(sk_trainer *tr) {
     tr->rollout.obs_size = tr->obs_size;
     tr->rollout.num_heads = tr->num_heads;
     tr->rollout.action_dim = tr->action_dim;
-    tr->rollout.clip_actions = continuous && tr->s.clip_actions ? &env->action_space : NULL;
+    if (tr->s.clip_actions && !continuous)
+        return sk_fail(SK_ERR_CONFIG, "ppo.clip_actions = true, but %s's actions are not "
+                       "continuous (expected false: it clips a Box action to its bounds)", env->id);
+    tr->rollout.clip_actions = tr->s.clip_actions ? &env->action_space : NULL;
     tr->rollout.mask_size = tr->mask_size;
     tr->workers = calloc((size_t)tr->num_workers, sizeof(sk_worker));
     if (!tr->workers) return sk_fail(SK_ERR_NOMEM, "out of memory");
