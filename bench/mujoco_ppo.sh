@@ -15,6 +15,9 @@
 #   PYTHON (with mujoco; default /work/main/.venv/bin/python or python3),
 #   SB3_STEPS=N also runs Stable-Baselines3's PPO for N steps on SB3_TASK (HalfCheetah-v5), seed 1,
 #   in PEERS_PYTHON (bench/.venv-peers/bin/python).
+#   ALGO=sac trains CleanRL's SAC instead (`--train.algo sac --env.num_envs 1`: train.algo sac's
+#   defaults, docs/algorithms.md), into DATE-COMMIT-mujoco-sac.md; its eval is the actor's
+#   deterministic action, so the sampled and greedy columns agree.
 # Times: wall and CPU (user + system) seconds of each run, from /usr/bin/time. The machine is
 # shared, so the CPU seconds are the steadier figure: "physics" is the CPU seconds one core spends
 # in mj_step for the same env steps, and "CPU / physics" compares the two (issue 50: at most 1.3).
@@ -33,7 +36,15 @@ peers_python=${PEERS_PYTHON:-$root/bench/.venv-peers/bin/python}
 bench_need mujoco_ppo "build first" "$skinner"
 bench_init
 mkdir -p "$runs" "$root/bench/results"
-out=$root/bench/results/$(date -u +%Y-%m-%d)-$commit-mujoco-ppo.md
+algo=${ALGO:-ppo}
+if [[ $algo != ppo && $algo != sac ]]; then
+    echo "mujoco_ppo: ALGO=$algo (expected ppo or sac)" >&2
+    exit 2
+fi
+# how each run trains: the task's preset (PRESET below), or SAC on one env
+how="--config configs/PRESET"
+[[ $algo == sac ]] && how="--train.algo sac --env.num_envs 1"
+out=$root/bench/results/$(date -u +%Y-%m-%d)-$commit-mujoco-$algo.md
 py() { /usr/bin/python3 -c "$@"; }
 # task -> "model file|frame_skip|CleanRL PPO|SB3 zoo PPO|CleanRL SAC|SB3 zoo SAC|preset"
 facts() {
@@ -52,10 +63,14 @@ finished() {
         "import json,sys; s=json.load(open(sys.argv[1])); sys.exit(s.get('interrupted', True))" "$1/summary.json"
 }
 {
-    echo "# MuJoCo PPO, each task's preset, $steps env steps ($(date -u +%Y-%m-%d), commit $commit)"
+    if [[ $algo == sac ]]; then
+        echo "# MuJoCo SAC, train.algo sac's defaults (CleanRL's), one env, $steps env steps ($(date -u +%Y-%m-%d), commit $commit)"
+    else
+        echo "# MuJoCo PPO, each task's preset, $steps env steps ($(date -u +%Y-%m-%d), commit $commit)"
+    fi
     echo
     echo "Machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, shared with other work."
-    echo "Each run: \`skinner train TASK --config configs/PRESET --seed S --threads $threads --total-steps $steps\`, one at a time;"
+    echo "Each run: \`skinner train TASK $how --seed S --threads $threads --total-steps $steps\`, one at a time;"
     echo "eval: \`skinner eval TASK --checkpoint RUN --episodes 10\` (sampled) and with \`--greedy\`."
     echo "Training return: metrics.csv's last mean_return (the last 100 episodes). Physics: CPU seconds"
     echo "of one core in \`mj_step\` for the same env steps (bench/mujoco_peers.py physics, 20k env steps"
@@ -78,8 +93,9 @@ for task in $tasks; do
             rm -rf "$dir"
             mkdir -p "$dir"
             load0=$(cut -d' ' -f1 /proc/loadavg)
-            /usr/bin/time -o "$dir/time.tmp" -f '%e %U %S' "$skinner" train "$task" --config "$root/configs/$preset" --seed "$seed" \
-                --threads "$threads" --total-steps "$steps" --run-dir "$dir" --force --quiet
+            # shellcheck disable=SC2086 # $how is words: options and their values
+            /usr/bin/time -o "$dir/time.tmp" -f '%e %U %S' "$skinner" train "$task" ${how/configs\/PRESET/$root/configs/$preset} \
+                --seed "$seed" --threads "$threads" --total-steps "$steps" --run-dir "$dir" --force --quiet
             echo "$(cat "$dir/time.tmp") $load0 $(cut -d' ' -f1 /proc/loadavg)" > "$dir/time.txt"
         fi
         read -r wall user sys load0 load1 < "$dir/time.txt"
@@ -92,6 +108,7 @@ cpu = float(sys.argv[5]) + float(sys.argv[6])
 print('%.0f +- %.0f | %.0f +- %.0f | %.0f | %.0f | %.0f | %s | %.2f' % (s['mean_return'], s['std_return'],
       g['mean_return'], g['std_return'], float(rows[-1]['mean_return']), float(sys.argv[4]), cpu,
       sys.argv[7], cpu / float(sys.argv[7])))" "$sampled" "$greedy" "$dir" "$wall" "$user" "$sys" "$phys_cpu")
+        [[ $algo == sac ]] && preset="sac, 1 env"
         echo "| $task | $preset | $seed | ${row} | $load0, $load1 |" >> "$out"
         evals+=("$(py "import json,sys; print(json.loads(sys.argv[1])['mean_return'])" "$sampled")")
     done
