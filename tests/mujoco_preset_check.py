@@ -1,7 +1,8 @@
 """Each MuJoCo task trains with its own preset (issue 50 ask 4): `skinner config ID` (what
 `skinner train ID` runs with no --config) holds every key of the preset file the task names,
 with the file's value: HalfCheetah its own (configs/mujoco_halfcheetah.ini, the SB3 zoo's
-tuned PPO), the other tasks configs/mujoco.ini (CleanRL's settings).
+tuned PPO), Ant-v5 its own (configs/mujoco_ant.ini: no contact forces observed), the other
+tasks configs/mujoco.ini (CleanRL's settings).
 Usage: mujoco_preset_check.py SKINNER SOURCE_DIR"""
 import configparser
 import os
@@ -10,7 +11,7 @@ import sys
 
 skinner, source = sys.argv[1], sys.argv[2]
 EXPECTED = {"HalfCheetah-v5": "mujoco_halfcheetah", "Hopper-v5": "mujoco",
-            "Walker2d-v5": "mujoco", "Ant-v5": "mujoco", "Humanoid-v5": "mujoco"}
+            "Walker2d-v5": "mujoco", "Ant-v5": "mujoco_ant", "Humanoid-v5": "mujoco"}
 
 
 def parse(text):

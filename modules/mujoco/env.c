@@ -25,6 +25,7 @@ typedef struct mj_state {
     mj_model_ref ref;
     const mjModel *model;
     int num_envs, state_size, obs_size;
+    bool extra_obs;    /* the task's extra_obs is observed (mj_extra_obs_on) */
     double dt; /* timestep x frame_skip */
     mjData **data;     /* (num_envs) workspaces */
     double *physics;   /* (num_envs, state_size) MJ_STATE_SPEC's state */
@@ -36,9 +37,16 @@ typedef struct mj_state {
 
 #define EPISODE_WIDTH (1 + MJ_NUM_TERMS)
 
-int mj_obs_size(const mj_task *task, const mjModel *m) {
+int mj_obs_size(const mj_task *task, const mjModel *m, bool extra_obs) {
     if (task->custom_obs_size) return task->custom_obs_size(m);
-    return m->nq - task->qpos_skip + m->nv + (task->extra_obs_size ? task->extra_obs_size(m) : 0);
+    return m->nq - task->qpos_skip + m->nv +
+           (extra_obs && task->extra_obs_size ? task->extra_obs_size(m) : 0);
+}
+
+sk_status mj_extra_obs_on(const mj_task *task, const sk_config *cfg, bool *on) {
+    *on = true;
+    if (!task->cfrc_obs_optional) return SK_OK;
+    return sk_cfg_bool(cfg, "env.include_cfrc_ext_in_observation", true, on);
 }
 
 /* ---- configure and create ---- */
@@ -46,10 +54,12 @@ int mj_obs_size(const mj_task *task, const mjModel *m) {
 sk_status mj_configure(sk_env_def *def, const sk_config *cfg) {
     const mj_task *task = mj_task_find(def->id);
     mj_model_ref ref;
+    bool extra_obs = true;
     sk_status status = task ? mj_model_for(task, cfg, &ref) : SK_ERR_INVALID;
+    if (status == SK_OK) status = mj_extra_obs_on(task, cfg, &extra_obs);
     if (status != SK_OK) return status;
     const mjModel *m = ref.model;
-    def->obs_size = mj_obs_size(task, m);
+    def->obs_size = mj_obs_size(task, m, extra_obs);
     def->max_episode_steps = task->max_steps;
     def->action_space.dim = m->nu;
     /* Gymnasium's Box: the model's ctrlrange as float32, limited or not */
@@ -76,14 +86,16 @@ void mj_destroy(void *state) {
 
 sk_status mj_create(const mj_task *task, void **state, int num_envs, const sk_config *cfg) {
     mj_model_ref ref;
+    bool extra_obs = true;
     sk_status status = mj_model_for(task, cfg, &ref);
+    if (status == SK_OK) status = mj_extra_obs_on(task, cfg, &extra_obs);
     if (status != SK_OK) return status;
     mj_state *s = sk_alloc(sizeof *s);
     if (!s) return sk_fail(SK_ERR_NOMEM, "%s: out of memory", task->id);
     const mjModel *m = ref.model;
     *s = (mj_state){.task = task, .ref = ref, .model = m, .num_envs = num_envs,
                     .state_size = mj_stateSize(m, MJ_STATE_SPEC),
-                    .obs_size = mj_obs_size(task, m),
+                    .obs_size = mj_obs_size(task, m, extra_obs), .extra_obs = extra_obs,
                     .dt = m->opt.timestep * task->frame_skip};
     size_t n = (size_t)num_envs;
     s->data = sk_alloc(n * sizeof *s->data);
@@ -150,7 +162,7 @@ static void observe(const mj_state *s, const mjData *d, float *out) {
                                        : v > task->qvel_clip ? task->qvel_clip : v;
         *out++ = (float)v;
     }
-    if (task->extra_obs) task->extra_obs(task, m, d, out);
+    if (task->extra_obs && s->extra_obs) task->extra_obs(task, m, d, out);
 }
 
 static double *physics_of(const mj_state *s, int e) {

@@ -75,6 +75,9 @@ struct mj_task {
     double qvel_clip;
     int (*extra_obs_size)(const mjModel *m);
     float *(*extra_obs)(const mj_task *task, const mjModel *m, const mjData *d, float *out);
+    /* Ant-v5: env.include_cfrc_ext_in_observation (Gymnasium's keyword, default true) may
+     * leave extra_obs out; the reward is the same either way */
+    bool cfrc_obs_optional;
     /* reward: forward_weight * velocity + survival bonus - ctrl_weight * |a|^2 - contact */
     mj_track track;
     double forward_weight, ctrl_weight, healthy_reward, contact_weight;
@@ -118,8 +121,12 @@ const char *mj_embedded(const char *name, int *size);
 /* The names of the embedded models, NULL-terminated. */
 extern const char *const mj_embedded_names[];
 
-/* The observation size of a task on model m. */
-int mj_obs_size(const mj_task *task, const mjModel *m);
+/* The observation size of a task on model m, with or without extra_obs. */
+int mj_obs_size(const mj_task *task, const mjModel *m, bool extra_obs);
+/* Whether the task's extra_obs is observed under cfg: env.include_cfrc_ext_in_observation
+ * where the task takes it (cfrc_obs_optional), read as configure and create read it; else
+ * true, the key left unread (so a task without it refuses it as unused). */
+sk_status mj_extra_obs_on(const mj_task *task, const sk_config *cfg, bool *on);
 
 /* The env tables (tasks.c), NULL-terminated. */
 extern const sk_env_def *const mj_env_tables[MJ_NUM_TASKS + 1];

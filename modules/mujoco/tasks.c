@@ -408,7 +408,8 @@ const mj_task mj_tasks[MJ_NUM_TASKS] = {
      .healthy = pendulum_healthy, .needs = {.min_nq = 2, .min_nv = 1, .min_nu = 1, .min_nbody = 2},
      .obs_size = 4, .action_dim = 1, .action_low = -3, .action_high = 3, .num_terms = 1,
      .terms = {MJ_TERM_SURVIVE}},
-    {ANT_COMMON("v5"), .extra_obs_size = cfrc_obs_size, .extra_obs = cfrc_obs,
+    {ANT_COMMON("v5"), .preset = "mujoco_ant", .extra_obs_size = cfrc_obs_size, .extra_obs = cfrc_obs,
+     .cfrc_obs_optional = true,
      .contact_weight = 5e-4, .contact_cost = cfrc_cost, .obs_size = 105, .num_terms = 4,
      .terms = {MJ_TERM_FORWARD, MJ_TERM_CTRL, MJ_TERM_SURVIVE, MJ_TERM_CONTACT}},
     /* v4 where it differs */

@@ -139,6 +139,25 @@ def test_matches_gymnasium(task, source):
     real.close()
 
 
+def test_ant_without_contact_forces():
+    """Ant-v5's include_cfrc_ext_in_observation=False (Gymnasium's keyword; skinner's
+    env.include_cfrc_ext_in_observation, which configs/mujoco_ant.ini sets): 27 values, the
+    same rewards (contact cost included); another task refuses the key."""
+    gym = require_package("gymnasium")
+    require_mujoco_module()
+    ours = skinner.make("Ant-v5", num_envs=NUM_ENVS, seed=0, include_cfrc_ext_in_observation=False)
+    real = gym.make("Ant-v5", include_cfrc_ext_in_observation=False)
+    with ours:
+        assert ours.single_observation_space.shape == real.observation_space.shape == (27,)
+        for seed in SEEDS:
+            steps, episode, sums = run_episode(ours, real, seed)
+            assert episode["l"][INDEX] == steps
+            assert sums["reward_contact"] != 0.0  # charged, though not observed
+    real.close()
+    with pytest.raises(ValueError, match="include_cfrc_ext_in_observation"):
+        skinner.make("Hopper-v5", num_envs=1, include_cfrc_ext_in_observation=False)
+
+
 @pytest.mark.parametrize("task", ["HalfCheetah-v5", "Hopper-v5", "Ant-v5"])
 def test_set_state_from_gymnasium(task):
     """The other direction: Gymnasium's reset state set into skinner's env (set_state) gives
