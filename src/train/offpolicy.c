@@ -61,6 +61,24 @@ sk_status sk_offpolicy_settings(sk_trainer *tr, sk_offpolicy *op, const char *se
     tr->s.update_epochs = 1;
     op->steps_per_iteration = (int)((int64_t)tr->s.horizon * rows / op->train_frequency *
                                     op->gradient_steps_per_round);
+    /* An iteration is a few env steps (one env: 2), not PPO's thousands: unless given, a
+     * metrics row every 100 env steps (CleanRL's SAC logs as often) and a checkpoint, replay
+     * buffer and all, every 50,000 (else a 1M-step run rewrote its 100 MB and more checkpoint
+     * every 200 steps and logged 500,000 rows) */
+    int64_t iteration = (int64_t)tr->s.horizon * rows;
+    char text[32];
+    if (tr->s.log_every_default) {
+        tr->s.log_every = (int)((100 + iteration - 1) / iteration);
+        snprintf(text, sizeof text, "%d", tr->s.log_every);
+        if (sk_config_set(tr->cfg, "train.log_every", text) != SK_OK)
+            return sk_fail(SK_ERR_NOMEM, "out of memory");
+    }
+    if (tr->s.checkpoint_every_default) {
+        tr->s.checkpoint_every = (int)((50000 + iteration - 1) / iteration);
+        snprintf(text, sizeof text, "%d", tr->s.checkpoint_every);
+        if (sk_config_set(tr->cfg, "train.checkpoint_every", text) != SK_OK)
+            return sk_fail(SK_ERR_NOMEM, "out of memory");
+    }
     return SK_OK;
 }
 

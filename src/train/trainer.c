@@ -65,6 +65,9 @@ sk_status sk_settings_resolve(sk_ppo_settings *s, const sk_config *cfg, const sk
     CHECK(sk_cfg_int(cfg, "train.slices", 0, 0, SK_MAX_WORKERS, &v));
     s->slices = (int)v;
     CHECK(sk_cfg_bool(cfg, "train.stop_when_solved", false, &s->stop_when_solved));
+    /* an off-policy learner's defaults count env steps (sk_offpolicy_settings) */
+    s->checkpoint_every_default = !sk_config_get(cfg, "train.checkpoint_every");
+    s->log_every_default = !sk_config_get(cfg, "train.log_every");
     CHECK(sk_cfg_int(cfg, "train.checkpoint_every", 100, 0, INT32_MAX, &v));
     s->checkpoint_every = (int)v;
     CHECK(sk_cfg_int(cfg, "train.grad_stats_every", 10, 0, INT32_MAX, &v));

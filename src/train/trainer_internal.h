@@ -46,6 +46,7 @@ typedef struct sk_ppo_settings {
     int checkpoint_every; /* updates between periodic checkpoints; 0: only at the end */
     int grad_stats_every; /* updates between per-layer gradient-norm events; 0: never */
     int log_every;        /* updates between rows of metrics.csv and update events */
+    bool checkpoint_every_default, log_every_default; /* not given: the defaults above */
     bool tensorboard;     /* telemetry.tensorboard: metrics.csv's rows in a TensorBoard event file too */
     double learning_rate, gamma, gae_lambda, clip_coef, ent_coef, vf_coef, max_grad_norm;
     double target_kl; /* <= 0: off */
