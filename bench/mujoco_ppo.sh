@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 50 ask 5: PPO with each task's preset (configs/mujoco.ini, or the task's own where it has
-# one: configs/mujoco_halfcheetah.ini) at 1M env steps, for training
+# one: configs/mujoco_halfcheetah.ini, configs/mujoco_ant.ini) at 1M env steps, for training
 # seeds SEEDS on each task of TASKS, one run at a time; each final checkpoint evaluated over 10
 # episodes (sampled, as CleanRL's evaluation, and greedy). Beside each task: the raw physics of
 # the same steps (bench/mujoco_peers.py physics: mujoco.mj_step(m, d, nstep=frame_skip) on the
@@ -10,9 +10,10 @@
 # usage: bench/mujoco_ppo.sh [RUNS_DIR]
 #   RUNS_DIR (default a new temporary folder) holds the run folders TASK-sSEED; a finished run
 #   found there (summary.json written, not interrupted, its time.txt) is reused, not trained again.
-#   TASKS="HalfCheetah-v5 Hopper-v5 Walker2d-v5 Ant-v5", SEEDS="1 2 3" (SEEDS_Ant-v5 overrides one
-#   task's, with '-' for '_': SEEDS_Ant_v5="1"), STEPS=1000000, THREADS=2, SKINNER=build/skinner,
-#   PYTHON (with mujoco; default /work/main/.venv/bin/python or python3),
+#   TASKS="HalfCheetah-v5 Hopper-v5 Walker2d-v5 Ant-v5 Humanoid-v5", SEEDS="1 2 3"
+#   (SEEDS_Ant-v5 overrides one task's, with '-' for '_': SEEDS_Ant_v5="1"), STEPS=1000000,
+#   THREADS=2, SKINNER=build/skinner, PYTHON (with mujoco; default the tree's .venv/bin/python,
+#   else python3),
 #   SB3_STEPS=N also runs Stable-Baselines3's PPO for N steps on SB3_TASK (HalfCheetah-v5), seed 1,
 #   in PEERS_PYTHON (bench/.venv-peers/bin/python).
 #   ALGO=sac trains CleanRL's SAC instead (`--train.algo sac --env.num_envs 1`: train.algo sac's
@@ -27,10 +28,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/bench/lib.sh"
 runs=${1:-$(mktemp -d)}
 skinner=${SKINNER:-$root/build/skinner}
-tasks=${TASKS:-HalfCheetah-v5 Hopper-v5 Walker2d-v5 Ant-v5}
+tasks=${TASKS:-HalfCheetah-v5 Hopper-v5 Walker2d-v5 Ant-v5 Humanoid-v5}
 steps=${STEPS:-1000000}
 threads=${THREADS:-2}
-python=${PYTHON:-/work/main/.venv/bin/python}
+python=${PYTHON:-$root/.venv/bin/python}
 [[ -x $python ]] || python=python3
 peers_python=${PEERS_PYTHON:-$root/bench/.venv-peers/bin/python}
 bench_need mujoco_ppo "build first" "$skinner"
@@ -52,7 +53,7 @@ facts() {
     HalfCheetah-v5) echo "half_cheetah.xml|5|2906 +- 1129|5819|9635 +- 1424|9535|mujoco_halfcheetah.ini" ;;
     Hopper-v5) echo "hopper.xml|4|2052 +- 314|2410|2310 +- 343|2326|mujoco.ini" ;;
     Walker2d-v5) echo "walker2d_v5.xml|4|2891 +- 231|3479|3591 +- 911|3863|mujoco.ini" ;;
-    Ant-v5) echo "ant.xml|5|-|1327|-|4616|mujoco.ini" ;;
+    Ant-v5) echo "ant.xml|5|-|1327|-|4616|mujoco_ant.ini" ;;
     Humanoid-v5) echo "humanoid.xml|5|742 +- 156|-|4996 +- 686|6232 (2M)|mujoco.ini" ;;
     Humanoid-v4) echo "humanoid.xml|5|742 +- 156|-|4996 +- 686|6232 (2M)|mujoco.ini" ;;
     *) echo "mujoco_ppo: no facts for $1" >&2; exit 2 ;;
