@@ -50,13 +50,13 @@ peer() { # THREADS (0: Gymnasium's SyncVectorEnv) NUM_ENVS
 names=("raw mj_step / frame_skip, C loop, 1 thread" "skinner bench env, 1 thread, $num_envs envs"
     "skinner bench env, 2 threads, $num_envs envs" "EnvPool HalfCheetah-v4, 1 thread, $num_envs envs"
     "EnvPool HalfCheetah-v4, 2 threads, $num_envs envs" "Gymnasium SyncVectorEnv, $gym_envs envs")
-declare -A wall cpu
+declare -A wall cpus # not cpu: bench/lib.sh names the CPU model so
 load0=$(cut -d' ' -f1 /proc/loadavg)
 for ((r = 0; r < rounds; r++)); do
     i=0
     for result in "$(raw)" "$(sk 1)" "$(sk 2)" "$(peer 1 "$num_envs")" "$(peer 2 "$num_envs")" "$(peer 0 "$gym_envs")"; do
         read -r w c <<< "$result"
-        wall[$i]="${wall[$i]:-} $w" cpu[$i]="${cpu[$i]:-} $c"
+        wall[$i]="${wall[$i]:-} $w" cpus[$i]="${cpus[$i]:-} $c"
         i=$((i + 1))
     done
 done
@@ -76,17 +76,17 @@ print(envpool.__version__, 'with its own MuJoCo', lib.mj_versionString().decode(
     echo
     echo "| what | env steps/s (wall) | env steps/CPU-s | per CPU-s / raw |"
     echo "|---|---|---|---|"
-    raw_cpu=$(median ${cpu[0]})
+    raw_cpu=$(median ${cpus[0]})
     for ((i = 0; i < ${#names[@]}; i++)); do
-        c=$(median ${cpu[$i]})
+        c=$(median ${cpus[$i]})
         echo "| ${names[$i]} | $(median ${wall[$i]}) | $c | $(ratio "$c" "$raw_cpu") |"
     done
     echo
-    w1=$(median ${wall[1]}) w2=$(median ${wall[2]}) c1=$(median ${cpu[1]}) c2=$(median ${cpu[2]})
+    w1=$(median ${wall[1]}) w2=$(median ${wall[2]}) c1=$(median ${cpus[1]}) c2=$(median ${cpus[2]})
     echo "skinner, 2 threads against 1: $(ratio "$w2" "$w1")x per wall second; per CPU second $(ratio "$c2" "$c1")"
     echo "(2 x that is the speedup two free cores would give). Targets (issue 50): 1 thread per CPU-s >= 0.90 of raw; 2 threads >= 1.8x."
     echo
     echo "Rounds (wall, per CPU-s): "
-    for ((i = 0; i < ${#names[@]}; i++)); do echo "- ${names[$i]}:${wall[$i]} /${cpu[$i]}"; done
+    for ((i = 0; i < ${#names[@]}; i++)); do echo "- ${names[$i]}:${wall[$i]} /${cpus[$i]}"; done
 } > "$out"
 cat "$out"
