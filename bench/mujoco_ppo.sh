@@ -14,8 +14,9 @@
 #   (SEEDS_Ant-v5 overrides one task's, with '-' for '_': SEEDS_Ant_v5="1"), STEPS=1000000,
 #   THREADS=2, SKINNER=build/skinner, PYTHON (with mujoco; default the tree's .venv/bin/python,
 #   else python3),
-#   SB3_STEPS=N also runs Stable-Baselines3's PPO for N steps on SB3_TASK (HalfCheetah-v5), seed 1,
-#   in PEERS_PYTHON (bench/.venv-peers/bin/python).
+#   SB3_STEPS=N also runs Stable-Baselines3's PPO for N steps on each of SB3_TASKS (default
+#   SB3_TASK, default HalfCheetah-v5), seed 1, in PEERS_PYTHON (bench/.venv-peers/bin/python),
+#   after skinner's runs.
 #   ALGO=sac trains CleanRL's SAC instead (`--train.algo sac --env.num_envs 1`: train.algo sac's
 #   defaults, docs/algorithms.md), into DATE-COMMIT-mujoco-sac.md; its eval is the actor's
 #   deterministic action, so the sampled and greedy columns agree.
@@ -125,18 +126,26 @@ done
     printf '%s\n' "${summary[@]}"
 } >> "$out"
 if [[ -n ${SB3_STEPS:-} ]]; then
-    sb3_task=${SB3_TASK:-HalfCheetah-v5}
-    load0=$(cut -d' ' -f1 /proc/loadavg)
-    r=$("$peers_python" "$root/bench/mujoco_peers.py" sb3 "$sb3_task" "$SB3_STEPS" 1 "$threads")
+    sb3_tasks=${SB3_TASKS:-${SB3_TASK:-HalfCheetah-v5}}
     {
         echo
         echo "## Stable-Baselines3 PPO, the same settings, seed 1, $SB3_STEPS steps, torch on $threads threads"
         echo
-        echo "\`$peers_python bench/mujoco_peers.py sb3 $sb3_task $SB3_STEPS 1 $threads\` (load average $load0 at the start):"
+        echo "\`$peers_python bench/mujoco_peers.py sb3 TASK $SB3_STEPS 1 $threads\`, after skinner's runs, one at a time."
+        echo "Its env steps run in one Python thread (SB3's DummyVecEnv of 8 Gymnasium envs)."
         echo
-        echo "| task | steps | wall s | steps/s | training return | eval (sampled, 10) |"
-        echo "|---|---|---|---|---|---|"
-        py "import json,sys; r=json.loads(sys.argv[1]); print('| $sb3_task | %d | %.0f | %.0f | %s | %.0f +- %.0f |' % (r['steps'], r['seconds'], r['sps'], '%.0f' % r['train_return'] if r['train_return'] is not None else '-', r['eval_mean'], r['eval_std']))" "$r"
+        echo "| task | steps | wall s (learn) | CPU s (whole process: import, learn, eval) | steps/s | training return | eval (sampled, 10) | skinner's wall s, seed 1 | load avg (start, end) |"
+        echo "|---|---|---|---|---|---|---|---|---|"
     } >> "$out"
+    for task in $sb3_tasks; do
+        load0=$(cut -d' ' -f1 /proc/loadavg)
+        r=$(/usr/bin/time -o "$runs/sb3-$task.time" -f '%U %S' \
+            "$peers_python" "$root/bench/mujoco_peers.py" sb3 "$task" "$SB3_STEPS" 1 "$threads" 2> "$runs/sb3-$task.err") ||
+            { echo "mujoco_ppo: SB3 on $task failed:" >&2; tail -5 "$runs/sb3-$task.err" >&2; exit 1; }
+        read -r user sys < "$runs/sb3-$task.time"
+        ours=-
+        [[ -f $runs/$task-s1/time.txt ]] && ours=$(cut -d' ' -f1 "$runs/$task-s1/time.txt")
+        py "import json,sys; r=json.loads(sys.argv[1]); print('| $task | %d | %.0f | %.0f | %.0f | %s | %.0f +- %.0f | $ours | $load0, %s |' % (r['steps'], r['seconds'], $user + $sys, r['sps'], '%.0f' % r['train_return'] if r['train_return'] is not None else '-', r['eval_mean'], r['eval_std'], open('/proc/loadavg').read().split()[0]))" "$r" >> "$out"
+    done
 fi
 echo "mujoco_ppo: wrote $out"
