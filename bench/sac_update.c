@@ -40,7 +40,6 @@ static double cpu_now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void pool_run(void *pool, sk_parallel_job job, void *ctx) { sk_pool_run(pool, job, ctx); }
 
 static float *normals(size_t n, uint64_t *rng) {
     float *x = malloc(n * sizeof(float));
@@ -70,7 +69,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "sac_update: %s\n", sk_last_error());
         return 1;
     }
-    sk_parallel parallel = {.ctx = pool, .run = pool_run};
+    sk_parallel parallel = sk_pool_parallel(pool);
     if (threads > 1) sk_sac_set_parallel(sac, &parallel);
     uint64_t rng = sk_rng_seed(51, 3);
     float *obs = normals(ROWS * OBS, &rng), *next_obs = normals(ROWS * OBS, &rng);

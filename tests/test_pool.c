@@ -119,6 +119,28 @@ static void test_one_worker_runs_inline(void **unused) {
     assert_null(pool);
 }
 
+/* sk_pool_parallel: the sk_parallel a caller hands to calls that take one runs
+ * the job on every worker of the pool, once, with the pool's worker count */
+static void test_parallel_over_a_pool(void **unused) {
+    (void)unused;
+    sk_pool *pool;
+    assert_int_equal(sk_pool_create(&pool, 3), SK_OK);
+    sk_parallel parallel = sk_pool_parallel(pool);
+    assert_ptr_equal(parallel.ctx, pool);
+    assert_true(parallel.num_parts < 2);
+    counting_job *job = calloc(1, sizeof *job);
+    assert_non_null(job);
+    job->input = 42;
+    parallel.run(parallel.ctx, count, job);
+    assert_int_equal(job->workers_seen, 3);
+    for (int w = 0; w < 3; w++) {
+        assert_true(job->runs[w] == 1);
+        assert_true(job->seen[w] == 42);
+    }
+    sk_pool_destroy(pool);
+    free(job);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_many_short_jobs),
@@ -126,6 +148,7 @@ int main(void) {
         cmocka_unit_test(test_more_workers_than_cores),
         cmocka_unit_test(test_a_bad_spin_setting_is_named_and_ignored),
         cmocka_unit_test(test_one_worker_runs_inline),
+        cmocka_unit_test(test_parallel_over_a_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,6 +61,9 @@ SK_API int sk_pool_size(const sk_pool *pool);
  * thread being worker 0, and returns when all are done. One job at a time:
  * not reentrant, and not called from two threads at once on one pool. */
 SK_API void sk_pool_run(sk_pool *pool, sk_pool_job job, void *ctx);
+/* The sk_parallel (skinner/env.h) that runs its jobs on pool's workers, for
+ * the calls that take one; no parts (an evaluation in one process). */
+SK_API sk_parallel sk_pool_parallel(sk_pool *pool);
 
 /* The contiguous share [lo, hi) of n items that worker w of workers owns:
  * the shares cover [0, n) in order and differ in size by at most one. */

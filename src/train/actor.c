@@ -6,7 +6,6 @@
 #include "dqn.h"
 
 #include <string.h>
-#include <unistd.h>
 
 /* OpenBLAS's own threads would compete with the workers, and at an
  * evaluation's sizes (256 rows) gain nothing even alone. */
@@ -168,17 +167,12 @@ void sk_policy_actor_act_at(sk_policy_actor *pa, int worker, int at, const float
                                               : NULL, policy->logits_size, &pa->rng[worker]);
 }
 
-static void pool_parallel(void *ctx, sk_parallel_job job, void *job_ctx) {
-    sk_pool_run(ctx, job, job_ctx);
-}
-
 sk_status sk_eval_host_init(sk_eval_host *host, const sk_loaded_policy *lp, int threads) {
     memset(host, 0, sizeof *host);
     if (threads < 0)
         return sk_fail(SK_ERR_INVALID, "threads = %d (expected 0 for one per core, or more)",
                        threads);
-    int workers = threads ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    sk_status status = sk_pool_create(&host->pool, workers > 0 ? workers : 1);
+    sk_status status = sk_pool_create(&host->pool, sk_threads_or_cores(threads));
     if (status == SK_OK)
         status = sk_policy_actor_init(&host->policy, lp, sk_pool_size(host->pool),
                                       SK_ACTOR_DEFAULT_ROWS, 0);
@@ -186,7 +180,7 @@ sk_status sk_eval_host_init(sk_eval_host *host, const sk_loaded_policy *lp, int 
         sk_eval_host_free(host);
         return status;
     }
-    host->parallel = (sk_parallel){.ctx = host->pool, .run = pool_parallel};
+    host->parallel = sk_pool_parallel(host->pool);
     openblas_set_num_threads(1);
     return SK_OK;
 }

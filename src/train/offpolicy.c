@@ -29,6 +29,18 @@ int sk_offpolicy_horizon(int train_frequency, int rows) {
     return T;
 }
 
+/* Unless `key` was given (is_default), *every = the iterations of `iteration` env steps that
+ * make env_steps, rounded up, recorded in the run's config as key. */
+static sk_status every_env_steps(sk_trainer *tr, bool is_default, const char *key,
+                                 int64_t env_steps, int64_t iteration, int *every) {
+    if (!is_default) return SK_OK;
+    *every = (int)((env_steps + iteration - 1) / iteration);
+    char text[32];
+    snprintf(text, sizeof text, "%d", *every);
+    if (sk_config_set(tr->cfg, key, text) != SK_OK) return sk_fail(SK_ERR_NOMEM, "out of memory");
+    return SK_OK;
+}
+
 sk_status sk_offpolicy_settings(sk_trainer *tr, sk_offpolicy *op, const char *section,
                                 int64_t replay_default) {
     char key[64];
@@ -66,19 +78,10 @@ sk_status sk_offpolicy_settings(sk_trainer *tr, sk_offpolicy *op, const char *se
      * buffer and all, every 50,000 (else a 1M-step run rewrote its 100 MB and more checkpoint
      * every 200 steps and logged 500,000 rows) */
     int64_t iteration = (int64_t)tr->s.horizon * rows;
-    char text[32];
-    if (tr->s.log_every_default) {
-        tr->s.log_every = (int)((100 + iteration - 1) / iteration);
-        snprintf(text, sizeof text, "%d", tr->s.log_every);
-        if (sk_config_set(tr->cfg, "train.log_every", text) != SK_OK)
-            return sk_fail(SK_ERR_NOMEM, "out of memory");
-    }
-    if (tr->s.checkpoint_every_default) {
-        tr->s.checkpoint_every = (int)((50000 + iteration - 1) / iteration);
-        snprintf(text, sizeof text, "%d", tr->s.checkpoint_every);
-        if (sk_config_set(tr->cfg, "train.checkpoint_every", text) != SK_OK)
-            return sk_fail(SK_ERR_NOMEM, "out of memory");
-    }
+    CHECK(every_env_steps(tr, tr->s.log_every_default, "train.log_every", 100, iteration,
+                          &tr->s.log_every));
+    CHECK(every_env_steps(tr, tr->s.checkpoint_every_default, "train.checkpoint_every", 50000,
+                          iteration, &tr->s.checkpoint_every));
     return SK_OK;
 }
 

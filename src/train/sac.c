@@ -15,7 +15,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
-#include <unistd.h>
 
 #define CHECK(expr)                                                                                \
     do {                                                                                           \
@@ -100,21 +99,17 @@ static sk_status sac_check(sk_trainer *tr) {
     return sk_fail(SK_ERR_CONFIG, "train.algo = sac cannot train %s: %s", tr->env->id, why);
 }
 
-static void pool_parallel(void *ctx, sk_parallel_job job, void *job_ctx) {
-    sk_pool_run(ctx, job, job_ctx);
-}
-
 /* The update's row blocks on train.threads threads (0: one a core), at most one a block (a
  * thread more would only wait): the same bits on any number (test_sac_torch). The envs step
  * on the vec's own threads, between updates. */
 static sk_status sac_threads(sk_trainer *tr, sac *s) {
-    int threads = tr->s.threads > 0 ? tr->s.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    threads = SK_MIN(threads, s->config.row_blocks);
+    int threads = SK_MIN(sk_threads_or_cores(tr->s.threads), s->config.row_blocks);
     tr->learner_threads = 1;
     if (threads <= 1) return SK_OK;
     CHECK(sk_pool_create(&s->pool, threads));
     tr->learner_threads = threads;
-    sk_sac_set_parallel(s->core, &(sk_parallel){.ctx = s->pool, .run = pool_parallel});
+    sk_parallel parallel = sk_pool_parallel(s->pool);
+    sk_sac_set_parallel(s->core, &parallel);
     return SK_OK;
 }
 

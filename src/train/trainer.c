@@ -11,6 +11,7 @@
 
 #include "../core/rng.h"
 #include "../nn/nn.h"
+#include "../vec/pool.h"
 #include "../vec/vec_internal.h"
 
 #include <math.h>
@@ -214,7 +215,7 @@ static sk_status trainer_build_local(sk_trainer *tr, const sk_env_def *env) {
                        "slice of the envs); set env.num_envs to at least %d",
                        tr->s.num_envs, K, K);
     sk_comm_env_range(tr->s.num_envs, tr->comm.rank, K, &lo, &hi);
-    int threads = tr->s.threads > 0 ? tr->s.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = sk_threads_or_cores(tr->s.threads);
     if (tr->s.slices > 0) threads = SK_MIN(threads, tr->s.slices); /* a thread a slice at most */
     tr->s.comm_scale = tr->s.comm_scale && K > 1; /* scale in one process is exact */
     tr->layout.env_seed = tr->s.seed;

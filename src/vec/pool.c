@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 /*
  * Workers and the caller wait for each other by spinning a short while and
@@ -183,6 +184,18 @@ static bool spin_for_workers(sk_pool *pool) {
         cpu_relax();
         if ((i & 255) == 0 && now_ns() > deadline) return false;
     }
+}
+
+static void parallel_run(void *pool, sk_parallel_job job, void *ctx) { sk_pool_run(pool, job, ctx); }
+
+sk_parallel sk_pool_parallel(sk_pool *pool) {
+    return (sk_parallel){.ctx = pool, .run = parallel_run};
+}
+
+int sk_threads_or_cores(int threads) {
+    if (threads > 0) return threads;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores > 0 ? (int)cores : 1;
 }
 
 void sk_pool_run(sk_pool *pool, sk_pool_job job, void *ctx) {

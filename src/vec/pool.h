@@ -5,4 +5,8 @@
 
 #include "skinner/pool.h"
 
+/* The number of threads a `threads` setting asks for: itself when above 0,
+ * else one per online core (at least 1). */
+int sk_threads_or_cores(int threads);
+
 #endif

@@ -15,7 +15,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 /* OpenBLAS's own thread count (process-wide). */
 extern void openblas_set_num_threads(int num_threads);
@@ -130,8 +129,7 @@ static sk_status vec_build(sk_vec *vec, int threads, const sk_config *cfg) {
         .final_obs_u8 = b->final_obs_u8,
         .active = vec->num_agents > 1 ? b->active : NULL,
     };
-    int workers = threads > 0 ? threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    workers = SK_MAX(1, SK_MIN(workers, vec->hi - vec->lo));
+    int workers = SK_MAX(1, SK_MIN(sk_threads_or_cores(threads), vec->hi - vec->lo));
     CHECK(sk_pool_create(&vec->pool, workers));
     /* skinner's workers are the parallelism: a BLAS call inside an env's step
      * (Morpho-v0's host training) or a policy runs on its worker's core */
