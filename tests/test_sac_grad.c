@@ -66,7 +66,7 @@ typedef struct net_ctx {
 
 static double net_loss(void *p) {
     net_ctx *c = p;
-    sk_sac_net_forward(&c->net, c->params, c->inp, NET_ROWS, c->acts, c->out);
+    sk_sac_net_forward(&c->net, c->params, NULL, c->inp, NET_ROWS, c->acts, c->out);
     double sum = 0.0;
     for (int i = 0; i < NET_ROWS * NET_OUT; i++) sum += (double)c->g[i] * c->out[i];
     return sum;

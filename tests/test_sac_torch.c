@@ -7,6 +7,7 @@
 #include "torch_fixture.h"
 
 #include "core/rng.h"
+#include "nn/gemm_small.h"
 #include "skinner/pool.h"
 #include "train/sac_core.h"
 
@@ -215,6 +216,76 @@ static void test_threads_bit_identical(void **state) {
     sk_pool_destroy(pool);
 }
 
+/* The forwards read W^T copies made once after the weights change (src/train/sac_internal.h).
+ * Two learners at CleanRL's sizes take the same updates, acting between them as a rollout does;
+ * one is made to copy every network again before each (sk_sac_arrays marks them all stale), the
+ * other keeps its copies: every action and array must agree bit for bit, and where the level's
+ * forward reads W^T the kept learner's forwards never transpose for themselves. A weight written
+ * through sk_sac_arrays between updates is seen by the next act. */
+static void test_weight_copies_follow_the_weights(void **state) {
+    (void)state;
+    enum { ROWS = 64, OBS = 17, ACT = 6, STEPS = 7 };
+    float low[ACT], high[ACT];
+    for (int d = 0; d < ACT; d++) low[d] = -1.0f, high[d] = 1.0f + (float)d;
+    sk_sac_config config = sk_sac_defaults(OBS, ACT, low, high);
+    config.max_rows = ROWS;
+    sk_sac *sacs[2];
+    sk_pool *pool;
+    assert_int_equal(sk_pool_create(&pool, 2), SK_OK);
+    sk_parallel parallel = sk_pool_parallel(pool);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(sk_sac_create(&sacs[i], &config), SK_OK);
+        sk_sac_set_parallel(sacs[i], &parallel);
+    }
+    uint64_t data_rng = sk_rng_seed(12, 0);
+    static float obs[ROWS * OBS], next_obs[ROWS * OBS], actions[ROWS * ACT], rewards[ROWS],
+        terminated[ROWS], noise[ROWS * ACT];
+    for (int i = 0; i < ROWS * OBS; i++) obs[i] = (float)sk_rng_normal(&data_rng);
+    for (int i = 0; i < ROWS * OBS; i++) next_obs[i] = (float)sk_rng_normal(&data_rng);
+    for (int i = 0; i < ROWS * ACT; i++) actions[i] = sk_rng_float(&data_rng) - 0.5f;
+    for (int i = 0; i < ROWS * ACT; i++) noise[i] = (float)sk_rng_normal(&data_rng);
+    for (int i = 0; i < ROWS; i++) rewards[i] = (float)sk_rng_normal(&data_rng), terminated[i] = (float)(i % 7 == 0);
+    sk_sac_batch batch = {ROWS, obs, actions, rewards, terminated, next_obs};
+    uint64_t rng[2] = {sk_rng_seed(13, 0), sk_rng_seed(13, 0)};
+    bool copies = sk_gemm_small_forward_transposes(256, 256);
+    long long transposes = 0;
+    for (int64_t step = 1; step <= STEPS; step++) {
+        static float acted[2][ROWS * ACT];
+        for (int i = 0; i < 2; i++) {
+            if (i == 0) (void)sk_sac_arrays(sacs[0]);
+            long long before = sk_gemm_small_transposes();
+            sk_sac_act(sacs[i], obs, 3, noise, false, acted[i], NULL);
+            sk_sac_update_rng(sacs[i], &batch, step, &rng[i], NULL);
+            if (i == 1) transposes += sk_gemm_small_transposes() - before;
+        }
+        if (memcmp(acted[0], acted[1], sizeof acted[0]) != 0)
+            fail_msg("step %lld: the actions differ with the copies kept", (long long)step);
+    }
+    for (int a = 0; a < sk_sac_num_arrays(sacs[0]); a++) {
+        const sk_sac_array *x = &sk_sac_arrays(sacs[0])[a], *y = &sk_sac_arrays(sacs[1])[a];
+        size_t bytes = (size_t)(x->rows * x->cols) * sizeof(float);
+        if (memcmp(x->data, y->data, bytes) != 0) fail_msg("%s differs with the copies kept", x->name);
+    }
+    print_message("W^T copies at this level: %s; forwards that transposed: %lld\n",
+                  copies ? "yes" : "no", transposes);
+    if (copies) assert_true(transposes == 0);
+    /* the first layer's weights zeroed, its copy made before: every row's hidden state, so its
+     * action, is the same */
+    float mean_actions[ROWS * ACT];
+    sk_sac_act(sacs[1], obs, ROWS, NULL, true, mean_actions, NULL);
+    const sk_sac_array *first = sk_sac_find_array(sacs[1], "actor.0.weight");
+    assert_non_null(first);
+    memset(first->data, 0, (size_t)(first->rows * first->cols) * sizeof(float));
+    sk_sac_act(sacs[1], obs, ROWS, NULL, true, mean_actions, NULL);
+    for (int i = 1; i < ROWS; i++)
+        for (int d = 0; d < ACT; d++)
+            if (mean_actions[i * ACT + d] != mean_actions[d])
+                fail_msg("row %d's action %d is %g, row 0's %g: the zeroed weights were not read", i,
+                         d, (double)mean_actions[i * ACT + d], (double)mean_actions[d]);
+    for (int i = 0; i < 2; i++) sk_sac_destroy(sacs[i]);
+    sk_pool_destroy(pool);
+}
+
 /* A config out of range is refused with a message naming the field. */
 static void test_bad_config(void **state) {
     (void)state;
@@ -236,6 +307,7 @@ int main(void) {
         cmocka_unit_test(test_learned_alpha),
         cmocka_unit_test(test_fixed_alpha_one_layer),
         cmocka_unit_test(test_threads_bit_identical),
+        cmocka_unit_test(test_weight_copies_follow_the_weights),
         cmocka_unit_test(test_bad_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

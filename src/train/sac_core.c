@@ -4,6 +4,7 @@
 
 #include "../core/core.h"
 #include "../core/rng.h"
+#include "../nn/gemm_small.h"
 #include "sac_internal.h"
 
 #include <math.h>
@@ -88,11 +89,15 @@ static void add_tensor(sk_sac *sac, const char *name, float *data, float *grad, 
 static void lay_out_net(sk_sac_net *net, int in, int hidden, int layers, int out, size_t *size) {
     net->num_linear = layers + 1;
     size_t offset = 0;
+    net->wt_floats = 0;
     for (int l = 0; l <= layers; l++) {
         net->in[l] = l == 0 ? in : hidden;
         net->out[l] = l == layers ? out : hidden;
         net->weight[l] = offset;
         offset += (size_t)net->in[l] * (size_t)net->out[l];
+        net->transposed[l] = sk_gemm_small_forward_transposes(net->in[l], net->out[l]);
+        net->wt[l] = net->wt_floats;
+        if (net->transposed[l]) net->wt_floats += (size_t)net->in[l] * (size_t)net->out[l];
         net->bias[l] = offset;
         offset += (size_t)net->out[l];
     }
@@ -173,13 +178,16 @@ sk_status sk_sac_create(sk_sac **out, const sk_sac_config *config) {
     sac->block_rows = (c->max_rows + c->row_blocks - 1) / c->row_blocks;
     size_t rows = (size_t)sac->block_rows;
     size_t H = rows * (size_t)hidden, Q_IN = rows * ((size_t)c->obs_size + A);
-    carve carves[8 + SK_SAC_MAX_BLOCKS * (20 + 3 * SK_SAC_MAX_LAYERS)];
+    carve carves[13 + SK_SAC_MAX_BLOCKS * (20 + 3 * SK_SAC_MAX_LAYERS)];
     int n = 0;
 #define CARVE(ptr, count) (carves[n++] = (carve){&(ptr), (count)})
     CARVE(sac->params, P), CARVE(sac->grads, P), CARVE(sac->adam_m, P), CARVE(sac->adam_v, P);
     CARVE(sac->targets, sac->q_floats), CARVE(sac->alpha_state, 3);
     CARVE(sac->noise, (1 + 2 * (size_t)c->policy_frequency) * (size_t)c->max_rows * A);
     CARVE(sac->zeros, rows * A);
+    CARVE(sac->wt_actor, sac->actor.wt_floats);
+    for (int k = 0; k < 2; k++)
+        CARVE(sac->wt_q[k], sac->qf[k].wt_floats), CARVE(sac->wt_targets[k], sac->qf[k].wt_floats);
     for (int b = 0; b < c->row_blocks; b++) {
         sk_sac_block *block = &sac->blocks[b];
         CARVE(block->grads, P);
@@ -214,6 +222,7 @@ sk_status sk_sac_create(sk_sac **out, const sk_sac_config *config) {
     for (int k = 0; k < 2; k++) init_net(&sac->qf[k], sac->params + sac->q_base[k], &rng);
     memcpy(sac->targets, sac->params + sac->q_base[0], sac->q_floats * sizeof(float));
     sac->alpha_state[0] = c->log_alpha_init;
+    sac->stale = SK_SAC_WT_ALL;
 
     name_net(sac, &sac->actor, "actor", sac->params + sac->actor_base, sac->grads + sac->actor_base, true);
     static const char *const q_names[2] = {"qf1", "qf2"}, *const target_names[2] = {"qf1_target", "qf2_target"};
@@ -243,9 +252,13 @@ float sk_sac_alpha(const sk_sac *sac) {
 }
 
 int sk_sac_num_arrays(const sk_sac *sac) { return sac->num_arrays; }
-const sk_sac_array *sk_sac_arrays(const sk_sac *sac) { return sac->arrays; }
+const sk_sac_array *sk_sac_arrays(sk_sac *sac) {
+    sac->stale = SK_SAC_WT_ALL; /* the caller may write the weights */
+    return sac->arrays;
+}
 
-const sk_sac_array *sk_sac_find_array(const sk_sac *sac, const char *name) {
+const sk_sac_array *sk_sac_find_array(sk_sac *sac, const char *name) {
+    sac->stale = SK_SAC_WT_ALL;
     for (int i = 0; i < sac->num_arrays; i++)
         if (strcmp(sac->arrays[i].name, name) == 0) return &sac->arrays[i];
     return NULL;
@@ -261,8 +274,8 @@ void sk_sac_set_parallel(sk_sac *sac, const sk_parallel *parallel) {
 
 void sk_sac_actor_forward(sk_sac *sac, sk_sac_block *block, const float *obs, int rows,
                           const float *noise) {
-    sk_sac_net_forward(&sac->actor, sac->params + sac->actor_base, obs, rows, block->actor_acts,
-                       block->head);
+    sk_sac_net_forward(&sac->actor, sac->params + sac->actor_base, sac->wt_actor, obs, rows,
+                       block->actor_acts, block->head);
     sk_sac_squash_forward(block->head, noise, rows, sac->config.act_dim, sac->scale, sac->bias,
                           block->actions, block->logp, block->squashed, block->log_std_tanh);
 }
@@ -272,6 +285,7 @@ void sk_sac_act(sk_sac *sac, const float *obs, int rows, const float *noise, boo
     SK_ASSERT(rows >= 1 && rows <= sac->config.max_rows);
     size_t A = (size_t)sac->config.act_dim, O = (size_t)sac->config.obs_size;
     sk_sac_block *block = &sac->blocks[0];
+    sk_sac_refresh_transposes(sac, SK_SAC_WT_ACTOR);
     for (int lo = 0; lo < rows; lo += sac->block_rows) { /* a block's rows at a time */
         int n = rows - lo < sac->block_rows ? rows - lo : sac->block_rows;
         sk_sac_actor_forward(sac, block, obs + (size_t)lo * O, n,

@@ -167,9 +167,12 @@ typedef struct sk_sac_array {
     int rows, cols;
 } sk_sac_array;
 int sk_sac_num_arrays(const sk_sac *sac);
-const sk_sac_array *sk_sac_arrays(const sk_sac *sac);
+/* Each call marks the weights as written: the next step or act reads them again (the W^T
+ * copies of src/train/sac_internal.h are made again). A caller that keeps the pointers and
+ * writes through them after a later step calls sk_sac_arrays again before the next. */
+const sk_sac_array *sk_sac_arrays(sk_sac *sac);
 /* The array of that name, or NULL. */
-const sk_sac_array *sk_sac_find_array(const sk_sac *sac, const char *name);
+const sk_sac_array *sk_sac_find_array(sk_sac *sac, const char *name);
 
 /* Adam's step counts (1-based after the first step), saved beside the arrays. */
 typedef struct sk_sac_counters {

@@ -6,6 +6,10 @@
  * gradient; a step computes the blocks (on the workers of sk_sac_set_parallel's threads, or
  * inline), then sums their gradients in block order into `grads` before Adam. The result
  * depends on the number of blocks, never on the number of threads.
+ *
+ * Forwards read each layer's W^T from a copy made once after its weights change (Adam, the
+ * targets' step, and sk_sac_arrays, which hands out writable pointers, mark it stale), the
+ * same bits as a forward that transposes for itself.
  */
 #ifndef SK_SAC_INTERNAL_H
 #define SK_SAC_INTERNAL_H
@@ -53,8 +57,21 @@ struct sk_sac {
     float *zeros; /* (block_rows, act_dim): the deterministic action's noise */
     sk_parallel parallel;
     bool has_parallel;
+    /* W^T of the layers that read it (sk_sac_net's transposed), each network's block: made
+     * again only when its weights changed (the SK_SAC_WT_* bits of stale), not on every
+     * forward of every block */
+    float *wt_actor, *wt_q[2], *wt_targets[2];
+    unsigned stale;
     void *memory;
 };
+
+/* stale's bits: the networks whose W^T copies no longer match their weights */
+enum { SK_SAC_WT_ACTOR = 1, SK_SAC_WT_Q = 2, SK_SAC_WT_TARGETS = 4, SK_SAC_WT_ALL = 7 };
+
+/* The W^T copies of the networks in `need` (SK_SAC_WT_* bits) that are stale made again, on
+ * the calling thread: about 5 matrices an update, where a sync of the workers to share them
+ * cost more than the half it saved on a busy machine (bench/sac_update). */
+void sk_sac_refresh_transposes(sk_sac *sac, unsigned need);
 
 /* The actor on rows of obs with noise, into the block's head, actions, logp, squashed and
  * log_std_tanh. */

@@ -1,5 +1,6 @@
 #include "sac_net.h"
 
+#include "../nn/gemm_small.h"
 #include "../nn/nn.h"
 
 #include <math.h>
@@ -8,13 +9,14 @@
 #define HALF_LOG_2PI 0.91893853320467274178f /* 0.5 * ln(2 pi) */
 #define LOG_STD_HALF_RANGE (0.5f * (SK_SAC_LOG_STD_MAX - SK_SAC_LOG_STD_MIN))
 
-void sk_sac_net_forward(const sk_sac_net *net, const float *params, const float *inp, int rows,
-                        float *const *acts, float *out) {
+void sk_sac_net_forward(const sk_sac_net *net, const float *params, const float *wt,
+                        const float *inp, int rows, float *const *acts, float *out) {
     for (int l = 0; l < net->num_linear; l++) {
         bool last = l == net->num_linear - 1;
         float *dst = last ? out : acts[l];
-        sk_linear_forward(dst, inp, params + net->weight[l], params + net->bias[l], rows,
-                          net->in[l], net->out[l]);
+        sk_linear_forward_pre(dst, inp, params + net->weight[l],
+                              wt && net->transposed[l] ? wt + net->wt[l] : NULL,
+                              params + net->bias[l], rows, net->in[l], net->out[l]);
         if (!last) sk_relu_forward(dst, dst, (size_t)rows * (size_t)net->out[l]);
         inp = dst;
     }
@@ -25,23 +27,32 @@ void sk_sac_net_backward(const sk_sac_net *net, const float *params, float *grad
                          int rows, float *scratch) {
     int widest = 0;
     for (int l = 0; l + 1 < net->num_linear; l++) widest = net->out[l] > widest ? net->out[l] : widest;
-    float *dpost = scratch;                              /* d(ReLU output) */
-    float *dpre = scratch + (size_t)rows * (size_t)widest; /* d(ReLU input) */
+    /* each hidden layer's d(ReLU output), then in place its d(ReLU input): the two halves of
+     * scratch in turn, one read while the next is written */
+    float *halves[2] = {scratch, scratch + (size_t)rows * (size_t)widest};
+    int half = 0;
     const float *dcur = dout;
     for (int l = net->num_linear - 1; l >= 0; l--) {
         const float *layer_in = l == 0 ? inp : acts[l - 1];
         size_t in_n = (size_t)rows * (size_t)net->in[l];
-        if (l > 0) memset(dpost, 0, in_n * sizeof(float));
-        float *dlayer_in = l > 0 ? dpost : dinp;
+        float *dlayer_in = l > 0 ? halves[half] : dinp;
+        if (l > 0) memset(dlayer_in, 0, in_n * sizeof(float));
         if (grads || dlayer_in)
             sk_linear_backward(dlayer_in, grads ? grads + net->weight[l] : NULL,
                                grads ? grads + net->bias[l] : NULL, dcur, layer_in,
                                params + net->weight[l], rows, net->in[l], net->out[l]);
         if (l == 0) break;
-        memset(dpre, 0, in_n * sizeof(float));
-        sk_relu_backward(dpre, dpost, acts[l - 1], in_n);
-        dcur = dpre;
+        /* ReLU's backward in place: one pass where a zeroed copy took two */
+        const float *post = acts[l - 1];
+        for (size_t i = 0; i < in_n; i++) dlayer_in[i] = post[i] > 0.0f ? dlayer_in[i] : 0.0f;
+        dcur = dlayer_in;
+        half ^= 1;
     }
+}
+
+void sk_sac_net_transpose(const sk_sac_net *net, const float *params, float *wt, int l) {
+    if (net->transposed[l])
+        sk_gemm_small_transpose(wt + net->wt[l], params + net->weight[l], net->out[l], net->in[l]);
 }
 
 double sk_sac_net_macs(const sk_sac_net *net) {

@@ -16,12 +16,19 @@ typedef struct sk_sac_net {
     int num_linear; /* hidden layers + 1 */
     int in[SK_SAC_MAX_LAYERS + 1], out[SK_SAC_MAX_LAYERS + 1];
     size_t weight[SK_SAC_MAX_LAYERS + 1], bias[SK_SAC_MAX_LAYERS + 1];
+    /* the layers whose forward reads W^T at the ISA level in use (sk_gemm_small_forward_
+     * transposes): their W^T at wt[l] in a block of wt_floats kept beside the weights */
+    bool transposed[SK_SAC_MAX_LAYERS + 1];
+    size_t wt[SK_SAC_MAX_LAYERS + 1], wt_floats;
 } sk_sac_net;
 
 /* out (rows, last out) from inp (rows, in[0]); acts[l] (rows, out[l]) keeps each hidden layer's
- * ReLU output for the backward. */
-void sk_sac_net_forward(const sk_sac_net *net, const float *params, const float *inp, int rows,
-                        float *const *acts, float *out);
+ * ReLU output for the backward. wt: the net's W^T copies of these params (sk_sac_net_transpose),
+ * or NULL (each forward transposes its own). The same bits either way. */
+void sk_sac_net_forward(const sk_sac_net *net, const float *params, const float *wt,
+                        const float *inp, int rows, float *const *acts, float *out);
+/* Layer l's W^T into wt (the net's block of wt_floats), where the layer has a copy. */
+void sk_sac_net_transpose(const sk_sac_net *net, const float *params, float *wt, int l);
 /* From dout (rows, last out) back through the forward's acts: the parameters' gradients into
  * grads (NULL: none wanted, the weight GEMMs are skipped) and inp's into dinp (NULL: none).
  * scratch holds 2 * rows * the widest hidden layer. */

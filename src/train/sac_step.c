@@ -30,6 +30,7 @@ typedef struct sac_job {
     float lr;
     float *adam_m, *adam_v;
     int64_t step;
+    bool targets; /* and then the targets' Polyak step over the same slice (the Q networks') */
 } sac_job;
 
 /* block->q_in = obs || actions, row by row. */
@@ -57,8 +58,8 @@ static void critic_block(sk_sac *sac, sk_sac_block *block, const sac_job *job, i
     sk_sac_actor_forward(sac, block, next_obs, n, job->noise + (size_t)lo * A);
     join_inputs(sac, block, next_obs, block->actions, n);
     for (int k = 0; k < 2; k++)
-        sk_sac_net_forward(&sac->qf[k], sac->targets + sac->target_base[k], block->q_in, n,
-                           block->q_acts[k], block->q_out[k]);
+        sk_sac_net_forward(&sac->qf[k], sac->targets + sac->target_base[k], sac->wt_targets[k],
+                           block->q_in, n, block->q_acts[k], block->q_out[k]);
     for (int i = 0; i < n; i++) {
         float next_v = fminf(block->q_out[0][i], block->q_out[1][i]) - job->alpha * block->logp[i];
         block->target_q[i] = rewards[i] + (1.0f - terminated[i]) * c->gamma * next_v;
@@ -66,8 +67,8 @@ static void critic_block(sk_sac *sac, sk_sac_block *block, const sac_job *job, i
     /* both Q networks on the batch's actions, one after the other in the same activations */
     join_inputs(sac, block, obs, batch->actions + (size_t)lo * A, n);
     for (int k = 0; k < 2; k++) {
-        sk_sac_net_forward(&sac->qf[k], sac->params + sac->q_base[k], block->q_in, n,
-                           block->q_acts[0], block->q_out[0]);
+        sk_sac_net_forward(&sac->qf[k], sac->params + sac->q_base[k], sac->wt_q[k], block->q_in,
+                           n, block->q_acts[0], block->q_out[0]);
         double loss = 0.0, q_sum = 0.0;
         for (int i = 0; i < n; i++) {
             float diff = block->q_out[0][i] - block->target_q[i];
@@ -97,8 +98,8 @@ static void actor_block(sk_sac *sac, sk_sac_block *block, const sac_job *job, in
     sk_sac_actor_forward(sac, block, obs, n, noise);
     join_inputs(sac, block, obs, block->actions, n);
     for (int k = 0; k < 2; k++)
-        sk_sac_net_forward(&sac->qf[k], sac->params + sac->q_base[k], block->q_in, n,
-                           block->q_acts[k], block->q_out[k]);
+        sk_sac_net_forward(&sac->qf[k], sac->params + sac->q_base[k], sac->wt_q[k], block->q_in,
+                           n, block->q_acts[k], block->q_out[k]);
     double loss = 0.0, logp_sum = 0.0;
     float inv_rows = 1.0f / (float)job->rows;
     for (int i = 0; i < n; i++) {
@@ -137,6 +138,12 @@ static void alpha_block(sk_sac *sac, sk_sac_block *block, const sac_job *job, in
     block->sums[SK_SAC_SUM_ALPHA] = sum;
 }
 
+/* target = tau * online + (1 - tau) * target over n floats. */
+static void polyak(float *target, const float *online, size_t n, float tau) {
+    float keep = 1.0f - tau;
+    for (size_t i = 0; i < n; i++) target[i] = tau * online[i] + keep * target[i];
+}
+
 /* This worker's slice of [begin, end): the blocks' gradients summed in block order, then Adam. */
 static void apply_slice(const sac_job *job, int worker, int workers) {
     sk_sac *sac = job->sac;
@@ -155,7 +162,10 @@ static void apply_slice(const sac_job *job, int worker, int workers) {
     if (job->lr > 0.0f)
         sk_adam_update(sac->params + lo, grads, job->adam_m + lo, job->adam_v + lo, n, job->lr,
                        sac->config.adam, job->step);
+    if (job->targets) /* sk_sac_update_targets' step, on this slice while it is in cache */
+        polyak(sac->targets + (lo - sac->q_base[0]), sac->params + lo, n, sac->config.tau);
 }
+
 
 static void run_job(void *ctx, int worker, int workers) {
     const sac_job *job = ctx;
@@ -178,6 +188,22 @@ static void run(sk_sac *sac, const sac_job *job) {
     else run_job((void *)job, 0, 1);
 }
 
+void sk_sac_refresh_transposes(sk_sac *sac, unsigned need) {
+    unsigned todo = need & sac->stale;
+    if (todo & SK_SAC_WT_ACTOR)
+        for (int l = 0; l < sac->actor.num_linear; l++)
+            sk_sac_net_transpose(&sac->actor, sac->params + sac->actor_base, sac->wt_actor, l);
+    for (int k = 0; k < 2; k++)
+        for (int l = 0; l < sac->qf[k].num_linear; l++) {
+            if (todo & SK_SAC_WT_Q)
+                sk_sac_net_transpose(&sac->qf[k], sac->params + sac->q_base[k], sac->wt_q[k], l);
+            if (todo & SK_SAC_WT_TARGETS)
+                sk_sac_net_transpose(&sac->qf[k], sac->targets + sac->target_base[k],
+                                     sac->wt_targets[k], l);
+        }
+    sac->stale &= ~todo;
+}
+
 /* The blocks' sum of one figure, in block order. */
 static double block_sum(const sk_sac *sac, sk_sac_sum which) {
     double sum = 0.0;
@@ -186,22 +212,30 @@ static double block_sum(const sk_sac *sac, sk_sac_sum which) {
 }
 
 /* Sums the blocks' gradients over params [begin, end) into grads, and with lr > 0 takes one
- * Adam step there. */
-static void apply(sk_sac *sac, size_t begin, size_t end, float lr, int64_t step) {
+ * Adam step there (marking the network's W^T copies stale: `changed`), then with targets the
+ * targets' Polyak step (the Q networks' range only). */
+static void apply(sk_sac *sac, size_t begin, size_t end, float lr, int64_t step, unsigned changed,
+                  bool targets) {
     sac_job job = {.sac = sac, .phase = PHASE_APPLY, .begin = begin, .end = end, .lr = lr,
-                   .adam_m = sac->adam_m, .adam_v = sac->adam_v, .step = step};
+                   .adam_m = sac->adam_m, .adam_v = sac->adam_v, .step = step,
+                   .targets = targets};
     run(sac, &job);
+    if (lr > 0.0f) sac->stale |= changed;
+    if (targets) sac->stale |= SK_SAC_WT_TARGETS;
 }
 
+/* adam: the step, else the gradient alone; targets (with adam): the targets' Polyak step
+ * after it, as sk_sac_update_targets (the actor steps between leave the Q networks as they are) */
 static float critic(sk_sac *sac, const sk_sac_batch *batch, const float *next_noise,
-                    sk_sac_losses *out, bool adam) {
+                    sk_sac_losses *out, bool adam, bool targets) {
     SK_ASSERT(batch->rows >= 1 && batch->rows <= sac->config.max_rows);
+    sk_sac_refresh_transposes(sac, SK_SAC_WT_ALL);
     sac_job job = {.sac = sac, .phase = PHASE_CRITIC, .batch = batch, .noise = next_noise,
                    .rows = batch->rows, .alpha = sk_sac_alpha(sac)};
     run(sac, &job);
     size_t begin = sac->q_base[0], end = begin + sac->q_floats;
-    if (adam) apply(sac, begin, end, sac->config.q_lr, ++sac->counters.q_steps);
-    else apply(sac, begin, end, 0.0f, 0);
+    if (adam) apply(sac, begin, end, sac->config.q_lr, ++sac->counters.q_steps, SK_SAC_WT_Q, targets);
+    else apply(sac, begin, end, 0.0f, 0, 0, false);
     double rows = batch->rows;
     double loss1 = block_sum(sac, SK_SAC_SUM_QF1_LOSS) / rows;
     double loss2 = block_sum(sac, SK_SAC_SUM_QF2_LOSS) / rows;
@@ -218,11 +252,14 @@ static float actor(sk_sac *sac, const float *obs, int rows, const float *actor_n
                    sk_sac_losses *out, bool adam) {
     const sk_sac_config *c = &sac->config;
     SK_ASSERT(rows >= 1 && rows <= c->max_rows);
+    sk_sac_refresh_transposes(sac, SK_SAC_WT_ACTOR | SK_SAC_WT_Q);
     sac_job job = {.sac = sac, .phase = PHASE_ACTOR, .obs = obs, .noise = actor_noise,
                    .rows = rows, .alpha = sk_sac_alpha(sac)};
     run(sac, &job);
-    if (adam) apply(sac, sac->actor_base, sac->q_base[0], c->policy_lr, ++sac->counters.actor_steps);
-    else apply(sac, sac->actor_base, sac->q_base[0], 0.0f, 0);
+    if (adam)
+        apply(sac, sac->actor_base, sac->q_base[0], c->policy_lr, ++sac->counters.actor_steps,
+              SK_SAC_WT_ACTOR, false);
+    else apply(sac, sac->actor_base, sac->q_base[0], 0.0f, 0, 0, false);
     float loss = (float)(block_sum(sac, SK_SAC_SUM_ACTOR_LOSS) / rows);
     if (out) {
         out->actor_loss = loss;
@@ -231,19 +268,23 @@ static float actor(sk_sac *sac, const float *obs, int rows, const float *actor_n
     return loss;
 }
 
+/* The gradient entries are the finite differences' (tests/test_sac_grad.c), which write the
+ * weights through pointers kept from one sk_sac_arrays call: every W^T copy is made again. */
 float sk_sac_critic_grad(sk_sac *sac, const sk_sac_batch *batch, const float *next_noise,
                          sk_sac_losses *out) {
-    return critic(sac, batch, next_noise, out, false);
+    sac->stale = SK_SAC_WT_ALL;
+    return critic(sac, batch, next_noise, out, false, false);
 }
 
 float sk_sac_actor_grad(sk_sac *sac, const float *obs, int rows, const float *actor_noise,
                         sk_sac_losses *out) {
+    sac->stale = SK_SAC_WT_ALL;
     return actor(sac, obs, rows, actor_noise, out, false);
 }
 
 void sk_sac_critic_step(sk_sac *sac, const sk_sac_batch *batch, const float *next_noise,
                         sk_sac_losses *out) {
-    critic(sac, batch, next_noise, out, true);
+    critic(sac, batch, next_noise, out, true, false);
 }
 
 void sk_sac_actor_step(sk_sac *sac, const float *obs, int rows, const float *actor_noise,
@@ -254,6 +295,7 @@ void sk_sac_actor_step(sk_sac *sac, const float *obs, int rows, const float *act
         /* fresh actions from the updated actor; d/d(log_alpha) of
          * mean(-exp(log_alpha) (logp + target_entropy)) is that loss itself */
         SK_ASSERT(alpha_noise != NULL);
+        sk_sac_refresh_transposes(sac, SK_SAC_WT_ACTOR);
         sac_job job = {.sac = sac, .phase = PHASE_ALPHA, .obs = obs, .noise = alpha_noise,
                        .rows = rows};
         run(sac, &job);
@@ -267,24 +309,21 @@ void sk_sac_actor_step(sk_sac *sac, const float *obs, int rows, const float *act
 }
 
 void sk_sac_update_targets(sk_sac *sac) {
-    float tau = sac->config.tau, keep = 1.0f - tau;
-    const float *online = sac->params + sac->q_base[0];
-    float *target = sac->targets;
-    for (size_t i = 0; i < sac->q_floats; i++) target[i] = tau * online[i] + keep * target[i];
+    polyak(sac->targets, sac->params + sac->q_base[0], sac->q_floats, sac->config.tau);
+    sac->stale |= SK_SAC_WT_TARGETS;
 }
 
 void sk_sac_update(sk_sac *sac, const sk_sac_batch *batch, const sk_sac_noise *noise,
                    int64_t global_step, sk_sac_losses *out) {
     const sk_sac_config *c = &sac->config;
-    sk_sac_critic_step(sac, batch, noise->next, out);
+    bool targets_due = global_step % c->target_frequency == 0;
+    critic(sac, batch, noise->next, out, true, targets_due); /* the targets' step fused */
     bool actor_due = global_step % c->policy_frequency == 0;
     size_t slice = (size_t)batch->rows * (size_t)c->act_dim;
     if (actor_due)
         for (int k = 0; k < c->policy_frequency; k++)
             sk_sac_actor_step(sac, batch->obs, batch->rows, noise->actor + (size_t)k * slice,
                               noise->alpha ? noise->alpha + (size_t)k * slice : NULL, out);
-    bool targets_due = global_step % c->target_frequency == 0;
-    if (targets_due) sk_sac_update_targets(sac);
     if (out) out->actor_updated = actor_due, out->targets_updated = targets_due;
 }
 
