@@ -154,8 +154,14 @@ static void apply_slice(const sac_job *job, int worker, int workers) {
     if (lo >= hi) return;
     size_t n = hi - lo;
     float *grads = sac->grads + lo;
-    memcpy(grads, sac->blocks[0].grads + lo, n * sizeof(float));
-    for (int b = 1; b < sac->config.row_blocks; b++) {
+    const float *first = sac->blocks[0].grads + lo;
+    if (sac->config.row_blocks == 1) {
+        memcpy(grads, first, n * sizeof(float));
+    } else { /* the first two blocks in one pass, then the rest, in block order */
+        const float *second = sac->blocks[1].grads + lo;
+        for (size_t i = 0; i < n; i++) grads[i] = first[i] + second[i];
+    }
+    for (int b = 2; b < sac->config.row_blocks; b++) {
         const float *part = sac->blocks[b].grads + lo;
         for (size_t i = 0; i < n; i++) grads[i] += part[i];
     }
