@@ -13,6 +13,8 @@
  * from the range's start, so that every element sees the same kernel path (vector or tail)
  * whatever the number of workers. */
 enum { SLICE_ALIGN = 64 };
+/* apply_slice's piece: a multiple of SLICE_ALIGN, so that the pieces keep the kernel paths */
+enum { APPLY_PIECE = 32 * SLICE_ALIGN };
 
 typedef enum { PHASE_CRITIC, PHASE_ACTOR, PHASE_ALPHA, PHASE_APPLY } phase;
 
@@ -151,27 +153,29 @@ static void apply_slice(const sac_job *job, int worker, int workers) {
     size_t lo = job->begin + SLICE_ALIGN * (chunks * (size_t)worker / (size_t)workers);
     size_t hi = job->begin + SLICE_ALIGN * (chunks * (size_t)(worker + 1) / (size_t)workers);
     hi = hi < job->end ? hi : job->end;
-    if (lo >= hi) return;
-    size_t n = hi - lo;
-    float *grads = sac->grads + lo;
-    const float *first = sac->blocks[0].grads + lo;
-    if (sac->config.row_blocks == 1) {
-        memcpy(grads, first, n * sizeof(float));
-    } else { /* the first two blocks in one pass, then the rest, in block order */
-        const float *second = sac->blocks[1].grads + lo;
-        for (size_t i = 0; i < n; i++) grads[i] = first[i] + second[i];
+    /* a piece at a time, each pass over it while the last left it in L1 (a whole slice of the
+     * Q networks is 290 KB an array; its passes went to L2 and beyond) */
+    for (size_t at = lo; at < hi; at += APPLY_PIECE) {
+        size_t n = hi - at < APPLY_PIECE ? hi - at : APPLY_PIECE;
+        float *grads = sac->grads + at;
+        const float *first = sac->blocks[0].grads + at;
+        if (sac->config.row_blocks == 1) {
+            memcpy(grads, first, n * sizeof(float));
+        } else { /* the first two blocks in one pass, then the rest, in block order */
+            const float *second = sac->blocks[1].grads + at;
+            for (size_t i = 0; i < n; i++) grads[i] = first[i] + second[i];
+        }
+        for (int b = 2; b < sac->config.row_blocks; b++) {
+            const float *part = sac->blocks[b].grads + at;
+            for (size_t i = 0; i < n; i++) grads[i] += part[i];
+        }
+        if (job->lr > 0.0f)
+            sk_adam_update(sac->params + at, grads, job->adam_m + at, job->adam_v + at, n,
+                           job->lr, sac->config.adam, job->step);
+        if (job->targets) /* sk_sac_update_targets' step */
+            polyak(sac->targets + (at - sac->q_base[0]), sac->params + at, n, sac->config.tau);
     }
-    for (int b = 2; b < sac->config.row_blocks; b++) {
-        const float *part = sac->blocks[b].grads + lo;
-        for (size_t i = 0; i < n; i++) grads[i] += part[i];
-    }
-    if (job->lr > 0.0f)
-        sk_adam_update(sac->params + lo, grads, job->adam_m + lo, job->adam_v + lo, n, job->lr,
-                       sac->config.adam, job->step);
-    if (job->targets) /* sk_sac_update_targets' step, on this slice while it is in cache */
-        polyak(sac->targets + (lo - sac->q_base[0]), sac->params + lo, n, sac->config.tau);
 }
-
 
 static void run_job(void *ctx, int worker, int workers) {
     const sac_job *job = ctx;
