@@ -286,6 +286,48 @@ static void test_weight_copies_follow_the_weights(void **state) {
     sk_pool_destroy(pool);
 }
 
+/* sk_sac_update_rng draws its noise in the critic's row blocks, each skipping to its own rows:
+ * the same numbers as the documented serial order (next's values, then each actor step's
+ * actor and alpha values, sk_rng_normal each), which sk_sac_update is handed here; the rng
+ * ends where the serial draws leave it. Both update kinds (with and without actor steps). */
+static void test_update_rng_draws_in_order(void **state) {
+    (void)state;
+    enum { ROWS = 37, OBS = 4, ACT = 3, STEPS = 4 };
+    float low[ACT] = {-1, -2, -1}, high[ACT] = {1, 2, 3};
+    sk_sac_config config = sk_sac_defaults(OBS, ACT, low, high);
+    config.hidden = 16, config.max_rows = ROWS, config.row_blocks = 3;
+    sk_sac *sacs[2];
+    for (int i = 0; i < 2; i++) assert_int_equal(sk_sac_create(&sacs[i], &config), SK_OK);
+    uint64_t data_rng = sk_rng_seed(14, 0);
+    float obs[ROWS * OBS], next_obs[ROWS * OBS], actions[ROWS * ACT], rewards[ROWS], terminated[ROWS];
+    for (int i = 0; i < ROWS * OBS; i++) obs[i] = (float)sk_rng_normal(&data_rng);
+    for (int i = 0; i < ROWS * OBS; i++) next_obs[i] = (float)sk_rng_normal(&data_rng);
+    for (int i = 0; i < ROWS * ACT; i++) actions[i] = sk_rng_float(&data_rng) - 0.5f;
+    for (int i = 0; i < ROWS; i++) rewards[i] = (float)sk_rng_normal(&data_rng), terminated[i] = (float)(i % 4 == 0);
+    sk_sac_batch batch = {ROWS, obs, actions, rewards, terminated, next_obs};
+    enum { SLICE = ROWS * ACT };
+    static float next[SLICE], actor[2][SLICE], alpha[2][SLICE];
+    uint64_t drawn = sk_rng_seed(15, 0), serial = drawn;
+    for (int64_t step = 1; step <= STEPS; step++) {
+        sk_sac_update_rng(sacs[0], &batch, step, &drawn, NULL);
+        for (int i = 0; i < SLICE; i++) next[i] = (float)sk_rng_normal(&serial);
+        if (step % config.policy_frequency == 0)
+            for (int k = 0; k < config.policy_frequency; k++) {
+                for (int i = 0; i < SLICE; i++) actor[k][i] = (float)sk_rng_normal(&serial);
+                for (int i = 0; i < SLICE; i++) alpha[k][i] = (float)sk_rng_normal(&serial);
+            }
+        sk_sac_noise noise = {next, actor[0], alpha[0]};
+        sk_sac_update(sacs[1], &batch, &noise, step, NULL);
+        assert_true(drawn == serial);
+    }
+    for (int a = 0; a < sk_sac_num_arrays(sacs[0]); a++) {
+        const sk_sac_array *x = &sk_sac_arrays(sacs[0])[a], *y = &sk_sac_arrays(sacs[1])[a];
+        size_t bytes = (size_t)(x->rows * x->cols) * sizeof(float);
+        if (memcmp(x->data, y->data, bytes) != 0) fail_msg("%s differs from the serial draws'", x->name);
+    }
+    for (int i = 0; i < 2; i++) sk_sac_destroy(sacs[i]);
+}
+
 /* A config out of range is refused with a message naming the field. */
 static void test_bad_config(void **state) {
     (void)state;
@@ -308,6 +350,7 @@ int main(void) {
         cmocka_unit_test(test_fixed_alpha_one_layer),
         cmocka_unit_test(test_threads_bit_identical),
         cmocka_unit_test(test_weight_copies_follow_the_weights),
+        cmocka_unit_test(test_update_rng_draws_in_order),
         cmocka_unit_test(test_bad_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -127,7 +127,9 @@ typedef struct sk_sac_noise {
 void sk_sac_update(sk_sac *sac, const sk_sac_batch *batch, const sk_sac_noise *noise,
                    int64_t global_step, sk_sac_losses *out);
 /* The same, with the noise drawn from *rng (advanced; sk_rng_normal) into the learner's own
- * buffers: next's first, then each actor step's actor and alpha slices. */
+ * buffers: next's first, then each actor step's actor and alpha slices. The critic's row
+ * blocks draw their own rows' values, skipping to them in the stream: the same numbers as that
+ * order drawn serially, on the workers. */
 void sk_sac_update_rng(sk_sac *sac, const sk_sac_batch *batch, int64_t global_step,
                        uint64_t *rng, sk_sac_losses *out);
 

@@ -33,7 +33,39 @@ typedef struct sac_job {
     float *adam_m, *adam_v;
     int64_t step;
     bool targets; /* and then the targets' Polyak step over the same slice (the Q networks') */
+    /* PHASE_CRITIC: NULL, or the update's noise for each block to draw its own rows of */
+    const struct noise_plan *plan;
 } sac_job;
+
+/* sk_sac_update_rng's draws, in its order (next's values, then each actor step's actor and
+ * alpha values) from state `start`, each normal two draws of the stream: a block draws the
+ * values of its own rows by skipping to them (sk_rng_skip), the same numbers a serial fill
+ * gives, on the workers. */
+typedef struct noise_plan {
+    uint64_t start;
+    size_t slice;      /* values a segment: rows x act_dim */
+    int segments;      /* 1 (next), or 1 + steps x per */
+    int per;           /* segments an actor step: 1 (actor), or 2 (actor, alpha) */
+    float *next, *actor, *alpha; /* (steps, slice) each */
+} noise_plan;
+
+/* Segment g of the order: next's, then actor step k's actor values and (per 2) alpha's. */
+static float *segment(const noise_plan *plan, int g) {
+    if (g == 0) return plan->next;
+    int k = (g - 1) / plan->per;
+    return ((g - 1) % plan->per ? plan->alpha : plan->actor) + (size_t)k * plan->slice;
+}
+
+/* Rows [lo, lo + n)'s values of every segment of the plan (act_dim a row). */
+static void draw_rows(const noise_plan *plan, int lo, int n, int act_dim) {
+    size_t from = (size_t)lo * (size_t)act_dim, count = (size_t)n * (size_t)act_dim;
+    for (int g = 0; g < plan->segments; g++) {
+        uint64_t state = plan->start;
+        sk_rng_skip(&state, 2 * ((size_t)g * plan->slice + from));
+        float *x = segment(plan, g) + from;
+        for (size_t i = 0; i < count; i++) x[i] = (float)sk_rng_normal(&state);
+    }
+}
 
 /* block->q_in = obs || actions, row by row. */
 static void join_inputs(const sk_sac *sac, sk_sac_block *block, const float *obs,
@@ -56,6 +88,7 @@ static void critic_block(sk_sac *sac, sk_sac_block *block, const sac_job *job, i
     memset(block->grads + sac->q_base[0], 0, sac->q_floats * sizeof(float));
     memset(block->sums, 0, sizeof block->sums);
     if (n == 0) return;
+    if (job->plan) draw_rows(job->plan, lo, n, c->act_dim);
     /* the target: the next actions from the current actor, the target networks' values */
     sk_sac_actor_forward(sac, block, next_obs, n, job->noise + (size_t)lo * A);
     join_inputs(sac, block, next_obs, block->actions, n);
@@ -237,11 +270,11 @@ static void apply(sk_sac *sac, size_t begin, size_t end, float lr, int64_t step,
 /* adam: the step, else the gradient alone; targets (with adam): the targets' Polyak step
  * after it, as sk_sac_update_targets (the actor steps between leave the Q networks as they are) */
 static float critic(sk_sac *sac, const sk_sac_batch *batch, const float *next_noise,
-                    sk_sac_losses *out, bool adam, bool targets) {
+                    sk_sac_losses *out, bool adam, bool targets, const noise_plan *plan) {
     SK_ASSERT(batch->rows >= 1 && batch->rows <= sac->config.max_rows);
     sk_sac_refresh_transposes(sac, SK_SAC_WT_ALL);
     sac_job job = {.sac = sac, .phase = PHASE_CRITIC, .batch = batch, .noise = next_noise,
-                   .rows = batch->rows, .alpha = sk_sac_alpha(sac)};
+                   .rows = batch->rows, .alpha = sk_sac_alpha(sac), .plan = plan};
     run(sac, &job);
     size_t begin = sac->q_base[0], end = begin + sac->q_floats;
     if (adam) apply(sac, begin, end, sac->config.q_lr, ++sac->counters.q_steps, SK_SAC_WT_Q, targets);
@@ -283,7 +316,7 @@ static float actor(sk_sac *sac, const float *obs, int rows, const float *actor_n
 float sk_sac_critic_grad(sk_sac *sac, const sk_sac_batch *batch, const float *next_noise,
                          sk_sac_losses *out) {
     sac->stale = SK_SAC_WT_ALL;
-    return critic(sac, batch, next_noise, out, false, false);
+    return critic(sac, batch, next_noise, out, false, false, NULL);
 }
 
 float sk_sac_actor_grad(sk_sac *sac, const float *obs, int rows, const float *actor_noise,
@@ -294,7 +327,7 @@ float sk_sac_actor_grad(sk_sac *sac, const float *obs, int rows, const float *ac
 
 void sk_sac_critic_step(sk_sac *sac, const sk_sac_batch *batch, const float *next_noise,
                         sk_sac_losses *out) {
-    critic(sac, batch, next_noise, out, true, false);
+    critic(sac, batch, next_noise, out, true, false, NULL);
 }
 
 void sk_sac_actor_step(sk_sac *sac, const float *obs, int rows, const float *actor_noise,
@@ -323,11 +356,12 @@ void sk_sac_update_targets(sk_sac *sac) {
     sac->stale |= SK_SAC_WT_TARGETS;
 }
 
-void sk_sac_update(sk_sac *sac, const sk_sac_batch *batch, const sk_sac_noise *noise,
-                   int64_t global_step, sk_sac_losses *out) {
+/* sk_sac_update, the noise drawn in the critic's blocks by plan when not NULL */
+static void update(sk_sac *sac, const sk_sac_batch *batch, const sk_sac_noise *noise,
+                   int64_t global_step, sk_sac_losses *out, const noise_plan *plan) {
     const sk_sac_config *c = &sac->config;
     bool targets_due = global_step % c->target_frequency == 0;
-    critic(sac, batch, noise->next, out, true, targets_due); /* the targets' step fused */
+    critic(sac, batch, noise->next, out, true, targets_due, plan); /* the targets' step fused */
     bool actor_due = global_step % c->policy_frequency == 0;
     size_t slice = (size_t)batch->rows * (size_t)c->act_dim;
     if (actor_due)
@@ -337,8 +371,9 @@ void sk_sac_update(sk_sac *sac, const sk_sac_batch *batch, const sk_sac_noise *n
     if (out) out->actor_updated = actor_due, out->targets_updated = targets_due;
 }
 
-static void fill_normal(float *x, size_t n, uint64_t *rng) {
-    for (size_t i = 0; i < n; i++) x[i] = (float)sk_rng_normal(rng);
+void sk_sac_update(sk_sac *sac, const sk_sac_batch *batch, const sk_sac_noise *noise,
+                   int64_t global_step, sk_sac_losses *out) {
+    update(sac, batch, noise, global_step, out, NULL);
 }
 
 void sk_sac_update_rng(sk_sac *sac, const sk_sac_batch *batch, int64_t global_step,
@@ -347,12 +382,11 @@ void sk_sac_update_rng(sk_sac *sac, const sk_sac_batch *batch, int64_t global_st
     SK_ASSERT(batch->rows >= 1 && batch->rows <= c->max_rows); /* the noise buffers' size */
     size_t slice = (size_t)batch->rows * (size_t)c->act_dim, pf = (size_t)c->policy_frequency;
     float *next = sac->noise, *actor_noise = next + slice, *alpha_noise = actor_noise + pf * slice;
-    fill_normal(next, slice, rng);
-    if (global_step % c->policy_frequency == 0)
-        for (size_t k = 0; k < pf; k++) {
-            fill_normal(actor_noise + k * slice, slice, rng);
-            if (c->autotune) fill_normal(alpha_noise + k * slice, slice, rng);
-        }
+    int per = c->autotune ? 2 : 1;
+    noise_plan plan = {.start = *rng, .slice = slice, .segments = 1, .per = per,
+                       .next = next, .actor = actor_noise, .alpha = alpha_noise};
+    if (global_step % c->policy_frequency == 0) plan.segments += (int)pf * per;
+    sk_rng_skip(rng, 2 * (size_t)plan.segments * slice); /* where a serial draw leaves it */
     sk_sac_noise noise = {next, actor_noise, c->autotune ? alpha_noise : NULL};
-    sk_sac_update(sac, batch, &noise, global_step, out);
+    update(sac, batch, &noise, global_step, out, &plan);
 }
