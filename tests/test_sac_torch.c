@@ -183,6 +183,34 @@ static void pool_run(void *pool, sk_parallel_job job, void *ctx) { sk_pool_run(p
 
 /* The same updates on one thread and on two (sk_sac_set_parallel) leave the same bits: the
  * blocks' gradients are summed in block order whoever computed them. */
+/* A batch of random transitions: normal observations, actions uniform in [-0.5, 0.5), normal
+ * rewards, every `every`-th row terminal. */
+typedef struct random_batch {
+    float *obs, *next_obs, *actions, *rewards, *terminated;
+    sk_sac_batch batch;
+} random_batch;
+
+static random_batch make_batch(uint64_t seed, int rows, int obs_size, int act_dim, int every) {
+    random_batch b;
+    uint64_t rng = sk_rng_seed(seed, 0);
+    size_t O = (size_t)rows * (size_t)obs_size, A = (size_t)rows * (size_t)act_dim;
+    b.obs = malloc(O * sizeof(float)), b.next_obs = malloc(O * sizeof(float));
+    b.actions = malloc(A * sizeof(float));
+    b.rewards = malloc((size_t)rows * sizeof(float)), b.terminated = malloc((size_t)rows * sizeof(float));
+    assert_true(b.obs && b.next_obs && b.actions && b.rewards && b.terminated);
+    for (size_t i = 0; i < O; i++) b.obs[i] = (float)sk_rng_normal(&rng);
+    for (size_t i = 0; i < O; i++) b.next_obs[i] = (float)sk_rng_normal(&rng);
+    for (size_t i = 0; i < A; i++) b.actions[i] = sk_rng_float(&rng) - 0.5f;
+    for (int i = 0; i < rows; i++)
+        b.rewards[i] = (float)sk_rng_normal(&rng), b.terminated[i] = (float)(i % every == 0);
+    b.batch = (sk_sac_batch){rows, b.obs, b.actions, b.rewards, b.terminated, b.next_obs};
+    return b;
+}
+
+static void free_batch(random_batch *b) {
+    free(b->obs), free(b->next_obs), free(b->actions), free(b->rewards), free(b->terminated);
+}
+
 static void test_threads_bit_identical(void **state) {
     (void)state;
     enum { ROWS = 40, OBS = 5, ACT = 3 };
@@ -195,18 +223,13 @@ static void test_threads_bit_identical(void **state) {
     sk_parallel parallel = {.ctx = pool, .run = pool_run};
     for (int i = 0; i < 2; i++) assert_int_equal(sk_sac_create(&sacs[i], &config), SK_OK);
     sk_sac_set_parallel(sacs[1], &parallel);
-    uint64_t data_rng = sk_rng_seed(9, 0);
-    float obs[ROWS * OBS], next_obs[ROWS * OBS], actions[ROWS * ACT], rewards[ROWS], terminated[ROWS];
-    for (int i = 0; i < ROWS * OBS; i++) obs[i] = (float)sk_rng_normal(&data_rng);
-    for (int i = 0; i < ROWS * OBS; i++) next_obs[i] = (float)sk_rng_normal(&data_rng);
-    for (int i = 0; i < ROWS * ACT; i++) actions[i] = sk_rng_float(&data_rng) - 0.5f;
-    for (int i = 0; i < ROWS; i++) rewards[i] = (float)sk_rng_normal(&data_rng), terminated[i] = (float)(i % 5 == 0);
-    sk_sac_batch batch = {ROWS, obs, actions, rewards, terminated, next_obs};
+    random_batch data = make_batch(9, ROWS, OBS, ACT, 5);
     for (int i = 0; i < 2; i++) {
         uint64_t rng = sk_rng_seed(10, 0);
         sk_sac_losses losses;
-        for (int64_t step = 1; step <= 4; step++) sk_sac_update_rng(sacs[i], &batch, step, &rng, &losses);
+        for (int64_t step = 1; step <= 4; step++) sk_sac_update_rng(sacs[i], &data.batch, step, &rng, &losses);
     }
+    free_batch(&data);
     for (int a = 0; a < sk_sac_num_arrays(sacs[0]); a++) {
         const sk_sac_array *x = &sk_sac_arrays(sacs[0])[a], *y = &sk_sac_arrays(sacs[1])[a];
         size_t bytes = (size_t)(x->rows * x->cols) * sizeof(float);
@@ -237,15 +260,11 @@ static void test_weight_copies_follow_the_weights(void **state) {
         assert_int_equal(sk_sac_create(&sacs[i], &config), SK_OK);
         sk_sac_set_parallel(sacs[i], &parallel);
     }
-    uint64_t data_rng = sk_rng_seed(12, 0);
-    static float obs[ROWS * OBS], next_obs[ROWS * OBS], actions[ROWS * ACT], rewards[ROWS],
-        terminated[ROWS], noise[ROWS * ACT];
-    for (int i = 0; i < ROWS * OBS; i++) obs[i] = (float)sk_rng_normal(&data_rng);
-    for (int i = 0; i < ROWS * OBS; i++) next_obs[i] = (float)sk_rng_normal(&data_rng);
-    for (int i = 0; i < ROWS * ACT; i++) actions[i] = sk_rng_float(&data_rng) - 0.5f;
-    for (int i = 0; i < ROWS * ACT; i++) noise[i] = (float)sk_rng_normal(&data_rng);
-    for (int i = 0; i < ROWS; i++) rewards[i] = (float)sk_rng_normal(&data_rng), terminated[i] = (float)(i % 7 == 0);
-    sk_sac_batch batch = {ROWS, obs, actions, rewards, terminated, next_obs};
+    random_batch data = make_batch(12, ROWS, OBS, ACT, 7);
+    static float obs[ROWS * OBS], noise[ROWS * ACT];
+    memcpy(obs, data.obs, sizeof obs);
+    uint64_t noise_rng = sk_rng_seed(16, 0);
+    for (int i = 0; i < ROWS * ACT; i++) noise[i] = (float)sk_rng_normal(&noise_rng);
     uint64_t rng[2] = {sk_rng_seed(13, 0), sk_rng_seed(13, 0)};
     bool copies = sk_gemm_small_forward_transposes(256, 256);
     long long transposes = 0;
@@ -255,7 +274,7 @@ static void test_weight_copies_follow_the_weights(void **state) {
             if (i == 0) (void)sk_sac_arrays(sacs[0]);
             long long before = sk_gemm_small_transposes();
             sk_sac_act(sacs[i], obs, 3, noise, false, acted[i], NULL);
-            sk_sac_update_rng(sacs[i], &batch, step, &rng[i], NULL);
+            sk_sac_update_rng(sacs[i], &data.batch, step, &rng[i], NULL);
             if (i == 1) transposes += sk_gemm_small_transposes() - before;
         }
         if (memcmp(acted[0], acted[1], sizeof acted[0]) != 0)
@@ -282,6 +301,7 @@ static void test_weight_copies_follow_the_weights(void **state) {
             if (mean_actions[i * ACT + d] != mean_actions[d])
                 fail_msg("row %d's action %d is %g, row 0's %g: the zeroed weights were not read", i,
                          d, (double)mean_actions[i * ACT + d], (double)mean_actions[d]);
+    free_batch(&data);
     for (int i = 0; i < 2; i++) sk_sac_destroy(sacs[i]);
     sk_pool_destroy(pool);
 }
@@ -298,18 +318,12 @@ static void test_update_rng_draws_in_order(void **state) {
     config.hidden = 16, config.max_rows = ROWS, config.row_blocks = 3;
     sk_sac *sacs[2];
     for (int i = 0; i < 2; i++) assert_int_equal(sk_sac_create(&sacs[i], &config), SK_OK);
-    uint64_t data_rng = sk_rng_seed(14, 0);
-    float obs[ROWS * OBS], next_obs[ROWS * OBS], actions[ROWS * ACT], rewards[ROWS], terminated[ROWS];
-    for (int i = 0; i < ROWS * OBS; i++) obs[i] = (float)sk_rng_normal(&data_rng);
-    for (int i = 0; i < ROWS * OBS; i++) next_obs[i] = (float)sk_rng_normal(&data_rng);
-    for (int i = 0; i < ROWS * ACT; i++) actions[i] = sk_rng_float(&data_rng) - 0.5f;
-    for (int i = 0; i < ROWS; i++) rewards[i] = (float)sk_rng_normal(&data_rng), terminated[i] = (float)(i % 4 == 0);
-    sk_sac_batch batch = {ROWS, obs, actions, rewards, terminated, next_obs};
+    random_batch data = make_batch(14, ROWS, OBS, ACT, 4);
     enum { SLICE = ROWS * ACT };
     static float next[SLICE], actor[2][SLICE], alpha[2][SLICE];
     uint64_t drawn = sk_rng_seed(15, 0), serial = drawn;
     for (int64_t step = 1; step <= STEPS; step++) {
-        sk_sac_update_rng(sacs[0], &batch, step, &drawn, NULL);
+        sk_sac_update_rng(sacs[0], &data.batch, step, &drawn, NULL);
         for (int i = 0; i < SLICE; i++) next[i] = (float)sk_rng_normal(&serial);
         if (step % config.policy_frequency == 0)
             for (int k = 0; k < config.policy_frequency; k++) {
@@ -317,7 +331,7 @@ static void test_update_rng_draws_in_order(void **state) {
                 for (int i = 0; i < SLICE; i++) alpha[k][i] = (float)sk_rng_normal(&serial);
             }
         sk_sac_noise noise = {next, actor[0], alpha[0]};
-        sk_sac_update(sacs[1], &batch, &noise, step, NULL);
+        sk_sac_update(sacs[1], &data.batch, &noise, step, NULL);
         assert_true(drawn == serial);
     }
     for (int a = 0; a < sk_sac_num_arrays(sacs[0]); a++) {
@@ -325,6 +339,7 @@ static void test_update_rng_draws_in_order(void **state) {
         size_t bytes = (size_t)(x->rows * x->cols) * sizeof(float);
         if (memcmp(x->data, y->data, bytes) != 0) fail_msg("%s differs from the serial draws'", x->name);
     }
+    free_batch(&data);
     for (int i = 0; i < 2; i++) sk_sac_destroy(sacs[i]);
 }
 
