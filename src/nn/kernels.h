@@ -15,6 +15,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* SAC's squashed Gaussian (the sac_squash_* kernels; src/train/sac_core.h's networks) */
+#define SK_SAC_LOG_STD_MIN (-5.0f) /* CleanRL's LOG_STD_MIN and LOG_STD_MAX */
+#define SK_SAC_LOG_STD_MAX 2.0f
+#define SK_SAC_LOG_EPS 1e-6f       /* inside the tanh correction's log, as CleanRL */
+
 typedef struct sk_nn_kernels {
     sk_isa_level level;
     /* src/nn/gemm_small.h: false, touching nothing, for a shape they are not for */

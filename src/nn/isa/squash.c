@@ -6,8 +6,6 @@
  * of rows is gathered into contiguous arrays on the stack, computed a vector at a time, and
  * scattered back. logp sums a row's terms in d order at every level. */
 
-#include "../../train/sac_core.h"
-
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
