@@ -1,6 +1,6 @@
 /*
  * The hot kernels, one table of functions per ISA level (src/core/isa.h): the learner's small
- * GEMMs, tanh, sigmoid, ReLU, the recurrent cells, the bias gradient, Adam and a two-action categorical's rows. Each level's table is the same sources compiled
+ * GEMMs, tanh, sigmoid, ReLU, the recurrent cells, the bias gradient, Adam, a two-action categorical's rows and SAC's squashed Gaussian. Each level's table is the same sources compiled
  * with that level's flags (src/nn/isa/level_*.c); sk_nn_kernels() returns the table of the
  * level in use, chosen once per process. The public functions (sk_linear_*, sk_tanh_forward,
  * sk_adam_update, sk_gemm_small_*) call through it, so a caller never picks a level.
@@ -14,6 +14,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* SAC's squashed Gaussian (the sac_squash_* kernels; src/train/sac_core.h's networks) */
+#define SK_SAC_LOG_STD_MIN (-5.0f) /* CleanRL's LOG_STD_MIN and LOG_STD_MAX */
+#define SK_SAC_LOG_STD_MAX 2.0f
+#define SK_SAC_LOG_EPS 1e-6f       /* inside the tanh correction's log, as CleanRL */
 
 typedef struct sk_nn_kernels {
     sk_isa_level level;
@@ -55,6 +60,15 @@ typedef struct sk_nn_kernels {
                             float *entropy);
     void (*binary_backward)(const float *logits, const int32_t *actions, int B,
                             const float *dlogp, const float *dentropy, float *dlogits);
+    /* SAC's tanh-squashed Gaussian (src/train/sac_net.h's sk_sac_squash_forward and
+     * sk_sac_squash_backward, the same contracts) */
+    void (*sac_squash_forward)(const float *head, const float *noise, int rows, int dim,
+                               const float *scale, const float *bias, float *actions,
+                               float *logp, float *squashed, float *log_std_tanh);
+    void (*sac_squash_backward)(const float *head, const float *noise, int rows, int dim,
+                                const float *scale, const float *squashed,
+                                const float *log_std_tanh, const float *dactions,
+                                const float *dlogp, float *dhead);
 } sk_nn_kernels;
 
 /* The table of the level in use (sk_isa_level_used). */

@@ -36,6 +36,7 @@
 #ifndef SK_SAC_CORE_H
 #define SK_SAC_CORE_H
 
+#include "../nn/kernels.h" /* SK_SAC_LOG_STD_MIN, SK_SAC_LOG_STD_MAX, SK_SAC_LOG_EPS */
 #include "skinner.h"
 #include "skinner/nn.h"
 
@@ -45,9 +46,6 @@
 
 #define SK_SAC_MAX_LAYERS 4        /* hidden layers of each network */
 #define SK_SAC_MAX_BLOCKS 16       /* row blocks of a batch */
-#define SK_SAC_LOG_STD_MIN (-5.0f) /* CleanRL's LOG_STD_MIN and LOG_STD_MAX */
-#define SK_SAC_LOG_STD_MAX 2.0f
-#define SK_SAC_LOG_EPS 1e-6f       /* inside the tanh correction's log, as CleanRL */
 
 typedef struct sk_sac_config {
     int obs_size, act_dim;                 /* act_dim 1..SK_MAX_ACTION_DIM */

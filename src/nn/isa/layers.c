@@ -49,6 +49,7 @@ typedef __m512 tanh_vec;
 #define V_STORE(p, v) _mm512_storeu_ps((p), (v))
 #define V_MUL(a, b) _mm512_mul_ps((a), (b))
 #define V_ADD(a, b) _mm512_add_ps((a), (b))
+#define V_SUB(a, b) _mm512_sub_ps((a), (b))
 #define V_MIN(a, b) _mm512_min_ps((a), (b))
 #define V_MAX(a, b) _mm512_max_ps((a), (b))
 #define V_DIV(a, b) _mm512_div_ps((a), (b))
@@ -59,6 +60,8 @@ typedef __m512 tanh_vec;
 #define V_ABS(v) _mm512_abs_ps(v)
 #define V_AND(a, b) _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)))
 #define V_OR(a, b) _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)))
+/* a positive float's biased exponent field, as a float */
+#define V_EXPONENT_FIELD(v) _mm512_cvtepi32_ps(_mm512_srli_epi32(_mm512_castps_si512(v), 23))
 /* 2^n, n a whole number in a float */
 #define V_EXP2_INT(n) _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23))
 /* lt ? a_lt : a_ge, where lt is a < b */
@@ -73,6 +76,7 @@ typedef __m256 tanh_vec;
 #define V_STORE(p, v) _mm256_storeu_ps((p), (v))
 #define V_MUL(a, b) _mm256_mul_ps((a), (b))
 #define V_ADD(a, b) _mm256_add_ps((a), (b))
+#define V_SUB(a, b) _mm256_sub_ps((a), (b))
 #define V_MIN(a, b) _mm256_min_ps((a), (b))
 #define V_MAX(a, b) _mm256_max_ps((a), (b))
 #define V_DIV(a, b) _mm256_div_ps((a), (b))
@@ -83,6 +87,7 @@ typedef __m256 tanh_vec;
 #define V_AND(a, b) _mm256_and_ps((a), (b))
 #define V_OR(a, b) _mm256_or_ps((a), (b))
 #define V_ABS(v) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), (v))
+#define V_EXPONENT_FIELD(v) _mm256_cvtepi32_ps(_mm256_srli_epi32(_mm256_castps_si256(v), 23))
 #define V_EXP2_INT(n) _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23))
 #define V_SELECT_LT(a, b, if_lt, if_ge) _mm256_blendv_ps((if_ge), (if_lt), _mm256_cmp_ps((a), (b), _CMP_LT_OQ))
 #define V_SELECT_NAN(x, if_nan, other) _mm256_blendv_ps((other), (if_nan), _mm256_cmp_ps((x), (x), _CMP_UNORD_Q))
@@ -95,6 +100,7 @@ typedef __m128 tanh_vec;
 #define V_STORE(p, v) _mm_storeu_ps((p), (v))
 #define V_MUL(a, b) _mm_mul_ps((a), (b))
 #define V_ADD(a, b) _mm_add_ps((a), (b))
+#define V_SUB(a, b) _mm_sub_ps((a), (b))
 #define V_MIN(a, b) _mm_min_ps((a), (b))
 #define V_MAX(a, b) _mm_max_ps((a), (b))
 #define V_DIV(a, b) _mm_div_ps((a), (b))
@@ -105,6 +111,7 @@ typedef __m128 tanh_vec;
 #define V_AND(a, b) _mm_and_ps((a), (b))
 #define V_OR(a, b) _mm_or_ps((a), (b))
 #define V_ABS(v) _mm_andnot_ps(_mm_set1_ps(-0.0f), (v))
+#define V_EXPONENT_FIELD(v) _mm_cvtepi32_ps(_mm_srli_epi32(_mm_castps_si128(v), 23))
 #define V_EXP2_INT(n) _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(_mm_cvtps_epi32(n), _mm_set1_epi32(127)), 23))
 #define V_SELECT_LT(a, b, if_lt, if_ge) _mm_blendv_ps((if_ge), (if_lt), _mm_cmplt_ps((a), (b)))
 #define V_SELECT_NAN(x, if_nan, other) _mm_blendv_ps((other), (if_nan), _mm_cmpunord_ps((x), (x)))

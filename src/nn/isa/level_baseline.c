@@ -10,4 +10,5 @@
 #include "layers.c"
 #include "cells.c"
 #include "softmax2.c"
+#include "squash.c"
 #include "table.c"

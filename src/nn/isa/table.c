@@ -25,4 +25,6 @@ const sk_nn_kernels SK_ISA_CAT(sk_nn_kernels_, SK_ISA_SUFFIX) = {
     .binary_sample = kernel_binary_sample,
     .binary_evaluate = kernel_binary_evaluate,
     .binary_backward = kernel_binary_backward,
+    .sac_squash_forward = kernel_sac_squash_forward,
+    .sac_squash_backward = kernel_sac_squash_backward,
 };
