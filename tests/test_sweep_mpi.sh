@@ -26,7 +26,7 @@ cost = seconds
 trials = 12
 
 [train]
-total_steps = 300000
+total_steps = 150000
 
 [ppo.learning_rate]
 distribution = log_uniform
@@ -53,7 +53,7 @@ print(any(json.loads(l)["trial"] == int(sys.argv[2]) for l in open(sys.argv[1]) 
         "$tmp/sweep/sweep.jsonl" "$1" | grep -qx True
 }
 victim= trial=
-for _ in $(seq 600); do
+for _ in $(seq 4000); do # up to 200 s: a sanitizer build on a loaded machine is slow
     victim=$(rank_pid 1)
     lines=$( (cat "$tmp/sweep/sweep.jsonl" 2> /dev/null || true) | wc -l)
     trial=
@@ -65,7 +65,7 @@ for _ in $(seq 600); do
     fi
     if [[ -n $trial ]]; then
         # stopped, rank 1 cannot write its trial's line; if the trial finished between the
-        # look at its child and the stop (a fast machine's trial takes about a second), let
+        # look at its child and the stop (a fast machine's trial takes under a second), let
         # rank 1 go on and wait for its next trial
         if kill -STOP "$victim" 2> /dev/null; then
             recorded "$((10#${trial#trial-}))" || break
