@@ -1,7 +1,7 @@
 """Each MuJoCo task trains with its own preset (issue 50 ask 4): `skinner config ID` (what
 `skinner train ID` runs with no --config) holds every key of the preset file the task names,
-with the file's value: HalfCheetah its own (configs/mujoco_halfcheetah.ini, the SB3 zoo's
-tuned PPO), Ant-v5 its own (configs/mujoco_ant.ini: no contact forces observed), the other
+with the file's value: HalfCheetah its own (configs/mujoco_halfcheetah.ini, CleanRL's settings
+with a narrower start and half the learner's work), Ant-v5 its own (configs/mujoco_ant.ini: no contact forces observed), the other
 tasks configs/mujoco.ini (CleanRL's settings).
 Usage: mujoco_preset_check.py SKINNER SOURCE_DIR"""
 import configparser
