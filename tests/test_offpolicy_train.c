@@ -233,6 +233,52 @@ static void test_what_sac_cannot_train_is_refused(void **state) {
             "sac.gradient_steps");
 }
 
+/* Counts the grad_norms events of run folder `name` (trained from cfg, freed) whose norms
+ * hold `tensor`, and of those the ones with a positive norm for it. */
+static void grad_norm_events(sk_config *cfg, const char *name, const char *tensor, int *events,
+                             int *positive) {
+    char dir[128], path[160], line[4096], key[64];
+    snprintf(dir, sizeof dir, "%s/%s", g_dir, name);
+    static recorder rec;
+    memset(&rec, 0, sizeof rec);
+    sk_config_set(cfg, "train.grad_stats_every", "1");
+    train_recorded(cfg, &rec, NULL, NULL, dir);
+    sk_config_free(cfg);
+    snprintf(path, sizeof path, "%s/events.jsonl", dir);
+    snprintf(key, sizeof key, "\"%s\": ", tensor);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    *events = *positive = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (!strstr(line, "\"type\": \"grad_norms\"")) continue;
+        const char *at = strstr(line, key);
+        *events += 1;
+        *positive += at && strtod(at + strlen(key), NULL) > 0;
+    }
+    fclose(f);
+}
+
+/* grad_norms events name the tensors of the learner that ran: PPO's, each update; DQN and SAC
+ * leave the PPO learner's gradients untouched, so events of its tensors would be zeros that
+ * describe nothing (a 1M-step SAC run wrote 150 MB of them). */
+static void test_grad_norms_only_from_the_learner_that_ran(void **state) {
+    (void)state;
+    int events, positive;
+    sk_config *ppo = sk_config_new();
+    sk_config_set(ppo, "env.id", "CartPole-v1");
+    sk_config_set(ppo, "env.num_envs", "8");
+    sk_config_set(ppo, "train.total_steps", "512");
+    sk_config_set(ppo, "train.checkpoint_every", "0");
+    sk_config_set(ppo, "ppo.horizon", "16");
+    grad_norm_events(ppo, "ppo-norms", "actor.0.weight", &events, &positive);
+    assert_int_equal(events, 4); /* 512 steps of 8 envs x 16 */
+    assert_int_equal(positive, 4);
+    grad_norm_events(dqn_config("512", false), "dqn-norms", "actor.0.weight", &events, &positive);
+    assert_int_equal(events, 0);
+    grad_norm_events(sac_config("Pendulum-v1"), "sac-norms", "actor.0.weight", &events, &positive);
+    assert_int_equal(events, 0);
+}
+
 /* SAC with one env, as CleanRL trains it, updates on train.threads threads (its own pool,
  * not the vec's one a env) and learns the same bits as on one; DQN's updates take one. */
 static void test_sac_updates_on_every_thread(void **state) {
@@ -296,6 +342,7 @@ int main(void) {
         cmocka_unit_test(test_sac_checkpoint_acts_as_its_actor),
         cmocka_unit_test(test_what_sac_cannot_train_is_refused),
         cmocka_unit_test(test_sac_updates_on_every_thread),
+        cmocka_unit_test(test_grad_norms_only_from_the_learner_that_ran),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

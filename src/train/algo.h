@@ -42,6 +42,10 @@ typedef struct sk_algo {
                 int B);
     /* The rollout computes the critic's values and advantages (PPO) or not. */
     bool rollout_values;
+    /* learn fills tr->learner.grad_norms, a norm per policy tensor, every
+     * train.grad_stats_every updates (PPO); false: no grad_norms events, whose names and
+     * zeros would describe a learner that did not run. */
+    bool grad_norms;
     /* What eval, export and serve act with (sk_loaded_policy, eval.h). load_policy NULL: the
      * trainer's policy as sk_policy_configure lays it out, its tensors read by name; else the
      * learner's own networks (SAC's actor): it lays out lp->policy for lp->env, allocates

@@ -1,5 +1,7 @@
 #include "events.h"
 
+#include "algo.h"
+
 #include "../core/isa.h"
 #include "../io/telemetry.h"
 
@@ -109,7 +111,7 @@ void sk_events_update(sk_trainer *tr, const sk_update_stats *st) {
         sk_telemetry_emit(tr->out.telemetry, "episodes", "\"update\": %lld, \"count\": %d%s",
                           (long long)st->update, tr->progress.log_count, fields);
     }
-    if (tr->s.grad_stats_every > 0 && st->update % tr->s.grad_stats_every == 0) {
+    if (tr->algo->grad_norms && tr->s.grad_stats_every > 0 && st->update % tr->s.grad_stats_every == 0) {
         char fields[900] = "", part[96];
         size_t used = 0;
         for (int i = 0; i < tr->learner.policy.num_tensors; i++) {

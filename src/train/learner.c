@@ -437,6 +437,7 @@ const sk_algo sk_algo_ppo = {
     .name = "ppo",
     .act = ppo_act,
     .rollout_values = true,
+    .grad_norms = true,
     .learn = ppo_learn,
     .flops_per_step = ppo_flops_per_step,
 };
