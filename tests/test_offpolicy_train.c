@@ -279,6 +279,59 @@ static void test_grad_norms_only_from_the_learner_that_ran(void **state) {
     assert_int_equal(events, 0);
 }
 
+/* The run folder's config.ini value of `key` (in its section) after a short run of cfg (freed) in `name`. */
+static long resolved(sk_config *cfg, const char *name, const char *key) {
+    char dir[128], path[160], line[256], prefix[64];
+    snprintf(dir, sizeof dir, "%s/%s", g_dir, name);
+    static recorder rec;
+    memset(&rec, 0, sizeof rec);
+    train_recorded(cfg, &rec, NULL, NULL, dir);
+    sk_config_free(cfg);
+    snprintf(path, sizeof path, "%s/config.ini", dir);
+    snprintf(prefix, sizeof prefix, "%s = ", key);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    long value = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, prefix, strlen(prefix)) == 0) value = strtol(line + strlen(prefix), NULL, 10);
+    fclose(f);
+    return value;
+}
+
+static sk_config *breakout_dqn(const char *replay_size, const char *save) {
+    sk_config *cfg = sk_config_new();
+    sk_config_set(cfg, "env.id", "MinAtar/Breakout-v1");
+    sk_config_set(cfg, "env.num_envs", "64");
+    sk_config_set(cfg, "train.algo", "dqn");
+    sk_config_set(cfg, "train.total_steps", "128");
+    sk_config_set(cfg, "train.threads", "1");
+    sk_config_set(cfg, "replay.size", replay_size);
+    sk_config_set(cfg, "replay.save", save);
+    return cfg;
+}
+
+/* An off-policy iteration is a few env steps, so unless given the checkpoint and log
+ * intervals count env steps: a row every 100, a checkpoint every 50,000, or, when the
+ * checkpoint holds a buffer of more than 50,000 KB, every buffer-KB env steps (a checkpoint
+ * writes at most 1 KB per env step: 5M steps of DQN on MinAtar wrote 81 GB at 50,000). Each in
+ * iterations of 64 env steps here (64 envs, a gradient step every 4: one step each). */
+static void test_checkpoints_spaced_by_the_buffer_they_hold(void **state) {
+    (void)state;
+    long small = resolved(breakout_dqn("6400", "true"), "ckpt-small", "checkpoint_every");
+    assert_int_equal(small, (50000 + 63) / 64);
+    long rows = resolved(breakout_dqn("6400", "true"), "ckpt-rows", "log_every");
+    assert_int_equal(rows, (100 + 63) / 64);
+    /* 100,032 Breakout transitions: two 10x10x4 frames (800 bytes) and a few more each */
+    long big = resolved(breakout_dqn("100032", "true"), "ckpt-big", "checkpoint_every");
+    assert_true(big * 64 >= 100032L * 800 / 1024);
+    assert_true(big * 64 <= 100032L * 900 / 1024 + 64);
+    long unsaved = resolved(breakout_dqn("100032", "false"), "ckpt-unsaved", "checkpoint_every");
+    assert_int_equal(unsaved, (50000 + 63) / 64);
+    sk_config *given = breakout_dqn("100032", "true");
+    sk_config_set(given, "train.checkpoint_every", "7");
+    assert_int_equal(resolved(given, "ckpt-given", "checkpoint_every"), 7);
+}
+
 /* SAC with one env, as CleanRL trains it, updates on train.threads threads (its own pool,
  * not the vec's one a env) and learns the same bits as on one; DQN's updates take one. */
 static void test_sac_updates_on_every_thread(void **state) {
@@ -343,6 +396,7 @@ int main(void) {
         cmocka_unit_test(test_what_sac_cannot_train_is_refused),
         cmocka_unit_test(test_sac_updates_on_every_thread),
         cmocka_unit_test(test_grad_norms_only_from_the_learner_that_ran),
+        cmocka_unit_test(test_checkpoints_spaced_by_the_buffer_they_hold),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
