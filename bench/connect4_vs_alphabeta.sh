@@ -25,12 +25,7 @@ threads=${THREADS:-1}
 env=${ENV:-ConnectFour-v0}
 [[ -x $skinner && -x $bench ]] || { echo "connect4_vs_alphabeta: build skinner and bench first" >&2; exit 2; }
 bench_init
-finished() {
-    [[ -f $1/summary.json ]] && /usr/bin/python3 -c \
-        "import json,sys; s=json.load(open(sys.argv[1])); sys.exit(s.get('interrupted', True))" \
-        "$1/summary.json"
-}
-if ! finished "$run"; then
+if ! bench_finished "$run"; then
     "$skinner" train "$env" --threads "$threads" --run-dir "$run" \
         ${STEPS:+--train.total_steps $STEPS} --force
 fi

@@ -29,15 +29,10 @@ bench_need dqn_minatar "build first" "$skinner"
 bench_init
 mkdir -p "$runs"
 out=$root/bench/results/$date-$commit-dqn-minatar.md
-finished() { # a run folder whose training ended normally
-    [[ -f $1/summary.json ]] && /usr/bin/python3 -c \
-        "import json,sys; s=json.load(open(sys.argv[1])); sys.exit(s.get('interrupted', True))" \
-        "$1/summary.json"
-}
 for game in $games; do
     for seed in $seeds; do
         dir=$runs/$game-s$seed
-        if ! finished "$dir"; then
+        if ! bench_finished "$dir"; then
             echo "dqn_minatar: training MinAtar/$game-v1 seed $seed into $dir" >&2
             "$skinner" train "MinAtar/$game-v1" --train.algo dqn --total-steps "$steps" \
                 --seed "$seed" --threads "$threads" --run-dir "$dir" --force --quiet > /dev/null

@@ -90,6 +90,15 @@ bench_init() {
     export SKINNER_CONFIG_DIR=$root/configs
 }
 
+# Whether run folder DIR finished its training (summary.json written and not interrupted), so
+# that a bench script reuses it instead of training again.
+# usage: bench_finished DIR
+bench_finished() {
+    [[ -f $1/summary.json ]] && /usr/bin/python3 -c \
+        "import json,sys; s=json.load(open(sys.argv[1])); sys.exit(s.get('interrupted', True))" \
+        "$1/summary.json"
+}
+
 # Stops with exit status 2 naming the script, the first program that is missing and HINT (how
 # to build it, or the script's usage line).
 # usage: bench_need NAME HINT PROGRAM...

@@ -30,15 +30,10 @@ bench_need minatar_ppo "build first" "$skinner"
 bench_init
 mkdir -p "$runs"
 out=$root/bench/results/$date-$commit-minatar-ppo.md
-finished() { # a run folder whose training ended normally
-    [[ -f $1/summary.json ]] && /usr/bin/python3 -c \
-        "import json,sys; s=json.load(open(sys.argv[1])); sys.exit(s.get('interrupted', True))" \
-        "$1/summary.json"
-}
 for game in $games; do
     for seed in $seeds; do
         dir=$runs/$game-s$seed
-        if ! finished "$dir"; then
+        if ! bench_finished "$dir"; then
             echo "minatar_ppo: training MinAtar/$game-v1 seed $seed into $dir" >&2
             # the env's own preset (minatar.ini; Seaquest's file over it), as a user trains
             # shellcheck disable=SC2086

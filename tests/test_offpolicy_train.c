@@ -233,18 +233,24 @@ static void test_what_sac_cannot_train_is_refused(void **state) {
             "sac.gradient_steps");
 }
 
+/* Trains cfg (freed) into run folder `name` under g_dir; path = that folder's file `file`. */
+static void train_into(sk_config *cfg, const char *name, const char *file, char *path, size_t size) {
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/%s", g_dir, name);
+    static recorder rec;
+    memset(&rec, 0, sizeof rec);
+    train_recorded(cfg, &rec, NULL, NULL, dir);
+    sk_config_free(cfg);
+    snprintf(path, size, "%s/%s", dir, file);
+}
+
 /* Counts the grad_norms events of run folder `name` (trained from cfg, freed) whose norms
  * hold `tensor`, and of those the ones with a positive norm for it. */
 static void grad_norm_events(sk_config *cfg, const char *name, const char *tensor, int *events,
                              int *positive) {
-    char dir[128], path[160], line[4096], key[64];
-    snprintf(dir, sizeof dir, "%s/%s", g_dir, name);
-    static recorder rec;
-    memset(&rec, 0, sizeof rec);
+    char path[160], line[4096], key[64];
     sk_config_set(cfg, "train.grad_stats_every", "1");
-    train_recorded(cfg, &rec, NULL, NULL, dir);
-    sk_config_free(cfg);
-    snprintf(path, sizeof path, "%s/events.jsonl", dir);
+    train_into(cfg, name, "events.jsonl", path, sizeof path);
     snprintf(key, sizeof key, "\"%s\": ", tensor);
     FILE *f = fopen(path, "r");
     assert_non_null(f);
@@ -281,13 +287,8 @@ static void test_grad_norms_only_from_the_learner_that_ran(void **state) {
 
 /* The run folder's config.ini value of `key` (in its section) after a short run of cfg (freed) in `name`. */
 static long resolved(sk_config *cfg, const char *name, const char *key) {
-    char dir[128], path[160], line[256], prefix[64];
-    snprintf(dir, sizeof dir, "%s/%s", g_dir, name);
-    static recorder rec;
-    memset(&rec, 0, sizeof rec);
-    train_recorded(cfg, &rec, NULL, NULL, dir);
-    sk_config_free(cfg);
-    snprintf(path, sizeof path, "%s/config.ini", dir);
+    char path[160], line[256], prefix[64];
+    train_into(cfg, name, "config.ini", path, sizeof path);
     snprintf(prefix, sizeof prefix, "%s = ", key);
     FILE *f = fopen(path, "r");
     assert_non_null(f);
