@@ -34,6 +34,13 @@ TASKS = {
     "cartpole_dqn": dict(env="CartPole-v1", algo="dqn", hidden=128, layers=2, batch=128,
                          buffer=10000, learning_starts=10000, train_freq=10, gradient_steps=1,
                          target_freq=500),
+    # DQN on uint8 images: skinner's MinAtar network (configs/minatar.ini: a 3x3 convolution to
+    # 16 channels, ReLU, a 64-unit ReLU layer, two 64-unit tanh layers) and its image defaults
+    # (CleanRL's dqn_atari: batch 32, a gradient step every 4 env steps, target every 1,000,
+    # Adam at 1e-4), sticky actions 0.1 on both sides (MinAtar's -v1 default)
+    "breakout_dqn": dict(env="MinAtar/Breakout-v1", algo="dqn", image=True, hidden=64, layers=2,
+                         batch=32, buffer=100000, learning_starts=10000, train_freq=4,
+                         gradient_steps=1, target_freq=1000),
 }
 
 
@@ -47,8 +54,10 @@ def skinner_flags(t, steps, seed):
                   "--sac.batch_size", str(t["batch"])]
     else:
         a = "dqn"
-        flags += ["--policy.hidden", str(t["hidden"]), "--policy.layers", str(t["layers"]),
-                  "--policy.activation", "relu", "--dqn.batch_size", str(t["batch"]),
+        if not t.get("image"):  # an image env trains its preset's network
+            flags += ["--policy.hidden", str(t["hidden"]), "--policy.layers", str(t["layers"]),
+                      "--policy.activation", "relu"]
+        flags += ["--dqn.batch_size", str(t["batch"]),
                   "--dqn.target_network_frequency", str(t["target_freq"])]
     flags += ["--%s.learning_starts" % a, str(t["learning_starts"]),
               "--%s.train_frequency" % a, str(t["train_freq"]),
@@ -98,6 +107,26 @@ def run_skinner(skinner, t, measured, seed):
     return dict(steps=steps, updates=steps * t["gradient_steps"] // t["train_freq"], wall=wall, cpu=cpu)
 
 
+def minatar_policy(torch, env):
+    """SB3 policy keywords for skinner's MinAtar network: the (10, 10, C) observation as C
+    channels, a 3x3 convolution to 16 (no padding), ReLU, a 64-unit ReLU layer, then two
+    64-unit tanh layers and the Q head."""
+    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+
+    class MinAtarCNN(BaseFeaturesExtractor):
+        def __init__(self, space):
+            super().__init__(space, features_dim=64)
+            h, w, c = space.shape
+            self.conv = torch.nn.Conv2d(c, 16, 3)
+            self.dense = torch.nn.Linear(16 * (h - 2) * (w - 2), 64)
+
+        def forward(self, obs):
+            x = torch.relu(self.conv(obs.permute(0, 3, 1, 2)))
+            return torch.relu(self.dense(x.flatten(1)))
+
+    return dict(features_extractor_class=MinAtarCNN, net_arch=[64, 64], activation_fn=torch.nn.Tanh)
+
+
 def sb3_child(task, measured, seed, threads):
     import gymnasium as gym
     import torch
@@ -106,6 +135,9 @@ def sb3_child(task, measured, seed, threads):
 
     torch.set_num_threads(threads)
     t = TASKS[task]
+    if t.get("image"):
+        import minatar.gym
+        minatar.gym.register_envs()
     env = gym.make(t["env"])
     arch = [t["hidden"]] * t["layers"]
     common = dict(buffer_size=t["buffer"], learning_starts=t["learning_starts"], batch_size=t["batch"],
@@ -113,6 +145,10 @@ def sb3_child(task, measured, seed, threads):
                   verbose=0)
     if t["algo"] == "sac":
         model = SAC("MlpPolicy", env, policy_kwargs=dict(net_arch=arch), learning_rate=3e-4, **common)
+    elif t.get("image"):
+        model = DQN("MlpPolicy", env, policy_kwargs=minatar_policy(torch, env), learning_rate=1e-4,
+                    target_update_interval=t["target_freq"], exploration_fraction=0.1,
+                    exploration_final_eps=0.01, max_grad_norm=1e10, **common)
     else:
         model = DQN("MlpPolicy", env, policy_kwargs=dict(net_arch=arch), learning_rate=2.5e-4,
                     target_update_interval=t["target_freq"], exploration_fraction=0.5,
@@ -146,7 +182,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sb3-child")
     ap.add_argument("--skinner")
-    ap.add_argument("--tasks", default="pendulum_sac,cheetah_sac,cartpole_dqn")
+    ap.add_argument("--tasks", default="pendulum_sac,cheetah_sac,cartpole_dqn,breakout_dqn")
     ap.add_argument("--measured", type=int, default=2000, help="env steps past learning_starts (SAC)")
     ap.add_argument("--dqn-measured", type=int, default=20000, help="env steps past learning_starts (DQN)")
     ap.add_argument("--repeats", type=int, default=3)

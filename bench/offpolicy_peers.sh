@@ -3,7 +3,8 @@
 # made by bench/peers.sh) on the same hyperparameters, one thread each (skinner --threads 1,
 # torch.set_num_threads(1)), one env, alternating, REPEATS times: gradient updates per wall
 # second and per CPU-second, and env steps per second, after learning starts (bench/offpolicy_peers.py
-# says how each side is timed). SAC on Pendulum-v1 and HalfCheetah-v5, DQN on CartPole-v1.
+# says how each side is timed). SAC on Pendulum-v1 and HalfCheetah-v5, DQN on CartPole-v1 and
+# MinAtar/Breakout-v1.
 # Writes bench/results/DATE-COMMIT-offpolicy-peers.md with the machine and the load.
 # usage: bench/offpolicy_peers.sh [BUILD=build] [REPEATS=3] [SAC_STEPS=2000] [DQN_STEPS=20000]
 set -euo pipefail
@@ -28,7 +29,10 @@ alternating; the medians). One env, one thread on each side (skinner \`--threads
 Same hyperparameters: SAC two 256 x 256 ReLU Q networks and a 256 x 256 actor, batch 256,
 buffer 100,000, learning starts 1,000, a gradient step every env step; DQN 128 x 128 ReLU,
 batch 128, buffer 10,000, learning starts 10,000, a gradient step every 10 env steps, target
-every 500. SB3 steps its actor every gradient step, skinner (CleanRL's schedule) 2 actor steps
+every 500; DQN on MinAtar/Breakout-v1 (sticky actions 0.1) skinner's MinAtar network (a 3x3
+convolution to 16 channels, a 64-unit ReLU layer, two 64-unit tanh layers) with SB3's
+features extractor built alike, batch 32, buffer 100,000, learning starts 10,000, a gradient
+step every 4 env steps, target every 1,000, Adam at 1e-4. SB3 steps its actor every gradient step, skinner (CleanRL's schedule) 2 actor steps
 every 2nd: the same count. Only the steps after learning starts are timed. Load average before: $load_before;
 after: @LOAD_AFTER@ (other jobs share the cores: the per-CPU-second columns move less).
 
