@@ -6,6 +6,7 @@
 #include "test_util.h"
 
 #include "skinner/pool.h"
+#include "vec/pool.h"
 
 #include <time.h>
 
@@ -141,8 +142,35 @@ static void test_parallel_over_a_pool(void **unused) {
     free(job);
 }
 
+/* sk_slice_aligned: the shares cover [begin, end) in order, each but the last starts and ends
+ * on an align boundary counted from begin, and whole chunks differ by at most one a share */
+static void test_aligned_shares(void **unused) {
+    (void)unused;
+    const size_t cases[][3] = {{0, 0, 16},    {0, 5, 16},     {0, 16, 16},   {0, 17, 16},
+                               {3, 4355, 16}, {0, 9219, 16},  {7, 200, 64},  {0, 4096, 64},
+                               {100, 101, 1}, {0, 1000, 1}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int workers = 1; workers <= 5; workers++) {
+            size_t begin = cases[c][0], end = cases[c][1], align = cases[c][2];
+            size_t chunks = (end - begin + align - 1) / align, at = begin;
+            for (int w = 0; w < workers; w++) {
+                size_t lo, hi;
+                sk_slice_aligned(begin, end, align, w, workers, &lo, &hi);
+                assert_true(lo == at);
+                assert_true(lo <= hi && hi <= end);
+                assert_true((lo - begin) % align == 0);
+                if (hi < end) assert_true((hi - begin) % align == 0);
+                size_t share = (hi - lo + align - 1) / align;
+                assert_true(share + 1 >= chunks / (size_t)workers && share <= chunks / (size_t)workers + 1);
+                at = hi;
+            }
+            assert_true(at == end);
+        }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_aligned_shares),
         cmocka_unit_test(test_many_short_jobs),
         cmocka_unit_test(test_jobs_after_the_spin_ran_out),
         cmocka_unit_test(test_more_workers_than_cores),

@@ -106,6 +106,9 @@ SK_API double sk_grad_norm(const float *grads, size_t n);
  * torch.nn.utils.clip_grad_norm_ (by max_norm / (norm + 1e-6) when below 1).
  * Returns the norm before clipping. */
 SK_API double sk_clip_grad_norm(float *grads, size_t n, double max_norm);
+/* The factor sk_clip_grad_norm scales by for a norm: max_norm / (norm + 1e-6) as a float when
+ * below 1, else 1 (no scaling), for a caller that scales its gradients in pieces. */
+SK_API float sk_clip_grad_scale(double norm, double max_norm);
 
 /* ------------------------------------------------------------ convolutions */
 

@@ -108,12 +108,15 @@ double sk_grad_norm(const float *grads, size_t n) {
     return sqrt(sum);
 }
 
+float sk_clip_grad_scale(double norm, double max_norm) {
+    double coef = max_norm / (norm + 1e-6);
+    return coef < 1.0 ? (float)coef : 1.0f;
+}
+
 double sk_clip_grad_norm(float *grads, size_t n, double max_norm) {
     double norm = sk_grad_norm(grads, n);
-    double coef = max_norm / (norm + 1e-6);
-    if (coef < 1.0) {
-        float scale = (float)coef;
+    float scale = sk_clip_grad_scale(norm, max_norm);
+    if (scale != 1.0f)
         for (size_t i = 0; i < n; i++) grads[i] *= scale;
-    }
     return norm;
 }

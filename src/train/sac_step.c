@@ -4,7 +4,7 @@
 #include "../core/core.h"
 #include "../core/rng.h"
 #include "sac_internal.h"
-#include "skinner/pool.h"
+#include "../vec/pool.h"
 
 #include <math.h>
 #include <string.h>
@@ -182,10 +182,8 @@ static void polyak(float *target, const float *online, size_t n, float tau) {
 /* This worker's slice of [begin, end): the blocks' gradients summed in block order, then Adam. */
 static void apply_slice(const sac_job *job, int worker, int workers) {
     sk_sac *sac = job->sac;
-    size_t chunks = (job->end - job->begin + SLICE_ALIGN - 1) / SLICE_ALIGN;
-    size_t lo = job->begin + SLICE_ALIGN * (chunks * (size_t)worker / (size_t)workers);
-    size_t hi = job->begin + SLICE_ALIGN * (chunks * (size_t)(worker + 1) / (size_t)workers);
-    hi = hi < job->end ? hi : job->end;
+    size_t lo, hi;
+    sk_slice_aligned(job->begin, job->end, SLICE_ALIGN, worker, workers, &lo, &hi);
     /* a piece at a time, each pass over it while the last left it in L1 (a whole slice of the
      * Q networks is 290 KB an array; its passes went to L2 and beyond) */
     for (size_t at = lo; at < hi; at += APPLY_PIECE) {
