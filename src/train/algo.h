@@ -46,6 +46,11 @@ typedef struct sk_algo {
      * train.grad_stats_every updates (PPO); false: no grad_norms events, whose names and
      * zeros would describe a learner that did not run. */
     bool grad_norms;
+    /* Its weights are tr->learner.params, which the governor checks before each rollout and
+     * copies after each good update, to restore after an anomaly learn reports (PPO, DQN);
+     * false: they live in the learner's own state, which does its own checks (SAC), so the
+     * trainer's policy is neither checked nor copied each iteration. */
+    bool governed;
     /* What eval, export and serve act with (sk_loaded_policy, eval.h). load_policy NULL: the
      * trainer's policy as sk_policy_configure lays it out, its tensors read by name; else the
      * learner's own networks (SAC's actor): it lays out lp->policy for lp->env, allocates

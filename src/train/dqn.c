@@ -318,6 +318,7 @@ const sk_algo sk_algo_dqn = {
     .destroy = dqn_destroy,
     .act = dqn_act,
     .rollout_values = false,
+    .governed = true,
     .acts_greedily = true,
     .no_value = true,
     .after_step = dqn_after_step,

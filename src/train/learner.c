@@ -485,6 +485,7 @@ const sk_algo sk_algo_ppo = {
     .act = ppo_act,
     .rollout_values = true,
     .grad_norms = true,
+    .governed = true,
     .learn = ppo_learn,
     .flops_per_step = ppo_flops_per_step,
 };

@@ -23,8 +23,8 @@ static int64_t gcd64(int64_t a, int64_t b) {
     return a;
 }
 
-/* env steps between an off-policy run's checkpoints unless given (sk_offpolicy_create may
- * space them further for a large buffer) */
+/* env steps between an off-policy run's checkpoints unless given, or more for a large buffer
+ * (sk_offpolicy_create) */
 enum { OFFPOLICY_CHECKPOINT_STEPS = 50000 };
 
 int sk_offpolicy_horizon(int train_frequency, int rows) {
@@ -78,14 +78,12 @@ sk_status sk_offpolicy_settings(sk_trainer *tr, sk_offpolicy *op, const char *se
     op->steps_per_iteration = (int)((int64_t)tr->s.horizon * rows / op->train_frequency *
                                     op->gradient_steps_per_round);
     /* An iteration is a few env steps (one env: 2), not PPO's thousands: unless given, a
-     * metrics row every 100 env steps (CleanRL's SAC logs as often) and a checkpoint, replay
-     * buffer and all, every 50,000 (else a 1M-step run rewrote its 100 MB and more checkpoint
-     * every 200 steps and logged 500,000 rows) */
+     * metrics row every 100 env steps (CleanRL's SAC logs as often; PPO's default of every
+     * iteration logged 500,000 rows in a 1M-step run). The checkpoints' spacing waits for the
+     * buffer's size (sk_offpolicy_create). */
     int64_t iteration = (int64_t)tr->s.horizon * rows;
     CHECK(every_env_steps(tr, tr->s.log_every_default, "train.log_every", 100, iteration,
                           &tr->s.log_every));
-    CHECK(every_env_steps(tr, tr->s.checkpoint_every_default, "train.checkpoint_every",
-                          OFFPOLICY_CHECKPOINT_STEPS, iteration, &tr->s.checkpoint_every));
     return SK_OK;
 }
 
@@ -101,18 +99,18 @@ sk_status sk_offpolicy_create(sk_trainer *tr, sk_offpolicy *op) {
         .mask_size = ro->mask_size,
     };
     CHECK(sk_replay_create(&op->replay, &spec));
-    /* A checkpoint holds the buffer (replay.save): unless train.checkpoint_every was given,
-     * write one every 50,000 env steps or every replay-bytes / 1 KB, whichever is rarer, so
+    /* Unless train.checkpoint_every was given: a checkpoint every 50,000 env steps (PPO's
+     * default of every iteration rewrote a 1M-step SAC run's 100 MB and more every 200 steps),
+     * or, when it holds the buffer (replay.save), every replay-bytes / 1 KB steps if rarer, so
      * that checkpoints write at most 1 KB per env step. MinAtar's 1M frames are an 811 MB
-     * checkpoint: every 50,000 steps, 5M steps of DQN wrote 81 GB and spent a fifth of the
-     * run in the kernel; now 6 checkpoints, one every 2-3 minutes there. */
-    if (op->save_replay) {
-        int64_t iteration = (int64_t)tr->s.horizon * tr->s.num_envs;
-        int64_t steps = (int64_t)(sk_replay_bytes(&spec) / 1024);
-        if (steps > OFFPOLICY_CHECKPOINT_STEPS)
-            CHECK(every_env_steps(tr, tr->s.checkpoint_every_default, "train.checkpoint_every",
-                                  steps, iteration, &tr->s.checkpoint_every));
-    }
+     * checkpoint: every 50,000 steps, 5M steps of DQN wrote 81 GB and spent a fifth of the run
+     * in the kernel; now 6 checkpoints, one every 2-3 minutes there. */
+    int64_t checkpoint_steps = OFFPOLICY_CHECKPOINT_STEPS;
+    if (op->save_replay && (int64_t)(sk_replay_bytes(&spec) / 1024) > checkpoint_steps)
+        checkpoint_steps = (int64_t)(sk_replay_bytes(&spec) / 1024);
+    CHECK(every_env_steps(tr, tr->s.checkpoint_every_default, "train.checkpoint_every",
+                          checkpoint_steps, (int64_t)tr->s.horizon * tr->s.num_envs,
+                          &tr->s.checkpoint_every));
     size_t rows = (size_t)ro->horizon * (size_t)ro->num_rows * (size_t)ro->obs_size;
     if (ro->obs_u8_dtype) op->final_obs_u8 = calloc(rows, 1);
     else op->final_obs = calloc(rows, sizeof(float));

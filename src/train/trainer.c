@@ -671,13 +671,14 @@ sk_status sk_trainer_run(sk_trainer *tr) {
     tr->out.run_files = sk_trainer_any_rank(tr, tr->comm.rank == 0 && tr->out.run_dir[0]);
     tr->progress.start_time = sk_now();
     if (!tr->resumed) sk_trainer_run_workers(tr, sk_reset_job);
-    sk_governor_save(&tr->learner);
+    bool governed = tr->algo->governed;
+    if (governed) sk_governor_save(&tr->learner);
     sk_status status = SK_OK;
     /* the reset observations were normalised with the initial statistics
      * (identity up to eps); they count toward the first update of them */
     bool stop = false;
     while (tr->progress.update < num_updates && !stop) {
-        if (!sk_all_finite(tr->learner.params, tr->learner.policy.num_params)) { /* corrupted between updates */
+        if (governed && !sk_all_finite(tr->learner.params, tr->learner.policy.num_params)) { /* corrupted between updates */
             status = sk_governor_trouble(tr, "non-finite weights before the rollout");
             if (status != SK_OK) break;
         }
@@ -716,10 +717,11 @@ sk_status sk_trainer_run(sk_trainer *tr) {
         tr->progress.learn_seconds += sk_now() - learn_start;
         if (status != SK_OK) break;
         if (anomaly) {
+            SK_ASSERT(governed); /* only a governed learner's weights have a good copy */
             status = sk_governor_trouble(tr, anomaly);
             st->restored = true;
             if (status != SK_OK) break;
-        } else {
+        } else if (governed) {
             sk_governor_save(&tr->learner);
         }
         if (tr->sp.on) { /* rank 0 writes elo.csv: its failure ends every rank's run */
