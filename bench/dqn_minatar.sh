@@ -32,11 +32,9 @@ out=$root/bench/results/$date-$commit-dqn-minatar.md
 for game in $games; do
     for seed in $seeds; do
         dir=$runs/$game-s$seed
-        if ! bench_finished "$dir"; then
-            echo "dqn_minatar: training MinAtar/$game-v1 seed $seed into $dir" >&2
+        bench_train_unless_finished dqn_minatar "$dir" "MinAtar/$game-v1 seed $seed" \
             "$skinner" train "MinAtar/$game-v1" --train.algo dqn --total-steps "$steps" \
-                --seed "$seed" --threads "$threads" --run-dir "$dir" --force --quiet > /dev/null
-        fi
+            --seed "$seed" --threads "$threads"
         "$skinner" eval "MinAtar/$game-v1" --checkpoint "$dir" --episodes 100 --json \
             2> /dev/null > "$dir/eval-greedy.json"
         "$skinner" eval "MinAtar/$game-v1" --checkpoint "$dir" --episodes 100 --epsilon 0.05 \

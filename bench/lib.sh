@@ -99,6 +99,17 @@ bench_finished() {
         "$1/summary.json"
 }
 
+# Trains into run folder DIR unless it finished (bench_finished): runs COMMAND (a `skinner
+# train ...` line) with --run-dir DIR --force --quiet, its stdout dropped, saying so on stderr.
+# usage: bench_train_unless_finished NAME DIR WHAT COMMAND...
+bench_train_unless_finished() {
+    local name=$1 dir=$2 what=$3
+    shift 3
+    bench_finished "$dir" && return 0
+    echo "$name: training $what into $dir" >&2
+    "$@" --run-dir "$dir" --force --quiet > /dev/null
+}
+
 # Stops with exit status 2 naming the script, the first program that is missing and HINT (how
 # to build it, or the script's usage line).
 # usage: bench_need NAME HINT PROGRAM...

@@ -33,14 +33,11 @@ out=$root/bench/results/$date-$commit-minatar-ppo.md
 for game in $games; do
     for seed in $seeds; do
         dir=$runs/$game-s$seed
-        if ! bench_finished "$dir"; then
-            echo "minatar_ppo: training MinAtar/$game-v1 seed $seed into $dir" >&2
-            # the env's own preset (minatar.ini; Seaquest's file over it), as a user trains
-            # shellcheck disable=SC2086
-            "$skinner" train "MinAtar/$game-v1" \
-                --seed "$seed" --threads "$threads" ${steps:+--total-steps $steps} \
-                --run-dir "$dir" --force --quiet > /dev/null
-        fi
+        # the env's own preset (minatar.ini; Seaquest's file over it), as a user trains
+        # shellcheck disable=SC2086
+        bench_train_unless_finished minatar_ppo "$dir" "MinAtar/$game-v1 seed $seed" \
+            "$skinner" train "MinAtar/$game-v1" --seed "$seed" --threads "$threads" \
+            ${steps:+--total-steps $steps}
         for mode in sampled greedy; do
             flag=; [[ $mode == greedy ]] && flag=--greedy
             # shellcheck disable=SC2086
