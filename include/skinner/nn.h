@@ -109,6 +109,8 @@ SK_API double sk_clip_grad_norm(float *grads, size_t n, double max_norm);
 /* The factor sk_clip_grad_norm scales by for a norm: max_norm / (norm + 1e-6) as a float when
  * below 1, else 1 (no scaling), for a caller that scales its gradients in pieces. */
 SK_API float sk_clip_grad_scale(double norm, double max_norm);
+/* grads *= scale, elementwise (none at 1): sk_clip_grad_norm's scaling, for one piece. */
+SK_API void sk_scale_grads(float *grads, size_t n, float scale);
 
 /* ------------------------------------------------------------ convolutions */
 

@@ -113,10 +113,13 @@ float sk_clip_grad_scale(double norm, double max_norm) {
     return coef < 1.0 ? (float)coef : 1.0f;
 }
 
-double sk_clip_grad_norm(float *grads, size_t n, double max_norm) {
-    double norm = sk_grad_norm(grads, n);
-    float scale = sk_clip_grad_scale(norm, max_norm);
+void sk_scale_grads(float *grads, size_t n, float scale) {
     if (scale != 1.0f)
         for (size_t i = 0; i < n; i++) grads[i] *= scale;
+}
+
+double sk_clip_grad_norm(float *grads, size_t n, double max_norm) {
+    double norm = sk_grad_norm(grads, n);
+    sk_scale_grads(grads, n, sk_clip_grad_scale(norm, max_norm));
     return norm;
 }

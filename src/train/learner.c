@@ -237,13 +237,6 @@ static void minibatch_job(void *ctx, int w, int num_workers) {
  * of 16: each share's Adam takes the vector path over every element, its tail in the last). */
 enum { PARAM_ALIGN = 16 };
 
-/* Runs job on every worker, or on the calling thread alone for one: the two passes below are
- * microseconds long, shorter than waking a pool of one would be worth. */
-static void run_param_job(sk_trainer *tr, sk_parallel_job job, void *ctx) {
-    if (tr->num_threads == 1) job(ctx, 0, 1);
-    else sk_trainer_run_threads(tr, job, ctx);
-}
-
 /* The workers' minibatch gradients summed into ln->grads, worker w its share of the parameters,
  * each element in worker order as one sk_comm_sum_workers_f32 over them all adds it (was a
  * serial pass, the other thread spinning meanwhile: on HalfCheetah's 128-row minibatches the
@@ -275,8 +268,7 @@ static void apply_grads_job(void *ctx, int w, int workers) {
     size_t lo, hi;
     sk_slice_aligned(0, ln->policy.num_params, PARAM_ALIGN, w, workers, &lo, &hi);
     if (hi == lo) return;
-    if (job->clip_scale != 1.0f)
-        for (size_t i = lo; i < hi; i++) ln->grads[i] *= job->clip_scale;
+    sk_scale_grads(ln->grads + lo, hi - lo, job->clip_scale);
     sk_adam_update(ln->params + lo, ln->grads + lo, ln->adam_m + lo, ln->adam_v + lo, hi - lo,
                    job->lr, job->adam, job->step);
 }
@@ -286,7 +278,7 @@ static void apply_grads_job(void *ctx, int w, int workers) {
 static void reduce_minibatch(sk_trainer *tr, sk_ppo_loss_sums *sums) {
     sk_learner *ln = &tr->learner;
     size_t P = ln->policy.num_params;
-    run_param_job(tr, sum_grads_job, tr);
+    sk_trainer_run_threads(tr, sum_grads_job, tr); /* one worker: inline */
     double total[5] = {0};
     for (int w = 0; w < tr->num_threads; w++) {
         const sk_ppo_loss_sums *s = &tr->workers[w].sums;
@@ -381,7 +373,7 @@ void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const c
             }
             apply_job apply = {ln, sk_clip_grad_scale(norm, tr->s.max_grad_norm), lr, adam,
                                ++ln->adam_step};
-            run_param_job(tr, apply_grads_job, &apply);
+            sk_trainer_run_threads(tr, apply_grads_job, &apply);
             total.policy_loss += sums.policy_loss;
             total.value_loss += sums.value_loss;
             total.entropy += sums.entropy;
