@@ -3,6 +3,7 @@
 
 #include "run_files.h"
 #include "trainer_internal.h"
+#include "versus.h"
 
 #include <errno.h>
 #include <math.h>
@@ -35,6 +36,51 @@ int sk_selfplay_pick(const double *ratings, int count, bool by_rating, uint64_t 
         if (check_status_ != SK_OK) return check_status_;                                          \
     } while (0)
 
+/* selfplay.opponents (the text `listed`) as the env's built-in opponents, with
+ * selfplay.opponent_share: each entry one of them, the shares adding up to at most 1. */
+static sk_status configure_opponents(sk_trainer *tr, const char *listed) {
+    sk_selfplay *sp = &tr->sp;
+    char choices[1024], text[1024];
+    snprintf(text, sizeof text, "%s", listed);
+    sp->num_opponents = 0;
+    for (char *save = NULL, *item = strtok_r(text, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        while (*item == ' ') item++;
+        for (char *end = item + strlen(item); end > item && end[-1] == ' ';) *--end = '\0';
+        if (sp->num_opponents == SK_SELFPLAY_MAX_OPPONENTS)
+            return sk_fail(SK_ERR_CONFIG, "selfplay.opponents = '%s': more than %d opponents",
+                           listed, SK_SELFPLAY_MAX_OPPONENTS);
+        sk_opponent who = {0};
+        sk_status status = SK_OK;
+        bool builtin = sk_opponent_find_builtin(&who, tr->env, item, &status);
+        if (status != SK_OK) /* its NAME is one, its ARG wrong: the reason says which */
+            return sk_fail(SK_ERR_CONFIG, "selfplay.opponents: %s", sk_last_error());
+        if (!builtin || strlen(item) >= sizeof sp->opponent_names[0])
+            return sk_fail(SK_ERR_CONFIG, "selfplay.opponents: '%s' is not one of %s's built-in "
+                           "players (expected a comma-separated list of %s; the pool holds past "
+                           "selves)", item, tr->env->id, sk_builtin_choices(tr->env, choices,
+                                                                            sizeof choices));
+        int k = sp->num_opponents++;
+        sp->opponents[k] = who.builtin;
+        sp->opponent_args[k] = who.arg;
+        snprintf(sp->opponent_names[k], sizeof sp->opponent_names[k], "%s", item);
+    }
+    if (sp->opponent_share > 0 && sp->num_opponents == 0)
+        return sk_fail(SK_ERR_CONFIG, "selfplay.opponent_share = %g with no selfplay.opponents "
+                       "(expected a comma-separated list of %s)", sp->opponent_share,
+                       sk_builtin_choices(tr->env, choices, sizeof choices));
+    if (sp->num_opponents > 0 && sp->opponent_share == 0)
+        return sk_fail(SK_ERR_CONFIG, "selfplay.opponents = '%s' are never played: "
+                       "selfplay.opponent_share is 0 (expected the share of games against them, "
+                       "above 0)", listed);
+    if (sp->opponent_share + sp->pool_share > 1.0 + 1e-9 && sp->opponent_share > 0)
+        return sk_fail(SK_ERR_CONFIG, "selfplay.opponent_share = %g and selfplay.pool_share = %g "
+                       "add up to more than 1 (the rest of the games are the learner against "
+                       "itself)", sp->opponent_share, sp->pool_share);
+    sp->env_state = sk_vec_state(tr->vec);
+    return SK_OK;
+}
+
 sk_status sk_selfplay_configure(sk_trainer *tr) {
     sk_selfplay *sp = &tr->sp;
     int64_t v;
@@ -50,6 +96,8 @@ sk_status sk_selfplay_configure(sk_trainer *tr) {
     CHECK(sk_cfg_double(tr->cfg, "selfplay.elo_k", 16.0, 0.0, 1000.0, &sp->elo_k));
     CHECK(sk_cfg_double(tr->cfg, "selfplay.initial_rating", 1000.0, -1e6, 1e6, &sp->initial_rating));
     CHECK(sk_cfg_double(tr->cfg, "selfplay.pool_share", 1.0, 0.0, 1.0, &sp->pool_share));
+    CHECK(sk_cfg_double(tr->cfg, "selfplay.opponent_share", 0.0, 0.0, 1.0, &sp->opponent_share));
+    const char *listed = sk_cfg_string(tr->cfg, "selfplay.opponents", "");
     if (!sp->on) return SK_OK;
     if (tr->env->num_agents != 2)
         return sk_fail(SK_ERR_CONFIG, "selfplay.enabled = true: %s has %d agents per env "
@@ -59,7 +107,7 @@ sk_status sk_selfplay_configure(sk_trainer *tr) {
         return sk_fail(SK_ERR_CONFIG, "selfplay.enabled = true: ppo.horizon = %d must be at least "
                        "half of ppo.num_minibatches = %d (the opponent's rows act from a minibatch "
                        "block's scratch)", tr->s.horizon, tr->s.num_minibatches);
-    return SK_OK;
+    return configure_opponents(tr, listed);
 }
 
 static int envs_of(const sk_trainer *tr) { return tr->rollout.num_rows / 2; }
@@ -68,7 +116,14 @@ static int envs_of(const sk_trainer *tr) { return tr->rollout.num_rows / 2; }
  * rating or uniformly), else -1, the learner itself. A share of 1 draws only the member,
  * as before the share existed, so such runs repeat theirs bit for bit. */
 static int32_t pick_opponent(sk_selfplay *sp, uint64_t *rng) {
-    if (sp->pool_share < 1.0 && sk_rng_double(rng) >= sp->pool_share) return -1;
+    if (sp->opponent_share > 0) { /* a listed opponent, a member or itself, by one draw */
+        double draw = sk_rng_double(rng);
+        if (draw < sp->opponent_share)
+            return -2 - (int32_t)(sk_rng_double(rng) * sp->num_opponents);
+        if (draw >= sp->opponent_share + sp->pool_share) return -1;
+    } else if (sp->pool_share < 1.0 && sk_rng_double(rng) >= sp->pool_share) {
+        return -1;
+    }
     return sk_selfplay_pick(sp->ratings, (int)sp->counters[SK_SELFPLAY_MEMBERS], sp->by_rating,
                             rng);
 }
@@ -126,14 +181,17 @@ sk_status sk_selfplay_check(const sk_trainer *tr, const char *path) {
         return sk_fail(SK_ERR_CORRUPT, "checkpoint '%s': selfplay.counters[1] (next slot) = %lld "
                        "is outside [0, %d] (selfplay.pool_size - 1)", path, (long long)next,
                        sp->pool_size - 1);
-    int lowest = sp->pool_share < 1.0 ? -1 : 0; /* -1: the learner plays itself */
+    /* -1: the learner plays itself; -2 - k: selfplay.opponents' k-th */
+    int lowest = sp->opponent_share > 0 ? -1 - sp->num_opponents : sp->pool_share < 1.0 ? -1 : 0;
     for (int e = 0; e < envs_of(tr); e++)
         if (sp->opponent[e] < lowest || sp->opponent[e] >= members)
             return sk_fail(SK_ERR_CORRUPT, "checkpoint '%s': selfplay.opponent[%d] = %d is "
                            "outside [%d, %lld] (%s)", path, e, (int)sp->opponent[e], lowest,
                            (long long)members - 1,
-                           lowest ? "-1: itself, else one of the pool's members"
-                                  : "the pool's members; selfplay.pool_share = 1");
+                           lowest < -1 ? "-2 - k: selfplay.opponents' k-th, -1: itself, else one "
+                                         "of the pool's members"
+                           : lowest    ? "-1: itself, else one of the pool's members"
+                                       : "the pool's members; selfplay.pool_share = 1");
     return SK_OK;
 }
 
@@ -142,7 +200,23 @@ sk_status sk_selfplay_check(const sk_trainer *tr, const char *path) {
 
 static bool selfplay_is_other(const void *ctx, int row) {
     const sk_selfplay *sp = ctx;
-    return row % 2 != sp->role[row / 2] && sp->opponent[row / 2] >= 0;
+    return row % 2 != sp->role[row / 2] && sp->opponent[row / 2] != -1;
+}
+
+/* The listed opponents' actions for their rows among envs lo..hi-1 at step `at` (the first
+ * row's index into ro->actions): each env's player searches that env's state alone. */
+static void listed_act(const sk_selfplay *sp, sk_rollout *ro, int lo, int hi, size_t at,
+                       int first_row) {
+    size_t H = (size_t)ro->num_heads;
+    for (int e = lo; e < hi; e++) {
+        int k = -2 - sp->opponent[e];
+        if (k < 0) continue;
+        sp->opponents[k]->act(sp->env_state, e, e + 1, sp->opponent_args[k], sp->rng,
+                              sp->opponent_actions);
+        size_t row = (size_t)e * 2 + 1 - (size_t)sp->role[e];
+        memcpy(ro->actions + (at + row - (size_t)first_row) * H, sp->opponent_actions + row * H,
+               H * sizeof(int32_t));
+    }
 }
 
 /* Env e's opponent's group: its member, and with a policy per role, the side it plays. */
@@ -181,6 +255,7 @@ static void selfplay_act(void *ctx, sk_rollout *ro, const sk_policy *policy, sk_
                            ro->actions_f + at * (size_t)ro->action_dim, NULL, NULL, &wk->work,
                            &wk->role);
     }
+    if (sp->opponent_share > 0) listed_act(sp, ro, lo, hi, at, wk->lo);
 }
 
 static void selfplay_after_step(void *ctx, sk_rollout *ro, int lo, int hi, int t,
@@ -199,18 +274,23 @@ static void selfplay_after_step(void *ctx, sk_rollout *ro, int lo, int hi, int t
             sp->role[e] = 1 - sp->role[e];
             sp->opponent[e] = pick_opponent(sp, &sp->rng[e]);
         }
-        /* a pool member's row of the next step is not a sample */
-        if (sp->opponent[e] >= 0)
+        /* a pool member's or a listed opponent's row of the next step is not a sample */
+        if (sp->opponent[e] != -1)
             ro->active[(size_t)(t + 1) * N + (size_t)e * 2 + 1 - (size_t)sp->role[e]] = 0;
     }
 }
 
-/* The games' Elo updates in (step, env) order. */
+/* The games' Elo updates in (step, env) order; a listed opponent's game, its tally. */
 static void selfplay_after_rollout(void *ctx, const sk_rollout *ro) {
     sk_selfplay *sp = ctx;
     double *learner = &sp->ratings[sp->pool_size];
     for (size_t k = 0; k < (size_t)ro->horizon * (size_t)(ro->num_rows / 2); k++) {
         int j = sp->game_opponent[k];
+        if (j <= -2) {
+            sp->vs_score[-2 - j] += sp->game_score[k];
+            sp->vs_games[-2 - j]++;
+            sp->game_opponent[k] = -1;
+        }
         if (j < 0) continue;
         sk_elo_update(learner, &sp->ratings[j], sp->game_score[k], sp->elo_k);
         sp->counters[SK_SELFPLAY_GAMES]++;
@@ -227,6 +307,57 @@ static const sk_rollout_hooks selfplay_hooks = {
 
 const sk_rollout_hooks *sk_selfplay_hooks(const sk_selfplay *sp) {
     return sp->on ? &selfplay_hooks : NULL;
+}
+
+/* The run folder's `name` open in *f for this run's rows, its path in path: a new run starts
+ * the file; a resumed one keeps its rows up to the checkpoint's update, as metrics.csv (a
+ * folder without the file starts one). A file that cannot be written ends the run with the
+ * reason, as metrics.csv's does. Nothing to do once open. */
+static sk_status open_run_csv(const sk_trainer *tr, const char *name, FILE **f, char *path,
+                              size_t size) {
+    snprintf(path, size, "%s/%s", tr->out.run_dir, name);
+    if (*f) return SK_OK;
+    bool resumed = tr->resumed && access(path, F_OK) == 0;
+    if (resumed) {
+        sk_status status = sk_run_truncate_rows(path, tr->progress.update - 1);
+        if (status != SK_OK) return status;
+    }
+    if (!(*f = fopen(path, resumed ? "a" : "w")))
+        return sk_fail(SK_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    return SK_OK;
+}
+
+static sk_status flush_run_csv(FILE *f, const char *path) {
+    if (fflush(f) != 0 || ferror(f))
+        return sk_fail(SK_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    return SK_OK;
+}
+
+/* opponents.csv's row: each listed opponent's mean score over the games that ended since
+ * the last row (empty: none), then its count of them; the tallies start again. */
+static sk_status write_opponents_row(sk_trainer *tr) {
+    sk_selfplay *sp = &tr->sp;
+    if (sp->opponent_share <= 0) return SK_OK;
+    char path[4200];
+    bool fresh = !sp->opponents_csv;
+    CHECK(open_run_csv(tr, "opponents.csv", &sp->opponents_csv, path, sizeof path));
+    if (fresh && ftell(sp->opponents_csv) == 0) {
+        fprintf(sp->opponents_csv, "update");
+        for (int k = 0; k < sp->num_opponents; k++)
+            fprintf(sp->opponents_csv, ",%s score,%s games", sp->opponent_names[k],
+                    sp->opponent_names[k]);
+        fprintf(sp->opponents_csv, "\n");
+    }
+    fprintf(sp->opponents_csv, "%lld", (long long)tr->progress.update);
+    for (int k = 0; k < sp->num_opponents; k++) {
+        if (sp->vs_games[k]) fprintf(sp->opponents_csv, ",%.4f", sp->vs_score[k] / (double)sp->vs_games[k]);
+        else fprintf(sp->opponents_csv, ",");
+        fprintf(sp->opponents_csv, ",%lld", (long long)sp->vs_games[k]);
+        sp->vs_score[k] = 0.0;
+        sp->vs_games[k] = 0;
+    }
+    fprintf(sp->opponents_csv, "\n");
+    return flush_run_csv(sp->opponents_csv, path);
 }
 
 sk_status sk_selfplay_after_update(sk_trainer *tr) {
@@ -254,23 +385,12 @@ sk_status sk_selfplay_after_update(sk_trainer *tr) {
     }
     if (!tr->out.run_dir[0] || tr->comm.rank != 0) return SK_OK;
     char path[4200];
-    snprintf(path, sizeof path, "%s/elo.csv", tr->out.run_dir);
-    if (!sp->elo_csv) {
-        /* as metrics.csv: a new run starts the file, a resumed one keeps its rows up to the
-         * checkpoint's update (a folder without the file starts one); a file that cannot be
-         * written ends the run with the reason, as metrics.csv's does */
-        bool resumed = tr->resumed && access(path, F_OK) == 0;
-        if (resumed) {
-            sk_status status = sk_run_truncate_rows(path, tr->progress.update - 1);
-            if (status != SK_OK) return status;
-        }
-        if (!(sp->elo_csv = fopen(path, resumed ? "a" : "w")))
-            return sk_fail(SK_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-        if (ftell(sp->elo_csv) == 0) {
-            fprintf(sp->elo_csv, "update,games,learner");
-            for (int j = 0; j < sp->pool_size; j++) fprintf(sp->elo_csv, ",pool_%d", j);
-            fprintf(sp->elo_csv, "\n");
-        }
+    bool fresh = !sp->elo_csv;
+    CHECK(open_run_csv(tr, "elo.csv", &sp->elo_csv, path, sizeof path));
+    if (fresh && ftell(sp->elo_csv) == 0) {
+        fprintf(sp->elo_csv, "update,games,learner");
+        for (int j = 0; j < sp->pool_size; j++) fprintf(sp->elo_csv, ",pool_%d", j);
+        fprintf(sp->elo_csv, "\n");
     }
     fprintf(sp->elo_csv, "%lld,%lld,%.3f", (long long)tr->progress.update,
             (long long)sp->counters[SK_SELFPLAY_GAMES], sp->ratings[sp->pool_size]);
@@ -279,9 +399,8 @@ sk_status sk_selfplay_after_update(sk_trainer *tr) {
         else fprintf(sp->elo_csv, ",");
     }
     fprintf(sp->elo_csv, "\n");
-    if (fflush(sp->elo_csv) != 0 || ferror(sp->elo_csv))
-        return sk_fail(SK_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-    return SK_OK;
+    CHECK(flush_run_csv(sp->elo_csv, path));
+    return write_opponents_row(tr);
 }
 
 void sk_selfplay_summary(const sk_trainer *tr, FILE *f) {
@@ -296,5 +415,7 @@ void sk_selfplay_summary(const sk_trainer *tr, FILE *f) {
 
 void sk_selfplay_close(sk_trainer *tr) {
     if (tr->sp.elo_csv) fclose(tr->sp.elo_csv);
+    if (tr->sp.opponents_csv) fclose(tr->sp.opponents_csv);
     tr->sp.elo_csv = NULL;
+    tr->sp.opponents_csv = NULL;
 }

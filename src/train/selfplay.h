@@ -16,6 +16,15 @@
  * each game is against a pool member with that probability (drawn from the
  * env's stream), else the learning policy plays both sides, both agents' rows
  * are samples, and the game rates no one (opponent -1).
+ *
+ * selfplay.opponents (a comma-separated list of the env's built-in opponents,
+ * sk_env_extras.opponents: "alphabeta:2, alphabeta:4") and
+ * selfplay.opponent_share (default 0) add a third kind of game: with that
+ * probability the learner plays one of the list, drawn uniformly (opponent
+ * -2 - k for the list's k-th), whose moves come from the env's own player
+ * (a search of the whole state, never part of a policy). Such games rate no
+ * one; their scores go to opponents.csv beside elo.csv, one column per
+ * listed opponent, the mean score of the games that ended since the last row.
  */
 #ifndef SK_SELFPLAY_H
 #define SK_SELFPLAY_H
@@ -27,6 +36,7 @@
 #include "skinner/env.h"
 
 #define SK_SELFPLAY_MAX_POOL 64
+#define SK_SELFPLAY_MAX_OPPONENTS 8 /* selfplay.opponents' entries */
 
 /* The expected score of a player rated ra against one rated rb:
  * 1 / (1 + 10^((rb - ra) / 400)). */
@@ -44,6 +54,16 @@ typedef struct sk_selfplay {
     int pool_size, snapshot_every;
     bool by_rating;
     double elo_k, initial_rating, pool_share;
+    double opponent_share;      /* selfplay.opponent_share: games against a listed opponent */
+    int num_opponents;          /* selfplay.opponents' entries */
+    const sk_env_opponent *opponents[SK_SELFPLAY_MAX_OPPONENTS]; /* the env's entries */
+    int opponent_args[SK_SELFPLAY_MAX_OPPONENTS];                /* NAME:ARG's values */
+    char opponent_names[SK_SELFPLAY_MAX_OPPONENTS][32];          /* as listed: "alphabeta:4" */
+    void *env_state;            /* what the listed opponents read (sk_vec_state) */
+    int32_t *opponent_actions;  /* (rows, heads) their actions, each env's rows written alone */
+    double vs_score[SK_SELFPLAY_MAX_OPPONENTS]; /* since opponents.csv's last row */
+    int64_t vs_games[SK_SELFPLAY_MAX_OPPONENTS];
+    FILE *opponents_csv;
     float *pool;            /* (pool_size, num_params) snapshots */
     float *pool_t;          /* (pool_size, num_params) their weights transposed for the
                                rollout, made where a member is written */
@@ -51,12 +71,14 @@ typedef struct sk_selfplay {
                                    them: one a write, none a rollout) */
     double *ratings;        /* (pool_size + 1) the pool's, then the learner's */
     int64_t *counters;      /* (SK_SELFPLAY_COUNTERS) */
-    int32_t *opponent;      /* (envs) the snapshot each env's learner plays; -1: itself */
+    int32_t *opponent;      /* (envs) the snapshot each env's learner plays; -1: itself;
+                               -2 - k: selfplay.opponents' k-th */
     int32_t *role;          /* (envs) the learner's agent in each env */
     uint64_t *rng;          /* (envs) each env's stream for picking opponents */
     uint8_t *unrated;       /* (envs) 1: the game under way began against a pool member a
                                snapshot has since replaced; its result rates no one */
-    int32_t *game_opponent; /* (T, envs) the snapshot of a game that ended there, or -1 */
+    int32_t *game_opponent; /* (T, envs) the snapshot of a game that ended there (-2 - k: a
+                               listed opponent), or -1 */
     float *game_score;      /* (T, envs) the learner's score of that game */
     FILE *elo_csv;
 } sk_selfplay;
@@ -78,7 +100,8 @@ sk_status sk_selfplay_configure(struct sk_trainer *tr);
 void sk_selfplay_start(struct sk_trainer *tr);
 /* After a checkpoint's restore (path: for the message): SK_ERR_CORRUPT unless the pool's
  * member count is 1..pool_size, its next slot 0..pool_size - 1 and every env's opponent a
- * member (they index the pool and the ratings), or -1 when selfplay.pool_share < 1. */
+ * member (they index the pool and the ratings), or -1 when selfplay.pool_share < 1, or
+ * -2 - k for a listed opponent k while selfplay.opponent_share > 0. */
 sk_status sk_selfplay_check(const struct sk_trainer *tr, const char *path);
 /* Self-play's row of the rollout's hooks (trainer_internal.h), with sp as their context:
  * the opponents' actions, each finished game recorded (roles swapped, the next opponent

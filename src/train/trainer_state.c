@@ -106,12 +106,14 @@ const sk_trainer_array sk_trainer_arrays[] = {
     {"selfplay.ratings", SK_ARRAY_F64, AT(sp.ratings), SK_SIZE_SP_RATINGS, RANGE(-1e9, 1e9)},
     {"selfplay.counters", SK_ARRAY_I64, AT(sp.counters), SK_SIZE_SP_COUNTERS, RANGE(0, 1e18)},
     {"selfplay.opponent", SK_ARRAY_I32, AT(sp.opponent), SK_SIZE_SP_ENVS,
-     RANGE(-1, SK_SELFPLAY_MAX_POOL - 1)}, /* -1: itself (selfplay.pool_share < 1) */
+     /* -1: itself (selfplay.pool_share < 1); -2 - k: a listed opponent (sk_selfplay_check) */
+     RANGE(-1 - SK_SELFPLAY_MAX_OPPONENTS, SK_SELFPLAY_MAX_POOL - 1)},
     {"selfplay.role", SK_ARRAY_I32, AT(sp.role), SK_SIZE_SP_ENVS, RANGE(0, 1)},
     {"selfplay.rng", SK_ARRAY_U64, AT(sp.rng), SK_SIZE_SP_ENVS, NO_RANGE},
     {"selfplay.unrated", SK_ARRAY_U8, AT(sp.unrated), SK_SIZE_SP_ENVS, OPTIONAL_RANGE(0, 1)},
     {NULL, SK_ARRAY_I32, AT(sp.game_opponent), SK_SIZE_SP_GAMES, NO_RANGE},
     {NULL, SK_ARRAY_F32, AT(sp.game_score), SK_SIZE_SP_GAMES, NO_RANGE},
+    {NULL, SK_ARRAY_I32, AT(sp.opponent_actions), SK_SIZE_SP_OPPONENT_ACTIONS, NO_RANGE},
     /* each worker's: its gradient share, its gathered minibatch block, the truncation
      * bootstrap's copies and its episodes of a rollout */
     {NULL, SK_ARRAY_F32, WORKER(grads), SK_SIZE_W_PARAMS, NO_RANGE},
@@ -234,6 +236,8 @@ size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
     case SK_SIZE_SP_COUNTERS: return tr->sp.on ? SK_SELFPLAY_COUNTERS : 0;
     case SK_SIZE_SP_ENVS: return tr->sp.on ? num_rows / 2 : 0;
     case SK_SIZE_SP_GAMES: return tr->sp.on ? (size_t)tr->s.horizon * num_rows / 2 : 0;
+    case SK_SIZE_SP_OPPONENT_ACTIONS:
+        return tr->sp.on && tr->sp.opponent_share > 0 ? num_rows * (size_t)tr->num_heads : 0;
     default: break; /* per worker: array_count */
     }
     SK_ASSERT(false && "unknown size kind");

@@ -45,6 +45,7 @@ typedef enum sk_size_kind {
     SK_SIZE_SP_COUNTERS,  /* SK_SELFPLAY_COUNTERS */
     SK_SIZE_SP_ENVS,      /* the envs (rows / 2) */
     SK_SIZE_SP_GAMES,     /* T x the envs */
+    SK_SIZE_SP_OPPONENT_ACTIONS, /* rows x heads, with selfplay.opponent_share > 0 */
     /* per worker (the row's offset is into sk_worker); slice: its envs, block: its share of
      * a minibatch, block_sequences x L rows */
     SK_SIZE_W_PARAMS,

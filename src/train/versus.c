@@ -32,24 +32,38 @@ void sk_wilson_interval(int count, int total, double z, double *low, double *hig
     *high = count == total ? 1.0 : fmin(1.0, centre + half);
 }
 
+/* env's built-in opponents, each after `separator` ("alphabeta:DEPTH (1..10)"), from text +
+ * used; returns the new length. */
+static size_t list_builtins(const sk_env_def *env, char *text, size_t size, size_t used,
+                            const char *separator) {
+    for (const sk_env_opponent *o = sk_env_extras_of(env)->opponents; o && o->name && used < size;
+         o++, separator = ", ") {
+        if (o->arg_name)
+            used += (size_t)snprintf(text + used, size - used, "%s%s:%s (%d..%d)", separator,
+                                     o->name, o->arg_name, o->arg_low, o->arg_high);
+        else
+            used += (size_t)snprintf(text + used, size - used, "%s%s", separator, o->name);
+    }
+    return used;
+}
+
+const char *sk_builtin_choices(const sk_env_def *env, char *text, size_t size) {
+    snprintf(text, size, "(none)");
+    list_builtins(env, text, size, 0, "");
+    return text;
+}
+
 void sk_opponent_choices(const sk_env_def *env, char *text, size_t size) {
     const sk_env_extras *extras = sk_env_extras_of(env);
     size_t used = (size_t)snprintf(text, size, "random");
     if (extras->heuristic && used < size) used += (size_t)snprintf(text + used, size - used, ", heuristic");
-    for (const sk_env_opponent *o = extras->opponents; o && o->name && used < size; o++) {
-        if (o->arg_name)
-            used += (size_t)snprintf(text + used, size - used, ", %s:%s (%d..%d)", o->name,
-                                     o->arg_name, o->arg_low, o->arg_high);
-        else
-            used += (size_t)snprintf(text + used, size - used, ", %s", o->name);
-    }
+    used = list_builtins(env, text, size, used, ", ");
     if (used < size)
         snprintf(text + used, size - used,
                  ", or a checkpoint of %s (a run folder or its policy.safetensors)", env->id);
 }
 
-/* spec as one of the env's opponents (NAME or NAME:ARG): true when its name is one. */
-static bool find_builtin(sk_opponent *out, const sk_env_def *env, const char *spec,
+bool sk_opponent_find_builtin(sk_opponent *out, const sk_env_def *env, const char *spec,
                          sk_status *status) {
     const char *colon = strchr(spec, ':');
     size_t name_length = colon ? (size_t)(colon - spec) : strlen(spec);
@@ -109,7 +123,7 @@ sk_status sk_opponent_resolve(sk_opponent *out, const sk_env_def *env, const cha
         out->kind = SK_OPPONENT_HEURISTIC;
         return SK_OK;
     }
-    if (find_builtin(out, env, spec, &status)) return status;
+    if (sk_opponent_find_builtin(out, env, spec, &status)) return status;
     char path[4200];
     if (!checkpoint_file(spec, path, sizeof path)) {
         if (strchr(spec, '/') || strstr(spec, ".safetensors"))

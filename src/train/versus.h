@@ -33,11 +33,18 @@ typedef struct sk_opponent {
  * left to free. */
 sk_status sk_opponent_resolve(sk_opponent *out, const sk_env_def *env, const char *spec);
 void sk_opponent_free(sk_opponent *opponent);
+/* spec as one of env's built-in opponents (NAME or NAME:ARG) into out: true when its NAME is
+ * one, with *status SK_OK or the reason its ARG is wrong (left as it was otherwise). */
+bool sk_opponent_find_builtin(sk_opponent *out, const sk_env_def *env, const char *spec,
+                              sk_status *status);
 
 /* What env offers, for messages and --help: "random, heuristic,
  * alphabeta:DEPTH (1..10), or a checkpoint of ConnectFour-v1 (a run folder or
  * its policy.safetensors)". */
 void sk_opponent_choices(const sk_env_def *env, char *text, size_t size);
+/* Only env's built-in opponents ("alphabeta:DEPTH (1..10)"; "(none)" without any), into
+ * text, which it returns. */
+const char *sk_builtin_choices(const sk_env_def *env, char *text, size_t size);
 
 /* sk_evaluate_versus for a policy already loaded and an opponent already
  * resolved (both borrowed). */

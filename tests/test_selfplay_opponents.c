@@ -1,0 +1,227 @@
+/*
+ * Self-play against the env's built-in players (issue 52 ask 3): selfplay.opponents and
+ * selfplay.opponent_share (src/train/selfplay.c). A share of the games goes to Connect Four's
+ * alpha-beta searcher, which plays its rows from the whole board, scores in opponents.csv
+ * and rates no one; bad settings and bad checkpoints are refused by name; runs repeat and
+ * resume bit for bit.
+ */
+#include "test_recorder.h"
+
+#include "train/selfplay.h"
+#include "train/trainer_internal.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+static char g_dir[64];
+
+/* Connect Four v0, 8 envs x 16 steps x 2 agents an update, self-play with a pool of 3 and
+ * the given share of games against `opponents`. */
+static sk_config *c4_config(const char *steps, const char *opponents, const char *share,
+                            const char *pool_share) {
+    sk_config *cfg = sk_config_new();
+    sk_config_set(cfg, "env.id", "ConnectFour-v0");
+    sk_config_set(cfg, "env.num_envs", "8");
+    sk_config_set(cfg, "ppo.horizon", "16");
+    sk_config_set(cfg, "ppo.num_minibatches", "4");
+    sk_config_set(cfg, "ppo.anneal_lr", "false"); /* a half run anneals as the whole one */
+    sk_config_set(cfg, "train.total_steps", steps);
+    sk_config_set(cfg, "train.threads", "2");
+    sk_config_set(cfg, "train.checkpoint_every", "0");
+    sk_config_set(cfg, "selfplay.enabled", "true");
+    sk_config_set(cfg, "selfplay.pool_size", "3");
+    sk_config_set(cfg, "selfplay.snapshot_every", "2");
+    if (opponents) sk_config_set(cfg, "selfplay.opponents", opponents);
+    if (share) sk_config_set(cfg, "selfplay.opponent_share", share);
+    if (pool_share) sk_config_set(cfg, "selfplay.pool_share", pool_share);
+    return cfg;
+}
+
+static void expect_config_refused(sk_config *cfg, const char *needle) {
+    sk_trainer *tr = NULL;
+    sk_status status = sk_trainer_create(&tr, cfg);
+    const char *message = sk_last_error();
+    if (status == SK_OK) fail_msg("created, where '%s' was expected", needle);
+    print_message("refused: %s\n", message);
+    assert_int_equal(status, SK_ERR_CONFIG);
+    if (!strstr(message, needle)) fail_msg("message lacks '%s': %s", needle, message);
+    sk_config_free(cfg);
+}
+
+/* A player that is not the env's own, a depth outside 1..10, a share without players or
+ * players without a share, and shares adding up past 1: each refused with what was wrong. */
+static void test_refused_settings(void **state) {
+    (void)state;
+    expect_config_refused(c4_config("1024", "random", "0.2", "0.2"),
+                          "'random' is not one of ConnectFour-v0's built-in players (expected a "
+                          "comma-separated list of alphabeta:DEPTH (1..10)");
+    expect_config_refused(c4_config("1024", "alphabeta:2, alphabeta:11", "0.2", "0.2"),
+                          "DEPTH '11' (expected an integer from 1 to 10)");
+    expect_config_refused(c4_config("1024", "alphabeta", "0.2", "0.2"), "needs its DEPTH");
+    expect_config_refused(c4_config("1024", NULL, "0.2", "0.2"),
+                          "selfplay.opponent_share = 0.2 with no selfplay.opponents");
+    expect_config_refused(c4_config("1024", "alphabeta:2", NULL, "0.2"),
+                          "'alphabeta:2' are never played: selfplay.opponent_share is 0");
+    /* pool_share's default is 1: every game against the pool */
+    expect_config_refused(c4_config("1024", "alphabeta:2", "0.2", NULL),
+                          "selfplay.opponent_share = 0.2 and selfplay.pool_share = 1 add up to "
+                          "more than 1");
+}
+
+/* The run folder's opponents.csv: its header, then each row's scores and game counts summed
+ * into score[k] (games-weighted) and games[k]; returns the rows. */
+static int read_opponents_csv(const char *dir, const char *header, double *score,
+                              long long *games, int count) {
+    char path[256], line[512];
+    snprintf(path, sizeof path, "%s/opponents.csv", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) fail_msg("no %s", path);
+    if (!fgets(line, sizeof line, f)) fail_msg("%s is empty", path);
+    line[strcspn(line, "\n")] = 0;
+    if (strcmp(line, header) != 0) fail_msg("%s's header: '%s' (expected '%s')", path, line, header);
+    int rows = 0;
+    for (int k = 0; k < count; k++) score[k] = 0.0, games[k] = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *p = strchr(line, ',');
+        assert_non_null(p);
+        assert_int_equal(atoi(line), rows + 1); /* a row an update, in order */
+        for (int k = 0; k < count; k++) {
+            double mean = p[1] == ',' ? 0.0 : strtod(p + 1, NULL); /* empty: no game */
+            p = strchr(p + 1, ',');
+            assert_non_null(p);
+            long long n = strtoll(p + 1, NULL, 10);
+            if (n == 0 && p[-1] != ',') fail_msg("a score without games in '%s'", line);
+            if (mean < 0.0 || mean > 1.0) fail_msg("a score outside [0, 1] in '%s'", line);
+            score[k] += mean * (double)n;
+            games[k] += n;
+            p = strchr(p + 1, ',');
+            if (k + 1 < count) assert_non_null(p);
+        }
+        rows++;
+    }
+    fclose(f);
+    for (int k = 0; k < count; k++) score[k] = games[k] ? score[k] / (double)games[k] : -1.0;
+    return rows;
+}
+
+/* Every game against the searcher (opponent_share 1): its rows are its moves, so a fresh
+ * policy scores near 0 against depth 4 (if the policy played them too, as in self-play, the
+ * mean would be near 0.5); both listed players are met; no game is rated; the learner's
+ * episodes are its own games only (its rows are the only samples). With a share of 0.5
+ * beside a pool's 0.25, games go to both. */
+static void test_games_against_the_searcher(void **state) {
+    (void)state;
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/all", g_dir);
+    sk_config *cfg = c4_config("8192", "alphabeta:4, alphabeta:3", "1", "0");
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    assert_int_equal(sk_trainer_set_run_dir(tr, dir), SK_OK);
+    if (sk_trainer_run(tr) != SK_OK) fail_msg("training failed: %s", sk_trainer_last_error(tr));
+    assert_int_equal(tr->sp.counters[SK_SELFPLAY_GAMES], 0);
+    assert_true(tr->sp.ratings[tr->sp.pool_size] == 1000.0);
+    sk_trainer_destroy(tr);
+    sk_config_free(cfg);
+    double score[2];
+    long long games[2];
+    int rows = read_opponents_csv(dir, "update,alphabeta:4 score,alphabeta:4 games,"
+                                  "alphabeta:3 score,alphabeta:3 games", score, games, 2);
+    print_message("%d rows; depth 4: %lld games, score %.3f; depth 3: %lld games, score %.3f\n",
+                  rows, games[0], score[0], games[1], score[1]);
+    assert_int_equal(rows, 32); /* 8192 / (8 x 16 x 2) updates */
+    if (games[0] < 50 || games[1] < 50) fail_msg("%lld and %lld games", games[0], games[1]);
+    if (score[0] > 0.25) fail_msg("a fresh policy scored %.3f against depth 4", score[0]);
+
+    snprintf(dir, sizeof dir, "%s/mixed", g_dir);
+    cfg = c4_config("8192", "alphabeta:1", "0.5", "0.25");
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    assert_int_equal(sk_trainer_set_run_dir(tr, dir), SK_OK);
+    assert_int_equal(sk_trainer_run(tr), SK_OK);
+    int64_t rated = tr->sp.counters[SK_SELFPLAY_GAMES];
+    sk_trainer_destroy(tr);
+    sk_config_free(cfg);
+    read_opponents_csv(dir, "update,alphabeta:1 score,alphabeta:1 games", score, games, 1);
+    print_message("mixed: %lld rated games, %lld against depth 1\n", (long long)rated, games[0]);
+    if (rated <= 0 || games[0] <= rated)
+        fail_msg("%lld rated, %lld listed (expected some, the listed twice the pool's)",
+                 (long long)rated, games[0]);
+}
+
+/* Two runs repeat each other, and a run stopped halfway and resumed (each env's opponent, a
+ * listed one among them, and its stream in the checkpoint) continues as the one that did not
+ * stop; opponents.csv keeps the rows up to the checkpoint's update and goes on. */
+static void test_identical_and_resumed(void **state) {
+    (void)state;
+    static recorder once, twice, first, second;
+    char path[128], dir[128];
+    snprintf(path, sizeof path, "%s/half.safetensors", g_dir);
+    snprintf(dir, sizeof dir, "%s/resumed", g_dir);
+    sk_config *whole = c4_config("4096", "alphabeta:2, alphabeta:3", "0.4", "0.3");
+    sk_config *half = c4_config("2048", "alphabeta:2, alphabeta:3", "0.4", "0.3");
+    train_recorded(whole, &once, NULL, NULL, NULL);
+    train_recorded(whole, &twice, NULL, NULL, NULL);
+    assert_int_equal(once.count, 16);
+    assert_memory_equal(once.rows, twice.rows, sizeof once.rows[0] * 16);
+    train_recorded(half, &first, NULL, path, dir);
+    train_recorded(whole, &second, path, NULL, dir);
+    assert_int_equal(first.count + second.count, 16);
+    for (int i = 0; i < second.count; i++)
+        if (memcmp(&second.rows[i], &once.rows[first.count + i], sizeof once.rows[0]) != 0)
+            fail_msg("update %d differs after resuming", first.count + i + 1);
+    double score[2];
+    long long games[2];
+    assert_int_equal(read_opponents_csv(dir, "update,alphabeta:2 score,alphabeta:2 games,"
+                                        "alphabeta:3 score,alphabeta:3 games", score, games, 2),
+                     16);
+    sk_config_free(whole);
+    sk_config_free(half);
+}
+
+/* A checkpoint whose env plays a listed opponent past the list (-3 with one listed: the
+ * rollout would call opponents[1]) is refused, and so is a listed opponent's -2 in a run
+ * without any. */
+static void test_bad_opponent_refused(void **state) {
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/bad.safetensors", g_dir);
+    for (int c = 0; c < 2; c++) {
+        sk_config *cfg = c4_config("1024", "alphabeta:2", "0.5", "0.2");
+        sk_trainer *tr = NULL;
+        assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+        assert_int_equal(sk_trainer_run(tr), SK_OK);
+        tr->sp.opponent[5] = c == 0 ? -3 : -2;
+        assert_int_equal(sk_trainer_save(tr, path), SK_OK);
+        sk_trainer_destroy(tr);
+        sk_config_free(cfg);
+        cfg = c == 0 ? c4_config("1024", "alphabeta:2", "0.5", "0.2")
+                     : c4_config("1024", NULL, NULL, "0.2");
+        assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+        sk_status status = sk_trainer_resume(tr, path);
+        const char *message = sk_trainer_last_error(tr);
+        print_message("refused: %s\n", message);
+        assert_int_equal(status, SK_ERR_CORRUPT);
+        const char *want = c == 0 ? "selfplay.opponent[5] = -3 is outside [-2, 2] (-2 - k: "
+                                    "selfplay.opponents' k-th"
+                                  : "selfplay.opponent[5] = -2 is outside [-1, 2]";
+        if (!strstr(message, want)) fail_msg("message lacks '%s': %s", want, message);
+        sk_trainer_destroy(tr);
+        sk_config_free(cfg);
+    }
+}
+
+int main(void) {
+    snprintf(g_dir, sizeof g_dir, "/tmp/skinner_opponents_%d", (int)getpid());
+    char command[160];
+    snprintf(command, sizeof command, "rm -rf %s && mkdir -p %s", g_dir, g_dir);
+    if (system(command) != 0) return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_refused_settings),
+        cmocka_unit_test(test_games_against_the_searcher),
+        cmocka_unit_test(test_identical_and_resumed),
+        cmocka_unit_test(test_bad_opponent_refused),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    snprintf(command, sizeof command, "rm -rf %s", g_dir);
+    if (system(command) != 0) return 1;
+    return failed;
+}
