@@ -62,6 +62,9 @@ static void test_refused_settings(void **state) {
                           "selfplay.opponent_share = 0.2 with no selfplay.opponents");
     expect_config_refused(c4_config("1024", "alphabeta:2", NULL, "0.2"),
                           "'alphabeta:2' are never played: selfplay.opponent_share is 0");
+    sk_config *off = c4_config("1024", "alphabeta:2", "0.2", "0.2");
+    sk_config_set(off, "selfplay.enabled", "false");
+    expect_config_refused(off, "they need selfplay.enabled = true");
     /* pool_share's default is 1: every game against the pool */
     expect_config_refused(c4_config("1024", "alphabeta:2", "0.2", NULL),
                           "selfplay.opponent_share = 0.2 and selfplay.pool_share = 1 add up to "

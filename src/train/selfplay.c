@@ -98,6 +98,9 @@ sk_status sk_selfplay_configure(sk_trainer *tr) {
     CHECK(sk_cfg_double(tr->cfg, "selfplay.pool_share", 1.0, 0.0, 1.0, &sp->pool_share));
     CHECK(sk_cfg_double(tr->cfg, "selfplay.opponent_share", 0.0, 0.0, 1.0, &sp->opponent_share));
     const char *listed = sk_cfg_string(tr->cfg, "selfplay.opponents", "");
+    if (!sp->on && (listed[0] || sp->opponent_share > 0))
+        return sk_fail(SK_ERR_CONFIG, "selfplay.opponents and selfplay.opponent_share share "
+                       "self-play's games: they need selfplay.enabled = true");
     if (!sp->on) return SK_OK;
     if (tr->env->num_agents != 2)
         return sk_fail(SK_ERR_CONFIG, "selfplay.enabled = true: %s has %d agents per env "
