@@ -42,7 +42,7 @@ mean() { printf '%s\n' "$@" | awk '{ s += $1 } END { printf "%.1f", s / NR }'; }
 # the win rates of CHECKPOINT [--sample] at depths 1..6, match seed 1, as "a / b / ..."
 depths() {
     C4_ENV=ConnectFour-v1 C4_MIN_DEPTH=1 "$bench" "$1" "$games" 6 1 ${2:-} | tail -n 6 |
-        awk -F'|' '{ gsub(/ /, "", $7); printf "%s%s", NR > 1 ? " / " : "", $7 }'
+        awk -F'|' '{ gsub(/ /, "", $7); printf "%s%s", (NR > 1 ? " / " : ""), $7 }'
 }
 rows=() curves=() depth_rows=()
 for seed in $seeds; do
@@ -72,8 +72,8 @@ out=$root/bench/results/$(date -u +%Y-%m-%d)-$commit-connect4-seeds.md
 {
     echo "# Connect Four v1 against alpha-beta depth $depth, training seeds $seeds ($(date -u +%Y-%m-%d), $commit)"
     echo
-    echo "Machine: $cpu ($(nproc) cores). Trained with \`skinner train ConnectFour-v1 --train.seed SEED $*\`"
-    echo "(configs/connect4_cnn.ini), then \`C4_ENV=ConnectFour-v1 C4_MIN_DEPTH=$depth $bench"
+    echo "Machine: $cpu ($(nproc) cores; lscpu). Trained with \`skinner train ConnectFour-v1 --train.seed SEED $*\`"
+    echo "(configs/connect4_cnn.ini), then \`C4_ENV=ConnectFour-v1 C4_MIN_DEPTH=$depth ${bench#"$root"/}"
     echo "RUN/policy.safetensors $games $depth MATCH\` (greedy) and the same with \`--sample\`."
     echo
     echo "| training seed | agent steps | greedy, match 1 | sampled, match 1 | greedy, $matches matches | sampled, $matches matches |"
