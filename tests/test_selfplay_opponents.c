@@ -212,6 +212,41 @@ static void test_bad_opponent_refused(void **state) {
     }
 }
 
+/* docs/multiagent.md's self-play section's sh blocks, line by line, verbatim in the test's
+ * folder (`skinner` as the built program): the run trains and its opponents.csv holds both
+ * listed players' columns and rows. */
+static void test_docs_commands(void **state) {
+    (void)state;
+    char path[600], line[1000], command[2400], text[8192];
+    snprintf(path, sizeof path, "%s/docs/multiagent.md", SKINNER_SOURCE_DIR);
+    FILE *doc = fopen(path, "r");
+    assert_non_null(doc);
+    bool in_section = false, in_sh = false;
+    int ran = 0;
+    while (fgets(line, sizeof line, doc)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, "## ", 3) == 0)
+            in_section = strcmp(line, "## Self-play with an Elo-rated pool") == 0;
+        if (strncmp(line, "```", 3) == 0) {
+            in_sh = !in_sh && strcmp(line, "```sh") == 0;
+            continue;
+        }
+        if (!in_section || !in_sh || !line[0]) continue;
+        bool ours = strncmp(line, "skinner ", 8) == 0;
+        snprintf(command, sizeof command, "cd %s && SKINNER_CONFIG_DIR=%s/configs %s%s 2>&1", g_dir,
+                 SKINNER_SOURCE_DIR, ours ? SKINNER_BINARY : "", ours ? line + 7 : line);
+        int code = test_run_command(command, text, sizeof text);
+        const char *want = ours ? "run folder: runs/c4-searcher"
+                                : "update,alphabeta:1 score,alphabeta:1 games,alphabeta:3 score,"
+                                  "alphabeta:3 games\n1,";
+        if (code != 0 || !strstr(text, want))
+            fail_msg("%s: exit %d, no '%s' in:\n%s", line, code, want, text);
+        ran++;
+    }
+    fclose(doc);
+    assert_int_equal(ran, 2);
+}
+
 int main(void) {
     snprintf(g_dir, sizeof g_dir, "/tmp/skinner_opponents_%d", (int)getpid());
     char command[160];
@@ -222,6 +257,7 @@ int main(void) {
         cmocka_unit_test(test_games_against_the_searcher),
         cmocka_unit_test(test_identical_and_resumed),
         cmocka_unit_test(test_bad_opponent_refused),
+        cmocka_unit_test(test_docs_commands),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     snprintf(command, sizeof command, "rm -rf %s", g_dir);
