@@ -361,9 +361,10 @@ static void test_cli_video(void **state) {
     (void)state;
     char dir[64] = "/tmp/skinner-video-cli-XXXXXX", out[8192];
     assert_non_null(mkdtemp(dir));
-    assert_int_equal(run_skinner(dir, "train CartPole-v1 --total-steps 4096 --run-dir cp --quiet",
-                                 out, sizeof out), 0);
-    int code = run_skinner(dir, "eval CartPole-v1 --checkpoint cp --episodes 2 --greedy --video "
+    int code = run_skinner(dir, "train CartPole-v1 --total-steps 4096 --run-dir cp --quiet", out,
+                           sizeof out);
+    if (code != 0) fail_msg("train CartPole-v1: exit %d:\n%s", code, out);
+    code = run_skinner(dir, "eval CartPole-v1 --checkpoint cp --episodes 2 --greedy --video "
                                 "cp.mp4 --fps 50", out, sizeof out);
     if (code != 0 || !strstr(out, "CartPole-v1: 2 episodes,") || !strstr(out, "to cp.mp4"))
         fail_msg("eval --video: exit %d:\n%s", code, out);
@@ -373,8 +374,9 @@ static void test_cli_video(void **state) {
     assert_int_equal(sscanf(strstr(out, "episodes, ") + strlen("episodes, "), "%d", &frames), 1);
     assert_int_equal(decode(path, 600, 400, NULL, 0, NULL), frames);
     /* ConnectFour-v1, which had no render: its two players' moves, a frame each */
-    assert_int_equal(run_skinner(dir, "train ConnectFour-v1 --total-steps 4096 --run-dir c4 --quiet",
-                                 out, sizeof out), 0);
+    code = run_skinner(dir, "train ConnectFour-v1 --total-steps 4096 --run-dir c4 --quiet", out,
+                       sizeof out);
+    if (code != 0) fail_msg("train ConnectFour-v1: exit %d:\n%s", code, out);
     code = run_skinner(dir, "eval ConnectFour-v1 --checkpoint c4 --episodes 2 --video c4.gif", out,
                        sizeof out);
     if (code != 0 || !strstr(out, "ConnectFour-v1: 2 episodes,") || !strstr(out, "to c4.gif"))
