@@ -894,17 +894,7 @@ static void save_with(const char *path, int which, int64_t value) {
 static void expect_refused(const char *path, const char *needle1, const char *needle2) {
     sk_config *cfg = duel_config("ConnectFour-v0", "2048");
     set_selfplay(cfg);
-    sk_trainer *tr = NULL;
-    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
-    sk_status status = sk_trainer_resume(tr, path);
-    const char *message = sk_trainer_last_error(tr);
-    if (status == SK_OK) fail_msg("a checkpoint with %s resumed", needle1);
-    print_message("refused: %s\n", message);
-    if (!strstr(message, needle1) || !strstr(message, needle2))
-        fail_msg("message lacks '%s'/'%s': %s", needle1, needle2, message);
-    assert_int_equal(status, SK_ERR_CORRUPT);
-    sk_trainer_destroy(tr);
-    sk_config_free(cfg);
+    expect_resume_refused(cfg, path, needle1, needle2);
 }
 
 /* The pool holds selfplay.pool_size = 3 snapshots: a count of members past

@@ -38,4 +38,21 @@ static inline void train_recorded(sk_config *cfg, recorder *rec, const char *res
     sk_trainer_destroy(tr);
 }
 
+/* A trainer made from cfg refuses to resume from `path` as corrupt, its message holding
+ * needle (and needle2, if given); cfg is freed. */
+static inline void expect_resume_refused(sk_config *cfg, const char *path, const char *needle,
+                                         const char *needle2) {
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    sk_status status = sk_trainer_resume(tr, path);
+    const char *message = sk_trainer_last_error(tr);
+    if (status == SK_OK) fail_msg("a checkpoint with %s resumed", needle);
+    print_message("refused: %s\n", message);
+    if (!strstr(message, needle) || (needle2 && !strstr(message, needle2)))
+        fail_msg("message lacks '%s'/'%s': %s", needle, needle2 ? needle2 : "", message);
+    assert_int_equal(status, SK_ERR_CORRUPT);
+    sk_trainer_destroy(tr);
+    sk_config_free(cfg);
+}
+
 #endif

@@ -6,6 +6,7 @@
 #include "versus.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
@@ -55,7 +56,7 @@ static sk_status configure_opponents(sk_trainer *tr, const char *listed) {
         bool builtin = sk_opponent_find_builtin(&who, tr->env, item, &status);
         if (status != SK_OK) /* its NAME is one, its ARG wrong: the reason says which */
             return sk_fail(SK_ERR_CONFIG, "selfplay.opponents: %s", sk_last_error());
-        if (!builtin || strlen(item) >= sizeof sp->opponent_names[0])
+        if (!builtin)
             return sk_fail(SK_ERR_CONFIG, "selfplay.opponents: '%s' is not one of %s's built-in "
                            "players (expected a comma-separated list of %s; the pool holds past "
                            "selves)", item, tr->env->id, sk_builtin_choices(tr->env, choices,
@@ -63,7 +64,6 @@ static sk_status configure_opponents(sk_trainer *tr, const char *listed) {
         int k = sp->num_opponents++;
         sp->opponents[k] = who.builtin;
         sp->opponent_args[k] = who.arg;
-        snprintf(sp->opponent_names[k], sizeof sp->opponent_names[k], "%s", item);
     }
     if (sp->opponent_share > 0 && sp->num_opponents == 0)
         return sk_fail(SK_ERR_CONFIG, "selfplay.opponent_share = %g with no selfplay.opponents "
@@ -208,18 +208,24 @@ static bool selfplay_is_other(const void *ctx, int row) {
 
 /* The listed opponents' actions for their rows among envs lo..hi-1 at step `at` (the first
  * row's index into ro->actions): each env's player searches that env's state alone. */
-static void listed_act(const sk_selfplay *sp, sk_rollout *ro, int lo, int hi, size_t at,
+static void listed_act(sk_selfplay *sp, sk_rollout *ro, int lo, int hi, size_t at,
                        int first_row) {
     size_t H = (size_t)ro->num_heads;
+    int64_t steps = 0, searched = 0;
     for (int e = lo; e < hi; e++) {
         int k = -2 - sp->opponent[e];
         if (k < 0) continue;
+        steps++;
+        if (sp->listed_waits[e]) continue; /* the learner moves: the env ignores this row */
+        searched++;
         sp->opponents[k]->act(sp->env_state, e, e + 1, sp->opponent_args[k], sp->rng,
                               sp->opponent_actions);
         size_t row = (size_t)e * 2 + 1 - (size_t)sp->role[e];
         memcpy(ro->actions + (at + row - (size_t)first_row) * H, sp->opponent_actions + row * H,
                H * sizeof(int32_t));
     }
+    __atomic_fetch_add(&sp->listed_steps[0], steps, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&sp->listed_steps[1], searched, __ATOMIC_RELAXED);
 }
 
 /* Env e's opponent's group: its member, and with a policy per role, the side it plays. */
@@ -232,7 +238,7 @@ static int pool_group(const sk_selfplay *sp, int e, int roles) {
  * member's rows through its snapshot, member by member, from wk's stream. */
 static void selfplay_act(void *ctx, sk_rollout *ro, const sk_policy *policy, sk_worker *wk, int t,
                          const float *obs_t) {
-    const sk_selfplay *sp = ctx;
+    sk_selfplay *sp = ctx;
     size_t at = (size_t)t * (size_t)ro->num_rows + (size_t)wk->lo, P = policy->num_params;
     const uint8_t *masks = ro->mask_size ? ro->masks + at * (size_t)ro->mask_size : NULL;
     /* policy.per_role: a snapshot holds both roles' policies; each side plays its own. Group
@@ -278,8 +284,9 @@ static void selfplay_after_step(void *ctx, sk_rollout *ro, int lo, int hi, int t
             sp->opponent[e] = pick_opponent(sp, &sp->rng[e]);
         }
         /* a pool member's or a listed opponent's row of the next step is not a sample */
-        if (sp->opponent[e] != -1)
-            ro->active[(size_t)(t + 1) * N + (size_t)e * 2 + 1 - (size_t)sp->role[e]] = 0;
+        size_t other = (size_t)(t + 1) * N + (size_t)e * 2 + 1 - (size_t)sp->role[e];
+        sp->listed_waits[e] = sp->opponent[e] <= -2 && !ro->active[other];
+        if (sp->opponent[e] != -1) ro->active[other] = 0;
     }
 }
 
@@ -313,11 +320,11 @@ const sk_rollout_hooks *sk_selfplay_hooks(const sk_selfplay *sp) {
 }
 
 /* The run folder's `name` open in *f for this run's rows, its path in path: a new run starts
- * the file; a resumed one keeps its rows up to the checkpoint's update, as metrics.csv (a
- * folder without the file starts one). A file that cannot be written ends the run with the
- * reason, as metrics.csv's does. Nothing to do once open. */
-static sk_status open_run_csv(const sk_trainer *tr, const char *name, FILE **f, char *path,
-                              size_t size) {
+ * the file with the line `header`; a resumed one keeps its rows up to the checkpoint's
+ * update, as metrics.csv (a folder without the file starts one). A file that cannot be
+ * written ends the run with the reason, as metrics.csv's does. Nothing to do once open. */
+static sk_status open_run_csv(const sk_trainer *tr, const char *name, const char *header,
+                              FILE **f, char *path, size_t size) {
     snprintf(path, size, "%s/%s", tr->out.run_dir, name);
     if (*f) return SK_OK;
     bool resumed = tr->resumed && access(path, F_OK) == 0;
@@ -327,7 +334,18 @@ static sk_status open_run_csv(const sk_trainer *tr, const char *name, FILE **f, 
     }
     if (!(*f = fopen(path, resumed ? "a" : "w")))
         return sk_fail(SK_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    if (ftell(*f) == 0) fprintf(*f, "%s\n", header);
     return SK_OK;
+}
+
+/* Appends fmt's text to the string in buf (size bytes), cut at buf's end. */
+static void append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t size, const char *fmt, ...) {
+    size_t used = strlen(buf);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + used, size - used, fmt, ap);
+    va_end(ap);
 }
 
 static sk_status flush_run_csv(FILE *f, const char *path) {
@@ -341,16 +359,15 @@ static sk_status flush_run_csv(FILE *f, const char *path) {
 static sk_status write_opponents_row(sk_trainer *tr) {
     sk_selfplay *sp = &tr->sp;
     if (sp->opponent_share <= 0) return SK_OK;
-    char path[4200];
-    bool fresh = !sp->opponents_csv;
-    CHECK(open_run_csv(tr, "opponents.csv", &sp->opponents_csv, path, sizeof path));
-    if (fresh && ftell(sp->opponents_csv) == 0) {
-        fprintf(sp->opponents_csv, "update");
-        for (int k = 0; k < sp->num_opponents; k++)
-            fprintf(sp->opponents_csv, ",%s score,%s games", sp->opponent_names[k],
-                    sp->opponent_names[k]);
-        fprintf(sp->opponents_csv, "\n");
+    char path[4200], header[1024] = "update";
+    for (int k = 0; !sp->opponents_csv && k < sp->num_opponents; k++) { /* "alphabeta:4" */
+        const sk_env_opponent *who = sp->opponents[k];
+        char name[64];
+        if (who->arg_name) snprintf(name, sizeof name, "%s:%d", who->name, sp->opponent_args[k]);
+        else snprintf(name, sizeof name, "%s", who->name);
+        append(header, sizeof header, ",%s score,%s games", name, name);
     }
+    CHECK(open_run_csv(tr, "opponents.csv", header, &sp->opponents_csv, path, sizeof path));
     fprintf(sp->opponents_csv, "%lld", (long long)tr->progress.update);
     for (int k = 0; k < sp->num_opponents; k++) {
         if (sp->vs_games[k]) fprintf(sp->opponents_csv, ",%.4f", sp->vs_score[k] / (double)sp->vs_games[k]);
@@ -387,14 +404,10 @@ sk_status sk_selfplay_after_update(sk_trainer *tr) {
         sp->counters[SK_SELFPLAY_NEXT] = (slot + 1) % sp->pool_size;
     }
     if (!tr->out.run_dir[0] || tr->comm.rank != 0) return SK_OK;
-    char path[4200];
-    bool fresh = !sp->elo_csv;
-    CHECK(open_run_csv(tr, "elo.csv", &sp->elo_csv, path, sizeof path));
-    if (fresh && ftell(sp->elo_csv) == 0) {
-        fprintf(sp->elo_csv, "update,games,learner");
-        for (int j = 0; j < sp->pool_size; j++) fprintf(sp->elo_csv, ",pool_%d", j);
-        fprintf(sp->elo_csv, "\n");
-    }
+    char path[4200], header[4096] = "update,games,learner";
+    for (int j = 0; !sp->elo_csv && j < sp->pool_size; j++)
+        append(header, sizeof header, ",pool_%d", j);
+    CHECK(open_run_csv(tr, "elo.csv", header, &sp->elo_csv, path, sizeof path));
     fprintf(sp->elo_csv, "%lld,%lld,%.3f", (long long)tr->progress.update,
             (long long)sp->counters[SK_SELFPLAY_GAMES], sp->ratings[sp->pool_size]);
     for (int j = 0; j < sp->pool_size; j++) {

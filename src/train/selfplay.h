@@ -58,7 +58,6 @@ typedef struct sk_selfplay {
     int num_opponents;          /* selfplay.opponents' entries */
     const sk_env_opponent *opponents[SK_SELFPLAY_MAX_OPPONENTS]; /* the env's entries */
     int opponent_args[SK_SELFPLAY_MAX_OPPONENTS];                /* NAME:ARG's values */
-    char opponent_names[SK_SELFPLAY_MAX_OPPONENTS][32];          /* as listed: "alphabeta:4" */
     void *env_state;            /* what the listed opponents read (sk_vec_state) */
     int32_t *opponent_actions;  /* (rows, heads) their actions, each env's rows written alone */
     double vs_score[SK_SELFPLAY_MAX_OPPONENTS]; /* since opponents.csv's last row */
@@ -75,6 +74,11 @@ typedef struct sk_selfplay {
                                -2 - k: selfplay.opponents' k-th */
     int32_t *role;          /* (envs) the learner's agent in each env */
     uint64_t *rng;          /* (envs) each env's stream for picking opponents */
+    uint8_t *listed_waits;  /* (envs) 1: a listed opponent's row waits at the next step (the
+                               env's flag, kept before the row is marked not a sample): its
+                               search would be thrown away, so it is skipped */
+    int64_t listed_steps[2];    /* test_selfplay_opponents: a listed opponent's env-steps,
+                                   then those it searched (atomic adds in the workers) */
     uint8_t *unrated;       /* (envs) 1: the game under way began against a pool member a
                                snapshot has since replaced; its result rates no one */
     int32_t *game_opponent; /* (T, envs) the snapshot of a game that ended there (-2 - k: a

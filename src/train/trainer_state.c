@@ -111,6 +111,8 @@ const sk_trainer_array sk_trainer_arrays[] = {
     {"selfplay.role", SK_ARRAY_I32, AT(sp.role), SK_SIZE_SP_ENVS, RANGE(0, 1)},
     {"selfplay.rng", SK_ARRAY_U64, AT(sp.rng), SK_SIZE_SP_ENVS, NO_RANGE},
     {"selfplay.unrated", SK_ARRAY_U8, AT(sp.unrated), SK_SIZE_SP_ENVS, OPTIONAL_RANGE(0, 1)},
+    {"selfplay.listed_waits", SK_ARRAY_U8, AT(sp.listed_waits), SK_SIZE_SP_ENVS,
+     OPTIONAL_RANGE(0, 1)}, /* an older checkpoint's: 0, every env searches */
     {NULL, SK_ARRAY_I32, AT(sp.game_opponent), SK_SIZE_SP_GAMES, NO_RANGE},
     {NULL, SK_ARRAY_F32, AT(sp.game_score), SK_SIZE_SP_GAMES, NO_RANGE},
     {NULL, SK_ARRAY_I32, AT(sp.opponent_actions), SK_SIZE_SP_OPPONENT_ACTIONS, NO_RANGE},
