@@ -2,8 +2,8 @@
  * Self-play against the env's built-in players (issue 52 ask 3): selfplay.opponents and
  * selfplay.opponent_share (src/train/selfplay.c). A share of the games goes to Connect Four's
  * alpha-beta searcher, which plays its rows from the whole board, scores in opponents.csv
- * and rates no one; bad settings and bad checkpoints are refused by name; runs repeat and
- * resume bit for bit.
+ * and rates no one (`skinner monitor` shows the last scores); bad settings and bad
+ * checkpoints are refused by name; runs repeat and resume bit for bit.
  */
 #include "test_recorder.h"
 
@@ -73,8 +73,8 @@ static void test_refused_settings(void **state) {
 
 /* The run folder's opponents.csv: its header, then each row's scores and game counts summed
  * into score[k] (games-weighted) and games[k]; returns the rows. */
-static int read_opponents_csv(const char *dir, const char *header, double *score,
-                              long long *games, int count) {
+static int read_opponents_csv_from(const char *dir, const char *header, double *score,
+                                   long long *games, int count, int skip) {
     char path[256], line[512];
     snprintf(path, sizeof path, "%s/opponents.csv", dir);
     FILE *f = fopen(path, "r");
@@ -95,8 +95,7 @@ static int read_opponents_csv(const char *dir, const char *header, double *score
             long long n = strtoll(p + 1, NULL, 10);
             if (n == 0 && p[-1] != ',') fail_msg("a score without games in '%s'", line);
             if (mean < 0.0 || mean > 1.0) fail_msg("a score outside [0, 1] in '%s'", line);
-            score[k] += mean * (double)n;
-            games[k] += n;
+            if (rows >= skip) score[k] += mean * (double)n, games[k] += n;
             p = strchr(p + 1, ',');
             if (k + 1 < count) assert_non_null(p);
         }
@@ -105,6 +104,35 @@ static int read_opponents_csv(const char *dir, const char *header, double *score
     fclose(f);
     for (int k = 0; k < count; k++) score[k] = games[k] ? score[k] / (double)games[k] : -1.0;
     return rows;
+}
+
+static int read_opponents_csv(const char *dir, const char *header, double *score,
+                              long long *games, int count) {
+    return read_opponents_csv_from(dir, header, score, games, count, 0);
+}
+
+/* `skinner monitor DIR --once` shows the last 10 updates of opponents.csv as read
+ * independently here: each listed player's games-weighted score, and the games. */
+static void expect_monitor_line(const char *dir, const char *header, const char *const *names,
+                                int count, int rows) {
+    double score[2];
+    long long games[2], total = 0;
+    read_opponents_csv_from(dir, header, score, games, count, rows - 10);
+    char want[256] = "opponents     ", command[300], text[8192];
+    for (int k = 0; k < count; k++) {
+        size_t at = strlen(want);
+        snprintf(want + at, sizeof want - at, "%s%s %.2f", k ? ", " : "", names[k], score[k]);
+        total += games[k];
+    }
+    size_t at = strlen(want);
+    snprintf(want + at, sizeof want - at, " (last 10 updates, %lld games)\n", total);
+    snprintf(command, sizeof command, "%s monitor %s --once", SKINNER_BINARY, dir);
+    FILE *p = popen(command, "r");
+    assert_non_null(p);
+    size_t n = fread(text, 1, sizeof text - 1, p);
+    text[n] = 0;
+    assert_int_equal(pclose(p), 0);
+    if (!strstr(text, want)) fail_msg("skinner monitor lacks '%s':\n%s", want, text);
 }
 
 /* Every game against the searcher (opponent_share 1): its rows are its moves, so a fresh
@@ -143,6 +171,9 @@ static void test_games_against_the_searcher(void **state) {
     assert_int_equal(rows, 32); /* 8192 / (8 x 16 x 2) updates */
     if (games[0] < 50 || games[1] < 50) fail_msg("%lld and %lld games", games[0], games[1]);
     if (score[0] > 0.25) fail_msg("a fresh policy scored %.3f against depth 4", score[0]);
+    static const char *const searchers[2] = {"alphabeta:4", "alphabeta:3"};
+    expect_monitor_line(dir, "update,alphabeta:4 score,alphabeta:4 games,alphabeta:3 score,"
+                        "alphabeta:3 games", searchers, 2, rows);
 
     snprintf(dir, sizeof dir, "%s/mixed", g_dir);
     cfg = c4_config("8192", "alphabeta:1", "0.5", "0.25");
@@ -152,8 +183,11 @@ static void test_games_against_the_searcher(void **state) {
     int64_t rated = tr->sp.counters[SK_SELFPLAY_GAMES];
     sk_trainer_destroy(tr);
     sk_config_free(cfg);
-    read_opponents_csv(dir, "update,alphabeta:1 score,alphabeta:1 games", score, games, 1);
-    print_message("mixed: %lld rated games, %lld against depth 1\n", (long long)rated, games[0]);
+    rows = read_opponents_csv(dir, "update,alphabeta:1 score,alphabeta:1 games", score, games, 1);
+    print_message("mixed: %lld rated games, %lld against depth 1, score %.3f\n", (long long)rated,
+                  games[0], score[0]);
+    static const char *const depth1[1] = {"alphabeta:1"};
+    expect_monitor_line(dir, "update,alphabeta:1 score,alphabeta:1 games", depth1, 1, rows);
     if (rated <= 0 || games[0] <= rated)
         fail_msg("%lld rated, %lld listed (expected some, the listed twice the pool's)",
                  (long long)rated, games[0]);

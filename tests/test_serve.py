@@ -503,14 +503,17 @@ def make_minatar(skinner, root):
 
 
 def make_selfplay(skinner, root):
-    """A Connect Four self-play run (4 updates, a pool of 3). Returns its elo.csv and
-    roles.csv as {column: [cells]}."""
+    """A Connect Four self-play run (4 updates, a pool of 3, a third of the games against the
+    searcher at depth 1 or 2). Returns its elo.csv, roles.csv and opponents.csv as
+    {column: [cells]}."""
     run = os.path.join(root, "selfplay")
     skinner_proc.run([skinner, "train", "ConnectFour-v0", "--selfplay.enabled", "true",
                       "--selfplay.pool_size", "3", "--selfplay.snapshot_every", "2",
+                      "--selfplay.pool_share", "0.5", "--selfplay.opponents", "alphabeta:1, alphabeta:2",
+                      "--selfplay.opponent_share", "0.3",
                       "--total-steps", "65536", "--run-dir", run, "--quiet"], timeout=45, check=True)
     tables = []
-    for name in ("elo.csv", "roles.csv"):
+    for name in ("elo.csv", "roles.csv", "opponents.csv"):
         with open(os.path.join(run, name)) as f:
             rows = [line.rstrip("\n").split(",") for line in f]
         tables.append({c: [r[k] for r in rows[1:]] for k, c in enumerate(rows[0])})
@@ -553,7 +556,7 @@ def browser(build, source):
     kge_mrr = make_kge(root)
     proofs = make_prover(skinner, root, tmp)
     gif_width = make_minatar(skinner, root)
-    elo, roles = make_selfplay(skinner, root)
+    elo, roles, opponents = make_selfplay(skinner, root)
     live_dir = os.path.join(root, "live")
     # slowed so it runs through the test: 1 env, a horizon of 32, up to 3M steps; stopped by SIGINT
     live = train(skinner, live_dir, 7, 3000000, ["--env.num_envs", "1", "--ppo.horizon", "32",
@@ -720,16 +723,19 @@ def browser(build, source):
                         ".every(b => b.textContent !== '…')"), "the run's status is shown")
         driver.save_screenshot(os.path.join(docs, "dashboard-minatar.png"))
 
-        # self-play: the ratings (learner and pool) and each role's return, as the files hold them
+        # self-play: the ratings (learner and pool), each role's return and the scores against
+        # the searcher, as the files hold them
         driver.get(base + "#/run/0%2Fselfplay")
         for key, table, series in (("elo", elo, ["learner", "pool_0", "pool_1", "pool_2"]),
-                                   ("roles", roles, ["first", "second"])):
+                                   ("roles", roles, ["first", "second"]),
+                                   ("opponents", opponents, ["alphabeta:1", "alphabeta:2"])):
             got = wait(lambda: js(f"const c = document.querySelector('#players [data-chart={key}]');"
                                   "return c && c.dataset.values && [c.dataset.series, c.dataset.values]"),
                        f"the self-play run's {key} chart appears")
-            columns = series if key == "elo" else ["return_" + s for s in series]
+            columns = (series if key == "elo" else ["return_" + s for s in series] if key == "roles"
+                       else [s + " score" for s in series])
             # the file's cells as the page parses them: an empty cell (a pool slot not yet
-            # filled, a role no game ended for) is a gap
+            # filled, a role no game ended for, a player no game was against) is a gap
             want = ";".join(" ".join("" if v == "" else repr(float(v)).removesuffix(".0") for v in table[c])
                             for c in columns)
             check(got and got[0] == ",".join(series), f"the {key} chart's series are {series} ({got and got[0]})")

@@ -336,14 +336,17 @@ async function viewRuns(ids) {
 
 /* ---------------------------------------------------------------- many agents */
 
-/* A multi-agent run's roles.csv (each role's mean return by update) and a self-play run's
- * elo.csv (the learner's and the pool's ratings by update), as charts of several series,
- * read again every 5 s while the run page is open. */
+/* A multi-agent run's roles.csv (each role's mean return by update), a self-play run's
+ * elo.csv (the learner's and the pool's ratings by update) and opponents.csv (the learner's
+ * mean score against each built-in player it met, by update; a gap where it met none), as
+ * charts of several series, read again every 5 s while the run page is open. */
 const PLAYER_CHARTS = [
   {file: 'roles.csv', key: 'roles', label: 'mean return by role', x: 'steps', pick: c => c.startsWith('return_'),
    name: c => c.slice('return_'.length)},
   {file: 'elo.csv', key: 'elo', label: 'Elo rating', x: 'update', pick: c => c === 'learner' || c.startsWith('pool_'),
-   name: c => c}];
+   name: c => c},
+  {file: 'opponents.csv', key: 'opponents', label: 'score against built-in players', x: 'update',
+   pick: c => c.endsWith(' score'), name: c => c.slice(0, -' score'.length)}];
 function loadPlayers(run, box) {
   for (const spec of PLAYER_CHARTS.filter(p => (run.files || []).includes(p.file))) {
     const data = new RunData(run.id, spec.file);

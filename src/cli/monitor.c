@@ -295,36 +295,6 @@ static void curve_range(const sk_live_point *points, int64_t count, double *low,
     }
 }
 
-/* ------------------------------------------------------------- self-play */
-
-/* A self-play run's ratings (RUN_DIR/elo.csv beside metrics.csv, its last
- * row: update, games, the learner's rating, the pool's) as one line into
- * out; false when the run has none. */
-static bool elo_line(const history *h, char *out, size_t size) {
-    const char *slash = strrchr(h->path, '/');
-    if (!h->path[0]) return false;
-    char path[4300], line[1024] = "", row[1024];
-    snprintf(path, sizeof path, "%.*selo.csv", slash ? (int)(slash - h->path + 1) : 0, h->path);
-    FILE *f = fopen(path, "r");
-    if (!f) return false;
-    while (fgets(row, sizeof row, f))
-        if (row[0] >= '0' && row[0] <= '9') snprintf(line, sizeof line, "%s", row);
-    fclose(f);
-    long long update, games;
-    double learner;
-    int used = 0;
-    if (sscanf(line, "%lld,%lld,%lf%n", &update, &games, &learner, &used) != 3) return false;
-    size_t at = (size_t)snprintf(out, size, "learner %.0f after %lld games; pool", learner, games);
-    for (const char *p = line + used; *p == ',' && at < size; ) {
-        char *end;
-        double rating = strtod(p + 1, &end);
-        if (end == p + 1) break; /* an empty slot: the pool is not full yet */
-        at += (size_t)snprintf(out + at, size - at, " %.0f", rating);
-        p = end;
-    }
-    return true;
-}
-
 /* ------------------------------------------------------------- plain text */
 
 static void print_plain(const sk_live_data *d, history *h) {
@@ -339,7 +309,8 @@ static void print_plain(const sk_live_data *d, history *h) {
     for (int i = 0; i < n; i++) printf("%-*s%s\n", LABEL_WIDTH, fields[i].label, fields[i].value);
     printf("%-*s%s\n", LABEL_WIDTH, "last event", d->governor_event[0] ? d->governor_event : "-");
     char elo[512];
-    if (elo_line(h, elo, sizeof elo)) printf("%-*s%s\n", LABEL_WIDTH, "elo", elo);
+    if (monitor_elo_line(h->path, elo, sizeof elo)) printf("%-*s%s\n", LABEL_WIDTH, "elo", elo);
+    if (monitor_opponents_line(h->path, elo, sizeof elo)) printf("%-*s%s\n", LABEL_WIDTH, "opponents", elo);
     history_curve(h, d);
     const sk_live_point *points = h->curve;
     int64_t count = h->curve_count;
@@ -575,8 +546,12 @@ static void draw(const sk_live_data *d, history *h, double seconds_without_updat
     put(y, 0, "last event");
     put(y, LABEL_WIDTH, d->governor_event[0] ? d->governor_event : "-");
     char elo[512];
-    if (elo_line(h, elo, sizeof elo)) {
+    if (monitor_elo_line(h->path, elo, sizeof elo)) {
         put(++y, 0, "elo");
+        put(y, LABEL_WIDTH, elo);
+    }
+    if (monitor_opponents_line(h->path, elo, sizeof elo)) {
+        put(++y, 0, "opponents");
         put(y, LABEL_WIDTH, elo);
     }
     draw_curve(y + 2, d, h);

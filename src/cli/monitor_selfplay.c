@@ -1,0 +1,96 @@
+/* skinner monitor's self-play lines: a run's elo.csv and opponents.csv, read beside its
+ * metrics.csv (the path monitor.c follows), each summed into one line of text. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The file `name` beside metrics (a run's metrics.csv), into path; false without one. */
+static bool run_file(const char *metrics, const char *name, char *path, size_t size) {
+    const char *slash = strrchr(metrics, '/');
+    if (!metrics[0]) return false;
+    snprintf(path, size, "%.*s%s", slash ? (int)(slash - metrics + 1) : 0, metrics, name);
+    return true;
+}
+
+/* A self-play run's ratings (RUN_DIR/elo.csv beside metrics.csv, its last
+ * row: update, games, the learner's rating, the pool's) as one line into
+ * out; false when the run has none. */
+bool monitor_elo_line(const char *metrics, char *out, size_t size) {
+    char path[4300], line[1024] = "", row[1024];
+    FILE *f = run_file(metrics, "elo.csv", path, sizeof path) ? fopen(path, "r") : NULL;
+    if (!f) return false;
+    while (fgets(row, sizeof row, f))
+        if (row[0] >= '0' && row[0] <= '9') snprintf(line, sizeof line, "%s", row);
+    fclose(f);
+    long long update, games;
+    double learner;
+    int used = 0;
+    if (sscanf(line, "%lld,%lld,%lf%n", &update, &games, &learner, &used) != 3) return false;
+    size_t at = (size_t)snprintf(out, size, "learner %.0f after %lld games; pool", learner, games);
+    for (const char *p = line + used; *p == ',' && at < size; ) {
+        char *end;
+        double rating = strtod(p + 1, &end);
+        if (end == p + 1) break; /* an empty slot: the pool is not full yet */
+        at += (size_t)snprintf(out + at, size - at, " %.0f", rating);
+        p = end;
+    }
+    return true;
+}
+
+#define OPPONENT_ROWS 10 /* updates the opponents line sums over */
+#define OPPONENT_COLUMNS 8 /* selfplay.opponents' most */
+
+/* A self-play run's games against its listed players (RUN_DIR/opponents.csv: a row per
+ * update, each player's mean score then its count of games) over the last OPPONENT_ROWS
+ * updates, as one line into out: "alphabeta:3 0.98, alphabeta:4 0.87 (last 10 updates,
+ * 812 games)"; false when the run has none. */
+bool monitor_opponents_line(const char *metrics, char *out, size_t size) {
+    char path[4300], row[1024], names[OPPONENT_COLUMNS][64];
+    FILE *f = run_file(metrics, "opponents.csv", path, sizeof path) ? fopen(path, "r") : NULL;
+    if (!f) return false;
+    int count = 0, rows = 0;
+    if (fgets(row, sizeof row, f)) /* update,NAME score,NAME games,... */
+        for (char *p = strchr(row, ','); p && count < OPPONENT_COLUMNS; p = strchr(p + 1, ',')) {
+            char *end = strstr(p + 1, " score,");
+            if (!end) break;
+            snprintf(names[count++], sizeof names[0], "%.*s", (int)(end - p - 1), p + 1);
+            p = strchr(end + 1, ',');
+            if (!p) break;
+        }
+    double score[OPPONENT_ROWS][OPPONENT_COLUMNS] = {{0}};
+    long long games[OPPONENT_ROWS][OPPONENT_COLUMNS] = {{0}};
+    while (count && fgets(row, sizeof row, f)) {
+        if (row[0] < '0' || row[0] > '9') continue;
+        int slot = rows++ % OPPONENT_ROWS;
+        const char *p = strchr(row, ',');
+        for (int k = 0; k < count && p; k++) { /* ",MEAN,GAMES": MEAN empty without games */
+            const char *cell = p + 1;
+            char *end;
+            double mean = strtod(cell, &end);
+            p = strchr(cell, ',');
+            long long n = p ? strtoll(p + 1, NULL, 10) : 0;
+            score[slot][k] = end == cell ? 0.0 : mean * (double)n;
+            games[slot][k] = n;
+            if (p) p = strchr(p + 1, ',');
+        }
+    }
+    fclose(f);
+    if (!count || !rows) return false;
+    long long total = 0;
+    size_t at = 0;
+    out[0] = 0;
+    for (int k = 0; k < count && at < size; k++) {
+        double sum = 0.0;
+        long long n = 0;
+        for (int r = 0; r < rows && r < OPPONENT_ROWS; r++) sum += score[r][k], n += games[r][k];
+        total += n;
+        if (n) at += (size_t)snprintf(out + at, size - at, "%s%s %.2f", k ? ", " : "", names[k], sum / (double)n);
+        else at += (size_t)snprintf(out + at, size - at, "%s%s -", k ? ", " : "", names[k]);
+    }
+    if (at < size)
+        snprintf(out + at, size - at, " (last %d updates, %lld games)",
+                 rows < OPPONENT_ROWS ? rows : OPPONENT_ROWS, total);
+    return true;
+}
