@@ -894,7 +894,7 @@ static void save_with(const char *path, int which, int64_t value) {
 static void expect_refused(const char *path, const char *needle1, const char *needle2) {
     sk_config *cfg = duel_config("ConnectFour-v0", "2048");
     set_selfplay(cfg);
-    expect_resume_refused(cfg, path, needle1, needle2);
+    expect_resume_refused(cfg, path, needle1, needle2, SK_ERR_CORRUPT);
 }
 
 /* The pool holds selfplay.pool_size = 3 snapshots: a count of members past

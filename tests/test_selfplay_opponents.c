@@ -111,6 +111,17 @@ static int read_opponents_csv(const char *dir, const char *header, double *score
     return read_opponents_csv_from(dir, header, score, games, count, 0);
 }
 
+/* `skinner monitor DIR --once`'s output (the test's folder's run `dir`) into text. */
+static void monitor_once(const char *dir, char *text, size_t size) {
+    char command[300];
+    snprintf(command, sizeof command, "%s monitor %s --once", SKINNER_BINARY, dir);
+    FILE *p = popen(command, "r");
+    assert_non_null(p);
+    size_t n = fread(text, 1, size - 1, p);
+    text[n] = 0;
+    assert_int_equal(pclose(p), 0);
+}
+
 /* `skinner monitor DIR --once` shows the last 10 updates of opponents.csv as read
  * independently here: each listed player's games-weighted score, and the games. */
 static void expect_monitor_line(const char *dir, const char *header, const char *const *names,
@@ -118,7 +129,7 @@ static void expect_monitor_line(const char *dir, const char *header, const char 
     double score[2];
     long long games[2], total = 0;
     read_opponents_csv_from(dir, header, score, games, count, rows - 10);
-    char want[256] = "opponents     ", command[300], text[8192];
+    char want[256] = "opponents     ", text[8192];
     for (int k = 0; k < count; k++) {
         size_t at = strlen(want);
         snprintf(want + at, sizeof want - at, "%s%s %.2f", k ? ", " : "", names[k], score[k]);
@@ -126,12 +137,7 @@ static void expect_monitor_line(const char *dir, const char *header, const char 
     }
     size_t at = strlen(want);
     snprintf(want + at, sizeof want - at, " (last 10 updates, %lld games)\n", total);
-    snprintf(command, sizeof command, "%s monitor %s --once", SKINNER_BINARY, dir);
-    FILE *p = popen(command, "r");
-    assert_non_null(p);
-    size_t n = fread(text, 1, sizeof text - 1, p);
-    text[n] = 0;
-    assert_int_equal(pclose(p), 0);
+    monitor_once(dir, text, sizeof text);
     if (!strstr(text, want)) fail_msg("skinner monitor lacks '%s':\n%s", want, text);
 }
 
@@ -153,7 +159,9 @@ static void test_games_against_the_searcher(void **state) {
     assert_true(tr->sp.ratings[tr->sp.pool_size] == 1000.0);
     /* every env-step is a listed game's; the searcher searches only on its own moves, about
      * half of them (before, it searched the learner's moves too and threw them away) */
-    int64_t steps = tr->sp.listed_steps[0], searched = tr->sp.listed_steps[1];
+    int64_t steps = 0, searched = 0;
+    for (int w = 0; w < tr->num_workers; w++)
+        steps += tr->workers[w].listed_steps, searched += tr->workers[w].listed_searches;
     print_message("%lld env-steps against the searcher, %lld searched\n", (long long)steps,
                   (long long)searched);
     assert_int_equal(steps, 8192 / 2);
@@ -193,6 +201,48 @@ static void test_games_against_the_searcher(void **state) {
                  (long long)rated, games[0]);
 }
 
+/* The monitor's opponents line from hand-written opponents.csv files: the last 10 whole rows
+ * weighted by games, a player without games there shown as "-", rows that are malformed or
+ * still being written passed over, and no line for a file with a header only. */
+static void test_monitor_opponents_files(void **state) {
+    (void)state;
+    char dir[128], path[160], text[8192];
+    snprintf(dir, sizeof dir, "%s/handwritten", g_dir);
+    sk_config *cfg = c4_config("1024", "alphabeta:1, alphabeta:2", "0.3", "0.2");
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
+    assert_int_equal(sk_trainer_set_run_dir(tr, dir), SK_OK);
+    assert_int_equal(sk_trainer_run(tr), SK_OK);
+    sk_trainer_destroy(tr);
+    sk_config_free(cfg);
+    snprintf(path, sizeof path, "%s/opponents.csv", dir);
+    static const struct {
+        const char *file, *want; /* want NULL: no opponents line */
+    } cases[] = {
+        /* rows 3-12: depth 1 at 9 x 0.5 x 2 + 1.0 x 2 = 11 over 20 games, depth 2 1 over 4 */
+        {"update,alphabeta:1 score,alphabeta:1 games,alphabeta:2 score,alphabeta:2 games\n"
+         "1,0.0,8,,0\n2,0.0,8,,0\n3,0.5,2,,0\n4,0.5,2,,0\n5,0.5,2,,0\n6,0.5,2,,0\n7,0.5,2,,0\n"
+         "8,0.5,2,,0\n9,0.5,2,,0\n10,0.5,2,,0\n11,0.5,2,,0\n12,1.0,2,0.25,4\n13,0.5\n"
+         "14,1.0,2,1.0,2",
+         "opponents     alphabeta:1 0.55, alphabeta:2 0.25 (last 10 updates, 24 games)\n"},
+        {"update,alphabeta:1 score,alphabeta:1 games,alphabeta:2 score,alphabeta:2 games\n"
+         "1,0.5,4,,0\n",
+         "opponents     alphabeta:1 0.50, alphabeta:2 - (last 1 update, 4 games)\n"},
+        {"update,alphabeta:1 score,alphabeta:1 games,alphabeta:2 score,alphabeta:2 games\n", NULL},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(cases[c].file, f);
+        fclose(f);
+        monitor_once(dir, text, sizeof text);
+        if (cases[c].want && !strstr(text, cases[c].want))
+            fail_msg("case %zu: skinner monitor lacks '%s':\n%s", c, cases[c].want, text);
+        if (!cases[c].want && strstr(text, "opponents "))
+            fail_msg("case %zu: an opponents line without rows:\n%s", c, text);
+    }
+}
+
 /* Two runs repeat each other, and a run stopped halfway and resumed (each env's opponent, a
  * listed one among them, and its stream in the checkpoint) continues as the one that did not
  * stop; opponents.csv keeps the rows up to the checkpoint's update and goes on. */
@@ -209,6 +259,16 @@ static void test_identical_and_resumed(void **state) {
     assert_int_equal(once.count, 16);
     assert_memory_equal(once.rows, twice.rows, sizeof once.rows[0] * 16);
     train_recorded(half, &first, NULL, path, dir);
+    /* the checkpoint has envs whose listed player waits (their flag kept: without it the
+     * resumed run would search there and draw from the env's stream, and differ) */
+    sk_trainer *tr = NULL;
+    assert_int_equal(sk_trainer_create(&tr, half), SK_OK);
+    assert_int_equal(sk_trainer_resume(tr, path), SK_OK);
+    int waiting = 0;
+    for (int e = 0; e < 8; e++) waiting += tr->sp.listed_waits[e];
+    sk_trainer_destroy(tr);
+    if (waiting == 0) fail_msg("no env's listed player waits at the checkpoint: the resume "
+                               "below would not test the flag");
     train_recorded(whole, &second, path, NULL, dir);
     assert_int_equal(first.count + second.count, 16);
     for (int i = 0; i < second.count; i++)
@@ -224,30 +284,44 @@ static void test_identical_and_resumed(void **state) {
 }
 
 /* A checkpoint whose env plays a listed opponent past the list (-3 with one listed: the
- * rollout would call opponents[1]) is refused, and so is a listed opponent's -2 in a run
- * without any. */
+ * rollout would call opponents[1]) is refused as corrupt. A resume with another list than the
+ * checkpoint's (its metadata names it) is refused naming both: none where it had one,
+ * another, or one where it had none; its games under way would go on against another
+ * player. */
 static void test_bad_opponent_refused(void **state) {
     (void)state;
     char path[128];
     snprintf(path, sizeof path, "%s/bad.safetensors", g_dir);
-    for (int c = 0; c < 2; c++) {
-        sk_config *cfg = c4_config("1024", "alphabeta:2", "0.5", "0.2");
+    static const struct {
+        const char *saved, *resumed, *message;
+        sk_status status;
+    } cases[] = {
+        {"alphabeta:2", "alphabeta:2", "selfplay.opponent[5] = -3 is outside [-2, 2] (-2 - k: "
+                                       "selfplay.opponents' k-th", SK_ERR_CORRUPT},
+        {"alphabeta:2", NULL, "played selfplay.opponents = 'alphabeta:2'; this run lists 'none'",
+         SK_ERR_INVALID},
+        {"alphabeta:2", "alphabeta:3", "played selfplay.opponents = 'alphabeta:2'; this run lists "
+                                       "'alphabeta:3'", SK_ERR_INVALID},
+        {NULL, "alphabeta:2", "played no selfplay.opponents; this run lists 'alphabeta:2'",
+         SK_ERR_INVALID},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const char *share = cases[c].saved ? "0.5" : NULL;
+        sk_config *cfg = c4_config("1024", cases[c].saved, share, "0.2");
         sk_trainer *tr = NULL;
         assert_int_equal(sk_trainer_create(&tr, cfg), SK_OK);
         assert_int_equal(sk_trainer_run(tr), SK_OK);
-        for (int e = 0; e < 8; e++) /* env 5 the only one against a listed player */
-            if (tr->sp.opponent[e] <= -2) tr->sp.opponent[e] = -1;
-        tr->sp.opponent[5] = c == 0 ? -3 : -2;
+        if (c == 0) {
+            for (int e = 0; e < 8; e++) /* env 5 the only one against a listed player */
+                if (tr->sp.opponent[e] <= -2) tr->sp.opponent[e] = -1;
+            tr->sp.opponent[5] = -3;
+        }
         assert_int_equal(sk_trainer_save(tr, path), SK_OK);
         sk_trainer_destroy(tr);
         sk_config_free(cfg);
-        cfg = c == 0 ? c4_config("1024", "alphabeta:2", "0.5", "0.2")
-                     : c4_config("1024", NULL, NULL, "0.2");
-        expect_resume_refused(cfg, path,
-                              c == 0 ? "selfplay.opponent[5] = -3 is outside [-2, 2] (-2 - k: "
-                                       "selfplay.opponents' k-th"
-                                     : "selfplay.opponent[5] = -2 is outside [-1, 2]",
-                              NULL);
+        share = cases[c].resumed ? "0.5" : NULL;
+        expect_resume_refused(c4_config("1024", cases[c].resumed, share, "0.2"), path,
+                              cases[c].message, NULL, cases[c].status);
     }
 }
 
@@ -275,15 +349,21 @@ static void test_docs_commands(void **state) {
         snprintf(command, sizeof command, "cd %s && SKINNER_CONFIG_DIR=%s/configs %s%s 2>&1", g_dir,
                  SKINNER_SOURCE_DIR, ours ? SKINNER_BINARY : "", ours ? line + 7 : line);
         int code = test_run_command(command, text, sizeof text);
-        const char *want = ours ? "run folder: runs/c4-searcher"
-                                : "update,alphabeta:1 score,alphabeta:1 games,alphabeta:3 score,"
-                                  "alphabeta:3 games\n1,";
+        /* the monitor's line as the docs quote it: both players, the updates so far */
+        const char *want = strstr(line, " monitor ") ? "opponents     alphabeta:1 0."
+                           : ours ? "run folder: runs/c4-searcher"
+                                  : "update,alphabeta:1 score,alphabeta:1 games,alphabeta:3 "
+                                    "score,alphabeta:3 games\n1,";
         if (code != 0 || !strstr(text, want))
             fail_msg("%s: exit %d, no '%s' in:\n%s", line, code, want, text);
+        if (strstr(line, " monitor ") && !strstr(text, ", alphabeta:3 0."))
+            fail_msg("%s: no depth 3 score in:\n%s", line, text);
+        if (strstr(line, " monitor ") && !strstr(text, " (last 4 updates, "))
+            fail_msg("%s: not the 4 updates the docs quote in:\n%s", line, text);
         ran++;
     }
     fclose(doc);
-    assert_int_equal(ran, 2);
+    assert_int_equal(ran, 3);
 }
 
 int main(void) {
@@ -294,6 +374,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refused_settings),
         cmocka_unit_test(test_games_against_the_searcher),
+        cmocka_unit_test(test_monitor_opponents_files),
         cmocka_unit_test(test_identical_and_resumed),
         cmocka_unit_test(test_bad_opponent_refused),
         cmocka_unit_test(test_docs_commands),

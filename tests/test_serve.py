@@ -503,7 +503,7 @@ def make_minatar(skinner, root):
 
 
 def make_selfplay(skinner, root):
-    """A Connect Four self-play run (4 updates, a pool of 3, a third of the games against the
+    """A Connect Four self-play run (4 updates, a pool of 3, three games in ten against the
     searcher at depth 1 or 2). Returns its elo.csv, roles.csv and opponents.csv as
     {column: [cells]}."""
     run = os.path.join(root, "selfplay")

@@ -53,8 +53,8 @@ const char *cli_env_name(const sk_env_def *env, char *buf, size_t size);
 /* skinner monitor's self-play lines (monitor_selfplay.c), read beside the run's metrics.csv
  * at path `metrics`: its elo.csv's last row ("learner 1040 after 554 games; pool 960 ...") and
  * its opponents.csv's last 10 updates ("alphabeta:3 0.98, alphabeta:4 0.87 (last 10 updates,
- * 812 games)"), into out; false when the run has no such file. */
-bool monitor_elo_line(const char *metrics, char *out, size_t size);
-bool monitor_opponents_line(const char *metrics, char *out, size_t size);
+ * 812 games)"), into out; false when the run has no such file or no row in it yet. */
+bool cli_monitor_elo_line(const char *metrics, char *out, size_t size);
+bool cli_monitor_opponents_line(const char *metrics, char *out, size_t size);
 
 #endif

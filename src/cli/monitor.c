@@ -308,9 +308,10 @@ static void print_plain(const sk_live_data *d, history *h) {
     int n = collect_fields(d, fields);
     for (int i = 0; i < n; i++) printf("%-*s%s\n", LABEL_WIDTH, fields[i].label, fields[i].value);
     printf("%-*s%s\n", LABEL_WIDTH, "last event", d->governor_event[0] ? d->governor_event : "-");
-    char elo[512];
-    if (monitor_elo_line(h->path, elo, sizeof elo)) printf("%-*s%s\n", LABEL_WIDTH, "elo", elo);
-    if (monitor_opponents_line(h->path, elo, sizeof elo)) printf("%-*s%s\n", LABEL_WIDTH, "opponents", elo);
+    char line[512];
+    if (cli_monitor_elo_line(h->path, line, sizeof line)) printf("%-*s%s\n", LABEL_WIDTH, "elo", line);
+    if (cli_monitor_opponents_line(h->path, line, sizeof line))
+        printf("%-*s%s\n", LABEL_WIDTH, "opponents", line);
     history_curve(h, d);
     const sk_live_point *points = h->curve;
     int64_t count = h->curve_count;
@@ -545,14 +546,14 @@ static void draw(const sk_live_data *d, history *h, double seconds_without_updat
     int y = draw_fields(3, d);
     put(y, 0, "last event");
     put(y, LABEL_WIDTH, d->governor_event[0] ? d->governor_event : "-");
-    char elo[512];
-    if (monitor_elo_line(h->path, elo, sizeof elo)) {
+    char line[512];
+    if (cli_monitor_elo_line(h->path, line, sizeof line)) {
         put(++y, 0, "elo");
-        put(y, LABEL_WIDTH, elo);
+        put(y, LABEL_WIDTH, line);
     }
-    if (monitor_opponents_line(h->path, elo, sizeof elo)) {
+    if (cli_monitor_opponents_line(h->path, line, sizeof line)) {
         put(++y, 0, "opponents");
-        put(y, LABEL_WIDTH, elo);
+        put(y, LABEL_WIDTH, line);
     }
     draw_curve(y + 2, d, h);
     refresh();

@@ -1,6 +1,7 @@
 /* skinner monitor's self-play lines: a run's elo.csv and opponents.csv, read beside its
  * metrics.csv (the path monitor.c follows), each summed into one line of text. */
 #include "cli.h"
+#include "train/selfplay.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@ static bool run_file(const char *metrics, const char *name, char *path, size_t s
 /* A self-play run's ratings (RUN_DIR/elo.csv beside metrics.csv, its last
  * row: update, games, the learner's rating, the pool's) as one line into
  * out; false when the run has none. */
-bool monitor_elo_line(const char *metrics, char *out, size_t size) {
+bool cli_monitor_elo_line(const char *metrics, char *out, size_t size) {
     char path[4300], line[1024] = "", row[1024];
     FILE *f = run_file(metrics, "elo.csv", path, sizeof path) ? fopen(path, "r") : NULL;
     if (!f) return false;
@@ -40,41 +41,68 @@ bool monitor_elo_line(const char *metrics, char *out, size_t size) {
 }
 
 #define OPPONENT_ROWS 10 /* updates the opponents line sums over */
-#define OPPONENT_COLUMNS 8 /* selfplay.opponents' most */
+
+/* The next line of f into buf (size bytes) without its newline; false at the end. A line
+ * cut short (longer than buf, or the last one still being written) sets *whole false. */
+static bool read_line(FILE *f, char *buf, size_t size, bool *whole) {
+    if (!fgets(buf, (int)size, f)) return false;
+    size_t n = strlen(buf);
+    *whole = n > 0 && buf[n - 1] == '\n';
+    if (*whole) buf[n - 1] = '\0';
+    else if (n + 1 == size) /* the rest of a long line, skipped */
+        for (int c = fgetc(f); c != EOF && c != '\n'; c = fgetc(f)) {}
+    return true;
+}
+
+/* A row of opponents.csv, "UPDATE,MEAN,GAMES,...", as each of the count players' summed score
+ * (mean x games; MEAN is empty without games) and games; false for a row that is not one. */
+static bool parse_row(const char *row, int count, double *score, long long *games) {
+    if (row[0] < '0' || row[0] > '9') return false;
+    const char *p = strchr(row, ',');
+    for (int k = 0; k < count; k++) {
+        if (!p) return false;
+        const char *cell = p + 1;
+        char *end;
+        double mean = strtod(cell, &end);
+        if (!(p = strchr(cell, ','))) return false;
+        long long n = strtoll(p + 1, &end, 10);
+        if (end == p + 1 || n < 0 || (*end != ',' && *end != '\0')) return false;
+        score[k] = cell == p ? 0.0 : mean * (double)n;
+        games[k] = n;
+        p = *end == ',' ? end : NULL;
+    }
+    return true;
+}
 
 /* A self-play run's games against its listed players (RUN_DIR/opponents.csv: a row per
  * update, each player's mean score then its count of games) over the last OPPONENT_ROWS
  * updates, as one line into out: "alphabeta:3 0.98, alphabeta:4 0.87 (last 10 updates,
- * 812 games)"; false when the run has none. */
-bool monitor_opponents_line(const char *metrics, char *out, size_t size) {
-    char path[4300], row[1024], names[OPPONENT_COLUMNS][64];
+ * 812 games)", each score the games-weighted mean ("-": no game); false when the run has no
+ * such file or it has no row yet. Rows that are cut short or malformed are passed over. */
+bool cli_monitor_opponents_line(const char *metrics, char *out, size_t size) {
+    enum { MAX = SK_SELFPLAY_MAX_OPPONENTS };
+    char path[4300], row[4096], names[MAX][64];
     FILE *f = run_file(metrics, "opponents.csv", path, sizeof path) ? fopen(path, "r") : NULL;
     if (!f) return false;
     int count = 0, rows = 0;
-    if (fgets(row, sizeof row, f)) /* update,NAME score,NAME games,... */
-        for (char *p = strchr(row, ','); p && count < OPPONENT_COLUMNS; p = strchr(p + 1, ',')) {
+    bool whole = false;
+    if (read_line(f, row, sizeof row, &whole) && whole) /* update,NAME score,NAME games,... */
+        for (char *p = strchr(row, ','); p && count < MAX; p = strchr(p + 1, ',')) {
             char *end = strstr(p + 1, " score,");
             if (!end) break;
             snprintf(names[count++], sizeof names[0], "%.*s", (int)(end - p - 1), p + 1);
             p = strchr(end + 1, ',');
             if (!p) break;
         }
-    double score[OPPONENT_ROWS][OPPONENT_COLUMNS] = {{0}};
-    long long games[OPPONENT_ROWS][OPPONENT_COLUMNS] = {{0}};
-    while (count && fgets(row, sizeof row, f)) {
-        if (row[0] < '0' || row[0] > '9') continue;
-        int slot = rows++ % OPPONENT_ROWS;
-        const char *p = strchr(row, ',');
-        for (int k = 0; k < count && p; k++) { /* ",MEAN,GAMES": MEAN empty without games */
-            const char *cell = p + 1;
-            char *end;
-            double mean = strtod(cell, &end);
-            p = strchr(cell, ',');
-            long long n = p ? strtoll(p + 1, NULL, 10) : 0;
-            score[slot][k] = end == cell ? 0.0 : mean * (double)n;
-            games[slot][k] = n;
-            if (p) p = strchr(p + 1, ',');
-        }
+    double score[OPPONENT_ROWS][MAX];
+    long long games[OPPONENT_ROWS][MAX];
+    while (count && read_line(f, row, sizeof row, &whole)) {
+        double row_score[MAX];
+        long long row_games[MAX];
+        if (!whole || !parse_row(row, count, row_score, row_games)) continue;
+        int slot = rows++ % OPPONENT_ROWS; /* the oldest row's */
+        memcpy(score[slot], row_score, sizeof row_score);
+        memcpy(games[slot], row_games, sizeof row_games);
     }
     fclose(f);
     if (!count || !rows) return false;
@@ -90,7 +118,7 @@ bool monitor_opponents_line(const char *metrics, char *out, size_t size) {
         else at += (size_t)snprintf(out + at, size - at, "%s%s -", k ? ", " : "", names[k]);
     }
     if (at < size)
-        snprintf(out + at, size - at, " (last %d updates, %lld games)",
-                 rows < OPPONENT_ROWS ? rows : OPPONENT_ROWS, total);
+        snprintf(out + at, size - at, " (last %d update%s, %lld games)",
+                 rows < OPPONENT_ROWS ? rows : OPPONENT_ROWS, rows == 1 ? "" : "s", total);
     return true;
 }

@@ -30,6 +30,7 @@
 #define STATE_VERSION "1"
 /* Metadata of a comm.mode = scale checkpoint: the number of processes that wrote it. */
 #define SCALE_RANKS "comm_scale_ranks"
+#define SELFPLAY_OPPONENTS "selfplay_opponents" /* selfplay.opponents as played */
 #define MAX_ALGO_TENSORS 96 /* a learner's own (algo.h's save): SAC's networks, a buffer */
 #define MAX_CHECKPOINT_TENSORS (SK_MAX_POLICY_TENSORS + SK_MAX_ENV_ARRAYS + 24 + MAX_ALGO_TENSORS)
 
@@ -251,16 +252,19 @@ sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
     sk_env_obs_type(tr->env, observation, sizeof observation);
     char ranks[32]; /* comm.mode = scale: the processes whose minibatches the run drew */
     snprintf(ranks, sizeof ranks, "%d", tr->comm.size);
-    sk_st_meta meta[] = {
+    char opponents[SK_SELFPLAY_MAX_OPPONENTS * 66]; /* self-play's listed players ("": none) */
+    sk_selfplay_opponents_text(&tr->sp, opponents, sizeof opponents);
+    sk_st_meta meta[9] = {
         {"format", FORMAT},
         {"training_state", STATE_VERSION},
         {"env", tr->env->id},
         {"steps", steps},
         {"config", config_text},
         {"observation", observation},
-        {SCALE_RANKS, ranks},
     };
-    int num_meta = (int)(sizeof meta / sizeof meta[0]) - (tr->s.comm_scale ? 0 : 1);
+    int num_meta = 6;
+    if (tr->s.comm_scale) meta[num_meta++] = (sk_st_meta){SCALE_RANKS, ranks};
+    if (tr->sp.on) meta[num_meta++] = (sk_st_meta){SELFPLAY_OPPONENTS, opponents};
     sk_status status = sk_st_write(path, list.items, list.count, meta, num_meta);
     free(config_text);
     sk_free(parts);
@@ -507,6 +511,7 @@ static sk_status resume_from(sk_trainer *tr, const sk_st_file *file, const char 
                     "of processes would not continue the same run",
                     path, scale_ranks, tr->comm.size, scale_ranks));
     TRY(check_counters(tr, path, counters));
+    if (tr->sp.on) TRY(sk_selfplay_check_opponents(tr, sk_st_meta_get(file, SELFPLAY_OPPONENTS), path));
     tr->progress.update = counters[C_UPDATE]; /* where the current observations go (row T) */
     /* everything is checked into the trainer's own arrays; a failure leaves
      * a trainer to destroy (as documented), never one that runs */

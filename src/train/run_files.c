@@ -144,18 +144,25 @@ static void roles_header(FILE *f, const sk_trainer *tr) {
     fputc('\n', f);
 }
 
+sk_status sk_run_open_rows(const sk_trainer *tr, const char *name, int64_t last_update, FILE **f,
+                           char *path, size_t size) {
+    snprintf(path, size, "%s/%s", tr->out.run_dir, name);
+    bool resumed = tr->resumed && access(path, F_OK) == 0;
+    if (resumed) {
+        sk_status status = sk_run_truncate_rows(path, last_update);
+        if (status != SK_OK) return status;
+    }
+    if (!(*f = fopen(path, resumed ? "a" : "w")))
+        return sk_fail(SK_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    return SK_OK;
+}
+
 static sk_status open_roles(sk_trainer *tr) {
     if (sk_env_agents(tr->env) < 2) return SK_OK;
     char path[4200];
-    snprintf(path, sizeof path, "%s/roles.csv", tr->out.run_dir);
-    /* as metrics.csv; a resumed run of an older skinner, without the file, starts one */
-    bool resumed = tr->resumed && access(path, F_OK) == 0;
-    if (resumed) {
-        sk_status status = sk_run_truncate_rows(path, tr->progress.update);
-        if (status != SK_OK) return status;
-    }
-    tr->out.roles = fopen(path, resumed ? "a" : "w");
-    if (!tr->out.roles) return sk_fail(SK_ERR_IO, "cannot write '%s'", path);
+    sk_status status = sk_run_open_rows(tr, "roles.csv", tr->progress.update, &tr->out.roles, path,
+                                        sizeof path);
+    if (status != SK_OK) return status;
     if (ftell(tr->out.roles) == 0) roles_header(tr->out.roles, tr);
     fflush(tr->out.roles);
     return SK_OK;

@@ -9,7 +9,6 @@
 #include <stdarg.h>
 #include <math.h>
 #include <string.h>
-#include <unistd.h>
 
 double sk_elo_expected(double ra, double rb) { return 1.0 / (1.0 + pow(10.0, (rb - ra) / 400.0)); }
 
@@ -29,6 +28,16 @@ int sk_selfplay_pick(const double *ratings, int count, bool by_rating, uint64_t 
         if (draw < 0.0) return j;
     }
     return count - 1;
+}
+
+/* Appends fmt's text to the string in buf (size bytes), cut at buf's end. */
+static void append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t size, const char *fmt, ...) {
+    size_t used = strlen(buf);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + used, size - used, fmt, ap);
+    va_end(ap);
 }
 
 #define CHECK(expr)                                                                                \
@@ -198,6 +207,36 @@ sk_status sk_selfplay_check(const sk_trainer *tr, const char *path) {
     return SK_OK;
 }
 
+/* Listed opponent k's name as listed: "alphabeta:4". */
+static void opponent_name(const sk_selfplay *sp, int k, char *out, size_t size) {
+    const sk_env_opponent *who = sp->opponents[k];
+    if (who->arg_name) snprintf(out, size, "%s:%d", who->name, sp->opponent_args[k]);
+    else snprintf(out, size, "%s", who->name);
+}
+
+void sk_selfplay_opponents_text(const sk_selfplay *sp, char *out, size_t size) {
+    out[0] = '\0';
+    for (int k = 0; sp->on && k < sp->num_opponents; k++) {
+        char name[64];
+        opponent_name(sp, k, name, sizeof name);
+        append(out, size, "%s%s", k ? ", " : "", name);
+    }
+}
+
+sk_status sk_selfplay_check_opponents(const sk_trainer *tr, const char *saved, const char *path) {
+    char listed[SK_SELFPLAY_MAX_OPPONENTS * 66];
+    sk_selfplay_opponents_text(&tr->sp, listed, sizeof listed);
+    if (!saved || strcmp(saved, listed) == 0) return SK_OK;
+    if (!saved[0])
+        return sk_fail(SK_ERR_INVALID, "checkpoint '%s' played no selfplay.opponents; this run "
+                       "lists '%s' (resume without them, or start a new run)", path, listed);
+    return sk_fail(SK_ERR_INVALID, "checkpoint '%s' played selfplay.opponents = '%s'; this run "
+                   "lists '%s': its games under way would go on against other players and "
+                   "opponents.csv's columns would change (resume with --selfplay.opponents '%s' "
+                   "and its selfplay.opponent_share, or start a new run)", path, saved,
+                   listed[0] ? listed : "none", saved);
+}
+
 /* The hooks below are self-play's row of the rollout's hooks (trainer_internal.h): the
  * rollout calls them only when self-play is on, so none checks sp->on. */
 
@@ -206,26 +245,23 @@ static bool selfplay_is_other(const void *ctx, int row) {
     return row % 2 != sp->role[row / 2] && sp->opponent[row / 2] != -1;
 }
 
-/* The listed opponents' actions for their rows among envs lo..hi-1 at step `at` (the first
- * row's index into ro->actions): each env's player searches that env's state alone. */
-static void listed_act(sk_selfplay *sp, sk_rollout *ro, int lo, int hi, size_t at,
-                       int first_row) {
+/* The listed opponents' actions for their rows among worker wk's envs at step `at` (wk's first
+ * row's index into ro->actions): each env's player searches that env's state alone, on its
+ * own moves only. */
+static void listed_act(const sk_selfplay *sp, sk_rollout *ro, sk_worker *wk, size_t at) {
     size_t H = (size_t)ro->num_heads;
-    int64_t steps = 0, searched = 0;
-    for (int e = lo; e < hi; e++) {
+    for (int e = wk->lo / 2; e < wk->hi / 2; e++) {
         int k = -2 - sp->opponent[e];
         if (k < 0) continue;
-        steps++;
+        wk->listed_steps++;
         if (sp->listed_waits[e]) continue; /* the learner moves: the env ignores this row */
-        searched++;
+        wk->listed_searches++;
         sp->opponents[k]->act(sp->env_state, e, e + 1, sp->opponent_args[k], sp->rng,
                               sp->opponent_actions);
         size_t row = (size_t)e * 2 + 1 - (size_t)sp->role[e];
-        memcpy(ro->actions + (at + row - (size_t)first_row) * H, sp->opponent_actions + row * H,
+        memcpy(ro->actions + (at + row - (size_t)wk->lo) * H, sp->opponent_actions + row * H,
                H * sizeof(int32_t));
     }
-    __atomic_fetch_add(&sp->listed_steps[0], steps, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&sp->listed_steps[1], searched, __ATOMIC_RELAXED);
 }
 
 /* Env e's opponent's group: its member, and with a policy per role, the side it plays. */
@@ -238,7 +274,7 @@ static int pool_group(const sk_selfplay *sp, int e, int roles) {
  * member's rows through its snapshot, member by member, from wk's stream. */
 static void selfplay_act(void *ctx, sk_rollout *ro, const sk_policy *policy, sk_worker *wk, int t,
                          const float *obs_t) {
-    sk_selfplay *sp = ctx;
+    const sk_selfplay *sp = ctx;
     size_t at = (size_t)t * (size_t)ro->num_rows + (size_t)wk->lo, P = policy->num_params;
     const uint8_t *masks = ro->mask_size ? ro->masks + at * (size_t)ro->mask_size : NULL;
     /* policy.per_role: a snapshot holds both roles' policies; each side plays its own. Group
@@ -264,7 +300,7 @@ static void selfplay_act(void *ctx, sk_rollout *ro, const sk_policy *policy, sk_
                            ro->actions_f + at * (size_t)ro->action_dim, NULL, NULL, &wk->work,
                            &wk->role);
     }
-    if (sp->opponent_share > 0) listed_act(sp, ro, lo, hi, at, wk->lo);
+    if (sp->opponent_share > 0) listed_act(sp, ro, wk, at);
 }
 
 static void selfplay_after_step(void *ctx, sk_rollout *ro, int lo, int hi, int t,
@@ -319,33 +355,16 @@ const sk_rollout_hooks *sk_selfplay_hooks(const sk_selfplay *sp) {
     return sp->on ? &selfplay_hooks : NULL;
 }
 
-/* The run folder's `name` open in *f for this run's rows, its path in path: a new run starts
- * the file with the line `header`; a resumed one keeps its rows up to the checkpoint's
- * update, as metrics.csv (a folder without the file starts one). A file that cannot be
- * written ends the run with the reason, as metrics.csv's does. Nothing to do once open. */
+/* The run folder's `name` open in *f for this run's rows (sk_run_open_rows: a resumed run
+ * keeps the rows up to the checkpoint's update), its path in path, starting with the line
+ * `header`. Nothing to do once open. */
 static sk_status open_run_csv(const sk_trainer *tr, const char *name, const char *header,
                               FILE **f, char *path, size_t size) {
     snprintf(path, size, "%s/%s", tr->out.run_dir, name);
     if (*f) return SK_OK;
-    bool resumed = tr->resumed && access(path, F_OK) == 0;
-    if (resumed) {
-        sk_status status = sk_run_truncate_rows(path, tr->progress.update - 1);
-        if (status != SK_OK) return status;
-    }
-    if (!(*f = fopen(path, resumed ? "a" : "w")))
-        return sk_fail(SK_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    CHECK(sk_run_open_rows(tr, name, tr->progress.update - 1, f, path, size));
     if (ftell(*f) == 0) fprintf(*f, "%s\n", header);
     return SK_OK;
-}
-
-/* Appends fmt's text to the string in buf (size bytes), cut at buf's end. */
-static void append(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void append(char *buf, size_t size, const char *fmt, ...) {
-    size_t used = strlen(buf);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + used, size - used, fmt, ap);
-    va_end(ap);
 }
 
 static sk_status flush_run_csv(FILE *f, const char *path) {
@@ -359,12 +378,11 @@ static sk_status flush_run_csv(FILE *f, const char *path) {
 static sk_status write_opponents_row(sk_trainer *tr) {
     sk_selfplay *sp = &tr->sp;
     if (sp->opponent_share <= 0) return SK_OK;
-    char path[4200], header[1024] = "update";
-    for (int k = 0; !sp->opponents_csv && k < sp->num_opponents; k++) { /* "alphabeta:4" */
-        const sk_env_opponent *who = sp->opponents[k];
+    /* each entry's NAME:ARG (at most 63 bytes) twice with its suffixes */
+    char path[4200], header[8 + SK_SELFPLAY_MAX_OPPONENTS * (2 * 64 + 16)] = "update";
+    for (int k = 0; !sp->opponents_csv && k < sp->num_opponents; k++) {
         char name[64];
-        if (who->arg_name) snprintf(name, sizeof name, "%s:%d", who->name, sp->opponent_args[k]);
-        else snprintf(name, sizeof name, "%s", who->name);
+        opponent_name(sp, k, name, sizeof name);
         append(header, sizeof header, ",%s score,%s games", name, name);
     }
     CHECK(open_run_csv(tr, "opponents.csv", header, &sp->opponents_csv, path, sizeof path));

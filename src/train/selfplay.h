@@ -73,12 +73,11 @@ typedef struct sk_selfplay {
     int32_t *opponent;      /* (envs) the snapshot each env's learner plays; -1: itself;
                                -2 - k: selfplay.opponents' k-th */
     int32_t *role;          /* (envs) the learner's agent in each env */
-    uint64_t *rng;          /* (envs) each env's stream for picking opponents */
+    uint64_t *rng;          /* (envs) each env's stream: picking opponents, and a listed
+                               one's tie-breaks */
     uint8_t *listed_waits;  /* (envs) 1: a listed opponent's row waits at the next step (the
                                env's flag, kept before the row is marked not a sample): its
                                search would be thrown away, so it is skipped */
-    int64_t listed_steps[2];    /* test_selfplay_opponents: a listed opponent's env-steps,
-                                   then those it searched (atomic adds in the workers) */
     uint8_t *unrated;       /* (envs) 1: the game under way began against a pool member a
                                snapshot has since replaced; its result rates no one */
     int32_t *game_opponent; /* (T, envs) the snapshot of a game that ended there (-2 - k: a
@@ -107,6 +106,14 @@ void sk_selfplay_start(struct sk_trainer *tr);
  * member (they index the pool and the ratings), or -1 when selfplay.pool_share < 1, or
  * -2 - k for a listed opponent k while selfplay.opponent_share > 0. */
 sk_status sk_selfplay_check(const struct sk_trainer *tr, const char *path);
+/* selfplay.opponents as played, each NAME:ARG (NAME alone without an argument) joined with
+ * ", " into out ("" without any): a checkpoint's metadata names them (a resume with another
+ * list is refused), and opponents.csv's columns. */
+void sk_selfplay_opponents_text(const sk_selfplay *sp, char *out, size_t size);
+/* A checkpoint's list (its metadata; NULL: written before the list was kept) against this
+ * run's: another list is refused, naming both. */
+sk_status sk_selfplay_check_opponents(const struct sk_trainer *tr, const char *saved,
+                                      const char *path);
 /* Self-play's row of the rollout's hooks (trainer_internal.h), with sp as their context:
  * the opponents' actions, each finished game recorded (roles swapped, the next opponent
  * picked), the opponents' rows kept out of the samples and the episodes, and after the

@@ -164,6 +164,8 @@ typedef struct sk_worker {
     float *mb_actions_f;    /* (block, action_dim) */
     int64_t gather_visits;  /* rows the minibatch gathers placed so far, each visited once (a
                                per-role block counts its roles first): tests count work */
+    int64_t listed_steps;   /* self-play's env-steps against a listed player, and its searches */
+    int64_t listed_searches; /* among them (its own moves only): tests count work */
     /* truncation bootstrap scratch */
     float *trunc_obs;       /* (slice, obs_size) */
     float *obs_wide;        /* (slice, obs_size) a uint8 env's rows widened for the policy */

@@ -100,7 +100,8 @@ const sk_trainer_array sk_trainer_arrays[] = {
     {NULL, SK_ARRAY_I32, AT(rollout.ready_actions), SK_SIZE_PEND_HEADS, NO_RANGE},
     {NULL, SK_ARRAY_F32, AT(rollout.ready_actions_f), SK_SIZE_PEND_DIM, NO_RANGE},
     {NULL, SK_ARRAY_F32, AT(rollout.ready_logp), SK_SIZE_PEND, NO_RANGE},
-    /* self-play: the pool, the ratings, and each env's opponent, role and stream */
+    /* self-play: the pool, the ratings, and each env's opponent, role, stream, whether its
+     * game is unrated and whether its listed player waits */
     {"selfplay.pool", SK_ARRAY_F32, AT(sp.pool), SK_SIZE_SP_POOL, RANGE(-INFINITY, INFINITY)},
     {NULL, SK_ARRAY_F32, AT(sp.pool_t), SK_SIZE_SP_POOL, NO_RANGE},
     {"selfplay.ratings", SK_ARRAY_F64, AT(sp.ratings), SK_SIZE_SP_RATINGS, RANGE(-1e9, 1e9)},
