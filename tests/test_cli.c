@@ -697,6 +697,9 @@ static void test_train_then_eval(void **unused) {
         FAIL_RUN(&r, "summary.json \"solved\" is not a boolean:\n%s", summary_text);
     if (json_number(&r, summary, "total_steps") != 4096.0)
         FAIL_RUN(&r, "summary.json total_steps is not 4096:\n%s", summary_text);
+    const cJSON *algo = cJSON_GetObjectItemCaseSensitive(summary, "algo");
+    if (!cJSON_IsString(algo) || strcmp(algo->valuestring, "ppo") != 0)
+        FAIL_RUN(&r, "summary.json's algo is not \"ppo\":\n%s", summary_text);
     cJSON_Delete(summary);
     free(summary_text);
     cli_run_free(&r);
@@ -851,6 +854,41 @@ static void test_train_then_eval_continuous(void **unused) {
         if (!(json_number(&r, json, "episodes") == 2.0))
             FAIL_RUN(&r, "eval did not run 2 episodes: %s", r.out);
         cJSON_Delete(json);
+        cli_run_free(&r);
+    }
+}
+
+/* The first line names the learner, and a run too short to learn says so before it starts:
+ * SAC's learning_starts (5000 steps) past a 3000-step run; with 6000 steps it learns and says
+ * nothing. summary.json names the learner too. */
+static void test_train_names_learner_and_no_learning(void **unused) {
+    (void)unused;
+    static const struct {
+        const char *steps;
+        bool learns;
+    } cases[] = {{"3000", false}, {"6000", true}};
+    for (int c = 0; c < 2; c++) {
+        char run_dir[4200];
+        path_in_tmp(run_dir, sizeof run_dir, cases[c].learns ? "sac-learns" : "sac-short");
+        cli_run r;
+        RUN(&r, "train", "Pendulum-v1", "--train.algo", "sac", "--total-steps", cases[c].steps,
+            "--threads", "1", "--run-dir", run_dir);
+        expect_exit(&r, 0);
+        expect_stderr(&r, "training Pendulum-v1 with SAC on 1 thread");
+        const char *note = "skinner: note: sac.learning_starts = 5000 is not below the run's 3000 "
+                           "steps: it fills its replay buffer with random actions and takes no "
+                           "gradient step (lower --sac.learning_starts or raise --total-steps)";
+        if (cases[c].learns == (strstr(r.err, "takes no gradient step") != NULL))
+            FAIL_RUN(&r, "%s steps: expected %s '%s'", cases[c].steps,
+                     cases[c].learns ? "no" : "the note", note);
+        if (!cases[c].learns) expect_stderr(&r, note);
+        char *summary_text = read_run_file(run_dir, "summary.json");
+        cJSON *summary = parse_json_object(&r, summary_text, "summary.json");
+        const cJSON *algo = cJSON_GetObjectItemCaseSensitive(summary, "algo");
+        if (!cJSON_IsString(algo) || strcmp(algo->valuestring, "sac") != 0)
+            FAIL_RUN(&r, "summary.json's algo is not \"sac\":\n%s", summary_text);
+        cJSON_Delete(summary);
+        free(summary_text);
         cli_run_free(&r);
     }
 }
@@ -1635,6 +1673,7 @@ int main(void) {
         cmocka_unit_test(test_bench_env),
         cmocka_unit_test(test_train_interrupted),
         cmocka_unit_test(test_train_then_eval_continuous),
+        cmocka_unit_test(test_train_names_learner_and_no_learning),
         cmocka_unit_test(test_bench_env_options),
         cmocka_unit_test(test_eval_moved_dataset),
         cmocka_unit_test(test_bench_env_slow_steps_keep_the_budget),

@@ -703,6 +703,9 @@ static void test_program_errors(void **state) {
 
     char dir[4200];
     path_in_tmp(dir, sizeof dir, "not-a-run");
+    RUN_PROGRAM(&r, "monitor", dir); /* not there at all: said so, not "no live metrics" */
+    EXPECT_RUN(&r, 1, NULL, "not-a-run: No such file or directory (expected a run folder");
+    program_run_free(&r);
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) fail_msg("mkdir %s", dir);
     RUN_PROGRAM(&r, "monitor", dir);
     EXPECT_RUN(&r, 1, NULL, "skinner: error: ");

@@ -140,6 +140,16 @@ static void test_what_dqn_cannot_train_is_refused(void **state) {
     refused(dqn_config("768", true), "CartPole-v1", "train.algo", "dqm", "train.algo");
     refused(dqn_config("768", true), "CartPole-v1", "replay.size", "404",
             "multiple of the 8 env rows");
+    /* another learner's key names its learner (before: "unknown config key") */
+    refused(dqn_config("768", true), "CartPole-v1", "sac.tau", "0.1",
+            "sac.tau applies only with train.algo = sac; this run's is dqn");
+    sk_config *ppo = dqn_config("768", true);
+    sk_config_set(ppo, "train.algo", "ppo");
+    refused(ppo, "CartPole-v1", NULL, NULL, "applies only with train.algo = dqn; this run's is ppo");
+    ppo = sk_config_new();
+    sk_config_set(ppo, "replay.size", "1000");
+    refused(ppo, "CartPole-v1", NULL, NULL,
+            "replay.size applies to the off-policy learners (train.algo = sac or dqn)");
 }
 
 static void test_sac_resume_is_exact(void **state) {

@@ -68,7 +68,8 @@ static void test_refused_settings(void **state) {
     /* pool_share's default is 1: every game against the pool */
     expect_config_refused(c4_config("1024", "alphabeta:2", "0.2", NULL),
                           "selfplay.opponent_share = 0.2 and selfplay.pool_share = 1 add up to "
-                          "more than 1");
+                          "more than 1 (the rest of the games are the learner against itself): "
+                          "lower selfplay.pool_share to at most 0.8");
 }
 
 /* The run folder's opponents.csv: its header, then each row's scores and game counts summed
@@ -360,6 +361,20 @@ static void test_docs_commands(void **state) {
             fail_msg("%s: no depth 3 score in:\n%s", line, text);
         if (strstr(line, " monitor ") && !strstr(text, " (last 4 updates, "))
             fail_msg("%s: not the 4 updates the docs quote in:\n%s", line, text);
+        /* training a two-player env suggests an evaluation against a random player, which
+         * runs as printed (against itself the policy would score 0.5 by construction) */
+        const char *evaluate = "evaluate: skinner eval ConnectFour-v0 --checkpoint "
+                               "runs/c4-searcher/policy.safetensors --opponent random\n";
+        if (strstr(line, " train ") && !strstr(text, evaluate))
+            fail_msg("%s: no '%s' in:\n%s", line, evaluate, text);
+        if (strstr(line, " train ")) {
+            snprintf(command, sizeof command, "cd %s && %s eval ConnectFour-v0 --checkpoint "
+                     "runs/c4-searcher/policy.safetensors --opponent random 2>&1", g_dir,
+                     SKINNER_BINARY);
+            code = test_run_command(command, text, sizeof text);
+            if (code != 0 || !strstr(text, "as second: "))
+                fail_msg("the suggested evaluation: exit %d:\n%s", code, text);
+        }
         ran++;
     }
     fclose(doc);

@@ -25,7 +25,7 @@ typedef struct cli_command {
 } cli_command;
 
 static const cli_command g_commands[] = {
-    {"train", "ENV", "train a PPO agent on ENV and write a run folder", cmd_train},
+    {"train", "ENV", "train an agent on ENV (PPO, SAC or DQN) and write a run folder", cmd_train},
     {"eval", "ENV", "evaluate a saved policy on ENV", cmd_eval},
     {"envs", "", "list the environments", cmd_envs},
     {"config", "ENV", "print the resolved config a training run of ENV would use", cmd_config},

@@ -687,7 +687,10 @@ int cmd_monitor(int argc, char **argv) {
     /* RUN_DIR/live.bin, or the file itself when given one */
     char path[4096];
     struct stat st;
-    if (stat(run_dir, &st) == 0 && S_ISREG(st.st_mode))
+    if (stat(run_dir, &st) != 0)
+        return cli_error(SK_EXIT_FAILURE, "%s: %s (expected a run folder that 'skinner train' "
+                         "writes, or its live.bin)", run_dir, strerror(errno));
+    if (S_ISREG(st.st_mode))
         snprintf(path, sizeof path, "%s", run_dir);
     else if (snprintf(path, sizeof path, "%s/live.bin", run_dir) >= (int)sizeof path)
         return cli_error(SK_EXIT_USAGE, "RUN_DIR is too long");

@@ -294,6 +294,34 @@ static void notice_rounded_steps(const sk_trainer *trainer) {
             (long long)batch, (long long)updates, (long long)(updates * batch));
 }
 
+/* An off-policy run whose learning starts at or after its last step acts at random and never
+ * learns: said before it starts, with what to change. */
+static void notice_no_learning(const sk_trainer *trainer) {
+    const sk_config *resolved = sk_trainer_config(trainer);
+    const char *algo = sk_config_get(resolved, "train.algo");
+    char key[64];
+    int64_t starts, total, batch = sk_trainer_batch_size(trainer);
+    if (!algo || strcmp(algo, "ppo") == 0) return;
+    snprintf(key, sizeof key, "%s.learning_starts", algo);
+    if (!sk_parse_i64(sk_config_get(resolved, key), &starts) ||
+        !sk_parse_i64(sk_config_get(resolved, "train.total_steps"), &total) || batch < 1)
+        return;
+    int64_t steps = total / batch > 0 ? total / batch * batch : batch; /* whole iterations */
+    if (starts < steps) return;
+    fprintf(stderr,
+            "skinner: note: %s = %lld is not below the run's %lld steps: it fills its replay "
+            "buffer with random actions and takes no gradient step (lower --%s or raise "
+            "--total-steps)\n",
+            key, (long long)starts, (long long)steps, key);
+}
+
+/* The learner's name as users write it: "PPO", "SAC", "DQN". */
+static void learner_name(const sk_trainer *trainer, char *out, size_t size) {
+    const char *algo = sk_config_get(sk_trainer_config(trainer), "train.algo");
+    snprintf(out, size, "%s", algo ? algo : "ppo");
+    for (char *c = out; *c; c++) *c = (char)toupper((unsigned char)*c);
+}
+
 /* Rank 0's exit code to every rank of a distributed run (the others' own
  * codes are theirs when they are not OK). */
 static int root_rc(int rc) {
@@ -425,22 +453,27 @@ int cmd_train(int argc, char **argv) {
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* a resumed run's result says where it stood: the last line reports this command's part */
+    const int64_t start_steps = sk_trainer_result(trainer).total_steps;
     if (!extra.quiet) {
         if (!extra.resume_dir && extra.total_steps_given)
             notice_rounded_steps(trainer);
+        notice_no_learning(trainer);
         int threads = sk_trainer_threads(trainer), learner = sk_trainer_learner_threads(trainer);
-        char learning[48] = "";
+        char learning[48] = "", algo[16], resumed[64] = "";
         if (learner != threads)
             snprintf(learning, sizeof learning, " (its updates on %d)", learner);
+        if (extra.resume_dir)
+            snprintf(resumed, sizeof resumed, ", resumed at %lld steps", (long long)start_steps);
+        learner_name(trainer, algo, sizeof algo);
         if (comm->size > 1)
-            fprintf(stderr, "training %s on %d processes x %d thread%s%s, run folder %s\n",
-                    env->id, comm->size, threads, threads == 1 ? "" : "s", learning, run_dir);
+            fprintf(stderr, "training %s with %s on %d processes x %d thread%s%s, run folder %s%s\n",
+                    env->id, algo, comm->size, threads, threads == 1 ? "" : "s", learning, run_dir,
+                    resumed);
         else
-            fprintf(stderr, "training %s on %d thread%s%s, run folder %s\n", env->id, threads,
-                    threads == 1 ? "" : "s", learning, run_dir);
+            fprintf(stderr, "training %s with %s on %d thread%s%s, run folder %s%s\n", env->id,
+                    algo, threads, threads == 1 ? "" : "s", learning, run_dir, resumed);
     }
-    /* a resumed run's result says where it stood: the last line reports this command's part */
-    const int64_t start_steps = sk_trainer_result(trainer).total_steps;
     sk_status status = sk_trainer_run(trainer);
     if (p.tty && !extra.quiet) fputc('\n', stderr);
     sk_train_result r = sk_trainer_result(trainer);
@@ -485,8 +518,10 @@ int cmd_train(int argc, char **argv) {
                launcher, cli_env_name(env, env_name, sizeof env_name), run_dir);
     }
     printf("run folder: %s\n", run_dir);
-    printf("evaluate: skinner eval %s --checkpoint %s/policy.safetensors\n",
-           cli_env_name(env, env_name, sizeof env_name), run_dir);
+    /* a multi-agent env's policy against itself says nothing: against a random player */
+    printf("evaluate: skinner eval %s --checkpoint %s/policy.safetensors%s\n",
+           cli_env_name(env, env_name, sizeof env_name), run_dir,
+           sk_env_agents(env) > 1 ? " --opponent random" : "");
 done:
     sk_trainer_destroy(trainer);
     sk_run_plan_free(&plan);

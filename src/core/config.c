@@ -661,14 +661,51 @@ sk_status sk_config_check_unused(const sk_config *cfg, const char *section) {
     return sk_cfg_check_unused(cfg, section);
 }
 
-sk_status sk_cfg_check_unused(const sk_config *cfg, const char *section) {
+const char *sk_cfg_first_unused(const sk_config *cfg, const char *section) {
     size_t len = strlen(section);
     for (int i = 0; i < cfg->count; i++) {
         const sk_config_entry *entry = &cfg->entries[i];
         if (!entry->used && strncmp(entry->key, section, len) == 0 && entry->key[len] == '.')
-            return sk_fail(SK_ERR_CONFIG, "unknown config key '%s'", entry->key);
+            return entry->key;
     }
-    return SK_OK;
+    return NULL;
+}
+
+/* Levenshtein's distance between a and b (each at most 63 bytes; longer: far apart). */
+static int edit_distance(const char *a, const char *b) {
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 63 || m > 63) return 64;
+    int row[64];
+    for (size_t j = 0; j <= m; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= n; i++) {
+        int diagonal = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= m; j++) {
+            int above = row[j];
+            int best = diagonal + (a[i - 1] != b[j - 1]);
+            if (above + 1 < best) best = above + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diagonal = above;
+        }
+    }
+    return row[m];
+}
+
+sk_status sk_cfg_check_unused(const sk_config *cfg, const char *section) {
+    const char *key = sk_cfg_first_unused(cfg, section);
+    if (!key) return SK_OK;
+    /* the read keys hold every one this part knows, defaults included: the nearest, within a
+     * typo's reach (2 edits, or 1 in 4 of its letters), is the likely one */
+    const char *nearest = NULL;
+    int best = ((int)strlen(key) / 4 > 2 ? (int)strlen(key) / 4 : 2) + 1;
+    for (int i = 0; i < cfg->count; i++) {
+        const sk_config_entry *entry = &cfg->entries[i];
+        int d = entry->used ? edit_distance(key, entry->key) : best;
+        if (d < best) best = d, nearest = entry->key; /* the first of the nearest */
+    }
+    if (nearest) return sk_fail(SK_ERR_CONFIG, "unknown config key '%s' (did you mean '%s'?)", key, nearest);
+    return sk_fail(SK_ERR_CONFIG, "unknown config key '%s'", key);
 }
 
 sk_status sk_cfg_check_sections(const sk_config *cfg, const char *const *sections) {

@@ -10,6 +10,9 @@
  * sk_cfg_string, sk_cfg_path) are public, in skinner/env.h; sk_cfg_check_unused,
  * sk_config_entry_at and sk_config_to_string in skinner/module.h. */
 
+/* The first key of `section` (before its '.') that no read took, or NULL. */
+const char *sk_cfg_first_unused(const sk_config *cfg, const char *section);
+
 /* Fails naming the first key whose section is not one of `sections`. */
 sk_status sk_cfg_check_sections(const sk_config *cfg, const char *const *sections);
 

@@ -1,5 +1,6 @@
 #include "run_files.h"
 
+#include "algo.h"
 #include "events.h"
 
 #include "../io/live.h"
@@ -328,6 +329,7 @@ sk_status sk_run_end(sk_trainer *tr, sk_status run_status) {
     if (!f) return sk_fail(SK_ERR_IO, "cannot write '%s'", path);
     const sk_train_result *r = &tr->progress.result;
     fprintf(f, "{\n  \"env\": \"%s\",\n", tr->env->id);
+    fprintf(f, "  \"algo\": \"%s\",\n", tr->algo->name);
     fprintf(f, "  \"seed\": %llu,\n", (unsigned long long)tr->s.seed);
     fprintf(f, "  \"threads\": %d,\n", tr->num_threads);
     fprintf(f, "  \"slices\": %d,\n", tr->num_workers);
