@@ -655,6 +655,14 @@ static double json_number(const cli_run *r, const cJSON *json, const char *key) 
     return item->valuedouble;
 }
 
+/* json's string `key` equals want. */
+static void expect_json_string(const cli_run *r, const cJSON *json, const char *key,
+                               const char *want) {
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(json, key);
+    if (!cJSON_IsString(item) || strcmp(item->valuestring, want) != 0)
+        FAIL_RUN(r, "JSON's \"%s\" is not \"%s\"", key, want);
+}
+
 static void test_train_then_eval(void **unused) {
     (void)unused;
     char run_dir[4200];
@@ -697,9 +705,7 @@ static void test_train_then_eval(void **unused) {
         FAIL_RUN(&r, "summary.json \"solved\" is not a boolean:\n%s", summary_text);
     if (json_number(&r, summary, "total_steps") != 4096.0)
         FAIL_RUN(&r, "summary.json total_steps is not 4096:\n%s", summary_text);
-    const cJSON *algo = cJSON_GetObjectItemCaseSensitive(summary, "algo");
-    if (!cJSON_IsString(algo) || strcmp(algo->valuestring, "ppo") != 0)
-        FAIL_RUN(&r, "summary.json's algo is not \"ppo\":\n%s", summary_text);
+    expect_json_string(&r, summary, "algo", "ppo");
     cJSON_Delete(summary);
     free(summary_text);
     cli_run_free(&r);
@@ -884,9 +890,7 @@ static void test_train_names_learner_and_no_learning(void **unused) {
         if (!cases[c].learns) expect_stderr(&r, note);
         char *summary_text = read_run_file(run_dir, "summary.json");
         cJSON *summary = parse_json_object(&r, summary_text, "summary.json");
-        const cJSON *algo = cJSON_GetObjectItemCaseSensitive(summary, "algo");
-        if (!cJSON_IsString(algo) || strcmp(algo->valuestring, "sac") != 0)
-            FAIL_RUN(&r, "summary.json's algo is not \"sac\":\n%s", summary_text);
+        expect_json_string(&r, summary, "algo", "sac");
         cJSON_Delete(summary);
         free(summary_text);
         cli_run_free(&r);
