@@ -63,6 +63,12 @@ def main():
         if row["mean_return"] != "nan":
             check(abs(float(lines.get("mean return", "nan")) - float(row["mean_return"])) < 0.01,
                   f"{name}: monitor's mean return {lines.get('mean return')} is metrics.csv's {row['mean_return']}")
+        # PPO's own measures are not rows of "-" for an off-policy learner
+        ppo_only = [k for k in ("approx kl", "clip fraction", "explained var") if k in lines]
+        check(not ppo_only, f"{name}: monitor shows no PPO-only rows ({ppo_only})")
+        # the first line names the learner
+        check(f"training {env} with {name.upper()} on " in done.stderr,
+              f"{name}: train's first line names {name.upper()} ({done.stderr.strip()[:200]})")
 
     server = Server(skinner, [root])
     status, body, _ = server.get("/api/runs")

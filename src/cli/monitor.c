@@ -131,9 +131,12 @@ static int collect_fields(const sk_live_data *d, field *fields) {
     add_number(&fields[n++], "policy loss", "%.4g", d->policy_loss);
     add_number(&fields[n++], "value loss", "%.4g", d->value_loss);
     add_number(&fields[n++], "entropy", "%.4g", d->entropy);
-    add_number(&fields[n++], "approx kl", "%.4g", d->approx_kl);
-    add_number(&fields[n++], "clip fraction", "%.4g", d->clip_fraction);
-    add_number(&fields[n++], "explained var", "%.4g", d->explained_variance);
+    /* PPO's own measures: a SAC or DQN run has none, so no rows of "-" for them */
+    if (!isnan(d->approx_kl)) add_number(&fields[n++], "approx kl", "%.4g", d->approx_kl);
+    if (!isnan(d->clip_fraction))
+        add_number(&fields[n++], "clip fraction", "%.4g", d->clip_fraction);
+    if (!isnan(d->explained_variance))
+        add_number(&fields[n++], "explained var", "%.4g", d->explained_variance);
     add_number(&fields[n++], "learning rate", "%.3g", d->learning_rate);
     if (d->solved) add_text(&fields[n++], "solved", "yes, at %lld", (long long)d->solved_at_steps);
     else add_text(&fields[n++], "solved", "no");

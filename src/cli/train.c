@@ -189,10 +189,18 @@ bool cli_progress_update(const sk_update_stats *st, void *user) {
                 total[0] = '/';
                 format_count(total + 1, sizeof total - 1, (double)p->total_steps);
             }
-            format_count(sps, sizeof sps, st->sps);
+            if (now - p->mark_seconds[1] >= 5.0) { /* the newer mark becomes the older */
+                p->mark_seconds[0] = p->mark_seconds[1], p->mark_steps[0] = p->mark_steps[1];
+                p->mark_seconds[1] = now, p->mark_steps[1] = st->steps;
+            }
+            double span = now - p->mark_seconds[0];
+            double rate = p->mark_seconds[0] > 0 && span > 0
+                              ? (double)(st->steps - p->mark_steps[0]) / span
+                              : st->sps; /* the first 5 s: the run's own */
+            format_count(sps, sizeof sps, rate);
             double eta = p->seconds_budget > 0 ? p->seconds_budget - st->wall_seconds
-                         : st->sps > 0 ? (double)(p->total_steps - st->steps) / st->sps
-                                       : 0.0;
+                         : rate > 0 ? (double)(p->total_steps - st->steps) / rate
+                                    : 0.0;
             if (eta < 0) eta = 0;
             char ret[32];
             if (isnan(st->mean_return)) snprintf(ret, sizeof ret, "-");

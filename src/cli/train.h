@@ -25,6 +25,11 @@ typedef struct cli_progress {
     double last_print;
     int64_t total_steps;
     double seconds_budget; /* > 0: ETA from this wall-clock budget instead of steps */
+    /* the rate shown and the ETA are over the last 5-10 s, not the run's average (an
+     * off-policy run's random warm-up steps are many times faster than its learning ones):
+     * the wall seconds and steps at two marks, the older first, moved every 5 s */
+    double mark_seconds[2];
+    int64_t mark_steps[2];
 } cli_progress;
 
 /* An sk_update_fn that prints progress; returns false once interrupted. */
