@@ -866,7 +866,7 @@ static void test_train_then_eval_continuous(void **unused) {
 
 /* The first line names the learner, and a run too short to learn says so before it starts:
  * SAC's learning_starts (5000 steps) past a 3000-step run; with 6000 steps it learns and says
- * nothing. summary.json names the learner too. */
+ * nothing. summary.json names the learner too, and `skinner config` its defaults. */
 static void test_train_names_learner_and_no_learning(void **unused) {
     (void)unused;
     static const struct {
@@ -895,6 +895,14 @@ static void test_train_names_learner_and_no_learning(void **unused) {
         free(summary_text);
         cli_run_free(&r);
     }
+    /* SAC's defaults as a user writes them (they were floats shown as 0.200000003) */
+    cli_run r;
+    RUN(&r, "config", "pendulum", "--train.algo", "sac");
+    expect_exit(&r, 0);
+    const char *shown[] = {"\nalpha = 0.2\n", "\ngamma = 0.99\n", "\npolicy_lr = 0.0003\n",
+                           "\nq_lr = 0.001\n", "\ntau = 0.005\n"};
+    for (size_t i = 0; i < sizeof shown / sizeof shown[0]; i++) expect_stdout(&r, shown[i]);
+    cli_run_free(&r);
 }
 
 static void test_bench_env(void **unused) {

@@ -295,6 +295,36 @@ static void test_grad_norms_only_from_the_learner_that_ran(void **state) {
     assert_int_equal(events, 0);
 }
 
+/* Whether run folder `name`'s events.jsonl (trained from cfg, freed) records the config
+ * section `section`, and a `key` in it. */
+static bool config_event(sk_config *cfg, const char *name, const char *section, const char *key) {
+    char path[160], line[4096], want[96], field[96];
+    train_into(cfg, name, "events.jsonl", path, sizeof path);
+    snprintf(want, sizeof want, "\"section\": \"%s\"", section);
+    snprintf(field, sizeof field, "\"%s\": ", key);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    bool found = false;
+    while (fgets(line, sizeof line, f) && !found)
+        found = strstr(line, "\"type\": \"config\"") && strstr(line, want) && strstr(line, field);
+    fclose(f);
+    return found;
+}
+
+/* events.jsonl records the learner's own config sections (it recorded PPO's only, so a SAC
+ * run's tau or a DQN run's learning_starts were in config.ini alone), and a PPO run none of
+ * theirs. */
+static void test_events_record_the_learners_config(void **state) {
+    (void)state;
+    assert_true(config_event(sac_config("Pendulum-v1"), "sac-config", "sac", "tau"));
+    assert_true(config_event(sac_config("Pendulum-v1"), "sac-config2", "replay", "size"));
+    assert_true(config_event(dqn_config("512", false), "dqn-config", "dqn", "learning_starts"));
+    sk_config *ppo = sk_config_new();
+    sk_config_set(ppo, "env.id", "CartPole-v1");
+    sk_config_set(ppo, "train.total_steps", "512");
+    assert_false(config_event(ppo, "ppo-config", "sac", "tau"));
+}
+
 /* The run folder's config.ini value of `key` (in its section) after a short run of cfg (freed) in `name`. */
 static long resolved(sk_config *cfg, const char *name, const char *key) {
     char path[160], line[256], prefix[64];
@@ -407,6 +437,7 @@ int main(void) {
         cmocka_unit_test(test_what_sac_cannot_train_is_refused),
         cmocka_unit_test(test_sac_updates_on_every_thread),
         cmocka_unit_test(test_grad_norms_only_from_the_learner_that_ran),
+        cmocka_unit_test(test_events_record_the_learners_config),
         cmocka_unit_test(test_checkpoints_spaced_by_the_buffer_they_hold),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -37,9 +37,11 @@ static const char *num(char *buf, size_t size, double value) {
 }
 
 static void emit_config(sk_trainer *tr) {
-    /* one event per section keeps each under the ring's record size */
-    const char *sections[] = {"env", "ppo", "policy", "train", "governor", "comm", "telemetry"};
-    for (size_t s = 0; s < sizeof sections / sizeof sections[0]; s++) {
+    /* one event per section keeps each under the ring's record size: every section the run
+     * reads that holds keys (a PPO run's no sac.*, an off-policy run's dqn.* or sac.* and
+     * replay.*, a self-play run's selfplay.*) */
+    const char *const *sections = sk_trainer_sections;
+    for (size_t s = 0; sections[s]; s++) {
         char fields[900] = "", part[256], escaped[192];
         size_t len = strlen(sections[s]), used = 0;
         const char *key, *value;
@@ -52,8 +54,9 @@ static void emit_config(sk_trainer *tr) {
             memcpy(fields + used, part, (size_t)n + 1);
             used += (size_t)n;
         }
-        sk_telemetry_emit(tr->out.telemetry, "config", "\"section\": \"%s\", \"values\": {%s}",
-                          sections[s], fields);
+        if (used)
+            sk_telemetry_emit(tr->out.telemetry, "config", "\"section\": \"%s\", \"values\": {%s}",
+                              sections[s], fields);
     }
 }
 

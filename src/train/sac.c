@@ -43,6 +43,18 @@ typedef struct sac {
 
 static sac *state_of(const sk_trainer *tr) { return tr->algo_state; }
 
+/* A float default as the shortest decimal that reads back to it (0.2f as 0.2, not
+ * 0.200000003): config.ini and `skinner config` show what a user would write, and the run
+ * reads the same float. */
+static double shortest(float value) {
+    char text[32];
+    for (int digits = 6; digits < 9; digits++) {
+        snprintf(text, sizeof text, "%.*g", digits, (double)value);
+        if ((float)strtod(text, NULL) == value) return strtod(text, NULL);
+    }
+    return (double)value;
+}
+
 static sk_status sac_settings(sk_trainer *tr) {
     sac *s = calloc(1, sizeof *s);
     if (!s) return sk_fail(SK_ERR_NOMEM, "out of memory");
@@ -62,16 +74,16 @@ static sk_status sac_settings(sk_trainer *tr) {
     c->layers = (int)v;
     CHECK(sk_cfg_int(tr->cfg, "sac.batch_size", 256, 1, 1 << 16, &v));
     s->batch_size = (int)v;
-    CHECK(sk_cfg_double(tr->cfg, "sac.policy_lr", c->policy_lr, 0.0, 1.0, &x));
+    CHECK(sk_cfg_double(tr->cfg, "sac.policy_lr", shortest(c->policy_lr), 0.0, 1.0, &x));
     c->policy_lr = (float)x;
-    CHECK(sk_cfg_double(tr->cfg, "sac.q_lr", c->q_lr, 0.0, 1.0, &x));
+    CHECK(sk_cfg_double(tr->cfg, "sac.q_lr", shortest(c->q_lr), 0.0, 1.0, &x));
     c->q_lr = c->alpha_lr = (float)x; /* CleanRL's alpha optimiser takes q_lr */
-    CHECK(sk_cfg_double(tr->cfg, "sac.gamma", c->gamma, 0.0, 1.0, &x));
+    CHECK(sk_cfg_double(tr->cfg, "sac.gamma", shortest(c->gamma), 0.0, 1.0, &x));
     c->gamma = (float)x;
     CHECK(sk_cfg_int(tr->cfg, "sac.policy_frequency", c->policy_frequency, 1, 1 << 20, &v));
     c->policy_frequency = (int)v;
     CHECK(sk_cfg_bool(tr->cfg, "sac.autotune", c->autotune, &c->autotune));
-    CHECK(sk_cfg_double(tr->cfg, "sac.alpha", c->alpha, 0.0, 1e6, &x));
+    CHECK(sk_cfg_double(tr->cfg, "sac.alpha", shortest(c->alpha), 0.0, 1e6, &x));
     c->alpha = (float)x;
     c->seed = tr->s.seed;
     /* the shared loop: a gradient step an env step from step 5,000, the targets' Polyak
@@ -80,7 +92,7 @@ static sk_status sac_settings(sk_trainer *tr) {
     s->op.train_frequency = 1;
     s->op.gradient_steps_per_round = 1;
     s->op.target_frequency = 1;
-    s->op.tau = c->tau;
+    s->op.tau = shortest(c->tau);
     CHECK(sk_offpolicy_settings(tr, &s->op, "sac", 1000000));
     c->tau = (float)s->op.tau;
     c->target_frequency = (int)SK_MIN(s->op.target_frequency, INT32_MAX);

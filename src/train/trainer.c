@@ -141,9 +141,9 @@ static sk_status resolve_sequences(sk_trainer *tr) {
     return SK_OK;
 }
 
-static const char *const g_sections[] = {"env",  "ppo",      "policy",    "train",  "governor",
-                                         "comm", "selfplay", "telemetry", "dqn",    "replay",
-                                         "sac",  NULL};
+const char *const sk_trainer_sections[] = {"env",  "ppo",      "policy",    "train",  "governor",
+                                           "comm", "selfplay", "telemetry", "dqn",    "replay",
+                                           "sac",  NULL};
 
 /* A key of another learner's section (dqn.* or replay.* under PPO, sac.* under DQN) is
  * refused naming the learner it belongs to, not as an unknown key (which sends the user
@@ -261,8 +261,8 @@ static sk_status trainer_build_local(sk_trainer *tr, const sk_env_def *env) {
     tr->hooks_ctx = &tr->sp;
     if (tr->algo->check) CHECK(tr->algo->check(tr));
     CHECK(check_other_learners(tr));
-    for (int i = 0; g_sections[i]; i++) CHECK(sk_cfg_check_unused(tr->cfg, g_sections[i]));
-    CHECK(sk_cfg_check_sections(tr->cfg, g_sections));
+    for (int i = 0; sk_trainer_sections[i]; i++) CHECK(sk_cfg_check_unused(tr->cfg, sk_trainer_sections[i]));
+    CHECK(sk_cfg_check_sections(tr->cfg, sk_trainer_sections));
     tr->num_threads = sk_vec_num_workers(tr->vec);
     tr->learner_threads = tr->num_threads;
     tr->num_workers = tr->s.slices > 0 ? tr->s.slices : tr->num_threads;

@@ -370,6 +370,10 @@ bool sk_all_finite(const float *x, size_t n);
 
 /* ---- the rollout (rollout.c): sk_vec_parallel jobs over a trainer ---- */
 
+/* The config sections a run reads (NULL-terminated): any other is refused; events.jsonl
+ * records each that holds keys. */
+extern const char *const sk_trainer_sections[];
+
 void sk_reset_job(void *ctx, int w, int num_workers);
 void sk_rollout_job(void *ctx, int w, int num_workers);
 /* Runs job(tr, w, num_workers) for every worker w on the vec's threads: thread w runs worker
