@@ -905,6 +905,36 @@ static void test_train_names_learner_and_no_learning(void **unused) {
     cli_run_free(&r);
 }
 
+/* --config names a shipped preset by its name, or by the docs' relative path from another
+ * folder (the test runs outside the source folder): the preset, said so; a missing file that
+ * is no preset stays an error. */
+static void test_config_by_preset_name(void **unused) {
+    (void)unused;
+    const char *names[] = {"cartpole_dqn", "configs/cartpole_dqn.ini"};
+    for (int c = 0; c < 2; c++) {
+        char run_dir[4200];
+        path_in_tmp(run_dir, sizeof run_dir, c ? "preset-path" : "preset-name");
+        cli_run r;
+        RUN(&r, "train", "CartPole-v1", "--config", names[c], "--total-steps", "1000", "--threads",
+            "1", "--run-dir", run_dir, "--quiet");
+        expect_exit(&r, 0);
+        char *config = read_run_file(run_dir, "config.ini");
+        if (!strstr(config, "algo = dqn")) FAIL_RUN(&r, "not the DQN preset:\n%s", config);
+        free(config);
+        cli_run_free(&r);
+        RUN(&r, "train", "CartPole-v1", "--config", names[c], "--total-steps", "1000", "--threads",
+            "1", "--run-dir", run_dir, "--force");
+        expect_stderr(&r, "skinner: note: no file ");
+        expect_stderr(&r, "configs/cartpole_dqn.ini");
+        cli_run_free(&r);
+    }
+    cli_run r;
+    RUN(&r, "train", "CartPole-v1", "--config", "no_such_preset", "--total-steps", "1000");
+    expect_exit(&r, 1);
+    expect_stderr(&r, "no_such_preset");
+    cli_run_free(&r);
+}
+
 static void test_bench_env(void **unused) {
     (void)unused;
     /* every registered env but Morpho-v0 (an epoch of host training a step),
@@ -1686,6 +1716,7 @@ int main(void) {
         cmocka_unit_test(test_train_interrupted),
         cmocka_unit_test(test_train_then_eval_continuous),
         cmocka_unit_test(test_train_names_learner_and_no_learning),
+        cmocka_unit_test(test_config_by_preset_name),
         cmocka_unit_test(test_bench_env_options),
         cmocka_unit_test(test_eval_moved_dataset),
         cmocka_unit_test(test_bench_env_slow_steps_keep_the_budget),

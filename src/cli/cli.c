@@ -133,14 +133,12 @@ bool cli_env_flag(cli_args *args, sk_config *cfg, int *exit_code) {
     return true;
 }
 
-/* Loads the preset named `name` (configs/NAME.ini, looked up as below) into
- * cfg: SK_EXIT_OK, with a warning when no such file exists. */
-static int load_preset(sk_config *cfg, const char *name) {
-    char path[4096];
-    const char *chosen = NULL;
+/* The preset named `name` (configs/NAME.ini, looked up as below) into path; false when
+ * there is none. */
+static bool find_preset(const char *name, char *path, size_t size) {
     const char *env_dir = getenv("SKINNER_CONFIG_DIR");
     char exe_dir[4096] = "";
-    int n = sk_code_folder((void (*)(void))load_preset, exe_dir, sizeof exe_dir) ? 1 : 0;
+    int n = sk_code_folder((void (*)(void))find_preset, exe_dir, sizeof exe_dir) ? 1 : 0;
     /* $SKINNER_CONFIG_DIR; a build tree (build/skinner -> configs/); an install
      * moved anywhere (PREFIX/bin -> PREFIX/share/skinner/configs, or a wheel's
      * bin -> site-packages/skinner/share/skinner/configs); the configured install
@@ -153,11 +151,19 @@ static int load_preset(sk_config *cfg, const char *name) {
     const char *suffixes[4] = {"", "/../configs",
                                "/" SKINNER_BIN_TO_PREFIX "/" SKINNER_DATADIR_REL "/skinner/configs",
                                ""};
-    for (int i = 0; i < 4 && !chosen; i++) {
+    for (int i = 0; i < 4; i++) {
         if (!candidates[i]) continue;
-        snprintf(path, sizeof path, "%s%s/%s.ini", candidates[i], suffixes[i], name);
-        if (file_exists(path)) chosen = path;
+        snprintf(path, size, "%s%s/%s.ini", candidates[i], suffixes[i], name);
+        if (file_exists(path)) return true;
     }
+    return false;
+}
+
+/* Loads the preset named `name` into cfg: SK_EXIT_OK, with a warning when no such file
+ * exists. */
+static int load_preset(sk_config *cfg, const char *name) {
+    char path[4096];
+    const char *chosen = find_preset(name, path, sizeof path) ? path : NULL;
     if (!chosen) {
         fprintf(stderr,
                 "skinner: warning: no preset %s.ini found (set SKINNER_CONFIG_DIR); using "
@@ -187,6 +193,21 @@ int cli_load_config(sk_config *cfg, const sk_env_def *env, const char *explicit_
         at += strspn(at, " ");
     }
     if (!explicit_path) return SK_EXIT_OK;
+    /* a shipped preset by its name ("cartpole_dqn"), or by the docs' path outside the source
+     * folder ("configs/cartpole_dqn.ini"): the installed one, said so */
+    char preset_path[4096];
+    if (!file_exists(explicit_path)) {
+        const char *base = strrchr(explicit_path, '/');
+        char name[256];
+        snprintf(name, sizeof name, "%s", base ? base + 1 : explicit_path);
+        size_t len = strlen(name);
+        if (len > 4 && strcmp(name + len - 4, ".ini") == 0) name[len - 4] = '\0';
+        if (find_preset(name, preset_path, sizeof preset_path)) {
+            fprintf(stderr, "skinner: note: no file %s here; using the preset %s\n",
+                    explicit_path, preset_path);
+            explicit_path = preset_path;
+        }
+    }
     /* the user's file layers on the preset: its keys override, the rest stay.
      * It is read once, into a layer of its own (whose keys the caller may
      * want), and the layer's text goes on top of the preset. */

@@ -288,18 +288,20 @@ static void notice_rounded_steps(const sk_trainer *trainer) {
         fprintf(stderr,
                 "skinner: note: --total-steps %lld is not a multiple of an iteration (env.num_envs "
                 "%lld x %lld steps = %lld, from %s.train_frequency): training runs %lld "
-                "iterations, %lld steps\n",
+                "iteration%s, %lld steps\n",
                 (long long)total, (long long)num_envs, (long long)(batch / num_envs),
-                (long long)batch, algo, (long long)updates, (long long)(updates * batch));
+                (long long)batch, algo, (long long)updates, updates == 1 ? "" : "s",
+                (long long)(updates * batch));
         return;
     }
     char agents_text[64] = "";
     if (agents > 1) snprintf(agents_text, sizeof agents_text, " x %lld agents", (long long)agents);
     fprintf(stderr,
             "skinner: note: --total-steps %lld is not a multiple of the batch (env.num_envs %lld"
-            "%s x ppo.horizon %lld = %lld): training runs %lld updates, %lld steps\n",
+            "%s x ppo.horizon %lld = %lld): training runs %lld update%s, %lld steps\n",
             (long long)total, (long long)num_envs, agents_text, (long long)horizon,
-            (long long)batch, (long long)updates, (long long)(updates * batch));
+            (long long)batch, (long long)updates, updates == 1 ? "" : "s",
+            (long long)(updates * batch));
 }
 
 /* An off-policy run whose learning starts at or after its last step acts at random and never
