@@ -325,6 +325,8 @@ static void test_unknown_env(void **unused) {
 static void test_unknown_flag(void **unused) {
     (void)unused;
     CASE(2, ARGS("train", "cartpole", "--bogus"), "unknown option '--bogus'");
+    CASE(2, ARGS("train", "cartpole", "--total_steps", "100"),
+         "unknown option '--total_steps' (did you mean '--total-steps'?");
     CASE(2, ARGS("train", "cartpole", "--quiet=yes"), "'--quiet=yes'");
     CASE(2, ARGS("eval", "cartpole", "--bogus"), "unknown option '--bogus'");
     CASE(2, ARGS("bench", "env", "cartpole", "--bogus"), "unknown option '--bogus'");

@@ -161,8 +161,18 @@ int cli_train_config(int argc, char **argv, sk_run_plan *plan, cli_train_extra *
                 return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
             if (strcmp(key, "train.total_steps") == 0) extra->total_steps_given = true;
         } else {
+            /* --total_steps: the flags spell their words with '-' (config keys with '_') */
+            const char *command = extra->allow_bench_flags ? "bench train" : "train";
+            char dashed[64];
+            if (strncmp(arg, "--", 2) == 0 && strchr(arg, '_') && !strchr(arg, '.') &&
+                strlen(arg) < sizeof dashed) {
+                snprintf(dashed, sizeof dashed, "%s", arg);
+                for (char *c = dashed; *c; c++) *c = *c == '_' ? '-' : *c;
+                return cli_error(SK_EXIT_USAGE, "unknown option '%s' (did you mean '%s'? see "
+                                 "'skinner %s --help')", arg, dashed, command);
+            }
             return cli_error(SK_EXIT_USAGE, "unknown option '%s' (see 'skinner %s --help')", arg,
-                             extra->allow_bench_flags ? "bench train" : "train");
+                             command);
         }
         if (missing) return cli_error(SK_EXIT_USAGE, "option '%s' needs a value", arg);
     }
