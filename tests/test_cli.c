@@ -327,6 +327,14 @@ static void test_unknown_flag(void **unused) {
     CASE(2, ARGS("train", "cartpole", "--bogus"), "unknown option '--bogus'");
     CASE(2, ARGS("train", "cartpole", "--total_steps", "100"),
          "unknown option '--total_steps' (did you mean '--total-steps'?");
+    { /* a flag with '_' whose '-' spelling is no flag either: no suggestion */
+        cli_run r;
+        RUN(&r, "train", "cartpole", "--learning_rate", "0.1");
+        expect_exit(&r, 2);
+        expect_stderr(&r, "unknown option '--learning_rate'");
+        if (strstr(r.err, "did you mean")) FAIL_RUN(&r, "%s", "suggested a flag that does not exist");
+        cli_run_free(&r);
+    }
     CASE(2, ARGS("train", "cartpole", "--quiet=yes"), "'--quiet=yes'");
     CASE(2, ARGS("eval", "cartpole", "--bogus"), "unknown option '--bogus'");
     CASE(2, ARGS("bench", "env", "cartpole", "--bogus"), "unknown option '--bogus'");
@@ -930,11 +938,17 @@ static void test_config_by_preset_name(void **unused) {
         expect_stderr(&r, "configs/cartpole_dqn.ini");
         cli_run_free(&r);
     }
-    cli_run r;
-    RUN(&r, "train", "CartPole-v1", "--config", "no_such_preset", "--total-steps", "1000");
-    expect_exit(&r, 1);
-    expect_stderr(&r, "no_such_preset");
-    cli_run_free(&r);
+    /* not a preset, or a path elsewhere that merely ends in a preset's name: an error */
+    const char *missing[] = {"no_such_preset", "/no/such/dir/cartpole_dqn.ini",
+                             "../cartpole_dqn.ini"};
+    for (int c = 0; c < 3; c++) {
+        cli_run r;
+        RUN(&r, "train", "CartPole-v1", "--config", missing[c], "--total-steps", "1000");
+        expect_exit(&r, 1);
+        expect_stderr(&r, missing[c]);
+        if (strstr(r.err, "using the preset")) FAIL_RUN(&r, "%s fell back on a preset", missing[c]);
+        cli_run_free(&r);
+    }
 }
 
 static void test_bench_env(void **unused) {

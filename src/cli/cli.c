@@ -194,16 +194,17 @@ int cli_load_config(sk_config *cfg, const sk_env_def *env, const char *explicit_
     }
     if (!explicit_path) return SK_EXIT_OK;
     /* a shipped preset by its name ("cartpole_dqn"), or by the docs' path outside the source
-     * folder ("configs/cartpole_dqn.ini"): the installed one, said so */
+     * folder ("configs/cartpole_dqn.ini"): the installed one, said so; any other path that
+     * is not there stays an error (a mistyped one must not train on a preset) */
     char preset_path[4096];
-    if (!file_exists(explicit_path)) {
-        const char *base = strrchr(explicit_path, '/');
-        char name[256];
-        snprintf(name, sizeof name, "%s", base ? base + 1 : explicit_path);
-        size_t len = strlen(name);
-        if (len > 4 && strcmp(name + len - 4, ".ini") == 0) name[len - 4] = '\0';
-        if (find_preset(name, preset_path, sizeof preset_path)) {
-            fprintf(stderr, "skinner: note: no file %s here; using the preset %s\n",
+    const char *name = strncmp(explicit_path, "configs/", 8) == 0 ? explicit_path + 8 : explicit_path;
+    if (!file_exists(explicit_path) && !strchr(name, '/') && strlen(name) < 256) {
+        char stem[256];
+        snprintf(stem, sizeof stem, "%s", name);
+        size_t len = strlen(stem);
+        if (len > 4 && strcmp(stem + len - 4, ".ini") == 0) stem[len - 4] = '\0';
+        if (find_preset(stem, preset_path, sizeof preset_path)) {
+            fprintf(stderr, "skinner: note: no file %s in this folder; using the preset %s\n",
                     explicit_path, preset_path);
             explicit_path = preset_path;
         }

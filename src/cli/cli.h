@@ -50,7 +50,11 @@ int cli_load_config(sk_config *cfg, const sk_env_def *env, const char *explicit_
  * of a plugin (which a later run must load again); in buf if not the id. */
 const char *cli_env_name(const sk_env_def *env, char *buf, size_t size);
 
-/* skinner monitor's self-play lines (monitor_selfplay.c), read beside the run's metrics.csv
+/* The learner of the run whose metrics.csv is at `metrics` (its config.ini's train.algo:
+ * "ppo", "sac", "dqn") into out; false without a config.ini (a bare live file). */
+bool cli_monitor_learner(const char *metrics, char *out, size_t size);
+
+/* skinner monitor's self-play lines (monitor_files.c), read beside the run's metrics.csv
  * at path `metrics`: its elo.csv's last row ("learner 1040 after 554 games; pool 960 ...") and
  * its opponents.csv's last 10 updates ("alphabeta:3 0.98, alphabeta:4 0.87 (last 10 updates,
  * 812 games)"), into out; false when the run has no such file or no row in it yet. */

@@ -119,7 +119,9 @@ static void add_number(field *f, const char *label, const char *fmt, double valu
 }
 
 /* The figures both views show, in reading order (the curses grid goes row by row). */
-static int collect_fields(const sk_live_data *d, field *fields) {
+/* ppo: the run learns with PPO, or it is not known (a bare live file): its own measures
+ * (approx kl, clip fraction, explained var) have rows; a SAC or DQN run has none of them. */
+static int collect_fields(const sk_live_data *d, bool ppo, field *fields) {
     int n = 0;
     add_number(&fields[n++], "sps", "%.0f", d->sps);
     add_text(&fields[n++], "update", "%lld", (long long)d->update);
@@ -131,12 +133,11 @@ static int collect_fields(const sk_live_data *d, field *fields) {
     add_number(&fields[n++], "policy loss", "%.4g", d->policy_loss);
     add_number(&fields[n++], "value loss", "%.4g", d->value_loss);
     add_number(&fields[n++], "entropy", "%.4g", d->entropy);
-    /* PPO's own measures: a SAC or DQN run has none, so no rows of "-" for them */
-    if (!isnan(d->approx_kl)) add_number(&fields[n++], "approx kl", "%.4g", d->approx_kl);
-    if (!isnan(d->clip_fraction))
+    if (ppo) {
+        add_number(&fields[n++], "approx kl", "%.4g", d->approx_kl);
         add_number(&fields[n++], "clip fraction", "%.4g", d->clip_fraction);
-    if (!isnan(d->explained_variance))
         add_number(&fields[n++], "explained var", "%.4g", d->explained_variance);
+    }
     add_number(&fields[n++], "learning rate", "%.3g", d->learning_rate);
     if (d->solved) add_text(&fields[n++], "solved", "yes, at %lld", (long long)d->solved_at_steps);
     else add_text(&fields[n++], "solved", "no");
@@ -298,6 +299,12 @@ static void curve_range(const sk_live_point *points, int64_t count, double *low,
     }
 }
 
+/* Whether the run learns with PPO (config.ini beside metrics.csv), or is not known. */
+static bool learns_with_ppo(const history *h) {
+    char algo[32];
+    return !cli_monitor_learner(h->path, algo, sizeof algo) || strcmp(algo, "ppo") == 0;
+}
+
 /* ------------------------------------------------------------- plain text */
 
 static void print_plain(const sk_live_data *d, history *h) {
@@ -308,7 +315,7 @@ static void print_plain(const sk_live_data *d, history *h) {
     format_eta(text, sizeof text, d);
     printf("%-*s%s\n", LABEL_WIDTH, "progress", text);
     field fields[MAX_FIELDS];
-    int n = collect_fields(d, fields);
+    int n = collect_fields(d, learns_with_ppo(h), fields);
     for (int i = 0; i < n; i++) printf("%-*s%s\n", LABEL_WIDTH, fields[i].label, fields[i].value);
     printf("%-*s%s\n", LABEL_WIDTH, "last event", d->governor_event[0] ? d->governor_event : "-");
     char line[512];
@@ -392,9 +399,9 @@ static void draw_progress(int y, const sk_live_data *d) {
 }
 
 /* Row by row, as many cells across as fit. Returns the next free row. */
-static int draw_fields(int y, const sk_live_data *d) {
+static int draw_fields(int y, const sk_live_data *d, bool ppo) {
     field fields[MAX_FIELDS];
-    int n = collect_fields(d, fields);
+    int n = collect_fields(d, ppo, fields);
     int across = SK_MAX(1, COLS / CELL_WIDTH);
     int cell = SK_MAX(CELL_WIDTH, COLS / across);
     int value_width = cell - LABEL_WIDTH - 1; /* a value never runs into the next cell */
@@ -546,7 +553,7 @@ static void draw(const sk_live_data *d, history *h, double seconds_without_updat
         put(2, 0, note);
         attroff(pair_attr(PAIR_BAD));
     }
-    int y = draw_fields(3, d);
+    int y = draw_fields(3, d, learns_with_ppo(h));
     put(y, 0, "last event");
     put(y, LABEL_WIDTH, d->governor_event[0] ? d->governor_event : "-");
     char line[512];

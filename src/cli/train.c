@@ -6,6 +6,7 @@
 
 #include "core/config.h"
 #include "envs/registry.h"
+#include "train/algo.h"
 #include "train/trainer_internal.h"
 
 #include <ctype.h>
@@ -49,6 +50,15 @@ static volatile sig_atomic_t g_interrupted;
 static void on_signal(int signo) {
     (void)signo;
     g_interrupted = 1;
+}
+
+/* Whether usage lists flag as an option ("  --total-steps N ..."). */
+static bool usage_lists(const char *usage, const char *flag) {
+    size_t len = strlen(flag);
+    for (const char *at = strstr(usage, flag); at; at = strstr(at + 1, flag))
+        if (at >= usage + 2 && at[-1] == ' ' && at[-2] == ' ' && (at[len] == ' ' || at[len] == '\n'))
+            return true;
+    return false;
 }
 
 int cli_train_config(int argc, char **argv, sk_run_plan *plan, cli_train_extra *extra,
@@ -168,8 +178,9 @@ int cli_train_config(int argc, char **argv, sk_run_plan *plan, cli_train_extra *
                 strlen(arg) < sizeof dashed) {
                 snprintf(dashed, sizeof dashed, "%s", arg);
                 for (char *c = dashed; *c; c++) *c = *c == '_' ? '-' : *c;
-                return cli_error(SK_EXIT_USAGE, "unknown option '%s' (did you mean '%s'? see "
-                                 "'skinner %s --help')", arg, dashed, command);
+                if (usage_lists(usage, dashed))
+                    return cli_error(SK_EXIT_USAGE, "unknown option '%s' (did you mean '%s'? "
+                                     "see 'skinner %s --help')", arg, dashed, command);
             }
             return cli_error(SK_EXIT_USAGE, "unknown option '%s' (see 'skinner %s --help')", arg,
                              command);
@@ -318,10 +329,10 @@ static void notice_rounded_steps(const sk_trainer *trainer) {
  * learns: said before it starts, with what to change. */
 static void notice_no_learning(const sk_trainer *trainer) {
     const sk_config *resolved = sk_trainer_config(trainer);
-    const char *algo = sk_config_get(resolved, "train.algo");
+    const char *algo = trainer->algo->name;
     char key[64];
     int64_t starts, total, batch = sk_trainer_batch_size(trainer);
-    if (!algo || strcmp(algo, "ppo") == 0) return;
+    if (strcmp(algo, "ppo") == 0) return;
     snprintf(key, sizeof key, "%s.learning_starts", algo);
     if (!sk_parse_i64(sk_config_get(resolved, key), &starts) ||
         !sk_parse_i64(sk_config_get(resolved, "train.total_steps"), &total) || batch < 1)
@@ -337,8 +348,7 @@ static void notice_no_learning(const sk_trainer *trainer) {
 
 /* The learner's name as users write it: "PPO", "SAC", "DQN". */
 static void learner_name(const sk_trainer *trainer, char *out, size_t size) {
-    const char *algo = sk_config_get(sk_trainer_config(trainer), "train.algo");
-    snprintf(out, size, "%s", algo ? algo : "ppo");
+    snprintf(out, size, "%s", trainer->algo->name);
     for (char *c = out; *c; c++) *c = (char)toupper((unsigned char)*c);
 }
 

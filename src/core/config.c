@@ -695,13 +695,15 @@ static int edit_distance(const char *a, const char *b) {
 sk_status sk_cfg_check_unused(const sk_config *cfg, const char *section) {
     const char *key = sk_cfg_first_unused(cfg, section);
     if (!key) return SK_OK;
-    /* the read keys hold every one this part knows, defaults included: the nearest, within a
-     * typo's reach (2 edits, or 1 in 4 of its letters), is the likely one */
-    const char *nearest = NULL;
-    int best = ((int)strlen(key) / 4 > 2 ? (int)strlen(key) / 4 : 2) + 1;
+    /* the read keys hold every one this part knows, defaults included: the nearest of its
+     * section, within a typo's reach of the name after the dot (1 edit for 4 letters or
+     * fewer, else 2, or 1 in 4 of its letters), is the likely one */
+    const char *nearest = NULL, *name = key + strlen(section) + 1; /* after "section." */
+    int len = (int)strlen(name), best = (len <= 4 ? 1 : len / 4 > 2 ? len / 4 : 2) + 1;
     for (int i = 0; i < cfg->count; i++) {
         const sk_config_entry *entry = &cfg->entries[i];
-        int d = entry->used ? edit_distance(key, entry->key) : best;
+        bool same_section = strncmp(entry->key, key, (size_t)(name - key)) == 0;
+        int d = entry->used && same_section ? edit_distance(name, entry->key + (name - key)) : best;
         if (d < best) best = d, nearest = entry->key; /* the first of the nearest */
     }
     if (nearest) return sk_fail(SK_ERR_CONFIG, "unknown config key '%s' (did you mean '%s'?)", key, nearest);

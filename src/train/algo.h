@@ -23,6 +23,9 @@
 
 typedef struct sk_algo {
     const char *name; /* train.algo's value */
+    /* The config sections of its own keys (NULL-terminated; "ppo" is read by every run): a
+     * key of another learner's section is refused naming the learner it belongs to. */
+    const char *const *sections;
     /* Reads the learner's own keys into its settings and may set the rollout's shape in
      * tr->s (horizon, minibatches), after sk_settings_resolve; refuses, naming the key and
      * the reason, what does not apply to it. NULL: nothing to read. */
@@ -86,6 +89,11 @@ extern const sk_algo *const sk_algo_table[]; /* NULL-terminated; the first is th
 
 /* train.algo: the row the config names (the first, ppo, when it names none). */
 sk_status sk_algo_resolve(const sk_config *cfg, const sk_algo **out);
+/* A key of another learner's section in cfg (dqn.* or replay.* under PPO, sac.* under DQN)
+ * is refused naming the learners it belongs to, not as an unknown key (which sends the user
+ * looking for a typo in a key the docs list); a misspelt key of algo's own sections stays
+ * for sk_cfg_check_unused, which names the nearest known key. */
+sk_status sk_algo_check_sections(const sk_algo *algo, const sk_config *cfg);
 
 /* Finds tensor `name` of a checkpoint, checks its dtype, element count and (has_range)
  * every element in [lo, hi], and copies it into dst; the message names the tensor. */

@@ -312,6 +312,7 @@ static int64_t dqn_max_optimizer_steps(const sk_trainer *tr) {
 
 const sk_algo sk_algo_dqn = {
     .name = "dqn",
+    .sections = (const char *const[]){"dqn", "replay", NULL},
     .settings = dqn_settings,
     .check = dqn_check,
     .create = dqn_create,

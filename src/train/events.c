@@ -37,9 +37,9 @@ static const char *num(char *buf, size_t size, double value) {
 }
 
 static void emit_config(sk_trainer *tr) {
-    /* one event per section keeps each under the ring's record size: every section the run
-     * reads that holds keys (a PPO run's no sac.*, an off-policy run's dqn.* or sac.* and
-     * replay.*, a self-play run's selfplay.*) */
+    /* one event per section keeps each under the ring's record size: every section of the
+     * run's config that holds keys (every run's ppo.* and selfplay.*; an off-policy run's
+     * dqn.* or sac.* and replay.* too; no empty ones) */
     const char *const *sections = sk_trainer_sections;
     for (size_t s = 0; sections[s]; s++) {
         char fields[900] = "", part[256], escaped[192];

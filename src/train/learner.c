@@ -474,6 +474,7 @@ static double ppo_flops_per_step(const sk_trainer *tr) {
 
 const sk_algo sk_algo_ppo = {
     .name = "ppo",
+    .sections = (const char *const[]){NULL}, /* ppo.* is read by every run (sk_settings_resolve) */
     .act = ppo_act,
     .rollout_values = true,
     .grad_norms = true,

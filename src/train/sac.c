@@ -289,6 +289,7 @@ static double sac_flops_per_step(const sk_trainer *tr) {
 
 const sk_algo sk_algo_sac = {
     .name = "sac",
+    .sections = (const char *const[]){"sac", "replay", NULL},
     .settings = sac_settings,
     .check = sac_check,
     .create = sac_create,

@@ -85,7 +85,7 @@ static sk_status configure_opponents(sk_trainer *tr, const char *listed) {
     if (sp->opponent_share + sp->pool_share > 1.0 + 1e-9 && sp->opponent_share > 0)
         return sk_fail(SK_ERR_CONFIG, "selfplay.opponent_share = %g and selfplay.pool_share = %g "
                        "add up to more than 1 (the rest of the games are the learner against "
-                       "itself): lower selfplay.pool_share to at most %g (its default, 1, plays "
+                       "itself): lower selfplay.pool_share to at most %g (its default is 1: "
                        "every game against the pool)", sp->opponent_share, sp->pool_share,
                        1.0 - sp->opponent_share);
     sp->env_state = sk_vec_state(tr->vec);

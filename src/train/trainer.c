@@ -145,24 +145,6 @@ const char *const sk_trainer_sections[] = {"env",  "ppo",      "policy",    "tra
                                            "comm", "selfplay", "telemetry", "dqn",    "replay",
                                            "sac",  NULL};
 
-/* A key of another learner's section (dqn.* or replay.* under PPO, sac.* under DQN) is
- * refused naming the learner it belongs to, not as an unknown key (which sends the user
- * looking for a typo in a key the docs list). */
-static sk_status check_other_learners(const sk_trainer *tr) {
-    static const char *const learners[] = {"dqn", "sac", "replay"};
-    for (size_t i = 0; i < sizeof learners / sizeof learners[0]; i++) {
-        const char *key = sk_cfg_first_unused(tr->cfg, learners[i]);
-        if (!key || strcmp(learners[i], tr->algo->name) == 0) continue;
-        if (strcmp(learners[i], "replay") == 0)
-            return sk_fail(SK_ERR_CONFIG, "%s applies to the off-policy learners (train.algo = sac "
-                           "or dqn); this run's train.algo is %s", key, tr->algo->name);
-        return sk_fail(SK_ERR_CONFIG, "%s applies only with train.algo = %s; this run's is %s "
-                       "(add --train.algo %s, or drop the key)", key, learners[i], tr->algo->name,
-                       learners[i]);
-    }
-    return SK_OK;
-}
-
 /* A worker's stream and scratch beyond the table's arrays (trainer_state.c). */
 static sk_status alloc_worker(sk_trainer *tr, sk_worker *wk, int w) {
     int slice = wk->hi - wk->lo;
@@ -260,7 +242,7 @@ static sk_status trainer_build_local(sk_trainer *tr, const sk_env_def *env) {
     tr->hooks = sk_selfplay_hooks(&tr->sp);
     tr->hooks_ctx = &tr->sp;
     if (tr->algo->check) CHECK(tr->algo->check(tr));
-    CHECK(check_other_learners(tr));
+    CHECK(sk_algo_check_sections(tr->algo, tr->cfg));
     for (int i = 0; sk_trainer_sections[i]; i++) CHECK(sk_cfg_check_unused(tr->cfg, sk_trainer_sections[i]));
     CHECK(sk_cfg_check_sections(tr->cfg, sk_trainer_sections));
     tr->num_threads = sk_vec_num_workers(tr->vec);

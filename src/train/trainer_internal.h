@@ -322,6 +322,10 @@ struct sk_trainer {
 
 sk_status sk_settings_resolve(sk_ppo_settings *s, const sk_config *cfg, const sk_env_def *env);
 
+/* The config sections a run reads (NULL-terminated, trainer.c): any other is refused;
+ * events.jsonl records each that holds keys. */
+extern const char *const sk_trainer_sections[];
+
 /* sk_trainer_create for one rank of a distributed run (comm: its
  * communicator, which must outlive the trainer): every rank calls it with the
  * same config; a failure on any rank fails all of them, with that rank's
@@ -369,10 +373,6 @@ void sk_learner_update(sk_trainer *tr, float lr, sk_update_stats *stats, const c
 bool sk_all_finite(const float *x, size_t n);
 
 /* ---- the rollout (rollout.c): sk_vec_parallel jobs over a trainer ---- */
-
-/* The config sections a run reads (NULL-terminated): any other is refused; events.jsonl
- * records each that holds keys. */
-extern const char *const sk_trainer_sections[];
 
 void sk_reset_job(void *ctx, int w, int num_workers);
 void sk_rollout_job(void *ctx, int w, int num_workers);

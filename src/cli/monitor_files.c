@@ -1,5 +1,6 @@
-/* skinner monitor's self-play lines: a run's elo.csv and opponents.csv, read beside its
- * metrics.csv (the path monitor.c follows), each summed into one line of text. */
+/* What skinner monitor reads beside a run's metrics.csv (the path monitor.c follows) other
+ * than the live file: the learner in config.ini, and the self-play lines from elo.csv and
+ * opponents.csv, each summed into one line of text. */
 #include "cli.h"
 #include "train/selfplay.h"
 
@@ -12,6 +13,25 @@ static bool run_file(const char *metrics, const char *name, char *path, size_t s
     const char *slash = strrchr(metrics, '/');
     if (!metrics[0]) return false;
     snprintf(path, size, "%.*s%s", slash ? (int)(slash - metrics + 1) : 0, metrics, name);
+    return true;
+}
+
+bool cli_monitor_learner(const char *metrics, char *out, size_t size) {
+    char path[4300], line[512];
+    FILE *f = run_file(metrics, "config.ini", path, sizeof path) ? fopen(path, "r") : NULL;
+    if (!f) return false;
+    bool in_train = false, found = false;
+    while (!found && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0] == '[') in_train = strcmp(line, "[train]") == 0;
+        char value[32];
+        if (in_train && sscanf(line, "algo = %31s", value) == 1) {
+            snprintf(out, size, "%s", value);
+            found = true;
+        }
+    }
+    fclose(f);
+    if (!found) snprintf(out, size, "ppo"); /* a run of a skinner before train.algo */
     return true;
 }
 
