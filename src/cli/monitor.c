@@ -165,12 +165,14 @@ typedef struct history {
     int64_t count, capacity;
     int64_t *updates;           /* (count) */
     sk_live_point *points;      /* (count) */
+    char algo[16];              /* the run's learner (config.ini), "" until read again */
     /* the curve drawn: the history before the live ring, then the ring (history_curve) */
     int64_t curve_count, curve_capacity;
     sk_live_point *curve; /* (curve_count) */
 } history;
 
 static void history_reset(history *h) {
+    h->algo[0] = '\0'; /* a run started again in the folder may learn otherwise */
     h->offset = 0;
     h->refused = false;
     h->stride = 1;
@@ -299,10 +301,11 @@ static void curve_range(const sk_live_point *points, int64_t count, double *low,
     }
 }
 
-/* Whether the run learns with PPO (config.ini beside metrics.csv), or is not known. */
-static bool learns_with_ppo(const history *h) {
-    char algo[32];
-    return !cli_monitor_learner(h->path, algo, sizeof algo) || strcmp(algo, "ppo") == 0;
+/* Whether the run learns with PPO (config.ini beside metrics.csv, read once a run), or is
+ * not known (a bare live file: nothing to read). */
+static bool learns_with_ppo(history *h) {
+    if (!h->algo[0] && !cli_monitor_learner(h->path, h->algo, sizeof h->algo)) h->algo[0] = '\0';
+    return !h->algo[0] || strcmp(h->algo, "ppo") == 0;
 }
 
 /* ------------------------------------------------------------- plain text */

@@ -17,22 +17,13 @@ static bool run_file(const char *metrics, const char *name, char *path, size_t s
 }
 
 bool cli_monitor_learner(const char *metrics, char *out, size_t size) {
-    char path[4300], line[512];
-    FILE *f = run_file(metrics, "config.ini", path, sizeof path) ? fopen(path, "r") : NULL;
-    if (!f) return false;
-    bool in_train = false, found = false;
-    while (!found && fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\r\n")] = '\0';
-        if (line[0] == '[') in_train = strcmp(line, "[train]") == 0;
-        char value[32];
-        if (in_train && sscanf(line, "algo = %31s", value) == 1) {
-            snprintf(out, size, "%s", value);
-            found = true;
-        }
-    }
-    fclose(f);
-    if (!found) snprintf(out, size, "ppo"); /* a run of a skinner before train.algo */
-    return true;
+    char path[4300];
+    sk_config *cfg = run_file(metrics, "config.ini", path, sizeof path) ? sk_config_new() : NULL;
+    bool read = cfg && sk_config_load_file(cfg, path) == SK_OK;
+    const char *algo = read ? sk_config_get(cfg, "train.algo") : NULL;
+    snprintf(out, size, "%s", algo ? algo : "ppo"); /* none: a skinner before train.algo */
+    sk_config_free(cfg);
+    return read;
 }
 
 /* A self-play run's ratings (RUN_DIR/elo.csv beside metrics.csv, its last
