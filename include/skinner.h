@@ -143,6 +143,14 @@ typedef bool (*sk_update_fn)(const sk_update_stats *stats, void *user);
  * after the call.
  */
 SK_API sk_status sk_trainer_create(sk_trainer **out, const sk_config *cfg);
+/*
+ * Fails naming a key of `given` (the keys a user set, as against an env preset's) that
+ * belongs to another learner than cfg's train.algo: ppo.clip_coef under SAC, sac.tau under
+ * DQN. sk_trainer_create refuses another learner's sections itself, except ppo.*, which
+ * every run reads (the presets set it); a front end that layers a user's keys on a preset
+ * calls this to refuse a ppo.* key that SAC or DQN would ignore.
+ */
+SK_API sk_status sk_config_check_learner_keys(const sk_config *given, const sk_config *cfg);
 /* The trainer's resolved config: every key it read, with the defaults it
  * used for those not given. Lives as long as the trainer. */
 SK_API const sk_config *sk_trainer_config(const sk_trainer *trainer);

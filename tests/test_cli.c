@@ -335,6 +335,13 @@ static void test_unknown_flag(void **unused) {
         if (strstr(r.err, "did you mean")) FAIL_RUN(&r, "%s", "suggested a flag that does not exist");
         cli_run_free(&r);
     }
+    /* a ppo.* key the user gives to DQN or SAC would be read and ignored (the presets set
+     * ppo.*, so the trainer cannot tell): refused by name, on the command line or in a file */
+    CASE(2, ARGS("train", "cartpole", "--train.algo", "dqn", "--ppo.clip_coef", "0.3"),
+         "ppo.clip_coef applies only with train.algo = ppo; this run's is dqn");
+    CASE(2, ARGS("train", "Pendulum-v1", "--config", "configs/pendulum_sac.ini", "--ppo.gamma",
+                 "0.9"), "ppo.gamma applies only with train.algo = ppo; this run's is sac");
+    CASE(1, ARGS("train", "cartpole", "--train.algo", "SAC"), "did you mean 'sac'?");
     CASE(2, ARGS("train", "cartpole", "--quiet=yes"), "'--quiet=yes'");
     CASE(2, ARGS("eval", "cartpole", "--bogus"), "unknown option '--bogus'");
     CASE(2, ARGS("bench", "env", "cartpole", "--bogus"), "unknown option '--bogus'");

@@ -115,6 +115,10 @@ static void test_typed_reads_reject_bad_values(void **state) {
     sk_config_set(cfg, "a.act", "gelu");
     assert_int_equal(sk_cfg_choice(cfg, "a.act", "tanh", choices, &choice), SK_ERR_INVALID);
     assert_non_null(strstr(sk_last_error(), "tanh, relu"));
+    assert_null(strstr(sk_last_error(), "did you mean"));
+    sk_config_set(cfg, "a.act", "ReLU");
+    assert_int_equal(sk_cfg_choice(cfg, "a.act", "tanh", choices, &choice), SK_ERR_INVALID);
+    assert_non_null(strstr(sk_last_error(), "did you mean 'relu'?"));
     sk_config_free(cfg);
 }
 

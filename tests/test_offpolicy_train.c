@@ -15,6 +15,7 @@
 
 #include "export/export.h"
 #include "train/actor.h"
+#include "train/algo.h"
 #include "train/sac_core.h"
 #include "skinner/safetensors.h"
 
@@ -150,6 +151,25 @@ static void test_what_dqn_cannot_train_is_refused(void **state) {
     sk_config_set(ppo, "replay.size", "1000");
     refused(ppo, "CartPole-v1", NULL, NULL,
             "replay.size applies only with train.algo = dqn or sac; this run's is ppo");
+    /* the keys a user gave: another learner's ppo.* is refused, the run's own are not */
+    sk_config *given = sk_config_new(), *run = sk_config_new();
+    sk_config_set(given, "ppo.ent_coef", "0.1");
+    sk_config_set(given, "train.seed", "3");
+    assert_int_equal(sk_config_check_learner_keys(given, run), SK_OK); /* PPO, the default */
+    sk_config_set(run, "train.algo", "sac");
+    assert_int_equal(sk_config_check_learner_keys(given, run), SK_ERR_CONFIG);
+    assert_non_null(strstr(sk_last_error(), "ppo.ent_coef applies only with train.algo = ppo; "
+                                            "this run's is sac"));
+    sk_config_free(given);
+    given = sk_config_new();
+    sk_config_set(given, "replay.size", "1000");
+    sk_config_set(given, "sac.tau", "0.01");
+    assert_int_equal(sk_config_check_learner_keys(given, run), SK_OK);
+    sk_config_set(run, "train.algo", "dqn");
+    assert_int_equal(sk_config_check_learner_keys(given, run), SK_ERR_CONFIG);
+    assert_non_null(strstr(sk_last_error(), "sac.tau applies only with train.algo = sac"));
+    sk_config_free(given);
+    sk_config_free(run);
     /* a misspelt key of the run's own learner is unknown, with the nearest known one */
     refused(dqn_config("768", true), "CartPole-v1", "replay.sze", "100",
             "unknown config key 'replay.sze' (did you mean 'replay.size'?)");

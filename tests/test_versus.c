@@ -196,6 +196,48 @@ static void run_ok(const char *command, char *text, size_t size) {
  * command) beats random in most games; one trained 2 updates loses to
  * alpha-beta of depth 4 in most; a policy against itself wins as often as
  * it loses (greedy: the same games from both seats, the openings aside). */
+/* A baseline in the policy's seat (`skinner eval --policy random --opponent NAME`): on
+ * FirstWins-v0 it wins exactly the games it opened, as a policy does; on Connect Four,
+ * random against random wins as often as it loses (the seats alternate, so the two sides
+ * are one distribution), the heuristic beats random and the depth-2 searcher beats random. */
+static void test_baselines_in_the_seat(void **state) {
+    (void)state;
+    if (!sk_env_find("FirstWins-v0")) assert_int_equal(sk_env_register(&g_first_wins), SK_OK);
+    sk_config *cfg = sk_config_new();
+    sk_opponent random, heuristic, searcher;
+    sk_versus_result r;
+    assert_int_equal(sk_opponent_resolve(&random, sk_env_find("FirstWins-v0"), "random"), SK_OK);
+    assert_int_equal(sk_evaluate_versus_baseline(sk_env_find("FirstWins-v0"), cfg, &random,
+                                                 &random, 65, false, 3, &r), SK_OK);
+    assert_int_equal(r.games, 65);
+    assert_int_equal(r.role_games[0], r.win.count);
+    assert_int_equal(r.role_wins[0], r.win.count);
+    assert_true(abs(2 * r.win.count - 65) <= 1);
+    const sk_env_def *c4 = sk_env_find("ConnectFour-v1");
+    assert_int_equal(sk_opponent_resolve(&heuristic, c4, "heuristic"), SK_OK);
+    assert_int_equal(sk_opponent_resolve(&searcher, c4, "alphabeta:2"), SK_OK);
+    assert_int_equal(sk_evaluate_versus_baseline(c4, cfg, &random, &random, 1000, false, 1, &r),
+                     SK_OK);
+    if (!(fabs(r.win.rate - r.loss.rate) < 0.1 && r.role_games[0] == 500))
+        fail_msg("random vs random: %d won, %d lost of 1000, %d opened", r.win.count,
+                 r.loss.count, r.role_games[0]);
+    assert_int_equal(sk_evaluate_versus_baseline(c4, cfg, &heuristic, &random, 200, false, 1, &r),
+                     SK_OK);
+    if (!(r.win.low > 0.9)) fail_msg("heuristic vs random: %d of 200 won", r.win.count);
+    assert_int_equal(sk_evaluate_versus_baseline(c4, cfg, &random, &searcher, 200, false, 1, &r),
+                     SK_OK);
+    if (!(r.loss.low > 0.9)) fail_msg("random vs alphabeta:2: %d of 200 lost", r.loss.count);
+    sk_config_free(cfg);
+    char text[4096]; /* the CLI's, with the user's env keys */
+    run_ok(SKINNER_BINARY " eval ConnectFour-v1 --policy heuristic --opponent random --episodes "
+                         "20 --env.num_envs 3", text, sizeof text);
+    assert_non_null(strstr(text, "ConnectFour-v1: 20 games against random"));
+    assert_non_null(strstr(text, "as first: 10 games"));
+    assert_int_equal(run(SKINNER_BINARY " eval ConnectFour-v1 --policy random --opponent random "
+                         "--env.bogus 1", text, sizeof text), 1);
+    assert_non_null(strstr(text, "env.bogus"));
+}
+
 static void test_connect_four_opponents(void **state) {
     (void)state;
     char text[8192];
@@ -357,9 +399,11 @@ static void test_bad_opponents(void **state) {
             fail_msg("%s: exit %d, '%s' (expected 2 and '%s')", command, code, text,
                      cli[k].message);
     }
-    assert_int_equal(run(SKINNER_BINARY " eval ConnectFour-v1 --policy random --opponent random",
+    /* a baseline plays in the policy's seat (test_baselines_in_the_seat), except zero, which
+     * would play action 0 into a full column */
+    assert_int_equal(run(SKINNER_BINARY " eval ConnectFour-v1 --policy zero --opponent random",
                          text, sizeof text), 2);
-    assert_non_null(strstr(text, "--opponent plays against a checkpoint's policy"));
+    assert_non_null(strstr(text, "--policy zero plays action 0"));
     run_ok(SKINNER_BINARY " eval ConnectFour-v1 --help", text, sizeof text);
     assert_non_null(strstr(text, "ConnectFour-v1's opponents (--opponent NAME): random"));
     assert_non_null(strstr(text, "alphabeta:DEPTH\n      negamax"));
@@ -393,6 +437,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wilson_against_scipy),
         cmocka_unit_test(test_first_move_alternates),
+        cmocka_unit_test(test_baselines_in_the_seat),
         cmocka_unit_test(test_searcher_as_bench_had_it),
         cmocka_unit_test(test_connect_four_opponents),
         cmocka_unit_test(test_arena_opponents),

@@ -291,8 +291,8 @@ def _preset_paths(env_id):
 
 def train(env, config=None, run_dir=None, total_steps=None, seed=None, threads=None,
           callback=None, stop_when_solved=None, force=False, resume=None):
-    """Trains a policy on env with skinner's C trainer (PPO) and returns the
-    run's summary as a dict.
+    """Trains a policy on env with skinner's C trainer (PPO, or the learner
+    train.algo names: docs/algorithms.md) and returns the run's summary as a dict.
 
     env: an env id (or a VecEnv, whose id is used; one from from_gymnasium also
     gives its number of envs, as env.num_envs). config: a dict of config
@@ -313,6 +313,7 @@ def train(env, config=None, run_dir=None, total_steps=None, seed=None, threads=N
     stops the run the same way and is raised.
     """
     files, pairs = [], []
+    given_from = None  # files from this index on are the user's (None: none of them)
     if isinstance(env, _core.Vec):
         # from_gymnasium's: as many envs as given (a config dict's env.num_envs comes after
         # and wins; an INI config names its own)
@@ -334,6 +335,7 @@ def train(env, config=None, run_dir=None, total_steps=None, seed=None, threads=N
         described = _core.describe(env)
         files.extend(_preset_paths(env))
         if isinstance(config, (str, os.PathLike)):
+            given_from = len(files)
             files.append(os.fspath(config))
         elif config is not None:
             pairs += _pairs(config)
@@ -352,7 +354,8 @@ def train(env, config=None, run_dir=None, total_steps=None, seed=None, threads=N
                        ("train.threads", threads), ("train.stop_when_solved", stop_when_solved)):
         if value is not None:
             pairs.append((key, _value_text(value)))
-    return _core.train(files, pairs, run_dir=run_dir, callback=callback, resume=resume)
+    return _core.train(files, pairs, run_dir=run_dir, callback=callback, resume=resume,
+                       given_from=len(files) if given_from is None else given_from)
 
 
 class Policy(_core.Agent):

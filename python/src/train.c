@@ -74,23 +74,27 @@ static PyObject *result_dict(const sk_train_result *r, int64_t updates) {
                          (long long)r->anomalies);
 }
 
-/* train(config_files, pairs, run_dir, callback, resume) -> dict
+/* train(config_files, pairs, run_dir, callback, resume, given_from) -> dict
  * config_files: paths loaded in order (the preset, the user's file);
- * pairs: (key, value) overrides on top; the env is pairs' env.id. */
+ * pairs: (key, value) overrides on top; the env is pairs' env.id. The files from index
+ * given_from on and the pairs are the user's: a key of theirs that belongs to another
+ * learner than the run's is refused (sk_config_check_learner_keys). */
 PyObject *skpy_train(PyObject *self, PyObject *args, PyObject *kwargs) {
     (void)self;
-    static char *kwlist[] = {"config_files", "config", "run_dir", "callback", "resume", NULL};
+    static char *kwlist[] = {"config_files", "config",     "run_dir", "callback",
+                             "resume",       "given_from", NULL};
     PyObject *files = Py_None, *pairs = Py_None, *run_dir_obj = Py_None, *callback = Py_None,
              *resume_obj = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOO", kwlist, &files, &pairs, &run_dir_obj,
-                                     &callback, &resume_obj))
+    Py_ssize_t given_from = PY_SSIZE_T_MAX;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOn", kwlist, &files, &pairs, &run_dir_obj,
+                                     &callback, &resume_obj, &given_from))
         return NULL;
     if (callback != Py_None && !PyCallable_Check(callback)) {
         PyErr_SetString(PyExc_TypeError, "callback must be callable (stats: dict) -> bool");
         return NULL;
     }
-    sk_config *cfg = sk_config_new();
-    if (!cfg) return PyErr_NoMemory();
+    sk_config *cfg = sk_config_new(), *given = sk_config_new();
+    if (!cfg || !given) goto no_memory;
     PyObject *seq = PySequence_Fast(files, "config_files must be a sequence of paths");
     if (!seq) goto fail_cfg;
     for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
@@ -100,6 +104,7 @@ PyObject *skpy_train(PyObject *self, PyObject *args, PyObject *kwargs) {
             goto fail_cfg;
         }
         sk_status st = sk_config_load_file(cfg, PyBytes_AS_STRING(bytes));
+        if (st == SK_OK && i >= given_from) st = sk_config_load_file(given, PyBytes_AS_STRING(bytes));
         Py_DECREF(bytes);
         if (st != SK_OK) {
             Py_DECREF(seq);
@@ -115,13 +120,19 @@ PyObject *skpy_train(PyObject *self, PyObject *args, PyObject *kwargs) {
         const char *key, *value;
         if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(pseq, i),
                               "ss;config entries are (key, value) strings", &key, &value) ||
-            (sk_config_set(cfg, key, value) != SK_OK && !skpy_raise(SK_ERR_CONFIG, NULL) &&
-             PyErr_Occurred())) {
+            ((sk_config_set(cfg, key, value) != SK_OK || sk_config_set(given, key, value) != SK_OK) &&
+             !skpy_raise(SK_ERR_CONFIG, NULL) && PyErr_Occurred())) {
             Py_DECREF(pseq);
             goto fail_cfg;
         }
     }
     Py_DECREF(pseq);
+    if (sk_config_check_learner_keys(given, cfg) != SK_OK) {
+        skpy_raise(SK_ERR_CONFIG, NULL);
+        goto fail_cfg;
+    }
+    sk_config_free(given);
+    given = NULL;
 
     const char *env_name = sk_config_get(cfg, "env.id");
     const sk_env_def *env = env_name ? skpy_find_env(env_name) : NULL;
@@ -205,8 +216,11 @@ PyObject *skpy_train(PyObject *self, PyObject *args, PyObject *kwargs) {
 fail_trainer:
     sk_trainer_destroy(trainer);
     return NULL;
+no_memory:
+    PyErr_NoMemory();
 fail_cfg:
     sk_config_free(cfg);
+    sk_config_free(given);
     return NULL;
 }
 

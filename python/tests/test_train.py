@@ -144,6 +144,18 @@ def test_bad_train_arguments(tmp_path):
         skinner.train("CartPole-v1", config={"ppo.nonsense": 1}, total_steps=1000)
     with pytest.raises(ValueError, match="ppo.learning_rate"):
         skinner.train("CartPole-v1", config={"ppo": {"learning_rate": -1}}, total_steps=1000)
+    # a ppo.* key given to DQN would be read and ignored (the preset sets ppo.*): refused by
+    # name, from a dict or from the user's INI file, while the preset's own ppo.* stay quiet
+    with pytest.raises(ValueError, match="ppo.ent_coef applies only with train.algo = ppo; "
+                                         "this run's is dqn"):
+        skinner.train("CartPole-v1", config={"train.algo": "dqn", "ppo.ent_coef": 0.1},
+                      total_steps=1000)
+    ini = tmp_path / "dqn.ini"
+    ini.write_text("[train]\nalgo = dqn\n[ppo]\ngamma = 0.9\n")
+    with pytest.raises(ValueError, match="ppo.gamma applies only with train.algo = ppo"):
+        skinner.train("CartPole-v1", config=ini, total_steps=1000)
+    ini.write_text("[train]\nalgo = dqn\n[dqn]\nlearning_starts = 0\n")
+    assert skinner.train("CartPole-v1", config=ini, total_steps=160)["total_steps"] == 160
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("keep me")
     with pytest.raises(FileExistsError, match="not empty"):

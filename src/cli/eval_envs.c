@@ -61,10 +61,11 @@ static const char *g_eval_usage =
     "  --video FILE        record the episodes (one env, one after another) as FILE.mp4,\n"
     "                      .mkv, .webm or .gif, a frame a step from the env's render\n"
     "  --fps N             the video's frames a second (default 30)\n"
-    "  --opponent NAME     a multi-agent env: the checkpoint plays one agent, NAME every\n"
-    "                      other, the first move alternating; prints win, draw and loss\n"
-    "                      rates with 95% Wilson intervals. NAME: random, heuristic, one\n"
-    "                      of the env's own (ENV --help lists them), or a checkpoint\n";
+    "  --opponent NAME     a multi-agent env: the checkpoint (or --policy random or\n"
+    "                      heuristic) plays one agent, NAME every other, the first move\n"
+    "                      alternating; prints win, draw and loss rates with 95% Wilson\n"
+    "                      intervals. NAME: random, heuristic, one of the env's own (ENV\n"
+    "                      --help lists them), or a checkpoint\n";
 
 typedef struct own_progress {
     const char *name; /* the evaluation's */
@@ -545,8 +546,8 @@ static int eval_with(int argc, char **argv, sk_run_plan *plan, sk_config *option
         return eval_own(plan, cfg, options, threads < 0 ? 0 : (int)threads, json);
     }
     if (opponent)
-        return cli_eval_versus(plan, cfg, opponent, baseline ? policy : NULL, trace || video,
-                               (int)episodes, greedy, (uint64_t)seed, json);
+        return cli_eval_versus(plan, cfg, opponent, baseline ? policy : NULL, config_path,
+                               trace || video, (int)episodes, greedy, (uint64_t)seed, json);
     if (video) return eval_video(plan, cfg, video, (int)episodes, greedy, seed, (int)fps, baseline);
     /* under mpirun each rank runs a slice of the evaluation envs; rank 0 reports */
     const sk_comm *comm = cli_comm();

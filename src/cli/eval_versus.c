@@ -66,12 +66,47 @@ static void print_versus(const sk_env_def *env, const char *checkpoint, const ch
                r->role_draws[a], r->role_losses[a]);
 }
 
+/* A baseline (--policy random or heuristic) in the policy's seat: its games on the
+ * preset's envs with the user's keys. */
+static sk_status baseline_versus(const sk_env_def *env, const sk_config *overrides,
+                                 const char *config_path, const char *baseline,
+                                 const sk_opponent *opponent, int episodes, bool greedy,
+                                 uint64_t seed, sk_versus_result *result, bool *reported) {
+    sk_opponent player;
+    sk_status status = sk_opponent_resolve(&player, env, baseline);
+    if (status != SK_OK) {
+        char why[1024]; /* copied before sk_fail rewrites it */
+        snprintf(why, sizeof why, "%s", sk_last_error());
+        return sk_fail(status, "--policy %s against an opponent: %s", baseline, why);
+    }
+    sk_config *base = sk_config_new();
+    if (!base) return sk_fail(SK_ERR_NOMEM, "out of memory");
+    int loaded = cli_load_config(base, env, config_path, NULL);
+    const char *key, *value;
+    for (int k = 0; loaded == SK_EXIT_OK && sk_config_entry_at(overrides, k, &key, &value); k++)
+        sk_config_set(base, key, value);
+    if (loaded != SK_EXIT_OK) { /* cli_load_config said why */
+        *reported = true;
+        status = SK_ERR_CONFIG;
+    } else {
+        int64_t training_envs; /* the preset's, for training: the games size their own */
+        sk_cfg_int(base, "env.num_envs", 1, 1, INT32_MAX, &training_envs);
+        status = sk_evaluate_versus_baseline(env, base, &player, opponent, episodes, greedy, seed,
+                                             result);
+        if (status == SK_OK) status = sk_cfg_check_unused(base, "env");
+    }
+    sk_config_free(base);
+    sk_opponent_free(&player);
+    return status;
+}
+
 int cli_eval_versus(sk_run_plan *plan, const sk_config *overrides, const char *opponent,
-                    const char *baseline, bool extra_output, int episodes, bool greedy,
-                    uint64_t seed, bool json) {
-    if (baseline)
-        return cli_error(SK_EXIT_USAGE, "--opponent plays against a checkpoint's policy: give "
-                         "--checkpoint RUN instead of --policy %s", baseline);
+                    const char *baseline, const char *config_path, bool extra_output,
+                    int episodes, bool greedy, uint64_t seed, bool json) {
+    if (baseline && strcmp(baseline, "zero") == 0)
+        return cli_error(SK_EXIT_USAGE, "--policy zero plays action 0 in every state, which a "
+                         "game refuses once that move is taken: against --opponent, use "
+                         "--policy random or heuristic, or --checkpoint RUN");
     if (extra_output)
         return cli_error(SK_EXIT_USAGE, "--opponent reports games; --trace and --video follow "
                          "one policy's episodes (drop them, or drop --opponent)");
@@ -82,15 +117,25 @@ int cli_eval_versus(sk_run_plan *plan, const sk_config *overrides, const char *o
     if (status != SK_OK)
         return cli_error(status == SK_ERR_INVALID ? SK_EXIT_USAGE : SK_EXIT_FAILURE,
                          "%s", sk_last_error());
-    sk_loaded_policy lp;
-    status = sk_policy_load_plan(&lp, plan, overrides);
     sk_versus_result result;
-    if (status == SK_OK) {
-        status = sk_evaluate_versus_loaded(&lp, &who, episodes, greedy, seed, &result);
-        sk_loaded_policy_free(&lp);
+    bool reported = false;
+    if (baseline) {
+        status = baseline_versus(plan->env, overrides, config_path, baseline, &who, episodes,
+                                 greedy, seed, &result, &reported);
+    } else {
+        sk_loaded_policy lp;
+        status = sk_policy_load_plan(&lp, plan, overrides);
+        if (status == SK_OK) {
+            status = sk_evaluate_versus_loaded(&lp, &who, episodes, greedy, seed, &result);
+            sk_loaded_policy_free(&lp);
+        }
     }
     sk_opponent_free(&who);
-    if (status != SK_OK) return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
-    print_versus(plan->env, plan->checkpoint_path, opponent, greedy, &result, json);
+    if (status != SK_OK)
+        return reported ? SK_EXIT_FAILURE
+               : cli_error(status == SK_ERR_INVALID ? SK_EXIT_USAGE : SK_EXIT_FAILURE, "%s",
+                           sk_last_error());
+    print_versus(plan->env, baseline ? baseline : plan->checkpoint_path, opponent, greedy,
+                 &result, json);
     return SK_EXIT_OK;
 }

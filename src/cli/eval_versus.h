@@ -8,11 +8,13 @@ struct sk_run_plan;
 
 /* `skinner eval ENV --checkpoint RUN --opponent NAME` (eval_versus.c): the
  * plan's checkpoint against the opponent NAME names. baseline: the --policy
- * given instead of a checkpoint (refused), extra_output: --trace or --video
- * given (refused). Exit 2 for an opponent the env does not offer. */
+ * given instead of a checkpoint (random or heuristic plays in its seat, on the
+ * envs of the preset, config_path's file and overrides; zero is refused),
+ * extra_output: --trace or --video given (refused). Exit 2 for an opponent the
+ * env does not offer. */
 int cli_eval_versus(struct sk_run_plan *plan, const sk_config *overrides, const char *opponent,
-                    const char *baseline, bool extra_output, int episodes, bool greedy,
-                    uint64_t seed, bool json);
+                    const char *baseline, const char *config_path, bool extra_output,
+                    int episodes, bool greedy, uint64_t seed, bool json);
 /* The opponents env offers, for `skinner eval ENV --help` (nothing for a
  * single-agent env). */
 void cli_print_opponents(const sk_env_def *env);

@@ -61,8 +61,9 @@ static bool usage_lists(const char *usage, const char *flag) {
     return false;
 }
 
-int cli_train_config(int argc, char **argv, sk_run_plan *plan, cli_train_extra *extra,
-                     const char *usage) {
+/* cli_train_config, which holds `given`: the keys of the user's --config file and flags. */
+static int train_config(int argc, char **argv, sk_run_plan *plan, cli_train_extra *extra,
+                        const char *usage, sk_config *given) {
     sk_config *cfg = plan->cfg;
     /* --help anywhere, before anything is loaded (a missing preset would warn) */
     for (int i = 0; i < argc; i++)
@@ -114,11 +115,8 @@ int cli_train_config(int argc, char **argv, sk_run_plan *plan, cli_train_extra *
                              resume_dir, run_env ? run_env : "(no env.id)", env->id);
         extra->resume_dir = resume_dir;
     } else {
-        sk_config *explicit_keys = config_path ? sk_config_new() : NULL;
-        if (config_path && !explicit_keys) return cli_error(SK_EXIT_FAILURE, "out of memory");
-        rc = cli_load_config(cfg, env, config_path, explicit_keys);
-        extra->total_steps_given = explicit_keys && sk_config_get(explicit_keys, "train.total_steps");
-        sk_config_free(explicit_keys);
+        rc = cli_load_config(cfg, env, config_path, config_path ? given : NULL);
+        extra->total_steps_given = sk_config_get(given, "train.total_steps") != NULL;
         if (rc != SK_EXIT_OK) return rc;
     }
     /* the plugin goes with the config (to the other ranks of a distributed run) */
@@ -167,7 +165,7 @@ int cli_train_config(int argc, char **argv, sk_run_plan *plan, cli_train_extra *
                                  "(skinner %s %s ...)",
                                  value, env->id, extra->allow_bench_flags ? "bench train" : "train",
                                  value);
-            if (sk_config_set(cfg, key, value) != SK_OK)
+            if (sk_config_set(cfg, key, value) != SK_OK || sk_config_set(given, key, value) != SK_OK)
                 return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
             if (strcmp(key, "train.total_steps") == 0) extra->total_steps_given = true;
         } else {
@@ -187,7 +185,19 @@ int cli_train_config(int argc, char **argv, sk_run_plan *plan, cli_train_extra *
         }
         if (missing) return cli_error(SK_EXIT_USAGE, "option '%s' needs a value", arg);
     }
+    /* a ppo.* key given to SAC or DQN would be read and ignored (the presets set ppo.*) */
+    if (sk_config_check_learner_keys(given, cfg) != SK_OK)
+        return cli_error(SK_EXIT_USAGE, "%s", sk_last_error());
     return SK_EXIT_OK;
+}
+
+int cli_train_config(int argc, char **argv, sk_run_plan *plan, cli_train_extra *extra,
+                     const char *usage) {
+    sk_config *given = sk_config_new();
+    if (!given) return cli_error(SK_EXIT_FAILURE, "out of memory");
+    int rc = train_config(argc, argv, plan, extra, usage, given);
+    sk_config_free(given);
+    return rc;
 }
 
 static void format_count(char *buf, size_t size, double value) {

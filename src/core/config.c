@@ -21,6 +21,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 typedef struct sk_config_entry {
@@ -649,6 +650,11 @@ sk_status sk_cfg_choice(const sk_config *cfg, const char *key, const char *def,
     }
     note_accepts(cfg, key, "one of: %s", expected);
     if (*out >= 0) return SK_OK;
+    /* names are lower case: 'SAC' is a spelling, not another choice */
+    for (int i = 0; choices[i] && text; i++)
+        if (strcasecmp(text, choices[i]) == 0)
+            return sk_fail(SK_ERR_INVALID, "%s = '%s' is not one of: %s (did you mean '%s'? "
+                           "the names are case-sensitive)", key, text, expected, choices[i]);
     return sk_fail(SK_ERR_INVALID, "%s = '%s' is not one of: %s", key, text ? text : "",
                    expected);
 }

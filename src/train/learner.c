@@ -474,7 +474,8 @@ static double ppo_flops_per_step(const sk_trainer *tr) {
 
 const sk_algo sk_algo_ppo = {
     .name = "ppo",
-    .sections = (const char *const[]){NULL}, /* ppo.* is read by every run (sk_settings_resolve) */
+    /* ppo.* is read by every run (sk_settings_resolve): only sk_config_check_learner_keys refuses it */
+    .sections = (const char *const[]){"ppo", NULL},
     .act = ppo_act,
     .rollout_values = true,
     .grad_norms = true,

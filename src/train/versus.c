@@ -16,8 +16,10 @@
 #define VERSUS_MAX_ENVS 64
 /* The normal quantile of a two-sided 95% interval. */
 #define WILSON_Z_95 1.959963984540054
-/* The opponent's streams, apart from the envs' (seed, e) and the policy's. */
+/* The opponent's streams, apart from the envs' (seed, e) and the policy's; a baseline
+ * player's (sk_evaluate_versus_baseline) apart from both. */
 #define OPPONENT_STREAM 0x0bb0000ULL
+#define PLAYER_STREAM 0x0aa0000ULL
 
 void sk_wilson_interval(int count, int total, double z, double *low, double *high) {
     if (total <= 0) {
@@ -148,17 +150,20 @@ void sk_opponent_free(sk_opponent *opponent) {
     memset(opponent, 0, sizeof *opponent);
 }
 
-/* What the opponent plays with while the games run. */
+/* What one side (the player or its opponent) plays with while the games run. */
 typedef struct opponent_play {
     const sk_opponent *who;
-    sk_policy_actor actor;   /* SK_OPPONENT_POLICY */
+    sk_policy_actor actor;   /* SK_OPPONENT_POLICY: acting for lp */
     bool acting;
     float *zero_logits;      /* SK_OPPONENT_RANDOM: one per choice of every head */
     uint64_t *rng;           /* (rows) random's streams per row; builtin's per env */
 } opponent_play;
 
-static sk_status play_init(opponent_play *play, const sk_opponent *who, const sk_env_def *env,
-                           int rows, uint64_t seed) {
+/* lp: who's policy (SK_OPPONENT_POLICY), or NULL; its actor draws from actor_seed, the
+ * random and built-in sides from streams (stream + row) of seed. */
+static sk_status play_init(opponent_play *play, const sk_opponent *who,
+                           const sk_loaded_policy *lp, const sk_env_def *env, int rows,
+                           uint64_t seed, uint64_t stream, uint64_t actor_seed) {
     memset(play, 0, sizeof *play);
     play->who = who;
     int choices = 0;
@@ -167,10 +172,9 @@ static sk_status play_init(opponent_play *play, const sk_opponent *who, const sk
     play->rng = malloc((size_t)rows * sizeof(uint64_t));
     if (!play->zero_logits || !play->rng)
         return sk_fail(SK_ERR_NOMEM, "out of memory for the opponent's %d rows", rows);
-    for (int r = 0; r < rows; r++) play->rng[r] = sk_rng_seed(seed, OPPONENT_STREAM + (uint64_t)r);
+    for (int r = 0; r < rows; r++) play->rng[r] = sk_rng_seed(seed, stream + (uint64_t)r);
     if (who->kind != SK_OPPONENT_POLICY) return SK_OK;
-    sk_status status = sk_policy_actor_init(&play->actor, &who->policy, 1, rows,
-                                            sk_rng_seed(seed, OPPONENT_STREAM - 1));
+    sk_status status = sk_policy_actor_init(&play->actor, lp, 1, rows, actor_seed);
     play->acting = status == SK_OK;
     return status;
 }
@@ -181,7 +185,7 @@ static void play_free(opponent_play *play) {
     free(play->rng);
 }
 
-/* The opponent's actions for every row of the vec's envs, into its buffers. */
+/* One side's actions for every row of the vec's envs, into its buffers. */
 static sk_status opponent_act(opponent_play *play, sk_vec *vec, bool greedy, int64_t step) {
     int envs = sk_vec_num_envs(vec), rows = sk_vec_num_rows(vec);
     const sk_vec_buffers *b = sk_vec_buffers_of(vec);
@@ -257,8 +261,8 @@ static void report(const tally *t, const sk_env_def *env, sk_versus_result *out)
     }
 }
 
-/* The games on the vec's envs: env e counts quota[e] of its policy's episodes. */
-static sk_status run_games(sk_vec *vec, sk_policy_actor *policy, opponent_play *play,
+/* The games on the vec's envs: env e counts quota[e] of the player's episodes. */
+static sk_status run_games(sk_vec *vec, opponent_play *player, opponent_play *play,
                            int episodes, bool greedy, uint64_t seed, tally *t) {
     const sk_env_def *env = sk_vec_env(vec);
     const sk_vec_buffers *b = sk_vec_buffers_of(vec);
@@ -275,19 +279,20 @@ static sk_status run_games(sk_vec *vec, sk_policy_actor *policy, opponent_play *
         role[e] = e % agents;
     }
     sk_vec_reset(vec, seed);
-    sk_policy_actor_episode_start(policy, 0, NULL, NULL, rows);
+    if (player->acting) sk_policy_actor_episode_start(&player->actor, 0, NULL, NULL, rows);
     if (play->acting) sk_policy_actor_episode_start(&play->actor, 0, NULL, NULL, rows);
     sk_status status = SK_OK;
     for (int64_t step = 0; t->games < episodes && status == SK_OK; step++) {
         if ((status = opponent_act(play, vec, greedy, step)) != SK_OK) break;
         memcpy(theirs, b->actions, (size_t)rows * (size_t)heads * sizeof(int32_t));
-        sk_eval_policy_act(vec, policy, 0, rows, greedy);
-        for (int r = 0; r < rows; r++) /* the policy keeps its own agent's row only */
+        if ((status = opponent_act(player, vec, greedy, step)) != SK_OK) break;
+        for (int r = 0; r < rows; r++) /* the player keeps its own agent's row only */
             if (r % agents != role[r / agents])
                 memcpy(b->actions + (size_t)r * heads, theirs + (size_t)r * heads,
                        (size_t)heads * sizeof(int32_t));
         sk_vec_step(vec);
-        sk_policy_actor_episode_start(policy, 0, b->terminated, b->truncated, rows);
+        if (player->acting)
+            sk_policy_actor_episode_start(&player->actor, 0, b->terminated, b->truncated, rows);
         if (play->acting)
             sk_policy_actor_episode_start(&play->actor, 0, b->terminated, b->truncated, rows);
         for (int e = 0; e < envs; e++) {
@@ -314,27 +319,47 @@ static sk_status run_games(sk_vec *vec, sk_policy_actor *policy, opponent_play *
     return status;
 }
 
+/* The games of `player` (acting for lp when a policy) against opponent on env, whose
+ * envs take their keys from cfg. */
+static sk_status versus(const sk_env_def *env, const sk_config *cfg, const sk_opponent *player,
+                        const sk_loaded_policy *lp, const sk_opponent *opponent, int episodes,
+                        bool greedy, uint64_t seed, sk_versus_result *out) {
+    memset(out, 0, sizeof *out);
+    if (episodes < 1) return sk_fail(SK_ERR_INVALID, "episodes = %d (expected at least 1)", episodes);
+    int agents = sk_env_agents(env), envs = SK_MIN(episodes, VERSUS_MAX_ENVS);
+    sk_vec *vec = NULL;
+    opponent_play mine, theirs;
+    bool mine_ready = false;
+    const sk_loaded_policy *their_policy =
+        opponent->kind == SK_OPPONENT_POLICY ? &opponent->policy : NULL;
+    sk_status status = play_init(&theirs, opponent, their_policy, env, envs * agents, seed,
+                                 OPPONENT_STREAM, sk_rng_seed(seed, OPPONENT_STREAM - 1));
+    if (status == SK_OK)
+        mine_ready = (status = play_init(&mine, player, lp, env, envs * agents, seed,
+                                         PLAYER_STREAM, seed)) == SK_OK;
+    if (status == SK_OK) status = sk_vec_create_range(&vec, env, envs, 0, envs, 1, cfg);
+    tally t = {0};
+    if (status == SK_OK) status = run_games(vec, &mine, &theirs, episodes, greedy, seed, &t);
+    if (status == SK_OK) report(&t, env, out);
+    sk_vec_destroy(vec);
+    if (mine_ready) play_free(&mine);
+    play_free(&theirs);
+    return status;
+}
+
 sk_status sk_evaluate_versus_loaded(const sk_loaded_policy *lp, const sk_opponent *opponent,
                                     int episodes, bool greedy, uint64_t seed,
                                     sk_versus_result *out) {
-    memset(out, 0, sizeof *out);
-    if (episodes < 1) return sk_fail(SK_ERR_INVALID, "episodes = %d (expected at least 1)", episodes);
-    int agents = sk_env_agents(lp->env), envs = SK_MIN(episodes, VERSUS_MAX_ENVS);
-    sk_vec *vec = NULL;
-    sk_policy_actor policy;
-    opponent_play play;
-    bool acting = false;
-    sk_status status = play_init(&play, opponent, lp->env, envs * agents, seed);
-    if (status == SK_OK) status = sk_vec_create_range(&vec, lp->env, envs, 0, envs, 1, lp->cfg);
-    if (status == SK_OK) acting = (status = sk_policy_actor_init(&policy, lp, 1, envs * agents,
-                                                                 seed)) == SK_OK;
-    tally t = {0};
-    if (status == SK_OK) status = run_games(vec, &policy, &play, episodes, greedy, seed, &t);
-    if (status == SK_OK) report(&t, lp->env, out);
-    if (acting) sk_policy_actor_free(&policy);
-    sk_vec_destroy(vec);
-    play_free(&play);
-    return status;
+    const sk_opponent player = {.kind = SK_OPPONENT_POLICY};
+    return versus(lp->env, lp->cfg, &player, lp, opponent, episodes, greedy, seed, out);
+}
+
+sk_status sk_evaluate_versus_baseline(const sk_env_def *env, const sk_config *cfg,
+                                      const sk_opponent *player, const sk_opponent *opponent,
+                                      int episodes, bool greedy, uint64_t seed,
+                                      sk_versus_result *out) {
+    SK_ASSERT(player->kind != SK_OPPONENT_POLICY);
+    return versus(env, cfg, player, NULL, opponent, episodes, greedy, seed, out);
 }
 
 sk_status sk_evaluate_versus(const char *checkpoint, const char *env_name, const char *opponent,

@@ -51,5 +51,13 @@ const char *sk_builtin_choices(const sk_env_def *env, char *text, size_t size);
 sk_status sk_evaluate_versus_loaded(const sk_loaded_policy *lp, const sk_opponent *opponent,
                                     int episodes, bool greedy, uint64_t seed,
                                     sk_versus_result *out);
+/* The same games with a baseline in the policy's seat: player is random, heuristic or a
+ * built-in (resolved as an opponent is), the envs built from cfg (an env's preset and the
+ * user's keys); the first mover alternates as for a policy, and greedy applies to a
+ * checkpoint opponent. */
+sk_status sk_evaluate_versus_baseline(const sk_env_def *env, const sk_config *cfg,
+                                      const sk_opponent *player, const sk_opponent *opponent,
+                                      int episodes, bool greedy, uint64_t seed,
+                                      sk_versus_result *out);
 
 #endif
