@@ -685,6 +685,43 @@ static void test_program_snapshot(void **state) {
     program_run_free(&r);
 }
 
+/* skinner monitor on a folder of runs (runs/): a line a run, its status by the rule the
+ * run's own view uses (a free run.lock makes a "running" record interrupted), and a line a
+ * sweep folder; files and folders that are neither are left out. */
+static void test_program_folder_of_runs(void **state) {
+    (void)state;
+    char parent[4200], a[4300], b[4300], path[4400];
+    path_in_tmp(parent, sizeof parent, "folder-of-runs");
+    if (mkdir(parent, 0755) != 0 && errno != EEXIST) fail_msg("mkdir %s", parent);
+    int lock_a, lock_b;
+    sk_live *live_a = make_run_dir(a, sizeof a, "folder-of-runs/a-run", &lock_a);
+    sk_live *live_b = make_run_dir(b, sizeof b, "folder-of-runs/b-run", &lock_b);
+    sk_live_set_status(live_b, SK_LIVE_FINISHED);
+    sk_run_unlock(lock_b);
+    snprintf(path, sizeof path, "%s/c-sweep", parent);
+    if (mkdir(path, 0755) != 0 && errno != EEXIST) fail_msg("mkdir %s", path);
+    snprintf(path, sizeof path, "%s/c-sweep/sweep.ini", parent);
+    write_bytes(path, "[sweep]\n", 8);
+    snprintf(path, sizeof path, "%s/d-empty", parent);
+    if (mkdir(path, 0755) != 0 && errno != EEXIST) fail_msg("mkdir %s", path);
+    program_run r;
+    RUN_PROGRAM(&r, "monitor", parent);
+    EXPECT_RUN(&r, 0, "holds run folders", NULL);
+    EXPECT_RUN(&r, 0, "a-run                        CartPole-v1", NULL);
+    EXPECT_RUN(&r, 0, "running      123456 / 500000", NULL);
+    EXPECT_RUN(&r, 0, "87.2", NULL);
+    EXPECT_RUN(&r, 0, "finished     123456 / 500000", NULL);
+    EXPECT_RUN(&r, 0, "c-sweep                      a sweep: skinner monitor", NULL);
+    if (strstr(r.out, "d-empty")) fail_msg("an empty folder listed as a run:\n%s", r.out);
+    program_run_free(&r);
+    sk_run_unlock(lock_a); /* its trainer died without a word */
+    RUN_PROGRAM(&r, "monitor", parent);
+    EXPECT_RUN(&r, 0, "interrupted  123456 / 500000", NULL);
+    program_run_free(&r);
+    sk_live_close(live_a);
+    sk_live_close(live_b);
+}
+
 static void test_program_errors(void **state) {
     (void)state;
     program_run r;
@@ -710,7 +747,7 @@ static void test_program_errors(void **state) {
     RUN_PROGRAM(&r, "monitor", dir);
     EXPECT_RUN(&r, 1, NULL, "skinner: error: ");
     EXPECT_RUN(&r, 1, NULL, "no live metrics in");
-    EXPECT_RUN(&r, 1, NULL, "is it a skinner run folder?");
+    EXPECT_RUN(&r, 1, NULL, "and no run folder in it");
     program_run_free(&r);
 
     char path[4300];
@@ -961,6 +998,7 @@ int main(void) {
         cmocka_unit_test(test_refuses_bad_files),
         cmocka_unit_test(test_program_snapshot),
         cmocka_unit_test(test_program_whole_run_snapshot),
+        cmocka_unit_test(test_program_folder_of_runs),
         cmocka_unit_test(test_program_errors),
         cmocka_unit_test_teardown(test_program_terminal, tmux_teardown),
         cmocka_unit_test_teardown(test_program_terminal_whole_run, tmux_teardown),

@@ -60,5 +60,9 @@ bool cli_monitor_learner(const char *metrics, char *out, size_t size);
  * 812 games)"), into out; false when the run has no such file or no row in it yet. */
 bool cli_monitor_elo_line(const char *metrics, char *out, size_t size);
 bool cli_monitor_opponents_line(const char *metrics, char *out, size_t size);
+/* skinner monitor on a folder that holds run folders (runs/): one line a run (name, env,
+ * status by sk_run_state, steps, return) and each sweep's folder; an error naming dir when
+ * it holds neither. */
+int cli_monitor_folder(const char *dir);
 
 #endif

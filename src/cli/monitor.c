@@ -36,6 +36,7 @@
 
 static const char *g_monitor_usage =
     "usage: skinner monitor RUN_DIR [--once]\n"
+    "       skinner monitor FOLDER     (a folder of runs, such as runs/: a line a run)\n"
     "\n"
     "Watches a training run from RUN_DIR/live.bin, four times a second: progress and\n"
     "ETA, speed, returns, losses, learning rate, solved, governor events and the\n"
@@ -708,8 +709,7 @@ int cmd_monitor(int argc, char **argv) {
     else if (snprintf(path, sizeof path, "%s/live.bin", run_dir) >= (int)sizeof path)
         return cli_error(SK_EXIT_USAGE, "RUN_DIR is too long");
     if (stat(path, &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
-        return cli_error(SK_EXIT_FAILURE, "no live metrics in %s (is it a skinner run folder?)",
-                         run_dir);
+        return cli_monitor_folder(run_dir); /* runs/: a table of its runs (monitor_files.c) */
     sk_live_reader *reader = NULL;
     if (sk_live_open_read(&reader, path) != SK_OK)
         return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());

@@ -1,12 +1,19 @@
 /* What skinner monitor reads beside a run's metrics.csv (the path monitor.c follows) other
  * than the live file: the learner in config.ini, and the self-play lines from elo.csv and
- * opponents.csv, each summed into one line of text. */
+ * opponents.csv, each summed into one line of text; and the table of a folder of runs. */
 #include "cli.h"
+#include "io/live.h"
+#include "io/run_state.h"
+#include "sweep_cli.h"
 #include "train/selfplay.h"
 
+#include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 /* The file `name` beside metrics (a run's metrics.csv), into path; false without one. */
 static bool run_file(const char *metrics, const char *name, char *path, size_t size) {
@@ -132,4 +139,57 @@ bool cli_monitor_opponents_line(const char *metrics, char *out, size_t size) {
         snprintf(out + at, size - at, " (last %d update%s, %lld games)",
                  rows < OPPONENT_ROWS ? rows : OPPONENT_ROWS, rows == 1 ? "" : "s", total);
     return true;
+}
+
+/* A run folder's live record, read with a few tries (a writer mid-update); false without one. */
+static bool read_live(const char *run_dir, sk_live_data *data) {
+    char path[4300];
+    snprintf(path, sizeof path, "%s/live.bin", run_dir);
+    sk_live_reader *reader = NULL;
+    if (access(path, F_OK) != 0 || sk_live_open_read(&reader, path) != SK_OK) return false;
+    bool ok = false;
+    for (int i = 0; i < 50 && !ok; i++) {
+        ok = sk_live_snapshot(reader, data);
+        if (!ok) nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+    sk_live_close_read(reader);
+    return ok;
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b) {
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+int cli_monitor_folder(const char *dir) {
+    struct dirent **entries = NULL;
+    int count = scandir(dir, &entries, NULL, by_name), shown = 0;
+    for (int i = 0; i < count; i++) {
+        const char *name = entries[i]->d_name;
+        char sub[4200];
+        snprintf(sub, sizeof sub, "%s/%s", dir, name);
+        sk_live_data data;
+        bool live = name[0] != '.' && read_live(sub, &data);
+        bool sweep = name[0] != '.' && !live && sweep_is_folder(sub);
+        if ((live || sweep) && shown++ == 0)
+            printf("%s holds run folders (skinner monitor %s/NAME for one):\n  %-28s %-26s "
+                   "%-12s %-22s %s\n", dir, dir, "NAME", "env", "status", "steps / planned",
+                   "return");
+        if (sweep) {
+            printf("  %-28s a sweep: skinner monitor %s\n", name, sub);
+        } else if (live) {
+            char steps[64], ret[32] = "-";
+            snprintf(steps, sizeof steps, "%lld / %lld", (long long)data.steps,
+                     (long long)data.total_steps);
+            if (isfinite(data.mean_return)) snprintf(ret, sizeof ret, "%.1f", data.mean_return);
+            printf("  %-28s %-26s %-12s %-22s %s\n", name, data.env_id,
+                   sk_live_status_name(sk_run_state(sub, &data)), steps, ret);
+        }
+        free(entries[i]);
+    }
+    free(entries);
+    if (shown == 0)
+        return cli_error(SK_EXIT_FAILURE, "no live metrics in %s, and no run folder in it "
+                         "(expected a folder that 'skinner train' writes, or one holding them)",
+                         dir);
+    return fflush(stdout) == 0 ? SK_EXIT_OK : cli_error(SK_EXIT_FAILURE, "cannot write the table");
 }
