@@ -31,6 +31,8 @@
 /* Metadata of a comm.mode = scale checkpoint: the number of processes that wrote it. */
 #define SCALE_RANKS "comm_scale_ranks"
 #define SELFPLAY_OPPONENTS "selfplay_opponents" /* selfplay.opponents as played */
+/* with ppo.ema_decay the policy tensors hold the moving average, and this the weights */
+#define EMA_RAW_PARAMS "state.raw_params"
 #define MAX_ALGO_TENSORS 96 /* a learner's own (algo.h's save): SAC's networks, a buffer */
 #define MAX_CHECKPOINT_TENSORS (SK_MAX_POLICY_TENSORS + SK_MAX_ENV_ARRAYS + 24 + MAX_ALGO_TENSORS)
 
@@ -159,11 +161,15 @@ sk_status sk_trainer_save(const sk_trainer *tr_const, const char *path) {
     const sk_learner *ln = &tr->learner;
     float *parts = NULL; /* the core's states as checkpoints keep them */
     const sk_policy *policy = &ln->policy;
+    /* with ppo.ema_decay, the policy every reader loads is the weights' moving average; the
+     * weights themselves go on for a resume */
+    bool ema = tr->s.ema_decay > 0.0;
     for (int i = 0; i < policy->num_tensors; i++) {
         const sk_tensor_info *info = &policy->tensors[i];
-        add(&list, info->name, SK_ST_F32, ln->params + info->offset, info->rows,
+        add(&list, info->name, SK_ST_F32, (ema ? ln->ema : ln->params) + info->offset, info->rows,
             sk_policy_tensor_ndim(info) == 1 ? 0 : info->cols);
     }
+    if (ema) add(&list, EMA_RAW_PARAMS, SK_ST_F32, ln->params, (int64_t)policy->num_params, 0);
     int O = tr->obs_size, W = tr->layout.total_workers; /* every rank's workers */
     /* one process has it all; a distributed run's ranks synced before rank 0 saves */
     if (tr->comm.size == 1) sk_trainer_sync_state(tr);
@@ -515,11 +521,20 @@ static sk_status resume_from(sk_trainer *tr, const sk_st_file *file, const char 
     tr->progress.update = counters[C_UPDATE]; /* where the current observations go (row T) */
     /* everything is checked into the trainer's own arrays; a failure leaves
      * a trainer to destroy (as documented), never one that runs */
+    bool ema = tr->s.ema_decay > 0.0;
+    if (ema != (sk_st_find(file, EMA_RAW_PARAMS) != NULL))
+        TRY(sk_fail(SK_ERR_INVALID, "checkpoint '%s' was written %s a moving average of the "
+                    "weights, and this run has ppo.ema_decay = %g: resume with the run's own "
+                    "value (%s)", path, ema ? "without" : "with", tr->s.ema_decay,
+                    ema ? "0" : "above 0, as its config.ini says"));
     for (int i = 0; i < ln->policy.num_tensors; i++) {
         const sk_tensor_info *info = &ln->policy.tensors[i];
-        TRY(restore(file, path, info->name, SK_ST_F32, ln->params + info->offset,
+        TRY(restore(file, path, info->name, SK_ST_F32, (ema ? ln->ema : ln->params) + info->offset,
                     (int64_t)info->rows * info->cols, true, -inf, inf));
     }
+    if (ema)
+        TRY(restore(file, path, EMA_RAW_PARAMS, SK_ST_F32, ln->params,
+                    (int64_t)ln->policy.num_params, true, -inf, inf));
     for (int i = 0; i < sk_trainer_num_arrays; i++) {
         const sk_trainer_array *row = &sk_trainer_arrays[i];
         if (!saved(tr, row)) continue;

@@ -30,6 +30,14 @@ void sk_governor_save(sk_learner *ln) {
     ln->governor.adam_step = ln->adam_step;
 }
 
+void sk_learner_ema_update(sk_learner *ln, double decay) {
+    if (decay <= 0.0) return;
+    const float rate = (float)(1.0 - decay);
+    float *restrict ema = ln->ema;
+    const float *restrict params = ln->params;
+    for (size_t i = 0; i < ln->policy.num_params; i++) ema[i] += rate * (params[i] - ema[i]);
+}
+
 static void governor_restore(sk_learner *ln) {
     size_t bytes = ln->policy.num_params * sizeof(float);
     memcpy(ln->params, ln->governor.params, bytes);

@@ -66,6 +66,10 @@ sk_status sk_offpolicy_settings(sk_trainer *tr, sk_offpolicy *op, const char *se
     CHECK(sk_cfg_double(tr->cfg, key, op->tau, 0.0, 1.0, &op->tau));
     /* the [ppo] section (an env's preset sets it) is PPO's: the buffer keeps observations
      * and rewards as the env gave them */
+    if (tr->s.ema_decay > 0.0)
+        return sk_fail(SK_ERR_CONFIG, "ppo.ema_decay = %g averages PPO's weights; train.algo = %s "
+                       "keeps target networks of its own (drop the key)", tr->s.ema_decay,
+                       tr->algo->name);
     tr->s.norm_obs = tr->s.norm_reward = tr->s.clip_actions = false;
     if (sk_config_set(tr->cfg, "ppo.norm_obs", "false") != SK_OK ||
         sk_config_set(tr->cfg, "ppo.norm_reward", "false") != SK_OK ||

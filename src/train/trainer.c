@@ -52,6 +52,7 @@ sk_status sk_settings_resolve(sk_ppo_settings *s, const sk_config *cfg, const sk
     CHECK(sk_cfg_double(cfg, "ppo.clip_reward", 10.0, 1e-3, 1e9, &s->clip_reward));
     CHECK(sk_cfg_bool(cfg, "ppo.bootstrap_truncated", true, &s->bootstrap_truncated));
     CHECK(sk_cfg_bool(cfg, "ppo.clip_actions", false, &s->clip_actions));
+    CHECK(sk_cfg_double(cfg, "ppo.ema_decay", 0.0, 0.0, 0.999999, &s->ema_decay));
     CHECK(sk_cfg_double(cfg, "governor.max_kl", 1.0, 1e-6, 1e9, &s->governor_max_kl));
     CHECK(sk_cfg_int(cfg, "governor.max_anomalies", 3, 0, SK_GOVERNOR_MAX_ANOMALIES, &v));
     s->governor_max_anomalies = (int)v;
@@ -170,6 +171,7 @@ static sk_status learner_init(sk_trainer *tr) {
     sk_learner *ln = &tr->learner;
     uint64_t init_rng = sk_rng_seed(tr->s.seed, 0x1417ULL);
     sk_policy_init_params(&ln->policy, ln->params, &init_rng);
+    if (tr->s.ema_decay > 0.0) memcpy(ln->ema, ln->params, ln->policy.num_params * sizeof(float));
     ln->governor.max_kl = tr->s.governor_max_kl;
     ln->governor.max_anomalies = tr->s.governor_max_anomalies;
     ln->governor.window = tr->s.governor_window;
@@ -724,6 +726,7 @@ sk_status sk_trainer_run(sk_trainer *tr) {
             if (status != SK_OK) break;
         } else if (governed) {
             sk_governor_save(&tr->learner);
+            sk_learner_ema_update(&tr->learner, tr->s.ema_decay);
         }
         if (tr->sp.on) { /* rank 0 writes elo.csv: its failure ends every rank's run */
             status = sk_comm_agree(&tr->comm, sk_selfplay_after_update(tr));

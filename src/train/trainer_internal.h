@@ -56,6 +56,9 @@ typedef struct sk_ppo_settings {
     double clip_obs, clip_reward;
     bool bootstrap_truncated; /* false: a time-limit cut is treated as terminal, as CleanRL does */
     bool clip_actions;        /* continuous actions clipped to the bounds on their way to the env */
+    /* ppo.ema_decay: 0, or the decay of the weights' exponential moving average, which the
+     * checkpoints hold as the policy (the learner trains on its own weights, as without) */
+    double ema_decay;
     double governor_max_kl;
     int governor_max_anomalies, governor_window;
     /* comm.mode = scale under more than one process: each rank learns from its own envs'
@@ -131,6 +134,7 @@ typedef struct sk_learner {
     /* the params' layout holding W^T of each weight whose forward transposes it
      * (sk_policy_transpose_weights): made before each rollout, read by its forwards */
     float *params_t;
+    float *ema; /* (num_params) with ppo.ema_decay > 0: the weights' moving average */
     int64_t adam_step;
     sk_governor governor;
     sk_running_stats obs_stats, return_stats;
@@ -360,6 +364,9 @@ size_t sk_trainer_current_row(const sk_trainer *tr);
 /* ---- the learner (learner.c) ---- */
 
 void sk_governor_save(sk_learner *ln);
+/* After an update the governor kept, with ppo.ema_decay = decay > 0: ema += (1 - decay)
+ * (params - ema), element by element (nothing when decay is 0). */
+void sk_learner_ema_update(sk_learner *ln, double decay);
 /* Records an anomaly at `update` and rolls back to the last good state.
  * Fails the run when more than max_anomalies fall within `window` updates. */
 sk_status sk_governor_trouble(sk_trainer *tr, const char *what);

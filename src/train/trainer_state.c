@@ -28,6 +28,8 @@ const sk_trainer_array sk_trainer_arrays[] = {
     {NULL, SK_ARRAY_F32, AT(learner.params), SK_SIZE_PARAMS, NO_RANGE},
     {NULL, SK_ARRAY_F32, AT(learner.grads), SK_SIZE_PARAMS, NO_RANGE},
     {NULL, SK_ARRAY_F32, AT(learner.params_t), SK_SIZE_PARAMS, NO_RANGE},
+    /* saved under the policy's tensor names, the weights as state.raw_params (checkpoint.c) */
+    {NULL, SK_ARRAY_F32, AT(learner.ema), SK_SIZE_EMA, NO_RANGE},
     {"state.adam_m", SK_ARRAY_F32, AT(learner.adam_m), SK_SIZE_PARAMS, RANGE(-INFINITY, INFINITY)},
     {"state.adam_v", SK_ARRAY_F32, AT(learner.adam_v), SK_SIZE_PARAMS, RANGE(0.0, INFINITY)},
     {NULL, SK_ARRAY_F32, AT(learner.governor.params), SK_SIZE_PARAMS, NO_RANGE},
@@ -202,6 +204,7 @@ size_t sk_trainer_array_count(const sk_trainer *tr, sk_size_kind kind) {
     case SK_SIZE_ENVS_STATE: return num_rows * state;
     case SK_SIZE_CHUNKS_STATE: return chunks * num_rows * state;
     case SK_SIZE_PARAMS: return tr->learner.policy.num_params;
+    case SK_SIZE_EMA: return tr->s.ema_decay > 0.0 ? tr->learner.policy.num_params : 0;
     case SK_SIZE_ENVS: return num_rows;
     case SK_SIZE_ROWS: return rows;
     case SK_SIZE_ROWS1: return rows1;

@@ -7,6 +7,7 @@
 /* How many elements an array has, from the settings. */
 typedef enum sk_size_kind {
     SK_SIZE_PARAMS,     /* the policy's parameters */
+    SK_SIZE_EMA,        /* the same with ppo.ema_decay > 0, else 0 */
     SK_SIZE_ENVS,       /* N */
     SK_SIZE_ROWS,       /* T x N */
     SK_SIZE_ROWS1,      /* (T + 1) x N */
