@@ -9,11 +9,15 @@
  * C4_MIN_DEPTH=0 adds depth 0, a uniformly random opponent; C4_ENV=ConnectFour-v1
  * for a policy of the image observation. A policy.per_role checkpoint plays each side
  * with that side's policy (first's when it moves first, second's when second).
+ * C4_RAW=1 plays a ppo.ema_decay checkpoint's weights (state.raw_params) rather than
+ * their moving average, the policy it holds.
  */
 #include "connect4/c4.h"
 #include "connect4/search.h"
 #include "train/actor.h"
 #include "train/eval.h"
+
+#include "skinner/safetensors.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +75,21 @@ static int play(sk_policy_actor *pa, int depth, bool policy_first, bool greedy, 
     return 0;
 }
 
+/* lp's weights from the checkpoint's state.raw_params (ppo.ema_decay's, in the policy's
+ * flat layout); false, said on stderr, without them. */
+static bool raw_weights(sk_loaded_policy *lp, const char *path) {
+    sk_st_file *file = NULL;
+    if (sk_st_open(&file, path) != SK_OK) return false;
+    const sk_st_tensor *raw = sk_st_find(file, "state.raw_params");
+    bool ok = raw && raw->dtype == SK_ST_F32 && raw->ndim == 1 &&
+              raw->shape[0] == (int64_t)lp->policy.num_params;
+    if (ok) memcpy(lp->params, raw->data, lp->policy.num_params * sizeof(float));
+    else fprintf(stderr, "connect4_vs_alphabeta: C4_RAW: %s has no state.raw_params of %zu "
+                 "floats (not a ppo.ema_decay run's checkpoint)\n", path, lp->policy.num_params);
+    sk_st_close(file);
+    return ok;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: %s CHECKPOINT [GAMES] [MAX_DEPTH] [SEED] [--sample]\n", argv[0]);
@@ -82,8 +101,9 @@ int main(int argc, char **argv) {
     sk_loaded_policy lp;
     sk_policy_actor pa;
     const char *env_id = getenv("C4_ENV") ? getenv("C4_ENV") : "ConnectFour-v0";
-    if (sk_policy_load(&lp, argv[1], env_id) != SK_OK ||
-        sk_policy_actor_init(&pa, &lp, 1, 2, seed) != SK_OK) {
+    bool loaded = sk_policy_load(&lp, argv[1], env_id) == SK_OK;
+    if (loaded && getenv("C4_RAW") && !raw_weights(&lp, argv[1])) return 1;
+    if (!loaded || sk_policy_actor_init(&pa, &lp, 1, 2, seed) != SK_OK) {
         fprintf(stderr, "connect4_vs_alphabeta: %s\n", sk_last_error());
         return 1;
     }
