@@ -328,21 +328,19 @@ static sk_status versus(const sk_env_def *env, const sk_config *cfg, const sk_op
     if (episodes < 1) return sk_fail(SK_ERR_INVALID, "episodes = %d (expected at least 1)", episodes);
     int agents = sk_env_agents(env), envs = SK_MIN(episodes, VERSUS_MAX_ENVS);
     sk_vec *vec = NULL;
-    opponent_play mine, theirs;
-    bool mine_ready = false;
+    opponent_play mine = {0}, theirs; /* mine: freed whether or not play_init ran */
     const sk_loaded_policy *their_policy =
         opponent->kind == SK_OPPONENT_POLICY ? &opponent->policy : NULL;
     sk_status status = play_init(&theirs, opponent, their_policy, env, envs * agents, seed,
                                  OPPONENT_STREAM, sk_rng_seed(seed, OPPONENT_STREAM - 1));
     if (status == SK_OK)
-        mine_ready = (status = play_init(&mine, player, lp, env, envs * agents, seed,
-                                         PLAYER_STREAM, seed)) == SK_OK;
+        status = play_init(&mine, player, lp, env, envs * agents, seed, PLAYER_STREAM, seed);
     if (status == SK_OK) status = sk_vec_create_range(&vec, env, envs, 0, envs, 1, cfg);
     tally t = {0};
     if (status == SK_OK) status = run_games(vec, &mine, &theirs, episodes, greedy, seed, &t);
     if (status == SK_OK) report(&t, env, out);
     sk_vec_destroy(vec);
-    if (mine_ready) play_free(&mine);
+    play_free(&mine);
     play_free(&theirs);
     return status;
 }
