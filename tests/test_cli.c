@@ -959,6 +959,26 @@ static void test_config_by_preset_name(void **unused) {
     }
 }
 
+/* The program copied out of its build folder (as a build folder outside the source tree has
+ * no configs/ beside it) still finds the env presets: the source tree's, last. Before, it
+ * warned and trained on the built-in defaults (MinAtar's DQN on an MLP of 4 envs). */
+static void test_presets_from_a_build_elsewhere(void **unused) {
+    (void)unused;
+    char dir[4200], command[3 * 4200 + 600], out[16384] = "";
+    path_in_tmp(dir, sizeof dir, "build-elsewhere");
+    snprintf(command, sizeof command, "mkdir -p '%s' && cp '%s' '%s/skinner' && cd '%s' && "
+             "./skinner config CartPole-v1 2>&1", dir, SKINNER_BINARY, dir, dir);
+    FILE *p = popen(command, "r");
+    assert_non_null(p);
+    size_t got = fread(out, 1, sizeof out - 1, p);
+    out[got] = '\0';
+    int status = pclose(p);
+    /* configs/cartpole.ini's, where the built-in defaults are 4 envs and 0.00025 */
+    if (status != 0 || !strstr(out, "num_envs = 16") || !strstr(out, "learning_rate = 0.0025") ||
+        strstr(out, "no preset"))
+        fail_msg("a copy of the program outside its build folder: status %d:\n%s", status, out);
+}
+
 static void test_bench_env(void **unused) {
     (void)unused;
     /* every registered env but Morpho-v0 (an epoch of host training a step),
@@ -1741,6 +1761,7 @@ int main(void) {
         cmocka_unit_test(test_train_then_eval_continuous),
         cmocka_unit_test(test_train_names_learner_and_no_learning),
         cmocka_unit_test(test_config_by_preset_name),
+        cmocka_unit_test(test_presets_from_a_build_elsewhere),
         cmocka_unit_test(test_bench_env_options),
         cmocka_unit_test(test_eval_moved_dataset),
         cmocka_unit_test(test_bench_env_slow_steps_keep_the_budget),

@@ -142,16 +142,21 @@ static bool find_preset(const char *name, char *path, size_t size) {
     /* $SKINNER_CONFIG_DIR; a build tree (build/skinner -> configs/); an install
      * moved anywhere (PREFIX/bin -> PREFIX/share/skinner/configs, or a wheel's
      * bin -> site-packages/skinner/share/skinner/configs); the configured install
-     * prefix (not in a wheel, whose prefix was a staging folder) */
+     * prefix, then the source tree's configs/ for a build folder outside it (neither in a
+     * wheel, whose prefix was a staging folder) */
 #ifndef SKINNER_CONFIG_INSTALL_DIR
 #define SKINNER_CONFIG_INSTALL_DIR NULL
 #endif
-    const char *candidates[4] = {env_dir, n > 0 ? exe_dir : NULL, n > 0 ? exe_dir : NULL,
-                                 SKINNER_CONFIG_INSTALL_DIR};
-    const char *suffixes[4] = {"", "/../configs",
-                               "/" SKINNER_BIN_TO_PREFIX "/" SKINNER_DATADIR_REL "/skinner/configs",
-                               ""};
-    for (int i = 0; i < 4; i++) {
+#ifndef SKINNER_CONFIG_SOURCE_DIR
+#define SKINNER_CONFIG_SOURCE_DIR NULL
+#endif
+    enum { CANDIDATES = 5 };
+    const char *candidates[CANDIDATES] = {env_dir, n > 0 ? exe_dir : NULL, n > 0 ? exe_dir : NULL,
+                                          SKINNER_CONFIG_INSTALL_DIR, SKINNER_CONFIG_SOURCE_DIR};
+    const char *suffixes[CANDIDATES] = {
+        "", "/../configs", "/" SKINNER_BIN_TO_PREFIX "/" SKINNER_DATADIR_REL "/skinner/configs",
+        "", ""};
+    for (int i = 0; i < CANDIDATES; i++) {
         if (!candidates[i]) continue;
         snprintf(path, size, "%s%s/%s.ini", candidates[i], suffixes[i], name);
         if (file_exists(path)) return true;
