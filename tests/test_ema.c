@@ -70,13 +70,14 @@ static void test_the_checkpoint_holds_the_average(void **state) {
     sk_trainer_destroy(tr);
     sk_config_free(cfg);
 
-    /* e_0 = w_0, e_u = DECAY e_(u-1) + (1 - DECAY) w_u */
+    /* the bias-corrected average of the weights after updates 1..U, as a weighted sum:
+     * sum_u (1 - DECAY) DECAY^(U - u) w_u / (1 - DECAY^U); the initial weights take no part */
     double *expected = calloc(w.P, sizeof(double));
     assert_non_null(expected);
-    for (size_t i = 0; i < w.P; i++) expected[i] = w.after[i];
+    double norm = 1.0 - pow(DECAY, UPDATES);
     for (int u = 1; u <= UPDATES; u++)
         for (size_t i = 0; i < w.P; i++)
-            expected[i] = DECAY * expected[i] + (1.0 - DECAY) * w.after[(size_t)u * w.P + i];
+            expected[i] += (1.0 - DECAY) * pow(DECAY, UPDATES - u) * w.after[(size_t)u * w.P + i] / norm;
     sk_loaded_policy lp; /* what eval, export, Python and opponents load */
     assert_int_equal(sk_policy_load(&lp, path_of("ema.safetensors"), NULL), SK_OK);
     double worst = 0.0, moved = 0.0;

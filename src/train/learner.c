@@ -30,9 +30,11 @@ void sk_governor_save(sk_learner *ln) {
     ln->governor.adam_step = ln->adam_step;
 }
 
-void sk_learner_ema_update(sk_learner *ln, double decay) {
+void sk_learner_ema_update(sk_learner *ln, double decay, int64_t update) {
     if (decay <= 0.0) return;
-    const float rate = (float)(1.0 - decay);
+    /* bias-corrected (Adam's correction, as a rate): update 1 takes the weights whole, so a
+     * short run's average holds its own updates, not the initial weights */
+    const float rate = (float)((1.0 - decay) / (1.0 - pow(decay, (double)update)));
     float *restrict ema = ln->ema;
     const float *restrict params = ln->params;
     for (size_t i = 0; i < ln->policy.num_params; i++) ema[i] += rate * (params[i] - ema[i]);

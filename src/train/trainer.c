@@ -726,7 +726,7 @@ sk_status sk_trainer_run(sk_trainer *tr) {
             if (status != SK_OK) break;
         } else if (governed) {
             sk_governor_save(&tr->learner);
-            sk_learner_ema_update(&tr->learner, tr->s.ema_decay);
+            sk_learner_ema_update(&tr->learner, tr->s.ema_decay, tr->progress.update);
         }
         if (tr->sp.on) { /* rank 0 writes elo.csv: its failure ends every rank's run */
             status = sk_comm_agree(&tr->comm, sk_selfplay_after_update(tr));

@@ -364,9 +364,10 @@ size_t sk_trainer_current_row(const sk_trainer *tr);
 /* ---- the learner (learner.c) ---- */
 
 void sk_governor_save(sk_learner *ln);
-/* After an update the governor kept, with ppo.ema_decay = decay > 0: ema += (1 - decay)
- * (params - ema), element by element (nothing when decay is 0). */
-void sk_learner_ema_update(sk_learner *ln, double decay);
+/* After update number `update` (1, 2, ...) if the governor kept it, with ppo.ema_decay =
+ * decay > 0: ema += (1 - decay) / (1 - decay^update) (params - ema), element by element, the
+ * bias-corrected average of the weights after each update (nothing when decay is 0). */
+void sk_learner_ema_update(sk_learner *ln, double decay, int64_t update);
 /* Records an anomaly at `update` and rolls back to the last good state.
  * Fails the run when more than max_anomalies fall within `window` updates. */
 sk_status sk_governor_trouble(sk_trainer *tr, const char *what);
