@@ -707,11 +707,11 @@ static void test_program_folder_of_runs(void **state) {
     program_run r;
     RUN_PROGRAM(&r, "monitor", parent);
     EXPECT_RUN(&r, 0, "holds run folders", NULL);
-    EXPECT_RUN(&r, 0, "a-run                        CartPole-v1", NULL);
+    EXPECT_RUN(&r, 0, "a-run                            CartPole-v1", NULL);
     EXPECT_RUN(&r, 0, "running      123456 / 500000", NULL);
     EXPECT_RUN(&r, 0, "87.2", NULL);
     EXPECT_RUN(&r, 0, "finished     123456 / 500000", NULL);
-    EXPECT_RUN(&r, 0, "c-sweep                      a sweep: skinner monitor", NULL);
+    EXPECT_RUN(&r, 0, "c-sweep                          a sweep: skinner monitor", NULL);
     if (strstr(r.out, "d-empty")) fail_msg("an empty folder listed as a run:\n%s", r.out);
     program_run_free(&r);
     sk_run_unlock(lock_a); /* its trainer died without a word */

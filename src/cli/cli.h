@@ -64,5 +64,10 @@ bool cli_monitor_opponents_line(const char *metrics, char *out, size_t size);
  * status by sk_run_state, steps, return) and each sweep's folder; an error naming dir when
  * it holds neither. */
 int cli_monitor_folder(const char *dir);
+/* A consistent copy of a live file's record, tried 20 times 10 ms apart (a writer
+ * mid-update); false if it never settled (monitor_files.c). */
+struct sk_live_reader;
+struct sk_live_data;
+bool cli_live_snapshot_patiently(const struct sk_live_reader *reader, struct sk_live_data *data);
 
 #endif

@@ -513,7 +513,6 @@ static int eval_with(int argc, char **argv, sk_run_plan *plan, sk_config *option
     if (!baseline && !checkpoint)
         return cli_error(SK_EXIT_USAGE,
                          "eval needs --checkpoint FILE (or --policy random|zero|heuristic)");
-    const char *key, *value;
     if (!baseline && config_path)
         return cli_error(SK_EXIT_USAGE,
                          "--config is for baselines; a checkpoint carries its config (--env.KEY "
@@ -554,14 +553,8 @@ static int eval_with(int argc, char **argv, sk_run_plan *plan, sk_config *option
     sk_eval_result result;
     sk_status status;
     if (baseline) {
-        sk_config *base = sk_config_new();
-        if ((rc = cli_load_config(base, env, config_path, NULL)) != SK_EXIT_OK) {
-            sk_config_free(base);
-            return rc;
-        }
-        for (int k = 0; sk_config_entry_at(cfg, k, &key, &value); k++) sk_config_set(base, key, value);
-        int64_t training_envs; /* the preset's, for training: eval runs one env per episode */
-        sk_cfg_int(base, "env.num_envs", 1, 1, INT32_MAX, &training_envs);
+        sk_config *base = NULL;
+        if ((rc = cli_baseline_config(env, config_path, cfg, &base)) != SK_EXIT_OK) return rc;
         status = sk_evaluate_controller_env_comm(env, base, controller, (int)episodes,
                                                  (uint64_t)seed, trace, comm, &result);
         if (status == SK_OK) status = sk_cfg_check_unused(base, "env");
@@ -582,6 +575,23 @@ static int eval_with(int argc, char **argv, sk_run_plan *plan, sk_config *option
     if (comm->rank != 0) return status == SK_OK ? SK_EXIT_OK : SK_EXIT_FAILURE;
     if (status != SK_OK) return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
     print_eval(env, baseline ? policy : plan->checkpoint_path, greedy, &result, json);
+    return SK_EXIT_OK;
+}
+
+int cli_baseline_config(const sk_env_def *env, const char *config_path,
+                        const sk_config *overrides, sk_config **out) {
+    sk_config *base = sk_config_new();
+    if (!base) return cli_error(SK_EXIT_FAILURE, "out of memory");
+    int rc = cli_load_config(base, env, config_path, NULL);
+    if (rc != SK_EXIT_OK) {
+        sk_config_free(base);
+        return rc;
+    }
+    const char *key, *value;
+    for (int k = 0; sk_config_entry_at(overrides, k, &key, &value); k++) sk_config_set(base, key, value);
+    int64_t training_envs; /* the preset's, for training: an evaluation sizes its own */
+    sk_cfg_int(base, "env.num_envs", 1, 1, INT32_MAX, &training_envs);
+    *out = base;
     return SK_EXIT_OK;
 }
 

@@ -79,18 +79,11 @@ static sk_status baseline_versus(const sk_env_def *env, const sk_config *overrid
         snprintf(why, sizeof why, "%s", sk_last_error());
         return sk_fail(status, "--policy %s against an opponent: %s", baseline, why);
     }
-    sk_config *base = sk_config_new();
-    if (!base) return sk_fail(SK_ERR_NOMEM, "out of memory");
-    int loaded = cli_load_config(base, env, config_path, NULL);
-    const char *key, *value;
-    for (int k = 0; loaded == SK_EXIT_OK && sk_config_entry_at(overrides, k, &key, &value); k++)
-        sk_config_set(base, key, value);
-    if (loaded != SK_EXIT_OK) { /* cli_load_config said why */
-        *reported = true;
+    sk_config *base = NULL;
+    if (cli_baseline_config(env, config_path, overrides, &base) != SK_EXIT_OK) {
+        *reported = true; /* it said why */
         status = SK_ERR_CONFIG;
     } else {
-        int64_t training_envs; /* the preset's, for training: the games size their own */
-        sk_cfg_int(base, "env.num_envs", 1, 1, INT32_MAX, &training_envs);
         status = sk_evaluate_versus_baseline(env, base, &player, opponent, episodes, greedy, seed,
                                              result);
         if (status == SK_OK) status = sk_cfg_check_unused(base, "env");

@@ -15,6 +15,11 @@ struct sk_run_plan;
 int cli_eval_versus(struct sk_run_plan *plan, const sk_config *overrides, const char *opponent,
                     const char *baseline, const char *config_path, bool extra_output,
                     int episodes, bool greedy, uint64_t seed, bool json);
+/* A baseline's config (eval_envs.c): env's preset, config_path's file on it (NULL: none),
+ * then overrides (--env.KEY), with the preset's env.num_envs read (it sizes training, not an
+ * evaluation) into *out, to free; an exit code, said on stderr, when the file is wrong. */
+int cli_baseline_config(const sk_env_def *env, const char *config_path,
+                        const sk_config *overrides, sk_config **out);
 /* The opponents env offers, for `skinner eval ENV --help` (nothing for a
  * single-agent env). */
 void cli_print_opponents(const sk_env_def *env);

@@ -20,7 +20,6 @@
 #define REFRESH_MS 250          /* four frames a second */
 #define REOPEN_CHECK_SECONDS 1.0 /* how often to look for a new run's file at the same path */
 #define STALE_SECONDS 30.0      /* a running run without a new update this long is flagged */
-#define PLAIN_SNAPSHOT_TRIES 20 /* plain mode: attempts, 10 ms apart, at a consistent copy */
 #define MAX_FIELDS 16
 #define LABEL_WIDTH 14 /* "explained var" and a space */
 #define CELL_WIDTH 30  /* a label and its value in the curses grid */
@@ -665,14 +664,6 @@ static int run_curses(sk_live_reader **reader, const char *path, struct stat *op
 
 /* ------------------------------------------------------------------ command */
 
-static bool snapshot_patiently(const sk_live_reader *reader, sk_live_data *data) {
-    for (int i = 0; i < PLAIN_SNAPSHOT_TRIES; i++) {
-        if (sk_live_snapshot(reader, data)) return true;
-        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
-    }
-    return false;
-}
-
 int cmd_monitor(int argc, char **argv) {
     const char *run_dir = NULL;
     bool once = false;
@@ -715,7 +706,7 @@ int cmd_monitor(int argc, char **argv) {
         return cli_error(SK_EXIT_FAILURE, "%s", sk_last_error());
     if (stat(path, &st) != 0) memset(&st, 0, sizeof st); /* which file: to notice a new run's */
     sk_live_data data;
-    if (!snapshot_patiently(reader, &data)) {
+    if (!cli_live_snapshot_patiently(reader, &data)) {
         sk_live_close_read(reader);
         return cli_error(SK_EXIT_FAILURE,
                          "'%s' stays mid-update (written too fast, or its writer died while "

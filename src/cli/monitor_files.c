@@ -141,17 +141,22 @@ bool cli_monitor_opponents_line(const char *metrics, char *out, size_t size) {
     return true;
 }
 
-/* A run folder's live record, read with a few tries (a writer mid-update); false without one. */
+bool cli_live_snapshot_patiently(const sk_live_reader *reader, sk_live_data *data) {
+    enum { TRIES = 20 }; /* attempts, 10 ms apart, at a consistent copy */
+    for (int i = 0; i < TRIES; i++) {
+        if (sk_live_snapshot(reader, data)) return true;
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+    return false;
+}
+
+/* A run folder's live record; false without one. */
 static bool read_live(const char *run_dir, sk_live_data *data) {
     char path[4300];
     snprintf(path, sizeof path, "%s/live.bin", run_dir);
     sk_live_reader *reader = NULL;
     if (access(path, F_OK) != 0 || sk_live_open_read(&reader, path) != SK_OK) return false;
-    bool ok = false;
-    for (int i = 0; i < 50 && !ok; i++) {
-        ok = sk_live_snapshot(reader, data);
-        if (!ok) nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
-    }
+    bool ok = cli_live_snapshot_patiently(reader, data);
     sk_live_close_read(reader);
     return ok;
 }
@@ -171,17 +176,17 @@ int cli_monitor_folder(const char *dir) {
         bool live = name[0] != '.' && read_live(sub, &data);
         bool sweep = name[0] != '.' && !live && sweep_is_folder(sub);
         if ((live || sweep) && shown++ == 0)
-            printf("%s holds run folders (skinner monitor %s/NAME for one):\n  %-28s %-26s "
+            printf("%s holds run folders (skinner monitor %s/NAME for one):\n  %-32s %-26s "
                    "%-12s %-22s %s\n", dir, dir, "NAME", "env", "status", "steps / planned",
                    "return");
         if (sweep) {
-            printf("  %-28s a sweep: skinner monitor %s\n", name, sub);
+            printf("  %-32s a sweep: skinner monitor %s\n", name, sub);
         } else if (live) {
             char steps[64], ret[32] = "-";
             snprintf(steps, sizeof steps, "%lld / %lld", (long long)data.steps,
                      (long long)data.total_steps);
             if (isfinite(data.mean_return)) snprintf(ret, sizeof ret, "%.1f", data.mean_return);
-            printf("  %-28s %-26s %-12s %-22s %s\n", name, data.env_id,
+            printf("  %-32s %-26s %-12s %-22s %s\n", name, data.env_id,
                    sk_live_status_name(sk_run_state(sub, &data)), steps, ret);
         }
         free(entries[i]);
