@@ -6,7 +6,9 @@
  * stepping its envs from the restored state. Whatever resume accepts must be
  * safe to step. MinAtar's checkpoint carries uint8 image observations (its
  * `observation` metadata says "uint8 10x10x4"), the game states (env.game)
- * that each game validates, and convolution weights.
+ * that each game validates, and convolution weights. Bit 3 (with neither) is CartPole-v1
+ * with ppo.ema_decay: the checkpoint's policy tensors are the weights' average, restored into
+ * the average, and state.raw_params the weights.
  *
  * A directed mutation (bit 1 of the first byte) sets one element of one of
  * the env's ranged integer state arrays to a value inside that array's
@@ -37,7 +39,7 @@
 #include <string.h>
 
 /* The runs the seeds were written by (fuzz/README.md says how). */
-static const char *const g_configs[3] = {
+static const char *const g_configs[4] = {
     "[env]\nid = CartPole-v1\nnum_envs = 4\n[ppo]\nhorizon = 8\nnum_minibatches = 2\n"
     "[policy]\nhidden = 8\n[train]\nthreads = 1\ntotal_steps = 64\ncheckpoint_every = 0\n",
     "[env]\nid = Prover-v0\nnum_envs = 4\n[ppo]\nhorizon = 8\nnum_minibatches = 2\n"
@@ -47,8 +49,11 @@ static const char *const g_configs[3] = {
     "[policy]\nencoder = cnn\ncnn_channels = 4\ncnn_kernels = 3\ncnn_strides = 1\n"
     "cnn_padding = 0\ncnn_dense = 8\nhidden = 8\n[train]\nthreads = 1\ntotal_steps = 64\n"
     "checkpoint_every = 0\n",
+    "[env]\nid = CartPole-v1\nnum_envs = 4\n[ppo]\nhorizon = 8\nnum_minibatches = 2\n"
+    "ema_decay = 0.9\n[policy]\nhidden = 8\n[train]\nthreads = 1\ntotal_steps = 64\n"
+    "checkpoint_every = 0\n",
 };
-enum { ENV_PROVER = 1, DIRECTED = 2, ENV_MINATAR = 4, DIRECTIVE_BYTES = 4 };
+enum { ENV_PROVER = 1, DIRECTED = 2, ENV_MINATAR = 4, EMA = 8, DIRECTIVE_BYTES = 4 };
 
 /* FNV-1a, 32 bits: the directive's mask from the checkpoint's bytes. */
 static uint32_t fnv1a(const uint8_t *data, size_t size) {
@@ -131,7 +136,7 @@ static bool direct(sk_trainer *tr, char *bytes, size_t size, const uint8_t *dire
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1 || size > (1 << 20)) return 0;
-    int which = data[0] & ENV_MINATAR ? 2 : data[0] & ENV_PROVER;
+    int which = data[0] & ENV_MINATAR ? 2 : data[0] & ENV_PROVER ? 1 : data[0] & EMA ? 3 : 0;
     uint8_t directive[DIRECTIVE_BYTES];
     bool directed = data[0] & DIRECTED;
     size_t skip = 1;
