@@ -1141,14 +1141,8 @@ static void test_c4_fours(void **state) {
 }
 
 /* One Connect Four env whose games start on the empty board. */
-static sk_vec *c4_vec(void) {
-    sk_config *cfg = sk_config_new();
-    sk_config_set(cfg, "env.random_opening", "0");
-    sk_vec *vec;
-    assert_int_equal(sk_vec_create(&vec, sk_env_find("ConnectFour-v0"), 1, 1, cfg), SK_OK);
-    sk_config_free(cfg);
-    return vec;
-}
+static sk_vec *c4_vec_with(const char *id, const char *draw_reward);
+static sk_vec *c4_vec(void) { return c4_vec_with("ConnectFour-v0", NULL); }
 
 /* A board that is no position of the game (one stone floating over an empty cell, as a
  * corrupt checkpoint may hold) is refused naming the env it is in: v1's message said
@@ -1234,33 +1228,79 @@ static void test_c4_env_vs_naive_rules(void **state) {
     (void)draws;
 }
 
+/* One env of id (v1 unmirrored) from the empty board, with env.draw_reward when given. */
+static sk_vec *c4_vec_with(const char *id, const char *draw_reward) {
+    sk_config *cfg = sk_config_new();
+    sk_config_set(cfg, "env.random_opening", "0");
+    if (strcmp(id, "ConnectFour-v1") == 0) sk_config_set(cfg, "env.mirror", "false");
+    if (draw_reward) sk_config_set(cfg, "env.draw_reward", draw_reward);
+    sk_vec *vec;
+    assert_int_equal(sk_vec_create(&vec, sk_env_find(id), 1, 1, cfg), SK_OK);
+    sk_config_free(cfg);
+    return vec;
+}
+
 /* A full board without four in a row (a sequence checked with a separate
- * script's naive rule) is a draw: 0 to both, both rows terminated, draw = 1. */
+ * script's naive rule) is a draw: env.draw_reward to both (default 0), both rows
+ * terminated, draw = 1, and the log's return the game's result, 0, whatever the
+ * reward (the ratings and eval's tallies read it), on v0 and v1 alike. */
 static void test_c4_draw(void **state) {
     (void)state;
     static const int moves[C4_CELLS] = {6, 4, 6, 2, 3, 0, 0, 2, 1, 6, 6, 2, 4, 6, 4, 5, 3, 6, 1, 5, 1,
                                         3, 0, 5, 2, 1, 2, 0, 2, 3, 5, 4, 1, 1, 4, 3, 5, 4, 3, 5, 0, 0};
-    sk_vec *vec = c4_vec();
+    static const struct { const char *id, *draw_reward; float want; } cases[] = {
+        {"ConnectFour-v0", NULL, 0.0f},
+        {"ConnectFour-v0", "-0.5", -0.5f},
+        {"ConnectFour-v1", "-0.25", -0.25f},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        sk_vec *vec = c4_vec_with(cases[c].id, cases[c].draw_reward);
+        const sk_vec_buffers *b = sk_vec_buffers_of(vec);
+        sk_vec_reset(vec, 1);
+        int board[C4_ROWS][C4_COLS] = {{0}}, height[C4_COLS] = {0};
+        for (int ply = 0; ply < C4_CELLS; ply++) {
+            int col = moves[ply];
+            board[height[col]++][col] = ply % 2 + 1;
+            assert_int_equal(naive_winner(board), 0);
+            b->actions[ply % 2] = col;
+            sk_vec_step(vec);
+            bool last = ply == C4_CELLS - 1;
+            assert_int_equal(b->terminated[0], last);
+            assert_int_equal(b->terminated[1], last);
+            if (!last) assert_true(b->rewards[0] == 0.0f && b->rewards[1] == 0.0f);
+        }
+        assert_true(b->rewards[0] == cases[c].want && b->rewards[1] == cases[c].want);
+        for (int p = 0; p < 2; p++) {
+            assert_true(b->episode_log[p * C4_LOG_FIELDS + 0] == 0.0f); /* the result */
+            assert_true(b->episode_log[p * C4_LOG_FIELDS + 1] == 21.0f); /* 21 moves each */
+            assert_true(b->episode_log[p * C4_LOG_FIELDS + 2] == 0.0f);
+            assert_true(b->episode_log[p * C4_LOG_FIELDS + 3] == 1.0f);
+        }
+        sk_vec_destroy(vec);
+    }
+}
+
+/* env.draw_reward shapes draws only: a win is still +1 and -1 with it, and a value
+ * outside [-1, 0] is refused naming the key. */
+static void test_c4_draw_reward_leaves_wins(void **state) {
+    (void)state;
+    sk_vec *vec = c4_vec_with("ConnectFour-v0", "-1");
     const sk_vec_buffers *b = sk_vec_buffers_of(vec);
     sk_vec_reset(vec, 1);
-    int board[C4_ROWS][C4_COLS] = {{0}}, height[C4_COLS] = {0};
-    for (int ply = 0; ply < C4_CELLS; ply++) {
-        int col = moves[ply];
-        board[height[col]++][col] = ply % 2 + 1;
-        assert_int_equal(naive_winner(board), 0);
-        b->actions[ply % 2] = col;
+    static const int moves[7] = {0, 1, 0, 1, 0, 1, 0}; /* the first player's four in column 0 */
+    for (int ply = 0; ply < 7; ply++) {
+        b->actions[ply % 2] = moves[ply];
         sk_vec_step(vec);
-        bool last = ply == C4_CELLS - 1;
-        assert_int_equal(b->terminated[0], last);
-        assert_int_equal(b->terminated[1], last);
     }
-    assert_true(b->rewards[0] == 0.0f && b->rewards[1] == 0.0f);
-    for (int p = 0; p < 2; p++) {
-        assert_true(b->episode_log[p * C4_LOG_FIELDS + 1] == 21.0f); /* 21 moves each */
-        assert_true(b->episode_log[p * C4_LOG_FIELDS + 2] == 0.0f);
-        assert_true(b->episode_log[p * C4_LOG_FIELDS + 3] == 1.0f);
-    }
+    assert_true(b->terminated[0] && b->terminated[1]);
+    assert_true(b->rewards[0] == 1.0f && b->rewards[1] == -1.0f);
+    assert_true(b->episode_log[0] == 1.0f && b->episode_log[C4_LOG_FIELDS] == -1.0f);
     sk_vec_destroy(vec);
+    sk_config *cfg = sk_config_new();
+    sk_config_set(cfg, "env.draw_reward", "0.5");
+    assert_int_not_equal(sk_vec_create(&vec, sk_env_find("ConnectFour-v1"), 1, 1, cfg), SK_OK);
+    assert_non_null(strstr(sk_last_error(), "env.draw_reward"));
+    sk_config_free(cfg);
 }
 
 /* A move into a full column (never allowed by the mask) loses the game. */
@@ -1531,6 +1571,7 @@ int main(void) {
         cmocka_unit_test(test_c4_fours),
         cmocka_unit_test(test_c4_env_vs_naive_rules),
         cmocka_unit_test(test_c4_draw),
+        cmocka_unit_test(test_c4_draw_reward_leaves_wins),
         cmocka_unit_test(test_c4_illegal_move_loses),
         cmocka_unit_test(test_c4_image_is_v0_rearranged),
         cmocka_unit_test(test_eval_counts_both_sides),

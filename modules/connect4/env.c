@@ -8,7 +8,8 @@
  * Observation per row (85 values in [0, 1]): the board from that player's
  * view, its own stones (42, top row first) then the opponent's (42), then 1
  * when it is that player's move. Mask: the columns with room. Reward at the
- * end only: +1 the winner, -1 the loser, 0 both on a draw (the full board);
+ * end only: +1 the winner, -1 the loser, env.draw_reward (default 0) both on a
+ * draw (the full board; the log's return is 0 then, the game's result);
  * both rows end (terminated) on the move that decides, the loser's while it
  * waits. A move into a full column (which the mask forbids) loses. The log
  * per row: return, length (that player's moves), win, draw.
@@ -42,6 +43,7 @@ typedef struct c4_state {
     int32_t *mirror;    /* v1: 1 when the game is seen left-right mirrored */
     const char *id;     /* C4_V0_ID or C4_V1_ID: which env the messages name */
     float opening_prob; /* env.random_opening */
+    float draw_reward;  /* env.draw_reward: both players' reward for a draw */
     bool image;         /* ConnectFour-v1: obs as c4_image's bytes */
     bool mirror_on;     /* v1's env.mirror */
 } c4_state;
@@ -64,14 +66,29 @@ static const sk_soa_field g_fields_v1[] = {
 };
 #define NUM_FIELDS_V1 ((int)(sizeof g_fields_v1 / sizeof g_fields_v1[0]))
 
+/* env.draw_reward (default 0): both players' reward when the board fills with
+ * no four, in [-1, 0]; below 0 a draw is worth less than a game still open,
+ * so that a player that cannot lose learns to look for the win. The log's
+ * return stays the game's result (+1, 0, -1): the ratings, eval's tallies and
+ * the metrics read that. */
+static sk_status c4_read_draw_reward(const sk_config *cfg, float *draw_reward) {
+    double value;
+    sk_status status = sk_cfg_double(cfg, "env.draw_reward", 0.0, -1.0, 0.0, &value);
+    *draw_reward = (float)value;
+    return status;
+}
+
 static sk_status c4_create(void **state, int num_envs, const sk_config *cfg) {
     double prob;
+    float draw_reward;
     sk_status status = sk_cfg_double(cfg, "env.random_opening", 0.5, 0.0, 1.0, &prob);
+    if (status == SK_OK) status = c4_read_draw_reward(cfg, &draw_reward);
     if (status != SK_OK) return status;
     c4_state *s = sk_soa_create(sizeof(c4_state), g_fields, NUM_FIELDS, num_envs, C4_V0_ID);
     if (!s) return SK_ERR_NOMEM;
     s->id = C4_V0_ID;
     s->opening_prob = (float)prob;
+    s->draw_reward = draw_reward;
     *state = s;
     return SK_OK;
 }
@@ -82,14 +99,17 @@ static sk_status c4_create(void **state, int num_envs, const sk_config *cfg) {
 static sk_status c4_create_image(void **state, int num_envs, const sk_config *cfg) {
     double prob;
     bool mirror;
+    float draw_reward;
     sk_status status = sk_cfg_double(cfg, "env.random_opening", 0.5, 0.0, 1.0, &prob);
     if (status == SK_OK) status = sk_cfg_bool(cfg, "env.mirror", true, &mirror);
+    if (status == SK_OK) status = c4_read_draw_reward(cfg, &draw_reward);
     if (status != SK_OK) return status;
     c4_state *s =
         sk_soa_create(sizeof(c4_state), g_fields_v1, NUM_FIELDS_V1, num_envs, C4_V1_ID);
     if (!s) return SK_ERR_NOMEM;
     s->id = C4_V1_ID;
     s->opening_prob = (float)prob;
+    s->draw_reward = draw_reward;
     s->image = true;
     s->mirror_on = mirror;
     *state = s;
@@ -190,12 +210,12 @@ static void c4_reset(void *state, const sk_env_io *io, int lo, int hi, uint64_t 
 static void end_game(c4_state *s, const sk_env_io *io, int e, int winner) {
     for (int p = 0; p < 2; p++) {
         size_t row = (size_t)e * 2 + (size_t)p;
-        float reward = winner < 0 ? 0.0f : winner == p ? 1.0f : -1.0f;
-        io->rewards[row] = reward;
+        float result = winner < 0 ? 0.0f : winner == p ? 1.0f : -1.0f;
+        io->rewards[row] = winner < 0 ? s->draw_reward : result;
         io->terminated[row] = 1;
         write_obs(s, e, p, io->final_obs, io->final_obs_u8, row);
         float *log = io->episode_log + row * C4_LOG_FIELDS;
-        log[0] = reward;
+        log[0] = result;
         log[1] = (float)((s->ply[e] - s->opening[e] + 1 - p) / 2); /* that player's moves */
         log[2] = winner == p ? 1.0f : 0.0f;
         log[3] = winner < 0 ? 1.0f : 0.0f;
