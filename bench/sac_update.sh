@@ -16,7 +16,10 @@ program=$build/bench/sac_update
 commit=$(git -C "$root" rev-parse --short HEAD)
 date=$(date -u +%Y-%m-%d)
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
-out=$root/bench/results/$date-$commit-sac-update.md
+# the kernels' level (SKINNER_ISA=avx2 forces a lower one; the peak is measured at the same level)
+level=$("$build/skinner" --version | sed -n 's/^kernels: //p')
+suffix=${SKINNER_ISA:+-$SKINNER_ISA}
+out=$root/bench/results/$date-$commit-sac-update$suffix.md
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 lines=$(mktemp)
 for ((r = 0; r < repeats; r++)); do
@@ -42,7 +45,7 @@ rm -f "$lines"
 {
     echo "# SAC's learner against the FMA peak"
     echo
-    echo "$date, commit $commit, $cpu ($(nproc) cores). \`bench/sac_update.sh $build $repeats $rounds $updates\`"
+    echo "$date, commit $commit, $cpu ($(nproc) cores), kernels: $level. \`${SKINNER_ISA:+SKINNER_ISA=$SKINNER_ISA }bench/sac_update.sh $build $repeats $rounds $updates\`"
     echo "(\`bench/sac_update $rounds $updates THREADS\`, $repeats runs each on 1 and 2 threads, alternating;"
     echo "each run's figure is the median of $rounds rounds of $updates updates, the table the median of the runs)."
     echo "Obs 17, act 6 (HalfCheetah's), two 256 x 256 ReLU Q networks, targets and the actor, batch 256"
