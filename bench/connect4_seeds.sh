@@ -38,6 +38,11 @@ import json, struct, sys
 f = open(sys.argv[1], 'rb'); n = struct.unpack('<Q', f.read(8))[0]
 print(json.loads(f.read(n)).get('__metadata__', {}).get('steps', ''))" "$1"
 }
+# wins/draws/losses of CHECKPOINT's greedy match at match seed 1: a draw is no win either
+wdl() {
+    C4_ENV=ConnectFour-v1 C4_MIN_DEPTH=$depth "$bench" "$1" "$games" "$depth" 1 |
+        tail -n 1 | awk -F'|' '{ gsub(/ /, ""); printf "%s/%s/%s", $4, $5, $6 }'
+}
 mean() { printf '%s\n' "$@" | awk '{ s += $1 } END { printf "%.1f", s / NR }'; }
 # the win rates of CHECKPOINT [--sample] at depths 1..6, match seed 1, as "a / b / ..."
 depths() {
@@ -56,15 +61,15 @@ for seed in $seeds; do
         greedy+=("$(rate "$run/policy.safetensors" "$m")")
         sampled+=("$(rate "$run/policy.safetensors" "$m" --sample)")
     done
-    rows+=("| $seed | $(steps_of "$run/policy.safetensors") | ${greedy[0]}% | ${sampled[0]}% | $(mean "${greedy[@]}")% ($(IFS=/; echo "${greedy[*]}")) | $(mean "${sampled[@]}")% ($(IFS=/; echo "${sampled[*]}")) |")
+    rows+=("| $seed | $(steps_of "$run/policy.safetensors") | ${greedy[0]}% ($(wdl "$run/policy.safetensors")) | ${sampled[0]}% | $(mean "${greedy[@]}")% ($(IFS=/; echo "${greedy[*]}")) | $(mean "${sampled[@]}")% ($(IFS=/; echo "${sampled[*]}")) |")
     depth_rows+=("| $seed | $(depths "$run/policy.safetensors") | $(depths "$run/policy.safetensors" --sample) |")
     curve="Seed $seed, each kept checkpoint (match seed 1):
 
-| agent steps | greedy | sampled |
-| --- | --- | --- |"
+| agent steps | greedy | greedy wins/draws/losses | sampled |
+| --- | --- | --- | --- |"
     for steps in $(ls "$run-curve" 2> /dev/null | sed -n 's/^\([0-9]*\)\.safetensors$/\1/p' | sort -n); do
         curve+="
-| $steps | $(rate "$run-curve/$steps.safetensors" 1)% | $(rate "$run-curve/$steps.safetensors" 1 --sample)% |"
+| $steps | $(rate "$run-curve/$steps.safetensors" 1)% | $(wdl "$run-curve/$steps.safetensors") | $(rate "$run-curve/$steps.safetensors" 1 --sample)% |"
     done
     curves+=("$curve")
 done
@@ -76,7 +81,7 @@ out=$root/bench/results/$(date -u +%Y-%m-%d)-$commit-connect4-seeds.md
     echo "(configs/connect4_cnn.ini), then \`C4_ENV=ConnectFour-v1 C4_MIN_DEPTH=$depth ${bench#"$root"/}"
     echo "RUN/policy.safetensors $games $depth MATCH\` (greedy) and the same with \`--sample\`."
     echo
-    echo "| training seed | agent steps | greedy, match 1 | sampled, match 1 | greedy, $matches matches | sampled, $matches matches |"
+    echo "| training seed | agent steps | greedy, match 1 (wins/draws/losses) | sampled, match 1 | greedy, $matches matches | sampled, $matches matches |"
     echo "| --- | --- | --- | --- | --- | --- |"
     printf '%s\n' "${rows[@]}"
     echo
