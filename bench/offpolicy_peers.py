@@ -169,13 +169,28 @@ def sb3_child(task, measured, seed, threads):
                           wall=wall - marks["start"][0], cpu=cpu - marks["start"][1])))
 
 
-def run_sb3(task, measured, seed, threads):
-    out = subprocess.run([sys.executable, __file__, "--sb3-child", task, "--measured", str(measured),
-                          "--seed", str(seed), "--threads", str(threads)],
+def sb3_child_result(script, task, args):
+    """Runs `script --sb3-child TASK ARGS...` in a fresh Python process (SB3 and torch stay out
+    of the measuring process) and returns the JSON object its last line prints."""
+    out = subprocess.run([sys.executable, script, "--sb3-child", task] + args,
                          capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit("SB3 failed on %s: %s" % (task, out.stderr.strip()[-400:]))
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def write_table(header, lines, out):
+    """The results file: the header, then the table's lines; printed as well."""
+    text = header + "\n".join(lines) + "\n"
+    if out:
+        with open(out, "w") as f:
+            f.write(text)
+    print(text)
+
+
+def run_sb3(task, measured, seed, threads):
+    return sb3_child_result(__file__, task, ["--measured", str(measured), "--seed", str(seed),
+                                             "--threads", str(threads)])
 
 
 def main():
@@ -216,11 +231,7 @@ def main():
     table = ["| task | env steps measured | skinner updates/s | SB3 updates/s | ratio | skinner updates per CPU-s "
              "| SB3 updates per CPU-s | ratio | skinner env steps/s | SB3 env steps/s |",
              "|---|---|---|---|---|---|---|---|---|---|"] + rows
-    text = args.header + "\n".join(table) + "\n"
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
-    print(text)
+    write_table(args.header, table, args.out)
 
 
 if __name__ == "__main__":

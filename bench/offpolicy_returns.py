@@ -28,7 +28,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from offpolicy_peers import skinner_flags  # noqa: E402  the shared flags of a task
+from offpolicy_peers import sb3_child_result, skinner_flags, write_table  # noqa: E402  shared with the speed bench
 
 TASKS = {
     "pendulum_sac": dict(env="Pendulum-v1", algo="sac", hidden=256, layers=2, batch=256,
@@ -89,11 +89,7 @@ def sb3_child(task, seed, episodes):
 
 
 def sb3_run(task, seed, episodes):
-    out = subprocess.run([sys.executable, __file__, "--sb3-child", task, "--seed", str(seed),
-                          "--episodes", str(episodes)], capture_output=True, text=True)
-    if out.returncode != 0:
-        raise SystemExit("SB3 failed on %s: %s" % (task, out.stderr.strip()[-400:]))
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return sb3_child_result(__file__, task, ["--seed", str(seed), "--episodes", str(episodes)])
 
 
 def main():
@@ -127,11 +123,7 @@ def main():
         rows.append("| %s (%s) | %d | %s |" % (t["env"], t["algo"].upper(), t["steps"], " | ".join(cells)))
     table = ["| task | env steps | skinner return, mean (per seed) | skinner s a run | SB3 return, mean "
              "(per seed) | SB3 s a run |", "|---|---|---|---|---|---|"] + rows
-    text = args.header + "\n".join(table) + "\n"
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
-    print(text)
+    write_table(args.header, table, args.out)
 
 
 if __name__ == "__main__":
