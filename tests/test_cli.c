@@ -895,10 +895,15 @@ static void test_train_names_learner_and_no_learning(void **unused) {
         char run_dir[4200];
         path_in_tmp(run_dir, sizeof run_dir, cases[c].learns ? "sac-learns" : "sac-short");
         cli_run r;
+        /* one env steps on one thread; the learning run's updates take the two asked for */
+        const char *threads = cases[c].learns ? "2" : "1";
         RUN(&r, "train", "Pendulum-v1", "--train.algo", "sac", "--total-steps", cases[c].steps,
-            "--sac.learning_starts", cases[c].starts, "--threads", "1", "--run-dir", run_dir);
+            "--sac.learning_starts", cases[c].starts, "--env.num_envs", "1", "--threads", threads,
+            "--run-dir", run_dir);
         expect_exit(&r, 0);
-        expect_stderr(&r, "training Pendulum-v1 with SAC on 1 thread");
+        expect_stderr(&r, cases[c].learns ? "training Pendulum-v1 with SAC on 1 thread (its "
+                                            "updates on 2)"
+                                          : "training Pendulum-v1 with SAC on 1 thread");
         const char *note = "skinner: note: sac.learning_starts = 5000 is not below the run's 3000 "
                            "steps: it fills its replay buffer with random actions and takes no "
                            "gradient step (lower --sac.learning_starts or raise --total-steps)";
@@ -909,6 +914,12 @@ static void test_train_names_learner_and_no_learning(void **unused) {
         char *summary_text = read_run_file(run_dir, "summary.json");
         cJSON *summary = parse_json_object(&r, summary_text, "summary.json");
         expect_json_string(&r, summary, "algo", "sac");
+        /* summary.json says both: it once gave threads 1 alone for a --threads 2 run */
+        if (json_number(&r, summary, "threads") != 1.0 ||
+            json_number(&r, summary, "learner_threads") != (cases[c].learns ? 2.0 : 1.0))
+            FAIL_RUN(&r, "summary.json: threads %g, learner_threads %g for --threads %s",
+                     json_number(&r, summary, "threads"),
+                     json_number(&r, summary, "learner_threads"), threads);
         cJSON_Delete(summary);
         free(summary_text);
         cli_run_free(&r);
@@ -1184,6 +1195,31 @@ static void test_resume_after_solved(void **unused) {
     double again = summary_number(&r, run_dir, "total_steps");
     if (!(again > total && again < 300000.0))
         FAIL_RUN(&r, "--stop-when-solved on the resume of a solved run trained to %.0f", again);
+    cli_run_free(&r);
+}
+
+/* A run that solves on the way to its budget ends by saying both: when it was solved and
+ * where it ended (it once printed the solved line alone, and the final return only in
+ * summary.json). */
+static void test_solved_then_trained_on(void **unused) {
+    (void)unused;
+    char run_dir[4200], solved[128], ended[128];
+    path_in_tmp(run_dir, sizeof run_dir, "solved_on_the_way");
+    cli_run r;
+    RUN(&r, "train", "CartPole-v1", "--total-steps", "143360", "--threads", "1", "--run-dir",
+        run_dir);
+    expect_exit(&r, 0);
+    double solved_at = summary_number(&r, run_dir, "solved_at_steps");
+    double total = summary_number(&r, run_dir, "total_steps");
+    double final_return = summary_number(&r, run_dir, "final_mean_return");
+    if (!(solved_at > 0.0 && solved_at < total && total == 143360.0))
+        FAIL_RUN(&r, "expected CartPole-v1 solved before the end of 143360 steps; summary.json "
+                 "has solved_at_steps %g, total_steps %g", solved_at, total);
+    snprintf(solved, sizeof solved, "solved CartPole-v1: mean return over 100 episodes reached "
+             "475 after %.0f steps", solved_at);
+    snprintf(ended, sizeof ended, "final mean return %.1f after %.0f steps", final_return, total);
+    expect_stdout(&r, solved);
+    expect_stdout(&r, ended);
     cli_run_free(&r);
 }
 
@@ -1749,6 +1785,7 @@ int main(void) {
         cmocka_unit_test(test_eval_directory_as_checkpoint),
         cmocka_unit_test(test_run_dir_guard_and_resume_cleanup),
         cmocka_unit_test(test_resume_after_solved),
+        cmocka_unit_test(test_solved_then_trained_on),
         cmocka_unit_test(test_config_layers_on_preset),
         cmocka_unit_test(test_user_facing_messages),
         cmocka_unit_test(test_help),

@@ -332,6 +332,7 @@ sk_status sk_run_end(sk_trainer *tr, sk_status run_status) {
     fprintf(f, "  \"algo\": \"%s\",\n", tr->algo->name);
     fprintf(f, "  \"seed\": %llu,\n", (unsigned long long)tr->s.seed);
     fprintf(f, "  \"threads\": %d,\n", tr->num_threads);
+    fprintf(f, "  \"learner_threads\": %d,\n", tr->learner_threads);
     fprintf(f, "  \"slices\": %d,\n", tr->num_workers);
     fprintf(f, "  \"num_envs\": %d,\n", tr->s.num_envs);
     fprintf(f, "  \"total_steps\": %lld,\n", (long long)r->total_steps);
