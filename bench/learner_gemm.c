@@ -42,6 +42,11 @@ static const shape shapes[] = {
     {"cartpole layer 1 (64 -> 64)", FORWARD, 256, 64, 64},
     {"cartpole actor head (64 -> 2)", FORWARD, 256, 64, 2},
     {"cartpole critic head (64 -> 1)", FORWARD, 256, 64, 1},
+    /* the heads' forwards read each input once: 256 rows of 64 (64 KiB) pass through L2 on a
+     * core whose L1 holds 32-48 KiB; 128 rows (32 KiB) stay in L1 between rounds, the kernel's
+     * rate with its input at hand */
+    {"actor head, input in L1 (128, 64 -> 2)", FORWARD, 128, 64, 2},
+    {"critic head, input in L1 (128, 64 -> 1)", FORWARD, 128, 64, 1},
     {"cartpole layer 1 (64 -> 64)", DINPUT, 256, 64, 64},
     {"cartpole actor head (64 -> 2)", DINPUT, 256, 64, 2},
     {"cartpole critic head (64 -> 1)", DINPUT, 256, 64, 1},
