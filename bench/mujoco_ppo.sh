@@ -9,7 +9,10 @@
 #
 # usage: bench/mujoco_ppo.sh [RUNS_DIR]
 #   RUNS_DIR (default a new temporary folder) holds the run folders TASK-sSEED; a finished run
-#   found there (summary.json written, not interrupted, its time.txt) is reused, not trained again.
+#   found there (summary.json written, not interrupted) is reused, not trained again. One this
+#   script trained has its time.txt; one trained by hand (two at a time, say: `skinner train
+#   TASK --train.algo sac --env.num_envs 1 --seed S --threads 1 --total-steps 1000000 --run-dir
+#   RUNS_DIR/TASK-sS`) has none, and its row gives summary.json's wall seconds and no CPU ones.
 #   TASKS="HalfCheetah-v5 Hopper-v5 Walker2d-v5 Ant-v5 Humanoid-v5", SEEDS="1 2 3"
 #   (SEEDS_Ant-v5 overrides one task's, with '-' for '_': SEEDS_Ant_v5="1"), STEPS=1000000,
 #   THREADS=2, SKINNER=build/skinner, PYTHON (with mujoco; default the tree's .venv/bin/python,
@@ -61,7 +64,7 @@ facts() {
     esac
 }
 finished() {
-    [[ -f $1/summary.json && -f $1/time.txt ]] && py \
+    [[ -f $1/summary.json ]] && py \
         "import json,sys; s=json.load(open(sys.argv[1])); sys.exit(s.get('interrupted', True))" "$1/summary.json"
 }
 {
@@ -100,16 +103,23 @@ for task in $tasks; do
                 --seed "$seed" --threads "$threads" --total-steps "$steps" --run-dir "$dir" --force --quiet
             echo "$(cat "$dir/time.tmp") $load0 $(cut -d' ' -f1 /proc/loadavg)" > "$dir/time.txt"
         fi
-        read -r wall user sys load0 load1 < "$dir/time.txt"
+        if [[ -f $dir/time.txt ]]; then
+            read -r wall user sys load0 load1 < "$dir/time.txt"
+        else # trained by hand: its own wall clock, no CPU seconds or load
+            wall=$(py "import json,sys; print(json.load(open(sys.argv[1]))['wall_seconds'])" "$dir/summary.json")
+            user=- sys=- load0=- load1=-
+        fi
         sampled=$("$skinner" eval "$task" --checkpoint "$dir" --episodes 10 --json 2> /dev/null)
         greedy=$("$skinner" eval "$task" --checkpoint "$dir" --episodes 10 --greedy --json 2> /dev/null)
         row=$(py "import csv, json, sys
 s, g = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 rows = list(csv.DictReader(open(sys.argv[3] + '/metrics.csv')))
-cpu = float(sys.argv[5]) + float(sys.argv[6])
-print('%.0f +- %.0f | %.0f +- %.0f | %.0f | %.0f | %.0f | %s | %.2f' % (s['mean_return'], s['std_return'],
-      g['mean_return'], g['std_return'], float(rows[-1]['mean_return']), float(sys.argv[4]), cpu,
-      sys.argv[7], cpu / float(sys.argv[7])))" "$sampled" "$greedy" "$dir" "$wall" "$user" "$sys" "$phys_cpu")
+timed = sys.argv[5] != '-'
+cpu = float(sys.argv[5]) + float(sys.argv[6]) if timed else None
+print('%.0f +- %.0f | %.0f +- %.0f | %.0f | %.0f | %s | %s | %s' % (s['mean_return'], s['std_return'],
+      g['mean_return'], g['std_return'], float(rows[-1]['mean_return']), float(sys.argv[4]),
+      '%.0f' % cpu if timed else '-', sys.argv[7], '%.2f' % (cpu / float(sys.argv[7])) if timed else '-'))" \
+            "$sampled" "$greedy" "$dir" "$wall" "$user" "$sys" "$phys_cpu")
         [[ $algo == sac ]] && preset="sac, 1 env"
         echo "| $task | $preset | $seed | ${row} | $load0, $load1 |" >> "$out"
         evals+=("$(py "import json,sys; print(json.loads(sys.argv[1])['mean_return'])" "$sampled")")
