@@ -91,7 +91,7 @@ pass "a killed rank ended the job within $ended s with a message; its checkpoint
 
 # 5. SIGINT to mpirun: every rank stops at the same update with a resumable run, and
 # the run resumed under mpirun equals the uninterrupted one
-total=$((600 * batch))
+total=$((2000 * batch))
 "${mpirun[@]}" -np 2 "$skinner" train CartPole-v1 --threads 1 --total-steps $total --quiet \
     --run-dir whole > /dev/null
 interrupt_run $total

@@ -75,7 +75,7 @@ pass "comm.mode = fast refused: $(grep -m1 comm.mode bad.log)"
 
 # 3. resume: SIGINT to mpirun, resumed under the same launch, equals the uninterrupted run
 batch=2048 # CartPole-v1's preset: 16 envs x 128 steps
-total=$((400 * batch))
+total=$((2000 * batch))
 "${mpirun[@]}" -np 2 "$skinner" train CartPole-v1 --threads 1 --total-steps $total --quiet \
     --comm.mode scale --run-dir whole > /dev/null
 interrupt_run $total --comm.mode scale

@@ -412,7 +412,8 @@ static void test_summary_keys(void **state) {
             fail();
         }
     }
-    const char *settings[] = {"seed", "threads", "slices", "num_envs", "telemetry_dropped"};
+    const char *settings[] = {"seed",   "threads",  "learner_threads",
+                              "slices", "num_envs", "telemetry_dropped"};
     const cJSON *item;
     cJSON_ArrayForEach(item, root) {
         if (!cJSON_IsNumber(item) && !cJSON_IsNull(item)) continue;
