@@ -530,16 +530,15 @@ int cmd_train(int argc, char **argv) {
         printf("nothing to train: the run is at %lld steps, its train.total_steps; resume with a "
                "larger --total-steps to continue it%s\n",
                (long long)r.total_steps, earlier);
-    else if (r.solved && !earlier[0] && r.total_steps == r.solved_at_steps)
-        printf("solved %s: mean return over 100 episodes reached %g after %lld steps, %.2f s\n",
+    else if (r.solved && !earlier[0]) {
+        printf("solved %s: mean return over 100 episodes reached %g after %lld steps, %.2f s",
                env->id, env->solved_threshold, (long long)r.solved_at_steps,
                r.solved_at_seconds);
-    else if (r.solved && !earlier[0]) /* solved on the way: the line says where it ended too */
-        printf("solved %s: mean return over 100 episodes reached %g after %lld steps, %.2f s; "
-               "final mean return %.1f after %lld steps, %.2f s\n",
-               env->id, env->solved_threshold, (long long)r.solved_at_steps,
-               r.solved_at_seconds, r.final_mean_return, (long long)r.total_steps,
-               r.wall_seconds);
+        if (r.total_steps != r.solved_at_steps) /* solved on the way: and where it ended */
+            printf("; final mean return %.1f after %lld steps, %.2f s", r.final_mean_return,
+                   (long long)r.total_steps, r.wall_seconds);
+        putchar('\n');
+    }
     else if (isnan(r.final_mean_return))
         printf("finished: no episode finished in %lld steps, %.2f s (no mean return yet; train "
                "longer)\n",
