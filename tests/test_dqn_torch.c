@@ -99,10 +99,13 @@ static void run_case(const char *name) {
     }
     print_message("%s: %d of %d returns ended before %d steps\n", name, cut, B, n_step);
     sk_dqn_batch batch = {B, batch_obs, batch_next, actions, returns, discounts, masks};
+    double q_taken = NAN;
     double loss = sk_dqn_loss_grad(&policy, params, target, grads, &batch,
-                                   scalar(&f, "double") != 0.0, q_next, &work);
+                                   scalar(&f, "double") != 0.0, q_next, &work, &q_taken);
     print_message("%s loss: skinner %.9g, torch %.9g\n", name, loss, scalar(&f, "loss"));
     assert_true(test_rel_err(loss, scalar(&f, "loss"), 1e-6) < 1e-5);
+    print_message("%s mean Q(s, a): skinner %.9g, torch %.9g\n", name, q_taken, scalar(&f, "q_taken"));
+    assert_true(test_rel_err(q_taken, scalar(&f, "q_taken"), 1e-6) < 1e-5);
     assert_int_equal(compare(&f, &policy, grads, "grad", 1e-4, 1e-5), 0);
     sk_adam adam = {0.9f, 0.999f, (float)scalar(&f, "adam_eps")};
     sk_adam_update(params, grads, m, v, P, (float)scalar(&f, "lr"), adam, 1);

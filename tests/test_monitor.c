@@ -630,7 +630,25 @@ static void test_program_whole_run_snapshot(void **state) {
     /* the ring alone: "512 points, steps 1524736..2048000, return 100.00..100.00" */
     EXPECT_RUN(&r, 0, "return curve  2000 points, steps 1024..2048000, return -500.00..100.00",
                NULL);
+    if (strstr(r.out, "learner  ")) fail_msg("a run without learner.csv has a learner line:\n%s", r.out);
     program_run_free(&r);
+
+    /* an off-policy run's learner.csv (past 4 KB, its last row cut short): the last whole row */
+    char learner[4300];
+    snprintf(learner, sizeof learner, "%s/learner.csv", dir);
+    FILE *f = fopen(learner, "w");
+    if (!f) fail_msg("cannot write %s", learner);
+    fputs("update,steps,alpha,qf1_value,qf2_value,gradient_steps,replay_rows\n", f);
+    fputs("1,100,1,nan,nan,0,100\n", f);
+    for (int u = 2; u <= 300; u++)
+        fprintf(f, "%d,%d,%.9g,%.9g,nan,%d,%d\n", u, 100 * u, 1.0 / u, 0.5 * u, 150 * u, 100 * u);
+    fputs("301,30100,0.0", f);
+    fclose(f);
+    RUN_PROGRAM(&r, "monitor", dir);
+    EXPECT_RUN(&r, 0, "learner       alpha 0.003333, qf1_value 150, qf2_value -, "
+               "gradient_steps 45000, replay_rows 30000\n", NULL);
+    program_run_free(&r);
+    remove(learner);
 
     /* a bare live file (no metrics.csv beside it): the ring, as before */
     char live_path[4300], bare_dir[4200], bare[4300];

@@ -398,6 +398,112 @@ static void test_checkpoints_spaced_by_the_buffer_they_hold(void **state) {
 
 /* SAC with one env, as CleanRL trains it, updates on train.threads threads (its own pool,
  * not the vec's one a env) and learns the same bits as on one; DQN's updates take one. */
+/* A CSV of numbers (nan allowed) into rows[r][c] (at most 128 rows of 16); its header into
+ * header. The row count. */
+static int read_csv(const char *dir, const char *name, char *header, size_t size,
+                    double rows[][16]) {
+    char path[160], line[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f) fail_msg("no %s", path);
+    assert_non_null(fgets(header, (int)size, f));
+    header[strcspn(header, "\n")] = '\0';
+    int count = 0;
+    while (count < 128 && fgets(line, sizeof line, f)) {
+        char *at = line;
+        for (int c = 0; c < 16 && *at && *at != '\n'; c++) {
+            rows[count][c] = strtod(at, &at);
+            if (*at == ',') at++;
+        }
+        count++;
+    }
+    fclose(f);
+    return count;
+}
+
+static char *file_text(const char *dir, const char *name) {
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f) fail_msg("cannot read %s", path);
+    char *text = calloc(1 << 16, 1);
+    size_t n = fread(text, 1, (1 << 16) - 1, f);
+    fclose(f);
+    assert_true(n > 0 && n < (1 << 16) - 1);
+    return text;
+}
+
+/* learner.csv: DQN's epsilon on CleanRL's linear schedule, its gradient steps and buffer
+ * fill by the rows' steps (counted here from the config), a mean Q once it learns; a row
+ * beside each metrics.csv row; a run stopped and resumed in its folder writes the same file
+ * as one that never stopped. SAC's temperature in the last row is its checkpoint's
+ * exp(log_alpha). */
+static void test_learner_figures(void **state) {
+    (void)state;
+    static recorder straight, first, second;
+    static double rows[128][16], metrics[128][16];
+    char a[96], b[96], header[512], checkpoint[128];
+    snprintf(a, sizeof a, "%s/learner-a", g_dir);
+    snprintf(b, sizeof b, "%s/learner-b", g_dir);
+    snprintf(checkpoint, sizeof checkpoint, "%s/policy.safetensors", b);
+    sk_config *cfg = dqn_config("768", true);
+    train_recorded(cfg, &straight, NULL, NULL, a);
+    first.stop_after = 48;
+    train_recorded(cfg, &first, NULL, NULL, b);
+    /* a row past the checkpoint (as a run killed after its checkpoint leaves): cut on resume */
+    char path[160];
+    snprintf(path, sizeof path, "%s/learner.csv", b);
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    fputs("52,416,0.5,1,2,3\n", f);
+    fclose(f);
+    train_recorded(cfg, &second, checkpoint, NULL, b);
+    sk_config_free(cfg);
+    char *want = file_text(a, "learner.csv"), *got = file_text(b, "learner.csv");
+    assert_string_equal(got, want);
+    free(want), free(got);
+    int n = read_csv(a, "learner.csv", header, sizeof header, rows);
+    assert_string_equal(header, "update,steps,epsilon,q_value,gradient_steps,replay_rows");
+    assert_int_equal(read_csv(a, "metrics.csv", header, sizeof header, metrics), n);
+    assert_true(n > 6);
+    for (int r = 0; r < n; r++) {
+        double steps = rows[r][1];
+        assert_true(rows[r][0] == metrics[r][0] && steps == metrics[r][1]);
+        /* 1 -> 0.05 over half of the 768 steps; a gradient step at each multiple of
+         * dqn.train_frequency (4) past dqn.learning_starts (40); replay.size 400 */
+        double epsilon = fmax(1.0 + (0.05 - 1.0) / (0.5 * 768.0) * steps, 0.05);
+        double gradient_steps = fmax(0.0, floor(steps / 4.0) - 10.0);
+        if (fabs(rows[r][2] - epsilon) > 1e-6 || rows[r][4] != gradient_steps ||
+            rows[r][5] != fmin(steps, 400.0))
+            fail_msg("row %d (steps %g): epsilon %g, gradient steps %g, replay rows %g; expected "
+                     "%g, %g, %g", r + 1, steps, rows[r][2], rows[r][4], rows[r][5], epsilon,
+                     gradient_steps, fmin(steps, 400.0));
+        assert_true(gradient_steps > 0 ? isfinite(rows[r][3]) : isnan(rows[r][3]));
+    }
+    assert_true(rows[n - 1][2] == 0.05 && rows[0][2] < 1.0); /* the schedule ran to its end */
+
+    snprintf(a, sizeof a, "%s/learner-sac", g_dir);
+    snprintf(checkpoint, sizeof checkpoint, "%s/policy.safetensors", a);
+    cfg = sac_config("Pendulum-v1");
+    memset(&straight, 0, sizeof straight);
+    train_recorded(cfg, &straight, NULL, NULL, a);
+    sk_config_free(cfg);
+    n = read_csv(a, "learner.csv", header, sizeof header, rows);
+    assert_string_equal(header, "update,steps,alpha,qf1_value,qf2_value,gradient_steps,replay_rows");
+    sk_st_file *file = NULL;
+    assert_int_equal(sk_st_open(&file, checkpoint), SK_OK);
+    const sk_st_tensor *log_alpha = sk_st_find(file, "sac.log_alpha");
+    assert_non_null(log_alpha);
+    double alpha = exp((double)((const float *)log_alpha->data)[0]);
+    sk_st_close(file);
+    print_message("SAC: learner.csv's last alpha %.9g, the checkpoint's exp(log_alpha) %.9g\n",
+                  rows[n - 1][2], alpha);
+    assert_true(fabs(rows[n - 1][2] - alpha) <= 1e-6 * alpha && alpha < 1.0);
+    /* 3 gradient steps every 2 env steps past sac.learning_starts (100) of 400 */
+    assert_true(rows[n - 1][1] == 400 && rows[n - 1][5] == 3 * (400 - 100) / 2);
+    assert_true(rows[0][2] == 1.0 && isnan(rows[0][3]) && isfinite(rows[n - 1][4]));
+}
+
 static void test_sac_updates_on_every_thread(void **state) {
     (void)state;
     static recorder rows[2];
@@ -462,6 +568,7 @@ int main(void) {
         cmocka_unit_test(test_grad_norms_only_from_the_learner_that_ran),
         cmocka_unit_test(test_events_record_the_learners_config),
         cmocka_unit_test(test_checkpoints_spaced_by_the_buffer_they_hold),
+        cmocka_unit_test(test_learner_figures),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -528,6 +528,21 @@ def make_selfplay(skinner, root):
     return tables
 
 
+def make_offpolicy(skinner, root):
+    """A short SAC run on Pendulum-v1 (gradient steps from step 200). Returns its learner.csv
+    as {column: [cells]}."""
+    run = os.path.join(root, "sac")
+    skinner_proc.run([skinner, "train", "Pendulum-v1", "--train.algo", "sac", "--sac.hidden", "32",
+                      "--sac.batch_size", "32", "--sac.learning_starts", "200", "--total-steps", "1000",
+                      "--run-dir", run, "--quiet"], timeout=45, check=True)
+    with open(os.path.join(run, "learner.csv")) as f:
+        rows = [line.rstrip("\n").split(",") for line in f]
+    table = {c: [r[k] for r in rows[1:]] for k, c in enumerate(rows[0])}
+    check(len(table["alpha"]) >= 10, f"learner.csv has a row every 100 steps ({len(table['alpha'])})")
+    check(any(v != "nan" for v in table["qf1_value"]), "learner.csv has Q values once SAC learns")
+    return table
+
+
 def proofs_only(build):
     tmp = tempfile.mkdtemp(prefix="skinner-serve-proofs-")
     try:
@@ -564,6 +579,7 @@ def browser(build, source):
     proofs = make_prover(skinner, root, tmp)
     gif_width = make_minatar(skinner, root)
     elo, roles, opponents = make_selfplay(skinner, root)
+    sac = make_offpolicy(skinner, root)
     live_dir = os.path.join(root, "live")
     # slowed so it runs through the test: 1 env, a horizon of 32, up to 3M steps; stopped by SIGINT
     live = train(skinner, live_dir, 7, 3000000, ["--env.num_envs", "1", "--ppo.horizon", "32",
@@ -752,6 +768,18 @@ def browser(build, source):
         check(drawn > 0, "the Elo chart is drawn on a canvas")
         time.sleep(0.2)
         driver.save_screenshot(os.path.join(docs, "dashboard-selfplay.png"))
+
+        # an off-policy run: SAC's temperature and its critics' mean Q as learner.csv holds them
+        # (a "nan" cell, before the first gradient step, is a gap)
+        driver.get(base + "#/run/0%2Fsac")
+        for key, series in (("exploration", ["alpha"]), ("q", ["qf1_value", "qf2_value"])):
+            got = wait(lambda: js(f"const c = document.querySelector('#players [data-chart={key}]');"
+                                  "return c && c.dataset.values && [c.dataset.series, c.dataset.values]"),
+                       f"the SAC run's {key} chart appears")
+            want = ";".join(" ".join("" if v == "nan" else repr(float(v)).removesuffix(".0") for v in sac[c])
+                            for c in series)
+            check(got and got[0] == ",".join(series), f"the {key} chart's series are {series} ({got and got[0]})")
+            check(got and got[1] == want, f"the {key} chart holds learner.csv's values ({got and got[1]} = {want})")
 
         logs = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
         check(not logs, f"no errors in the browser console ({logs[:3]})")

@@ -338,15 +338,22 @@ async function viewRuns(ids) {
 
 /* A multi-agent run's roles.csv (each role's mean return by update), a self-play run's
  * elo.csv (the learner's and the pool's ratings by update) and opponents.csv (the learner's
- * mean score against each built-in player it met, by update; a gap where it met none), as
- * charts of several series, read again every 5 s while the run page is open. */
+ * mean score against each built-in player it met, by update; a gap where it met none), and
+ * an off-policy run's learner.csv, as charts of several series, read again every 5 s while
+ * the run page is open. */
 const PLAYER_CHARTS = [
   {file: 'roles.csv', key: 'roles', label: 'mean return by role', x: 'steps', pick: c => c.startsWith('return_'),
    name: c => c.slice('return_'.length)},
   {file: 'elo.csv', key: 'elo', label: 'Elo rating', x: 'update', pick: c => c === 'learner' || c.startsWith('pool_'),
    name: c => c},
   {file: 'opponents.csv', key: 'opponents', label: 'score against built-in players', x: 'update',
-   pick: c => c.endsWith(' score'), name: c => c.slice(0, -' score'.length)}];
+   pick: c => c.endsWith(' score'), name: c => c.slice(0, -' score'.length)},
+  /* an off-policy run's learner.csv: SAC's temperature or DQN's epsilon, and the mean Q of
+   * the batches' actions (SAC's two critics, DQN's net), by steps */
+  {file: 'learner.csv', key: 'exploration', label: 'exploration (SAC: temperature alpha; DQN: epsilon)',
+   x: 'steps', pick: c => c === 'alpha' || c === 'epsilon', name: c => c},
+  {file: 'learner.csv', key: 'q', label: "mean Q of the sampled batches' actions", x: 'steps',
+   pick: c => c === 'q_value' || c === 'qf1_value' || c === 'qf2_value', name: c => c}];
 function loadPlayers(run, box) {
   for (const spec of PLAYER_CHARTS.filter(p => (run.files || []).includes(p.file))) {
     const data = new RunData(run.id, spec.file);

@@ -53,6 +53,10 @@ const char *cli_env_name(const sk_env_def *env, char *buf, size_t size);
 /* The learner of the run whose metrics.csv is at `metrics` (its config.ini's train.algo:
  * "ppo", "sac", "dqn") into out; false without a config.ini (a bare live file). */
 bool cli_monitor_learner(const char *metrics, char *out, size_t size);
+/* An off-policy run's own figures, its learner.csv's last row ("alpha 0.0412, qf1_value 51.3,
+ * qf2_value 51.2, gradient_steps 12000, replay_rows 13000"), into out; false when the run
+ * has no learner.csv (PPO) or no row in it yet. */
+bool cli_monitor_figures_line(const char *metrics, char *out, size_t size);
 
 /* skinner monitor's self-play lines (monitor_files.c), read beside the run's metrics.csv
  * at path `metrics`: its elo.csv's last row ("learner 1040 after 554 games; pool 960 ...") and

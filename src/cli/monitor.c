@@ -322,6 +322,8 @@ static void print_plain(const sk_live_data *d, history *h) {
     for (int i = 0; i < n; i++) printf("%-*s%s\n", LABEL_WIDTH, fields[i].label, fields[i].value);
     printf("%-*s%s\n", LABEL_WIDTH, "last event", d->governor_event[0] ? d->governor_event : "-");
     char line[512];
+    if (cli_monitor_figures_line(h->path, line, sizeof line))
+        printf("%-*s%s\n", LABEL_WIDTH, "learner", line);
     if (cli_monitor_elo_line(h->path, line, sizeof line)) printf("%-*s%s\n", LABEL_WIDTH, "elo", line);
     if (cli_monitor_opponents_line(h->path, line, sizeof line))
         printf("%-*s%s\n", LABEL_WIDTH, "opponents", line);
@@ -560,6 +562,10 @@ static void draw(const sk_live_data *d, history *h, double seconds_without_updat
     put(y, 0, "last event");
     put(y, LABEL_WIDTH, d->governor_event[0] ? d->governor_event : "-");
     char line[512];
+    if (cli_monitor_figures_line(h->path, line, sizeof line)) {
+        put(++y, 0, "learner");
+        put(y, LABEL_WIDTH, line);
+    }
     if (cli_monitor_elo_line(h->path, line, sizeof line)) {
         put(++y, 0, "elo");
         put(y, LABEL_WIDTH, line);

@@ -1,6 +1,7 @@
 /* What skinner monitor reads beside a run's metrics.csv (the path monitor.c follows) other
- * than the live file: the learner in config.ini, and the self-play lines from elo.csv and
- * opponents.csv, each summed into one line of text; and the table of a folder of runs. */
+ * than the live file: the learner in config.ini, its own figures from learner.csv, and the
+ * self-play lines from elo.csv and opponents.csv, each summed into one line of text; and the
+ * table of a folder of runs. */
 #include "cli.h"
 #include "io/live.h"
 #include "io/run_state.h"
@@ -139,6 +140,46 @@ bool cli_monitor_opponents_line(const char *metrics, char *out, size_t size) {
         snprintf(out + at, size - at, " (last %d update%s, %lld games)",
                  rows < OPPONENT_ROWS ? rows : OPPONENT_ROWS, rows == 1 ? "" : "s", total);
     return true;
+}
+
+/* An off-policy run's own figures (RUN_DIR/learner.csv: update,steps then the learner's
+ * columns), its last whole row as "alpha 0.0412, qf1_value 51.3, ..., gradient_steps 12000":
+ * counts whole, the rest to 4 digits, "-" for NaN. False without the file or a row. */
+bool cli_monitor_figures_line(const char *metrics, char *out, size_t size) {
+    char path[4300], header[1024] = "", row[1024] = "", line[1024];
+    FILE *f = run_file(metrics, "learner.csv", path, sizeof path) ? fopen(path, "r") : NULL;
+    if (!f) return false;
+    bool whole;
+    if (read_line(f, line, sizeof line, &whole) && whole) snprintf(header, sizeof header, "%s", line);
+    /* the last row is in the last 4 KB (a row is under 300 bytes): a long run's file is not
+     * read through each frame; the line the seek lands in is cut, so it is passed over */
+    long start = ftell(f);
+    if (fseek(f, 0, SEEK_END) == 0 && ftell(f) - start > 4096) {
+        fseek(f, -4096, SEEK_END);
+        read_line(f, line, sizeof line, &whole);
+    } else {
+        fseek(f, start, SEEK_SET);
+    }
+    while (read_line(f, line, sizeof line, &whole))
+        if (whole && line[0] >= '0' && line[0] <= '9') snprintf(row, sizeof row, "%s", line);
+    fclose(f);
+    if (!row[0] || strncmp(header, "update,steps,", 13) != 0) return false;
+    const char *name = header + 13, *cell = strchr(strchr(row, ',') + 1, ',');
+    size_t at = 0;
+    out[0] = '\0';
+    while (cell && *name && at < size) {
+        char *end;
+        double value = strtod(cell + 1, &end);
+        int length = (int)strcspn(name, ",");
+        char number[32];
+        if (end == cell + 1 || isnan(value)) snprintf(number, sizeof number, "-");
+        else if (value == floor(value) && fabs(value) < 1e15) snprintf(number, sizeof number, "%.0f", value);
+        else snprintf(number, sizeof number, "%.4g", value);
+        at += (size_t)snprintf(out + at, size - at, "%s%.*s %s", at ? ", " : "", length, name, number);
+        name += length + (name[length] == ',');
+        cell = strchr(cell + 1, ',');
+    }
+    return at > 0;
 }
 
 bool cli_live_snapshot_patiently(const sk_live_reader *reader, sk_live_data *data) {

@@ -80,7 +80,16 @@ typedef struct sk_algo {
     int64_t (*max_optimizer_steps)(const sk_trainer *tr);
     /* The floating-point work of learning per env step collected, for sk_trainer_flops_per_step. */
     double (*flops_per_step)(const sk_trainer *tr);
+    /* The learner's own figures (SAC's temperature, DQN's epsilon, their mean Q), which
+     * metrics.csv's shared columns do not hold: their names (NULL-terminated, at most
+     * SK_ALGO_MAX_FIGURES; NULL: none), a row of them in RUN_DIR/learner.csv beside each
+     * metrics.csv row (and TensorBoard's scalars, and skinner monitor's "learner" line). */
+    const char *const *figures;
+    /* Their values after the iteration just learned, values[k] for figures[k] (NaN: none). */
+    void (*figure_values)(const sk_trainer *tr, double *values);
 } sk_algo;
+
+enum { SK_ALGO_MAX_FIGURES = 8 };
 
 extern const sk_algo sk_algo_ppo, sk_algo_dqn, sk_algo_sac;
 /* sk_algo_sac's load_policy (sac_policy.c): its actor as an MLP policy, squashed. */

@@ -46,7 +46,7 @@ int sk_dqn_explore(const uint8_t *mask, int num_actions, uint64_t *rng) {
 
 double sk_dqn_loss_grad(const sk_policy *policy, const float *params, const float *target,
                         float *grads, const sk_dqn_batch *batch, bool double_q, float *q_next,
-                        sk_policy_work *work) {
+                        sk_policy_work *work, double *q_taken) {
     int B = batch->rows, A = policy->logits_size;
     size_t stride = (size_t)A;
     sk_policy_forward(policy, SK_NET_ACTOR, target, batch->next_obs, B, work);
@@ -67,14 +67,16 @@ double sk_dqn_loss_grad(const sk_policy *policy, const float *params, const floa
     const float *q = work->out[SK_NET_ACTOR];
     float *dq = work->dout[SK_NET_ACTOR];
     memset(dq, 0, (size_t)B * stride * sizeof(float));
-    double loss = 0.0;
+    double loss = 0.0, q_sum = 0.0;
     for (int b = 0; b < B; b++) {
         float y = batch->returns[b] + batch->discounts[b] * next_value[b];
         size_t at = (size_t)b * stride + (size_t)batch->actions[b];
         float error = q[at] - y;
         loss += (double)error * error;
+        q_sum += q[at];
         dq[at] = 2.0f * error / (float)B;
     }
+    if (q_taken) *q_taken = q_sum / B;
     sk_policy_backward(policy, SK_NET_ACTOR, params, grads, batch->obs, B, work);
     return loss / B;
 }
@@ -94,6 +96,7 @@ typedef struct dqn {
     float *returns, *discounts; /* (batch) */
     uint8_t *next_masks;        /* (batch, actions) */
     float *q_next;              /* (batch, actions) */
+    double q_taken;             /* the last iteration's mean Q(s, a) over its batches (NaN: none) */
 } dqn;
 
 static dqn *state_of(const sk_trainer *tr) { return tr->algo_state; }
@@ -102,6 +105,7 @@ static sk_status dqn_settings(sk_trainer *tr) {
     dqn *d = calloc(1, sizeof *d);
     if (!d) return sk_fail(SK_ERR_NOMEM, "out of memory");
     tr->algo_state = d;
+    d->q_taken = NAN;
     bool images = tr->env->obs_dtype == SK_OBS_U8; /* dqn_atari.py's settings */
     int64_t v;
     CHECK(sk_cfg_double(tr->cfg, "dqn.learning_rate", images ? 1e-4 : 2.5e-4, 0.0, 1.0,
@@ -247,7 +251,7 @@ static sk_status dqn_learn(sk_trainer *tr, sk_update_stats *st, const char **ano
     size_t P = ln->policy.num_params;
     sk_offpolicy_store(tr, &d->op);
     sk_adam adam = {0.9f, 0.999f, (float)d->adam_eps};
-    double loss_sum = 0.0;
+    double loss_sum = 0.0, q_sum = 0.0;
     int losses = 0;
     for (int u = 0; u < d->op.steps_per_iteration; u++) {
         bool learn, update_target;
@@ -258,8 +262,9 @@ static sk_status dqn_learn(sk_trainer *tr, sk_update_stats *st, const char **ano
         sk_dqn_batch batch = {d->batch_size, d->obs, d->next_obs, d->actions, d->returns,
                               d->discounts, tr->mask_size ? d->next_masks : NULL};
         memset(ln->grads, 0, P * sizeof(float));
+        double q_taken;
         double loss = sk_dqn_loss_grad(&ln->policy, ln->params, d->target, ln->grads, &batch,
-                                       d->double_q, d->q_next, &d->work);
+                                       d->double_q, d->q_next, &d->work, &q_taken);
         double norm = d->max_grad_norm > 0.0 ? sk_clip_grad_norm(ln->grads, P, d->max_grad_norm)
                                              : sk_grad_norm(ln->grads, P);
         if (!isfinite(loss) || !isfinite(norm)) {
@@ -271,14 +276,29 @@ static sk_status dqn_learn(sk_trainer *tr, sk_update_stats *st, const char **ano
         d->op.gradient_steps++;
         if (update_target) sk_target_update(d->target, ln->params, P, d->op.tau);
         loss_sum += loss;
+        q_sum += q_taken;
         losses++;
     }
     st->value_loss = losses ? loss_sum / losses : NAN; /* the mean TD loss of its steps */
+    d->q_taken = losses ? q_sum / losses : NAN;
     st->policy_loss = st->entropy = st->approx_kl = st->clip_fraction = NAN;
     st->explained_variance = NAN;
     st->learning_rate = d->learning_rate;
     if (!sk_all_finite(ln->params, P)) *anomaly = "non-finite weights after the update";
     return SK_OK;
+}
+
+static const char *const dqn_figures[] = {"epsilon", "q_value", "gradient_steps", "replay_rows",
+                                          NULL};
+
+/* learner.csv's row: epsilon at the steps taken (the next action's), the last iteration's
+ * mean Q of the batches' actions, the gradient steps and transitions held so far */
+static void dqn_figure_values(const sk_trainer *tr, double *values) {
+    const dqn *d = state_of(tr);
+    values[0] = epsilon_at(tr, d, tr->progress.steps);
+    values[1] = d->q_taken;
+    values[2] = (double)d->op.gradient_steps;
+    values[3] = (double)d->op.replay.count;
 }
 
 static int dqn_save(const sk_trainer *tr, sk_st_tensor *out, int max) {
@@ -328,4 +348,6 @@ const sk_algo sk_algo_dqn = {
     .restore = dqn_restore,
     .max_optimizer_steps = dqn_max_optimizer_steps,
     .flops_per_step = dqn_flops_per_step,
+    .figures = dqn_figures,
+    .figure_values = dqn_figure_values,
 };

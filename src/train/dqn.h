@@ -20,10 +20,10 @@ typedef struct sk_dqn_batch {
  * Q_target(s', a') (double_q: Q_target(s', argmax over legal a' of Q(s', a'))), and its
  * gradient with respect to the online parameters accumulated into grads (the Q values are
  * the policy's actor outputs). work holds `rows` rows at least; q_next (rows, num_actions)
- * is scratch. Returns the loss. */
+ * is scratch. Returns the loss; *q_taken (if not NULL) gets the mean Q(s, a) of the batch. */
 double sk_dqn_loss_grad(const sk_policy *policy, const float *params, const float *target,
                         float *grads, const sk_dqn_batch *batch, bool double_q, float *q_next,
-                        sk_policy_work *work);
+                        sk_policy_work *work, double *q_taken);
 /* The masked greedy action of a row of Q values. */
 int sk_dqn_argmax(const float *q, const uint8_t *mask, int num_actions);
 /* A uniform legal action (mask NULL: any of num_actions; none legal: 0), one draw of *rng:

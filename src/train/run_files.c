@@ -169,6 +169,42 @@ static sk_status open_roles(sk_trainer *tr) {
     return SK_OK;
 }
 
+/* learner.csv: update,steps and the learner's own figures (sk_algo.figures), a row beside
+ * each metrics.csv row, thinned and resumed as it is (its rows after the checkpoint cut). */
+static sk_status open_learner(sk_trainer *tr) {
+    if (!tr->algo->figures) return SK_OK;
+    char path[4200];
+    sk_status status = sk_run_open_rows(tr, "learner.csv", tr->progress.update, &tr->out.learner,
+                                        path, sizeof path);
+    if (status != SK_OK) return status;
+    if (ftell(tr->out.learner) == 0) {
+        fputs("update,steps", tr->out.learner);
+        for (const char *const *name = tr->algo->figures; *name; name++)
+            fprintf(tr->out.learner, ",%s", *name);
+        fputc('\n', tr->out.learner);
+    }
+    fflush(tr->out.learner);
+    return SK_OK;
+}
+
+static void learner_row(sk_trainer *tr, const sk_update_stats *st) {
+    double values[SK_ALGO_MAX_FIGURES];
+    float scalars[SK_ALGO_MAX_FIGURES];
+    int count = 0;
+    while (tr->algo->figures[count]) count++;
+    SK_ASSERT(count <= SK_ALGO_MAX_FIGURES);
+    tr->algo->figure_values(tr, values);
+    fprintf(tr->out.learner, "%lld,%lld", (long long)st->update, (long long)st->steps);
+    for (int k = 0; k < count; k++) {
+        fprintf(tr->out.learner, ",%.9g", values[k]);
+        scalars[k] = (float)values[k];
+    }
+    fputc('\n', tr->out.learner);
+    fflush(tr->out.learner);
+    if (tr->out.tensorboard)
+        sk_tfevents_scalars(tr->out.tensorboard, st->steps, tr->algo->figures, scalars, count);
+}
+
 /* telemetry.tensorboard: the event file beside metrics.csv, its scalars by env steps (the
  * x of skinner plot and the dashboard). A resumed run cuts what followed the checkpoint,
  * as metrics.csv's rows, and writes the config it runs with at the checkpoint's steps. */
@@ -235,6 +271,8 @@ sk_status sk_run_begin(sk_trainer *tr) {
     if (status != SK_OK) return status;
     status = open_roles(tr);
     if (status != SK_OK) return status;
+    status = open_learner(tr);
+    if (status != SK_OK) return status;
     snprintf(path, sizeof path, "%s/live.bin", tr->out.run_dir);
     int64_t num_updates = SK_MAX(1, tr->s.total_steps / tr->batch_size);
     status = sk_live_create(&tr->out.live, path, tr->env->id, num_updates * tr->batch_size);
@@ -262,6 +300,7 @@ void sk_run_metrics_row(sk_trainer *tr, const sk_update_stats *st) {
     fputs(row, tr->out.metrics);
     fflush(tr->out.metrics);
     if (tr->out.tensorboard) tensorboard_row(tr, st->steps, row);
+    if (tr->out.learner) learner_row(tr, st);
     if (!tr->out.roles) return;
     int roles = SK_MIN(sk_env_agents(tr->env), SK_MAX_ROLES);
     fprintf(tr->out.roles, "%lld,%lld", (long long)st->update, (long long)st->steps);
@@ -310,6 +349,10 @@ sk_status sk_run_end(sk_trainer *tr, sk_status run_status) {
     if (tr->out.roles) {
         fclose(tr->out.roles);
         tr->out.roles = NULL;
+    }
+    if (tr->out.learner) {
+        fclose(tr->out.learner);
+        tr->out.learner = NULL;
     }
     /* a row that did not reach the event file warns, as metrics.csv's rows go unchecked:
      * the run and its checkpoint stand */

@@ -39,6 +39,7 @@ typedef struct sac {
     sk_pool *pool;
     char names[MAX_SAVED][NAME_SIZE]; /* checkpoint tensor names: "sac." + the core's */
     int64_t counters[3];
+    double qf1_value, qf2_value; /* the last iteration's mean Q of its batches (NaN: none) */
 } sac;
 
 static sac *state_of(const sk_trainer *tr) { return tr->algo_state; }
@@ -59,6 +60,7 @@ static sk_status sac_settings(sk_trainer *tr) {
     sac *s = calloc(1, sizeof *s);
     if (!s) return sk_fail(SK_ERR_NOMEM, "out of memory");
     tr->algo_state = s;
+    s->qf1_value = s->qf2_value = NAN;
     const sk_action_space *space = &tr->env->action_space;
     if (space->kind != SK_SPACE_CONTINUOUS)
         return sk_fail(SK_ERR_CONFIG, "train.algo = sac cannot train %s: its actions are not "
@@ -205,7 +207,7 @@ static sk_status sac_learn(sk_trainer *tr, sk_update_stats *st, const char **ano
     (void)anomaly;
     sac *s = state_of(tr);
     sk_offpolicy_store(tr, &s->op);
-    double q_loss = 0.0, actor_loss = 0.0, entropy = 0.0;
+    double q_loss = 0.0, actor_loss = 0.0, entropy = 0.0, qf1 = 0.0, qf2 = 0.0;
     int steps = 0, actor_steps = 0;
     for (int u = 0; u < s->op.steps_per_iteration; u++) {
         bool learn, update_target;
@@ -224,6 +226,8 @@ static sk_status sac_learn(sk_trainer *tr, sk_update_stats *st, const char **ano
                            "(critic %g, actor %g)", (long long)env_step, losses.qf_loss,
                            losses.actor_loss);
         q_loss += losses.qf_loss;
+        qf1 += losses.qf1_value;
+        qf2 += losses.qf2_value;
         steps++;
         if (losses.actor_updated) {
             actor_loss += losses.actor_loss;
@@ -232,11 +236,27 @@ static sk_status sac_learn(sk_trainer *tr, sk_update_stats *st, const char **ano
         }
     }
     st->value_loss = steps ? q_loss / steps : NAN;           /* qf1 + qf2 losses */
+    s->qf1_value = steps ? qf1 / steps : NAN;
+    s->qf2_value = steps ? qf2 / steps : NAN;
     st->policy_loss = actor_steps ? actor_loss / actor_steps : NAN;
     st->entropy = actor_steps ? entropy / actor_steps : NAN;
     st->approx_kl = st->clip_fraction = st->explained_variance = NAN;
     st->learning_rate = s->config.q_lr;
     return SK_OK;
+}
+
+static const char *const sac_figures[] = {"alpha",          "qf1_value",   "qf2_value",
+                                          "gradient_steps", "replay_rows", NULL};
+
+/* learner.csv's row: the temperature the next step uses, the last iteration's mean Q of the
+ * batches' actions by each critic, the gradient steps and transitions held so far */
+static void sac_figure_values(const sk_trainer *tr, double *values) {
+    const sac *s = state_of(tr);
+    values[0] = sk_sac_alpha(s->core);
+    values[1] = s->qf1_value;
+    values[2] = s->qf2_value;
+    values[3] = (double)s->op.gradient_steps;
+    values[4] = (double)s->op.replay.count;
 }
 
 static int sac_save(const sk_trainer *tr, sk_st_tensor *out, int max) {
@@ -305,4 +325,6 @@ const sk_algo sk_algo_sac = {
     .restore = sac_restore,
     .max_optimizer_steps = sac_max_optimizer_steps,
     .flops_per_step = sac_flops_per_step,
+    .figures = sac_figures,
+    .figure_values = sac_figure_values,
 };

@@ -530,6 +530,7 @@ void sk_trainer_destroy(sk_trainer *tr) {
     learner_free(&tr->learner);
     if (tr->out.metrics) fclose(tr->out.metrics);
     if (tr->out.roles) fclose(tr->out.roles);
+    if (tr->out.learner) fclose(tr->out.learner);
     (void)sk_tfevents_close(tr->out.tensorboard); /* a run that failed before sk_run_end */
     if (tr->out.telemetry) sk_events_end(tr, SK_OK);
     sk_live_close(tr->out.live);

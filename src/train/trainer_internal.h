@@ -274,6 +274,7 @@ typedef struct sk_run_outputs {
     int run_lock; /* run_dir's lock (sk_run_lock), -1 before one is held */
     FILE *metrics;
     FILE *roles; /* RUN_DIR/roles.csv of a multi-agent env, else NULL */
+    FILE *learner; /* RUN_DIR/learner.csv of a learner with figures of its own (algo.h) */
     struct sk_tfevents *tensorboard; /* RUN_DIR/events.out.tfevents.*, telemetry.tensorboard */
     struct sk_telemetry *telemetry; /* RUN_DIR/events.jsonl, when a run folder is set */
     struct sk_live *live;           /* RUN_DIR/live.bin for skinner monitor */

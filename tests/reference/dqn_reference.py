@@ -11,8 +11,8 @@ Writes three fixtures that tests/test_dqn_torch.c parses:
 Each holds a small replay buffer (a full ring of `capacity` transitions added `streams` at
 a time, stream i's next transition `streams` slots on), the sampled slots, the online and
 target Q networks' weights (Linear -> ReLU -> Linear -> ReLU -> Linear, torch's (out, in)
-layout, named as skinner's actor net), and after one Adam step on the batch: the loss, the
-gradients and the new weights.
+layout, named as skinner's actor net), and after one Adam step on the batch: the loss, the mean
+Q(s, a) of the batch (learner.csv's q_value), the gradients and the new weights.
 
 File format: one record per line, `NAME COUNT v1 ... vCOUNT` ('%.17g'); '#' lines are
 comments.
@@ -131,6 +131,7 @@ def make_case(seed, double_q, n_step):
     for name, value in zip(NAMES, target):
         put("target." + name, value.detach())
     put("loss", [loss.item()])
+    put("q_taken", [q.mean().item()])
     for name, value in zip(NAMES, grads):
         put("grad." + name, value)
     for name, value in zip(NAMES, online):
