@@ -2,7 +2,8 @@
 """Off-policy runs in the views (issue 51, "Done when"): `skinner train Pendulum-v1 --train.algo
 sac` prints live progress, and a SAC run and a DQN run show in `skinner monitor --once` and in
 `skinner serve`'s /api/runs, finished, with the steps and return of their own metrics.csv (read
-here, independently of the views).
+here, independently of the views); the monitor names each learner's losses as it has them and
+shows learner.csv's last row.
 
 usage: test_offpolicy_views.py BUILD_DIR
 Exit 0 when all hold, 1 naming the first miss."""
@@ -66,6 +67,29 @@ def main():
         # PPO's own measures are not rows of "-" for an off-policy learner
         ppo_only = [k for k in ("approx kl", "clip fraction", "explained var") if k in lines]
         check(not ppo_only, f"{name}: monitor shows no PPO-only rows ({ppo_only})")
+        # the losses named as the learner has them, with metrics.csv's values
+        losses = {"sac": {"actor loss": "policy_loss", "q loss": "value_loss", "entropy": "entropy"},
+                  "dqn": {"td loss": "value_loss"}}[name]
+        for label, column in losses.items():
+            text = lines.get(label, "")
+            shown_value = float("nan") if text in ("", "-") else float(text)
+            check(abs(shown_value - float(row[column])) <= 1e-3 * max(1.0, abs(float(row[column]))),
+                  f"{name}: monitor's {label} {lines.get(label)} is metrics.csv's {column} {row[column]}")
+        other = [k for k in ("policy loss", "value loss") + (("entropy",) if name == "dqn" else ()) if k in lines]
+        check(not other, f"{name}: monitor has no rows named for another learner's losses ({other})")
+        # the learner line: learner.csv's last row, each figure to 4 digits (counts whole)
+        with open(os.path.join(run, "learner.csv")) as f:
+            table = f.read().strip().split("\n")
+        figures = dict(zip(table[0].split(",")[2:], table[-1].split(",")[2:]))
+        shown_figures = dict(item.split(" ", 1) for item in lines.get("learner", "").split(", ") if " " in item)
+        check(list(shown_figures) == list(figures),
+              f"{name}: monitor's learner line names learner.csv's columns ({list(shown_figures)} = {list(figures)})")
+        for key, text in figures.items():
+            want = float(text)
+            got = shown_figures.get(key, "")
+            ok = (got == "-") if want != want else (got not in ("", "-") and
+                                                   abs(float(got) - want) <= 5e-4 * max(1.0, abs(want)))
+            check(ok, f"{name}: monitor's {key} {got} is learner.csv's {text}")
         # the first line names the learner
         check(f"training {env} with {name.upper()} on " in done.stderr,
               f"{name}: train's first line names {name.upper()} ({done.stderr.strip()[:200]})")

@@ -118,10 +118,11 @@ static void add_number(field *f, const char *label, const char *fmt, double valu
     format_value(f->value, sizeof f->value, fmt, value);
 }
 
-/* The figures both views show, in reading order (the curses grid goes row by row). */
-/* ppo: the run learns with PPO, or it is not known (a bare live file): its own measures
- * (approx kl, clip fraction, explained var) have rows; a SAC or DQN run has none of them. */
-static int collect_fields(const sk_live_data *d, bool ppo, field *fields) {
+/* The figures both views show, in reading order (the curses grid goes row by row). algo:
+ * the run's learner ("" when not known, a bare live file: PPO's rows). PPO's own measures
+ * (approx kl, clip fraction, explained var) have rows in a PPO run alone; the losses are
+ * named as the learner has them (SAC: actor and Q losses; DQN: its TD loss alone). */
+static int collect_fields(const sk_live_data *d, const char *algo, field *fields) {
     int n = 0;
     add_number(&fields[n++], "sps", "%.0f", d->sps);
     add_text(&fields[n++], "update", "%lld", (long long)d->update);
@@ -130,9 +131,14 @@ static int collect_fields(const sk_live_data *d, bool ppo, field *fields) {
     add_number(&fields[n++], "mean return", "%.2f", d->mean_return);
     add_number(&fields[n++], "mean length", "%.1f", d->mean_length);
     add_text(&fields[n++], "episodes", "%lld", (long long)d->episodes);
-    add_number(&fields[n++], "policy loss", "%.4g", d->policy_loss);
-    add_number(&fields[n++], "value loss", "%.4g", d->value_loss);
-    add_number(&fields[n++], "entropy", "%.4g", d->entropy);
+    bool ppo = !algo[0] || strcmp(algo, "ppo") == 0, dqn = strcmp(algo, "dqn") == 0;
+    if (dqn) {
+        add_number(&fields[n++], "td loss", "%.4g", d->value_loss);
+    } else {
+        add_number(&fields[n++], ppo ? "policy loss" : "actor loss", "%.4g", d->policy_loss);
+        add_number(&fields[n++], ppo ? "value loss" : "q loss", "%.4g", d->value_loss);
+        add_number(&fields[n++], "entropy", "%.4g", d->entropy);
+    }
     if (ppo) {
         add_number(&fields[n++], "approx kl", "%.4g", d->approx_kl);
         add_number(&fields[n++], "clip fraction", "%.4g", d->clip_fraction);
@@ -301,11 +307,11 @@ static void curve_range(const sk_live_point *points, int64_t count, double *low,
     }
 }
 
-/* Whether the run learns with PPO (config.ini beside metrics.csv, read once a run), or is
- * not known (a bare live file: nothing to read). */
-static bool learns_with_ppo(history *h) {
+/* The run's learner (config.ini beside metrics.csv, read once a run), or "" when it is not
+ * known (a bare live file: nothing to read). */
+static const char *learner_of(history *h) {
     if (!h->algo[0] && !cli_monitor_learner(h->path, h->algo, sizeof h->algo)) h->algo[0] = '\0';
-    return !h->algo[0] || strcmp(h->algo, "ppo") == 0;
+    return h->algo;
 }
 
 /* ------------------------------------------------------------- plain text */
@@ -318,7 +324,7 @@ static void print_plain(const sk_live_data *d, history *h) {
     format_eta(text, sizeof text, d);
     printf("%-*s%s\n", LABEL_WIDTH, "progress", text);
     field fields[MAX_FIELDS];
-    int n = collect_fields(d, learns_with_ppo(h), fields);
+    int n = collect_fields(d, learner_of(h), fields);
     for (int i = 0; i < n; i++) printf("%-*s%s\n", LABEL_WIDTH, fields[i].label, fields[i].value);
     printf("%-*s%s\n", LABEL_WIDTH, "last event", d->governor_event[0] ? d->governor_event : "-");
     char line[512];
@@ -404,9 +410,9 @@ static void draw_progress(int y, const sk_live_data *d) {
 }
 
 /* Row by row, as many cells across as fit. Returns the next free row. */
-static int draw_fields(int y, const sk_live_data *d, bool ppo) {
+static int draw_fields(int y, const sk_live_data *d, const char *algo) {
     field fields[MAX_FIELDS];
-    int n = collect_fields(d, ppo, fields);
+    int n = collect_fields(d, algo, fields);
     int across = SK_MAX(1, COLS / CELL_WIDTH);
     int cell = SK_MAX(CELL_WIDTH, COLS / across);
     int value_width = cell - LABEL_WIDTH - 1; /* a value never runs into the next cell */
@@ -558,7 +564,7 @@ static void draw(const sk_live_data *d, history *h, double seconds_without_updat
         put(2, 0, note);
         attroff(pair_attr(PAIR_BAD));
     }
-    int y = draw_fields(3, d, learns_with_ppo(h));
+    int y = draw_fields(3, d, learner_of(h));
     put(y, 0, "last event");
     put(y, LABEL_WIDTH, d->governor_event[0] ? d->governor_event : "-");
     char line[512];
