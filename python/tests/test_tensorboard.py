@@ -1,6 +1,6 @@
 """telemetry.tensorboard: a run's TensorBoard event file, read back by TensorBoard's own
-reader (EventAccumulator, keeping every event), holds every metrics.csv column as a scalar
-by env steps, value for value (the CSV's number rounded to float32, as simple_value
+reader (EventAccumulator, keeping every event), holds every metrics.csv column (and a SAC or
+DQN run's learner.csv columns) as a scalar by env steps, value for value (the CSV's number rounded to float32, as simple_value
 stores it), and config.ini as a text summary; a resumed run's curves go on as one, even
 after a crash that left rows past its checkpoint."""
 
@@ -52,6 +52,11 @@ def read_back(run):
     acc.Reload()
     with open(os.path.join(run, "metrics.csv")) as f:
         rows = list(csv.DictReader(f))
+    if os.path.exists(os.path.join(run, "learner.csv")):  # SAC's and DQN's own figures
+        with open(os.path.join(run, "learner.csv")) as f:
+            figures = list(csv.DictReader(f))
+        assert [(r["update"], r["steps"]) for r in figures] == [(r["update"], r["steps"]) for r in rows]
+        rows = [{**row, **own} for row, own in zip(rows, figures)]
     columns = list(rows[0])
     assert acc.Tags()["scalars"] == columns
     steps = [int(row["steps"]) for row in rows]
@@ -99,6 +104,15 @@ def test_the_event_file_holds_metrics_csv_and_the_config_and_resumes_as_one_curv
     # the resumed run's config (its own total_steps) from where it took over
     assert texts == [(0, first_config), (5 * BATCH, config_ini(run))]
     assert config_ini(run) != first_config
+
+
+def test_an_off_policy_run_adds_its_learner_figures(tmp_path):
+    run = tmp_path / "run"
+    config = {**ON, "train.algo": "sac", "sac.hidden": 32, "sac.learning_starts": 200}
+    skinner.train("Pendulum-v1", config=config, seed=1, total_steps=800, run_dir=run)
+    rows, _ = read_back(run)
+    assert {"alpha", "qf1_value", "qf2_value", "gradient_steps", "replay_rows"} <= set(rows[0])
+    assert float(rows[-1]["alpha"]) < 1.0 and float(rows[-1]["gradient_steps"]) == 600
 
 
 def test_a_crash_after_the_checkpoint_resumes_without_duplicates(tmp_path):
