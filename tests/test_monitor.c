@@ -648,6 +648,19 @@ static void test_program_whole_run_snapshot(void **state) {
     EXPECT_RUN(&r, 0, "learner       alpha 0.003333, qf1_value 150, qf2_value -, "
                "gradient_steps 45000, replay_rows 30000\n", NULL);
     program_run_free(&r);
+    /* a file that is not one: no line, no crash (a row with no comma, a header of another kind) */
+    const char *bad[] = {"update,steps,alpha\n5\n", "update,steps,alpha\n7,\n", "alpha\n1,2,3\n",
+                         "update,steps,alpha\n", ""};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        f = fopen(learner, "w");
+        if (!f) fail_msg("cannot write %s", learner);
+        fputs(bad[k], f);
+        fclose(f);
+        RUN_PROGRAM(&r, "monitor", dir);
+        EXPECT_RUN(&r, 0, "return curve", NULL);
+        if (strstr(r.out, "learner  ")) fail_msg("learner.csv '%s' gave a learner line:\n%s", bad[k], r.out);
+        program_run_free(&r);
+    }
     remove(learner);
 
     /* a bare live file (no metrics.csv beside it): the ring, as before */

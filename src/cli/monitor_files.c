@@ -163,8 +163,9 @@ bool cli_monitor_figures_line(const char *metrics, char *out, size_t size) {
     while (read_line(f, line, sizeof line, &whole))
         if (whole && line[0] >= '0' && line[0] <= '9') snprintf(row, sizeof row, "%s", line);
     fclose(f);
-    if (!row[0] || strncmp(header, "update,steps,", 13) != 0) return false;
-    const char *name = header + 13, *cell = strchr(strchr(row, ',') + 1, ',');
+    const char *steps = strchr(row, ','); /* the row's update, then its steps */
+    if (!steps || strncmp(header, "update,steps,", 13) != 0) return false;
+    const char *name = header + 13, *cell = strchr(steps + 1, ',');
     size_t at = 0;
     out[0] = '\0';
     while (cell && *name && at < size) {
