@@ -169,6 +169,37 @@ static sk_status open_roles(sk_trainer *tr) {
     return SK_OK;
 }
 
+/* telemetry.tensorboard: the event file beside metrics.csv, its scalars by env steps (the
+ * x of skinner plot and the dashboard). A resumed run cuts what followed the checkpoint,
+ * as metrics.csv's rows, and writes the config it runs with at the checkpoint's steps. */
+static sk_status open_tensorboard(sk_trainer *tr) {
+    if (!tr->s.tensorboard) return SK_OK;
+    sk_status status =
+        sk_tfevents_open(&tr->out.tensorboard, tr->out.run_dir, tr->resumed, tr->progress.steps);
+    if (status != SK_OK) return status;
+    char *config = sk_config_to_string(tr->cfg);
+    if (!config) return sk_fail(SK_ERR_NOMEM, "out of memory");
+    sk_tfevents_text(tr->out.tensorboard, tr->progress.steps, "config", config);
+    free(config);
+    return SK_OK;
+}
+
+/* A CSV row's cells (count of them from `cells`, named by tags) as scalars, each the value
+ * the row holds (the text parsed back, so a value is float(the CSV's number) rounded to
+ * float, whatever the CSV's precision): metrics.csv's rows, learner.csv's figures. */
+static void tensorboard_row(sk_trainer *tr, int64_t steps, const char *cells,
+                            const char *const *tags, int count) {
+    float values[METRICS_COLUMNS];
+    SK_ASSERT(count <= METRICS_COLUMNS);
+    const char *at = cells;
+    for (int k = 0; k < count; k++) {
+        char *end;
+        values[k] = (float)strtod(at, &end);
+        at = *end == ',' ? end + 1 : end;
+    }
+    sk_tfevents_scalars(tr->out.tensorboard, steps, tags, values, count);
+}
+
 /* learner.csv: update,steps and the learner's own figures (sk_algo.figures), a row beside
  * each metrics.csv row, thinned and resumed as it is (its rows after the checkpoint cut). */
 static sk_status open_learner(sk_trainer *tr) {
@@ -187,50 +218,23 @@ static sk_status open_learner(sk_trainer *tr) {
     return SK_OK;
 }
 
+/* learner.csv's row of update st (and its figures as TensorBoard scalars, as metrics.csv's) */
 static void learner_row(sk_trainer *tr, const sk_update_stats *st) {
     double values[SK_ALGO_MAX_FIGURES];
-    float scalars[SK_ALGO_MAX_FIGURES];
+    char row[METRICS_ROW_MAX];
     int count = 0;
     while (tr->algo->figures[count]) count++;
     SK_ASSERT(count <= SK_ALGO_MAX_FIGURES);
     tr->algo->figure_values(tr, values);
-    fprintf(tr->out.learner, "%lld,%lld", (long long)st->update, (long long)st->steps);
-    for (int k = 0; k < count; k++) {
-        fprintf(tr->out.learner, ",%.9g", values[k]);
-        scalars[k] = (float)values[k];
-    }
-    fputc('\n', tr->out.learner);
+    int figures_at =
+        snprintf(row, sizeof row, "%lld,%lld,", (long long)st->update, (long long)st->steps);
+    for (int k = 0, at = figures_at; k < count; k++) /* 8 numbers fit the row many times */
+        at += snprintf(row + at, sizeof row - (size_t)at, "%.9g%c", values[k],
+                       k + 1 < count ? ',' : '\n');
+    fputs(row, tr->out.learner);
     fflush(tr->out.learner);
     if (tr->out.tensorboard)
-        sk_tfevents_scalars(tr->out.tensorboard, st->steps, tr->algo->figures, scalars, count);
-}
-
-/* telemetry.tensorboard: the event file beside metrics.csv, its scalars by env steps (the
- * x of skinner plot and the dashboard). A resumed run cuts what followed the checkpoint,
- * as metrics.csv's rows, and writes the config it runs with at the checkpoint's steps. */
-static sk_status open_tensorboard(sk_trainer *tr) {
-    if (!tr->s.tensorboard) return SK_OK;
-    sk_status status =
-        sk_tfevents_open(&tr->out.tensorboard, tr->out.run_dir, tr->resumed, tr->progress.steps);
-    if (status != SK_OK) return status;
-    char *config = sk_config_to_string(tr->cfg);
-    if (!config) return sk_fail(SK_ERR_NOMEM, "out of memory");
-    sk_tfevents_text(tr->out.tensorboard, tr->progress.steps, "config", config);
-    free(config);
-    return SK_OK;
-}
-
-/* One metrics.csv row as scalars, each the value the row holds (the text parsed back, so
- * a value is float(the CSV's number) rounded to float, whatever the CSV's precision). */
-static void tensorboard_row(sk_trainer *tr, int64_t steps, const char *row) {
-    float values[METRICS_COLUMNS];
-    const char *at = row;
-    for (int k = 0; k < METRICS_COLUMNS; k++) {
-        char *end;
-        values[k] = (float)strtod(at, &end);
-        at = *end == ',' ? end + 1 : end;
-    }
-    sk_tfevents_scalars(tr->out.tensorboard, steps, g_metrics_columns, values, METRICS_COLUMNS);
+        tensorboard_row(tr, st->steps, row + figures_at, tr->algo->figures, count);
 }
 
 /* A resumed run's live.bin starts from the checkpoint's figures (its losses were not saved:
@@ -299,7 +303,8 @@ void sk_run_metrics_row(sk_trainer *tr, const sk_update_stats *st) {
              st->explained_variance, st->learning_rate);
     fputs(row, tr->out.metrics);
     fflush(tr->out.metrics);
-    if (tr->out.tensorboard) tensorboard_row(tr, st->steps, row);
+    if (tr->out.tensorboard)
+        tensorboard_row(tr, st->steps, row, g_metrics_columns, METRICS_COLUMNS);
     if (tr->out.learner) learner_row(tr, st);
     if (!tr->out.roles) return;
     int roles = SK_MIN(sk_env_agents(tr->env), SK_MAX_ROLES);
